@@ -1,0 +1,153 @@
+#include "graph/compare.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "flatbuffers/flatbuffers.h"
+
+namespace edgeopt {
+
+std::vector<uint8_t> OptionsBytes(const Operator& op) {
+  flatbuffers::FlatBufferBuilder fbb;
+  auto o1 = op.options.Pack(fbb);
+  auto o2 = op.options2.Pack(fbb);
+  tflite::OperatorBuilder b(fbb);
+  if (op.options.type != tflite::BuiltinOptions_NONE) {
+    b.add_builtin_options_type(op.options.type);
+    b.add_builtin_options(o1);
+  }
+  if (op.options2.type != tflite::BuiltinOptions2_NONE) {
+    b.add_builtin_options_2_type(op.options2.type);
+    b.add_builtin_options_2(o2);
+  }
+  fbb.Finish(b.Finish());
+  return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+}
+
+namespace {
+
+class Differ {
+ public:
+  Differ(const Graph& a, const Graph& b, size_t max) : a_(a), b_(b), max_(max) {}
+
+  std::vector<std::string> Run() {
+    Check(a_.version == b_.version, "model version");
+    Check(a_.description == b_.description, "model description");
+    if (!Check(a_.subgraphs.size() == b_.subgraphs.size(), "subgraph count")) return out_;
+    for (size_t i = 0; i < a_.subgraphs.size() && !Full(); ++i) Subgraphs(i);
+    Signatures();
+    Metadatas();
+    return out_;
+  }
+
+ private:
+  bool Full() const { return out_.size() >= max_; }
+  bool Check(bool ok, const std::string& what) {
+    if (!ok && !Full()) out_.push_back(what + " differs");
+    return ok;
+  }
+
+  bool SameBytes(uint32_t ba, uint32_t bb) {
+    auto x = ba < a_.buffers.size() ? a_.buffers[ba].bytes() : std::span<const uint8_t>();
+    auto y = bb < b_.buffers.size() ? b_.buffers[bb].bytes() : std::span<const uint8_t>();
+    return x.size() == y.size() && std::equal(x.begin(), x.end(), y.begin());
+  }
+
+  static bool SameQuant(const std::optional<QuantParams>& x, const std::optional<QuantParams>& y) {
+    if (x.has_value() != y.has_value()) return false;
+    if (!x) return true;
+    if (x->scale != y->scale || x->zero_point != y->zero_point || x->min != y->min || x->max != y->max ||
+        x->quantized_dimension != y->quantized_dimension || x->details.type != y->details.type)
+      return false;
+    return true;
+  }
+
+  static std::vector<uint8_t> SparsityBytes(const Tensor& t) {
+    if (!t.sparsity) return {};
+    flatbuffers::FlatBufferBuilder fbb;
+    fbb.Finish(tflite::CreateSparsityParameters(fbb, t.sparsity.get()));
+    return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  }
+
+  void Subgraphs(size_t si) {
+    const Subgraph& x = a_.subgraphs[si];
+    const Subgraph& y = b_.subgraphs[si];
+    const std::string sg = "subgraph " + std::to_string(si);
+    Check(x.name == y.name, sg + " name");
+    Check(x.inputs == y.inputs, sg + " inputs");
+    Check(x.outputs == y.outputs, sg + " outputs");
+    if (!Check(x.tensors.size() == y.tensors.size(), sg + " tensor count")) return;
+    for (size_t i = 0; i < x.tensors.size() && !Full(); ++i) {
+      const Tensor& p = x.tensors[i];
+      const Tensor& q = y.tensors[i];
+      const std::string t = sg + " tensor " + std::to_string(i) + " '" + p.name + "'";
+      Check(p.name == q.name, t + " name");
+      Check(p.shape == q.shape, t + " shape");
+      Check(p.shape_signature == q.shape_signature, t + " shape_signature");
+      Check(p.type == q.type, t + " type");
+      Check(p.is_variable == q.is_variable, t + " is_variable");
+      Check(p.has_rank == q.has_rank, t + " has_rank");
+      Check(p.external_buffer == q.external_buffer, t + " external_buffer");
+      Check(SameQuant(p.quant, q.quant), t + " quantization");
+      Check(SparsityBytes(p) == SparsityBytes(q), t + " sparsity");
+      Check(p.variant_tensors.size() == q.variant_tensors.size(), t + " variant tensors");
+      Check(SameBytes(p.buffer, q.buffer), t + " buffer bytes");
+    }
+    if (!Check(x.ops.size() == y.ops.size(), sg + " operator count")) return;
+    for (size_t i = 0; i < x.ops.size() && !Full(); ++i) {
+      const Operator& p = x.ops[i];
+      const Operator& q = y.ops[i];
+      const std::string o = sg + " op " + std::to_string(i) + " (" + p.type_name() + ")";
+      Check(p.code == q.code && p.custom_code == q.custom_code, o + " code");
+      Check(p.version == q.version, o + " version");
+      Check(p.inputs == q.inputs, o + " inputs");
+      Check(p.outputs == q.outputs, o + " outputs");
+      Check(p.intermediates == q.intermediates, o + " intermediates");
+      Check(p.options.type == q.options.type && p.options2.type == q.options2.type, o + " options type");
+      Check(OptionsBytes(p) == OptionsBytes(q), o + " options");
+      Check(p.custom_options == q.custom_options && p.has_custom_options == q.has_custom_options, o + " custom options");
+      Check(p.custom_options_format == q.custom_options_format, o + " custom options format");
+      Check(p.mutating_variable_inputs == q.mutating_variable_inputs, o + " mutating_variable_inputs");
+    }
+  }
+
+  void Signatures() {
+    if (!Check(a_.signatures.size() == b_.signatures.size(), "signature count")) return;
+    for (size_t i = 0; i < a_.signatures.size(); ++i) {
+      const auto& x = a_.signatures[i];
+      const auto& y = b_.signatures[i];
+      const std::string s = "signature '" + x.signature_key + "'";
+      Check(x.signature_key == y.signature_key && x.subgraph_index == y.subgraph_index, s);
+      auto same = [](const std::vector<TensorMap>& p, const std::vector<TensorMap>& q) {
+        if (p.size() != q.size()) return false;
+        for (size_t k = 0; k < p.size(); ++k)
+          if (p[k].name != q[k].name || p[k].tensor_index != q[k].tensor_index) return false;
+        return true;
+      };
+      Check(same(x.inputs, y.inputs), s + " inputs");
+      Check(same(x.outputs, y.outputs), s + " outputs");
+    }
+  }
+
+  void Metadatas() {
+    if (!Check(a_.metadata.size() == b_.metadata.size(), "metadata count")) return;
+    for (size_t i = 0; i < a_.metadata.size(); ++i) {
+      Check(a_.metadata[i].name == b_.metadata[i].name, "metadata " + std::to_string(i) + " name");
+      Check(SameBytes(a_.metadata[i].buffer, b_.metadata[i].buffer), "metadata '" + a_.metadata[i].name + "' bytes");
+    }
+    Check(a_.metadata_buffer.size() == b_.metadata_buffer.size(), "metadata_buffer");
+  }
+
+  const Graph& a_;
+  const Graph& b_;
+  size_t max_;
+  std::vector<std::string> out_;
+};
+
+}  // namespace
+
+std::vector<std::string> DiffGraphs(const Graph& a, const Graph& b, size_t max_diffs) {
+  return Differ(a, b, max_diffs).Run();
+}
+
+}  // namespace edgeopt
