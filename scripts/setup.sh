@@ -12,8 +12,11 @@ APT_PACKAGES=(
   flatbuffers-compiler libflatbuffers-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libstb-dev libzstd-dev zlib1g-dev zstd gzip
-  nodejs npm python3-numpy
+  python3-numpy
 )
+# Node.js (and its npm) may come from Debian or from NodeSource; only install when missing.
+if ! command -v node >/dev/null 2>&1; then APT_PACKAGES+=(nodejs); fi
+if ! command -v npm >/dev/null 2>&1; then APT_PACKAGES+=(npm); fi
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
@@ -54,6 +57,15 @@ if [ ! -f "$CACHE/tflite29/lib/libtensorflowlite_c.so" ]; then
 fi
 echo "setup: reference TFLite 2.9 C library at .cache/tflite29/lib/libtensorflowlite_c.so"
 
-if [ -x "$ROOT/scripts/setup_npm_extra.sh" ]; then
-  "$ROOT/scripts/setup_npm_extra.sh"
+# Second oracle: LiteRT.js (recent LiteRT compiled to wasm), run under Node by
+# tests/support/litertjs_runner.mjs for models TFLite 2.9 cannot run.
+if [ ! -f "$CACHE/litertjs/node_modules/@litertjs/core/package.json" ]; then
+  echo "setup: installing @litertjs/core@2.5.3 into .cache/litertjs"
+  npm install --silent --prefix "$CACHE/litertjs" --no-audit --no-fund --ignore-scripts --save-exact \
+    @litertjs/core@2.5.3 @litertjs/wasm-utils@2.5.3 >/dev/null
+fi
+echo "setup: LiteRT.js at .cache/litertjs"
+
+if [ -x "$ROOT/scripts/setup_models.sh" ]; then
+  "$ROOT/scripts/setup_models.sh"
 fi

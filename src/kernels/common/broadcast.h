@@ -1,0 +1,48 @@
+// Numpy-style broadcasting shared by elementwise kernels.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "runtime/tensor.h"
+
+namespace edgeopt::kernels {
+
+// Broadcast result of two shapes; false if some dimension pair is neither equal nor 1.
+bool BroadcastShape(const rt::Shape& a, const rt::Shape& b, rt::Shape* out);
+
+// Element strides of `in` viewed with shape `out` (left-padded with size-1 dims; 0 where broadcast).
+std::vector<int64_t> BroadcastStrides(const rt::Shape& in, const rt::Shape& out);
+
+// Visits `out` in row-major order as runs along the innermost dimension:
+// fn(out_offset, a_offset, b_offset, count, a_step, b_step), where steps are 0 or 1.
+template <typename F>
+void ForEachBroadcastRun(const rt::Shape& out, const std::vector<int64_t>& sa, const std::vector<int64_t>& sb, F&& fn) {
+  const int rank = static_cast<int>(out.size());
+  int64_t total = 1;
+  for (int32_t d : out) total *= d;
+  if (total == 0) return;
+  if (rank == 0) {
+    fn(int64_t{0}, int64_t{0}, int64_t{0}, int64_t{1}, int64_t{0}, int64_t{0});
+    return;
+  }
+  const int64_t inner = out[rank - 1];
+  const int64_t a_step = sa[rank - 1], b_step = sb[rank - 1];
+  std::vector<int32_t> idx(rank, 0);
+  int64_t a_off = 0, b_off = 0;
+  for (int64_t o = 0; o < total; o += inner) {
+    fn(o, a_off, b_off, inner, a_step, b_step);
+    // advance the outer index (dims 0..rank-2)
+    for (int d = rank - 2; d >= 0; --d) {
+      ++idx[d];
+      a_off += sa[d];
+      b_off += sb[d];
+      if (idx[d] < out[d]) break;
+      a_off -= sa[d] * out[d];
+      b_off -= sb[d] * out[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+}  // namespace edgeopt::kernels

@@ -1,0 +1,11 @@
+// The built-in kernel families. Each family registers its ops (reference kernels plus the
+// optimized variants its factories may choose) in its own folder; add new families here.
+#include "kernels/registration.h"
+
+namespace edgeopt::rt {
+
+void RegisterAllKernels(OpRegistry& r) {
+  kernels::RegisterBasicKernels(r);
+}
+
+}  // namespace edgeopt::rt

@@ -1,0 +1,10 @@
+// Registration entry points of the kernel families (called from register_all.cc).
+#pragma once
+
+#include "runtime/registry.h"
+
+namespace edgeopt::kernels {
+
+void RegisterBasicKernels(rt::OpRegistry& r);
+
+}  // namespace edgeopt::kernels

@@ -1,0 +1,805 @@
+#include "runtime/interpreter.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <thread>
+
+#include "format/mapped_file.h"
+#include "format/reader.h"
+#include "runtime/memory_planner.h"
+
+namespace edgeopt::rt {
+namespace {
+
+constexpr size_t kArenaAlignment = 64;
+constexpr size_t kNotPlanned = std::numeric_limits<size_t>::max();
+// Folding creates persistent copies; do not fold ops producing more than this.
+constexpr size_t kMaxFoldedBytes = size_t{64} << 20;
+constexpr int kMaxSubgraphDepth = 32;
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+class CacheImpl : public PackedWeightCache {
+ public:
+  std::shared_ptr<const void> GetOrCreate(const std::string& key,
+                                          const std::function<std::shared_ptr<const void>()>& make) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(key);
+    if (it != entries_.end()) {
+      if (auto p = it->second.lock()) return p;
+    }
+    auto p = make();
+    entries_[key] = p;
+    return p;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::weak_ptr<const void>> entries_;
+};
+
+// Ops whose result is not a pure function of their inputs, or that run other subgraphs.
+bool MayFold(const Operator& op) {
+  switch (op.code) {
+    case tflite::BuiltinOperator_CUSTOM:
+    case tflite::BuiltinOperator_WHILE:
+    case tflite::BuiltinOperator_IF:
+    case tflite::BuiltinOperator_CALL_ONCE:
+    case tflite::BuiltinOperator_CALL:
+    case tflite::BuiltinOperator_VAR_HANDLE:
+    case tflite::BuiltinOperator_READ_VARIABLE:
+    case tflite::BuiltinOperator_ASSIGN_VARIABLE:
+    case tflite::BuiltinOperator_RANDOM_UNIFORM:
+    case tflite::BuiltinOperator_RANDOM_STANDARD_NORMAL:
+    case tflite::BuiltinOperator_MULTINOMIAL:
+    case tflite::BuiltinOperator_HASHTABLE:
+    case tflite::BuiltinOperator_HASHTABLE_FIND:
+    case tflite::BuiltinOperator_HASHTABLE_IMPORT:
+    case tflite::BuiltinOperator_HASHTABLE_SIZE:
+      return false;
+    default:
+      return true;
+  }
+}
+
+}  // namespace
+
+std::string ShapeToString(const Shape& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) out += ",";
+    out += std::to_string(s[i]);
+  }
+  return out + "]";
+}
+
+Status KernelCreateContext::Error(const std::string& message) const {
+  return Unsupported(op.type_name() + ": " + message);
+}
+
+std::vector<std::string> OpRegistry::Names() const {
+  std::vector<std::string> out;
+  for (const auto& [code, f] : builtins_) out.push_back(BuiltinName(static_cast<tflite::BuiltinOperator>(code)));
+  for (const auto& [name, f] : customs_) out.push_back(name);
+  return out;
+}
+
+const OpRegistry& OpRegistry::Builtin() {
+  static const OpRegistry* registry = [] {
+    auto* r = new OpRegistry();
+    RegisterAllKernels(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Model
+
+Expected<std::shared_ptr<const Model>> Model::FromFile(const std::string& path) {
+  ASSIGN_OR_RETURN(Graph g, ReadModelFile(path));
+  auto m = std::shared_ptr<Model>(new Model());
+  m->graph_ = std::move(g);
+  m->path_ = path;
+  m->cache_ = std::make_unique<CacheImpl>();
+  return std::shared_ptr<const Model>(std::move(m));
+}
+
+Expected<std::shared_ptr<const Model>> Model::FromGraph(Graph graph) {
+  if (graph.subgraphs.empty()) return InvalidModel("model has no subgraphs");
+  auto m = std::shared_ptr<Model>(new Model());
+  m->graph_ = std::move(graph);
+  m->cache_ = std::make_unique<CacheImpl>();
+  return std::shared_ptr<const Model>(std::move(m));
+}
+
+size_t Model::mapped_bytes() const { return graph_.source ? graph_.source->size() : 0; }
+
+// ---------------------------------------------------------------------------------------------
+// Interpreter
+
+Expected<std::unique_ptr<Interpreter>> Interpreter::Create(std::shared_ptr<const Model> model,
+                                                           const InterpreterOptions& options) {
+  if (!model) return InvalidArgument("Interpreter::Create: null model");
+  auto it = std::unique_ptr<Interpreter>(new Interpreter());
+  it->model_ = std::move(model);
+  it->options_ = options;
+  if (!it->options_.cpu) it->options_.cpu = &Cpu();
+  int threads = options.num_threads;
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  it->pool_ = std::make_unique<ThreadPool>(threads);
+  const Graph& g = it->model_->graph();
+  for (size_t i = 0; i < g.subgraphs.size(); ++i)
+    it->subgraphs_.push_back(std::make_unique<SubgraphExec>(it.get(), static_cast<int>(i)));
+  for (auto& sg : it->subgraphs_) RETURN_IF_ERROR(sg->Init());
+  return it;
+}
+
+Interpreter::~Interpreter() = default;
+
+SubgraphExec& Interpreter::main() { return *subgraphs_[0]; }
+int Interpreter::num_inputs() const { return subgraphs_[0]->num_inputs(); }
+int Interpreter::num_outputs() const { return subgraphs_[0]->num_outputs(); }
+RtTensor* Interpreter::input(int i) { return subgraphs_[0]->input(i); }
+RtTensor* Interpreter::output(int i) { return subgraphs_[0]->output(i); }
+int Interpreter::FindInput(const std::string& name) const { return subgraphs_[0]->FindInput(name); }
+int Interpreter::FindOutput(const std::string& name) const { return subgraphs_[0]->FindOutput(name); }
+Status Interpreter::ResizeInput(int i, const Shape& shape) { return subgraphs_[0]->ResizeInput(i, shape); }
+Status Interpreter::AllocateTensors() { return subgraphs_[0]->AllocateTensors(); }
+
+Status Interpreter::Invoke() {
+  cancel_.store(false);
+  return subgraphs_[0]->Invoke();
+}
+
+Status Interpreter::BindInput(int i, void* data, size_t bytes) {
+  if (i < 0 || i >= num_inputs()) return InvalidArgument("BindInput: no input " + std::to_string(i));
+  return subgraphs_[0]->BindTensor(subgraphs_[0]->input_tensor_index(i), data, bytes);
+}
+
+Status Interpreter::BindOutput(int i, void* data, size_t bytes) {
+  if (i < 0 || i >= num_outputs()) return InvalidArgument("BindOutput: no output " + std::to_string(i));
+  return subgraphs_[0]->BindTensor(subgraphs_[0]->output_tensor_index(i), data, bytes);
+}
+
+std::vector<std::string> Interpreter::SignatureKeys() const {
+  std::vector<std::string> keys;
+  for (const auto& s : model_->graph().signatures) keys.push_back(s.signature_key);
+  return keys;
+}
+
+Expected<SubgraphExec*> Interpreter::Signature(const std::string& key) {
+  for (const auto& s : model_->graph().signatures)
+    if (s.signature_key == key) return subgraphs_.at(s.subgraph_index).get();
+  std::string known;
+  for (const auto& k : SignatureKeys()) known += (known.empty() ? "" : ", ") + k;
+  return NotFound("no signature '" + key + "' (model has: " + (known.empty() ? "none" : known) + ")");
+}
+
+void Interpreter::ResetVariables() {
+  for (auto& sg : subgraphs_) sg->ResetVariables();
+}
+
+size_t Interpreter::arena_bytes() const {
+  size_t n = 0;
+  for (const auto& sg : subgraphs_) n += sg->arena_bytes();
+  return n;
+}
+size_t Interpreter::packed_weight_bytes() const {
+  size_t n = 0;
+  for (const auto& sg : subgraphs_) n += sg->packed_weight_bytes();
+  return n;
+}
+size_t Interpreter::persistent_bytes() const {
+  size_t n = 0;
+  for (const auto& sg : subgraphs_) n += sg->persistent_bytes();
+  return n;
+}
+std::vector<OpInfo> Interpreter::ops() const { return subgraphs_[0]->ops(); }
+int Interpreter::num_threads() const { return pool_->num_threads(); }
+void Interpreter::EnableProfiling(bool on) { subgraphs_[0]->EnableProfiling(on); }
+const std::vector<OpTiming>& Interpreter::last_profile() const { return subgraphs_[0]->last_profile(); }
+
+// ---------------------------------------------------------------------------------------------
+// SubgraphExec
+
+SubgraphExec::SubgraphExec(Interpreter* owner, int index) : owner_(owner), index_(index) {}
+SubgraphExec::~SubgraphExec() = default;
+
+const Subgraph& SubgraphExec::sg() const { return owner_->model_->graph().subgraphs[index_]; }
+ThreadPool& SubgraphExec::threads() { return *owner_->pool_; }
+PackedWeightCache* SubgraphExec::packed_cache() { return owner_->model_->packed_cache(); }
+
+std::string SubgraphExec::OpLabel(int node) const {
+  const Node& n = nodes_[node];
+  const int op_index = n.op_index;
+  return "subgraph " + std::to_string(index_) + " op " + std::to_string(op_index) + " (" + n.op->type_name() + ")";
+}
+
+Status SubgraphExec::Init() {
+  const Graph& g = owner_->model_->graph();
+  const Subgraph& s = sg();
+  tensors_.resize(s.tensors.size());
+  dynamic_.assign(s.tensors.size(), 0);
+  for (size_t i = 0; i < s.tensors.size(); ++i) {
+    const Tensor& t = s.tensors[i];
+    RtTensor& r = tensors_[i];
+    r.def = &t;
+    r.type = t.type;
+    r.shape = t.shape;
+    r.quant = t.quant ? &*t.quant : nullptr;
+    if (t.is_variable) {
+      r.alloc = Allocation::kPersistent;
+    } else if (g.IsConstant(t)) {
+      auto bytes = g.TensorData(t);
+      r.alloc = Allocation::kConstant;
+      r.data = const_cast<uint8_t*>(bytes.data());  // kernels never write constants
+      r.bytes = bytes.size();
+    } else if (t.type == DType::kString) {
+      dynamic_[i] = 1;
+    }
+  }
+  ResetVariables();
+
+  // Delegates claim ops first; runs of consecutive claimed ops become partitions.
+  std::vector<int> claimed_by(s.ops.size(), -1);
+  for (size_t d = 0; d < owner_->options_.delegates.size(); ++d) {
+    auto& del = owner_->options_.delegates[d];
+    for (int op : del->SupportedOps(g, index_))
+      if (op >= 0 && static_cast<size_t>(op) < s.ops.size() && claimed_by[op] < 0) claimed_by[op] = static_cast<int>(d);
+  }
+
+  const OpRegistry& builtin = OpRegistry::Builtin();
+  const OpRegistry* app = owner_->options_.op_resolver.get();
+  for (size_t i = 0; i < s.ops.size();) {
+    if (claimed_by[i] >= 0) {
+      const int d = claimed_by[i];
+      size_t end = i;
+      while (end < s.ops.size() && claimed_by[end] == d) ++end;
+      std::vector<int> run;
+      for (size_t k = i; k < end; ++k) run.push_back(static_cast<int>(k));
+      // Partition inputs: read but not produced inside; outputs: produced inside and read after.
+      std::vector<char> produced(s.tensors.size(), 0);
+      auto part = std::make_unique<Operator>();
+      part->code = tflite::BuiltinOperator_CUSTOM;
+      part->custom_code = "DELEGATE:" + owner_->options_.delegates[d]->name();
+      for (int k : run) {
+        for (int32_t t : s.ops[k].inputs)
+          if (t >= 0 && !produced[t] && std::find(part->inputs.begin(), part->inputs.end(), t) == part->inputs.end())
+            part->inputs.push_back(t);
+        for (int32_t t : s.ops[k].outputs) produced[t] = 1;
+      }
+      for (int k : run)
+        for (int32_t t : s.ops[k].outputs) {
+          bool used_after = std::find(s.outputs.begin(), s.outputs.end(), t) != s.outputs.end();
+          for (size_t j = end; j < s.ops.size() && !used_after; ++j)
+            used_after = std::find(s.ops[j].inputs.begin(), s.ops[j].inputs.end(), t) != s.ops[j].inputs.end();
+          if (used_after) part->outputs.push_back(t);
+        }
+      auto kernel = owner_->options_.delegates[d]->CreatePartitionKernel(g, index_, run, *part);
+      if (!kernel.ok())
+        return kernel.status().WithContext("subgraph " + std::to_string(index_) + " ops " + std::to_string(i) + ".." +
+                                           std::to_string(end - 1) + " (delegate " +
+                                           owner_->options_.delegates[d]->name() + ")");
+      Node node;
+      node.op = part.get();
+      node.partition_op = std::move(part);
+      node.partition_ops = run;
+      node.kernel = std::move(*kernel);
+      node.backend = owner_->options_.delegates[d]->name();
+      node.op_index = static_cast<int>(i);
+      nodes_.push_back(std::move(node));
+      i = end;
+      continue;
+    }
+    const Operator& op = s.ops[i];
+    const std::string label = "subgraph " + std::to_string(index_) + " op " + std::to_string(i) + " (" + op.type_name() + ")";
+    const KernelFactory* f = app ? app->Find(op) : nullptr;
+    if (!f) f = builtin.Find(op);
+    if (!f) {
+      if (op.is_custom())
+        return Unsupported(label + ": custom op '" + op.custom_code +
+                           "' has no kernel; register one through the interpreter's op resolver");
+      return Unsupported(label + ": builtin op " + BuiltinName(op.code) + " (code " +
+                         std::to_string(static_cast<int>(op.code)) + ") is not supported by edgeopt");
+    }
+    KernelCreateContext cc{g, s, index_, op, static_cast<int>(i), *owner_->options_.cpu,
+                           owner_->options_.reference_kernels_only};
+    auto kernel = (*f)(cc);
+    if (!kernel.ok()) return kernel.status().WithContext(label);
+    Node node;
+    node.op = &op;
+    node.op_index = static_cast<int>(i);
+    node.kernel = std::move(*kernel);
+    nodes_.push_back(std::move(node));
+    ++i;
+  }
+  return Status::Ok();
+}
+
+void SubgraphExec::ResetVariables() {
+  const Graph& g = owner_->model_->graph();
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    RtTensor& r = tensors_[i];
+    if (r.alloc != Allocation::kPersistent || !r.def || !r.def->is_variable) continue;
+    size_t bytes = TensorBytes(r.type, r.shape);
+    r.owned.assign(bytes, 0);
+    auto init = g.TensorData(*r.def);
+    if (init.size() == bytes) std::memcpy(r.owned.data(), init.data(), bytes);
+    r.data = r.owned.data();
+    r.bytes = bytes;
+  }
+}
+
+int SubgraphExec::FindInput(const std::string& name) const {
+  for (const auto& sig : owner_->model_->graph().signatures) {
+    if (static_cast<int>(sig.subgraph_index) != index_) continue;
+    for (const auto& m : sig.inputs)
+      if (m.name == name)
+        for (int i = 0; i < num_inputs(); ++i)
+          if (sg().inputs[i] == static_cast<int32_t>(m.tensor_index)) return i;
+  }
+  for (int i = 0; i < num_inputs(); ++i)
+    if (sg().tensors[sg().inputs[i]].name == name) return i;
+  return -1;
+}
+
+int SubgraphExec::FindOutput(const std::string& name) const {
+  for (const auto& sig : owner_->model_->graph().signatures) {
+    if (static_cast<int>(sig.subgraph_index) != index_) continue;
+    for (const auto& m : sig.outputs)
+      if (m.name == name)
+        for (int i = 0; i < num_outputs(); ++i)
+          if (sg().outputs[i] == static_cast<int32_t>(m.tensor_index)) return i;
+  }
+  for (int i = 0; i < num_outputs(); ++i)
+    if (sg().tensors[sg().outputs[i]].name == name) return i;
+  return -1;
+}
+
+Status SubgraphExec::ResizeInput(int i, const Shape& shape) {
+  if (i < 0 || i >= num_inputs()) return InvalidArgument("ResizeInput: no input " + std::to_string(i));
+  RtTensor& t = *input(i);
+  const std::string label = "input " + std::to_string(i) + " '" + t.name() + "'";
+  for (int32_t d : shape)
+    if (d < 0) return InvalidArgument(label + ": negative dimension in " + ShapeToString(shape));
+  // Only dimensions the model marks dynamic (-1 in shape_signature) may change, as in LiteRT.
+  const auto& sig = t.def->shape_signature;
+  if (shape != t.shape) {
+    bool ok = shape.size() == t.def->shape.size();
+    for (size_t k = 0; ok && k < shape.size(); ++k)
+      ok = shape[k] == t.def->shape[k] || sig.empty() || sig[k] == -1;
+    if (!ok && !sig.empty())
+      return InvalidArgument(label + ": cannot resize from " + ShapeToString(t.shape) + " to " + ShapeToString(shape) +
+                             " (the model fixes the shape to " + ShapeToString(sig) + ", -1 marks resizable dims)");
+    t.shape = shape;
+    allocated_ = false;
+  }
+  return Status::Ok();
+}
+
+Status SubgraphExec::BindTensor(int32_t index, void* data, size_t bytes) {
+  RtTensor& t = tensors_[index];
+  if (data == nullptr) {
+    if (t.alloc == Allocation::kUser) {
+      t.alloc = Allocation::kNone;
+      t.data = nullptr;
+      allocated_ = false;
+    }
+    return Status::Ok();
+  }
+  if (t.alloc == Allocation::kConstant || t.alloc == Allocation::kPersistent)
+    return InvalidArgument("tensor '" + t.name() + "' is constant or variable and cannot be bound");
+  if (t.type == DType::kString) return InvalidArgument("tensor '" + t.name() + "': string tensors cannot be bound");
+  const size_t need = TensorBytes(t.type, t.shape);
+  if (bytes < need)
+    return InvalidArgument("tensor '" + t.name() + "' " + ShapeToString(t.shape) + " " + std::string(DTypeName(t.type)) +
+                           " needs " + std::to_string(need) + " bytes; the bound buffer has " + std::to_string(bytes));
+  const bool was_user = t.alloc == Allocation::kUser;
+  t.alloc = Allocation::kUser;
+  t.data = static_cast<uint8_t*>(data);
+  t.bytes = bytes;
+  if (!was_user) allocated_ = false;  // the plan no longer needs arena space for it
+  return Status::Ok();
+}
+
+bool SubgraphExec::NodeHasDynamicInput(const Node& node) const {
+  for (int32_t t : node.op->inputs)
+    if (t >= 0 && dynamic_[t]) return true;
+  return false;
+}
+
+KernelContext SubgraphExec::ContextFor(size_t n) {
+  return KernelContext(this, &owner_->model_->graph(), nodes_[n].op, static_cast<int>(n));
+}
+
+Status SubgraphExec::PrepareNode(size_t n) {
+  Node& node = nodes_[n];
+  node.scratch.clear();
+  KernelContext ctx = ContextFor(n);
+  current_node_ = static_cast<int>(n);
+  Status st = node.kernel->Prepare(ctx);
+  current_node_ = -1;
+  if (!st.ok()) return st.WithContext(OpLabel(static_cast<int>(n)));
+  return Status::Ok();
+}
+
+Status SubgraphExec::PrepareAll() {
+  const Subgraph& s = sg();
+  // Dynamic flags are recomputed: only strings stay dynamic from the start.
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    dynamic_[i] = tensors_[i].type == DType::kString && tensors_[i].alloc != Allocation::kConstant;
+    if (tensors_[i].alloc == Allocation::kDynamic && !dynamic_[i]) {
+      tensors_[i].alloc = Allocation::kNone;
+      tensors_[i].owned.clear();
+      tensors_[i].owned.shrink_to_fit();
+      tensors_[i].data = nullptr;
+    }
+  }
+  (void)s;
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    Node& node = nodes_[n];
+    node.folded = false;
+    node.reprepare_at_invoke = NodeHasDynamicInput(node);
+    if (node.reprepare_at_invoke) {
+      // Shapes are known only once the producer ran: prepare at invoke time.
+      for (int32_t t : node.op->outputs) dynamic_[t] = 1;
+      continue;
+    }
+    RETURN_IF_ERROR(PrepareNode(n));
+  }
+  return Status::Ok();
+}
+
+Status SubgraphExec::FoldConstants() {
+  if (!owner_->options_.fold_constants) return Status::Ok();
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    Node& node = nodes_[n];
+    if (!node.partition_ops.empty() || node.reprepare_at_invoke || !MayFold(*node.op)) continue;
+    bool all_const = !node.op->inputs.empty();
+    for (int32_t t : node.op->inputs)
+      if (t >= 0 && tensors_[t].alloc != Allocation::kConstant) all_const = false;
+    if (!all_const) continue;
+    size_t total = 0;
+    for (int32_t t : node.op->outputs) total += TensorBytes(tensors_[t].type, tensors_[t].shape);
+    if (total > kMaxFoldedBytes) continue;
+    bool outputs_ok = true;
+    for (int32_t t : node.op->outputs)
+      if (dynamic_[t] || tensors_[t].alloc == Allocation::kUser || tensors_[t].type == DType::kString) outputs_ok = false;
+    if (!outputs_ok) continue;
+    // Scratch for a folded op comes from the heap (it runs before the arena exists).
+    for (auto& sr : node.scratch) sr.heap.resize(sr.bytes + kArenaAlignment);
+    for (int32_t t : node.op->outputs) {
+      RtTensor& r = tensors_[t];
+      r.owned.assign(TensorBytes(r.type, r.shape), 0);
+      r.data = r.owned.data();
+      r.bytes = r.owned.size();
+      r.alloc = Allocation::kPersistent;
+    }
+    KernelContext ctx = ContextFor(n);
+    in_invoke_ = true;
+    current_node_ = static_cast<int>(n);
+    Status st = node.kernel->Invoke(ctx);
+    current_node_ = -1;
+    in_invoke_ = false;
+    if (!st.ok()) return st.WithContext(OpLabel(static_cast<int>(n)));
+    node.folded = true;
+    // Downstream folding treats these outputs as constants.
+    for (int32_t t : node.op->outputs) tensors_[t].alloc = Allocation::kConstant;
+  }
+  return Status::Ok();
+}
+
+Status SubgraphExec::PlanMemory() {
+  const Subgraph& s = sg();
+  const int num_nodes = static_cast<int>(nodes_.size());
+  std::vector<int> first(tensors_.size(), std::numeric_limits<int>::max());
+  std::vector<int> last(tensors_.size(), -1);
+  auto plannable = [&](int32_t t) {
+    const RtTensor& r = tensors_[t];
+    return !dynamic_[t] && r.alloc != Allocation::kConstant && r.alloc != Allocation::kPersistent &&
+           r.alloc != Allocation::kUser;
+  };
+  for (int32_t t : s.inputs) {
+    first[t] = -1;
+    last[t] = num_nodes;
+  }
+  for (int32_t t : s.outputs) last[t] = num_nodes;
+  for (int n = 0; n < num_nodes; ++n) {
+    if (nodes_[n].folded) continue;
+    for (int32_t t : nodes_[n].op->inputs)
+      if (t >= 0) {
+        first[t] = std::min(first[t], n);
+        last[t] = std::max(last[t], n);
+      }
+    for (int32_t t : nodes_[n].op->outputs) {
+      first[t] = std::min(first[t], n);
+      last[t] = std::max(last[t], n);
+    }
+    for (int32_t t : nodes_[n].op->intermediates) {
+      first[t] = std::min(first[t], n);
+      last[t] = std::max(last[t], n);
+    }
+  }
+  std::vector<PlanItem> items;
+  std::vector<int32_t> item_tensor;
+  for (size_t t = 0; t < tensors_.size(); ++t) {
+    if (!plannable(static_cast<int32_t>(t)) || last[t] < 0) continue;
+    size_t bytes = TensorBytes(tensors_[t].type, tensors_[t].shape);
+    items.push_back({std::max(first[t], -1), last[t], bytes});
+    item_tensor.push_back(static_cast<int32_t>(t));
+  }
+  const size_t num_tensor_items = items.size();
+  for (int n = 0; n < num_nodes; ++n)
+    for (auto& sr : nodes_[n].scratch) {
+      items.push_back({n, n, sr.bytes});
+      sr.planned = true;
+    }
+  std::vector<size_t> offsets;
+  arena_size_ = PlanArena(items, kArenaAlignment, &offsets);
+  if (arena_storage_.size() < arena_size_ + kArenaAlignment) {
+    arena_storage_.clear();
+    arena_storage_.shrink_to_fit();
+    arena_storage_.resize(arena_size_ + kArenaAlignment);
+  }
+  auto base = reinterpret_cast<uintptr_t>(arena_storage_.data());
+  arena_ = reinterpret_cast<uint8_t*>((base + kArenaAlignment - 1) & ~(uintptr_t)(kArenaAlignment - 1));
+  tensor_offsets_.assign(tensors_.size(), kNotPlanned);
+  for (size_t k = 0; k < num_tensor_items; ++k) {
+    RtTensor& r = tensors_[item_tensor[k]];
+    tensor_offsets_[item_tensor[k]] = offsets[k];
+    r.alloc = Allocation::kArena;
+    r.data = arena_ + offsets[k];
+    r.bytes = items[k].bytes;
+  }
+  size_t k = num_tensor_items;
+  for (int n = 0; n < num_nodes; ++n)
+    for (auto& sr : nodes_[n].scratch) sr.offset = offsets[k++];
+  // Bound user buffers must still be large enough after a resize.
+  for (size_t t = 0; t < tensors_.size(); ++t) {
+    const RtTensor& r = tensors_[t];
+    if (r.alloc == Allocation::kUser && r.bytes < TensorBytes(r.type, r.shape))
+      return InvalidArgument("tensor '" + r.name() + "' now needs " + std::to_string(TensorBytes(r.type, r.shape)) +
+                             " bytes but its bound buffer has " + std::to_string(r.bytes));
+  }
+  return Status::Ok();
+}
+
+Status SubgraphExec::AllocateTensors() {
+  // Reset folded constants back to "not allocated" so a re-plan recomputes them.
+  const Graph& g = owner_->model_->graph();
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    RtTensor& r = tensors_[i];
+    if ((r.alloc == Allocation::kConstant && !g.IsConstant(*r.def)) || r.alloc == Allocation::kArena) {
+      r.alloc = Allocation::kNone;
+      r.owned.clear();
+      r.data = nullptr;
+    }
+    if (r.alloc != Allocation::kConstant && r.alloc != Allocation::kPersistent && r.alloc != Allocation::kUser &&
+        r.alloc != Allocation::kDynamic)
+      r.bytes = TensorBytes(r.type, r.shape);
+  }
+  allocated_ = false;
+  RETURN_IF_ERROR(PrepareAll());
+  RETURN_IF_ERROR(FoldConstants());
+  RETURN_IF_ERROR(PlanMemory());
+  allocated_ = true;
+  return Status::Ok();
+}
+
+Status SubgraphExec::SetTensorShape(int32_t index, Shape shape, bool during_invoke) {
+  RtTensor& r = tensors_[index];
+  for (int32_t d : shape)
+    if (d < 0) return Internal("tensor '" + r.name() + "': negative output dimension in " + ShapeToString(shape));
+  if (!during_invoke) {
+    r.shape = std::move(shape);
+    if (r.alloc != Allocation::kUser && r.alloc != Allocation::kConstant && r.alloc != Allocation::kPersistent)
+      r.bytes = TensorBytes(r.type, r.shape);
+    return Status::Ok();
+  }
+  const size_t need = r.type == DType::kString ? 0 : TensorBytes(r.type, shape);
+  r.shape = std::move(shape);
+  if (r.alloc == Allocation::kUser) {
+    if (r.bytes < need)
+      return InvalidArgument("output '" + r.name() + "' grew to " + ShapeToString(r.shape) + " (" + std::to_string(need) +
+                             " bytes), larger than its bound buffer");
+    return Status::Ok();
+  }
+  if (r.alloc == Allocation::kArena && need <= r.bytes) {
+    r.bytes = need;
+    return Status::Ok();
+  }
+  if (r.alloc == Allocation::kPersistent) {
+    r.owned.resize(need);
+    r.data = r.owned.data();
+    r.bytes = need;
+    return Status::Ok();
+  }
+  // Heap storage for tensors whose size is known only now.
+  if (r.owned.size() < need || r.alloc != Allocation::kDynamic) r.owned.resize(std::max<size_t>(need, 1));
+  r.alloc = Allocation::kDynamic;
+  r.data = r.owned.data();
+  r.bytes = need;
+  dynamic_[index] = 1;
+  return Status::Ok();
+}
+
+void SubgraphExec::MarkDynamic(int32_t index) { dynamic_[index] = 1; }
+
+int SubgraphExec::RequestScratch(int node, size_t bytes) {
+  auto& list = nodes_[node].scratch;
+  Node::ScratchReq req;
+  req.bytes = bytes;
+  if (in_invoke_) req.heap.resize(bytes + kArenaAlignment);
+  list.push_back(std::move(req));
+  return static_cast<int>(list.size() - 1);
+}
+
+void* SubgraphExec::Scratch(int node, int id) {
+  auto& req = nodes_[node].scratch.at(id);
+  if (!req.heap.empty()) {
+    auto p = reinterpret_cast<uintptr_t>(req.heap.data());
+    return reinterpret_cast<void*>((p + kArenaAlignment - 1) & ~(uintptr_t)(kArenaAlignment - 1));
+  }
+  return arena_ + req.offset;
+}
+
+Status SubgraphExec::Invoke() {
+  if (!allocated_) RETURN_IF_ERROR(AllocateTensors());
+  for (int i = 0; i < num_inputs(); ++i) {
+    const RtTensor& t = *input(i);
+    if (!t.data && t.num_elements() > 0) return Internal("input '" + t.name() + "' has no storage");
+  }
+  if (profiling_) profile_.clear();
+  in_invoke_ = true;
+  Status result = Status::Ok();
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    Node& node = nodes_[n];
+    if (node.folded) continue;
+    if (owner_->cancel_.load(std::memory_order_relaxed)) {
+      result = Cancelled("invoke cancelled before " + OpLabel(static_cast<int>(n)));
+      break;
+    }
+    if (node.reprepare_at_invoke || NodeHasDynamicInput(node)) {
+      // Outputs of re-prepared ops get heap storage sized now.
+      for (int32_t t : node.op->outputs)
+        if (tensors_[t].alloc == Allocation::kNone) dynamic_[t] = 1;
+      Status st = PrepareNode(n);
+      if (!st.ok()) {
+        result = st;
+        break;
+      }
+      for (int32_t t : node.op->outputs) {
+        RtTensor& r = tensors_[t];
+        if (r.alloc == Allocation::kNone || (r.alloc == Allocation::kDynamic && r.data == nullptr)) {
+          Status s2 = SetTensorShape(t, r.shape, true);
+          if (!s2.ok()) {
+            result = s2.WithContext(OpLabel(static_cast<int>(n)));
+            break;
+          }
+        }
+      }
+      if (!result.ok()) break;
+    }
+    KernelContext ctx = ContextFor(n);
+    current_node_ = static_cast<int>(n);
+    const int64_t t0 = profiling_ ? NowNs() : 0;
+    Status st = node.kernel->Invoke(ctx);
+    if (profiling_) profile_.push_back({node.op_index, t0, NowNs()});
+    current_node_ = -1;
+    if (!st.ok()) {
+      result = st.WithContext(OpLabel(static_cast<int>(n)));
+      break;
+    }
+  }
+  in_invoke_ = false;
+  return result;
+}
+
+Expected<std::vector<const RtTensor*>> SubgraphExec::SubgraphOutputs(int subgraph_index,
+                                                                     std::span<const RtTensor* const> inputs) {
+  if (subgraph_index < 0 || static_cast<size_t>(subgraph_index) >= owner_->subgraphs_.size())
+    return InvalidModel("refers to subgraph " + std::to_string(subgraph_index) + ", which does not exist");
+  if (subgraph_index == index_) return InvalidModel("subgraph " + std::to_string(index_) + " calls itself");
+  SubgraphExec& target = *owner_->subgraphs_[subgraph_index];
+  if (static_cast<int>(inputs.size()) != target.num_inputs())
+    return InvalidModel("passes " + std::to_string(inputs.size()) + " inputs to subgraph " + std::to_string(subgraph_index) +
+                        ", which has " + std::to_string(target.num_inputs()));
+  for (int i = 0; i < target.num_inputs(); ++i) {
+    RtTensor& ti = *target.input(i);
+    if (ti.type != inputs[i]->type)
+      return InvalidModel("input " + std::to_string(i) + " of subgraph " + std::to_string(subgraph_index) + " is " +
+                          std::string(DTypeName(ti.type)) + ", given " + std::string(DTypeName(inputs[i]->type)));
+    if (ti.shape != inputs[i]->shape) {
+      ti.shape = inputs[i]->shape;
+      target.allocated_ = false;
+    }
+  }
+  if (!target.allocated_) RETURN_IF_ERROR(target.AllocateTensors());
+  std::vector<const RtTensor*> outs;
+  for (int i = 0; i < target.num_outputs(); ++i) outs.push_back(target.output(i));
+  return outs;
+}
+
+Status SubgraphExec::InvokeSubgraph(int subgraph_index, std::span<const RtTensor* const> inputs,
+                                    std::span<RtTensor* const> outputs) {
+  static thread_local int depth = 0;
+  if (depth >= kMaxSubgraphDepth) return InvalidModel("subgraph calls nest deeper than " + std::to_string(kMaxSubgraphDepth));
+  ASSIGN_OR_RETURN(auto outs, SubgraphOutputs(subgraph_index, inputs));
+  SubgraphExec& target = *owner_->subgraphs_[subgraph_index];
+  if (outputs.size() > outs.size())
+    return InvalidModel("expects " + std::to_string(outputs.size()) + " outputs from subgraph " +
+                        std::to_string(subgraph_index) + ", which has " + std::to_string(outs.size()));
+  for (int i = 0; i < target.num_inputs(); ++i) {
+    RtTensor& ti = *target.input(i);
+    const size_t n = std::min(ti.bytes, inputs[i]->bytes);
+    if (n && ti.data != inputs[i]->data) std::memmove(ti.data, inputs[i]->data, n);
+  }
+  ++depth;
+  Status st = target.Invoke();
+  --depth;
+  RETURN_IF_ERROR(st);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const RtTensor* src = target.output(static_cast<int>(i));
+    RtTensor* dst = outputs[i];
+    // dst belongs to this subgraph: resize through the host so storage follows.
+    const int32_t dst_index = static_cast<int32_t>(dst - tensors_.data());
+    if (dst_index >= 0 && static_cast<size_t>(dst_index) < tensors_.size()) {
+      if (dst->shape != src->shape || !dst->data) RETURN_IF_ERROR(SetTensorShape(dst_index, src->shape, true));
+    } else if (dst->shape != src->shape) {
+      return Internal("subgraph output destination has the wrong shape");
+    }
+    const size_t n = std::min(dst->bytes, src->bytes);
+    if (n && dst->data != src->data) std::memmove(dst->data, src->data, n);
+  }
+  return Status::Ok();
+}
+
+size_t SubgraphExec::packed_weight_bytes() const {
+  size_t n = 0;
+  for (const auto& node : nodes_) n += node.kernel->PackedBytes();
+  return n;
+}
+
+size_t SubgraphExec::persistent_bytes() const {
+  size_t n = 0;
+  for (const auto& t : tensors_) n += t.owned.size();
+  return n;
+}
+
+std::vector<OpInfo> SubgraphExec::ops() const {
+  std::vector<OpInfo> out;
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    const Node& node = nodes_[n];
+    KernelContext ctx(const_cast<SubgraphExec*>(this), &owner_->model_->graph(), node.op, static_cast<int>(n));
+    if (node.partition_ops.empty()) {
+      OpInfo info;
+      info.index = node.op_index;
+      info.type = node.op->type_name();
+      info.variant = node.kernel->variant();
+      info.backend = node.backend;
+      info.folded = node.folded;
+      info.macs = node.folded ? 0 : node.kernel->Macs(ctx);
+      out.push_back(std::move(info));
+    } else {
+      for (int op : node.partition_ops) {
+        OpInfo info;
+        info.index = op;
+        info.type = sg().ops[op].type_name();
+        info.variant = node.kernel->variant();
+        info.backend = node.backend;
+        info.partition = static_cast<int>(n);
+        out.push_back(std::move(info));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace edgeopt::rt

@@ -1,0 +1,231 @@
+// Model (immutable, shareable) and Interpreter (one per thread of use).
+//
+// Interpreter::Create resolves every op to a kernel (errors name the op and its index), then
+// AllocateTensors prepares kernels in order (shape inference), folds ops whose inputs are all
+// constant (e.g. DEQUANTIZE of float16 weights: done once, not per inference), and plans all
+// intermediate tensors into one arena where tensors with disjoint lifetimes share memory.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "graph/graph.h"
+#include "runtime/delegate.h"
+#include "runtime/kernel.h"
+#include "runtime/registry.h"
+#include "runtime/tensor.h"
+#include "runtime/thread_pool.h"
+
+namespace edgeopt::rt {
+
+class Model : public std::enable_shared_from_this<Model> {
+ public:
+  static Expected<std::shared_ptr<const Model>> FromFile(const std::string& path);
+  static Expected<std::shared_ptr<const Model>> FromGraph(Graph graph);
+
+  const Graph& graph() const { return graph_; }
+  const std::string& path() const { return path_; }
+  PackedWeightCache* packed_cache() const { return cache_.get(); }
+  size_t mapped_bytes() const;
+
+ private:
+  Model() = default;
+  Graph graph_;
+  std::string path_;
+  std::unique_ptr<PackedWeightCache> cache_;
+};
+
+struct InterpreterOptions {
+  int num_threads = 1;
+  // Reference kernels only (the oracle); optimized variants are skipped.
+  bool reference_kernels_only = false;
+  // Evaluate ops whose inputs are all constant once, at allocation time.
+  bool fold_constants = true;
+  // Application kernels, consulted before the built-in ones (custom ops, overrides).
+  std::shared_ptr<const OpRegistry> op_resolver;
+  // Backends asked, in order, to claim ops before the built-in CPU kernels.
+  std::vector<std::shared_ptr<Delegate>> delegates;
+  // Feature set used to choose kernel variants (defaults to this CPU).
+  const CpuFeatures* cpu = nullptr;
+};
+
+// Per-op timing of one invoke (filled when profiling is on).
+struct OpTiming {
+  int op_index = 0;
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+};
+
+struct OpInfo {
+  int index = 0;              // op index in the subgraph
+  std::string type;           // "CONV_2D" or the custom code
+  std::string variant;        // kernel variant, e.g. "conv2d/f32/avx2"
+  std::string backend;        // "cpu" or the delegate's name
+  bool folded = false;        // evaluated once at allocation (all inputs constant)
+  int partition = -1;         // delegate partition this op belongs to, or -1
+  int64_t macs = 0;
+};
+
+class SubgraphExec;
+
+class Interpreter {
+ public:
+  static Expected<std::unique_ptr<Interpreter>> Create(std::shared_ptr<const Model> model,
+                                                       const InterpreterOptions& options = {});
+  ~Interpreter();
+
+  const Model& model() const { return *model_; }
+
+  // Inputs/outputs of the main subgraph, by position.
+  int num_inputs() const;
+  int num_outputs() const;
+  RtTensor* input(int i);
+  RtTensor* output(int i);
+  // Position of an input/output by tensor name (or signature name), or -1.
+  int FindInput(const std::string& name) const;
+  int FindOutput(const std::string& name) const;
+
+  Status ResizeInput(int i, const Shape& shape);
+  // Prepares kernels and plans memory; implicit in the first Invoke and after a resize.
+  Status AllocateTensors();
+  Status Invoke();
+  // Asks a running Invoke to stop at the next op boundary (callable from any thread); that
+  // Invoke returns kCancelled. The flag is cleared when the next Invoke starts.
+  void Cancel() { cancel_.store(true); }
+
+  // Zero-copy I/O: the interpreter reads input i from / writes output i to the caller's buffer
+  // (at least 64-byte aligned recommended, at least the tensor's byte size). Invoke copies
+  // nothing. Rebinding or resizing unbinds nothing; pass nullptr to unbind.
+  Status BindInput(int i, void* data, size_t bytes);
+  Status BindOutput(int i, void* data, size_t bytes);
+
+  // Signatures.
+  std::vector<std::string> SignatureKeys() const;
+  // Runs the subgraph of a signature: inputs/outputs by signature name.
+  Expected<SubgraphExec*> Signature(const std::string& key);
+
+  // Variable tensors back to their initial values.
+  void ResetVariables();
+
+  // Introspection.
+  size_t arena_bytes() const;
+  size_t packed_weight_bytes() const;
+  size_t persistent_bytes() const;  // variable tensors and folded constants
+  std::vector<OpInfo> ops() const;  // main subgraph, execution order
+  int num_threads() const;
+
+  void EnableProfiling(bool on);
+  const std::vector<OpTiming>& last_profile() const;
+  ThreadPool& threads() { return *pool_; }
+  SubgraphExec& main();
+
+ private:
+  friend class SubgraphExec;
+  Interpreter() = default;
+
+  std::shared_ptr<const Model> model_;
+  InterpreterOptions options_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::vector<std::unique_ptr<SubgraphExec>> subgraphs_;
+  std::atomic<bool> cancel_{false};
+};
+
+// Execution state of one subgraph: tensors, kernels, memory plan. Also the handle returned for
+// a signature.
+class SubgraphExec : public KernelHost {
+ public:
+  SubgraphExec(Interpreter* owner, int index);
+  ~SubgraphExec() override;
+
+  Status Init();  // resolve kernels (called once by Interpreter::Create)
+  Status AllocateTensors();
+  Status Invoke();
+
+  int num_inputs() const { return static_cast<int>(sg().inputs.size()); }
+  int num_outputs() const { return static_cast<int>(sg().outputs.size()); }
+  RtTensor* input(int i) { return &tensors_[sg().inputs.at(i)]; }
+  RtTensor* output(int i) { return &tensors_[sg().outputs.at(i)]; }
+  int32_t input_tensor_index(int i) const { return sg().inputs.at(i); }
+  int32_t output_tensor_index(int i) const { return sg().outputs.at(i); }
+  // Signature-name aware lookup (falls back to tensor names).
+  int FindInput(const std::string& name) const;
+  int FindOutput(const std::string& name) const;
+  Status ResizeInput(int i, const Shape& shape);
+  Status BindTensor(int32_t tensor_index, void* data, size_t bytes);
+  void ResetVariables();
+
+  size_t arena_bytes() const { return arena_size_; }
+  size_t packed_weight_bytes() const;
+  size_t persistent_bytes() const;
+  std::vector<OpInfo> ops() const;
+  void EnableProfiling(bool on) { profiling_ = on; }
+  const std::vector<OpTiming>& last_profile() const { return profile_; }
+  const Subgraph& sg() const;
+  int index() const { return index_; }
+  std::string OpLabel(int op_index) const;  // "subgraph 0 op 12 (CONV_2D)"
+
+  // KernelHost
+  RtTensor* tensor(int32_t index) override { return &tensors_[index]; }
+  Status SetTensorShape(int32_t index, Shape shape, bool during_invoke) override;
+  void MarkDynamic(int32_t index) override;
+  int RequestScratch(int op_index, size_t bytes) override;
+  void* Scratch(int op_index, int id) override;
+  ThreadPool& threads() override;
+  bool in_invoke() const override { return in_invoke_; }
+  Status InvokeSubgraph(int subgraph_index, std::span<const RtTensor* const> inputs,
+                        std::span<RtTensor* const> outputs) override;
+  Expected<std::vector<const RtTensor*>> SubgraphOutputs(int subgraph_index,
+                                                         std::span<const RtTensor* const> inputs) override;
+  PackedWeightCache* packed_cache() override;
+  int subgraph_index() const override { return index_; }
+
+ private:
+  struct Node {
+    const Operator* op = nullptr;  // the graph op, or the synthetic partition op
+    int op_index = 0;              // index of (the first) graph op this node runs
+    std::unique_ptr<Operator> partition_op;
+    std::vector<int> partition_ops;  // graph op indices run by this node (delegate partition)
+    std::unique_ptr<OpKernel> kernel;
+    std::string backend = "cpu";
+    bool folded = false;
+    bool reprepare_at_invoke = false;
+    struct ScratchReq {
+      size_t bytes = 0;
+      size_t offset = 0;
+      std::vector<uint8_t> heap;  // used when requested during invoke
+      bool planned = false;
+    };
+    std::vector<ScratchReq> scratch;
+  };
+
+  Status PrepareAll();
+  Status FoldConstants();
+  Status PlanMemory();
+  void BindArenaPointers();
+  Status PrepareNode(size_t n);
+  bool NodeHasDynamicInput(const Node& node) const;
+  KernelContext ContextFor(size_t n);
+
+  Interpreter* owner_;
+  int index_;
+  std::vector<RtTensor> tensors_;
+  std::vector<Node> nodes_;
+  std::vector<uint8_t, std::allocator<uint8_t>> arena_storage_;
+  uint8_t* arena_ = nullptr;
+  size_t arena_size_ = 0;
+  std::vector<size_t> tensor_offsets_;  // arena offset per tensor (SIZE_MAX if not planned)
+  std::vector<char> dynamic_;           // tensor's shape known only at invoke time
+  bool allocated_ = false;
+  bool in_invoke_ = false;
+  bool profiling_ = false;
+  std::vector<OpTiming> profile_;
+  int current_node_ = -1;
+};
+
+}  // namespace edgeopt::rt
