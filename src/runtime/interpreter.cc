@@ -138,6 +138,9 @@ Expected<std::unique_ptr<Interpreter>> Interpreter::Create(std::shared_ptr<const
   for (size_t i = 0; i < g.subgraphs.size(); ++i)
     it->subgraphs_.push_back(std::make_unique<SubgraphExec>(it.get(), static_cast<int>(i)));
   for (auto& sg : it->subgraphs_) RETURN_IF_ERROR(sg->Init());
+  // Prepare now so shape/type problems surface when the model is loaded, and inputs have
+  // storage as soon as the caller gets the interpreter.
+  RETURN_IF_ERROR(it->subgraphs_[0]->AllocateTensors());
   return it;
 }
 

@@ -1,7 +1,7 @@
 // Model (immutable, shareable) and Interpreter (one per thread of use).
 //
-// Interpreter::Create resolves every op to a kernel (errors name the op and its index), then
-// AllocateTensors prepares kernels in order (shape inference), folds ops whose inputs are all
+// Interpreter::Create resolves every op to a kernel (errors name the op and its index) and
+// allocates: AllocateTensors prepares kernels in order (shape inference), folds ops whose inputs are all
 // constant (e.g. DEQUANTIZE of float16 weights: done once, not per inference), and plans all
 // intermediate tensors into one arena where tensors with disjoint lifetimes share memory.
 #pragma once
