@@ -530,6 +530,13 @@ Status SubgraphExec::PlanMemory() {
       last[t] = std::max(last[t], n);
     }
   }
+  if (owner_->options_.preserve_all_tensors) {
+    for (size_t t = 0; t < tensors_.size(); ++t)
+      if (last[t] >= 0) {
+        first[t] = -1;
+        last[t] = num_nodes;
+      }
+  }
   std::vector<PlanItem> items;
   std::vector<int32_t> item_tensor;
   for (size_t t = 0; t < tensors_.size(); ++t) {

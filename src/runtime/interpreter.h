@@ -51,6 +51,9 @@ struct InterpreterOptions {
   std::shared_ptr<const OpRegistry> op_resolver;
   // Backends asked, in order, to claim ops before the built-in CPU kernels.
   std::vector<std::shared_ptr<Delegate>> delegates;
+  // Give every tensor its own memory so all intermediate values can be read after Invoke
+  // (calibration, layer-by-layer comparison). Costs memory; off for normal inference.
+  bool preserve_all_tensors = false;
   // Feature set used to choose kernel variants (defaults to this CPU).
   const CpuFeatures* cpu = nullptr;
 };
