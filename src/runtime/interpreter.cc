@@ -215,6 +215,7 @@ SubgraphExec::~SubgraphExec() = default;
 const Subgraph& SubgraphExec::sg() const { return owner_->model_->graph().subgraphs[index_]; }
 ThreadPool& SubgraphExec::threads() { return *owner_->pool_; }
 PackedWeightCache* SubgraphExec::packed_cache() { return owner_->model_->packed_cache(); }
+ResourceStore& SubgraphExec::resources() { return owner_->resources_; }
 
 std::string SubgraphExec::OpLabel(int node) const {
   const Node& n = nodes_[node];
@@ -586,9 +587,12 @@ Status SubgraphExec::AllocateTensors() {
       r.bytes = TensorBytes(r.type, r.shape);
   }
   allocated_ = false;
-  RETURN_IF_ERROR(PrepareAll());
-  RETURN_IF_ERROR(FoldConstants());
-  RETURN_IF_ERROR(PlanMemory());
+  allocating_ = true;
+  Status st = PrepareAll();
+  if (st.ok()) st = FoldConstants();
+  if (st.ok()) st = PlanMemory();
+  allocating_ = false;
+  RETURN_IF_ERROR(st);
   allocated_ = true;
   return Status::Ok();
 }
@@ -708,6 +712,11 @@ Expected<std::vector<const RtTensor*>> SubgraphExec::SubgraphOutputs(int subgrap
     return InvalidModel("refers to subgraph " + std::to_string(subgraph_index) + ", which does not exist");
   if (subgraph_index == index_) return InvalidModel("subgraph " + std::to_string(index_) + " calls itself");
   SubgraphExec& target = *owner_->subgraphs_[subgraph_index];
+  // Control-flow ops prepare their subgraphs from their own Prepare; a subgraph reached again
+  // while it is being prepared (e.g. two WHILE bodies naming each other) would recurse forever.
+  if (target.allocating_)
+    return InvalidModel("subgraph " + std::to_string(subgraph_index) + " is used recursively (from subgraph " +
+                        std::to_string(index_) + ")");
   if (static_cast<int>(inputs.size()) != target.num_inputs())
     return InvalidModel("passes " + std::to_string(inputs.size()) + " inputs to subgraph " + std::to_string(subgraph_index) +
                         ", which has " + std::to_string(target.num_inputs()));
