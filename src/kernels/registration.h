@@ -6,5 +6,7 @@
 namespace edgeopt::kernels {
 
 void RegisterBasicKernels(rt::OpRegistry& r);
+// RFFT2D, COMPLEX_ABS, REAL, IMAG (kernels/signal).
+void RegisterSignalKernels(rt::OpRegistry& r);
 
 }  // namespace edgeopt::kernels
