@@ -7,6 +7,7 @@ namespace edgeopt::rt {
 void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterBasicKernels(r);
   kernels::RegisterSignalKernels(r);
+  kernels::RegisterLstmKernels(r);
 }
 
 }  // namespace edgeopt::rt

@@ -8,5 +8,7 @@ namespace edgeopt::kernels {
 void RegisterBasicKernels(rt::OpRegistry& r);
 // RFFT2D, COMPLEX_ABS, REAL, IMAG (kernels/signal).
 void RegisterSignalKernels(rt::OpRegistry& r);
+// UNIDIRECTIONAL_SEQUENCE_LSTM, LSTM (kernels/lstm).
+void RegisterLstmKernels(rt::OpRegistry& r);
 
 }  // namespace edgeopt::kernels

@@ -330,7 +330,10 @@ void SubgraphExec::ResetVariables() {
     RtTensor& r = tensors_[i];
     if (r.alloc != Allocation::kPersistent || !r.def || !r.def->is_variable) continue;
     size_t bytes = TensorBytes(r.type, r.shape);
-    r.owned.assign(bytes, 0);
+    // As LiteRT's ResetVariableTensor: int8 state starts at its zero point (real 0), other
+    // types at 0 bytes, unless the model gives initial data.
+    const uint8_t fill = r.type == DType::kInt8 ? static_cast<uint8_t>(r.zero_point()) : 0;
+    r.owned.assign(bytes, fill);
     auto init = g.TensorData(*r.def);
     if (init.size() == bytes) std::memcpy(r.owned.data(), init.data(), bytes);
     r.data = r.owned.data();
