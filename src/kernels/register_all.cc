@@ -8,6 +8,7 @@ void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterBasicKernels(r);
   kernels::RegisterSignalKernels(r);
   kernels::RegisterLstmKernels(r);
+  kernels::RegisterControlFlowKernels(r);
 }
 
 }  // namespace edgeopt::rt

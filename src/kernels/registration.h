@@ -10,5 +10,7 @@ void RegisterBasicKernels(rt::OpRegistry& r);
 void RegisterSignalKernels(rt::OpRegistry& r);
 // UNIDIRECTIONAL_SEQUENCE_LSTM, LSTM (kernels/lstm).
 void RegisterLstmKernels(rt::OpRegistry& r);
+// WHILE, IF, CALL_ONCE, VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE (kernels/control_flow).
+void RegisterControlFlowKernels(rt::OpRegistry& r);
 
 }  // namespace edgeopt::kernels
