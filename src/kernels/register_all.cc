@@ -9,6 +9,7 @@ void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterSignalKernels(r);
   kernels::RegisterLstmKernels(r);
   kernels::RegisterControlFlowKernels(r);
+  kernels::RegisterDetectionKernels(r);
 }
 
 }  // namespace edgeopt::rt

@@ -12,5 +12,7 @@ void RegisterSignalKernels(rt::OpRegistry& r);
 void RegisterLstmKernels(rt::OpRegistry& r);
 // WHILE, IF, CALL_ONCE, VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE (kernels/control_flow).
 void RegisterControlFlowKernels(rt::OpRegistry& r);
+// Custom op TFLite_Detection_PostProcess (kernels/detection).
+void RegisterDetectionKernels(rt::OpRegistry& r);
 
 }  // namespace edgeopt::kernels
