@@ -743,6 +743,10 @@ Status SubgraphExec::InvokeSubgraph(int subgraph_index, std::span<const RtTensor
                                     std::span<RtTensor* const> outputs) {
   static thread_local int depth = 0;
   if (depth >= kMaxSubgraphDepth) return InvalidModel("subgraph calls nest deeper than " + std::to_string(kMaxSubgraphDepth));
+  // A WHILE whose cond and body have no ops would never reach an op boundary: check here too,
+  // so Cancel() stops any loop.
+  if (owner_->cancel_.load(std::memory_order_relaxed))
+    return Cancelled("invoke cancelled before calling subgraph " + std::to_string(subgraph_index));
   ASSIGN_OR_RETURN(auto outs, SubgraphOutputs(subgraph_index, inputs));
   SubgraphExec& target = *owner_->subgraphs_[subgraph_index];
   if (outputs.size() > outs.size())

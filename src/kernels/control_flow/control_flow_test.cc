@@ -5,7 +5,9 @@
 // family; the edgeopt side gets small stand-ins through the op resolver (TFLite uses its own).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "graph/builder.h"
 #include "kernels/common/kernel_util.h"
@@ -61,8 +63,29 @@ Status LessInvoke(rt::KernelContext& ctx, const NoState&) {
   return Status::Ok();
 }
 
+// CONCATENATION of two float tensors along axis 0.
+Status ConcatPrepare(rt::KernelContext& ctx, NoState&) {
+  const rt::RtTensor* a = ctx.input(0);
+  const rt::RtTensor* b = ctx.input(1);
+  if (a->type != DType::kFloat32 || b->type != DType::kFloat32 || a->rank() < 1 || a->rank() != b->rank())
+    return ctx.Error("test stand-in supports two float tensors of equal rank");
+  rt::Shape shape = a->shape;
+  shape[0] += b->shape[0];
+  return ctx.SetOutputShape(0, shape);
+}
+
+Status ConcatInvoke(rt::KernelContext& ctx, const NoState&) {
+  const size_t na = ctx.input(0)->num_elements(), nb = ctx.input(1)->num_elements();
+  float* out = ctx.output(0)->data_as<float>();
+  std::memcpy(out, ctx.input(0)->data, na * 4);
+  std::memcpy(out + na, ctx.input(1)->data, nb * 4);
+  return Status::Ok();
+}
+
 std::shared_ptr<const rt::OpRegistry> StandIns() {
   auto r = std::make_shared<rt::OpRegistry>();
+  r->Add(tflite::BuiltinOperator_CONCATENATION,
+         kernels::MakeFnFactory<NoState>(ConcatPrepare, ConcatInvoke, "concatenation/test"));
   r->Add(tflite::BuiltinOperator_ADD, kernels::MakeFnFactory<NoState>(BinaryPrepare, AddInvoke, "add/test"));
   r->Add(tflite::BuiltinOperator_LESS, kernels::MakeFnFactory<NoState>(BinaryPrepare, LessInvoke, "less/test"));
   return r;
@@ -243,6 +266,101 @@ TEST(ControlFlowConformance, CallOnceAndResourceVariables) {
   EXPECT_TRUE(report.ok) << report.Summary() << " " << report.error;
 }
 
+// while (i < limit) { i = i + 1; x = concat(x, x) }: the loop value grows, so the WHILE
+// outputs (and the op reading them) get their shapes at run time.
+Graph GrowingWhileGraph() {
+  GraphBuilder b;
+  auto i0 = b.Input("i", DType::kInt32, {});
+  auto limit = b.Input("limit", DType::kInt32, {});
+  auto x0 = b.Input("x", DType::kFloat32, {1, 3});
+  auto i1 = b.Tensor("i_out", DType::kInt32, {});
+  auto l1 = b.Tensor("limit_out", DType::kInt32, {});
+  auto x1 = b.Tensor("x_out", DType::kFloat32, {1, 3});
+  tflite::WhileOptionsT wo;
+  wo.cond_subgraph_index = 1;
+  wo.body_subgraph_index = 2;
+  b.Op(tflite::BuiltinOperator_WHILE, {i0, limit, x0}, {i1, l1, x1}, wo);
+  auto y = b.Tensor("y", DType::kFloat32, {1, 3});
+  Add(b, x1, x1, y);
+  b.Output(i1);
+  b.Output(y);
+  b.NewSubgraph("cond");
+  {
+    auto i = b.Input("i", DType::kInt32, {});
+    auto l = b.Input("limit", DType::kInt32, {});
+    b.Input("x", DType::kFloat32, {1, 3});
+    auto less = b.Tensor("less", DType::kBool, {});
+    b.Op(tflite::BuiltinOperator_LESS, {i, l}, {less});
+    b.Output(less);
+  }
+  b.NewSubgraph("body");
+  {
+    auto i = b.Input("i", DType::kInt32, {});
+    auto l = b.Input("limit", DType::kInt32, {});
+    auto x = b.Input("x", DType::kFloat32, {1, 3});
+    auto one = b.Const<int32_t>("one", DType::kInt32, {}, {1});
+    auto i_next = b.Tensor("i_next", DType::kInt32, {});
+    Add(b, i, one, i_next);
+    auto x_next = b.Tensor("x_next", DType::kFloat32, {2, 3});
+    tflite::ConcatenationOptionsT co;
+    co.axis = 0;
+    b.Op(tflite::BuiltinOperator_CONCATENATION, {x, x}, {x_next}, co);
+    b.Output(i_next);
+    b.Output(l);
+    b.Output(x_next);
+  }
+  return b.Finish();
+}
+
+TEST(ControlFlowConformance, WhileWithGrowingShapes) {
+  REQUIRE_TFLITE();
+  std::vector<std::vector<TensorValue>> inputs;
+  for (int limit : {3, 0, 1, 4})
+    inputs.push_back({Int32Scalar("i", 0), Int32Scalar("limit", limit), Floats("x", {1, 3}, {1, -2, 0.5f})});
+  testing::CompareOptions o;
+  o.rtol = 0;
+  o.atol = 0;
+  auto report = testing::CompareGraphInvokes(GrowingWhileGraph(), static_cast<int>(inputs.size()), o, inputs, StandIns());
+  EXPECT_TRUE(report.ok) << report.Summary() << " " << report.error;
+}
+
+// out = cond ? concat(x, x) : x + x: the branches disagree on the output shape.
+TEST(ControlFlowConformance, IfWithBranchShapesDiffering) {
+  REQUIRE_TFLITE();
+  GraphBuilder b;
+  auto c = b.Input("cond", DType::kBool, {});
+  auto x = b.Input("x", DType::kFloat32, {2, 2});
+  auto out = b.Tensor("out", DType::kFloat32, {2, 2});
+  tflite::IfOptionsT io;
+  io.then_subgraph_index = 1;
+  io.else_subgraph_index = 2;
+  b.Op(tflite::BuiltinOperator_IF, {c, x}, {out}, io);
+  b.Output(out);
+  b.NewSubgraph("then");
+  {
+    auto bx = b.Input("x", DType::kFloat32, {2, 2});
+    auto r = b.Tensor("r", DType::kFloat32, {4, 2});
+    tflite::ConcatenationOptionsT co;
+    b.Op(tflite::BuiltinOperator_CONCATENATION, {bx, bx}, {r}, co);
+    b.Output(r);
+  }
+  b.NewSubgraph("else");
+  {
+    auto bx = b.Input("x", DType::kFloat32, {2, 2});
+    auto r = b.Tensor("r", DType::kFloat32, {2, 2});
+    Add(b, bx, bx, r);
+    b.Output(r);
+  }
+  std::vector<std::vector<TensorValue>> inputs;
+  for (bool cond : {true, false, true})
+    inputs.push_back({Bool("cond", cond), Floats("x", {2, 2}, {1, 2, 3, 4})});
+  testing::CompareOptions o;
+  o.rtol = 0;
+  o.atol = 0;
+  auto report = testing::CompareGraphInvokes(b.Finish(), 3, o, inputs, StandIns());
+  EXPECT_TRUE(report.ok) << report.Summary() << " " << report.error;
+}
+
 // ---- errors ---------------------------------------------------------------------------------
 
 Status RunGraph(Graph g, int invokes = 1) {
@@ -313,6 +431,39 @@ TEST(ControlFlowErrors, HostileModels) {
     o.init_subgraph_index = 5;
     ExpectError(RunGraph(std::move(g)), "CALL_ONCE", "init subgraph index 5 is out of range");
   }
+}
+
+// A WHILE whose cond passes its true input through and whose body has no ops never ends by
+// itself (TFLite would spin forever); Cancel() must still stop it.
+TEST(ControlFlowRuntime, EndlessWhileIsCancellable) {
+  GraphBuilder b;
+  auto go = b.Input("go", DType::kBool, {});
+  auto done = b.Tensor("done", DType::kBool, {});
+  tflite::WhileOptionsT wo;
+  wo.cond_subgraph_index = 1;
+  wo.body_subgraph_index = 2;
+  b.Op(tflite::BuiltinOperator_WHILE, {go}, {done}, wo);
+  b.Output(done);
+  for (int k = 0; k < 2; ++k) {
+    b.NewSubgraph(k == 0 ? "cond" : "body");
+    auto v = b.Input("v", DType::kBool, {});
+    b.Output(v);
+  }
+  auto model = rt::Model::FromGraph(b.Finish());
+  ASSERT_TRUE(model.ok());
+  auto interp = rt::Interpreter::Create(*model);
+  ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+  ASSERT_TRUE((*interp)->AllocateTensors().ok());
+  (*interp)->input(0)->data[0] = 1;
+  Status result;
+  std::thread runner([&] { result = (*interp)->Invoke(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  (*interp)->Cancel();
+  runner.join();
+  EXPECT_EQ(result.code(), StatusCode::kCancelled) << result.ToString();
+  // Not cancelled, with a false condition: ends at once.
+  (*interp)->input(0)->data[0] = 0;
+  EXPECT_TRUE((*interp)->Invoke().ok());
 }
 
 TEST(ControlFlowRuntime, VariablesPersistAndCallOnceRunsOnce) {

@@ -18,6 +18,12 @@
 namespace edgeopt::kernels {
 namespace {
 
+// A failure inside a called subgraph, with the op named and the status code kept (a cancelled
+// invoke stays kCancelled).
+Status InSubgraph(const rt::KernelContext& ctx, const Status& st, const std::string& what) {
+  return st.WithContext(ctx.op().type_name() + ": " + what);
+}
+
 std::vector<const rt::RtTensor*> InputsFrom(const rt::KernelContext& ctx, int first) {
   std::vector<const rt::RtTensor*> v;
   for (int i = first; i < ctx.num_inputs(); ++i) v.push_back(ctx.input(i));
@@ -110,10 +116,10 @@ class WhileKernel : public rt::OpKernel {
     rt::RtTensor* cond_out[1] = {&cond_result_};
     for (int64_t iteration = 0;; ++iteration) {
       Status st = ctx.host()->InvokeSubgraph(cond_, state_in, cond_out);
-      if (!st.ok()) return ctx.Error("cond subgraph: " + st.message());
+      if (!st.ok()) return InSubgraph(ctx, st, "cond subgraph");
       if (!cond_storage_) break;
       st = ctx.host()->InvokeSubgraph(body_, state_in, state);
-      if (!st.ok()) return ctx.Error("body subgraph (iteration " + std::to_string(iteration) + "): " + st.message());
+      if (!st.ok()) return InSubgraph(ctx, st, "body subgraph (iteration " + std::to_string(iteration) + ")");
     }
     return Status::Ok();
   }
@@ -166,7 +172,7 @@ class IfKernel : public rt::OpKernel {
     const int b = cond ? 0 : 1;
     auto outs = Outputs(ctx);
     Status st = ctx.host()->InvokeSubgraph(branch_[b], InputsFrom(ctx, 1), outs);
-    if (!st.ok()) return ctx.Error(std::string(cond ? "then" : "else") + " subgraph: " + st.message());
+    if (!st.ok()) return InSubgraph(ctx, st, std::string(cond ? "then" : "else") + " subgraph");
     return Status::Ok();
   }
 
@@ -193,7 +199,7 @@ class CallOnceKernel : public rt::OpKernel {
   Status Invoke(rt::KernelContext& ctx) override {
     if (done_) return Status::Ok();
     Status st = ctx.host()->InvokeSubgraph(init_, {}, {});
-    if (!st.ok()) return ctx.Error("init subgraph: " + st.message());
+    if (!st.ok()) return InSubgraph(ctx, st, "init subgraph");
     done_ = true;
     return Status::Ok();
   }
