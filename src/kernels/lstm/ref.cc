@@ -702,9 +702,12 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateLstm(const rt::KernelCreateContext
 
 }  // namespace
 
+void RegisterRnnKernels(rt::OpRegistry& r);  // ref_rnn.cc
+
 void RegisterLstmKernels(rt::OpRegistry& r) {
   r.Add(tflite::BuiltinOperator_UNIDIRECTIONAL_SEQUENCE_LSTM, CreateSequenceLstm);
   r.Add(tflite::BuiltinOperator_LSTM, CreateLstm);
+  RegisterRnnKernels(r);
 }
 
 }  // namespace edgeopt::kernels
