@@ -702,12 +702,14 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateLstm(const rt::KernelCreateContext
 
 }  // namespace
 
-void RegisterRnnKernels(rt::OpRegistry& r);  // ref_rnn.cc
+void RegisterRnnKernels(rt::OpRegistry& r);   // ref_rnn.cc
+void RegisterSvdfKernels(rt::OpRegistry& r);  // ref_svdf.cc
 
 void RegisterLstmKernels(rt::OpRegistry& r) {
   r.Add(tflite::BuiltinOperator_UNIDIRECTIONAL_SEQUENCE_LSTM, CreateSequenceLstm);
   r.Add(tflite::BuiltinOperator_LSTM, CreateLstm);
   RegisterRnnKernels(r);
+  RegisterSvdfKernels(r);
 }
 
 }  // namespace edgeopt::kernels
