@@ -195,6 +195,8 @@ TEST(LstmConformance, Hybrid) {
   { LstmCase c = base; c.layer_norm = true; c.cell_clip = 0.5f; cases.push_back(c); }
   { LstmCase c = base; c.batch = 3; c.time = 5; c.input = 19; c.cell = 11; c.output = 7; c.asymmetric = true; c.peephole = true; cases.push_back(c); }
   { LstmCase c = base; c.sequence = false; c.asymmetric = true; cases.push_back(c); }
+  { LstmCase c = base; c.output = 6; c.proj_bias = true; cases.push_back(c); }
+  { LstmCase c = base; c.output = 6; c.cifg = true; c.batch = 1; cases.push_back(c); }
   for (const auto& c : cases) ExpectMatches(c);
 }
 
