@@ -45,6 +45,12 @@ Status LstmCell::Prepare(const rt::KernelContext& ctx, int n_batch, const rt::Rt
   }
   RETURN_IF_ERROR(need(in_.output_state, "output state"));
   RETURN_IF_ERROR(need(in_.cell_state, "cell state"));
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    const rt::RtTensor* t = ctx.input(i);
+    if (t && t->def && t->def->sparsity)
+      return ctx.UnsupportedError("sparse tensor " + Describe(*t) + " (input " + std::to_string(i) +
+                                  ") is not supported; densify the model");
+  }
 
   n_batch_ = n_batch;
   n_input_ = input.dim(-1);

@@ -301,6 +301,11 @@ TEST(LstmErrors, BadModels) {
     g.main().tensors[0].shape = {2, 15};
     expect_error(std::move(g), "input must have rank 3");
   }
+  {
+    Graph g = BuildLstm({});
+    g.main().tensors[g.main().ops[0].inputs[2]].sparsity = std::make_shared<tflite::SparsityParametersT>();
+    expect_error(std::move(g), "is not supported; densify the model");
+  }
 }
 
 }  // namespace

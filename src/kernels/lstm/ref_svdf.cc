@@ -35,6 +35,11 @@ class SvdfKernel : public rt::OpKernel {
     RETURN_IF_ERROR(CheckOutputCount(ctx, 1));
     for (int i : {kInput, kWeightsFeature, kWeightsTime, kState})
       if (!ctx.input(i)) return ctx.Error("input " + std::to_string(i) + " is missing");
+    for (int i = 0; i < ctx.num_inputs(); ++i) {
+      const rt::RtTensor* t = ctx.input(i);
+      if (t && t->def && t->def->sparsity)
+        return ctx.UnsupportedError("sparse tensor " + Describe(*t) + " is not supported; densify the model");
+    }
     const rt::RtTensor* input = ctx.input(kInput);
     const rt::RtTensor* wf = ctx.input(kWeightsFeature);
     const rt::RtTensor* wt = ctx.input(kWeightsTime);

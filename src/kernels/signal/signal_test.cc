@@ -1,9 +1,14 @@
 // RFFT2D / COMPLEX_ABS / REAL / IMAG against TFLite 2.9, and error paths.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <random>
+
+#include "format/reader.h"
 #include "graph/builder.h"
 #include "runtime/interpreter.h"
 #include "support/conformance.h"
+#include "support/core/model_files.h"
 
 namespace edgeopt {
 namespace {
@@ -57,6 +62,49 @@ TEST(SignalConformance, Rfft2dAndComplexParts) {
     auto report = CompareGraph(Rfft2dGraph(c.shape, c.fft_h, c.fft_w), o);
     EXPECT_TRUE(report.ok) << "shape " << rt::ShapeToString(c.shape) << " fft {" << c.fft_h << "," << c.fft_w
                            << "}: " << report.Summary();
+  }
+}
+
+// The RFFT2D op of yamnet_dynamic_range.tflite ([96, 1, 512] frames, its own fft_length) and
+// its COMPLEX_ABS, each kept alone with its real constants.
+TEST(SignalConformance, RealYamnetOps) {
+  if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)";
+  EDGEOPT_REQUIRE_SHARED_MODELS();
+  const std::string path = testing::SharedModel("yamnet_dynamic_range.tflite");
+  if (path.empty()) GTEST_SKIP() << "yamnet_dynamic_range.tflite absent";
+  for (auto code : {tflite::BuiltinOperator_RFFT2D, tflite::BuiltinOperator_COMPLEX_ABS}) {
+    auto g = ReadModelFile(path);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    Subgraph& sg = g->main();
+    int found = -1;
+    for (size_t i = 0; i < sg.ops.size() && found < 0; ++i)
+      if (sg.ops[i].code == code) found = static_cast<int>(i);
+    ASSERT_GE(found, 0);
+    Operator op = sg.ops[found];
+    sg.ops = {op};
+    sg.inputs = {op.inputs[0]};
+    sg.outputs = {op.outputs[0]};
+    g->signatures.clear();
+    g->DropUnused();
+    testing::CompareOptions o;
+    o.rtol = 1e-5;
+    o.atol = 1e-5;
+    std::vector<testing::TensorValue> inputs;
+    if (code == tflite::BuiltinOperator_COMPLEX_ABS) {
+      // Random complex values (the harness would give zeros for complex inputs).
+      const Tensor& t = sg.tensors[sg.inputs[0]];
+      testing::TensorValue v;
+      v.name = t.name;
+      v.type = t.type;
+      v.shape = t.shape;
+      std::mt19937_64 rng(3);
+      auto f = RandomFloats(rng, static_cast<size_t>(t.num_elements()) * 2, -50.0f, 50.0f);
+      v.data.resize(f.size() * 4);
+      std::memcpy(v.data.data(), f.data(), v.data.size());
+      inputs.push_back(std::move(v));
+    }
+    auto report = CompareGraph(*g, o, inputs);
+    EXPECT_TRUE(report.ok) << BuiltinName(code) << ": " << report.Summary();
   }
 }
 
