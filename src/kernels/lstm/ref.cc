@@ -174,6 +174,8 @@ Expected<Mode> ChooseMode(const rt::KernelCreateContext& cc, int output_weights_
 Expected<std::unique_ptr<rt::OpKernel>> CreateSequenceLstm(const rt::KernelCreateContext& cc) {
   ASSIGN_OR_RETURN(Mode mode, ChooseMode(cc, kUniCell.input_w[lstm::kOutputGate]));
   const auto& o = GetOptions<tflite::UnidirectionalSequenceLSTMOptionsT>(cc.op);
+  if (o.diagonal_recurrent_tensors)
+    return cc.Error("diagonal_recurrent_tensors (op version 4, newer than TFLite 2.9) is not supported");
   CellOptions opt{o.fused_activation_function, o.cell_clip, o.proj_clip, o.asymmetric_quantize_inputs};
   return std::unique_ptr<rt::OpKernel>(new LstmKernel(mode, /*sequence=*/true, o.time_major, kUniCell, opt));
 }
