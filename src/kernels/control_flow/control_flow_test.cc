@@ -361,6 +361,70 @@ TEST(ControlFlowConformance, IfWithBranchShapesDiffering) {
   EXPECT_TRUE(report.ok) << report.Summary() << " " << report.error;
 }
 
+// A resource handle carried through a WHILE: the body doubles the variable each iteration; the
+// main graph reads it after the loop (variables are shared across subgraphs).
+Graph VariableLoopGraph() {
+  GraphBuilder b;
+  auto x = b.Input("x", DType::kFloat32, {3});
+  auto limit = b.Input("limit", DType::kInt32, {});
+  auto h = b.Tensor("h", DType::kResource, {});
+  tflite::VarHandleOptionsT vo;
+  vo.shared_name = "acc";
+  b.Op(tflite::BuiltinOperator_VAR_HANDLE, {}, {h}, vo);
+  b.Op(tflite::BuiltinOperator_ASSIGN_VARIABLE, {h, x}, {}, tflite::AssignVariableOptionsT{});
+  auto i0 = b.Const<int32_t>("i0", DType::kInt32, {}, {0});
+  auto i1 = b.Tensor("i_out", DType::kInt32, {});
+  auto l1 = b.Tensor("limit_out", DType::kInt32, {});
+  auto h1 = b.Tensor("h_out", DType::kResource, {});
+  tflite::WhileOptionsT wo;
+  wo.cond_subgraph_index = 1;
+  wo.body_subgraph_index = 2;
+  b.Op(tflite::BuiltinOperator_WHILE, {i0, limit, h}, {i1, l1, h1}, wo);
+  auto y = b.Tensor("y", DType::kFloat32, {3});
+  b.Op(tflite::BuiltinOperator_READ_VARIABLE, {h1}, {y}, tflite::ReadVariableOptionsT{});
+  b.Output(i1);
+  b.Output(y);
+  b.NewSubgraph("cond");
+  {
+    auto i = b.Input("i", DType::kInt32, {});
+    auto l = b.Input("limit", DType::kInt32, {});
+    b.Input("h", DType::kResource, {});
+    auto less = b.Tensor("less", DType::kBool, {});
+    b.Op(tflite::BuiltinOperator_LESS, {i, l}, {less});
+    b.Output(less);
+  }
+  b.NewSubgraph("body");
+  {
+    auto i = b.Input("i", DType::kInt32, {});
+    auto l = b.Input("limit", DType::kInt32, {});
+    auto bh = b.Input("h", DType::kResource, {});
+    auto one = b.Const<int32_t>("one", DType::kInt32, {}, {1});
+    auto i_next = b.Tensor("i_next", DType::kInt32, {});
+    Add(b, i, one, i_next);
+    auto v = b.Tensor("v", DType::kFloat32, {3});
+    b.Op(tflite::BuiltinOperator_READ_VARIABLE, {bh}, {v}, tflite::ReadVariableOptionsT{});
+    auto v2 = b.Tensor("v2", DType::kFloat32, {3});
+    Add(b, v, v, v2);
+    b.Op(tflite::BuiltinOperator_ASSIGN_VARIABLE, {bh, v2}, {}, tflite::AssignVariableOptionsT{});
+    b.Output(i_next);
+    b.Output(l);
+    b.Output(bh);
+  }
+  return b.Finish();
+}
+
+TEST(ControlFlowConformance, ResourceHandleThroughWhile) {
+  REQUIRE_TFLITE();
+  std::vector<std::vector<TensorValue>> inputs;
+  for (int limit : {3, 0, 5})
+    inputs.push_back({Floats("x", {3}, {1.5f, -2, 0.25f}), Int32Scalar("limit", limit)});
+  testing::CompareOptions o;
+  o.rtol = 0;
+  o.atol = 0;
+  auto report = testing::CompareGraphInvokes(VariableLoopGraph(), 3, o, inputs, StandIns());
+  EXPECT_TRUE(report.ok) << report.Summary() << " " << report.error;
+}
+
 // ---- errors ---------------------------------------------------------------------------------
 
 Status RunGraph(Graph g, int invokes = 1) {
