@@ -98,7 +98,7 @@ float BoxValue(const rt::RtTensor& t, int64_t i) {
 class DetectionPostProcessKernel : public rt::OpKernel {
  public:
   explicit DetectionPostProcessKernel(DetectionOptions o) : o_(o) {}
-  std::string variant() const override { return "detection_postprocess/any/ref"; }
+  std::string variant() const override { return "detection_postprocess/" + dtype_ + "/ref"; }
 
   Status Prepare(rt::KernelContext& ctx) override {
     RETURN_IF_ERROR(CheckInputCount(ctx, 3, 3));
@@ -128,6 +128,7 @@ class DetectionPostProcessKernel : public rt::OpKernel {
     for (int i = 0; i < 4; ++i)
       if (ctx.output(i)->type != DType::kFloat32)
         return ctx.Error("output " + std::to_string(i) + " must be float32, is " + Describe(*ctx.output(i)));
+    dtype_ = boxes->type == DType::kFloat32 ? "f32" : boxes->type == DType::kUInt8 ? "u8" : "i8";
     const int d = o_.max_detections * o_.max_classes_per_detection;
     RETURN_IF_ERROR(ctx.SetOutputShape(0, {1, d, 4}));
     RETURN_IF_ERROR(ctx.SetOutputShape(1, {1, d}));
@@ -339,6 +340,7 @@ class DetectionPostProcessKernel : public rt::OpKernel {
   }
 
   DetectionOptions o_;
+  std::string dtype_ = "f32";  // box encoding type, for variant()
   int num_boxes_ = 0, box_stride_ = 4, classes_with_background_ = 0;
   std::vector<Box> decoded_;
   std::vector<float> scores_, column_, keep_values_, max_scores_, merged_score_, sorted_values_;
