@@ -20,6 +20,14 @@ bool CheckedLog2(float x, int* log2_result) {
   return std::abs(x_log2 - rounded) < 1e-3f;
 }
 
+// QuantizeMultiplier for a requantization scale that must stay within what the fixed-point
+// multiply handles (a hostile model's huge scale would shift past 31 bits).
+bool Decompose(double scale, int32_t* multiplier, int* shift) {
+  if (!(scale >= 0.0) || !std::isfinite(scale)) return false;
+  QuantizeMultiplier(scale, multiplier, shift);
+  return *shift <= 30;
+}
+
 void Activate(float* v, int n, int activation) {
   if (activation == kSigmoid)
     for (int i = 0; i < n; ++i) v[i] = Sigmoid(v[i]);
@@ -61,6 +69,9 @@ Status LstmCell::Prepare(const rt::KernelContext& ctx, int n_batch, const rt::Rt
                           Describe(*r_out));
   n_cell_ = w_out->dim(0);
   n_output_ = r_out->dim(1);
+  if (n_cell_ < 1 || n_output_ < 1 || n_input_ < 1)
+    return Error(ctx, "n_cell, n_output and n_input must be >= 1 (input " + Describe(input) + ", weights " +
+                          Describe(*w_out) + ", " + Describe(*r_out) + ")");
 
   cifg_ = T(ctx, in_.input_w[kInputGate]) == nullptr;
   if ((T(ctx, in_.recurrent_w[kInputGate]) == nullptr) != cifg_)
@@ -246,21 +257,23 @@ Status LstmCell::PrepareInteger(const rt::KernelContext& ctx, const rt::RtTensor
     // Products in float as TFLite computes them, then decomposed in double.
     const float x_eff = scale_of(in_.input_w[g]) * input_scale / inter_scale[g];
     const float h_eff = scale_of(in_.recurrent_w[g]) * output_state_scale / inter_scale[g];
-    QuantizeMultiplier(x_eff, &p.x_scale_a[g], &p.x_scale_b[g]);
-    QuantizeMultiplier(h_eff, &p.h_scale_a[g], &p.h_scale_b[g]);
+    bool ok = Decompose(x_eff, &p.x_scale_a[g], &p.x_scale_b[g]) && Decompose(h_eff, &p.h_scale_a[g], &p.h_scale_b[g]);
     if (peephole_ && g != kCellGate) {
       const float c_eff = static_cast<float>(std::pow(2, p.cell_scale) * scale_of(in_.peephole[g]) / inter_scale[g]);
-      QuantizeMultiplier(c_eff, &p.c_scale_a[g], &p.c_scale_b[g]);
+      ok = ok && Decompose(c_eff, &p.c_scale_a[g], &p.c_scale_b[g]);
     }
     const float ln_scale = layer_norm_ ? scale_of(in_.layer_norm[g]) : 1.0f;
-    QuantizeMultiplier(ln_scale, &p.ln_scale_a[g], &p.ln_scale_b[g]);
+    ok = ok && Decompose(ln_scale, &p.ln_scale_a[g], &p.ln_scale_b[g]);
+    if (!ok) return Error(ctx, std::string(kGateNames[g]) + " gate: quantization scales give an out-of-range multiplier");
     p.variance_guard[g] = std::max(1, static_cast<int32_t>(10000 * ln_scale));
   }
   const float hidden_eff = static_cast<float>(std::pow(2, -15) / inter_scale[4] * std::pow(2, -15));
-  QuantizeMultiplier(hidden_eff, &p.hidden_scale_a, &p.hidden_scale_b);
+  if (!Decompose(hidden_eff, &p.hidden_scale_a, &p.hidden_scale_b))
+    return Error(ctx, "hidden state scale gives an out-of-range multiplier");
   if (projection_) {
     const float proj_eff = scale_of(in_.proj_w) * inter_scale[4] / output_state_scale;
-    QuantizeMultiplier(proj_eff, &p.proj_scale_a, &p.proj_scale_b);
+    if (!Decompose(proj_eff, &p.proj_scale_a, &p.proj_scale_b))
+      return Error(ctx, "projection scales give an out-of-range multiplier");
   }
   p.hidden_zp = hidden->zero_point();
   p.output_state_zp = output_state->zero_point();

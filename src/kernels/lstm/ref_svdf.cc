@@ -6,6 +6,7 @@
 // state (variable, [B, M*F]). Variants: float32; hybrid (int8 weights, float activations, the
 // input quantized per row at run time); full integer (int8 input/output/feature weights, int16
 // time weights and state, int32 bias; TFLite 2.9 requires RELU and applies only the int8 clamp).
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -90,6 +91,8 @@ class SvdfKernel : public rt::OpKernel {
       const float s2 = state->scale() * wt->scale() / out->scale();
       QuantizeMultiplier(s1, &scale1_a_, &scale1_b_);
       QuantizeMultiplier(s2, &scale2_a_, &scale2_b_);
+      if (!std::isfinite(s1) || !std::isfinite(s2) || scale1_b_ > 30 || scale2_b_ > 30)
+        return ctx.Error("quantization scales give an out-of-range multiplier");
       scratch_id_ = ctx.RequestScratch(static_cast<size_t>(batch_) * filters_ * sizeof(int32_t));
     } else {
       const size_t bytes = static_cast<size_t>(batch_) * filters_ * sizeof(float) +
