@@ -19,6 +19,7 @@
 #include "runtime/delegate.h"
 #include "runtime/kernel.h"
 #include "runtime/registry.h"
+#include "runtime/resources.h"
 #include "runtime/tensor.h"
 #include "runtime/thread_pool.h"
 
@@ -136,6 +137,7 @@ class Interpreter {
   InterpreterOptions options_;
   std::unique_ptr<ThreadPool> pool_;
   std::vector<std::unique_ptr<SubgraphExec>> subgraphs_;
+  ResourceStore resources_;
   std::atomic<bool> cancel_{false};
 };
 
@@ -187,6 +189,7 @@ class SubgraphExec : public KernelHost {
                                                          std::span<const RtTensor* const> inputs) override;
   PackedWeightCache* packed_cache() override;
   int subgraph_index() const override { return index_; }
+  ResourceStore& resources() override;
 
  private:
   struct Node {
@@ -225,6 +228,7 @@ class SubgraphExec : public KernelHost {
   std::vector<size_t> tensor_offsets_;  // arena offset per tensor (SIZE_MAX if not planned)
   std::vector<char> dynamic_;           // tensor's shape known only at invoke time
   bool allocated_ = false;
+  bool allocating_ = false;  // inside AllocateTensors: a nested request for this subgraph is a cycle
   bool in_invoke_ = false;
   bool profiling_ = false;
   std::vector<OpTiming> profile_;
