@@ -496,7 +496,7 @@ std::string SummaryToText(const ModelSummary& s, const SummaryTextOptions& optio
     if (s.unused_constant_bytes) data += " (" + HumanBytes(s.unused_constant_bytes) + " read by no op)";
     if (s.metadata_bytes) data += ", " + HumanBytes(s.metadata_bytes) + " metadata";
     if (s.file_size >= s.constant_bytes + s.metadata_bytes && s.file_size)
-      data += ", " + HumanBytes(s.file_size - s.constant_bytes - s.metadata_bytes) + " graph structure and padding";
+      data += ", " + HumanBytes(s.file_size - s.constant_bytes - s.metadata_bytes) + " graph structure (ops, tensors, quantization parameters, padding)";
     t.AddRow({"size", data});
     t.AddRow({"ops", GroupDigits(static_cast<int64_t>(s.num_ops)) + " in " + Plural(s.subgraphs.size(), "subgraph", "subgraphs")});
     if (s.unused_tensors) t.AddRow({"unused tensors", std::to_string(s.unused_tensors) + " (edgeopt convert --strip-unused removes them)"});
