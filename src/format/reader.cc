@@ -282,8 +282,8 @@ class Reader {
   Status CheckTensorIndex(int32_t t, size_t n, bool allow_missing, const std::string& what) {
     if (t == kNoTensor && allow_missing) return Status::Ok();
     if (t < 0 || static_cast<size_t>(t) >= n) {
-      return InvalidModel(what + " refers to tensor " + std::to_string(t) + ", but the subgraph has " +
-                          std::to_string(n) + " tensors");
+      return InvalidModel(what + " refers to tensor " + std::to_string(t) + ", out of range (the subgraph has " +
+                          std::to_string(n) + " tensors)");
     }
     return Status::Ok();
   }
