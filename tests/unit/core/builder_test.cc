@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 
+#include "flatbuffers/flatbuffers.h"
 #include "format/reader.h"
 #include "format/writer.h"
 #include "graph/builder.h"
@@ -126,6 +127,30 @@ TEST_P(EveryFeature, SurvivesWriteAndRead) {
 
 INSTANTIATE_TEST_SUITE_P(Layouts, EveryFeature, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "DataAfterFlatbuffer" : "Inline"; });
+
+TEST(Reader, CustomCodeOnABuiltinOpIsIgnored) {
+  // A builtin op's custom_code means nothing and cannot be written back; the reader drops it so
+  // that read -> write -> read is stable.
+  flatbuffers::FlatBufferBuilder fbb;
+  auto code = tflite::CreateOperatorCode(fbb, 0, fbb.CreateString("stray"), 1, tflite::BuiltinOperator_ADD);
+  auto x = tflite::CreateTensor(fbb, fbb.CreateVector(std::vector<int32_t>{2}), tflite::TensorType_FLOAT32, 0,
+                                fbb.CreateString("x"));
+  auto op = tflite::CreateOperator(fbb, 0, fbb.CreateVector(std::vector<int32_t>{0, 0}),
+                                   fbb.CreateVector(std::vector<int32_t>{0}));
+  auto sg = tflite::CreateSubGraph(fbb, fbb.CreateVector(std::vector<flatbuffers::Offset<tflite::Tensor>>{x}),
+                                   fbb.CreateVector(std::vector<int32_t>{0}), fbb.CreateVector(std::vector<int32_t>{0}),
+                                   fbb.CreateVector(std::vector<flatbuffers::Offset<tflite::Operator>>{op}));
+  auto model = tflite::CreateModel(
+      fbb, 3, fbb.CreateVector(std::vector<flatbuffers::Offset<tflite::OperatorCode>>{code}),
+      fbb.CreateVector(std::vector<flatbuffers::Offset<tflite::SubGraph>>{sg}), 0,
+      fbb.CreateVector(std::vector<flatbuffers::Offset<tflite::Buffer>>{tflite::CreateBuffer(fbb)}));
+  fbb.Finish(model, tflite::ModelIdentifier());
+  auto g = ReadModelBytes(std::span<const uint8_t>(fbb.GetBufferPointer(), fbb.GetSize()), "stray");
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(g->main().ops[0].type_name(), "ADD");
+  EXPECT_TRUE(g->main().ops[0].custom_code.empty());
+  EXPECT_TRUE(DiffGraphs(*g, RoundTrip(*g)).empty());
+}
 
 TEST(Builder, SeededAndReproducible) {
   auto make = [](uint64_t seed) {

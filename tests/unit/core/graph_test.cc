@@ -2,6 +2,8 @@
 // buffer deduplication (renumbering of tensors, buffers, signatures and metadata).
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "format/reader.h"
 #include "format/writer.h"
 #include "graph/builder.h"
@@ -268,6 +270,25 @@ TEST(Graph, DropUnusedToleratesOutOfRangeIndices) {
   empty.buffers.clear();
   empty.DropUnusedBuffers();
   EXPECT_EQ(empty.buffers.size(), 1u);
+}
+
+TEST(DiffGraphs, ComparesQuantizationBitwise) {
+  // NaN min/max (calibration leftovers) must survive a round trip and compare equal to itself;
+  // the fuzzer reported a "quantization differs" round trip of this kind when DiffGraphs
+  // compared floats with ==.
+  Graph g = TinyMlp();
+  QuantParams q;
+  q.min = {std::numeric_limits<float>::quiet_NaN()};
+  q.max = {-0.0f};
+  g.main().tensors[0].quant = q;
+  auto bytes = SerializeModel(g);
+  ASSERT_TRUE(bytes.ok());
+  auto back = ReadModelBytes(*bytes, "nan");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(DiffGraphs(g, *back).empty());
+  Graph other = g;
+  other.main().tensors[0].quant->max = {0.0f};  // +0 is not -0
+  EXPECT_EQ(DiffGraphs(g, other).size(), 1u);
 }
 
 TEST(Graph, Names) {

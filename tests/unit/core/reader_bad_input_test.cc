@@ -475,6 +475,19 @@ TEST(ReaderBadInput, UnknownTensorAndOptionTypes) {
   ASSERT_NE(type, nullptr);
   *type = 250;
   EXPECT_TRUE(FailsWith(ReadModelBytes(bytes, "options"), {"unknown builtin options type 250"}));
+
+  // Same for quantization details (a union type with no value would crash Pack and copies).
+  Graph f = testing::EveryFeatureModel();
+  bytes = Serialize(f);
+  const int cq = f.main().FindTensor("custom_quant");
+  ASSERT_GE(cq, 0);
+  auto* q = Mutable(bytes)->mutable_subgraphs()->GetMutableObject(0)->mutable_tensors()->GetMutableObject(cq)->mutable_quantization();
+  auto* details = reinterpret_cast<flatbuffers::Table*>(q)->GetAddressOf(tflite::QuantizationParameters::VT_DETAILS_TYPE);
+  ASSERT_NE(details, nullptr);
+  *details = 200;
+  auto r = ReadModelBytes(bytes, "details");
+  EXPECT_TRUE(FailsWith(r, {"unknown quantization details type 200"}));
+  EXPECT_NE(r.status().message().find("'custom_quant'"), std::string::npos) << r.status().message();
 }
 
 QuantParams PerAxis(size_t n, int axis) { return QuantPerAxis(std::vector<float>(n, 0.1f), axis); }
