@@ -26,6 +26,14 @@ ARTIFACTS="$WORK/artifacts"
 rm -rf "$SEEDS" "$ARTIFACTS"
 mkdir -p "$CORPUS" "$SEEDS" "$ARTIFACTS"
 
+# Keep the accumulated corpus from slowing every run down: above the cap, drop its largest inputs.
+cap_mb="${EDGEOPT_FUZZ_CORPUS_MB:-256}"
+while [ "$(du -sm "$CORPUS" | cut -f1)" -gt "$cap_mb" ]; do
+  biggest=$(ls -S "$CORPUS" | head -20)
+  [ -z "$biggest" ] && break
+  (cd "$CORPUS" && rm -f $biggest)
+done
+
 SHARED_MODELS="${EDGEOPT_SHARED_DIR:-$ROOT/../shared}/models"
 if compgen -G "$SHARED_MODELS/*.tflite" >/dev/null; then
   cp "$SHARED_MODELS"/*.tflite "$SEEDS/"
