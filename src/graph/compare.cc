@@ -10,8 +10,10 @@ namespace edgeopt {
 
 std::vector<uint8_t> OptionsBytes(const Operator& op) {
   flatbuffers::FlatBufferBuilder fbb;
-  auto o1 = op.options.Pack(fbb);
-  auto o2 = op.options2.Pack(fbb);
+  // A type without a value (a half-edited IR) is compared by its type alone: packing it would
+  // dereference null.
+  auto o1 = op.options.value ? op.options.Pack(fbb) : 0;
+  auto o2 = op.options2.value ? op.options2.Pack(fbb) : 0;
   tflite::OperatorBuilder b(fbb);
   if (op.options.type != tflite::BuiltinOptions_NONE) {
     b.add_builtin_options_type(op.options.type);
@@ -60,7 +62,7 @@ class Differ {
   }
 
   static std::vector<uint8_t> DetailsBytes(const QuantParams& q) {
-    if (q.details.type == tflite::QuantizationDetails_NONE) return {};
+    if (q.details.type == tflite::QuantizationDetails_NONE || !q.details.value) return {};
     flatbuffers::FlatBufferBuilder fbb;
     auto d = q.details.Pack(fbb);
     tflite::QuantizationParametersBuilder b(fbb);

@@ -291,6 +291,23 @@ TEST(DiffGraphs, ComparesQuantizationBitwise) {
   EXPECT_EQ(DiffGraphs(g, other).size(), 1u);
 }
 
+TEST(Writer, RefusesUnionTypesWithoutValues) {
+  // An IR edited by hand may set a union's type and forget its value; the writer must refuse
+  // rather than dereference null while packing.
+  Graph g = TinyMlp();
+  g.main().ops[0].options.Reset();
+  g.main().ops[0].options.type = tflite::BuiltinOptions_FullyConnectedOptions;
+  EXPECT_FALSE(DiffGraphs(TinyMlp(), g).empty());  // and comparing it does not crash either
+  auto r = SerializeModel(g);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("operator 0 (FULLY_CONNECTED) has an options type but no options"),
+            std::string::npos) << r.status().message();
+  Graph q = TinyMlp();
+  q.main().tensors[0].quant = QuantParams{};
+  q.main().tensors[0].quant->details.type = tflite::QuantizationDetails_CustomQuantization;
+  EXPECT_FALSE(SerializeModel(q).ok());
+}
+
 TEST(Graph, Names) {
   EXPECT_EQ(BuiltinName(tflite::BuiltinOperator_CONV_2D), "CONV_2D");
   EXPECT_EQ(BuiltinName(static_cast<tflite::BuiltinOperator>(9999)), "UNKNOWN(9999)");
