@@ -1,6 +1,7 @@
 #include "graph/compare.h"
 
 #include <algorithm>
+#include <cstring>
 #include <sstream>
 
 #include "flatbuffers/flatbuffers.h"
@@ -9,8 +10,10 @@ namespace edgeopt {
 
 std::vector<uint8_t> OptionsBytes(const Operator& op) {
   flatbuffers::FlatBufferBuilder fbb;
-  auto o1 = op.options.Pack(fbb);
-  auto o2 = op.options2.Pack(fbb);
+  // A type without a value (a half-edited IR) is compared by its type alone: packing it would
+  // dereference null.
+  auto o1 = op.options.value ? op.options.Pack(fbb) : 0;
+  auto o2 = op.options2.value ? op.options2.Pack(fbb) : 0;
   tflite::OperatorBuilder b(fbb);
   if (op.options.type != tflite::BuiltinOptions_NONE) {
     b.add_builtin_options_type(op.options.type);
@@ -26,12 +29,37 @@ std::vector<uint8_t> OptionsBytes(const Operator& op) {
 
 namespace {
 
+// Bitwise, so that NaN equals itself and -0 differs from 0: a round trip must keep the bits.
+bool SameFloats(const std::vector<float>& x, const std::vector<float>& y) {
+  return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0);
+}
+
+std::vector<uint8_t> DetailsBytes(const QuantParams& q) {
+  if (q.details.type == tflite::QuantizationDetails_NONE || !q.details.value) return {};
+  flatbuffers::FlatBufferBuilder fbb;
+  auto d = q.details.Pack(fbb);
+  tflite::QuantizationParametersBuilder b(fbb);
+  b.add_details_type(q.details.type);
+  b.add_details(d);
+  fbb.Finish(b.Finish());
+  return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+}
+
 bool SameQuant(const std::optional<QuantParams>& x, const std::optional<QuantParams>& y) {
   if (x.has_value() != y.has_value()) return false;
   if (!x) return true;
-  if (x->scale != y->scale || x->zero_point != y->zero_point || x->min != y->min || x->max != y->max ||
-      x->quantized_dimension != y->quantized_dimension || x->details.type != y->details.type)
-    return false;
+  return SameFloats(x->scale, y->scale) && x->zero_point == y->zero_point && SameFloats(x->min, y->min) &&
+         SameFloats(x->max, y->max) && x->quantized_dimension == y->quantized_dimension &&
+         x->details.type == y->details.type && DetailsBytes(*x) == DetailsBytes(*y);
+}
+
+bool SameVariants(const Tensor& p, const Tensor& q) {
+  if (p.variant_tensors.size() != q.variant_tensors.size()) return false;
+  for (size_t i = 0; i < p.variant_tensors.size(); ++i) {
+    const auto& a = p.variant_tensors[i];
+    const auto& b = q.variant_tensors[i];
+    if (a.shape != b.shape || a.type != b.type || a.has_rank != b.has_rank) return false;
+  }
   return true;
 }
 
@@ -98,7 +126,7 @@ class Differ {
       Check(p.external_buffer == q.external_buffer, t + " external_buffer");
       Check(SameQuant(p.quant, q.quant), t + " quantization");
       Check(SparsityBytes(p) == SparsityBytes(q), t + " sparsity");
-      Check(p.variant_tensors.size() == q.variant_tensors.size(), t + " variant tensors");
+      Check(SameVariants(p, q), t + " variant tensors");
       Check(SameBytes(p.buffer, q.buffer), t + " buffer bytes");
     }
     if (!Check(x.ops.size() == y.ops.size(), sg + " operator count")) return;
@@ -143,7 +171,12 @@ class Differ {
       Check(a_.metadata[i].name == b_.metadata[i].name, "metadata " + std::to_string(i) + " name");
       Check(SameBytes(a_.metadata[i].buffer, b_.metadata[i].buffer), "metadata '" + a_.metadata[i].name + "' bytes");
     }
-    Check(a_.metadata_buffer.size() == b_.metadata_buffer.size(), "metadata_buffer");
+    // metadata_buffer lists buffer indices, so compare what they refer to.
+    bool same = a_.metadata_buffer.size() == b_.metadata_buffer.size();
+    for (size_t i = 0; same && i < a_.metadata_buffer.size(); ++i)
+      same = a_.metadata_buffer[i] >= 0 && b_.metadata_buffer[i] >= 0 &&
+             SameBytes(static_cast<uint32_t>(a_.metadata_buffer[i]), static_cast<uint32_t>(b_.metadata_buffer[i]));
+    Check(same || a_.metadata_buffer == b_.metadata_buffer, "metadata_buffer");
   }
 
   const Graph& a_;
@@ -222,7 +255,7 @@ class SemanticDiffer {
     Check(p.has_rank == q.has_rank, t + " has_rank");
     Check(SameQuant(p.quant, q.quant), t + " quantization");
     Check(SparsityBytes(p) == SparsityBytes(q), t + " sparsity");
-    Check(p.variant_tensors.size() == q.variant_tensors.size(), t + " variant tensors");
+    Check(SameVariants(p, q), t + " variant tensors");
     Check(SameSpan(BufferBytes(a_, p.buffer), BufferBytes(b_, q.buffer)), t + " constant bytes");
   }
 
