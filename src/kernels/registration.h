@@ -6,5 +6,7 @@
 namespace edgeopt::kernels {
 
 void RegisterBasicKernels(rt::OpRegistry& r);
+// elementwise/: binary arithmetic, comparisons, logical ops, SELECT, ADD_N, ZEROS_LIKE, FILL.
+void RegisterElementwiseKernels(rt::OpRegistry& r);
 
 }  // namespace edgeopt::kernels
