@@ -7,6 +7,7 @@ namespace edgeopt::rt {
 void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterBasicKernels(r);
   kernels::RegisterElementwiseKernels(r);
+  kernels::RegisterUnaryKernels(r);
 }
 
 }  // namespace edgeopt::rt

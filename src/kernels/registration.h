@@ -8,5 +8,7 @@ namespace edgeopt::kernels {
 void RegisterBasicKernels(rt::OpRegistry& r);
 // elementwise/: binary arithmetic, comparisons, logical ops, SELECT, ADD_N, ZEROS_LIKE, FILL.
 void RegisterElementwiseKernels(rt::OpRegistry& r);
+// unary/: EXP LOG SQRT RSQRT ABS NEG SIN COS FLOOR CEIL ROUND SQUARE SIGN.
+void RegisterUnaryKernels(rt::OpRegistry& r);
 
 }  // namespace edgeopt::kernels
