@@ -8,6 +8,7 @@ void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterBasicKernels(r);
   kernels::RegisterElementwiseKernels(r);
   kernels::RegisterUnaryKernels(r);
+  kernels::RegisterActivationKernels(r);
 }
 
 }  // namespace edgeopt::rt

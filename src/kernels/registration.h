@@ -10,5 +10,7 @@ void RegisterBasicKernels(rt::OpRegistry& r);
 void RegisterElementwiseKernels(rt::OpRegistry& r);
 // unary/: EXP LOG SQRT RSQRT ABS NEG SIN COS FLOOR CEIL ROUND SQUARE SIGN.
 void RegisterUnaryKernels(rt::OpRegistry& r);
+// activations/: RELU family, LEAKY_RELU, PRELU, ELU, HARD_SWISH, GELU, LOGISTIC, TANH, SOFTMAX, LOG_SOFTMAX.
+void RegisterActivationKernels(rt::OpRegistry& r);
 
 }  // namespace edgeopt::kernels
