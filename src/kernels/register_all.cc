@@ -9,6 +9,7 @@ void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterElementwiseKernels(r);
   kernels::RegisterUnaryKernels(r);
   kernels::RegisterActivationKernels(r);
+  kernels::RegisterQuantizeKernels(r);
 }
 
 }  // namespace edgeopt::rt

@@ -12,5 +12,7 @@ void RegisterElementwiseKernels(rt::OpRegistry& r);
 void RegisterUnaryKernels(rt::OpRegistry& r);
 // activations/: RELU family, LEAKY_RELU, PRELU, ELU, HARD_SWISH, GELU, LOGISTIC, TANH, SOFTMAX, LOG_SOFTMAX.
 void RegisterActivationKernels(rt::OpRegistry& r);
+// quantize/: QUANTIZE, DEQUANTIZE, CAST.
+void RegisterQuantizeKernels(rt::OpRegistry& r);
 
 }  // namespace edgeopt::kernels
