@@ -10,6 +10,7 @@ void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterUnaryKernels(r);
   kernels::RegisterActivationKernels(r);
   kernels::RegisterQuantizeKernels(r);
+  kernels::RegisterNormalizationKernels(r);
 }
 
 }  // namespace edgeopt::rt

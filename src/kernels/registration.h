@@ -14,5 +14,7 @@ void RegisterUnaryKernels(rt::OpRegistry& r);
 void RegisterActivationKernels(rt::OpRegistry& r);
 // quantize/: QUANTIZE, DEQUANTIZE, CAST.
 void RegisterQuantizeKernels(rt::OpRegistry& r);
+// normalization/: L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION.
+void RegisterNormalizationKernels(rt::OpRegistry& r);
 
 }  // namespace edgeopt::kernels
