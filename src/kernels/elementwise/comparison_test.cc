@@ -215,6 +215,38 @@ TEST_F(ComparisonConformance, AddNZerosLikeFill) {
   }
 }
 
+TEST_F(ComparisonConformance, Rank5Broadcast) {
+  // 2.9's broadcast comparisons and SELECT_V2 stop at 4-D (5-D aborts), so rank 5 is checked
+  // against LiteRT.js: one model, since each LiteRT.js run starts a Node process.
+  if (!LiteRtJsAvailable()) GTEST_SKIP() << "LiteRT.js absent (run scripts/setup.sh)";
+  const std::vector<int32_t> sa = {2, 3, 1, 4, 5}, sb = {2, 1, 3, 1, 1}, so = {2, 3, 3, 4, 5};
+  GraphBuilder b;
+  const auto x = b.Input("a", DType::kFloat32, sa);
+  const auto y = b.Input("b", DType::kFloat32, sb);
+  const auto c = b.Input("c", DType::kBool, {3, 1, 1});
+  int k = 0;
+  for (Op op : kComparisons) {
+    const auto out = b.Tensor("cmp" + std::to_string(k++), DType::kBool, so);
+    b.Op(op, {x, y}, {out});
+    b.Output(out);
+  }
+  const auto sel = b.Tensor("select", DType::kFloat32, so);
+  b.Op(tflite::BuiltinOperator_SELECT_V2, {c, x, y}, {sel}, tflite::SelectV2OptionsT{});
+  b.Output(sel);
+  const auto land = b.Tensor("and", DType::kBool, {2, 1, 3, 1, 1});
+  const auto c5 = b.Input("c5", DType::kBool, {2, 1, 1, 1, 1});
+  b.Op(tflite::BuiltinOperator_LOGICAL_AND, {c, c5}, {land});
+  b.Output(land);
+  const Graph g = b.Finish();
+  std::mt19937_64 rng(5400);
+  const std::vector<TensorValue> in = {SmallValues(Spec(DType::kFloat32, sa), rng), SmallValues(Spec(DType::kFloat32, sb), rng),
+                                       RandomValue(Spec(DType::kBool, {3, 1, 1}), rng, 0, 1),
+                                       RandomValue(Spec(DType::kBool, {2, 1, 1, 1, 1}), rng, 0, 1)};
+  CompareOptions o = Exact();
+  o.oracle = Oracle::kLiteRtJs;
+  EXPECT_EQ(CheckCase("comparisons, SELECT_V2, LOGICAL_AND rank 5", g, o, in), "");
+}
+
 TEST_F(ComparisonConformance, Errors) {
   {
     const Graph g = OneOpGraph(tflite::BuiltinOperator_LESS, {Spec(DType::kFloat32, {2, 3}), Spec(DType::kFloat32, {4})},
@@ -279,6 +311,12 @@ TEST_F(ComparisonConformance, Errors) {
                                {Spec(DType::kFloat32, {2, 3})}, Opts(tflite::FillOptionsT{}), {dims, {}});
     EXPECT_EQ(ExpectRejected("FILL vector value", g, "FILL: value must be a scalar"), "");
     EXPECT_TRUE(Tflite29Rejects(g));
+  }
+  {
+    const auto dims = Bytes(std::vector<int64_t>{1 << 20, 1 << 20, 1 << 20});
+    const Graph g = OneOpGraph(tflite::BuiltinOperator_FILL, {Spec(DType::kInt64, {3}), Spec(DType::kFloat32, {})},
+                               {Spec(DType::kFloat32, {1})}, Opts(tflite::FillOptionsT{}), {dims, {}});
+    EXPECT_EQ(ExpectRejected("FILL 2^60 elements", g, "FILL: the requested shape"), "");
   }
 }
 

@@ -333,6 +333,16 @@ class BinaryKernel : public rt::OpKernel {
     return Status::Ok();
   }
 
+  // TFLite 2.9's DIV uint8 ends with a rounding right shift by -total_shift, which exceeds 31
+  // when the numerator is tiny next to the divisor (then the exact quotient rounds to 0). The
+  // shift is undefined in C++; on the reference x86 build it shifts by the count modulo 32 with
+  // a mask of all ones, so 2.9 outputs (x >> (count % 32)) + (x >= 0). Reproduced here on
+  // purpose, for bit-exactness with the oracle; the result is meaningless either way.
+  int32_t X86WideRightShift(int32_t unscaled, int exponent) const {
+    const int32_t x = SaturatingRoundingDoublingHighMul(unscaled, out_mult_);
+    return (x >> (exponent & 31)) + (x >= 0 ? 1 : 0);
+  }
+
   template <typename T>
   T Clamp(int32_t v) const {
     return static_cast<T>(std::min(act_max_, std::max(act_min_, v)));
@@ -351,6 +361,8 @@ class BinaryKernel : public rt::OpKernel {
         const bool sub = op_ == tflite::BuiltinOperator_SUB;
         if (pot_int16_) {
           // One input is already on the output scale; the other is shifted right onto it.
+          // (2.9 runs this path without broadcasting, reading past the smaller input when
+          // shapes differ; here it broadcasts like every other path.)
           const int s1 = -in1_shift_, s2 = -in2_shift_;
           BroadcastBinary(plan_, x, y, o, [&](T p, T q) {
             const int32_t v1 = s1 ? fp::RoundingDivByPOT<int32_t>(p, s1) : p;
@@ -393,6 +405,7 @@ class BinaryKernel : public rt::OpKernel {
           const int32_t unscaled = SaturatingRoundingDoublingHighMul(
               static_cast<int32_t>(static_cast<uint32_t>(v1) << headroom), inv);
           const int total_shift = out_shift_ - recip_shift - headroom;
+          if (total_shift < -31) return Clamp<T>(out_offset_ + X86WideRightShift(unscaled, -total_shift));
           return Clamp<T>(out_offset_ + MultiplyByQuantizedMultiplier(unscaled, out_mult_, total_shift));
         });
         return Status::Ok();

@@ -64,17 +64,25 @@ Status ZerosLikeInvoke(rt::KernelContext& ctx, const NoState&) {
   return Status::Ok();
 }
 
+constexpr int64_t kMaxFillElements = int64_t{1} << 31;
+
 const std::vector<DType> kFillTypes = {DType::kFloat32, DType::kInt32, DType::kInt64, DType::kBool, DType::kInt8,
                                        DType::kInt16};
 
 Status FillShape(rt::KernelContext& ctx, rt::Shape* shape) {
   const rt::RtTensor& dims = *ctx.input(0);
   shape->clear();
+  int64_t elements = 1;
   for (int64_t i = 0; i < dims.num_elements(); ++i) {
     const int64_t d = dims.type == DType::kInt64 ? dims.data_as<int64_t>()[i] : dims.data_as<int32_t>()[i];
     if (d < 0 || d > std::numeric_limits<int32_t>::max())
       return ctx.Error("dimension " + std::to_string(i) + " of the requested shape is " + std::to_string(d));
     shape->push_back(static_cast<int32_t>(d));
+    // Refuse absurd sizes instead of failing to allocate them.
+    if (d && elements > kMaxFillElements / d)
+      return ctx.Error("the requested shape " + rt::ShapeToString(*shape) + "... has more than " +
+                       std::to_string(kMaxFillElements) + " elements");
+    elements *= d;
   }
   return Status::Ok();
 }
