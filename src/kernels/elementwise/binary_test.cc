@@ -335,6 +335,25 @@ TEST_F(BinaryConformance, Rank5Broadcast) {
   EXPECT_EQ(CheckCase("ADD/SUB/MUL/DIV/MAXIMUM/MINIMUM float32 [2,3,1,4,5]x[2,1,3,1,1]", b.Finish(), o, in), "");
 }
 
+TEST_F(BinaryConformance, ResizedAndEmptyInputs) {
+  // Inputs of other shapes than the model declares: Prepare must rebuild its broadcast plan.
+  for (Op op : {tflite::BuiltinOperator_ADD, tflite::BuiltinOperator_MUL}) {
+    const Graph g = OneOpGraph(op, {Spec(DType::kFloat32, {2, 3}), Spec(DType::kFloat32, {3})}, {Spec(DType::kFloat32, {2, 3})},
+                               ActOptions(op, 0));
+    std::mt19937_64 rng(700);
+    const std::vector<TensorValue> in = {RandomValue(Spec(DType::kFloat32, {5, 1, 3}), rng, -2, 2),
+                                         RandomValue(Spec(DType::kFloat32, {4, 1}), rng, -2, 2)};
+    CompareOptions o;
+    o.rtol = 1e-6;
+    o.atol = 0;
+    EXPECT_EQ(CheckCase29(std::string(tflite::EnumNameBuiltinOperator(op)) + " resized to [5,1,3]x[4,1]", g, o, in), "");
+    // Zero elements.
+    const std::vector<TensorValue> empty = {RandomValue(Spec(DType::kFloat32, {0, 3}), rng, -2, 2),
+                                            RandomValue(Spec(DType::kFloat32, {3}), rng, -2, 2)};
+    EXPECT_EQ(CheckCase29(std::string(tflite::EnumNameBuiltinOperator(op)) + " [0,3]x[3]", g, o, empty), "");
+  }
+}
+
 TEST_F(BinaryConformance, Errors) {
   // Shapes that do not broadcast.
   {
