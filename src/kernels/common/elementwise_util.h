@@ -2,6 +2,7 @@
 // plans computed once in Prepare, loops over them, and input checks with clear messages.
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -35,7 +36,8 @@ inline bool MakeBroadcastPlan(const rt::Shape& a, const rt::Shape& b, BroadcastP
   return true;
 }
 
-// out[i] = f(a[ia], b[ib]) over the broadcast output.
+// out[i] = f(a[ia], b[ib]) over the broadcast output. No allocation for ranks up to 8 (the
+// output is walked as runs along its innermost dimension).
 template <typename TA, typename TB, typename TO, typename F>
 void BroadcastBinary(const BroadcastPlan& p, const TA* a, const TB* b, TO* out, F&& f) {
   if (p.same_shape) {
@@ -43,10 +45,30 @@ void BroadcastBinary(const BroadcastPlan& p, const TA* a, const TB* b, TO* out, 
     for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
     return;
   }
-  ForEachBroadcastRun(p.out, p.sa, p.sb,
-                      [&](int64_t o, int64_t ao, int64_t bo, int64_t n, int64_t as, int64_t bs) {
-                        for (int64_t i = 0; i < n; ++i) out[o + i] = f(a[ao + i * as], b[bo + i * bs]);
-                      });
+  auto run = [&](int64_t o, int64_t ao, int64_t bo, int64_t n, int64_t as, int64_t bs) {
+    for (int64_t i = 0; i < n; ++i) out[o + i] = f(a[ao + i * as], b[bo + i * bs]);
+  };
+  const int rank = static_cast<int>(p.out.size());
+  constexpr int kMaxRank = 8;
+  if (rank > kMaxRank) return ForEachBroadcastRun(p.out, p.sa, p.sb, run);
+  const int64_t total = rt::NumElements(p.out);
+  if (total == 0) return;
+  if (rank == 0) return run(0, 0, 0, 1, 0, 0);
+  const int64_t inner = p.out[rank - 1];
+  std::array<int32_t, kMaxRank> idx{};
+  int64_t ao = 0, bo = 0;
+  for (int64_t o = 0; o < total; o += inner) {
+    run(o, ao, bo, inner, p.sa[rank - 1], p.sb[rank - 1]);
+    for (int d = rank - 2; d >= 0; --d) {
+      ++idx[d];
+      ao += p.sa[d];
+      bo += p.sb[d];
+      if (idx[d] < p.out[d]) break;
+      ao -= p.sa[d] * p.out[d];
+      bo -= p.sb[d] * p.out[d];
+      idx[d] = 0;
+    }
+  }
 }
 
 // "float32, int32 and uint8" for messages.
