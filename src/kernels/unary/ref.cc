@@ -165,7 +165,7 @@ class UnaryKernel : public rt::OpKernel {
     int8_t* y = out.data_as<int8_t>();
     const int64_t n = in.num_elements();
     for (int64_t i = 0; i < n; ++i)
-      if (x[i] < in_zp_) return ctx.Error("RSQRT is defined only for inputs >= 0 (a quantized input is below the zero point)");
+      if (x[i] < in_zp_) return ctx.Error("defined only for inputs >= 0 (a quantized input is below the zero point)");
     constexpr int kShift = 20;  // keeps the intermediate an integer
     for (int64_t i = 0; i < n; ++i) {
       const int32_t value = x[i] - in_zp_;
