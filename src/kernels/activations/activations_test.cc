@@ -308,6 +308,8 @@ TEST_F(ActivationConformance, Softmax) {
         const IO ios[] = {{DType::kInt8, DType::kInt8, 5, 1.0f / 256, -128},
                           {DType::kInt8, DType::kInt16, -20, 1.0f / 32768, 0},
                           {DType::kUInt8, DType::kUInt8, 130, 1.0f / 256, 0},
+                          // 2.9's x86 build ignores a uint8 output zero point (rounds by +0.5).
+                          {DType::kUInt8, DType::kUInt8, 3, 1.0f / 256, 10},
                           {DType::kUInt8, DType::kInt16, 77, 1.0f / 65536, -32768}};
         for (const IO& io : ios) {
           if (shape.size() > 4 && io.out == DType::kInt16) continue;

@@ -5,6 +5,8 @@
 #include <cmath>
 
 #include "core/half.h"
+#include "format/reader.h"
+#include "support/core/model_files.h"
 #include "support/op_cases.h"
 
 namespace edgeopt {
@@ -154,6 +156,34 @@ TEST_F(QuantizeConformance, DequantizeFloat16ConstantFolded) {
   ASSERT_EQ(ops.size(), 2u);
   EXPECT_TRUE(ops[0].folded) << ops[0].variant;
   EXPECT_EQ(ops[0].variant, "dequantize/float16/ref");
+}
+
+// The float16 weights of the real MediaPipe models: every DEQUANTIZE of a float16 constant
+// in them, gathered into one model whose outputs are all folded constants on our side.
+TEST_F(QuantizeConformance, DequantizeFloat16WeightsOfRealModels) {
+  EDGEOPT_REQUIRE_SHARED_MODELS();
+  for (const char* file : {"blazeface_short_range_fp16.tflite", "selfie_segmentation_fp16.tflite"}) {
+    const std::string path = SharedModel(file);
+    if (path.empty()) continue;
+    auto model = ReadModelFile(path);
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    const Subgraph& sg = model->main();
+    GraphBuilder b;
+    int count = 0;
+    for (const Operator& op : sg.ops) {
+      if (op.code != tflite::BuiltinOperator_DEQUANTIZE || op.inputs.empty()) continue;
+      const Tensor& in = sg.tensors[op.inputs[0]];
+      if (in.type != DType::kFloat16 || !model->IsConstant(in)) continue;
+      const auto bytes = model->TensorData(in);
+      const auto w = b.ConstBytes(in.name, DType::kFloat16, in.shape, std::vector<uint8_t>(bytes.begin(), bytes.end()));
+      const auto out = b.Tensor(sg.tensors[op.outputs[0]].name, DType::kFloat32, in.shape);
+      b.Op(tflite::BuiltinOperator_DEQUANTIZE, {w}, {out});
+      b.Output(out);
+      ++count;
+    }
+    ASSERT_GT(count, 0) << file << " has no float16 DEQUANTIZE";
+    EXPECT_EQ(CheckCase29(std::string(file) + ": " + std::to_string(count) + " float16 DEQUANTIZE ops", b.Finish(), Exact()), "");
+  }
 }
 
 TEST_F(QuantizeConformance, DequantizePerChannelWeights) {
