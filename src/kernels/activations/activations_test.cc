@@ -106,12 +106,25 @@ TEST_F(ActivationConformance, ReluFamily) {
 
 TEST_F(ActivationConformance, Relu0To1) {
   if (!LiteRtJsAvailable()) GTEST_SKIP() << "RELU_0_TO_1 is newer than TFLite 2.9 and LiteRT.js is absent";
-  const TensorSpec s = Spec(DType::kFloat32, {3, 7});
+  // float32, int8 and uint8 in one model (each LiteRT.js run starts a Node process).
+  GraphBuilder b;
+  const std::vector<TensorSpec> specs = {Spec(DType::kFloat32, {3, 7}), QSpec(DType::kInt8, {256}, 0.02f, -10),
+                                         QSpec(DType::kUInt8, {256}, 0.01f, 100)};
+  const std::vector<TensorSpec> outs = {Spec(DType::kFloat32, {3, 7}), QSpec(DType::kInt8, {256}, 0.005f, -128),
+                                        QSpec(DType::kUInt8, {256}, 0.004f, 5)};
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const std::string suffix = std::to_string(i);  // (not "x" + to_string: GCC 12 -Wrestrict false positive)
+    const auto x = b.Input(std::string("x").append(suffix), specs[i].type, specs[i].shape, specs[i].quant);
+    const auto y = b.Tensor(std::string("y").append(suffix), outs[i].type, outs[i].shape, outs[i].quant);
+    b.Op(tflite::BuiltinOperator_RELU_0_TO_1, {x}, {y});
+    b.Output(y);
+  }
+  std::mt19937_64 rng(2050);
+  const std::vector<TensorValue> in = {RandomValue(specs[0], rng, -2, 2), AllValues(specs[1]), AllValues(specs[2])};
   CompareOptions o = FloatTol(1e-6);
+  o.max_lsb = 0;
   o.oracle = Oracle::kLiteRtJs;
-  o.float_lo = -2;
-  o.float_hi = 2;
-  EXPECT_EQ(CheckCase("RELU_0_TO_1 float32", OneOpGraph(tflite::BuiltinOperator_RELU_0_TO_1, {s}, {s}), o), "");
+  EXPECT_EQ(CheckCase("RELU_0_TO_1 float32, int8, uint8", b.Finish(), o, in), "");
 }
 
 TEST_F(ActivationConformance, LeakyRelu) {
@@ -356,6 +369,34 @@ TEST_F(ActivationConformance, LogSoftmax) {
                   "");
       }
     }
+  }
+}
+
+// Variant names as `bench --profile` shows them (no reference runtime needed).
+TEST(ActivationKernels, VariantNames) {
+  struct C {
+    Graph g;
+    std::string variant;
+  };
+  const TensorSpec i16 = QSpec(DType::kInt16, {4}, 1.0f / 4096, 0), o16 = QSpec(DType::kInt16, {4}, 1.0f / 32768, 0);
+  const TensorSpec i16g = QSpec(DType::kInt16, {4}, 0.001f, 0);
+  const TensorSpec i8 = QSpec(DType::kInt8, {4}, 0.1f, 0), o8 = QSpec(DType::kInt8, {4}, 1.0f / 256, -128);
+  const std::vector<C> cases = {
+      {OneOpGraph(tflite::BuiltinOperator_LOGISTIC, {i16}, {o16}), "logistic/int16_pot/ref"},
+      {OneOpGraph(tflite::BuiltinOperator_LOGISTIC, {i16g}, {o16}), "logistic/int16/ref"},
+      {OneOpGraph(tflite::BuiltinOperator_TANH, {i8}, {o8}), "tanh/int8/ref"},
+      {OneOpGraph(tflite::BuiltinOperator_SOFTMAX, {i8}, {o16}, Opts(tflite::SoftmaxOptionsT{})), "softmax/int8_int16/ref"},
+      {OneOpGraph(tflite::BuiltinOperator_ADD, {i8, i8}, {i8}), "add/int8/ref"},
+      {OneOpGraph(tflite::BuiltinOperator_ADD, {i16, i16}, {i16}, Opts(tflite::AddOptionsT{})), "add/int16_pot/ref"},
+      {OneOpGraph(tflite::BuiltinOperator_GELU, {i8}, {i8}), "gelu/int8/ref"},
+  };
+  for (const C& c : cases) {
+    auto model = rt::Model::FromGraph(c.g);
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    auto interp = rt::Interpreter::Create(*model);
+    ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+    ASSERT_TRUE((*interp)->AllocateTensors().ok()) << c.variant;
+    EXPECT_EQ((*interp)->ops().at(0).variant, c.variant);
   }
 }
 

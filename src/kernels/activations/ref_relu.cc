@@ -359,8 +359,7 @@ class TableKernel : public rt::OpKernel {
  public:
   TableKernel(Op op, DType type) : op_(op), type_(type) {}
   std::string variant() const override {
-    return std::string(op_ == tflite::BuiltinOperator_ELU ? "elu/" : "gelu/") + TypeName(type_) +
-           (type_ == DType::kFloat32 ? "/ref" : "/lut");
+    return std::string(op_ == tflite::BuiltinOperator_ELU ? "elu/" : "gelu/") + TypeName(type_) + "/ref";
   }
 
   Status Prepare(rt::KernelContext& ctx) override {

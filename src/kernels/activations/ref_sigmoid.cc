@@ -26,10 +26,9 @@ class SigmoidKernel : public rt::OpKernel {
   SigmoidKernel(bool tanh, DType type) : tanh_(tanh), type_(type) {}
 
   std::string variant() const override {
-    std::string v = std::string(tanh_ ? "tanh/" : "logistic/") + TypeName(type_);
-    if (type_ == DType::kInt8 || type_ == DType::kUInt8) return v + "/lut";
-    if (type_ == DType::kInt16) return v + (int16_multiplier_ == 0 ? "/fixedpoint" : "/lut");
-    return v + "/ref";
+    // int16_pot: the gemmlowp fixed-point path for power-of-two input scales.
+    const bool pot = type_ == DType::kInt16 && int16_multiplier_ == 0;
+    return std::string(tanh_ ? "tanh/" : "logistic/") + TypeName(type_) + (pot ? "_pot" : "") + "/ref";
   }
 
   Status Prepare(rt::KernelContext& ctx) override {
