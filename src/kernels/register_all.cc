@@ -10,6 +10,11 @@ void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterLstmKernels(r);
   kernels::RegisterControlFlowKernels(r);
   kernels::RegisterDetectionKernels(r);
+  kernels::RegisterElementwiseKernels(r);
+  kernels::RegisterUnaryKernels(r);
+  kernels::RegisterActivationKernels(r);
+  kernels::RegisterQuantizeKernels(r);
+  kernels::RegisterNormalizationKernels(r);
 }
 
 }  // namespace edgeopt::rt

@@ -15,5 +15,15 @@ void RegisterLstmKernels(rt::OpRegistry& r);
 void RegisterControlFlowKernels(rt::OpRegistry& r);
 // Custom op TFLite_Detection_PostProcess (kernels/detection).
 void RegisterDetectionKernels(rt::OpRegistry& r);
+// elementwise/: binary arithmetic, comparisons, logical ops, SELECT, ADD_N, ZEROS_LIKE, FILL.
+void RegisterElementwiseKernels(rt::OpRegistry& r);
+// unary/: EXP LOG SQRT RSQRT ABS NEG SIN COS FLOOR CEIL ROUND SQUARE SIGN.
+void RegisterUnaryKernels(rt::OpRegistry& r);
+// activations/: RELU family, LEAKY_RELU, PRELU, ELU, HARD_SWISH, GELU, LOGISTIC, TANH, SOFTMAX, LOG_SOFTMAX.
+void RegisterActivationKernels(rt::OpRegistry& r);
+// quantize/: QUANTIZE, DEQUANTIZE, CAST.
+void RegisterQuantizeKernels(rt::OpRegistry& r);
+// normalization/: L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION.
+void RegisterNormalizationKernels(rt::OpRegistry& r);
 
 }  // namespace edgeopt::kernels
