@@ -199,6 +199,11 @@ EO_CAPI_EXPORT EoQuantizationParams EoTensorQuantizationParams(const EoTensor* t
 EO_CAPI_EXPORT EoStatus EoTensorPerChannelQuantization(const EoTensor* tensor, const float** scales,
                                                        const int64_t** zero_points, int32_t* count,
                                                        int32_t* quantized_dimension);
+/* Decodes an image file (JPEG, PNG, BMP, GIF, TGA), resizes it to the [1,H,W,C] or [H,W,C] input
+ * and converts it to the input's type and quantization. `range` NULL: 8-bit quantized inputs get
+ * raw pixels and float inputs [-1, 1]; otherwise pixels 0..255 map linearly onto
+ * [range[0], range[1]]. */
+EO_CAPI_EXPORT EoStatus EoTensorLoadImage(EoTensor* input, const char* image_path, const float* range);
 /* input_data_size / output_data_size must equal EoTensorByteSize. */
 EO_CAPI_EXPORT EoStatus EoTensorCopyFromBuffer(EoTensor* tensor, const void* input_data, size_t input_data_size);
 EO_CAPI_EXPORT EoStatus EoTensorCopyToBuffer(const EoTensor* tensor, void* output_data, size_t output_data_size);

@@ -487,4 +487,20 @@ EoStatus EoTensorCopyToBuffer(const EoTensor* tensor, void* output_data, size_t 
                          [&] { return Report(tensor->owner, tensor->view.CopyTo(output_data, output_data_size)); });
 }
 
+EoStatus EoTensorLoadImage(EoTensor* input, const char* image_path, const float* range) {
+  if (!input) return NullArgument(nullptr, "EoTensorLoadImage", "input");
+  if (!image_path) return NullArgument(input->owner, "EoTensorLoadImage", "image_path");
+  return Guard<EoStatus>(input->owner, kEoInternal, [&] {
+    edgeopt::ImageOptions options;
+    if (range) {
+      options.normalization = edgeopt::ImageOptions::Normalization::kRange;
+      options.range_min = range[0];
+      options.range_max = range[1];
+    }
+    auto bytes = edgeopt::LoadImageAsInput(image_path, input->view, options);
+    if (!bytes.ok()) return Report(input->owner, bytes.status());
+    return Report(input->owner, input->view.CopyFrom(bytes->data(), bytes->size()));
+  });
+}
+
 }  // extern "C"

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -459,6 +460,36 @@ TEST(CApi, CancelFromAnotherThread) {
   EXPECT_NE(LastError(it).find("cancelled"), std::string::npos) << LastError(it);
   c.sleep_ms = 0;
   EXPECT_EQ(EoInterpreterInvoke(it), kEoOk);
+  EoInterpreterDelete(it);
+  EoModelDelete(model);
+}
+
+TEST(CApi, LoadImage) {
+  ModelBytes m(api_test::Int8Reshape());  // input [1,2,3] int8: an [H,W,C] image of 1x2 RGB pixels
+  EoModel* model = m.Create();
+  EoInterpreter* it = EoInterpreterCreate(model, nullptr);
+  ASSERT_NE(it, nullptr);
+  EoTensor* in = EoInterpreterGetInputTensor(it, 0);
+  const std::string path = ::testing::TempDir() + "/edgeopt_c_api_image.bmp";
+  api_test::WriteBmp(path, 4, 2, 200, 100, 0);
+  EXPECT_EQ(EoTensorLoadImage(nullptr, path.c_str(), nullptr), kEoInvalidArgument);
+  EXPECT_EQ(EoTensorLoadImage(in, nullptr, nullptr), kEoInvalidArgument);
+  EXPECT_EQ(EoTensorLoadImage(in, (path + ".missing").c_str(), nullptr), kEoNotFound);
+  EXPECT_NE(LastError(it).find(".missing"), std::string::npos) << LastError(it);
+  // 8-bit input, automatic normalization: raw pixels shifted into int8.
+  ASSERT_EQ(EoTensorLoadImage(in, path.c_str(), nullptr), kEoOk) << LastError(it);
+  const int8_t* x = static_cast<const int8_t*>(EoTensorData(in));
+  EXPECT_EQ(x[0], 200 - 128);
+  EXPECT_EQ(x[1], 100 - 128);
+  EXPECT_EQ(x[2], -128);
+  // With a range the values are quantized with the input's scale 0.5 and zero point 3.
+  const float range[2] = {0.0f, 51.0f};
+  ASSERT_EQ(EoTensorLoadImage(in, path.c_str(), range), kEoOk) << LastError(it);
+  EXPECT_EQ(x[0], 40 * 2 + 3);
+  EXPECT_EQ(x[2], 3);
+  const float bad_range[2] = {1.0f, 0.0f};
+  EXPECT_EQ(EoTensorLoadImage(in, path.c_str(), bad_range), kEoInvalidArgument);
+  std::remove(path.c_str());
   EoInterpreterDelete(it);
   EoModelDelete(model);
 }

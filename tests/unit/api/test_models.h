@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -65,6 +67,29 @@ inline Graph TwoSignatures() {
   g.signatures[1].inputs[0].name = "values";
   g.signatures[1].outputs[0].name = "result";
   return g;
+}
+
+// Writes a 24-bit BMP of w x h pixels, every pixel (r, g, b).
+inline void WriteBmp(const std::string& path, int w, int h, uint8_t r, uint8_t g, uint8_t b) {
+  const int row = (w * 3 + 3) / 4 * 4;
+  const uint32_t size = 54 + static_cast<uint32_t>(row * h);
+  std::vector<uint8_t> f(size, 0);
+  auto put32 = [&](size_t at, uint32_t v) { std::memcpy(&f[at], &v, 4); };
+  auto put16 = [&](size_t at, uint16_t v) { std::memcpy(&f[at], &v, 2); };
+  f[0] = 'B', f[1] = 'M';
+  put32(2, size);
+  put32(10, 54);
+  put32(14, 40);
+  put32(18, static_cast<uint32_t>(w));
+  put32(22, static_cast<uint32_t>(h));
+  put16(26, 1);
+  put16(28, 24);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      uint8_t* p = &f[54 + static_cast<size_t>(y) * row + x * 3];
+      p[0] = b, p[1] = g, p[2] = r;
+    }
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(f.data()), size);
 }
 
 }  // namespace edgeopt::api_test
