@@ -4,7 +4,9 @@
 //
 //   auto model = edgeopt::Model::FromFile("mobilenet.tflite");
 //   if (!model) { std::cerr << model.status().ToString() << "\n"; return 1; }
-//   auto interp = edgeopt::Interpreter::Create(*model, {.num_threads = 4});
+//   edgeopt::InterpreterOptions options;
+//   options.num_threads = 4;
+//   auto interp = edgeopt::Interpreter::Create(*model, options);
 //   if (!interp) ...
 //   edgeopt::TensorView in = (*interp)->input(0);
 //   std::span<float> x = in.data_as<float>();        // empty if the input is not float32
