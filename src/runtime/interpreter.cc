@@ -161,6 +161,13 @@ Status Interpreter::Invoke() {
   return subgraphs_[0]->Invoke();
 }
 
+Status Interpreter::InvokeSubgraph(int index) {
+  if (index < 0 || static_cast<size_t>(index) >= subgraphs_.size())
+    return InvalidArgument("no subgraph " + std::to_string(index));
+  cancel_.store(false);
+  return subgraphs_[index]->Invoke();
+}
+
 Status Interpreter::BindInput(int i, void* data, size_t bytes) {
   if (i < 0 || i >= num_inputs()) return InvalidArgument("BindInput: no input " + std::to_string(i));
   return subgraphs_[0]->BindTensor(subgraphs_[0]->input_tensor_index(i), data, bytes);

@@ -113,6 +113,9 @@ class Interpreter {
   std::vector<std::string> SignatureKeys() const;
   // Runs the subgraph of a signature: inputs/outputs by signature name.
   Expected<SubgraphExec*> Signature(const std::string& key);
+  // Runs subgraph `index` as a top-level call (e.g. a signature's): like Invoke, it first clears
+  // a Cancel request left from before.
+  Status InvokeSubgraph(int index);
 
   // Variable tensors back to their initial values.
   void ResetVariables();
