@@ -6,6 +6,7 @@ namespace edgeopt::rt {
 
 void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterBasicKernels(r);
+  kernels::RegisterConvKernels(r);
 }
 
 }  // namespace edgeopt::rt

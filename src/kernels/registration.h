@@ -6,5 +6,8 @@
 namespace edgeopt::kernels {
 
 void RegisterBasicKernels(rt::OpRegistry& r);
+// Neural-network families: conv/ (CONV_2D, TRANSPOSE_CONV, Convolution2DTransposeBias),
+// depthwise/, fully_connected/, matmul/ (BATCH_MATMUL), pooling/.
+void RegisterConvKernels(rt::OpRegistry& r);
 
 }  // namespace edgeopt::kernels
