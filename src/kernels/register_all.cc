@@ -7,6 +7,7 @@ namespace edgeopt::rt {
 void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterBasicKernels(r);
   kernels::RegisterConvKernels(r);
+  kernels::RegisterDepthwiseKernels(r);
 }
 
 }  // namespace edgeopt::rt

@@ -9,5 +9,6 @@ void RegisterBasicKernels(rt::OpRegistry& r);
 // Neural-network families: conv/ (CONV_2D, TRANSPOSE_CONV, Convolution2DTransposeBias),
 // depthwise/, fully_connected/, matmul/ (BATCH_MATMUL), pooling/.
 void RegisterConvKernels(rt::OpRegistry& r);
+void RegisterDepthwiseKernels(rt::OpRegistry& r);
 
 }  // namespace edgeopt::kernels
