@@ -8,6 +8,7 @@ void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterBasicKernels(r);
   kernels::RegisterConvKernels(r);
   kernels::RegisterDepthwiseKernels(r);
+  kernels::RegisterFullyConnectedKernels(r);
 }
 
 }  // namespace edgeopt::rt

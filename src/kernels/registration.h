@@ -10,5 +10,6 @@ void RegisterBasicKernels(rt::OpRegistry& r);
 // depthwise/, fully_connected/, matmul/ (BATCH_MATMUL), pooling/.
 void RegisterConvKernels(rt::OpRegistry& r);
 void RegisterDepthwiseKernels(rt::OpRegistry& r);
+void RegisterFullyConnectedKernels(rt::OpRegistry& r);
 
 }  // namespace edgeopt::kernels

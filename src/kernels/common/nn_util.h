@@ -31,6 +31,14 @@ inline int32_t MultiplyByQuantizedMultiplierRuy(int32_t x, int32_t quantized_mul
   return (high + nudge) >> right;
 }
 
+// ruy's portable path (its kernels for sources wider than 8 bits, e.g. 16x8 FULLY_CONNECTED in
+// 2.9): one rounding, half toward +infinity, of x * m * 2^(shift - 31).
+inline int32_t MultiplyByQuantizedMultiplierSingleRound(int32_t x, int32_t quantized_multiplier, int shift) {
+  const int total_shift = 31 - shift;
+  const int64_t round = int64_t{1} << (total_shift - 1);
+  return static_cast<int32_t>((static_cast<int64_t>(x) * quantized_multiplier + round) >> total_shift);
+}
+
 // Stride/dilation/filter of one spatial window; `padding` is tflite::Padding (SAME, VALID).
 struct WindowSpec {
   int padding = 0;
