@@ -9,6 +9,7 @@ void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterConvKernels(r);
   kernels::RegisterDepthwiseKernels(r);
   kernels::RegisterFullyConnectedKernels(r);
+  kernels::RegisterMatMulKernels(r);
 }
 
 }  // namespace edgeopt::rt

@@ -11,5 +11,6 @@ void RegisterBasicKernels(rt::OpRegistry& r);
 void RegisterConvKernels(rt::OpRegistry& r);
 void RegisterDepthwiseKernels(rt::OpRegistry& r);
 void RegisterFullyConnectedKernels(rt::OpRegistry& r);
+void RegisterMatMulKernels(rt::OpRegistry& r);
 
 }  // namespace edgeopt::kernels
