@@ -10,6 +10,7 @@ void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterDepthwiseKernels(r);
   kernels::RegisterFullyConnectedKernels(r);
   kernels::RegisterMatMulKernels(r);
+  kernels::RegisterPoolingKernels(r);
 }
 
 }  // namespace edgeopt::rt

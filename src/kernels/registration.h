@@ -12,5 +12,6 @@ void RegisterConvKernels(rt::OpRegistry& r);
 void RegisterDepthwiseKernels(rt::OpRegistry& r);
 void RegisterFullyConnectedKernels(rt::OpRegistry& r);
 void RegisterMatMulKernels(rt::OpRegistry& r);
+void RegisterPoolingKernels(rt::OpRegistry& r);
 
 }  // namespace edgeopt::kernels
