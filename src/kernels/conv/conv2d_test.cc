@@ -145,9 +145,14 @@ Graph BuildConv(const ConvCase& c, uint64_t seed, Twin twin = Twin::kNone) {
   o.dilation_h_factor = c.dil_h;
   o.dilation_w_factor = c.dil_w;
   o.fused_activation_function = static_cast<tflite::ActivationFunctionType>(c.act);
+  int32_t version = 1;
+  if (c.path == Path::kInt16 && c.has_bias && bias_type == DType::kInt32 && twin != Twin::kInt64Bias) {
+    o.quantized_bias_type = tflite::TensorType_INT32;  // how newer converters mark it (version 8)
+    version = 8;
+  }
   std::vector<int32_t> inputs = {x, w};
   if (bias != kNoTensor) inputs.push_back(bias);
-  b.Op(tflite::BuiltinOperator_CONV_2D, inputs, {y}, o);
+  b.Op(tflite::BuiltinOperator_CONV_2D, inputs, {y}, o, version);
   b.Output(y);
   return b.Finish();
 }
@@ -293,6 +298,19 @@ TEST_F(Conv2DConformance, Int16x8Int32Bias) {
         c.per_channel = true;
       },
       Twin::kInt64Bias, opts);
+}
+
+// The same against LiteRT.js (newer LiteRT, which has the int32-bias form): bit-exact.
+TEST_F(Conv2DConformance, Int16x8Int32BiasLiteRtJs) {
+  if (!testing::LiteRtJsAvailable()) GTEST_SKIP() << "LiteRT.js absent (run scripts/setup.sh)";
+  std::mt19937_64 rng(51);
+  auto opts = ExactOptions();
+  opts.oracle = testing::Oracle::kLiteRtJs;
+  for (int i = 0; i < 5; ++i) {
+    ConvCase c = RandomCase(rng, Path::kInt16);
+    c.bias_type = DType::kInt32;
+    ExpectMatches(BuildConv(c, 51000 + i), "case " + std::to_string(i) + ": " + c.Describe(), opts);
+  }
 }
 
 TEST_F(Conv2DConformance, Errors) {

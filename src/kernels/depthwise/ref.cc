@@ -5,7 +5,7 @@
 //   uint8            per-tensor, asymmetric weights, legacy multiplier (float in*w scale)
 //   int8             int8 weights per channel or per tensor (zero point 0), int32 bias,
 //                    multiplier double(in) * double(w[c]) / double(out)
-//   int16 x int8     zero points 0, int64 (or int32, newer LiteRT) bias
+//   int16 x int8     zero points 0, int64 bias
 //   hybrid           float input/output, int8 weights with one scale per output channel (or
 //                    one in total, an extension: 2.9 reads past the single scale): the input is
 //                    quantized asymmetrically per batch at every invoke;
@@ -102,7 +102,6 @@ class DepthwiseKernel : public rt::OpKernel {
   std::vector<int> shift_;
   int32_t act_min_ = 0, act_max_ = 0;
   float fact_min_ = 0, fact_max_ = 0;
-  bool int16_bias32_ = false;
   int quantized_input_scratch_ = -1;
   std::vector<float> batch_scale_;
   std::vector<int32_t> batch_zero_point_;
@@ -194,7 +193,6 @@ Status DepthwiseKernel::Prepare(rt::KernelContext& ctx) {
         shift_ = std::move(q.shift);
       }
       RETURN_IF_ERROR(QuantizedActivation(ctx, o.fused_activation_function, *output, &act_min_, &act_max_));
-      int16_bias32_ = kind_ == DwKind::kInt16 && bias && bias->type == DType::kInt32;
       break;
     }
   }
@@ -251,23 +249,13 @@ Status DepthwiseKernel::Invoke(rt::KernelContext& ctx) {
     }
     case DwKind::kInt16: {
       int16_t* out = output->data_as<int16_t>();
-      if (int16_bias32_) {
-        const int32_t* b = bias->data_as<int32_t>();
-        DepthwiseAccumulate<int64_t>(d_, input->data_as<int16_t>(), filter->data_as<int8_t>(), 0, no_offset, pool,
-                                     [&](int, int64_t i, int oc, int64_t acc) {
-                                       const int32_t a = WrapToInt32(acc + b[oc]);
-                                       const int32_t v = MultiplyByQuantizedMultiplier(a, multiplier_[oc], shift_[oc]);
-                                       out[i] = static_cast<int16_t>(std::clamp(v, act_min_, act_max_));
-                                     });
-      } else {
-        const int64_t* b = bias ? bias->data_as<int64_t>() : nullptr;
-        DepthwiseAccumulate<int64_t>(d_, input->data_as<int16_t>(), filter->data_as<int8_t>(), 0, no_offset, pool,
-                                     [&](int, int64_t i, int oc, int64_t acc) {
-                                       if (b) acc += b[oc];
-                                       const int32_t v = MultiplyByQuantizedMultiplier(acc, multiplier_[oc], shift_[oc]);
-                                       out[i] = static_cast<int16_t>(std::clamp(v, act_min_, act_max_));
-                                     });
-      }
+      const int64_t* b = bias ? bias->data_as<int64_t>() : nullptr;
+      DepthwiseAccumulate<int64_t>(d_, input->data_as<int16_t>(), filter->data_as<int8_t>(), 0, no_offset, pool,
+                                   [&](int, int64_t i, int oc, int64_t acc) {
+                                     if (b) acc += b[oc];
+                                     const int32_t v = MultiplyByQuantizedMultiplier(acc, multiplier_[oc], shift_[oc]);
+                                     out[i] = static_cast<int16_t>(std::clamp(v, act_min_, act_max_));
+                                   });
       return Status::Ok();
     }
   }
@@ -323,7 +311,7 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateDepthwise(const rt::KernelCreateCo
     bias_type = DType::kInt32;
   } else if (in->type == DType::kInt16 && w->type == DType::kInt8) {
     kind = DwKind::kInt16;
-    bias_type = bias && bias->type == DType::kInt32 ? DType::kInt32 : DType::kInt64;
+    bias_type = DType::kInt64;  // LiteRT has no 16x8 depthwise with an int32 bias
   } else {
     return unsupported();
   }
