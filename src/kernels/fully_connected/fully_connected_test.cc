@@ -65,9 +65,15 @@ std::vector<int32_t> OutShape(const FcCase& c) {
   return {static_cast<int32_t>(c.batches()), c.units};
 }
 
-// The FC of case `c`; with as_conv, TFLite 2.9's equivalent: RESHAPE to [B,1,1,K], CONV_2D 1x1
-// with the same weights, bias and quantization, RESHAPE back.
-Graph BuildFc(const FcCase& c, uint64_t seed, bool as_conv = false) {
+// How TFLite 2.9 runs a case it cannot run directly (see ExpectMatchesTwin).
+enum class Twin {
+  kNone,
+  kConv,        // RESHAPE to [B,1,1,K], CONV_2D 1x1 with the same weights and quantization, RESHAPE back
+  kSplitUnits,  // hybrid per-channel: one per-tensor FC per unit (its own scale), CONCATENATION
+};
+
+Graph BuildFc(const FcCase& c, uint64_t seed, Twin twin = Twin::kNone) {
+  const bool as_conv = twin == Twin::kConv;
   GraphBuilder b(seed);
   auto& rng = b.rng();
   const int depth = c.depth();
@@ -124,6 +130,33 @@ Graph BuildFc(const FcCase& c, uint64_t seed, bool as_conv = false) {
     tflite::ReshapeOptionsT r2;
     r2.new_shape = out_shape;
     b.Op(tflite::BuiltinOperator_RESHAPE, {y4, s2}, {y}, r2);
+  } else if (twin == Twin::kSplitUnits) {
+    const Tensor wt = b.current().tensors[w];
+    auto wv = b.graph().buffers[wt.buffer].as<int8_t>();
+    std::vector<float> bv;
+    if (c.has_bias) {
+      auto v = b.graph().buffers[b.current().tensors[bias].buffer].as<float>();
+      bv.assign(v.begin(), v.end());
+    }
+    std::vector<int32_t> parts;
+    for (int u = 0; u < c.units; ++u) {
+      const std::string n = std::to_string(u);
+      std::vector<int8_t> row(wv.begin() + int64_t{u} * depth, wv.begin() + int64_t{u + 1} * depth);
+      auto wu = b.Const<int8_t>("w" + n, DType::kInt8, {1, depth}, row, Quant(wt.quant->scale[u], 0));
+      const int32_t bu = c.has_bias ? b.Const<float>("b" + n, DType::kFloat32, {1}, {bv[u]}) : kNoTensor;
+      auto shape = out_shape;
+      shape.back() = 1;
+      auto yu = b.Tensor("y" + n, DType::kFloat32, shape);
+      tflite::FullyConnectedOptionsT o;
+      o.fused_activation_function = static_cast<tflite::ActivationFunctionType>(c.act);
+      o.keep_num_dims = c.keep_num_dims;
+      o.asymmetric_quantize_inputs = c.asymmetric;
+      b.Op(tflite::BuiltinOperator_FULLY_CONNECTED, {x, wu, bu}, {yu}, o);
+      parts.push_back(yu);
+    }
+    tflite::ConcatenationOptionsT co;
+    co.axis = static_cast<int32_t>(out_shape.size()) - 1;
+    b.Op(tflite::BuiltinOperator_CONCATENATION, parts, {y}, co);
   } else {
     tflite::FullyConnectedOptionsT o;
     o.fused_activation_function = static_cast<tflite::ActivationFunctionType>(c.act);
@@ -162,7 +195,7 @@ class FullyConnectedConformance : public ::testing::Test {
     if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)";
   }
   template <typename Tweak>
-  void RunRandom(Path path, int count, uint64_t seed, Tweak tweak, bool conv_twin = false,
+  void RunRandom(Path path, int count, uint64_t seed, Tweak tweak, Twin twin = Twin::kNone,
                  testing::CompareOptions opts = ExactOptions()) {
     std::mt19937_64 rng(seed);
     int failures = 0;
@@ -171,8 +204,8 @@ class FullyConnectedConformance : public ::testing::Test {
       tweak(c, rng);
       const uint64_t s = seed * 1000 + i;
       const std::string what = "case " + std::to_string(i) + ": " + c.Describe();
-      const bool ok = conv_twin ? testing::ExpectMatchesTwin(BuildFc(c, s), BuildFc(c, s, true), what, opts)
-                                : ExpectMatches(BuildFc(c, s), what, opts);
+      const bool ok = twin != Twin::kNone ? testing::ExpectMatchesTwin(BuildFc(c, s), BuildFc(c, s, twin), what, opts)
+                                          : ExpectMatches(BuildFc(c, s), what, opts);
       if (!ok) ++failures;
     }
   }
@@ -221,7 +254,7 @@ TEST_F(FullyConnectedConformance, Int8PerChannelAsConv) {
         c.per_channel = true;
         c.has_bias = true;  // 2.9's CONV_2D needs one
       },
-      /*conv_twin=*/true);
+      Twin::kConv);
 }
 
 TEST_F(FullyConnectedConformance, Int16x8PerChannelAsConv) {
@@ -231,7 +264,7 @@ TEST_F(FullyConnectedConformance, Int16x8PerChannelAsConv) {
         c.per_channel = true;
         c.has_bias = true;
       },
-      /*conv_twin=*/true);
+      Twin::kConv);
 }
 
 // Hybrid per-channel with asymmetric inputs equals 2.9's hybrid per-channel CONV_2D 1x1 (which
@@ -247,7 +280,20 @@ TEST_F(FullyConnectedConformance, HybridPerChannelAsConv) {
         c.in_shape = {static_cast<int32_t>(c.batches()), c.depth()};  // one quantization row per batch row
         c.units = std::max(c.units, 2);  // one unit would make the CONV_2D twin per-tensor (symmetric)
       },
-      /*conv_twin=*/true);
+      Twin::kConv);
+}
+
+// Hybrid per-channel, symmetric or asymmetric inputs: each unit is a per-tensor hybrid FC with
+// that unit's scale on the same quantized input, so 2.9 runs one FC per unit and concatenates.
+TEST_F(FullyConnectedConformance, HybridPerChannelAsSplitUnits) {
+  RunRandom(
+      Path::kHybrid, 20, 42,
+      [](FcCase& c, std::mt19937_64& rng) {
+        c.per_channel = true;
+        c.units = std::max(c.units, 2);
+        c.asymmetric = rng() % 2 == 0;
+      },
+      Twin::kSplitUnits);
 }
 
 TEST_F(FullyConnectedConformance, Errors) {

@@ -76,6 +76,7 @@ enum class Twin {
   kFlattenBatch,  // rank-5 operands (2.9 stops at 4) with equal batch dims: merged into one
   kFc,            // hybrid with a 2-D rhs: (TRANSPOSE +) hybrid FULLY_CONNECTED on rhs^T, keep_num_dims
   kConv,          // hybrid per-channel asymmetric, 2-D rhs: (TRANSPOSE +) RESHAPE + 1x1 CONV_2D + RESHAPE
+  kFcPerUnit,     // hybrid per-channel, 2-D rhs: one per-tensor hybrid FC per column, CONCATENATION
 };
 
 int32_t Product(const std::vector<int32_t>& v) {
@@ -174,6 +175,25 @@ Graph BuildMatMul(const MmCase& c, uint64_t seed, Twin twin = Twin::kNone) {
       fo.keep_num_dims = true;
       fo.asymmetric_quantize_inputs = c.asymmetric;
       b.Op(tflite::BuiltinOperator_FULLY_CONNECTED, {xin, y, kNoTensor}, {out}, fo);
+    } else if (twin == Twin::kFcPerUnit) {
+      const Tensor wt = b.current().tensors[y];
+      auto wv = b.graph().buffers[wt.buffer].as<int8_t>();
+      std::vector<int32_t> parts;
+      for (int u = 0; u < c.n; ++u) {
+        std::vector<int8_t> row(wv.begin() + int64_t{u} * c.k, wv.begin() + int64_t{u + 1} * c.k);
+        auto wu = b.Const<int8_t>("w" + std::to_string(u), DType::kInt8, {1, c.k}, row, Quant(wt.quant->scale[u], 0));
+        auto shape = c.OutShape();
+        shape.back() = 1;
+        auto ou = b.Tensor("o" + std::to_string(u), DType::kFloat32, shape);
+        tflite::FullyConnectedOptionsT fo;
+        fo.keep_num_dims = true;
+        fo.asymmetric_quantize_inputs = c.asymmetric;
+        b.Op(tflite::BuiltinOperator_FULLY_CONNECTED, {xin, wu, kNoTensor}, {ou}, fo);
+        parts.push_back(ou);
+      }
+      tflite::ConcatenationOptionsT co;
+      co.axis = static_cast<int32_t>(c.OutShape().size()) - 1;
+      b.Op(tflite::BuiltinOperator_CONCATENATION, parts, {out}, co);
     } else {
       const int32_t rows = Product(c.lhs_batch) * c.m;
       auto x4 = AddReshape(b, xin, {rows, 1, 1, c.k}, "x4");
@@ -301,6 +321,20 @@ TEST_F(BatchMatMulConformance, HybridPerChannel) {
         c.asymmetric = true;
       },
       Twin::kConv);
+}
+
+// Per-channel weights, symmetric or asymmetric inputs: each column is a per-tensor hybrid
+// FULLY_CONNECTED with that column's scale on the same quantized rows.
+TEST_F(BatchMatMulConformance, HybridPerChannelPerUnit) {
+  RunRandom(
+      Path::kHybrid, 15, 58,
+      [](MmCase& c, std::mt19937_64& rng) {
+        c.rhs_batch.clear();
+        c.per_channel = true;
+        c.n = std::max(c.n, 2);
+        c.asymmetric = rng() % 2 == 0;
+      },
+      Twin::kFcPerUnit);
 }
 
 TEST_F(BatchMatMulConformance, Errors) {
