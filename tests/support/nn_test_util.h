@@ -43,8 +43,7 @@ bool ExpectMatches(const Graph& g, const std::string& what, CompareOptions opts 
 // Runs `ours` on edgeopt and `reference` (an equivalent graph TFLite 2.9 can run: a grouped
 // convolution as a block-diagonal one, a missing bias as a zero bias, ...) on TFLite 2.9 with the
 // same seeded inputs, and checks the outputs like ExpectMatches.
-bool ExpectMatchesTwin(const Graph& ours, const Graph& reference, const std::string& what,
-                       CompareOptions opts = {});
+bool ExpectMatchesTwin(const Graph& ours, const Graph& reference, const std::string& what, CompareOptions opts = {});
 
 // Expects edgeopt to refuse `g` with a non-OK status (at interpreter creation or allocation)
 // whose message contains `needle`; never a crash. Returns whether it did.

@@ -28,8 +28,7 @@ void SymmetricQuantizeFloats(const float* values, int64_t n, int8_t* quantized, 
   }
 }
 
-void AsymmetricQuantizeFloats(const float* values, int64_t n, int8_t* quantized, float* scale,
-                              int32_t* zero_point) {
+void AsymmetricQuantizeFloats(const float* values, int64_t n, int8_t* quantized, float* scale, int32_t* zero_point) {
   constexpr int32_t kMin = -128, kMax = 127;
   constexpr double qmin = kMin, qmax = kMax;
   float lo = 0, hi = 0;
@@ -70,8 +69,8 @@ void AsymmetricQuantizeFloats(const float* values, int64_t n, int8_t* quantized,
   }
 }
 
-void QuantizeRows(const float* values, int64_t rows, int64_t cols, bool asymmetric, int8_t* quantized,
-                  float* scales, int32_t* zero_points) {
+void QuantizeRows(const float* values, int64_t rows, int64_t cols, bool asymmetric, int8_t* quantized, float* scales,
+                  int32_t* zero_points) {
   for (int64_t r = 0; r < rows; ++r) {
     if (asymmetric) {
       AsymmetricQuantizeFloats(values + r * cols, cols, quantized + r * cols, &scales[r], &zero_points[r]);

@@ -15,12 +15,11 @@ void SymmetricQuantizeFloats(const float* values, int64_t n, int8_t* quantized, 
 // Asymmetric: the row's range [min(0, min x), max(0, max x)] mapped to [-128, 127] with a nudged
 // zero point; q = clamp(round(zero_point + x / scale)). A constant-zero row gives q = 0,
 // *scale = 1, *zero_point = 0.
-void AsymmetricQuantizeFloats(const float* values, int64_t n, int8_t* quantized, float* scale,
-                              int32_t* zero_point);
+void AsymmetricQuantizeFloats(const float* values, int64_t n, int8_t* quantized, float* scale, int32_t* zero_point);
 
 // Quantizes `rows` rows of `cols` floats each, symmetric or asymmetric (zero_points may be null
 // when symmetric; they are then not written).
-void QuantizeRows(const float* values, int64_t rows, int64_t cols, bool asymmetric, int8_t* quantized,
-                  float* scales, int32_t* zero_points);
+void QuantizeRows(const float* values, int64_t rows, int64_t cols, bool asymmetric, int8_t* quantized, float* scales,
+                  int32_t* zero_points);
 
 }  // namespace edgeopt::kernels

@@ -88,8 +88,8 @@ Status RequireWeightQuant(const rt::KernelContext& ctx, const rt::RtTensor& w, i
   if (symmetric)
     for (int64_t z : q.zero_point)
       if (z != 0)
-        return ctx.UnsupportedError("weights " + Describe(w) + " have zero point " + std::to_string(z) +
-                                    "; " + TypeName(w.type) + " weights must be symmetric (zero point 0)");
+        return ctx.UnsupportedError("weights " + Describe(w) + " have zero point " + std::to_string(z) + "; " +
+                                    TypeName(w.type) + " weights must be symmetric (zero point 0)");
   return Status::Ok();
 }
 

@@ -86,6 +86,9 @@ inline int32_t MultiplyByQuantizedMultiplier(int64_t x, int32_t quantized_multip
   return static_cast<int32_t>(x >> total_shift);
 }
 
+// An int64 accumulator wrapped to int32, as LiteRT's int32 accumulators wrap.
+inline int32_t WrapToInt32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v))); }
+
 // Requantization as TFLite 2.9's GEMM-based int8/uint8 kernels do it on x86 (CONV_2D, and the
 // other ops routed through cpu_backend_gemm): ruy's AVX2 8-bit kernel rounds both steps half
 // toward +infinity, (x * m + 2^30) >> 31 and then (v + 2^(s-1)) >> s, instead of the reference

@@ -202,8 +202,9 @@ class Conv2DConformance : public ::testing::Test {
       tweak(c, rng);
       const uint64_t s = seed * 1000 + i;
       const std::string what = "case " + std::to_string(i) + ": " + c.Describe();
-      const bool ok = twin == Twin::kNone ? ExpectMatches(BuildConv(c, s), what, opts)
-                                          : testing::ExpectMatchesTwin(BuildConv(c, s), BuildConv(c, s, twin), what, opts);
+      const bool ok = twin == Twin::kNone
+                          ? ExpectMatches(BuildConv(c, s), what, opts)
+                          : testing::ExpectMatchesTwin(BuildConv(c, s), BuildConv(c, s, twin), what, opts);
       if (!ok) ++failures;
     }
   }

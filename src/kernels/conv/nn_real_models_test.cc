@@ -48,12 +48,9 @@ bool IsNnOp(const Operator& op) {
     case tflite::BuiltinOperator_BATCH_MATMUL:
     case tflite::BuiltinOperator_AVERAGE_POOL_2D:
     case tflite::BuiltinOperator_MAX_POOL_2D:
-    case tflite::BuiltinOperator_L2_POOL_2D:
-      return true;
-    case tflite::BuiltinOperator_CUSTOM:
-      return op.custom_code == "Convolution2DTransposeBias";
-    default:
-      return false;
+    case tflite::BuiltinOperator_L2_POOL_2D: return true;
+    case tflite::BuiltinOperator_CUSTOM: return op.custom_code == "Convolution2DTransposeBias";
+    default: return false;
   }
 }
 

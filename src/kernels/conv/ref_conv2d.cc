@@ -77,9 +77,6 @@ void ConvAccumulate(const ConvDims& d, const In* in, const W* w, int32_t w_offse
   });
 }
 
-// Wraps to int32 as LiteRT's int32 accumulators do.
-inline int32_t WrapToInt32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v))); }
-
 class Conv2DKernel : public rt::OpKernel {
  public:
   explicit Conv2DKernel(ConvKind kind) : kind_(kind) {}
@@ -182,8 +179,8 @@ Status Conv2DKernel::Prepare(rt::KernelContext& ctx) {
       RETURN_IF_ERROR(RequireWeightQuant(ctx, *filter, d.out_c, 0, /*symmetric=*/true));
       // LiteRT treats per-channel scales that are all equal as per-tensor (symmetric path).
       const auto& scales = filter->quant->scale;
-      hybrid_per_channel_ = scales.size() > 1 &&
-                            std::any_of(scales.begin(), scales.end(), [&](float s) { return s != scales[0]; });
+      hybrid_per_channel_ =
+          scales.size() > 1 && std::any_of(scales.begin(), scales.end(), [&](float s) { return s != scales[0]; });
       quantized_input_scratch_ = ctx.RequestScratch(static_cast<size_t>(input->num_elements()));
       batch_scale_.assign(d.batches, 0.0f);
       batch_zero_point_.assign(d.batches, 0);
@@ -240,33 +237,34 @@ Status Conv2DKernel::Invoke(rt::KernelContext& ctx) {
                             });
       return Status::Ok();
     }
-    case ConvKind::kHybrid:
-      return InvokeHybrid(ctx);
+    case ConvKind::kHybrid: return InvokeHybrid(ctx);
     case ConvKind::kUInt8: {
       const int32_t* b = bias ? bias->data_as<int32_t>() : nullptr;
       uint8_t* out = output->data_as<uint8_t>();
       const int32_t in_off = -input->zero_point(), w_off = -static_cast<int32_t>(filter->quant->zp(0));
       const int32_t out_off = output->zero_point();
-      ConvAccumulate<int64_t>(d_, input->data_as<uint8_t>(), filter->data_as<uint8_t>(), w_off,
-                              [&](int) { return in_off; }, pool, [&](int, int64_t i, int oc, int64_t acc) {
-                                if (b) acc += b[oc];
-                                int32_t v = MultiplyByQuantizedMultiplierRuy(WrapToInt32(acc), multiplier_[0], shift_[0]);
-                                v = std::clamp(v + out_off, act_min_, act_max_);
-                                out[i] = static_cast<uint8_t>(v);
-                              });
+      ConvAccumulate<int64_t>(
+          d_, input->data_as<uint8_t>(), filter->data_as<uint8_t>(), w_off, [&](int) { return in_off; }, pool,
+          [&](int, int64_t i, int oc, int64_t acc) {
+            if (b) acc += b[oc];
+            int32_t v = MultiplyByQuantizedMultiplierRuy(WrapToInt32(acc), multiplier_[0], shift_[0]);
+            v = std::clamp(v + out_off, act_min_, act_max_);
+            out[i] = static_cast<uint8_t>(v);
+          });
       return Status::Ok();
     }
     case ConvKind::kInt8: {
       const int32_t* b = bias ? bias->data_as<int32_t>() : nullptr;
       int8_t* out = output->data_as<int8_t>();
       const int32_t in_off = -input->zero_point(), out_off = output->zero_point();
-      ConvAccumulate<int64_t>(d_, input->data_as<int8_t>(), filter->data_as<int8_t>(), 0,
-                              [&](int) { return in_off; }, pool, [&](int, int64_t i, int oc, int64_t acc) {
-                                if (b) acc += b[oc];
-                                int32_t v = MultiplyByQuantizedMultiplierRuy(WrapToInt32(acc), multiplier_[oc], shift_[oc]);
-                                v = std::clamp(v + out_off, act_min_, act_max_);
-                                out[i] = static_cast<int8_t>(v);
-                              });
+      ConvAccumulate<int64_t>(
+          d_, input->data_as<int8_t>(), filter->data_as<int8_t>(), 0, [&](int) { return in_off; }, pool,
+          [&](int, int64_t i, int oc, int64_t acc) {
+            if (b) acc += b[oc];
+            int32_t v = MultiplyByQuantizedMultiplierRuy(WrapToInt32(acc), multiplier_[oc], shift_[oc]);
+            v = std::clamp(v + out_off, act_min_, act_max_);
+            out[i] = static_cast<int8_t>(v);
+          });
       return Status::Ok();
     }
     case ConvKind::kInt16: {
@@ -308,20 +306,22 @@ Status Conv2DKernel::InvokeHybrid(rt::KernelContext& ctx) {
   const float lo = fact_min_, hi = fact_max_;
   const auto& w_scales = filter->quant->scale;
   if (hybrid_per_channel_) {
-    ConvAccumulate<int64_t>(d_, q, filter->data_as<int8_t>(), 0, [&](int bi) { return -batch_zero_point_[bi]; },
-                            ctx.threads(), [&](int bi, int64_t i, int oc, int64_t acc) {
-                              float v = static_cast<float>(WrapToInt32(acc)) * (w_scales[oc] * batch_scale_[bi]);
-                              if (b) v += b[oc];
-                              out[i] = std::min(std::max(v, lo), hi);
-                            });
+    ConvAccumulate<int64_t>(
+        d_, q, filter->data_as<int8_t>(), 0, [&](int bi) { return -batch_zero_point_[bi]; }, ctx.threads(),
+        [&](int bi, int64_t i, int oc, int64_t acc) {
+          float v = static_cast<float>(WrapToInt32(acc)) * (w_scales[oc] * batch_scale_[bi]);
+          if (b) v += b[oc];
+          out[i] = std::min(std::max(v, lo), hi);
+        });
   } else {
     const float w_scale = w_scales[0];
-    ConvAccumulate<int64_t>(d_, q, filter->data_as<int8_t>(), 0, [](int) { return 0; }, ctx.threads(),
-                            [&](int bi, int64_t i, int oc, int64_t acc) {
-                              float v = static_cast<float>(WrapToInt32(acc)) * (batch_scale_[bi] * w_scale);
-                              if (b) v += b[oc];
-                              out[i] = std::min(std::max(v, lo), hi);
-                            });
+    ConvAccumulate<int64_t>(
+        d_, q, filter->data_as<int8_t>(), 0, [](int) { return 0; }, ctx.threads(),
+        [&](int bi, int64_t i, int oc, int64_t acc) {
+          float v = static_cast<float>(WrapToInt32(acc)) * (batch_scale_[bi] * w_scale);
+          if (b) v += b[oc];
+          out[i] = std::min(std::max(v, lo), hi);
+        });
   }
   return Status::Ok();
 }

@@ -40,8 +40,6 @@ struct TransposeDims {
   int stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
 };
 
-inline int32_t WrapToInt32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v))); }
-
 // finish(out_index, oc, acc) for every output element, where acc sums
 // (in + in_offset) * (w + w_offset) over the (input pixel, tap) pairs landing on it.
 template <typename Acc, typename In, typename W, typename Finish>
@@ -131,8 +129,8 @@ Status TransposeConvKernel::ResolveOutput(rt::KernelContext& ctx) {
   d.k_w = weights->dim(2);
   const rt::Shape out = {s[0], s[1], s[2], s[3]};
   if (out[0] != d.batches || out[3] != d.out_c || out[1] < 0 || out[2] < 0)
-    return ctx.Error("output_shape " + rt::ShapeToString(out) + " must be [" + std::to_string(d.batches) +
-                     ", H, W, " + std::to_string(d.out_c) + "] for input " + Describe(*input) + " and weights " +
+    return ctx.Error("output_shape " + rt::ShapeToString(out) + " must be [" + std::to_string(d.batches) + ", H, W, " +
+                     std::to_string(d.out_c) + "] for input " + Describe(*input) + " and weights " +
                      Describe(*weights));
   d.out_h = out[1];
   d.out_w = out[2];
@@ -166,8 +164,8 @@ Status TransposeConvKernel::Prepare(rt::KernelContext& ctx) {
   if (input->rank() != 4) return ctx.Error("input " + Describe(*input) + " must have rank 4 (NHWC)");
   if (weights->rank() != 4) return ctx.Error("weights " + Describe(*weights) + " must have rank 4 (OHWI)");
   if (input->dim(3) != weights->dim(3))
-    return ctx.Error("input " + Describe(*input) + " has " + std::to_string(input->dim(3)) +
-                     " channels, the weights " + Describe(*weights) + " expect " + std::to_string(weights->dim(3)));
+    return ctx.Error("input " + Describe(*input) + " has " + std::to_string(input->dim(3)) + " channels, the weights " +
+                     Describe(*weights) + " expect " + std::to_string(weights->dim(3)));
   const int out_c = weights->dim(0);
   if (bias && bias->num_elements() != out_c)
     return ctx.Error("bias " + Describe(*bias) + " must have " + std::to_string(out_c) + " elements");
@@ -234,14 +232,13 @@ Status TransposeConvKernel::Invoke(rt::KernelContext& ctx) {
       const int32_t* b = bias ? bias->data_as<int32_t>() : nullptr;
       uint8_t* out = output->data_as<uint8_t>();
       const int32_t out_off = output->zero_point();
-      TransposeConvGather<int64_t>(d_, input->data_as<uint8_t>(), -input->zero_point(), weights->data_as<uint8_t>(),
-                                   -static_cast<int32_t>(weights->quant->zp(0)), pool,
-                                   [&](int64_t i, int oc, int64_t acc) {
-                                     if (b) acc += b[oc];
-                                     const int32_t v =
-                                         MultiplyByQuantizedMultiplier(WrapToInt32(acc), multiplier_[0], shift_[0]);
-                                     out[i] = static_cast<uint8_t>(std::clamp(v + out_off, act_min_, act_max_));
-                                   });
+      TransposeConvGather<int64_t>(
+          d_, input->data_as<uint8_t>(), -input->zero_point(), weights->data_as<uint8_t>(),
+          -static_cast<int32_t>(weights->quant->zp(0)), pool, [&](int64_t i, int oc, int64_t acc) {
+            if (b) acc += b[oc];
+            const int32_t v = MultiplyByQuantizedMultiplier(WrapToInt32(acc), multiplier_[0], shift_[0]);
+            out[i] = static_cast<uint8_t>(std::clamp(v + out_off, act_min_, act_max_));
+          });
       return Status::Ok();
     }
     case TcKind::kInt8: {
@@ -261,22 +258,21 @@ Status TransposeConvKernel::Invoke(rt::KernelContext& ctx) {
       int16_t* out = output->data_as<int16_t>();
       if (bias && bias->type == DType::kInt64) {
         const int64_t* b = bias->data_as<int64_t>();
-        TransposeConvGather<int64_t>(d_, input->data_as<int16_t>(), 0, weights->data_as<int8_t>(), 0, pool,
-                                     [&](int64_t i, int oc, int64_t acc) {
-                                       const int32_t v = MultiplyByQuantizedMultiplier(acc + b[oc], multiplier_[oc], shift_[oc]);
-                                       out[i] = static_cast<int16_t>(std::clamp(v, act_min_, act_max_));
-                                     });
+        TransposeConvGather<int64_t>(
+            d_, input->data_as<int16_t>(), 0, weights->data_as<int8_t>(), 0, pool, [&](int64_t i, int oc, int64_t acc) {
+              const int32_t v = MultiplyByQuantizedMultiplier(acc + b[oc], multiplier_[oc], shift_[oc]);
+              out[i] = static_cast<int16_t>(std::clamp(v, act_min_, act_max_));
+            });
       } else {
         // Without an int64 bias 2.9 accumulates in int32 and requantizes with the 32-bit
         // reference multiplier.
         const int32_t* b = bias ? bias->data_as<int32_t>() : nullptr;
-        TransposeConvGather<int64_t>(d_, input->data_as<int16_t>(), 0, weights->data_as<int8_t>(), 0, pool,
-                                     [&](int64_t i, int oc, int64_t acc) {
-                                       if (b) acc += b[oc];
-                                       const int32_t v =
-                                           MultiplyByQuantizedMultiplier(WrapToInt32(acc), multiplier_[oc], shift_[oc]);
-                                       out[i] = static_cast<int16_t>(std::clamp(v, act_min_, act_max_));
-                                     });
+        TransposeConvGather<int64_t>(
+            d_, input->data_as<int16_t>(), 0, weights->data_as<int8_t>(), 0, pool, [&](int64_t i, int oc, int64_t acc) {
+              if (b) acc += b[oc];
+              const int32_t v = MultiplyByQuantizedMultiplier(WrapToInt32(acc), multiplier_[oc], shift_[oc]);
+              out[i] = static_cast<int16_t>(std::clamp(v, act_min_, act_max_));
+            });
       }
       return Status::Ok();
     }

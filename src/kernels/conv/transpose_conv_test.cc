@@ -24,7 +24,7 @@ struct TcCase {
   DType type = DType::kFloat32;
   bool per_channel = true;
   bool has_bias = true;
-  bool runtime_shape = false;  // output_shape is a graph input
+  bool runtime_shape = false;    // output_shape is a graph input
   DType bias16 = DType::kInt64;  // 16x8 bias type
   int n = 1, h = 3, w = 4, in_c = 3, out_c = 2, kh = 3, kw = 3;
   int stride_h = 2, stride_w = 2;

@@ -98,7 +98,8 @@ Graph BuildDepthwise(const DwCase& c, uint64_t seed, Twin twin = Twin::kNone) {
     y = b.Tensor("y", t, out_shape, out_q);
   }
   if (twin == Twin::kZeroBias && !c.has_bias)
-    bias = b.ConstBytes("bias", bias_type, {oc}, std::vector<uint8_t>(static_cast<size_t>(oc) * DTypeSize(bias_type), 0));
+    bias =
+        b.ConstBytes("bias", bias_type, {oc}, std::vector<uint8_t>(static_cast<size_t>(oc) * DTypeSize(bias_type), 0));
   tflite::DepthwiseConv2DOptionsT o;
   o.padding = static_cast<tflite::Padding>(c.padding);
   o.stride_h = c.stride_h;
@@ -191,8 +192,8 @@ TEST_F(DepthwiseConformance, Hybrid) {
 // Hybrid with one weight scale (edgeopt broadcasts it; 2.9 would read past it), compared with 2.9
 // given that scale repeated per channel.
 TEST_F(DepthwiseConformance, HybridPerTensor) {
-  RunRandom(Path::kHybrid, 15, 28, [](DwCase& c, std::mt19937_64&) { c.per_channel = false; },
-            Twin::kEqualPerChannel);
+  RunRandom(
+      Path::kHybrid, 15, 28, [](DwCase& c, std::mt19937_64&) { c.per_channel = false; }, Twin::kEqualPerChannel);
 }
 
 // TFLite 2.9 requires a bias; edgeopt also accepts none, compared with 2.9 given zeros.

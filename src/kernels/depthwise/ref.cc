@@ -33,8 +33,6 @@ struct DwDims {
   int stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1, pad_h = 0, pad_w = 0;
 };
 
-inline int32_t WrapToInt32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v))); }
-
 // Hands every output element's accumulator to finish(b, out_index, oc, acc). Integer paths add
 // (in + in_offset) * (w + w_offset) over the taps inside the image (padding contributes zero).
 template <typename Acc, typename In, typename W, typename InOffset, typename Finish>
@@ -219,32 +217,32 @@ Status DepthwiseKernel::Invoke(rt::KernelContext& ctx) {
                                  });
       return Status::Ok();
     }
-    case DwKind::kHybrid:
-      return InvokeHybrid(ctx);
+    case DwKind::kHybrid: return InvokeHybrid(ctx);
     case DwKind::kUInt8: {
       const int32_t* b = bias ? bias->data_as<int32_t>() : nullptr;
       uint8_t* out = output->data_as<uint8_t>();
       const int32_t in_off = -input->zero_point(), w_off = -static_cast<int32_t>(filter->quant->zp(0));
       const int32_t out_off = output->zero_point();
-      DepthwiseAccumulate<int64_t>(d_, input->data_as<uint8_t>(), filter->data_as<uint8_t>(), w_off,
-                                   [&](int) { return in_off; }, pool, [&](int, int64_t i, int oc, int64_t acc) {
-                                     if (b) acc += b[oc];
-                                     int32_t v = MultiplyByQuantizedMultiplier(WrapToInt32(acc), multiplier_[0], shift_[0]);
-                                     out[i] = static_cast<uint8_t>(std::clamp(v + out_off, act_min_, act_max_));
-                                   });
+      DepthwiseAccumulate<int64_t>(
+          d_, input->data_as<uint8_t>(), filter->data_as<uint8_t>(), w_off, [&](int) { return in_off; }, pool,
+          [&](int, int64_t i, int oc, int64_t acc) {
+            if (b) acc += b[oc];
+            int32_t v = MultiplyByQuantizedMultiplier(WrapToInt32(acc), multiplier_[0], shift_[0]);
+            out[i] = static_cast<uint8_t>(std::clamp(v + out_off, act_min_, act_max_));
+          });
       return Status::Ok();
     }
     case DwKind::kInt8: {
       const int32_t* b = bias ? bias->data_as<int32_t>() : nullptr;
       int8_t* out = output->data_as<int8_t>();
       const int32_t in_off = -input->zero_point(), out_off = output->zero_point();
-      DepthwiseAccumulate<int64_t>(d_, input->data_as<int8_t>(), filter->data_as<int8_t>(), 0,
-                                   [&](int) { return in_off; }, pool, [&](int, int64_t i, int oc, int64_t acc) {
-                                     if (b) acc += b[oc];
-                                     int32_t v =
-                                         MultiplyByQuantizedMultiplier(WrapToInt32(acc), multiplier_[oc], shift_[oc]);
-                                     out[i] = static_cast<int8_t>(std::clamp(v + out_off, act_min_, act_max_));
-                                   });
+      DepthwiseAccumulate<int64_t>(
+          d_, input->data_as<int8_t>(), filter->data_as<int8_t>(), 0, [&](int) { return in_off; }, pool,
+          [&](int, int64_t i, int oc, int64_t acc) {
+            if (b) acc += b[oc];
+            int32_t v = MultiplyByQuantizedMultiplier(WrapToInt32(acc), multiplier_[oc], shift_[oc]);
+            out[i] = static_cast<int8_t>(std::clamp(v + out_off, act_min_, act_max_));
+          });
       return Status::Ok();
     }
     case DwKind::kInt16: {
@@ -275,12 +273,13 @@ Status DepthwiseKernel::InvokeHybrid(rt::KernelContext& ctx) {
   float* out = output->data_as<float>();
   const float lo = fact_min_, hi = fact_max_;
   const rt::RtTensor& w = *filter;
-  DepthwiseAccumulate<int64_t>(d_, q, filter->data_as<int8_t>(), 0, [&](int bi) { return -batch_zero_point_[bi]; },
-                               ctx.threads(), [&](int bi, int64_t i, int oc, int64_t acc) {
-                                 float v = static_cast<float>(WrapToInt32(acc)) * (WeightScale(w, oc) * batch_scale_[bi]);
-                                 if (b) v += b[oc];
-                                 out[i] = std::min(std::max(v, lo), hi);
-                               });
+  DepthwiseAccumulate<int64_t>(
+      d_, q, filter->data_as<int8_t>(), 0, [&](int bi) { return -batch_zero_point_[bi]; }, ctx.threads(),
+      [&](int bi, int64_t i, int oc, int64_t acc) {
+        float v = static_cast<float>(WrapToInt32(acc)) * (WeightScale(w, oc) * batch_scale_[bi]);
+        if (b) v += b[oc];
+        out[i] = std::min(std::max(v, lo), hi);
+      });
   return Status::Ok();
 }
 
@@ -321,8 +320,6 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateDepthwise(const rt::KernelCreateCo
 
 }  // namespace
 
-void RegisterDepthwiseKernels(rt::OpRegistry& r) {
-  r.Add(tflite::BuiltinOperator_DEPTHWISE_CONV_2D, CreateDepthwise);
-}
+void RegisterDepthwiseKernels(rt::OpRegistry& r) { r.Add(tflite::BuiltinOperator_DEPTHWISE_CONV_2D, CreateDepthwise); }
 
 }  // namespace edgeopt::kernels

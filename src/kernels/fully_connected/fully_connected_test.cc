@@ -38,8 +38,8 @@ struct FcCase {
   bool keep_num_dims = false;
   bool has_bias = true;
   bool per_channel = false;
-  bool weight_zero_point = false;  // int8 weights with a non-zero (per-tensor) zero point
-  bool asymmetric = false;         // hybrid asymmetric_quantize_inputs
+  bool weight_zero_point = false;   // int8 weights with a non-zero (per-tensor) zero point
+  bool asymmetric = false;          // hybrid asymmetric_quantize_inputs
   DType bias_type = DType::kInt64;  // 16x8 bias
   int act = tflite::ActivationFunctionType_NONE;
 
@@ -49,9 +49,9 @@ struct FcCase {
     std::ostringstream s;
     s << "fully_connected " << PathName(path) << (per_channel ? " per-channel" : " per-tensor")
       << (weight_zero_point ? " weight-zp" : "") << (asymmetric ? " asymmetric" : "") << " in "
-      << rt::ShapeToString(in_shape) << " units " << units << (keep_num_dims ? " keep_num_dims" : "") << " act "
-      << act << (has_bias ? (path == Path::kInt16 ? std::string(" bias ") + std::string(DTypeName(bias_type)) : "")
-                          : std::string(" no bias"));
+      << rt::ShapeToString(in_shape) << " units " << units << (keep_num_dims ? " keep_num_dims" : "") << " act " << act
+      << (has_bias ? (path == Path::kInt16 ? std::string(" bias ") + std::string(DTypeName(bias_type)) : "")
+                   : std::string(" no bias"));
     return s.str();
   }
 };

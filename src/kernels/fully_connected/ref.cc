@@ -28,8 +28,6 @@ namespace {
 
 enum class FcKind { kFloat, kHybrid, kUInt8, kInt8, kInt16 };
 
-inline int32_t WrapToInt32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v))); }
-
 class FullyConnectedKernel : public rt::OpKernel {
  public:
   explicit FullyConnectedKernel(FcKind kind) : kind_(kind) {}
@@ -187,11 +185,13 @@ Status FullyConnectedKernel::Invoke(rt::KernelContext& ctx) {
       float* out = output->data_as<float>();
       const rt::RtTensor& w = *weights;
       const bool per_channel = w.per_channel();
-      Dot(ctx, q, weights->data_as<int8_t>(), 0, [&](int bi) { return -batch_zero_point_[bi]; },
+      Dot(
+          ctx, q, weights->data_as<int8_t>(), 0, [&](int bi) { return -batch_zero_point_[bi]; },
           [&](int bi, int u, int64_t acc) {
             // LiteRT folds the weight scale into the batch scale (per-tensor) or multiplies the
             // two per unit (per-channel): the same float product either way.
-            const float scale = per_channel ? batch_scale_[bi] * w.quant->scale[u] : batch_scale_[bi] * w.quant->scale[0];
+            const float scale =
+                per_channel ? batch_scale_[bi] * w.quant->scale[u] : batch_scale_[bi] * w.quant->scale[0];
             float v = static_cast<float>(WrapToInt32(acc)) * scale;
             if (b) v = b[u] + v;
             out[int64_t{bi} * units + u] = std::min(std::max(v, fact_min_), fact_max_);
@@ -203,7 +203,8 @@ Status FullyConnectedKernel::Invoke(rt::KernelContext& ctx) {
       uint8_t* out = output->data_as<uint8_t>();
       const int32_t in_off = -input->zero_point(), w_off = -static_cast<int32_t>(weights->quant->zp(0));
       const int32_t out_off = output->zero_point();
-      Dot(ctx, input->data_as<uint8_t>(), weights->data_as<uint8_t>(), w_off, [&](int) { return in_off; },
+      Dot(
+          ctx, input->data_as<uint8_t>(), weights->data_as<uint8_t>(), w_off, [&](int) { return in_off; },
           [&](int bi, int u, int64_t acc) {
             if (b) acc += b[u];
             const int32_t v = MultiplyByQuantizedMultiplierRuy(WrapToInt32(acc), multiplier_[0], shift_[0]);
@@ -217,8 +218,10 @@ Status FullyConnectedKernel::Invoke(rt::KernelContext& ctx) {
       const int32_t in_off = -input->zero_point(), w_off = -static_cast<int32_t>(weights->quant->zp(0));
       const int32_t out_off = output->zero_point();
       const bool per_channel = multiplier_.size() > 1;
-      Dot(ctx, input->data_as<int8_t>(), weights->data_as<int8_t>(), per_channel ? 0 : w_off,
-          [&](int) { return in_off; }, [&](int bi, int u, int64_t acc) {
+      Dot(
+          ctx, input->data_as<int8_t>(), weights->data_as<int8_t>(), per_channel ? 0 : w_off,
+          [&](int) { return in_off; },
+          [&](int bi, int u, int64_t acc) {
             if (b) acc += b[u];
             const int c = per_channel ? u : 0;
             const int32_t v = MultiplyByQuantizedMultiplierRuy(WrapToInt32(acc), multiplier_[c], shift_[c]);
@@ -231,7 +234,8 @@ Status FullyConnectedKernel::Invoke(rt::KernelContext& ctx) {
       const bool per_channel = multiplier_.size() > 1;
       if (bias && bias->type == DType::kInt64) {
         const int64_t* b = bias->data_as<int64_t>();
-        Dot(ctx, input->data_as<int16_t>(), weights->data_as<int8_t>(), 0, [](int) { return 0; },
+        Dot(
+            ctx, input->data_as<int16_t>(), weights->data_as<int8_t>(), 0, [](int) { return 0; },
             [&](int bi, int u, int64_t acc) {
               const int c = per_channel ? u : 0;
               const int32_t v = MultiplyByQuantizedMultiplier(acc + b[u], multiplier_[c], shift_[c]);
@@ -241,12 +245,12 @@ Status FullyConnectedKernel::Invoke(rt::KernelContext& ctx) {
         // 2.9 runs this form through ruy (int32 accumulators), whose portable path handles int16
         // sources: single rounding.
         const int32_t* b = bias ? bias->data_as<int32_t>() : nullptr;
-        Dot(ctx, input->data_as<int16_t>(), weights->data_as<int8_t>(), 0, [](int) { return 0; },
+        Dot(
+            ctx, input->data_as<int16_t>(), weights->data_as<int8_t>(), 0, [](int) { return 0; },
             [&](int bi, int u, int64_t acc) {
               if (b) acc += b[u];
               const int c = per_channel ? u : 0;
-              const int32_t v =
-                  MultiplyByQuantizedMultiplierSingleRound(WrapToInt32(acc), multiplier_[c], shift_[c]);
+              const int32_t v = MultiplyByQuantizedMultiplierSingleRound(WrapToInt32(acc), multiplier_[c], shift_[c]);
               out[int64_t{bi} * units + u] = static_cast<int16_t>(std::clamp(v, act_min_, act_max_));
             });
       }

@@ -132,7 +132,8 @@ Graph BuildMatMul(const MmCase& c, uint64_t seed, Twin twin = Twin::kNone) {
     // Both operands spread over their whole range (standard deviation ~74 levels for int8,
     // ~18918 for int16); the output covers ~3 standard deviations of the sum.
     const double spread = t == DType::kInt8 ? 74.0 : 18918.0, levels = t == DType::kInt8 ? 127.0 : 32767.0;
-    oq.scale[0] = static_cast<float>(3.0 * std::sqrt(double(c.k)) * spread * xq.scale[0] * spread * yq.scale[0] / levels);
+    oq.scale[0] =
+        static_cast<float>(3.0 * std::sqrt(double(c.k)) * spread * xq.scale[0] * spread * yq.scale[0] / levels);
     x = b.Input("x", t, c.LhsShape(), xq);
     y = c.const_rhs ? b.ConstRandom("y", t, c.RhsShape(), -1e9, 1e9, yq) : b.Input("y", t, c.RhsShape(), yq);
     out = b.Tensor("out", t, c.OutShape(), oq);
@@ -233,11 +234,15 @@ MmCase RandomCase(std::mt19937_64& rng, Path path, int max_rank = 4) {
   c.lhs_batch = full;
   c.rhs_batch = full;
   for (int i = 0; i < rank; ++i) {
-    if (pick({0, 0, 1}) == 1) c.lhs_batch[i] = 1;
-    else if (pick({0, 0, 1}) == 1) c.rhs_batch[i] = 1;
+    if (pick({0, 0, 1}) == 1)
+      c.lhs_batch[i] = 1;
+    else if (pick({0, 0, 1}) == 1)
+      c.rhs_batch[i] = 1;
   }
-  if (rank > 0 && pick({0, 0, 1}) == 1) c.rhs_batch.erase(c.rhs_batch.begin());
-  else if (rank > 0 && pick({0, 0, 1}) == 1) c.lhs_batch.erase(c.lhs_batch.begin());
+  if (rank > 0 && pick({0, 0, 1}) == 1)
+    c.rhs_batch.erase(c.rhs_batch.begin());
+  else if (rank > 0 && pick({0, 0, 1}) == 1)
+    c.lhs_batch.erase(c.lhs_batch.begin());
   c.const_rhs = path == Path::kHybrid || pick({0, 1}) == 1;
   return c;
 }
@@ -256,9 +261,9 @@ class BatchMatMulConformance : public ::testing::Test {
       tweak(c, rng);
       const uint64_t s = seed * 1000 + i;
       const std::string what = "case " + std::to_string(i) + ": " + c.Describe();
-      const bool ok = twin == Twin::kNone
-                          ? ExpectMatches(BuildMatMul(c, s), what, ExactOptions())
-                          : testing::ExpectMatchesTwin(BuildMatMul(c, s), BuildMatMul(c, s, twin), what, ExactOptions());
+      const bool ok = twin == Twin::kNone ? ExpectMatches(BuildMatMul(c, s), what, ExactOptions())
+                                          : testing::ExpectMatchesTwin(BuildMatMul(c, s), BuildMatMul(c, s, twin), what,
+                                                                       ExactOptions());
       if (!ok) ++failures;
     }
   }
@@ -296,7 +301,8 @@ TEST_F(BatchMatMulConformance, Rank5) {
 // semantics: one quantization per lhs row, exactly hybrid FULLY_CONNECTED's arithmetic, so it
 // is compared with 2.9's FULLY_CONNECTED (keep_num_dims) on rhs^T; adj_x goes through TRANSPOSE.
 TEST_F(BatchMatMulConformance, HybridSymmetric) {
-  RunRandom(Path::kHybrid, 30, 54, [](MmCase& c, std::mt19937_64&) { c.rhs_batch.clear(); }, Twin::kFc);
+  RunRandom(
+      Path::kHybrid, 30, 54, [](MmCase& c, std::mt19937_64&) { c.rhs_batch.clear(); }, Twin::kFc);
 }
 
 TEST_F(BatchMatMulConformance, HybridAsymmetric) {

@@ -26,8 +26,6 @@ namespace {
 
 enum class MmKind { kFloat, kHybrid, kInt8, kInt16 };
 
-inline int32_t WrapToInt32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v))); }
-
 class BatchMatMulKernel : public rt::OpKernel {
  public:
   explicit BatchMatMulKernel(MmKind kind) : kind_(kind) {}
@@ -46,8 +44,12 @@ class BatchMatMulKernel : public rt::OpKernel {
 
  private:
   // Element offsets of x[b, m, k] and y[b, k, n] (adjoints applied) in the input buffers.
-  int64_t XOffset(int64_t x_base, int m, int k) const { return x_base + (adj_x_ ? int64_t{k} * m_ + m : int64_t{m} * k_ + k); }
-  int64_t YOffset(int64_t y_base, int k, int n) const { return y_base + (adj_y_ ? int64_t{n} * k_ + k : int64_t{k} * n_ + n); }
+  int64_t XOffset(int64_t x_base, int m, int k) const {
+    return x_base + (adj_x_ ? int64_t{k} * m_ + m : int64_t{m} * k_ + k);
+  }
+  int64_t YOffset(int64_t y_base, int k, int n) const {
+    return y_base + (adj_y_ ? int64_t{n} * k_ + k : int64_t{k} * n_ + n);
+  }
 
   // Visits every output element: fn(out_index, lhs_matrix_base, rhs_matrix_base, m, n).
   template <typename Fn>
@@ -123,14 +125,14 @@ Status BatchMatMulKernel::Prepare(rt::KernelContext& ctx) {
   out_shape.push_back(n_);
 
   switch (kind_) {
-    case MmKind::kFloat:
-      break;
+    case MmKind::kFloat: break;
     case MmKind::kHybrid: {
       const int n_axis = adj_y_ ? rr - 2 : rr - 1;
       RETURN_IF_ERROR(RequireWeightQuant(ctx, *rhs, n_, n_axis, /*symmetric=*/true));
       asymmetric_inputs_ = o.asymmetric_quantize_inputs;
       quantized_lhs_scratch_ = ctx.RequestScratch(static_cast<size_t>(lhs->num_elements()));
-      if (adj_x_) transposed_lhs_scratch_ = ctx.RequestScratch(sizeof(float) * static_cast<size_t>(lhs->num_elements()));
+      if (adj_x_)
+        transposed_lhs_scratch_ = ctx.RequestScratch(sizeof(float) * static_cast<size_t>(lhs->num_elements()));
       const int64_t rows = rt::NumElements(lhs_batch) * m_;
       row_scale_.assign(rows, 0.0f);
       row_zero_point_.assign(rows, 0);
@@ -256,8 +258,6 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateBatchMatMul(const rt::KernelCreate
 
 }  // namespace
 
-void RegisterMatMulKernels(rt::OpRegistry& r) {
-  r.Add(tflite::BuiltinOperator_BATCH_MATMUL, CreateBatchMatMul);
-}
+void RegisterMatMulKernels(rt::OpRegistry& r) { r.Add(tflite::BuiltinOperator_BATCH_MATMUL, CreateBatchMatMul); }
 
 }  // namespace edgeopt::kernels

@@ -44,8 +44,8 @@ Graph BuildPool(const PoolCase& c, uint64_t seed) {
   std::optional<QuantParams> q;
   if (c.type != DType::kFloat32) q = testing::RandomActivationQuant(b.rng(), c.type);
   auto x = b.Input("x", c.type, {c.n, c.h, c.w, c.c}, q);
-  auto y = b.Tensor("y", c.type,
-                    {c.n, OutSize(c.padding, c.h, c.fh, c.stride_h), OutSize(c.padding, c.w, c.fw, c.stride_w), c.c}, q);
+  auto y = b.Tensor(
+      "y", c.type, {c.n, OutSize(c.padding, c.h, c.fh, c.stride_h), OutSize(c.padding, c.w, c.fw, c.stride_w), c.c}, q);
   tflite::Pool2DOptionsT o;
   o.padding = static_cast<tflite::Padding>(c.padding);
   o.stride_h = c.stride_h;
@@ -112,9 +112,7 @@ TEST_F(PoolingConformance, MaxPool) {
     RunRandom(tflite::BuiltinOperator_MAX_POOL_2D, t, 30, seed++);
 }
 
-TEST_F(PoolingConformance, L2Pool) {
-  RunRandom(tflite::BuiltinOperator_L2_POOL_2D, DType::kFloat32, 40, 90);
-}
+TEST_F(PoolingConformance, L2Pool) { RunRandom(tflite::BuiltinOperator_L2_POOL_2D, DType::kFloat32, 40, 90); }
 
 TEST_F(PoolingConformance, Errors) {
   PoolCase base;
