@@ -6,6 +6,10 @@ namespace edgeopt::rt {
 
 void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterBasicKernels(r);
+  kernels::RegisterSignalKernels(r);
+  kernels::RegisterLstmKernels(r);
+  kernels::RegisterControlFlowKernels(r);
+  kernels::RegisterDetectionKernels(r);
   kernels::RegisterConvKernels(r);
   kernels::RegisterDepthwiseKernels(r);
   kernels::RegisterFullyConnectedKernels(r);

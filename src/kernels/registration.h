@@ -6,6 +6,15 @@
 namespace edgeopt::kernels {
 
 void RegisterBasicKernels(rt::OpRegistry& r);
+// RFFT2D, COMPLEX_ABS, REAL, IMAG (kernels/signal).
+void RegisterSignalKernels(rt::OpRegistry& r);
+// UNIDIRECTIONAL_SEQUENCE_LSTM, LSTM, BIDIRECTIONAL_SEQUENCE_LSTM, UNIDIRECTIONAL_SEQUENCE_RNN, RNN,
+// SVDF (kernels/lstm).
+void RegisterLstmKernels(rt::OpRegistry& r);
+// WHILE, IF, CALL_ONCE, VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE (kernels/control_flow).
+void RegisterControlFlowKernels(rt::OpRegistry& r);
+// Custom op TFLite_Detection_PostProcess (kernels/detection).
+void RegisterDetectionKernels(rt::OpRegistry& r);
 // Neural-network families: conv/ (CONV_2D, TRANSPOSE_CONV, Convolution2DTransposeBias),
 // depthwise/, fully_connected/, matmul/ (BATCH_MATMUL), pooling/.
 void RegisterConvKernels(rt::OpRegistry& r);

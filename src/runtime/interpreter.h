@@ -1,7 +1,7 @@
 // Model (immutable, shareable) and Interpreter (one per thread of use).
 //
-// Interpreter::Create resolves every op to a kernel (errors name the op and its index), then
-// AllocateTensors prepares kernels in order (shape inference), folds ops whose inputs are all
+// Interpreter::Create resolves every op to a kernel (errors name the op and its index) and
+// allocates: AllocateTensors prepares kernels in order (shape inference), folds ops whose inputs are all
 // constant (e.g. DEQUANTIZE of float16 weights: done once, not per inference), and plans all
 // intermediate tensors into one arena where tensors with disjoint lifetimes share memory.
 #pragma once
@@ -19,6 +19,7 @@
 #include "runtime/delegate.h"
 #include "runtime/kernel.h"
 #include "runtime/registry.h"
+#include "runtime/resources.h"
 #include "runtime/tensor.h"
 #include "runtime/thread_pool.h"
 
@@ -51,6 +52,9 @@ struct InterpreterOptions {
   std::shared_ptr<const OpRegistry> op_resolver;
   // Backends asked, in order, to claim ops before the built-in CPU kernels.
   std::vector<std::shared_ptr<Delegate>> delegates;
+  // Give every tensor its own memory so all intermediate values can be read after Invoke
+  // (calibration, layer-by-layer comparison). Costs memory; off for normal inference.
+  bool preserve_all_tensors = false;
   // Feature set used to choose kernel variants (defaults to this CPU).
   const CpuFeatures* cpu = nullptr;
 };
@@ -133,6 +137,7 @@ class Interpreter {
   InterpreterOptions options_;
   std::unique_ptr<ThreadPool> pool_;
   std::vector<std::unique_ptr<SubgraphExec>> subgraphs_;
+  ResourceStore resources_;
   std::atomic<bool> cancel_{false};
 };
 
@@ -184,6 +189,7 @@ class SubgraphExec : public KernelHost {
                                                          std::span<const RtTensor* const> inputs) override;
   PackedWeightCache* packed_cache() override;
   int subgraph_index() const override { return index_; }
+  ResourceStore& resources() override;
 
  private:
   struct Node {
@@ -222,6 +228,7 @@ class SubgraphExec : public KernelHost {
   std::vector<size_t> tensor_offsets_;  // arena offset per tensor (SIZE_MAX if not planned)
   std::vector<char> dynamic_;           // tensor's shape known only at invoke time
   bool allocated_ = false;
+  bool allocating_ = false;  // inside AllocateTensors: a nested request for this subgraph is a cycle
   bool in_invoke_ = false;
   bool profiling_ = false;
   std::vector<OpTiming> profile_;

@@ -1,0 +1,167 @@
+// edgeopt_vs_tflite: latency of edgeopt and the TFLite 2.9 C library (XNNPACK delegate on, QS8
+// flag for signed int8, same thread count) side by side in one process, on the same inputs.
+// Runs alternate in rounds so that machine noise hits both alike; medians and the ratio
+// edgeopt / TFLite are printed (below 1.0 means edgeopt is faster).
+//
+//   edgeopt_vs_tflite [--threads 1,2] [--rounds 10] [--runs 10] [--warmup 5] [--no-xnnpack]
+//                     [--reference-kernels] MODEL.tflite...
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "runtime/interpreter.h"
+#include "support/conformance.h"
+#include "support/tflite_oracle.h"
+
+using namespace edgeopt;
+
+namespace {
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+double NowMs() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct Args {
+  std::vector<int> threads = {1};
+  int rounds = 10, runs = 10, warmup = 5;
+  bool xnnpack = true;
+  bool reference = false;
+  std::vector<std::string> models;
+};
+
+bool ParseArgs(int argc, char** argv, Args* a) {
+  for (int i = 1; i < argc; ++i) {
+    std::string s = argv[i];
+    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (s == "--threads") {
+      a->threads.clear();
+      std::string list = next();
+      size_t pos = 0;
+      while (pos < list.size()) {
+        size_t comma = list.find(',', pos);
+        a->threads.push_back(std::stoi(list.substr(pos, comma - pos)));
+        pos = comma == std::string::npos ? list.size() : comma + 1;
+      }
+    } else if (s == "--rounds") {
+      a->rounds = std::stoi(next());
+    } else if (s == "--runs") {
+      a->runs = std::stoi(next());
+    } else if (s == "--warmup") {
+      a->warmup = std::stoi(next());
+    } else if (s == "--no-xnnpack") {
+      a->xnnpack = false;
+    } else if (s == "--reference-kernels") {
+      a->reference = true;
+    } else if (s == "-h" || s == "--help") {
+      return false;
+    } else if (!s.empty() && s[0] == '-') {
+      std::fprintf(stderr, "unknown flag %s\n", s.c_str());
+      return false;
+    } else {
+      a->models.push_back(s);
+    }
+  }
+  return !a->models.empty();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args;
+  if (!ParseArgs(argc, argv, &args)) {
+    std::fprintf(stderr,
+                 "usage: edgeopt_vs_tflite [--threads 1,2] [--rounds R] [--runs N] [--warmup W] [--no-xnnpack]\n"
+                 "                         [--reference-kernels] MODEL.tflite...\n");
+    return 2;
+  }
+  if (!testing::Tflite29Available()) {
+    std::fprintf(stderr, "%s\n", testing::TfliteOracle::MissingReason().c_str());
+    return 1;
+  }
+  std::printf("%-44s %3s %12s %12s %8s  %s\n", "model", "thr", "edgeopt ms", "tflite ms", "ratio", "tflite config");
+  for (const std::string& path : args.models) {
+    auto model = rt::Model::FromFile(path);
+    if (!model.ok()) {
+      std::fprintf(stderr, "%s: %s\n", path.c_str(), model.status().ToString().c_str());
+      continue;
+    }
+    testing::CompareOptions copts;
+    auto inputs = testing::RandomInputs((*model)->graph(), copts);
+    std::string name = path.substr(path.find_last_of('/') + 1);
+    for (int threads : args.threads) {
+      rt::InterpreterOptions io;
+      io.num_threads = threads;
+      io.reference_kernels_only = args.reference;
+      auto interp = rt::Interpreter::Create(*model, io);
+      if (!interp.ok()) {
+        std::printf("%-44s %3d  edgeopt failed: %s\n", name.c_str(), threads, interp.status().ToString().c_str());
+        continue;
+      }
+      for (size_t i = 0; i < inputs.size(); ++i)
+        std::memcpy((*interp)->input(static_cast<int>(i))->data, inputs[i].data.data(), inputs[i].data.size());
+      // TFLite: XNNPACK with QS8, falling back as the reference runtime itself would.
+      std::unique_ptr<testing::OracleSession> session;
+      std::string config;
+      const std::vector<std::pair<uint32_t, std::string>> tries =
+          args.xnnpack ? std::vector<std::pair<uint32_t, std::string>>{{testing::kXnnpackFlagQS8, "xnnpack+qs8"}, {0, "xnnpack"}}
+                       : std::vector<std::pair<uint32_t, std::string>>{};
+      for (const auto& [flags, label] : tries) {
+        testing::OracleOptions oo;
+        oo.threads = threads;
+        oo.xnnpack = true;
+        oo.xnnpack_flags = flags;
+        auto s = testing::OracleSession::Create(path, oo);
+        if (s.ok()) {
+          session = std::move(*s);
+          config = label;
+          break;
+        }
+      }
+      if (!session) {
+        testing::OracleOptions oo;
+        oo.threads = threads;
+        auto s = testing::OracleSession::Create(path, oo);
+        if (!s.ok()) {
+          std::printf("%-44s %3d  tflite failed: %s\n", name.c_str(), threads, s.status().ToString().c_str());
+          continue;
+        }
+        session = std::move(*s);
+        config = args.xnnpack ? "builtin (xnnpack refused)" : "builtin";
+      }
+      bool ok = true;
+      for (size_t i = 0; i < inputs.size() && ok; ++i)
+        ok = session->SetInput(static_cast<int>(i), inputs[i].data.data(), inputs[i].data.size()).ok();
+      for (int w = 0; w < args.warmup && ok; ++w) ok = (*interp)->Invoke().ok() && session->Invoke().ok();
+      if (!ok) {
+        std::printf("%-44s %3d  invoke failed\n", name.c_str(), threads);
+        continue;
+      }
+      std::vector<double> ours, theirs;
+      for (int r = 0; r < args.rounds; ++r) {
+        for (int k = 0; k < args.runs; ++k) {
+          double t0 = NowMs();
+          (void)(*interp)->Invoke();
+          ours.push_back(NowMs() - t0);
+        }
+        for (int k = 0; k < args.runs; ++k) {
+          double t0 = NowMs();
+          (void)session->Invoke();
+          theirs.push_back(NowMs() - t0);
+        }
+      }
+      const double a = Median(ours), b = Median(theirs);
+      std::printf("%-44s %3d %12.3f %12.3f %8.2f  %s\n", name.c_str(), threads, a, b, a / b, config.c_str());
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,410 @@
+// Interpreter mechanics, independent of the built-in kernels: custom ops through the resolver,
+// memory planning, folding, zero-copy binding, dynamic shapes, resizing, cancellation,
+// delegates, and several interpreters over one model.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "graph/builder.h"
+#include "runtime/interpreter.h"
+#include "runtime/memory_planner.h"
+
+namespace edgeopt::rt {
+namespace {
+
+// out = in + k, float32; k is the first custom-options byte. Counts invokes.
+class AddK : public OpKernel {
+ public:
+  explicit AddK(float k, std::atomic<int>* invokes) : k_(k), invokes_(invokes) {}
+  Status Prepare(KernelContext& ctx) override { return ctx.SetOutputShape(0, ctx.input(0)->shape); }
+  Status Invoke(KernelContext& ctx) override {
+    if (invokes_) ++*invokes_;
+    const float* in = ctx.input(0)->data_as<float>();
+    float* out = ctx.output(0)->data_as<float>();
+    for (int64_t i = 0; i < ctx.input(0)->num_elements(); ++i) out[i] = in[i] + k_;
+    return Status::Ok();
+  }
+  std::string variant() const override { return "addk/f32/test"; }
+
+ private:
+  float k_;
+  std::atomic<int>* invokes_;
+};
+
+// Output is [n] filled with n, where n is the input's first value (data-dependent shape).
+class Repeat : public OpKernel {
+ public:
+  Status Prepare(KernelContext& ctx) override {
+    if (!ctx.in_invoke() && !ctx.input(0)->is_constant()) {
+      ctx.MarkOutputDynamic(0);
+      return Status::Ok();
+    }
+    return SetShape(ctx);
+  }
+  Status Invoke(KernelContext& ctx) override {
+    RETURN_IF_ERROR(SetShape(ctx));
+    float* out = ctx.output(0)->data_as<float>();
+    for (int64_t i = 0; i < ctx.output(0)->num_elements(); ++i) out[i] = static_cast<float>(ctx.output(0)->num_elements());
+    return Status::Ok();
+  }
+  std::string variant() const override { return "repeat/f32/test"; }
+
+ private:
+  static Status SetShape(KernelContext& ctx) {
+    const int n = static_cast<int>(ctx.input(0)->data_as<float>()[0]);
+    if (n < 0 || n > 1000) return ctx.Error("bad count");
+    return ctx.SetOutputShape(0, {n});
+  }
+};
+
+// Waits until cancelled from outside (bounded), then copies input to output.
+class Slow : public OpKernel {
+ public:
+  explicit Slow(std::atomic<bool>* started) : started_(started) {}
+  Status Prepare(KernelContext& ctx) override { return ctx.SetOutputShape(0, ctx.input(0)->shape); }
+  Status Invoke(KernelContext& ctx) override {
+    started_->store(true);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::memcpy(ctx.output(0)->data, ctx.input(0)->data, ctx.input(0)->bytes);
+    return Status::Ok();
+  }
+  std::string variant() const override { return "slow/test"; }
+
+ private:
+  std::atomic<bool>* started_;
+};
+
+struct TestOps {
+  std::atomic<int> add_invokes{0};
+  std::atomic<bool> slow_started{false};
+  std::shared_ptr<OpRegistry> registry = std::make_shared<OpRegistry>();
+  TestOps() {
+    registry->AddCustom("AddK", [this](const KernelCreateContext& cc) -> Expected<std::unique_ptr<OpKernel>> {
+      float k = cc.op.custom_options.empty() ? 1.0f : cc.op.custom_options[0];
+      return std::unique_ptr<OpKernel>(new AddK(k, &add_invokes));
+    });
+    registry->AddCustom("Repeat", [](const KernelCreateContext&) -> Expected<std::unique_ptr<OpKernel>> {
+      return std::unique_ptr<OpKernel>(new Repeat());
+    });
+    registry->AddCustom("Slow", [this](const KernelCreateContext&) -> Expected<std::unique_ptr<OpKernel>> {
+      return std::unique_ptr<OpKernel>(new Slow(&slow_started));
+    });
+  }
+  InterpreterOptions Options() {
+    InterpreterOptions o;
+    o.op_resolver = registry;
+    return o;
+  }
+};
+
+// x -> AddK(1) -> AddK(2) -> ... chain of n ops.
+Graph Chain(int n, std::vector<int32_t> shape = {2, 3}) {
+  GraphBuilder b;
+  int32_t t = b.Input("x", DType::kFloat32, shape);
+  for (int i = 0; i < n; ++i) {
+    int32_t y = b.Tensor("t" + std::to_string(i), DType::kFloat32, shape);
+    b.CustomOp("AddK", {t}, {y}, {static_cast<uint8_t>(i + 1)});
+    t = y;
+  }
+  b.Output(t);
+  return b.Finish();
+}
+
+std::shared_ptr<const Model> ToModel(Graph g) {
+  auto m = Model::FromGraph(std::move(g));
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  return *m;
+}
+
+TEST(MemoryPlanner, DisjointLifetimesShareAndOverlapsNeverCollide) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<PlanItem> items;
+    const int n = 1 + static_cast<int>(rng() % 40);
+    for (int i = 0; i < n; ++i) {
+      int a = static_cast<int>(rng() % 30) - 1, b = static_cast<int>(rng() % 30) - 1;
+      items.push_back({std::min(a, b), std::max(a, b), 1 + rng() % 5000});
+    }
+    std::vector<size_t> off;
+    const size_t arena = PlanArena(items, 64, &off);
+    size_t sum = 0;
+    for (int i = 0; i < n; ++i) {
+      EXPECT_EQ(off[i] % 64, 0u);
+      EXPECT_LE(off[i] + items[i].bytes, arena);
+      sum += (items[i].bytes + 63) / 64 * 64;
+      for (int j = 0; j < i; ++j) {
+        const bool time_overlap = !(items[i].last < items[j].first || items[j].last < items[i].first);
+        const bool mem_overlap = off[i] < off[j] + items[j].bytes && off[j] < off[i] + items[i].bytes;
+        EXPECT_FALSE(time_overlap && mem_overlap) << "trial " << trial;
+      }
+    }
+    EXPECT_LE(arena, sum);
+  }
+  // A chain a->b->c: a and c never live together, so they share.
+  std::vector<PlanItem> chain = {{0, 1, 1000}, {1, 2, 1000}, {2, 3, 1000}};
+  std::vector<size_t> off;
+  EXPECT_EQ(PlanArena(chain, 64, &off), 2048u);
+}
+
+TEST(Interpreter, CustomOpsRunAndArenaIsShared) {
+  TestOps ops;
+  auto interp = Interpreter::Create(ToModel(Chain(6)), ops.Options());
+  ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+  Interpreter& it = **interp;
+  ASSERT_TRUE(it.AllocateTensors().ok());
+  float* in = it.input(0)->data_as<float>();
+  for (int i = 0; i < 6; ++i) in[i] = static_cast<float>(i);
+  ASSERT_TRUE(it.Invoke().ok());
+  const float* out = it.output(0)->data_as<float>();
+  for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(out[i], i + 21.0f);  // 1+2+...+6
+  // 7 tensors of 24 bytes (64 aligned): input + output live throughout, intermediates share.
+  EXPECT_LT(it.arena_bytes(), 7u * 64u);
+  EXPECT_EQ(it.ops().size(), 6u);
+  EXPECT_EQ(it.ops()[0].variant, "addk/f32/test");
+  EXPECT_EQ(it.ops()[0].backend, "cpu");
+  // Invoking again with the same inputs gives the same outputs (inputs are not overwritten).
+  ASSERT_TRUE(it.Invoke().ok());
+  for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(it.output(0)->data_as<float>()[i], i + 21.0f);
+}
+
+TEST(Interpreter, PreserveAllTensorsKeepsIntermediatesReadable) {
+  TestOps ops;
+  InterpreterOptions o = ops.Options();
+  o.preserve_all_tensors = true;
+  auto interp = Interpreter::Create(ToModel(Chain(6)), o);
+  ASSERT_TRUE(interp.ok());
+  Interpreter& it = **interp;
+  for (int i = 0; i < 6; ++i) it.input(0)->data_as<float>()[i] = 0;
+  ASSERT_TRUE(it.Invoke().ok());
+  // Intermediate k holds 1+2+...+(k+1).
+  for (int k = 0; k < 6; ++k) {
+    const RtTensor* t = it.main().tensor(1 + k);
+    EXPECT_FLOAT_EQ(t->data_as<float>()[0], (k + 1) * (k + 2) / 2.0f) << t->name();
+  }
+  EXPECT_GE(it.arena_bytes(), 7u * 64u);
+}
+
+TEST(Interpreter, MissingCustomOpAndUnknownBuiltinFailAtCreate) {
+  auto g = Chain(2);
+  auto interp = Interpreter::Create(ToModel(g));  // no resolver: AddK is unknown
+  ASSERT_FALSE(interp.ok());
+  EXPECT_EQ(interp.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(interp.status().message().find("op 0"), std::string::npos) << interp.status().message();
+  EXPECT_NE(interp.status().message().find("'AddK'"), std::string::npos) << interp.status().message();
+
+  GraphBuilder b;
+  auto x = b.Input("x", DType::kFloat32, {1});
+  auto y = b.Tensor("y", DType::kFloat32, {1});
+  b.Op(static_cast<tflite::BuiltinOperator>(4000), {x}, {y});
+  b.Output(y);
+  auto interp2 = Interpreter::Create(ToModel(b.Finish()));
+  ASSERT_FALSE(interp2.ok());
+  EXPECT_NE(interp2.status().message().find("code 4000"), std::string::npos) << interp2.status().message();
+}
+
+TEST(Interpreter, ConstantInputsAreFoldedOnce) {
+  TestOps ops;
+  GraphBuilder b;
+  auto c = b.Const<float>("c", DType::kFloat32, {2}, {1.0f, 2.0f});
+  auto c2 = b.Tensor("c2", DType::kFloat32, {2});
+  b.CustomOp("AddK", {c}, {c2}, {10});
+  auto x = b.Input("x", DType::kFloat32, {2});
+  auto y = b.Tensor("y", DType::kFloat32, {2});
+  b.CustomOp("AddK", {x}, {y}, {1});
+  b.Output(y);
+  b.Output(c2);
+  auto interp = Interpreter::Create(ToModel(b.Finish()), ops.Options());
+  ASSERT_TRUE(interp.ok());
+  // Custom ops are never folded (their semantics are unknown).
+  ASSERT_TRUE((*interp)->AllocateTensors().ok());
+  EXPECT_FALSE((*interp)->ops()[0].folded);
+}
+
+TEST(Interpreter, ZeroCopyBindingReadsAndWritesCallerBuffers) {
+  TestOps ops;
+  auto interp = Interpreter::Create(ToModel(Chain(2)), ops.Options());
+  ASSERT_TRUE(interp.ok());
+  Interpreter& it = **interp;
+  alignas(64) float in[6] = {0, 1, 2, 3, 4, 5};
+  alignas(64) float out[6] = {};
+  ASSERT_TRUE(it.BindInput(0, in, sizeof(in)).ok());
+  ASSERT_TRUE(it.BindOutput(0, out, sizeof(out)).ok());
+  ASSERT_TRUE(it.Invoke().ok());
+  EXPECT_EQ(it.input(0)->data, reinterpret_cast<uint8_t*>(in));
+  EXPECT_EQ(it.output(0)->data, reinterpret_cast<uint8_t*>(out));
+  for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(out[i], i + 3.0f);
+  in[0] = 100;  // no copy: the next invoke sees the new value
+  ASSERT_TRUE(it.Invoke().ok());
+  EXPECT_FLOAT_EQ(out[0], 103.0f);
+  // Too small a buffer is refused.
+  float small[2];
+  EXPECT_FALSE(it.BindInput(0, small, sizeof(small)).ok());
+}
+
+TEST(Interpreter, DynamicOutputShapes) {
+  TestOps ops;
+  GraphBuilder b;
+  auto x = b.Input("x", DType::kFloat32, {1});
+  auto r = b.Tensor("r", DType::kFloat32, {0});
+  b.CustomOp("Repeat", {x}, {r});
+  auto y = b.Tensor("y", DType::kFloat32, {0});
+  b.CustomOp("AddK", {r}, {y}, {1});
+  b.Output(y);
+  auto interp = Interpreter::Create(ToModel(b.Finish()), ops.Options());
+  ASSERT_TRUE(interp.ok());
+  Interpreter& it = **interp;
+  ASSERT_TRUE(it.AllocateTensors().ok());
+  for (int n : {3, 7, 2}) {
+    it.input(0)->data_as<float>()[0] = static_cast<float>(n);
+    ASSERT_TRUE(it.Invoke().ok());
+    ASSERT_EQ(it.output(0)->shape, Shape{n});
+    for (int i = 0; i < n; ++i) EXPECT_FLOAT_EQ(it.output(0)->data_as<float>()[i], n + 1.0f);
+  }
+  it.input(0)->data_as<float>()[0] = -5;
+  Status st = it.Invoke();
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("op 0 (Repeat)"), std::string::npos) << st.message();
+}
+
+TEST(Interpreter, ResizeInputReplansAndRespectsShapeSignature) {
+  TestOps ops;
+  Graph g = Chain(3, {1, 4});
+  g.main().tensors[g.main().inputs[0]].shape_signature = {-1, 4};
+  auto interp = Interpreter::Create(ToModel(g), ops.Options());
+  ASSERT_TRUE(interp.ok());
+  Interpreter& it = **interp;
+  ASSERT_TRUE(it.ResizeInput(0, {5, 4}).ok());
+  ASSERT_TRUE(it.AllocateTensors().ok());
+  for (int i = 0; i < 20; ++i) it.input(0)->data_as<float>()[i] = static_cast<float>(i);
+  ASSERT_TRUE(it.Invoke().ok());
+  EXPECT_EQ(it.output(0)->shape, (Shape{5, 4}));
+  EXPECT_FLOAT_EQ(it.output(0)->data_as<float>()[19], 25.0f);
+  Status st = it.ResizeInput(0, {5, 3});  // the fixed dimension cannot change
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("cannot resize"), std::string::npos) << st.message();
+}
+
+TEST(Interpreter, CancelStopsAtTheNextOpBoundary) {
+  TestOps ops;
+  GraphBuilder b;
+  int32_t t = b.Input("x", DType::kFloat32, {4});
+  for (int i = 0; i < 50; ++i) {
+    int32_t y = b.Tensor("s" + std::to_string(i), DType::kFloat32, {4});
+    b.CustomOp("Slow", {t}, {y});
+    t = y;
+  }
+  b.Output(t);
+  auto interp = Interpreter::Create(ToModel(b.Finish()), ops.Options());
+  ASSERT_TRUE(interp.ok());
+  Interpreter& it = **interp;
+  ASSERT_TRUE(it.AllocateTensors().ok());
+  std::thread canceller([&] {
+    while (!ops.slow_started.load()) std::this_thread::yield();
+    it.Cancel();
+  });
+  Status st = it.Invoke();
+  canceller.join();
+  EXPECT_EQ(st.code(), StatusCode::kCancelled) << st.ToString();
+  // The next invoke runs normally.
+  ops.slow_started = false;
+  EXPECT_TRUE(it.Invoke().ok());
+}
+
+TEST(Interpreter, SeveralInterpretersShareOneModel) {
+  TestOps ops;
+  auto model = ToModel(Chain(4));
+  std::vector<std::thread> threads;
+  std::atomic<int> good{0};
+  for (int k = 0; k < 4; ++k) {
+    threads.emplace_back([&, k] {
+      auto interp = Interpreter::Create(model, ops.Options());
+      if (!interp.ok()) return;
+      Interpreter& it = **interp;
+      if (!it.AllocateTensors().ok()) return;
+      for (int rep = 0; rep < 50; ++rep) {
+        for (int i = 0; i < 6; ++i) it.input(0)->data_as<float>()[i] = static_cast<float>(k * 10 + i);
+        if (!it.Invoke().ok()) return;
+        for (int i = 0; i < 6; ++i)
+          if (it.output(0)->data_as<float>()[i] != k * 10 + i + 10.0f) return;
+      }
+      ++good;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(good.load(), 4);
+}
+
+// A delegate that claims every AddK op and runs a partition as one step.
+class AddKDelegate : public Delegate {
+ public:
+  std::string name() const override { return "test-delegate"; }
+  std::vector<int> SupportedOps(const Graph& g, int sg) override {
+    std::vector<int> out;
+    for (size_t i = 0; i < g.subgraphs[sg].ops.size(); ++i)
+      if (g.subgraphs[sg].ops[i].custom_code == "AddK") out.push_back(static_cast<int>(i));
+    return out;
+  }
+  Expected<std::unique_ptr<OpKernel>> CreatePartitionKernel(const Graph& g, int sg, std::span<const int> ops,
+                                                             const Operator& partition) override {
+    float total = 0;
+    for (int op : ops) total += g.subgraphs[sg].ops[op].custom_options[0];
+    partitions.push_back({partition.inputs, partition.outputs});
+    return std::unique_ptr<OpKernel>(new AddK(total, nullptr));
+  }
+  std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>> partitions;
+};
+
+TEST(Interpreter, DelegateClaimsPartitionsAndIsReported) {
+  TestOps ops;
+  GraphBuilder b;
+  int32_t x = b.Input("x", DType::kFloat32, {3});
+  int32_t a = b.Tensor("a", DType::kFloat32, {3});
+  b.CustomOp("AddK", {x}, {a}, {1});
+  int32_t c = b.Tensor("c", DType::kFloat32, {3});
+  b.CustomOp("AddK", {a}, {c}, {2});
+  int32_t d = b.Tensor("d", DType::kFloat32, {3});
+  b.CustomOp("Slow", {c}, {d});  // not claimed: splits the partitions
+  int32_t e = b.Tensor("e", DType::kFloat32, {3});
+  b.CustomOp("AddK", {d}, {e}, {4});
+  b.Output(e);
+  auto del = std::make_shared<AddKDelegate>();
+  InterpreterOptions o = ops.Options();
+  o.delegates.push_back(del);
+  auto interp = Interpreter::Create(ToModel(b.Finish()), o);
+  ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+  Interpreter& it = **interp;
+  ASSERT_EQ(del->partitions.size(), 2u);
+  EXPECT_EQ(del->partitions[0].first, std::vector<int32_t>{x});
+  EXPECT_EQ(del->partitions[0].second, std::vector<int32_t>{c});  // a stays inside
+  auto infos = it.ops();
+  ASSERT_EQ(infos.size(), 4u);
+  EXPECT_EQ(infos[0].backend, "test-delegate");
+  EXPECT_EQ(infos[1].backend, "test-delegate");
+  EXPECT_EQ(infos[2].backend, "cpu");
+  EXPECT_EQ(infos[3].backend, "test-delegate");
+  ASSERT_TRUE(it.AllocateTensors().ok());
+  for (int i = 0; i < 3; ++i) it.input(0)->data_as<float>()[i] = static_cast<float>(i);
+  ASSERT_TRUE(it.Invoke().ok());
+  EXPECT_FLOAT_EQ(it.output(0)->data_as<float>()[2], 9.0f);
+}
+
+TEST(Interpreter, ProfilingRecordsEveryExecutedOp) {
+  TestOps ops;
+  auto interp = Interpreter::Create(ToModel(Chain(5)), ops.Options());
+  ASSERT_TRUE(interp.ok());
+  Interpreter& it = **interp;
+  it.EnableProfiling(true);
+  ASSERT_TRUE(it.Invoke().ok());
+  ASSERT_EQ(it.last_profile().size(), 5u);
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(it.last_profile()[i].op_index, static_cast<int>(i));
+    EXPECT_LE(it.last_profile()[i].begin_ns, it.last_profile()[i].end_ns);
+  }
+}
+
+}  // namespace
+}  // namespace edgeopt::rt
