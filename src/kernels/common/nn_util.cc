@@ -35,6 +35,17 @@ Status ComputeWindow(const rt::KernelContext& ctx, const WindowSpec& spec, int i
   return Status::Ok();
 }
 
+std::string DescribeTypes(const rt::KernelCreateContext& cc, std::initializer_list<std::pair<const char*, int>> roles) {
+  std::string s;
+  for (const auto& [role, index] : roles) {
+    const Tensor* t = index < 0 ? cc.output(0) : cc.input(index);
+    if (!t) continue;
+    if (!s.empty()) s += ", ";
+    s += std::string(role) + " '" + t->name + "' " + TypeName(t->type);
+  }
+  return s;
+}
+
 std::string ActivationName(int activation) {
   if (activation >= tflite::ActivationFunctionType_MIN && activation <= tflite::ActivationFunctionType_MAX)
     return tflite::EnumNameActivationFunctionType(static_cast<tflite::ActivationFunctionType>(activation));

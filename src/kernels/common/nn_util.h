@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -30,6 +32,10 @@ struct WindowGeometry {
 // Validates the spec (positive strides, dilations and filter sizes, SAME or VALID padding) and
 // computes the geometry as LiteRT's ComputePaddingHeightWidth. Errors name the op.
 Status ComputeWindow(const rt::KernelContext& ctx, const WindowSpec& spec, int in_h, int in_w, WindowGeometry* g);
+
+// "input 'x' int8, filter 'w' float32, output 'y' int8" for the tensors of `cc` given as
+// (role, input index) pairs (index -1: output 0); omitted optional inputs are skipped.
+std::string DescribeTypes(const rt::KernelCreateContext& cc, std::initializer_list<std::pair<const char*, int>> roles);
 
 // Fused activation clamp bounds, or an Unsupported error naming the activation.
 Status FloatActivation(const rt::KernelContext& ctx, int activation, float* lo, float* hi);

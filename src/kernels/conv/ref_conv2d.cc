@@ -334,13 +334,9 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateConv2D(const rt::KernelCreateConte
   const Tensor* bias = cc.input(2);
   const Tensor* out = cc.output(0);
   if (!in || !w || !out) return cc.Error("needs input, filter and output tensors");
-  const auto combo = [&] {
-    std::string s = "input " + TypeName(in->type) + ", filter " + TypeName(w->type);
-    if (bias) s += ", bias " + TypeName(bias->type);
-    return s + ", output " + TypeName(out->type);
-  };
   auto unsupported = [&]() -> Expected<std::unique_ptr<rt::OpKernel>> {
-    return cc.Error(combo() + " is not supported");
+    return cc.Error(DescribeTypes(cc, {{"input", 0}, {"filter", 1}, {"bias", 2}, {"output", -1}}) +
+                    " is not supported");
   };
   ConvKind kind;
   if (in->type == DType::kFloat32 && w->type == DType::kFloat32) {

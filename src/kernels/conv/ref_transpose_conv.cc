@@ -357,9 +357,8 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateTransposeConv(const rt::KernelCrea
   const Tensor* out = cc.output(0);
   if (!w || !in || !out) return cc.Error("needs output_shape, weights, input and output tensors");
   auto unsupported = [&]() -> Expected<std::unique_ptr<rt::OpKernel>> {
-    std::string s = "input " + TypeName(in->type) + ", weights " + TypeName(w->type);
-    if (bias) s += ", bias " + TypeName(bias->type);
-    return cc.Error(s + ", output " + TypeName(out->type) + " is not supported");
+    return cc.Error(DescribeTypes(cc, {{"weights", 1}, {"input", 2}, {"bias", 3}, {"output", -1}}) +
+                    " is not supported");
   };
   TcKind kind;
   DType bias_type;

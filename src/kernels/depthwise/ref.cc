@@ -290,9 +290,8 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateDepthwise(const rt::KernelCreateCo
   const Tensor* out = cc.output(0);
   if (!in || !w || !out) return cc.Error("needs input, filter and output tensors");
   auto unsupported = [&]() -> Expected<std::unique_ptr<rt::OpKernel>> {
-    std::string s = "input " + TypeName(in->type) + ", filter " + TypeName(w->type);
-    if (bias) s += ", bias " + TypeName(bias->type);
-    return cc.Error(s + ", output " + TypeName(out->type) + " is not supported");
+    return cc.Error(DescribeTypes(cc, {{"input", 0}, {"filter", 1}, {"bias", 2}, {"output", -1}}) +
+                    " is not supported");
   };
   DwKind kind;
   DType bias_type;

@@ -273,9 +273,8 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateFullyConnected(const rt::KernelCre
                     " is not supported (only DEFAULT)");
   if (w->sparsity) return cc.Error("sparse weights '" + w->name + "' are not supported");
   auto unsupported = [&]() -> Expected<std::unique_ptr<rt::OpKernel>> {
-    std::string s = "input " + TypeName(in->type) + ", weights " + TypeName(w->type);
-    if (bias) s += ", bias " + TypeName(bias->type);
-    return cc.Error(s + ", output " + TypeName(out->type) + " is not supported");
+    return cc.Error(DescribeTypes(cc, {{"input", 0}, {"weights", 1}, {"bias", 2}, {"output", -1}}) +
+                    " is not supported");
   };
   FcKind kind;
   DType bias_type;

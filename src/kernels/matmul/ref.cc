@@ -236,8 +236,7 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateBatchMatMul(const rt::KernelCreate
   const Tensor* out = cc.output(0);
   if (!lhs || !rhs || !out) return cc.Error("needs lhs, rhs and output tensors");
   auto unsupported = [&]() -> Expected<std::unique_ptr<rt::OpKernel>> {
-    return cc.Error("lhs " + TypeName(lhs->type) + ", rhs " + TypeName(rhs->type) + ", output " + TypeName(out->type) +
-                    " is not supported");
+    return cc.Error(DescribeTypes(cc, {{"lhs", 0}, {"rhs", 1}, {"output", -1}}) + " is not supported");
   };
   MmKind kind;
   if (lhs->type == DType::kFloat32 && rhs->type == DType::kFloat32) {

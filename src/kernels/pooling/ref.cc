@@ -192,7 +192,7 @@ rt::KernelFactory PoolFactory(PoolKind kind) {
                                                  : in->type == DType::kFloat32 || in->type == DType::kUInt8 ||
                                                        in->type == DType::kInt8 || in->type == DType::kInt16;
     if (!supported || out->type != in->type)
-      return cc.Error("input " + TypeName(in->type) + ", output " + TypeName(out->type) + " is not supported");
+      return cc.Error(DescribeTypes(cc, {{"input", 0}, {"output", -1}}) + " is not supported");
     return std::unique_ptr<rt::OpKernel>(new PoolKernel(kind, in->type));
   };
 }
