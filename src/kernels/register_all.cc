@@ -15,6 +15,11 @@ void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterActivationKernels(r);
   kernels::RegisterQuantizeKernels(r);
   kernels::RegisterNormalizationKernels(r);
+  kernels::RegisterConvKernels(r);
+  kernels::RegisterDepthwiseKernels(r);
+  kernels::RegisterFullyConnectedKernels(r);
+  kernels::RegisterMatMulKernels(r);
+  kernels::RegisterPoolingKernels(r);
 }
 
 }  // namespace edgeopt::rt

@@ -25,5 +25,12 @@ void RegisterActivationKernels(rt::OpRegistry& r);
 void RegisterQuantizeKernels(rt::OpRegistry& r);
 // normalization/: L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION.
 void RegisterNormalizationKernels(rt::OpRegistry& r);
+// Neural-network families: conv/ (CONV_2D, TRANSPOSE_CONV, Convolution2DTransposeBias),
+// depthwise/, fully_connected/, matmul/ (BATCH_MATMUL), pooling/.
+void RegisterConvKernels(rt::OpRegistry& r);
+void RegisterDepthwiseKernels(rt::OpRegistry& r);
+void RegisterFullyConnectedKernels(rt::OpRegistry& r);
+void RegisterMatMulKernels(rt::OpRegistry& r);
+void RegisterPoolingKernels(rt::OpRegistry& r);
 
 }  // namespace edgeopt::kernels
