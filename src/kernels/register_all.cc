@@ -6,6 +6,7 @@ namespace edgeopt::rt {
 
 void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterBasicKernels(r);
+  kernels::RegisterTransformKernels(r);
 }
 
 }  // namespace edgeopt::rt

@@ -6,5 +6,9 @@
 namespace edgeopt::kernels {
 
 void RegisterBasicKernels(rt::OpRegistry& r);
+// transform/: TRANSPOSE, CONCATENATION, PACK, UNPACK, SPLIT, SPLIT_V, SLICE, STRIDED_SLICE, PAD,
+// PADV2, MIRROR_PAD, TILE, BROADCAST_TO, REVERSE_V2, GATHER, GATHER_ND, SCATTER_ND, SHAPE, RANK,
+// RANGE, WHERE, ARG_MAX, ARG_MIN.
+void RegisterTransformKernels(rt::OpRegistry& r);
 
 }  // namespace edgeopt::kernels
