@@ -7,6 +7,7 @@ namespace edgeopt::rt {
 void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterBasicKernels(r);
   kernels::RegisterTransformKernels(r);
+  kernels::RegisterReduceKernels(r);
 }
 
 }  // namespace edgeopt::rt

@@ -10,5 +10,7 @@ void RegisterBasicKernels(rt::OpRegistry& r);
 // PADV2, MIRROR_PAD, TILE, BROADCAST_TO, REVERSE_V2, GATHER, GATHER_ND, SCATTER_ND, SHAPE, RANK,
 // RANGE, WHERE, ARG_MAX, ARG_MIN.
 void RegisterTransformKernels(rt::OpRegistry& r);
+// reduce/: MEAN, SUM, REDUCE_PROD, REDUCE_MAX, REDUCE_MIN, REDUCE_ANY, REDUCE_ALL.
+void RegisterReduceKernels(rt::OpRegistry& r);
 
 }  // namespace edgeopt::kernels
