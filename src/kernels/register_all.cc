@@ -8,6 +8,7 @@ void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterBasicKernels(r);
   kernels::RegisterTransformKernels(r);
   kernels::RegisterReduceKernels(r);
+  kernels::RegisterResizeKernels(r);
 }
 
 }  // namespace edgeopt::rt

@@ -12,5 +12,8 @@ void RegisterBasicKernels(rt::OpRegistry& r);
 void RegisterTransformKernels(rt::OpRegistry& r);
 // reduce/: MEAN, SUM, REDUCE_PROD, REDUCE_MAX, REDUCE_MIN, REDUCE_ANY, REDUCE_ALL.
 void RegisterReduceKernels(rt::OpRegistry& r);
+// resize/: RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR, DEPTH_TO_SPACE, SPACE_TO_DEPTH,
+// BATCH_TO_SPACE_ND, SPACE_TO_BATCH_ND.
+void RegisterResizeKernels(rt::OpRegistry& r);
 
 }  // namespace edgeopt::kernels
