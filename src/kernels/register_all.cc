@@ -9,6 +9,7 @@ void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterTransformKernels(r);
   kernels::RegisterReduceKernels(r);
   kernels::RegisterResizeKernels(r);
+  kernels::RegisterSparseKernels(r);
 }
 
 }  // namespace edgeopt::rt

@@ -15,5 +15,7 @@ void RegisterReduceKernels(rt::OpRegistry& r);
 // resize/: RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR, DEPTH_TO_SPACE, SPACE_TO_DEPTH,
 // BATCH_TO_SPACE_ND, SPACE_TO_BATCH_ND.
 void RegisterResizeKernels(rt::OpRegistry& r);
+// sparse/: DENSIFY.
+void RegisterSparseKernels(rt::OpRegistry& r);
 
 }  // namespace edgeopt::kernels
