@@ -3,6 +3,8 @@
 // int8/uint8/int16 with equal and different input/output parameters, the 4-D H,W mean paths.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "graph/builder.h"
@@ -132,11 +134,7 @@ TEST(ReduceConformance, FloatAndIntegerTypes) {
         c.axes = RandomAxes(rng, rank);
         c.keep = rng.Bool();
         c.runtime_axes = iter == 5;
-        testing::CompareOptions o = testing::ExactOptions();
-        // Float sums: TFLite's MEAN over non-(H,W) axes runs optimized_ops::MeanGeneral, whose
-        // summation order may differ from input order: allow a few ULPs of the output range.
-        if (t == DType::kFloat32 && op == tflite::BuiltinOperator_MEAN) o.rtol = 2e-6;
-        RunCase(c, 100 + k, o);
+        RunCase(c, 100 + k);
       }
 }
 
@@ -222,6 +220,50 @@ TEST(ReduceConformance, AnyAll) {
     c.axes = RandomAxes(rng, rank);
     c.keep = rng.Bool();
     RunCase(c, 500 + iter);
+  }
+}
+
+// Beyond 2.9 (which rejects these): int64 axes, REDUCE_MAX/MIN and int16 SUM with other output
+// parameters, quantized uint8 REDUCE_PROD. Checked against float math on dequantized values.
+TEST(ReduceExtensions, MatchFloatMath) {
+  struct C {
+    tflite::BuiltinOperator op;
+    DType type;
+    QuantParams in_q, out_q;
+    int max_lsb;
+  };
+  const C cases[] = {
+      {tflite::BuiltinOperator_REDUCE_MAX, DType::kInt8, Quant(0.05f, 3), Quant(0.08f, -10), 1},
+      {tflite::BuiltinOperator_REDUCE_MIN, DType::kUInt8, Quant(0.02f, 130), Quant(0.03f, 120), 1},
+      {tflite::BuiltinOperator_SUM, DType::kInt16, Quant(1e-3f, 0), Quant(8e-3f, 0), 1},
+      {tflite::BuiltinOperator_REDUCE_PROD, DType::kUInt8, Quant(0.01f, 128), Quant(0.002f, 128), 3},
+  };
+  for (const C& c : cases) {
+    GraphBuilder b;
+    auto x = b.Input("x", c.type, {3, 4}, c.in_q);
+    auto ax = b.Const<int64_t>("axes", DType::kInt64, {1}, {-1});
+    auto y = b.Tensor("y", c.type, {3}, c.out_q);
+    b.Op(c.op, {x, ax}, {y}, tflite::ReducerOptionsT{});
+    b.Output(y);
+    Graph g = b.Finish();
+    auto inputs = testing::RandomInputs(g, testing::ExactOptions());
+    auto out = testing::RunOursValues(g, inputs);
+    ASSERT_TRUE(out.ok()) << OpName(c.op) << ": " << out.status().ToString();
+    const auto& in = inputs[0];
+    const double qmin = c.type == DType::kInt8 ? -128 : c.type == DType::kUInt8 ? 0 : -32768;
+    const double qmax = c.type == DType::kInt8 ? 127 : c.type == DType::kUInt8 ? 255 : 32767;
+    for (int r = 0; r < 3; ++r) {
+      double acc = c.op == tflite::BuiltinOperator_SUM ? 0 : c.op == tflite::BuiltinOperator_REDUCE_PROD ? 1 : NAN;
+      for (int k = 0; k < 4; ++k) {
+        const double v = (in.At(r * 4 + k) - c.in_q.zero_point[0]) * c.in_q.scale[0];
+        if (c.op == tflite::BuiltinOperator_SUM) acc += v;
+        if (c.op == tflite::BuiltinOperator_REDUCE_PROD) acc *= v;
+        if (c.op == tflite::BuiltinOperator_REDUCE_MAX) acc = k == 0 ? v : std::max(acc, v);
+        if (c.op == tflite::BuiltinOperator_REDUCE_MIN) acc = k == 0 ? v : std::min(acc, v);
+      }
+      const double expect = std::clamp(std::round(acc / c.out_q.scale[0]) + c.out_q.zero_point[0], qmin, qmax);
+      EXPECT_LE(std::fabs((*out)[0].At(r) - expect), c.max_lsb) << OpName(c.op) << " " << TypeLabel(c.type) << " row " << r;
+    }
   }
 }
 
