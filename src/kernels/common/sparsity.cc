@@ -40,16 +40,24 @@ Status ReadIndexVector(const tflite::SparseIndexVectorUnion& u, const std::strin
   return Status::Ok();
 }
 
-// The smallest index vector type holding values up to `max_value`.
-tflite::SparseIndexVectorUnion MakeIndexVector(const std::vector<int32_t>& v) {
+// An index vector of type `type` (NONE: the smallest type holding the values).
+Expected<tflite::SparseIndexVectorUnion> MakeIndexVector(const std::vector<int32_t>& v, tflite::SparseIndexVector type) {
   int32_t max_value = 0;
   for (int32_t x : v) max_value = std::max(max_value, x);
+  if (type == tflite::SparseIndexVector_NONE) {
+    type = max_value <= std::numeric_limits<uint8_t>::max()    ? tflite::SparseIndexVector_Uint8Vector
+           : max_value <= std::numeric_limits<uint16_t>::max() ? tflite::SparseIndexVector_Uint16Vector
+                                                               : tflite::SparseIndexVector_Int32Vector;
+  }
+  if ((type == tflite::SparseIndexVector_Uint8Vector && max_value > std::numeric_limits<uint8_t>::max()) ||
+      (type == tflite::SparseIndexVector_Uint16Vector && max_value > std::numeric_limits<uint16_t>::max()))
+    return InvalidArgument("sparsify: index value " + std::to_string(max_value) + " does not fit the requested index type");
   tflite::SparseIndexVectorUnion u;
-  if (max_value <= std::numeric_limits<uint8_t>::max()) {
+  if (type == tflite::SparseIndexVector_Uint8Vector) {
     tflite::Uint8VectorT t;
     t.values.assign(v.begin(), v.end());
     u.Set(std::move(t));
-  } else if (max_value <= std::numeric_limits<uint16_t>::max()) {
+  } else if (type == tflite::SparseIndexVector_Uint16Vector) {
     tflite::Uint16VectorT t;
     t.values.assign(v.begin(), v.end());
     u.Set(std::move(t));
@@ -346,8 +354,8 @@ Expected<SparseTensor> Sparsify(std::span<const uint8_t> dense, const std::vecto
     auto dm = std::make_unique<tflite::DimensionMetadataT>();
     if (levels[j].sparse) {
       dm->format = tflite::DimensionType_SPARSE_CSR;
-      dm->array_segments = MakeIndexVector(levels[j].segments);
-      dm->array_indices = MakeIndexVector(levels[j].indices);
+      ASSIGN_OR_RETURN(dm->array_segments, MakeIndexVector(levels[j].segments, enc.index_type));
+      ASSIGN_OR_RETURN(dm->array_indices, MakeIndexVector(levels[j].indices, enc.index_type));
     } else {
       dm->format = tflite::DimensionType_DENSE;
       dm->dense_size = levels[j].size;

@@ -55,6 +55,8 @@ struct SparseEncoding {
   std::vector<int32_t> block_map;
   std::vector<int32_t> block_sizes;
   std::vector<bool> sparse_levels;
+  // Index vector type for segments and indices; NONE picks the smallest that fits per vector.
+  tflite::SparseIndexVector index_type = tflite::SparseIndexVector_NONE;
 };
 
 struct SparseTensor {
@@ -66,7 +68,8 @@ struct SparseTensor {
 // Encodes a dense row-major tensor of `type`. An element is zero when it compares equal to 0
 // for its type (so -0.0f is zero). A subtree is stored under a sparse level only if it has a
 // nonzero; dense levels store all their children (as TFLite's FormatConverter). Index vectors
-// use the smallest of uint8/uint16/int32 that holds their values.
+// use encoding.index_type, or the smallest of uint8/uint16/int32 that holds their values; a
+// forced type too small for the values is an error.
 Expected<SparseTensor> Sparsify(std::span<const uint8_t> dense, const std::vector<int32_t>& shape, DType type,
                                 const SparseEncoding& encoding);
 

@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <random>
 
+#include "format/writer.h"
 #include "graph/builder.h"
 #include "kernels/common/sparsity.h"
 #include "support/conformance.h"
+#include "support/core/model_files.h"
 #include "support/op_cases.h"
 
 namespace edgeopt {
@@ -93,6 +96,36 @@ TEST(Sparsity, RoundTripsRandomTensors) {
   }
 }
 
+// Forced and automatic index vector types (uint8 / uint16 / int32) decode the same.
+TEST(Sparsity, IndexVectorTypes) {
+  std::mt19937_64 rng(34);
+  struct C {
+    std::vector<int32_t> shape;
+    tflite::SparseIndexVector type;
+    tflite::SparseIndexVector expect;
+  };
+  const C cases[] = {{{6, 40}, tflite::SparseIndexVector_Uint16Vector, tflite::SparseIndexVector_Uint16Vector},
+                     {{6, 40}, tflite::SparseIndexVector_Int32Vector, tflite::SparseIndexVector_Int32Vector},
+                     {{3, 300}, tflite::SparseIndexVector_NONE, tflite::SparseIndexVector_Uint16Vector},
+                     {{2, 70000}, tflite::SparseIndexVector_NONE, tflite::SparseIndexVector_Int32Vector}};
+  for (const C& c : cases) {
+    const int64_t n = int64_t{c.shape[0]} * c.shape[1];
+    const auto dense = RandomSparseData(rng, DType::kFloat32, n, 0.5);
+    SparseEncoding enc;
+    enc.index_type = c.type;
+    auto sp = Sparsify(dense, c.shape, DType::kFloat32, enc);
+    ASSERT_TRUE(sp.ok()) << sp.status().ToString();
+    EXPECT_EQ(sp->params.dim_metadata[1]->array_indices.type, c.expect);
+    Status st;
+    EXPECT_EQ(DenseFromSparse(sp->params, c.shape, sp->values, 4, &st), dense);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+  }
+  SparseEncoding too_small;
+  too_small.index_type = tflite::SparseIndexVector_Uint8Vector;
+  const auto dense = RandomSparseData(rng, DType::kFloat32, 2 * 300, 1.0);
+  EXPECT_FALSE(Sparsify(dense, {2, 300}, DType::kFloat32, too_small).ok());
+}
+
 TEST(Sparsity, StoresOnlyNonzeroBlocks) {
   // A 4x8 matrix in 1x4 blocks where only block (1, 1) is nonzero stores exactly 4 values.
   std::vector<float> m(32, 0.0f);
@@ -168,7 +201,12 @@ TEST(SparseConformance, Densify) {
         int64_t n = 1;
         for (int d : c.shape) n *= d;
         const auto dense = RandomSparseData(rng, type, n, density);
-        auto sp = Sparsify(dense, c.shape, type, c.enc);
+        SparseEncoding enc = c.enc;
+        static const tflite::SparseIndexVector kTypes[] = {tflite::SparseIndexVector_NONE,
+                                                           tflite::SparseIndexVector_Uint16Vector,
+                                                           tflite::SparseIndexVector_Int32Vector};
+        enc.index_type = kTypes[(density > 0.2) + (type == DType::kInt8)];
+        auto sp = Sparsify(dense, c.shape, type, enc);
         ASSERT_TRUE(sp.ok()) << sp.status().ToString();
         GraphBuilder b;
         std::optional<QuantParams> q;
@@ -179,10 +217,33 @@ TEST(SparseConformance, Densify) {
         b.Op(tflite::BuiltinOperator_DENSIFY, {w}, {y}, tflite::DensifyOptionsT{});
         b.Output(y);
         testing::ExpectConforms(b.Finish(), std::string("DENSIFY ") + TypeLabel(type) + " " + c.label + " density " +
-                                                std::to_string(density));
+                                                std::to_string(density) + " index type " +
+                                                std::to_string(static_cast<int>(enc.index_type)));
       }
     }
   }
+}
+
+// Through a .tflite file: our writer and reader keep the sparsity, both runtimes densify it.
+TEST(SparseConformance, DensifyFromModelFile) {
+  if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)";
+  std::mt19937_64 rng(35);
+  const std::vector<int32_t> shape = {8, 12};
+  const auto dense = RandomSparseData(rng, DType::kFloat32, 96, 0.3);
+  auto sp = Sparsify(dense, shape, DType::kFloat32, {{0, 1, 2}, {1}, {4}, {false, true, false}});
+  ASSERT_TRUE(sp.ok());
+  GraphBuilder b;
+  auto w = b.ConstBytes("w", DType::kFloat32, shape, sp->values);
+  b.current().tensors[w].sparsity = std::make_shared<tflite::SparsityParametersT>(sp->params);
+  auto y = b.Tensor("y", DType::kFloat32, shape);
+  b.Op(tflite::BuiltinOperator_DENSIFY, {w}, {y}, tflite::DensifyOptionsT{});
+  b.Output(y);
+  const std::string dir = testing::MakeTempDir("densify_file");
+  const std::string path = dir + "/densify.tflite";
+  ASSERT_TRUE(WriteModelFile(b.Finish(), path).ok());
+  const auto report = testing::CompareModelFile(path, testing::ExactOptions());
+  EXPECT_TRUE(report.ok) << report.Summary();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
