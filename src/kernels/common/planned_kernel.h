@@ -5,6 +5,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +15,29 @@
 
 namespace edgeopt::kernels {
 
+// Constant inputs must hold the bytes their shape needs: a sparse constant (its buffer holds
+// only the stored values) must go through DENSIFY, never straight into another kernel.
+inline Status CheckConstantInputsComplete(const rt::KernelContext& ctx) {
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    const rt::RtTensor* t = ctx.input(i);
+    if (!t || !t->is_constant()) continue;
+    const size_t need = rt::TensorBytes(t->type, t->shape);
+    if (t->bytes < need || (t->def && t->def->sparsity))
+      return ctx.Error("constant input " + std::to_string(i) + " " + Describe(*t) + " has " + std::to_string(t->bytes) +
+                       " bytes of data, its shape needs " + std::to_string(need) +
+                       (t->def && t->def->sparsity ? " (sparse constants must be expanded by DENSIFY)" : ""));
+  }
+  return Status::Ok();
+}
+
+// Fails unless a quantized tensor's scale is finite and positive (requantizing divides by it).
+inline Status CheckScale(const rt::KernelContext& ctx, const rt::RtTensor& t, const std::string& what) {
+  const float s = t.scale();
+  if (!(s > 0.0f) || !(s < std::numeric_limits<float>::infinity()))
+    return ctx.Error(what + " has an invalid quantization scale " + std::to_string(s));
+  return Status::Ok();
+}
+
 class PlannedKernel : public rt::OpKernel {
  public:
   // value_inputs: positions of the inputs whose values decide output shapes (missing optional
@@ -22,6 +46,7 @@ class PlannedKernel : public rt::OpKernel {
       : variant_(std::move(variant)), value_inputs_(std::move(value_inputs)) {}
 
   Status Prepare(rt::KernelContext& ctx) final {
+    if (!AcceptsSparseInputs()) RETURN_IF_ERROR(CheckConstantInputsComplete(ctx));
     RETURN_IF_ERROR(Check(ctx));
     deferred_ = false;
     for (int i : value_inputs_) {
@@ -51,6 +76,8 @@ class PlannedKernel : public rt::OpKernel {
   virtual Status Run(rt::KernelContext& ctx) = 0;
 
   void set_variant(std::string v) { variant_ = std::move(v); }
+  // Only DENSIFY reads constants stored in the sparse format.
+  virtual bool AcceptsSparseInputs() const { return false; }
 
  private:
   std::string variant_;

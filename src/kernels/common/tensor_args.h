@@ -30,6 +30,11 @@ Status ReadIndexValues(const rt::KernelContext& ctx, const rt::RtTensor& t, cons
 // Reads a tensor holding exactly one int32/int64 value (any rank with one element).
 Status ReadScalarIndex(const rt::KernelContext& ctx, const rt::RtTensor& t, const std::string& what, int64_t* out);
 
+// Index arguments far outside any tensor (|v| > 2^40) are clamped to +-2^40 before
+// arithmetic; every dimension is < 2^31, so this changes no result and rules out overflow.
+constexpr int64_t kIndexLimit = int64_t{1} << 40;
+inline int64_t ClampIndex(int64_t v) { return v < -kIndexLimit ? -kIndexLimit : v > kIndexLimit ? kIndexLimit : v; }
+
 // Maps an axis in [-rank, rank) to [0, rank); fails naming `what` otherwise.
 Status ResolveAxis(const rt::KernelContext& ctx, int64_t axis, int rank, const std::string& what, int* out);
 

@@ -48,6 +48,12 @@ const char* OpLabel(ReduceOp op) {
 
 bool IsQuantType(DType t) { return t == DType::kInt8 || t == DType::kUInt8 || t == DType::kInt16; }
 
+// Fixed-point multipliers beyond 2^max_shift mean absurd scale ratios (and undefined shifts).
+Status CheckShift(const rt::KernelContext& ctx, int shift, int max_shift) {
+  if (shift > max_shift) return ctx.Error("input/output scale ratio is out of range");
+  return Status::Ok();
+}
+
 // Two's-complement add/multiply (TFLite's integer reductions wrap; signed overflow must not be
 // undefined behaviour here).
 template <typename T>
@@ -122,6 +128,10 @@ class ReduceKernel : public PlannedKernel {
       return ctx.Error("quantized input needs a quantized output");
     if (quantized_ && (in.per_channel() || out.per_channel()))
       return ctx.UnsupportedError("per-axis quantization is not supported");
+    if (quantized_) {
+      RETURN_IF_ERROR(CheckScale(ctx, in, "input"));
+      RETURN_IF_ERROR(CheckScale(ctx, out, "output"));
+    }
     same_params_ = !quantized_ || (in.scale() == out.scale() && in.zero_point() == out.zero_point());
     set_variant(std::string(OpLabel(op_)) + "/" + TypeName(t) + "/ref");
     return Status::Ok();
@@ -258,7 +268,7 @@ class ReduceKernel : public PlannedKernel {
     if (IsMean4dHW()) {
       const int32_t n = static_cast<int32_t>(reduced_count_);
       if constexpr (std::is_same_v<T, uint8_t>) {
-        ForEachInput(in.shape, out_stride_, [&](int64_t i, int64_t o) { acc[o] += x[i]; });
+        ForEachInput(in.shape, out_stride_, [&](int64_t i, int64_t o) { acc[o] = WrapAdd<int32_t>(acc[o], x[i]); });
         const float num = static_cast<float>(n);
         float temp = in_zp * in_s / out_s;
         temp = temp > 0 ? temp + 0.5f : temp - 0.5f;
@@ -267,15 +277,17 @@ class ReduceKernel : public PlannedKernel {
         int32_t mult;
         int shift;
         QuantizeMultiplier(real_scale, &mult, &shift);
+        RETURN_IF_ERROR(CheckShift(ctx, shift, 30));
         for (int64_t o = 0; o < n_out; ++o) {
           int32_t v = MultiplyByQuantizedMultiplier(acc[o], mult, shift) + bias;
           y[o] = static_cast<T>(std::min(std::max(v, qmin), qmax));
         }
       } else {
-        ForEachInput(in.shape, out_stride_, [&](int64_t i, int64_t o) { acc[o] += x[i] - in_zp; });
+        ForEachInput(in.shape, out_stride_, [&](int64_t i, int64_t o) { acc[o] = WrapAdd<int32_t>(acc[o], x[i] - in_zp); });
         int32_t mult;
         int shift;
         QuantizeMultiplier(static_cast<double>(in_s) / static_cast<double>(out_s), &mult, &shift);
+        RETURN_IF_ERROR(CheckShift(ctx, shift, 30));
         for (int64_t o = 0; o < n_out; ++o) {
           int32_t v = MultiplyByQuantizedMultiplier(acc[o], mult, shift);
           v = v > 0 ? (v + n / 2) / n : (v - n / 2) / n;
@@ -285,7 +297,7 @@ class ReduceKernel : public PlannedKernel {
       }
       return Status::Ok();
     }
-    ForEachInput(in.shape, out_stride_, [&](int64_t i, int64_t o) { acc[o] += x[i]; });
+    ForEachInput(in.shape, out_stride_, [&](int64_t i, int64_t o) { acc[o] = WrapAdd<int32_t>(acc[o], x[i]); });
     if (same_params_) {
       for (int64_t o = 0; o < n_out; ++o) y[o] = static_cast<T>(acc[o] / static_cast<int32_t>(reduced_count_));
       return Status::Ok();
@@ -306,7 +318,7 @@ class ReduceKernel : public PlannedKernel {
     const rt::RtTensor& in = *ctx.input(0);
     const rt::RtTensor& out = *ctx.output(0);
     std::vector<int32_t> acc(n_out, 0);
-    ForEachInput(in.shape, out_stride_, [&](int64_t i, int64_t o) { acc[o] += x[i]; });
+    ForEachInput(in.shape, out_stride_, [&](int64_t i, int64_t o) { acc[o] = WrapAdd<int32_t>(acc[o], x[i]); });
     const float scale = in.scale() / out.scale();
     const float bias = -in.zero_point() * scale * static_cast<float>(reduced_count_);
     for (int64_t o = 0; o < n_out; ++o) {
@@ -328,6 +340,7 @@ class ReduceKernel : public PlannedKernel {
     int32_t mult;
     int shift;
     QuantizeMultiplier(scaling, &mult, &shift);
+    RETURN_IF_ERROR(CheckShift(ctx, shift, 7));  // the 64-bit multiply's range (as TFLite asserts)
     const int32_t in_zp = in.zero_point();
     std::vector<int32_t> acc(n_out, 0);
     std::vector<char> started(n_out, 0);

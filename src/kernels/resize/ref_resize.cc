@@ -12,6 +12,7 @@
 //    align_corners; half_pixel_centers adds 0.5); a pure copy, so dtype-generic.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "kernels/common/index_copy.h"
 #include "kernels/common/planned_kernel.h"
@@ -40,6 +41,11 @@ class ResizeBase : public PlannedKernel {
     std::vector<int64_t> size;
     RETURN_IF_ERROR(ReadIndexValues(ctx, *ctx.input(1), "size", &size));
     if (size[0] <= 0 || size[1] <= 0) return ctx.Error("size " + ValuesToString(size) + " must be positive");
+    // The fixed-point kernels compute position * (2^10 * in / out) in int32.
+    for (int d = 0; d < 2; ++d)
+      if (size[d] * ((int64_t{1} << 10) * in.shape[d + 1] / size[d] + 1) > std::numeric_limits<int32_t>::max() - 4096)
+        return ctx.Error("resizing dimension " + std::to_string(d + 1) + " of " + rt::ShapeToString(in.shape) + " to " +
+                         std::to_string(size[d]) + " is too large");
     RETURN_IF_ERROR(CheckShapeFits(ctx, {in.shape[0], size[0], size[1], in.shape[3]}, "output shape", &out_shape_));
     return ctx.SetOutputShape(0, out_shape_);
   }

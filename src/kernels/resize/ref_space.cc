@@ -3,6 +3,7 @@
 // movement, dtype-generic; SPACE_TO_BATCH_ND pads with zero (the output zero point for
 // quantized tensors, as TFLite 2.9).
 #include <cstring>
+#include <limits>
 
 #include "kernels/common/index_copy.h"
 #include "kernels/common/planned_kernel.h"
@@ -129,9 +130,12 @@ class BatchSpaceKernel : public PlannedKernel {
     for (int64_t v : block_) {
       if (v < 1 || v > (1 << 20)) return ctx.Error("block_shape " + ValuesToString(block_) + " must be positive");
       block_total *= v;
+      if (block_total > std::numeric_limits<int32_t>::max())
+        return ctx.Error("block_shape " + ValuesToString(block_) + " is too large");
     }
     for (int64_t v : pads_)
-      if (v < 0) return ctx.Error(std::string(what) + " " + ValuesToString(pads_) + " must not be negative");
+      if (v < 0 || v > std::numeric_limits<int32_t>::max())
+        return ctx.Error(std::string(what) + " " + ValuesToString(pads_) + " must be in [0, 2^31)");
     std::vector<int64_t> out(in.shape.begin(), in.shape.end());
     if (to_space_) {
       if (in.shape[0] % block_total != 0)

@@ -14,6 +14,7 @@ class DensifyKernel : public PlannedKernel {
   DensifyKernel() : PlannedKernel("densify/any/ref", {}) {}
 
  protected:
+  bool AcceptsSparseInputs() const override { return true; }
   Status Check(rt::KernelContext& ctx) override {
     RETURN_IF_ERROR(CheckIo(ctx, 1, 1, 1));
     const rt::RtTensor& in = *ctx.input(0);

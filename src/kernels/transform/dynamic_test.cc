@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 #include "graph/builder.h"
@@ -322,6 +323,113 @@ TEST(TransformExtensions, WhereOnNumbers) {
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ((*out)[0].shape, (std::vector<int32_t>{2, 2}));
   EXPECT_EQ(ValuesOf<int64_t>((*out)[0]), (std::vector<int64_t>{0, 1, 1, 0}));
+}
+
+// Hostile argument values give errors naming the op: no overflow, no out-of-bounds access.
+TEST(TransformKernels, HostileArgumentsAreErrors) {
+  constexpr int64_t kBig = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kSmall = std::numeric_limits<int64_t>::min();
+  auto expect_error = [](Graph g, const std::string& op) {
+    const Status st = testing::RunOurs(g);
+    EXPECT_FALSE(st.ok()) << op;
+    EXPECT_NE(st.message().find(op), std::string::npos) << st.ToString();
+  };
+  auto one_op = [](tflite::BuiltinOperator code, auto options, DType t, std::vector<int32_t> shape,
+                   auto add_args) {
+    GraphBuilder b;
+    auto x = b.Input("x", t, shape);
+    std::vector<int32_t> ins = {x};
+    add_args(b, ins);
+    auto y = b.Tensor("y", t, {1});
+    b.Op(code, ins, {y}, options);
+    b.Output(y);
+    return b.Finish();
+  };
+  expect_error(one_op(tflite::BuiltinOperator_SLICE, tflite::SliceOptionsT{}, DType::kFloat32, {4},
+                      [&](GraphBuilder& b, std::vector<int32_t>& in) {
+                        in.push_back(b.Const<int64_t>("begin", DType::kInt64, {1}, {2}));
+                        in.push_back(b.Const<int64_t>("size", DType::kInt64, {1}, {kBig}));
+                      }),
+               "SLICE");
+  expect_error(one_op(tflite::BuiltinOperator_TILE, tflite::TileOptionsT{}, DType::kInt8, {2, 3},
+                      [&](GraphBuilder& b, std::vector<int32_t>& in) {
+                        in.push_back(b.Const<int64_t>("m", DType::kInt64, {2}, {kBig, 2}));
+                      }),
+               "TILE");
+  expect_error(one_op(tflite::BuiltinOperator_TILE, tflite::TileOptionsT{}, DType::kInt8, {2, 3},
+                      [&](GraphBuilder& b, std::vector<int32_t>& in) {
+                        in.push_back(b.Const<int32_t>("m", DType::kInt32, {2}, {1 << 20, 1 << 20}));
+                      }),
+               "TILE");
+  expect_error(one_op(tflite::BuiltinOperator_PAD, tflite::PadOptionsT{}, DType::kFloat32, {2},
+                      [&](GraphBuilder& b, std::vector<int32_t>& in) {
+                        in.push_back(b.Const<int64_t>("p", DType::kInt64, {1, 2}, {kBig, kBig}));
+                      }),
+               "PAD");
+  expect_error(one_op(tflite::BuiltinOperator_BROADCAST_TO, tflite::BroadcastToOptionsT{}, DType::kFloat32, {1},
+                      [&](GraphBuilder& b, std::vector<int32_t>& in) {
+                        in.push_back(b.Const<int64_t>("s", DType::kInt64, {3}, {1 << 20, 1 << 20, -1}));
+                      }),
+               "BROADCAST_TO");
+  {
+    tflite::SplitVOptionsT o;
+    o.num_splits = 2;
+    GraphBuilder b;
+    auto x = b.Input("x", DType::kFloat32, {4});
+    auto s = b.Const<int64_t>("s", DType::kInt64, {2}, {kBig, kSmall + 5});
+    auto a = b.Const<int32_t>("a", DType::kInt32, {}, {0});
+    auto y0 = b.Tensor("y0", DType::kFloat32, {1});
+    auto y1 = b.Tensor("y1", DType::kFloat32, {1});
+    b.Op(tflite::BuiltinOperator_SPLIT_V, {x, s, a}, {y0, y1}, o);
+    b.Output(y0);
+    b.Output(y1);
+    expect_error(b.Finish(), "SPLIT_V");
+  }
+  {
+    GraphBuilder b;
+    auto s = b.Const<int64_t>("start", DType::kInt64, {}, {kSmall});
+    auto l = b.Const<int64_t>("limit", DType::kInt64, {}, {kBig});
+    auto d = b.Input("delta", DType::kInt64, {});
+    auto y = b.Tensor("y", DType::kInt64, {1});
+    b.Op(tflite::BuiltinOperator_RANGE, {s, l, d}, {y}, tflite::RangeOptionsT{});
+    b.Output(y);
+    const Status st = testing::RunOurs(b.Finish(), {MakeValue<int64_t>("delta", DType::kInt64, {}, {1})});
+    EXPECT_FALSE(st.ok());
+    EXPECT_NE(st.message().find("RANGE"), std::string::npos) << st.ToString();
+  }
+  {  // Extreme STRIDED_SLICE values are clamped like any out-of-range index: a valid result.
+    GraphBuilder b;
+    auto x = b.Input("x", DType::kInt32, {5});
+    auto bt = b.Const<int32_t>("b", DType::kInt32, {1}, {std::numeric_limits<int32_t>::min()});
+    auto et = b.Const<int32_t>("e", DType::kInt32, {1}, {std::numeric_limits<int32_t>::max()});
+    auto st = b.Const<int32_t>("s", DType::kInt32, {1}, {std::numeric_limits<int32_t>::min()});
+    auto y = b.Tensor("y", DType::kInt32, {1});
+    b.Op(tflite::BuiltinOperator_STRIDED_SLICE, {x, bt, et, st}, {y}, tflite::StridedSliceOptionsT{});
+    b.Output(y);
+    auto out = testing::RunOursValues(b.Finish());
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ((*out)[0].shape, (std::vector<int32_t>{0}));
+  }
+  {  // A zero scale cannot be requantized.
+    GraphBuilder b;
+    auto x0 = b.Input("x0", DType::kUInt8, {2}, Quant(0.5f, 3));
+    auto x1 = b.Input("x1", DType::kUInt8, {2}, Quant(0.0f, 3));
+    auto y = b.Tensor("y", DType::kUInt8, {4}, Quant(0.5f, 3));
+    b.Op(tflite::BuiltinOperator_CONCATENATION, {x0, x1}, {y}, tflite::ConcatenationOptionsT{});
+    b.Output(y);
+    expect_error(b.Finish(), "CONCATENATION");
+  }
+  {  // A sparse constant must go through DENSIFY.
+    GraphBuilder b;
+    auto w = b.Const<float>("w", DType::kFloat32, {4, 4}, {1, 2, 3});
+    tflite::SparsityParametersT sp;
+    b.current().tensors[w].sparsity = std::make_shared<tflite::SparsityParametersT>(sp);
+    auto p = b.Const<int32_t>("perm", DType::kInt32, {2}, {1, 0});
+    auto y = b.Tensor("y", DType::kFloat32, {4, 4});
+    b.Op(tflite::BuiltinOperator_TRANSPOSE, {w, p}, {y}, tflite::TransposeOptionsT{});
+    b.Output(y);
+    expect_error(b.Finish(), "TRANSPOSE");
+  }
 }
 
 }  // namespace

@@ -41,6 +41,7 @@ class ConcatKernel : public rt::OpKernel {
     RETURN_IF_ERROR(CheckIo(ctx, 1, 1 << 20, 1));
     for (int i = 0; i < ctx.num_inputs(); ++i)
       if (!ctx.input(i)) return ctx.Error("input " + std::to_string(i) + " is missing");
+    RETURN_IF_ERROR(CheckConstantInputsComplete(ctx));
     const auto& opts = GetOptions<tflite::ConcatenationOptionsT>(ctx.op());
     const rt::RtTensor& t0 = *ctx.input(0);
     rt::RtTensor& out = *ctx.output(0);
@@ -72,12 +73,14 @@ class ConcatKernel : public rt::OpKernel {
     requantize_.assign(ctx.num_inputs(), 0);
     if (quantized_) {
       if (out.per_channel()) return ctx.UnsupportedError("per-axis quantized output is not supported");
+      RETURN_IF_ERROR(CheckScale(ctx, out, "output"));
       for (int i = 0; i < ctx.num_inputs(); ++i) {
         const rt::RtTensor& t = *ctx.input(i);
         if (t.per_channel()) return ctx.UnsupportedError("per-axis quantized input " + std::to_string(i) + " is not supported");
         if (!(t.quant && t.quant->has_scale()))
           return ctx.Error("input " + std::to_string(i) + " has no quantization parameters but the output has");
         requantize_[i] = t.zero_point() != out.zero_point() || t.scale() != out.scale();
+        if (requantize_[i]) RETURN_IF_ERROR(CheckScale(ctx, t, "input " + std::to_string(i)));
       }
       if (!QuantizedActivationRange(activation_, out, &act_min_, &act_max_))
         return ctx.UnsupportedError("fused activation " + std::to_string(activation_) + " is not supported");
@@ -158,6 +161,7 @@ class PackKernel : public rt::OpKernel {
  public:
   Status Prepare(rt::KernelContext& ctx) override {
     RETURN_IF_ERROR(CheckIo(ctx, 1, 1 << 20, 1));
+    RETURN_IF_ERROR(CheckConstantInputsComplete(ctx));
     const auto& opts = GetOptions<tflite::PackOptionsT>(ctx.op());
     if (opts.values_count != ctx.num_inputs())
       return ctx.Error("values_count is " + std::to_string(opts.values_count) + " but the op has " +

@@ -3,6 +3,7 @@
 // its scalar constant, MIRROR_PAD with reflected (REFLECT: edge excluded) or mirrored
 // (SYMMETRIC: edge included) input values.
 #include <cstring>
+#include <limits>
 
 #include "kernels/common/planned_kernel.h"
 #include "kernels/common/index_copy.h"
@@ -22,7 +23,8 @@ Status CheckPaddingsShape(rt::KernelContext& ctx, const rt::RtTensor& in, const 
 Status ReadPaddings(rt::KernelContext& ctx, const rt::RtTensor& in, std::vector<int64_t>* pads) {
   RETURN_IF_ERROR(ReadIndexValues(ctx, *ctx.input(1), "paddings", pads));
   for (int64_t p : *pads)
-    if (p < 0) return ctx.Error("paddings " + ValuesToString(*pads) + " contain a negative value");
+    if (p < 0 || p > std::numeric_limits<int32_t>::max())
+      return ctx.Error("paddings " + ValuesToString(*pads) + " contain a negative or too large value");
   std::vector<int64_t> dims;
   for (int d = 0; d < in.rank(); ++d) dims.push_back(in.shape[d] + (*pads)[2 * d] + (*pads)[2 * d + 1]);
   rt::Shape unused;

@@ -2,6 +2,8 @@
 // shapes that depend on input values (dynamic outputs when those inputs are not constant).
 #include <cmath>
 #include <cstdlib>
+#include <limits>
+#include <type_traits>
 
 #include "kernels/common/planned_kernel.h"
 #include "kernels/transform/transform.h"
@@ -68,10 +70,12 @@ Status RangeSize(rt::KernelContext& ctx, T start, T limit, T delta, int64_t* siz
                      std::to_string(limit));
   double n;
   if constexpr (std::is_integral_v<T>) {
-    // In 64-bit: limit - start cannot overflow for int32 arguments.
-    const int64_t span = std::llabs(static_cast<int64_t>(limit) - static_cast<int64_t>(start));
-    const int64_t step = std::llabs(static_cast<int64_t>(delta));
-    n = static_cast<double>((span + step - 1) / step);
+    // In 128-bit: no overflow even for extreme int64 arguments.
+    const __int128 d = static_cast<__int128>(limit) - static_cast<__int128>(start);
+    const __int128 span = d < 0 ? -d : d;
+    const __int128 step = delta < 0 ? -static_cast<__int128>(delta) : static_cast<__int128>(delta);
+    const __int128 count = (span + step - 1) / step;
+    n = count > std::numeric_limits<int32_t>::max() ? 1e300 : static_cast<double>(count);
   } else {
     n = std::ceil(std::abs((limit - start) / delta));
   }
@@ -81,12 +85,18 @@ Status RangeSize(rt::KernelContext& ctx, T start, T limit, T delta, int64_t* siz
   return Status::Ok();
 }
 
+// Floats accumulate (value += delta) as TFLite does; integers are start + i * delta, the same
+// values without the overflow of one step past the end.
 template <typename T>
 void RangeFill(T start, T delta, int64_t n, T* out) {
-  T value = start;
-  for (int64_t i = 0; i < n; ++i) {
-    out[i] = value;
-    value += delta;
+  if constexpr (std::is_integral_v<T>) {
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(static_cast<__int128>(start) + static_cast<__int128>(i) * delta);
+  } else {
+    T value = start;
+    for (int64_t i = 0; i < n; ++i) {
+      out[i] = value;
+      value += delta;
+    }
   }
 }
 

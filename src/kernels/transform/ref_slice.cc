@@ -42,9 +42,10 @@ class SliceKernel : public PlannedKernel {
     tables_.assign(in.rank(), {});
     for (int d = 0; d < in.rank(); ++d) {
       const int64_t dim = in.shape[d];
-      int64_t b = begin[d], s = size[d];
-      if (s == -1) s = dim - b;
-      if (b < 0 || b > dim || s < 0 || b + s > dim)
+      const int64_t b = begin[d];
+      int64_t s = size[d];
+      if (s == -1 && b >= 0 && b <= dim) s = dim - b;
+      if (b < 0 || b > dim || s < 0 || s > dim - b)
         return ctx.Error("begin " + ValuesToString(begin) + " and size " + ValuesToString(size) +
                          " do not fit input " + rt::ShapeToString(in.shape));
       out_shape_[d] = static_cast<int32_t>(s);
@@ -151,9 +152,9 @@ class StridedSliceKernel : public PlannedKernel {
       } else {
         const int orig = i - added_ellipsis;
         if (orig < 0 || orig >= count) return ctx.Error("inconsistent ellipsis/new_axis masks");
-        a.begin = begin[orig];
-        a.end = end[orig];
-        a.stride = strides[orig];
+        a.begin = ClampIndex(begin[orig]);
+        a.end = ClampIndex(end[orig]);
+        a.stride = ClampIndex(strides[orig]);
         a.begin_mask = bit(o.begin_mask, orig);
         a.end_mask = bit(o.end_mask, orig);
         a.shrink = bit(o.shrink_axis_mask, orig);

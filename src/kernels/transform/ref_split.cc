@@ -105,6 +105,8 @@ class SplitVKernel : public PlannedKernel {
         stretch = static_cast<int>(i);
       } else if (sizes_[i] < 0) {
         return ctx.Error("size_splits " + ValuesToString(sizes_) + " has a negative size or more than one -1");
+      } else if (sizes_[i] > in.shape[axis_]) {
+        return ctx.Error("size_splits " + ValuesToString(sizes_) + " exceed dimension " + std::to_string(axis_));
       } else {
         known += sizes_[i];
       }

@@ -1,4 +1,6 @@
 // TILE, BROADCAST_TO, REVERSE_V2: index-table copies of one input.
+#include <limits>
+
 #include "kernels/common/planned_kernel.h"
 #include "kernels/common/index_copy.h"
 #include "kernels/transform/transform.h"
@@ -31,7 +33,8 @@ class TileKernel : public PlannedKernel {
     RETURN_IF_ERROR(ReadIndexValues(ctx, *ctx.input(1), "multiples", &mult));
     std::vector<int64_t> dims;
     for (int d = 0; d < in.rank(); ++d) {
-      if (mult[d] < 0) return ctx.Error("multiples " + ValuesToString(mult) + " contain a negative value");
+      if (mult[d] < 0 || mult[d] > std::numeric_limits<int32_t>::max())
+        return ctx.Error("multiples " + ValuesToString(mult) + " contain an invalid value");
       dims.push_back(in.shape[d] * mult[d]);
     }
     RETURN_IF_ERROR(CheckShapeFits(ctx, dims, "tiled shape", &out_shape_));
