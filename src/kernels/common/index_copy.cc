@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/common/tensor_args.h"
+
 namespace edgeopt::kernels {
 namespace {
 
@@ -38,8 +40,8 @@ void CopyTables(const rt::Shape& out_shape, const AxisTables& tables, const uint
   const int64_t inner = out_shape[rank - 1];
   const int64_t* inner_offsets = tables[rank - 1].data();
   // Partial sums of the outer axes; base[d] covers axes 0..d-1 (kPadEntry once any is padding).
-  std::vector<int32_t> idx(rank, 0);
-  std::vector<int64_t> base(rank, 0);
+  DimBuffer<int32_t> idx(rank, 0);
+  DimBuffer<int64_t> base(rank, 0);
   auto recompute = [&](int from) {
     for (int d = from; d < rank - 1; ++d) {
       const int64_t prev = base[d];

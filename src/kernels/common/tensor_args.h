@@ -43,6 +43,37 @@ Status ResolveAxis(const rt::KernelContext& ctx, int64_t axis, int rank, const s
 Status CheckShapeFits(const rt::KernelContext& ctx, const std::vector<int64_t>& dims, const std::string& what,
                       rt::Shape* out);
 
+// Element i of an int32/int64 tensor (type checked by the caller), without copying.
+inline int64_t IndexAt(const rt::RtTensor& t, int64_t i) {
+  return t.type == DType::kInt64 ? t.data_as<int64_t>()[i] : t.data_as<int32_t>()[i];
+}
+
+// Per-dimension scratch for loops over tensors: on the stack up to 16 dimensions, so kernels do
+// not allocate while running; larger ranks fall back to the heap.
+template <typename T>
+class DimBuffer {
+ public:
+  explicit DimBuffer(size_t n, T value = T()) {
+    if (n > kStack) {
+      heap_.assign(n, value);
+      p_ = heap_.data();
+    } else {
+      for (size_t i = 0; i < n; ++i) stack_[i] = value;
+      p_ = stack_;
+    }
+  }
+  DimBuffer(const DimBuffer&) = delete;
+  DimBuffer& operator=(const DimBuffer&) = delete;
+  T& operator[](size_t i) { return p_[i]; }
+  const T& operator[](size_t i) const { return p_[i]; }
+
+ private:
+  static constexpr size_t kStack = 16;
+  T stack_[kStack];
+  std::vector<T> heap_;
+  T* p_;
+};
+
 // "[1,2,3]" for int64 vectors in messages.
 std::string ValuesToString(const std::vector<int64_t>& v);
 

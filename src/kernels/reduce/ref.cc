@@ -85,7 +85,7 @@ void ForEachInput(const rt::Shape& in_shape, const std::vector<int64_t>& out_str
     fn(int64_t{0}, int64_t{0});
     return;
   }
-  std::vector<int32_t> idx(rank, 0);
+  DimBuffer<int32_t> idx(rank, 0);
   int64_t out = 0;
   const int32_t inner = in_shape[rank - 1];
   const int64_t inner_stride = out_stride[rank - 1];
@@ -171,6 +171,14 @@ class ReduceKernel : public PlannedKernel {
     keep_dims_ = opts.keep_dims;
     in_shape_ = in.shape;
     in_rank_ = rank;
+    // Accumulators live in the kernel, sized here (Prepare) so Invoke does not allocate.
+    const size_t n_out = static_cast<size_t>(rt::NumElements(out_shape));
+    if (in.type == DType::kFloat32) accf_.resize(n_out);
+    if (in.type == DType::kInt32 || in.type == DType::kInt64) acc64_.resize(n_out);
+    if (IsQuantType(in.type)) {
+      acc32_.resize(n_out);
+      started_.resize(n_out);
+    }
     return ctx.SetOutputShape(0, std::move(out_shape));
   }
 
@@ -246,7 +254,8 @@ class ReduceKernel : public PlannedKernel {
   Status PlainMean(const T* x, T* y, int64_t n_out) {
     using Acc = std::conditional_t<std::is_floating_point_v<T>, float,
                                    std::conditional_t<(sizeof(T) >= 4), int64_t, int32_t>>;
-    std::vector<Acc> acc(n_out, Acc(0));
+    Acc* acc = Accumulator<Acc>();
+    std::fill(acc, acc + n_out, Acc(0));
     ForEachInput(in_shape_, out_stride_, [&](int64_t i, int64_t o) { acc[o] = WrapAdd<Acc>(acc[o], static_cast<Acc>(x[i])); });
     for (int64_t o = 0; o < n_out; ++o) y[o] = static_cast<T>(acc[o] / static_cast<Acc>(reduced_count_));
     return Status::Ok();
@@ -264,7 +273,8 @@ class ReduceKernel : public PlannedKernel {
     const float in_s = in.scale(), out_s = out.scale();
     const int32_t in_zp = in.zero_point(), out_zp = out.zero_point();
     const int32_t qmin = QMin<T>(), qmax = QMax<T>();
-    std::vector<int32_t> acc(n_out, 0);
+    int32_t* acc = Accumulator<int32_t>();
+    std::fill(acc, acc + n_out, 0);
     if (IsMean4dHW()) {
       const int32_t n = static_cast<int32_t>(reduced_count_);
       if constexpr (std::is_same_v<T, uint8_t>) {
@@ -317,7 +327,8 @@ class ReduceKernel : public PlannedKernel {
   Status RescaledSum(rt::KernelContext& ctx, const T* x, T* y, int64_t n_out) {
     const rt::RtTensor& in = *ctx.input(0);
     const rt::RtTensor& out = *ctx.output(0);
-    std::vector<int32_t> acc(n_out, 0);
+    int32_t* acc = Accumulator<int32_t>();
+    std::fill(acc, acc + n_out, 0);
     ForEachInput(in.shape, out_stride_, [&](int64_t i, int64_t o) { acc[o] = WrapAdd<int32_t>(acc[o], x[i]); });
     const float scale = in.scale() / out.scale();
     const float bias = -in.zero_point() * scale * static_cast<float>(reduced_count_);
@@ -342,8 +353,10 @@ class ReduceKernel : public PlannedKernel {
     QuantizeMultiplier(scaling, &mult, &shift);
     RETURN_IF_ERROR(CheckShift(ctx, shift, 7));  // the 64-bit multiply's range (as TFLite asserts)
     const int32_t in_zp = in.zero_point();
-    std::vector<int32_t> acc(n_out, 0);
-    std::vector<char> started(n_out, 0);
+    int32_t* acc = Accumulator<int32_t>();
+    char* started = started_.data();
+    std::fill(acc, acc + n_out, 0);
+    std::fill(started, started + n_out, 0);
     ForEachInput(in.shape, out_stride_, [&](int64_t i, int64_t o) {
       const int32_t v = x[i] - in_zp;
       if (!started[o]) {
@@ -385,7 +398,22 @@ class ReduceKernel : public PlannedKernel {
     return Status::Ok();
   }
 
+  template <typename Acc>
+  Acc* Accumulator() {
+    if constexpr (std::is_same_v<Acc, float>) {
+      return accf_.data();
+    } else if constexpr (std::is_same_v<Acc, int64_t>) {
+      return acc64_.data();
+    } else {
+      return acc32_.data();
+    }
+  }
+
   ReduceOp op_;
+  std::vector<float> accf_;
+  std::vector<int64_t> acc64_;
+  std::vector<int32_t> acc32_;
+  std::vector<char> started_;
   bool quantized_ = false;
   bool same_params_ = true;
   bool keep_dims_ = false;

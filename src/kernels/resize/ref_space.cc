@@ -75,9 +75,9 @@ class DepthSpaceKernel : public PlannedKernel {
   AxisTables tables_;
 };
 
-// Steps a multi-index over `dims`; false after the last one.
-bool NextIndex(std::vector<int64_t>& idx, const std::vector<int64_t>& dims) {
-  for (int d = static_cast<int>(dims.size()) - 1; d >= 0; --d) {
+// Steps a multi-index over `dims` (m of them); false after the last one.
+bool NextIndex(DimBuffer<int64_t>& idx, const DimBuffer<int64_t>& dims, int m) {
+  for (int d = m - 1; d >= 0; --d) {
     if (++idx[d] < dims[d]) return true;
     idx[d] = 0;
   }
@@ -158,6 +158,8 @@ class BatchSpaceKernel : public PlannedKernel {
       }
     }
     RETURN_IF_ERROR(CheckShapeFits(ctx, out, "output shape", &out_shape_));
+    in_stride_ = RowMajorStrides(in.shape);
+    out_stride_ = RowMajorStrides(out_shape_);
     return ctx.SetOutputShape(0, out_shape_);
   }
 
@@ -169,8 +171,8 @@ class BatchSpaceKernel : public PlannedKernel {
     int64_t inner = 1;
     for (int d = m + 1; d < in.rank(); ++d) inner *= in.shape[d];
     const size_t row = static_cast<size_t>(inner) * elem;
-    const auto in_stride = RowMajorStrides(in.shape);
-    const auto out_stride = RowMajorStrides(out_shape_);
+    const auto& in_stride = in_stride_;
+    const auto& out_stride = out_stride_;
     // "space" is the side with the large spatial dims: the output for BATCH_TO_SPACE, the
     // input for SPACE_TO_BATCH; "batch" the other. Iterate the batch side (as TFLite does).
     const rt::Shape& batch_shape = to_space_ ? in.shape : out_shape_;
@@ -181,7 +183,7 @@ class BatchSpaceKernel : public PlannedKernel {
     uint8_t* dst = outt.data;
     if (rt::NumElements(batch_shape) == 0) return Status::Ok();
     const int64_t space_batch = space_shape[0];
-    std::vector<int64_t> dims(m), idx(m, 0), offset(m);
+    DimBuffer<int64_t> dims(m), idx(m, 0), offset(m);
     for (int i = 0; i < m; ++i) dims[i] = batch_shape[i + 1];
     for (int64_t b = 0; b < batch_shape[0]; ++b) {
       const int64_t sb = b % space_batch;
@@ -190,7 +192,7 @@ class BatchSpaceKernel : public PlannedKernel {
         offset[i] = rest % block_[i];
         rest /= block_[i];
       }
-      std::fill(idx.begin(), idx.end(), 0);
+      for (int i = 0; i < m; ++i) idx[i] = 0;
       do {
         bool inside = true;
         int64_t space_off = sb * space_stride[0], batch_off = b * batch_stride[0];
@@ -207,7 +209,7 @@ class BatchSpaceKernel : public PlannedKernel {
         } else {
           FillElements(elem, pad_value_.data(), dst + batch_off * static_cast<int64_t>(elem), inner);
         }
-      } while (NextIndex(idx, dims));
+      } while (NextIndex(idx, dims, m));
     }
     return Status::Ok();
   }
@@ -215,6 +217,7 @@ class BatchSpaceKernel : public PlannedKernel {
  private:
   bool to_space_;
   std::vector<int64_t> block_, pads_;
+  std::vector<int64_t> in_stride_, out_stride_;
   std::vector<uint8_t> pad_value_;
   rt::Shape out_shape_;
 };

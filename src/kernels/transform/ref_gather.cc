@@ -50,12 +50,14 @@ class GatherKernel : public PlannedKernel {
   Status Run(rt::KernelContext& ctx) override {
     const rt::RtTensor& in = *ctx.input(0);
     const rt::RtTensor& idx_t = *ctx.input(1);
-    std::vector<int64_t> idx;
-    RETURN_IF_ERROR(ReadIndexValues(ctx, idx_t, "indices", &idx));
+    const int64_t n_idx = idx_t.num_elements();
+    if (n_idx > 0 && !idx_t.data) return ctx.Error("indices have no data");
     const int64_t axis_dim = in.shape[axis_];
-    for (int64_t v : idx)
+    for (int64_t i = 0; i < n_idx; ++i) {
+      const int64_t v = IndexAt(idx_t, i);
       if (v < 0 || v >= axis_dim)
         return ctx.Error("index " + std::to_string(v) + " is out of range [0, " + std::to_string(axis_dim) + ")");
+    }
     int64_t batch = 1, outer = 1, inner = 1, coords = 1;
     for (int i = 0; i < batch_dims_; ++i) batch *= in.shape[i];
     for (int i = batch_dims_; i < axis_; ++i) outer *= in.shape[i];
@@ -66,7 +68,7 @@ class GatherKernel : public PlannedKernel {
     for (int64_t b = 0; b < batch; ++b)
       for (int64_t o = 0; o < outer; ++o)
         for (int64_t c = 0; c < coords; ++c) {
-          const int64_t src_row = (b * outer + o) * axis_dim + idx[b * coords + c];
+          const int64_t src_row = (b * outer + o) * axis_dim + IndexAt(idx_t, b * coords + c);
           if (row) std::memcpy(dst, in.data + src_row * row, row);
           dst += row;
         }
@@ -78,35 +80,44 @@ class GatherKernel : public PlannedKernel {
   int batch_dims_ = 0;
 };
 
-// Validates an N-D index tensor against `shape` and returns the element offset of each slice.
-Status IndexTuplesToOffsets(rt::KernelContext& ctx, const rt::RtTensor& indices, const rt::Shape& shape,
-                            std::vector<int64_t>* offsets, int64_t* slice_size) {
-  std::vector<int64_t> idx;
-  RETURN_IF_ERROR(ReadIndexValues(ctx, indices, "indices", &idx));
-  const int depth = indices.dim(-1);
-  int64_t tuples = 1;
-  for (int i = 0; i + 1 < indices.rank(); ++i) tuples *= indices.shape[i];
-  *slice_size = 1;
-  for (int d = depth; d < static_cast<int>(shape.size()); ++d) *slice_size *= shape[d];
-  std::vector<int64_t> stride(depth, 0);
-  int64_t s = *slice_size;
-  for (int d = depth - 1; d >= 0; --d) {
-    stride[d] = s;
+// N-D index tuples (the last dimension of `indices`) into a tensor of `shape`: validation
+// first, then per-tuple element offsets, without copying the indices.
+struct IndexTuples {
+  const rt::RtTensor* indices = nullptr;
+  int depth = 0;
+  int64_t count = 0;       // tuples
+  int64_t slice = 1;       // elements addressed by one tuple
+  int64_t stride[16] = {};  // element stride of each indexed dimension
+  int64_t Offset(int64_t t) const {
+    int64_t off = 0;
+    for (int d = 0; d < depth; ++d) off += IndexAt(*indices, t * depth + d) * stride[d];
+    return off;
+  }
+};
+
+Status PrepareTuples(rt::KernelContext& ctx, const rt::RtTensor& indices, const rt::Shape& shape, IndexTuples* t) {
+  t->indices = &indices;
+  t->depth = indices.dim(-1);
+  if (t->depth > 16) return ctx.UnsupportedError("index depth " + std::to_string(t->depth) + " is not supported");
+  t->count = 1;
+  for (int i = 0; i + 1 < indices.rank(); ++i) t->count *= indices.shape[i];
+  if (t->count * t->depth > 0 && !indices.data) return ctx.Error("indices have no data");
+  t->slice = 1;
+  for (int d = t->depth; d < static_cast<int>(shape.size()); ++d) t->slice *= shape[d];
+  int64_t s = t->slice;
+  for (int d = t->depth - 1; d >= 0; --d) {
+    t->stride[d] = s;
     s *= shape[d];
   }
-  offsets->assign(tuples, 0);
-  for (int64_t t = 0; t < tuples; ++t) {
-    int64_t off = 0;
-    for (int d = 0; d < depth; ++d) {
-      const int64_t v = idx[t * depth + d];
+  for (int64_t k = 0; k < t->count; ++k)
+    for (int d = 0; d < t->depth; ++d) {
+      const int64_t v = IndexAt(indices, k * t->depth + d);
       if (v < 0 || v >= shape[d]) {
-        std::vector<int64_t> tuple(idx.begin() + t * depth, idx.begin() + (t + 1) * depth);
+        std::vector<int64_t> tuple;
+        for (int e = 0; e < t->depth; ++e) tuple.push_back(IndexAt(indices, k * t->depth + e));
         return ctx.Error("index " + ValuesToString(tuple) + " is out of range for shape " + rt::ShapeToString(shape));
       }
-      off += v * stride[d];
     }
-    (*offsets)[t] = off;
-  }
   return Status::Ok();
 }
 
@@ -136,14 +147,13 @@ class GatherNdKernel : public PlannedKernel {
   }
   Status Run(rt::KernelContext& ctx) override {
     const rt::RtTensor& in = *ctx.input(0);
-    std::vector<int64_t> offsets;
-    int64_t slice = 0;
-    RETURN_IF_ERROR(IndexTuplesToOffsets(ctx, *ctx.input(1), in.shape, &offsets, &slice));
+    IndexTuples tuples;
+    RETURN_IF_ERROR(PrepareTuples(ctx, *ctx.input(1), in.shape, &tuples));
     const size_t elem = ElementBytes(in.type);
-    const size_t row = static_cast<size_t>(slice) * elem;
+    const size_t row = static_cast<size_t>(tuples.slice) * elem;
     uint8_t* dst = ctx.output(0)->data;
-    for (int64_t off : offsets) {
-      if (row) std::memcpy(dst, in.data + off * static_cast<int64_t>(elem), row);
+    for (int64_t t = 0; t < tuples.count; ++t) {
+      if (row) std::memcpy(dst, in.data + tuples.Offset(t) * static_cast<int64_t>(elem), row);
       dst += row;
     }
     return Status::Ok();
@@ -151,10 +161,11 @@ class GatherNdKernel : public PlannedKernel {
 };
 
 template <typename T>
-void ScatterAdd(const T* updates, const std::vector<int64_t>& offsets, int64_t slice, T* out) {
-  for (size_t t = 0; t < offsets.size(); ++t)
+void ScatterAdd(const T* updates, const IndexTuples& tuples, T* out) {
+  const int64_t slice = tuples.slice;
+  for (int64_t t = 0; t < tuples.count; ++t)
     for (int64_t j = 0; j < slice; ++j) {
-      T& o = out[offsets[t] + j];
+      T& o = out[tuples.Offset(t) + j];
       if constexpr (std::is_same_v<T, bool>) {
         o = o || updates[t * slice + j];
       } else {
@@ -205,19 +216,18 @@ class ScatterNdKernel : public PlannedKernel {
   Status Run(rt::KernelContext& ctx) override {
     rt::RtTensor& out = *ctx.output(0);
     const rt::RtTensor& upd = *ctx.input(1);
-    std::vector<int64_t> offsets;
-    int64_t slice = 0;
-    RETURN_IF_ERROR(IndexTuplesToOffsets(ctx, *ctx.input(0), out_shape_, &offsets, &slice));
+    IndexTuples tuples;
+    RETURN_IF_ERROR(PrepareTuples(ctx, *ctx.input(0), out_shape_, &tuples));
     const size_t bytes = rt::TensorBytes(out.type, out.shape);
     if (bytes) std::memset(out.data, 0, bytes);
     switch (out.type) {
-      case DType::kFloat32: ScatterAdd(upd.data_as<float>(), offsets, slice, out.data_as<float>()); break;
-      case DType::kInt8: ScatterAdd(upd.data_as<int8_t>(), offsets, slice, out.data_as<int8_t>()); break;
-      case DType::kUInt8: ScatterAdd(upd.data_as<uint8_t>(), offsets, slice, out.data_as<uint8_t>()); break;
-      case DType::kInt16: ScatterAdd(upd.data_as<int16_t>(), offsets, slice, out.data_as<int16_t>()); break;
-      case DType::kInt32: ScatterAdd(upd.data_as<int32_t>(), offsets, slice, out.data_as<int32_t>()); break;
-      case DType::kInt64: ScatterAdd(upd.data_as<int64_t>(), offsets, slice, out.data_as<int64_t>()); break;
-      case DType::kBool: ScatterAdd(upd.data_as<bool>(), offsets, slice, out.data_as<bool>()); break;
+      case DType::kFloat32: ScatterAdd(upd.data_as<float>(), tuples, out.data_as<float>()); break;
+      case DType::kInt8: ScatterAdd(upd.data_as<int8_t>(), tuples, out.data_as<int8_t>()); break;
+      case DType::kUInt8: ScatterAdd(upd.data_as<uint8_t>(), tuples, out.data_as<uint8_t>()); break;
+      case DType::kInt16: ScatterAdd(upd.data_as<int16_t>(), tuples, out.data_as<int16_t>()); break;
+      case DType::kInt32: ScatterAdd(upd.data_as<int32_t>(), tuples, out.data_as<int32_t>()); break;
+      case DType::kInt64: ScatterAdd(upd.data_as<int64_t>(), tuples, out.data_as<int64_t>()); break;
+      case DType::kBool: ScatterAdd(upd.data_as<bool>(), tuples, out.data_as<bool>()); break;
       default: return ctx.UnsupportedError("unsupported type");
     }
     return Status::Ok();

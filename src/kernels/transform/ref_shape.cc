@@ -175,11 +175,12 @@ class WhereKernel : public PlannedKernel {
     true_.clear();
     for (int64_t i = 0; i < n; ++i)
       if (IsTrue(cond, i)) true_.push_back(i);
+    strides_ = RowMajorStrides(cond.shape);
     return ctx.SetOutputShape(0, {static_cast<int32_t>(true_.size()), cond.rank()});
   }
   Status Run(rt::KernelContext& ctx) override {
     const rt::RtTensor& cond = *ctx.input(0);
-    const auto strides = RowMajorStrides(cond.shape);
+    const auto& strides = strides_;
     int64_t* out = ctx.output(0)->data_as<int64_t>();
     for (int64_t flat : true_)
       for (int d = 0; d < cond.rank(); ++d) {
@@ -202,6 +203,7 @@ class WhereKernel : public PlannedKernel {
     }
   }
   std::vector<int64_t> true_;
+  std::vector<int64_t> strides_;
 };
 
 }  // namespace
