@@ -168,7 +168,7 @@ TEST(Sparsity, RejectsCorruptLayouts) {
   expect_bad("too few segments", [&](P& p, S&, V&) { segments(p).pop_back(); });
   expect_bad("segments past the indices", [&](P& p, S&, V&) { segments(p).back() += 1; });
   expect_bad("segments not starting at 0", [&](P& p, S&, V&) { segments(p)[0] = 1; });
-  expect_bad("missing values", [&](P&, S&, V& v) { v.resize(v.size() - 4); });
+  expect_bad("missing values", [&](P&, S&, V& v) { v.erase(v.end() - 4, v.end()); });
   expect_bad("traversal not a permutation", [&](P& p, S&, V&) { p.traversal_order = {0, 0, 2}; });
   expect_bad("traversal too short", [&](P& p, S&, V&) { p.traversal_order = {0, 1}; });
   expect_bad("block map out of range", [&](P& p, S&, V&) { p.block_map = {2}; });

@@ -286,13 +286,26 @@ TEST(TransformExtensions, ConcatenationRequantizesInt8AndInt16AndFusesActivation
         const float bias = -z * scale;
         int32_t expect = static_cast<int32_t>(std::round(static_cast<float>(in.At(src)) * scale + bias)) + c.zo;
         expect = std::min(std::max(expect, qmin), qmax);
-        const int32_t amin = std::max(qmin, c.zo + static_cast<int32_t>(std::round(lo / c.so)));
-        const int32_t amax = std::min(qmax, c.zo + static_cast<int32_t>(std::round(hi / c.so)));
-        if (lo > -1e29f) expect = std::max(expect, amin);
-        if (hi < 1e29f) expect = std::min(expect, amax);
+        if (lo > -1e29f) expect = std::max(expect, std::max(qmin, c.zo + static_cast<int32_t>(std::round(lo / c.so))));
+        if (hi < 1e29f) expect = std::min(expect, std::min(qmax, c.zo + static_cast<int32_t>(std::round(hi / c.so))));
         EXPECT_EQ(static_cast<int32_t>((*out)[0].At(r * 5 + k)), expect) << TypeLabel(c.type) << " row " << r << " col " << k;
       }
   }
+}
+
+TEST(TransformExtensions, ConcatenationFloatActivation) {
+  GraphBuilder b;
+  auto x0 = b.Input("x0", DType::kFloat32, {3});
+  auto x1 = b.Input("x1", DType::kFloat32, {2});
+  auto y = b.Tensor("y", DType::kFloat32, {5});
+  tflite::ConcatenationOptionsT o;
+  o.fused_activation_function = tflite::ActivationFunctionType_RELU6;
+  b.Op(tflite::BuiltinOperator_CONCATENATION, {x0, x1}, {y}, o);
+  b.Output(y);
+  auto out = testing::RunOursValues(b.Finish(), {MakeValue<float>("x0", DType::kFloat32, {3}, {-1.f, 2.5f, 7.f}),
+                                                 MakeValue<float>("x1", DType::kFloat32, {2}, {6.f, -0.f})});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(ValuesOf<float>((*out)[0]), (std::vector<float>{0.f, 2.5f, 6.f, 6.f, 0.f}));
 }
 
 TEST(TransformExtensions, ReverseSeveralAxes) {

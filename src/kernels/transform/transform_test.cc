@@ -363,6 +363,43 @@ TEST(TransformConformance, StridedSliceMasks) {
   }
 }
 
+// Random begin/end/shrink masks on 4-D and 5-D inputs (2.9's maximum rank).
+TEST(TransformConformance, StridedSliceMasksHighRank) {
+  SKIP_WITHOUT_ORACLE();
+  CaseRng rng(608);
+  for (int iter = 0; iter < 40; ++iter) {
+    const int rank = 4 + iter % 2;
+    const auto shape = rng.Shape(rank, 1, 4);
+    const int begin_mask = rng.Int(0, (1 << rank) - 1), end_mask = rng.Int(0, (1 << rank) - 1);
+    const int shrink_mask = rng.Int(0, (1 << rank) - 1) & rng.Int(0, (1 << rank) - 1);
+    std::vector<int32_t> begin(rank), end(rank), strides(rank);
+    for (int d = 0; d < rank; ++d) {
+      const bool shrink = (shrink_mask >> d) & 1;
+      strides[d] = shrink ? 1 : rng.Pick(std::vector<int32_t>{1, 2, -1, -3});
+      begin[d] = shrink ? rng.Int(-shape[d], shape[d] - 1) : rng.Int(-shape[d] - 1, shape[d]);
+      end[d] = rng.Int(-shape[d] - 1, shape[d] + 1);
+    }
+    const DType t = MovementTypes()[iter % MovementTypes().size()];
+    const auto q = rng.QuantFor(t);
+    GraphBuilder b;
+    auto x = b.Input("x", t, shape, q);
+    auto bt = I32Const(b, "begin", begin);
+    auto et = I32Const(b, "end", end);
+    auto st = I32Const(b, "strides", strides);
+    auto y = b.Tensor("y", t, {1}, q);
+    tflite::StridedSliceOptionsT o;
+    o.begin_mask = begin_mask;
+    o.end_mask = end_mask;
+    o.shrink_axis_mask = shrink_mask;
+    b.Op(tflite::BuiltinOperator_STRIDED_SLICE, {x, bt, et, st}, {y}, o);
+    b.Output(y);
+    ExpectConforms(b.Finish(), "STRIDED_SLICE " + TypeLabel(t) + " " + ShapeText(shape) + " begin " + ShapeText(begin) +
+                                   " end " + ShapeText(end) + " strides " + ShapeText(strides) + " masks b" +
+                                   std::to_string(begin_mask) + " e" + std::to_string(end_mask) + " s" +
+                                   std::to_string(shrink_mask));
+  }
+}
+
 TEST(TransformConformance, StridedSliceEllipsisNewAxis) {
   SKIP_WITHOUT_ORACLE();
   CaseRng rng(607);
