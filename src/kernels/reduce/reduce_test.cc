@@ -223,6 +223,24 @@ TEST(ReduceConformance, AnyAll) {
   }
 }
 
+// Configurations from real models: global average pooling as MEAN over H,W (MobileNet,
+// EfficientNet heads) in float, int8 and uint8; MEAN over a sequence (text classifiers).
+TEST(ReduceConformance, RealModelPatterns) {
+  SKIP_WITHOUT_ORACLE();
+  std::vector<ReduceCase> cases;
+  for (bool keep : {true, false}) {
+    cases.push_back({tflite::BuiltinOperator_MEAN, DType::kFloat32, {1, 7, 7, 64}, {1, 2}, keep, std::nullopt, std::nullopt});
+    cases.push_back({tflite::BuiltinOperator_MEAN, DType::kInt8, {1, 7, 7, 64}, {1, 2}, keep, Quant(0.0235f, -128),
+                     Quant(0.0102f, -128)});
+    cases.push_back({tflite::BuiltinOperator_MEAN, DType::kUInt8, {1, 10, 10, 48}, {1, 2}, keep, Quant(0.0235f, 0),
+                     Quant(0.0188f, 0)});
+  }
+  cases.push_back({tflite::BuiltinOperator_MEAN, DType::kFloat32, {1, 256, 16}, {1}, false, std::nullopt, std::nullopt});
+  cases.push_back({tflite::BuiltinOperator_MEAN, DType::kInt8, {2, 50, 24}, {1}, true, Quant(0.05f, 3), Quant(0.02f, -1)});
+  uint64_t seed = 600;
+  for (const auto& c : cases) RunCase(c, seed++);
+}
+
 // Beyond 2.9 (which rejects these): int64 axes, REDUCE_MAX/MIN and int16 SUM with other output
 // parameters, quantized uint8 REDUCE_PROD. Checked against float math on dequantized values.
 TEST(ReduceExtensions, MatchFloatMath) {

@@ -214,6 +214,18 @@ TEST(ResizeConformance, BatchSpace) {
     }
 }
 
+// Configurations from real models: DeepLabV3's align_corners upsampling of logits, the
+// segmentation-head 2x upsampling, int8 half-pixel upsampling of detector features.
+TEST(ResizeConformance, RealModelPatterns) {
+  SKIP_WITHOUT_ORACLE();
+  CaseRng rng(25);
+  RunResize(rng, {DType::kFloat32, {1, 33, 33, 21}, 257, 257, true, false, false});
+  RunResize(rng, {DType::kFloat32, {1, 16, 16, 32}, 32, 32, false, false, false});
+  RunResize(rng, {DType::kInt8, {1, 10, 10, 24}, 20, 20, false, true, false});
+  RunResize(rng, {DType::kUInt8, {1, 19, 19, 16}, 38, 38, false, true, false});
+  RunResize(rng, {DType::kFloat32, {1, 20, 20, 8}, 40, 40, false, true, true});
+}
+
 TEST(ResizeKernels, Errors) {
   {
     GraphBuilder b;

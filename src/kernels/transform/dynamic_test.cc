@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <random>
 
 #include "graph/builder.h"
 #include "support/conformance.h"
@@ -235,6 +236,54 @@ TEST(DynamicConformance, EmptyTensors) {
     b.Op(tflite::BuiltinOperator_PAD, {x, p}, {y}, tflite::PadOptionsT{});
     b.Output(y);
     ExpectConforms(b.Finish(), "PAD of an empty tensor");
+  }
+}
+
+// Configurations from real models: an embedding lookup (GATHER of token ids, text models),
+// DeepLab's channel concatenation, MoveNet's keypoint GATHER_ND.
+TEST(DynamicConformance, RealModelPatterns) {
+  SKIP_WITHOUT_ORACLE();
+  std::mt19937_64 rng(77);
+  {
+    GraphBuilder b;
+    auto table = b.ConstRandom("embedding", DType::kFloat32, {5000, 16});
+    auto ids = b.Input("ids", DType::kInt32, {1, 256});
+    auto y = b.Tensor("y", DType::kFloat32, {1, 256, 16});
+    b.Op(tflite::BuiltinOperator_GATHER, {table, ids}, {y}, tflite::GatherOptionsT{});
+    b.Output(y);
+    std::vector<int32_t> tokens(256);
+    for (auto& t : tokens) t = static_cast<int32_t>(rng() % 5000);
+    ExpectConforms(b.Finish(), "GATHER embedding lookup", testing::ExactOptions(),
+                   {MakeValue<int32_t>("ids", DType::kInt32, {1, 256}, tokens)});
+  }
+  {
+    GraphBuilder b;
+    auto a = b.Input("a", DType::kFloat32, {1, 33, 33, 256});
+    auto c = b.Input("c", DType::kFloat32, {1, 33, 33, 48});
+    auto y = b.Tensor("y", DType::kFloat32, {1, 33, 33, 304});
+    tflite::ConcatenationOptionsT o;
+    o.axis = 3;
+    b.Op(tflite::BuiltinOperator_CONCATENATION, {a, c}, {y}, o);
+    b.Output(y);
+    ExpectConforms(b.Finish(), "CONCATENATION DeepLab decoder");
+  }
+  {
+    GraphBuilder b;
+    auto heat = b.Input("heat", DType::kFloat32, {1, 48, 48, 17});
+    auto idx = b.Input("idx", DType::kInt32, {17, 3});
+    auto y = b.Tensor("y", DType::kFloat32, {17, 17});
+    b.Op(tflite::BuiltinOperator_GATHER_ND, {heat, idx}, {y}, tflite::GatherNdOptionsT{});
+    b.Output(y);
+    std::vector<int32_t> coords;
+    for (int k = 0; k < 17; ++k) {
+      coords.push_back(0);
+      coords.push_back(static_cast<int32_t>(rng() % 48));
+      coords.push_back(static_cast<int32_t>(rng() % 48));
+    }
+    Graph g = b.Finish();
+    auto in = testing::RandomInputs(g, testing::ExactOptions());
+    in[1] = MakeValue<int32_t>("idx", DType::kInt32, {17, 3}, coords);
+    ExpectConforms(g, "GATHER_ND keypoint lookup", testing::ExactOptions(), in);
   }
 }
 
