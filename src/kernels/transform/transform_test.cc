@@ -674,7 +674,7 @@ TEST(TransformConformance, TileBroadcastReverse) {
 TEST(TransformConformance, GatherAndGatherNd) {
   SKIP_WITHOUT_ORACLE();
   CaseRng rng(909);
-  for (int iter = 0; iter < 40; ++iter) {
+  for (int iter = 0; iter < 70; ++iter) {
     const DType t = MovementTypes()[iter % MovementTypes().size()];
     const int rank = rng.Int(1, 4);
     auto shape = rng.Shape(rank, 1, 4);
@@ -701,11 +701,12 @@ TEST(TransformConformance, GatherAndGatherNd) {
     auto y = b.Tensor("y", t, out_shape, q);
     tflite::GatherOptionsT o;
     o.axis = axis;
-    o.batch_dims = batch_dims;
+    // batch_dims may also count from the end of the indices' rank.
+    o.batch_dims = batch_dims > 0 && iter % 3 == 0 ? batch_dims - idx_rank : batch_dims;
     b.Op(tflite::BuiltinOperator_GATHER, {x, it}, {y}, o);
     b.Output(y);
     ExpectConforms(b.Finish(), "GATHER " + TypeLabel(t) + " " + ShapeText(shape) + " axis " + std::to_string(axis) +
-                                   " batch_dims " + std::to_string(batch_dims) + " indices " + ShapeText(idx_shape) +
+                                   " batch_dims " + std::to_string(o.batch_dims) + " indices " + ShapeText(idx_shape) +
                                    (i64 ? " int64" : ""));
   }
   for (int iter = 0; iter < 30; ++iter) {
