@@ -102,7 +102,7 @@ void ForEachInput(const rt::Shape& in_shape, const std::vector<int64_t>& out_str
 
 class ReduceKernel : public PlannedKernel {
  public:
-  explicit ReduceKernel(ReduceOp op) : PlannedKernel("", {1}), op_(op) {}
+  explicit ReduceKernel(ReduceOp op) : PlannedKernel(std::string(OpLabel(op)) + "/any/ref", {1}), op_(op) {}
 
  protected:
   Status Check(rt::KernelContext& ctx) override {

@@ -387,6 +387,48 @@ TEST(TransformExtensions, WhereOnNumbers) {
   EXPECT_EQ(ValuesOf<int64_t>((*out)[0]), (std::vector<int64_t>{0, 1, 1, 0}));
 }
 
+// variant() names the implementation as `bench --profile` shows it.
+TEST(TransformKernels, VariantNames) {
+  auto variant_of = [](Graph g) -> std::string {
+    auto model = rt::Model::FromGraph(std::move(g));
+    if (!model.ok()) return model.status().ToString();
+    auto interp = rt::Interpreter::Create(*model);
+    if (!interp.ok()) return interp.status().ToString();
+    Status st = (*interp)->AllocateTensors();
+    if (!st.ok()) return st.ToString();
+    return (*interp)->ops().at(0).variant;
+  };
+  {
+    GraphBuilder b;
+    auto x = b.Input("x", DType::kInt8, {1, 4, 4, 3}, Quant(0.1f, 2));
+    auto ax = b.Const<int32_t>("axes", DType::kInt32, {2}, {1, 2});
+    auto y = b.Tensor("y", DType::kInt8, {1, 1, 1, 3}, Quant(0.1f, 2));
+    tflite::ReducerOptionsT o;
+    o.keep_dims = true;
+    b.Op(tflite::BuiltinOperator_MEAN, {x, ax}, {y}, o);
+    b.Output(y);
+    EXPECT_EQ(variant_of(b.Finish()), "mean/int8/ref");
+  }
+  {
+    GraphBuilder b;
+    auto x = b.Input("x", DType::kFloat32, {2, 3});
+    auto p = b.Const<int32_t>("perm", DType::kInt32, {2}, {1, 0});
+    auto y = b.Tensor("y", DType::kFloat32, {3, 2});
+    b.Op(tflite::BuiltinOperator_TRANSPOSE, {x, p}, {y}, tflite::TransposeOptionsT{});
+    b.Output(y);
+    EXPECT_EQ(variant_of(b.Finish()), "transpose/any/ref");
+  }
+  {
+    GraphBuilder b;
+    auto x = b.Input("x", DType::kUInt8, {1, 2, 2, 1}, Quant(0.1f, 2));
+    auto s = b.Const<int32_t>("size", DType::kInt32, {2}, {4, 4});
+    auto y = b.Tensor("y", DType::kUInt8, {1, 4, 4, 1}, Quant(0.1f, 2));
+    b.Op(tflite::BuiltinOperator_RESIZE_BILINEAR, {x, s}, {y}, tflite::ResizeBilinearOptionsT{});
+    b.Output(y);
+    EXPECT_EQ(variant_of(b.Finish()), "resize_bilinear/uint8/ref");
+  }
+}
+
 // Hostile argument values give errors naming the op: no overflow, no out-of-bounds access.
 TEST(TransformKernels, HostileArgumentsAreErrors) {
   constexpr int64_t kBig = std::numeric_limits<int64_t>::max();
