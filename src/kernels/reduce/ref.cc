@@ -17,9 +17,12 @@
 //   to the type WITHOUT saturation (2.9 wraps); same params: modular sum in the type.
 //  REDUCE_PROD int8/int16 quantized: running product rescaled by
 //   QuantizeMultiplier(in_s / out_s^(1/n)) after every multiplication and once at the end.
-// Extensions beyond 2.9 (which rejects these): SUM int16 and REDUCE_MAX/MIN with different
-// input/output params use the float formulas above; quantized uint8 REDUCE_PROD uses the
-// int8 algorithm.
+//  MEAN of an empty input: quiet NaN cast to the type (0 for integers), as 2.9.
+// Extensions beyond 2.9 (which rejects or mishandles these): int64 axis tensors; more than 4
+// axis entries (2.9's MEAN overflows a 4-entry array); SUM int16 with other output params uses
+// the SUM formula above; REDUCE_MAX/MIN with other output params pick the extreme in the input
+// encoding, then round((q - in_zp) * in_s / out_s) + out_zp; quantized uint8 REDUCE_PROD uses
+// the int8 algorithm.
 #include <cmath>
 #include <cstring>
 #include <limits>

@@ -2,10 +2,11 @@
 // except CONCATENATION of quantized inputs whose (scale, zero point) differ from the output's:
 // those inputs are requantized with TFLite 2.9's float formula (ConcatenationWithScaling):
 //   q_out = clamp(int(round(q_in * s + b)) + zp_out),  s = in_scale * (1 / out_scale), b = -zp_in * s
-// 2.9 applies it to uint8 only (it rejects int8 inputs with other params and copies int16
-// unchanged); edgeopt applies the same formula to int8 and int16 as well, which agrees with
-// 2.9 wherever 2.9 accepts the model. 2.9 also rejects fused activations on CONCATENATION;
-// edgeopt accepts RELU/RELU6/RELU_N1_TO_1 (clamping after the copy) for float and quantized.
+// 2.9 applies it to uint8 only: it rejects int8 inputs with other params, and copies int16
+// inputs unchanged whatever their scale (a 2.9 bug). edgeopt requantizes int8 and int16 with
+// the same formula, so it differs from 2.9 only for int16 inputs whose scale differs from the
+// output's. 2.9 also rejects fused activations on CONCATENATION; edgeopt accepts
+// RELU/RELU6/RELU_N1_TO_1 (clamping after the copy) for float and quantized outputs.
 #include <cmath>
 #include <cstring>
 #include <limits>
