@@ -1,6 +1,10 @@
 // SLICE and STRIDED_SLICE. Both reduce to an index-table copy; all the work is resolving the
 // index arguments exactly as TFLite 2.9 does (including its handling of ellipsis and new-axis
 // masks through an "effective" input shape), then validating every range.
+// Beyond 2.9: any rank (2.9: 5-D including new axes); int64 index tensors; the `offset` option
+// of newer LiteRT (end = resolved begin + end; 2.9 ignores the field); a shrunk axis with a
+// negative stride yields its element (2.9 leaves that output unwritten); a shrink index outside
+// the dimension is an error.
 #include <algorithm>
 #include <cmath>
 #include <limits>
