@@ -51,7 +51,7 @@ std::vector<uint8_t> RandomBytesOfType(std::mt19937_64& rng, DType type, size_t 
     case DType::kFloat32: {
       auto v = RandomFloats(rng, n, static_cast<float>(lo), static_cast<float>(hi));
       out.resize(n * 4);
-      std::memcpy(out.data(), v.data(), out.size());
+      if (!out.empty()) std::memcpy(out.data(), v.data(), out.size());
       break;
     }
     case DType::kFloat16: {

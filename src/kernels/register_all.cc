@@ -20,6 +20,10 @@ void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterFullyConnectedKernels(r);
   kernels::RegisterMatMulKernels(r);
   kernels::RegisterPoolingKernels(r);
+  kernels::RegisterTransformKernels(r);
+  kernels::RegisterReduceKernels(r);
+  kernels::RegisterResizeKernels(r);
+  kernels::RegisterSparseKernels(r);
 }
 
 }  // namespace edgeopt::rt

@@ -117,8 +117,9 @@ std::vector<TensorValue> RandomInputs(const Graph& g, const CompareOptions& opts
     const size_t n = static_cast<size_t>(t.num_elements());
     double lo = opts.float_lo, hi = opts.float_hi;
     if (!IsFloatType(t.type)) {
-      lo = -1e9;
-      hi = 1e9;  // clamped to the type's range
+      const bool quantized = t.is_quantized();
+      lo = quantized ? -1e9 : opts.int_lo;  // clamped to the type's range
+      hi = quantized ? 1e9 : opts.int_hi;
     }
     v.data = RandomBytesOfType(rng, t.type, n, lo, hi);
     out.push_back(std::move(v));

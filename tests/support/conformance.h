@@ -42,6 +42,10 @@ struct CompareOptions {
   // Range of random float inputs (quantized inputs use the whole integer range).
   double float_lo = -1.0;
   double float_hi = 1.0;
+  // Range of random non-quantized integer inputs (quantized ones use their whole range). Real
+  // models with index inputs (token ids) need small non-negative values.
+  double int_lo = -1e9;
+  double int_hi = 1e9;
 };
 
 struct OutputReport {

@@ -96,30 +96,6 @@ Graph AsBuiltinTransposeConv(const Graph& single) {
   return g;
 }
 
-// The leading ops edgeopt registers, as a model whose outputs are every tensor they produce that
-// later ops (or the model's outputs) read. Empty if not even the first op is supported.
-Graph LongestSupportedPrefix(const Graph& g, int* kept) {
-  Graph p = g;
-  Subgraph& sg = p.main();
-  const auto& registry = rt::OpRegistry::Builtin();
-  size_t k = 0;
-  while (k < sg.ops.size() && registry.Find(sg.ops[k])) ++k;
-  *kept = static_cast<int>(k);
-  std::set<int32_t> produced, live_out;
-  for (size_t i = 0; i < k; ++i)
-    for (int32_t t : sg.ops[i].outputs) produced.insert(t);
-  for (size_t i = k; i < sg.ops.size(); ++i)
-    for (int32_t t : sg.ops[i].inputs)
-      if (produced.count(t)) live_out.insert(t);
-  for (int32_t t : sg.outputs)
-    if (produced.count(t)) live_out.insert(t);
-  sg.ops.resize(k);
-  sg.outputs.assign(live_out.begin(), live_out.end());
-  p.signatures.clear();
-  p.DropUnused();
-  return p;
-}
-
 class NnRealModels : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -150,24 +126,6 @@ TEST_F(NnRealModels, EveryLayerAlone) {
     }
   }
   EXPECT_GT(checked, 100);
-}
-
-TEST_F(NnRealModels, LongestSupportedPrefix) {
-  for (const std::string& path : testing::AllRealModels()) {
-    auto g = ReadModelFile(path);
-    ASSERT_TRUE(g.ok()) << g.status().ToString();
-    FoldFloat16Dequantize(*g);
-    int kept = 0;
-    Graph prefix = LongestSupportedPrefix(*g, &kept);
-    if (kept < 2 || prefix.main().outputs.empty()) continue;
-    testing::CompareOptions opts = testing::ExactOptions();
-    opts.threads = 2;
-    opts.rtol = 1e-4;  // float sums in a different order through up to ~30 layers
-    testing::ExpectMatches(prefix,
-                           testing::Basename(path) + ": first " + std::to_string(kept) + " of " +
-                               std::to_string(g->main().ops.size()) + " ops",
-                           opts);
-  }
 }
 
 }  // namespace

@@ -9,9 +9,12 @@
 namespace edgeopt::kernels {
 namespace {
 
-struct NoState {};
+// deferred: the output shape depends on a run-time input and is set in Invoke.
+struct ShapeState {
+  bool deferred = false;
+};
 
-Status CopyInputToOutput(rt::KernelContext& ctx, const NoState&) {
+Status CopyInputToOutput(rt::KernelContext& ctx, const ShapeState&) {
   const rt::RtTensor* in = ctx.input(0);
   rt::RtTensor* out = ctx.output(0);
   const size_t n = DTypeBytes(in->type, static_cast<size_t>(in->num_elements()));
@@ -45,34 +48,49 @@ Status ResolveStretch(rt::KernelContext& ctx, rt::Shape* shape, int64_t elements
   return Status::Ok();
 }
 
-Status ReshapePrepare(rt::KernelContext& ctx, NoState&) {
-  RETURN_IF_ERROR(CheckInputCount(ctx, 1, 2));
-  RETURN_IF_ERROR(CheckOutputCount(ctx, 1));
+// The new shape from the shape tensor (values must be readable) or the options.
+Status ReshapeOutputShape(rt::KernelContext& ctx, rt::Shape* shape) {
   const rt::RtTensor* in = ctx.input(0);
   const rt::RtTensor* shape_t = ctx.input(1);
-  rt::Shape shape;
   if (shape_t && shape_t->rank() == 1 && shape_t->type == DType::kInt32) {
-    if (!shape_t->data) {
-      // Computed at run time: the output shape is known only then.
-      if (!ctx.in_invoke()) {
-        ctx.MarkOutputDynamic(0);
-        return Status::Ok();
-      }
-      return ctx.Error("shape input has no data");
-    }
+    if (!shape_t->data) return ctx.Error("shape input has no data");
     const int32_t* p = shape_t->data_as<int32_t>();
-    shape.assign(p, p + shape_t->num_elements());
+    shape->assign(p, p + shape_t->num_elements());
   } else {
     const auto& opts = GetOptions<tflite::ReshapeOptionsT>(ctx.op());
-    shape = opts.new_shape;
-    if (shape.size() == 1 && shape[0] == 0) shape.clear();  // legacy scalar
-    if (opts.new_shape.empty() && !shape_t) shape = ctx.output(0)->def ? ctx.output(0)->def->shape : rt::Shape{};
+    *shape = opts.new_shape;
+    if (shape->size() == 1 && (*shape)[0] == 0) shape->clear();  // legacy scalar
+    if (opts.new_shape.empty() && !shape_t) *shape = ctx.output(0)->def ? ctx.output(0)->def->shape : rt::Shape{};
   }
-  RETURN_IF_ERROR(ResolveStretch(ctx, &shape, in->num_elements()));
+  return ResolveStretch(ctx, shape, in->num_elements());
+}
+
+Status ReshapePrepare(rt::KernelContext& ctx, ShapeState& state) {
+  RETURN_IF_ERROR(CheckInputCount(ctx, 1, 2));
+  RETURN_IF_ERROR(CheckOutputCount(ctx, 1));
+  const rt::RtTensor* shape_t = ctx.input(1);
+  // A shape computed at run time is known only during invoke (Invoke then sets it).
+  state.deferred = shape_t && shape_t->rank() == 1 && shape_t->type == DType::kInt32 && !shape_t->is_constant() &&
+                   !ctx.in_invoke();
+  if (state.deferred) {
+    ctx.MarkOutputDynamic(0);
+    return Status::Ok();
+  }
+  rt::Shape shape;
+  RETURN_IF_ERROR(ReshapeOutputShape(ctx, &shape));
   return ctx.SetOutputShape(0, std::move(shape));
 }
 
-Status SqueezePrepare(rt::KernelContext& ctx, NoState&) {
+Status ReshapeInvoke(rt::KernelContext& ctx, const ShapeState& state) {
+  if (state.deferred) {
+    rt::Shape shape;
+    RETURN_IF_ERROR(ReshapeOutputShape(ctx, &shape));
+    RETURN_IF_ERROR(ctx.SetOutputShape(0, std::move(shape)));
+  }
+  return CopyInputToOutput(ctx, state);
+}
+
+Status SqueezePrepare(rt::KernelContext& ctx, ShapeState&) {
   RETURN_IF_ERROR(CheckInputCount(ctx, 1, 1));
   const rt::RtTensor* in = ctx.input(0);
   const auto& dims = GetOptions<tflite::SqueezeOptionsT>(ctx.op()).squeeze_dims;
@@ -93,33 +111,47 @@ Status SqueezePrepare(rt::KernelContext& ctx, NoState&) {
   return ctx.SetOutputShape(0, std::move(shape));
 }
 
-Status ExpandDimsPrepare(rt::KernelContext& ctx, NoState&) {
-  RETURN_IF_ERROR(CheckInputCount(ctx, 2, 2));
+Status ExpandDimsOutputShape(rt::KernelContext& ctx, rt::Shape* shape) {
   const rt::RtTensor* in = ctx.input(0);
   const rt::RtTensor* axis_t = ctx.input(1);
-  if (!axis_t->data) {
-    if (!ctx.in_invoke()) {
-      ctx.MarkOutputDynamic(0);
-      return Status::Ok();
-    }
-    return ctx.Error("axis input has no data");
-  }
+  if (!axis_t->data) return ctx.Error("axis input has no data");
   if (axis_t->num_elements() != 1) return ctx.Error("axis must be a single value");
   int64_t axis = axis_t->type == DType::kInt64 ? axis_t->data_as<int64_t>()[0] : axis_t->data_as<int32_t>()[0];
   const int rank = in->rank();
   if (axis < 0) axis += rank + 1;
   if (axis < 0 || axis > rank) return ctx.Error("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
-  rt::Shape shape = in->shape;
-  shape.insert(shape.begin() + axis, 1);
+  *shape = in->shape;
+  shape->insert(shape->begin() + axis, 1);
+  return Status::Ok();
+}
+
+Status ExpandDimsPrepare(rt::KernelContext& ctx, ShapeState& state) {
+  RETURN_IF_ERROR(CheckInputCount(ctx, 2, 2));
+  state.deferred = !ctx.input(1)->is_constant() && !ctx.in_invoke();
+  if (state.deferred) {
+    ctx.MarkOutputDynamic(0);
+    return Status::Ok();
+  }
+  rt::Shape shape;
+  RETURN_IF_ERROR(ExpandDimsOutputShape(ctx, &shape));
   return ctx.SetOutputShape(0, std::move(shape));
+}
+
+Status ExpandDimsInvoke(rt::KernelContext& ctx, const ShapeState& state) {
+  if (state.deferred) {
+    rt::Shape shape;
+    RETURN_IF_ERROR(ExpandDimsOutputShape(ctx, &shape));
+    RETURN_IF_ERROR(ctx.SetOutputShape(0, std::move(shape)));
+  }
+  return CopyInputToOutput(ctx, state);
 }
 
 }  // namespace
 
 void RegisterBasicKernels(rt::OpRegistry& r) {
-  r.Add(tflite::BuiltinOperator_RESHAPE, MakeFnFactory<NoState>(ReshapePrepare, CopyInputToOutput, "reshape/ref"));
-  r.Add(tflite::BuiltinOperator_SQUEEZE, MakeFnFactory<NoState>(SqueezePrepare, CopyInputToOutput, "squeeze/ref"));
-  r.Add(tflite::BuiltinOperator_EXPAND_DIMS, MakeFnFactory<NoState>(ExpandDimsPrepare, CopyInputToOutput, "expand_dims/ref"));
+  r.Add(tflite::BuiltinOperator_RESHAPE, MakeFnFactory<ShapeState>(ReshapePrepare, ReshapeInvoke, "reshape/ref"));
+  r.Add(tflite::BuiltinOperator_SQUEEZE, MakeFnFactory<ShapeState>(SqueezePrepare, CopyInputToOutput, "squeeze/ref"));
+  r.Add(tflite::BuiltinOperator_EXPAND_DIMS, MakeFnFactory<ShapeState>(ExpandDimsPrepare, ExpandDimsInvoke, "expand_dims/ref"));
 }
 
 }  // namespace edgeopt::kernels

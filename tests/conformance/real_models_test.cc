@@ -1,0 +1,101 @@
+// Every real model (../shared/models and the MediaPipe models fetched into .cache/models) runs in
+// edgeopt and in a reference runtime on the same, realistic inputs, and every output agrees:
+// integer outputs within 1 LSB, float outputs within a relative tolerance of the output range.
+// TFLite 2.9 is the oracle; models it cannot run (custom ops it lacks) go to LiteRT.js. The test
+// prints a table: model, oracle, outputs, max error, verdict.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "eval/audio.h"
+#include "eval/image.h"
+#include "eval/npy.h"
+#include "format/reader.h"
+#include "support/conformance.h"
+#include "support/core/model_files.h"
+
+namespace edgeopt {
+namespace {
+
+using testing::TensorValue;
+
+// Realistic inputs: photos for image-shaped inputs, speech for a waveform input, a digit for
+// 28x28 inputs; seeded random values otherwise (small non-negative integers for index inputs).
+std::vector<TensorValue> RealisticInputs(const Graph& g, std::string* source) {
+  testing::CompareOptions o;
+  o.int_lo = 0;
+  o.int_hi = 9;
+  std::vector<TensorValue> inputs = testing::RandomInputs(g, o);
+  *source = "random";
+  const Subgraph& sg = g.main();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = sg.tensors[sg.inputs[i]];
+    const auto& s = t.shape;
+    const QuantParams* q = t.quant ? &*t.quant : nullptr;
+    if (s.size() == 4 && s[0] == 1 && (s[3] == 3) && s[1] >= 32 && s[2] >= 32) {
+      auto img = eval::LoadImage(testing::SharedDataDir() + "/images/cat.bmp");
+      if (!img.ok()) continue;
+      eval::PixelNormalization n;
+      auto v = eval::ImageToTensor(*img, s, t.type, q, n);
+      if (!v.ok()) continue;
+      inputs[i].data = v->data;
+      *source = "cat.bmp";
+    } else if (s.size() == 1 && t.type == DType::kFloat32 && s[0] >= 8000) {
+      auto a = eval::LoadWav(testing::SharedDataDir() + "/audio/speech.wav");
+      if (!a.ok()) continue;
+      std::vector<float> w(s[0], 0.0f);
+      std::copy_n(a->samples.begin(), std::min<size_t>(w.size(), a->samples.size()), w.begin());
+      std::memcpy(inputs[i].data.data(), w.data(), w.size() * 4);
+      *source = "speech.wav";
+    } else if (t.num_elements() == 28 * 28 && (t.type == DType::kFloat32 || t.type == DType::kInt8)) {
+      auto m = eval::ReadNpy(testing::SharedDataDir() + "/mnist/images_uint8.npy");
+      if (!m.ok()) continue;
+      std::vector<float> px(28 * 28);
+      for (int k = 0; k < 28 * 28; ++k) px[k] = m->data[5000 * 28 * 28 + k] / 255.0f;
+      auto v = eval::RealToTensor(px, s, t.type, q);
+      inputs[i].data = v.data;
+      *source = "mnist digit";
+    }
+  }
+  return inputs;
+}
+
+TEST(RealModelConformance, EveryModelMatchesTheReference) {
+  EDGEOPT_REQUIRE_SHARED_MODELS();
+  if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)";
+  std::printf("\n%-42s %-12s %-11s %-7s %-14s %s\n", "model", "input", "oracle", "outputs", "max error", "verdict");
+  int failures = 0;
+  for (const std::string& path : testing::AllRealModels()) {
+    auto g = ReadModelFile(path);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    std::string source;
+    auto inputs = RealisticInputs(*g, &source);
+    testing::CompareOptions opts;
+    opts.max_lsb = 1;
+    // Float models sum in a different order than TFLite's kernels through dozens of layers.
+    opts.rtol = 1e-4;
+    opts.atol = 1e-5;
+    opts.threads = 2;
+    testing::CompareReport r = testing::CompareModelFile(path, opts, inputs);
+    std::string err;
+    for (const auto& o : r.outputs) {
+      char buf[64];
+      std::snprintf(buf, sizeof(buf), "%s%.3g%s", err.empty() ? "" : ",", o.max_abs_error,
+                    (o.type == DType::kInt8 || o.type == DType::kUInt8 || o.type == DType::kInt16) ? "lsb" : "");
+      err += buf;
+    }
+    const std::string oracle = r.oracle.substr(0, r.oracle.find(' '));
+    std::printf("%-42s %-12s %-11s %-7zu %-14s %s\n", testing::Basename(path).c_str(), source.c_str(), oracle.c_str(),
+                r.outputs.size(), err.c_str(), r.ok ? "ok" : "FAIL");
+    if (!r.ok) {
+      ++failures;
+      ADD_FAILURE() << testing::Basename(path) << "\n" << r.Summary();
+    }
+  }
+  std::fflush(stdout);
+  EXPECT_EQ(failures, 0);
+}
+
+}  // namespace
+}  // namespace edgeopt
