@@ -1,14 +1,25 @@
 // Model benchmarking: timings, memory, per-op profile, trace events and thread sweeps. The
-// `edgeopt bench` command is a thin layer over this.
+// `edgeopt bench` command is a thin layer over this and eval/bench_report.h.
+//
+// What one benchmark does, in order (each phase timed separately):
+//   load   Model::FromFile: map and verify the .tflite file
+//   init   Interpreter::Create: kernel choice, weight packing, constant folding, memory planning
+//   first  the first Invoke (cold caches)
+//   warm-up W untimed invokes
+//   steady R timed invokes -> LatencyStats. With profiling on, each timed invoke is followed by a
+//          profiled invoke: per-op times come from the profiled ones, and comparing the two
+//          interleaved series measures the profiler's own overhead under the same conditions.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/status.h"
 #include "eval/host_tensor.h"
+#include "eval/image.h"
 #include "runtime/interpreter.h"
 
 namespace edgeopt::eval {
@@ -17,30 +28,41 @@ struct LatencyStats {
   double mean = 0, std = 0, min = 0, max = 0, p50 = 0, p90 = 0, p99 = 0;
   int count = 0;
 };
+// Percentiles interpolate linearly between the sorted samples; std is the sample std (n-1).
 LatencyStats ComputeStats(std::vector<double> ms);
+
+struct TensorBrief {
+  DType type = DType::kFloat32;
+  std::vector<int32_t> shape;
+  bool constant = false;
+  bool omitted = false;  // an optional input left out (-1)
+};
 
 struct OpProfile {
   int index = 0;
   std::string type;      // CONV_2D
   std::string kernel;    // conv2d/f32/avx2
   std::string backend;   // cpu / delegate name
-  std::string inputs;    // "[1,224,224,3] float32, ..."
-  std::string outputs;
-  double avg_ms = 0;
-  double percent = 0;
+  std::vector<TensorBrief> inputs;
+  std::vector<TensorBrief> outputs;
+  double avg_ms = 0;     // mean over the profiled runs
+  double percent = 0;    // of the sum of all ops
   double cumulative_percent = 0;
   int64_t macs = 0;
-  double gops = 0;       // 2*MACs / time
-  bool folded = false;   // computed once at init (all inputs constant)
+  double gops = 0;       // 2*MACs / time, 1e9 ops per second
+  bool folded = false;   // computed once at init (all inputs constant): no time per inference
+  int partition = -1;    // delegate partition (its time is on the partition's first op)
 };
 
 struct TraceEvent {
   std::string name;
+  std::string category;  // "op", "invoke" or "worker"
   int tid = 0;           // 0 = the invoking thread, k = worker k
-  double ts_us = 0;
+  double ts_us = 0;      // since the first profiled run began
   double dur_us = 0;
   int run = 0;
   int op_index = -1;
+  std::string kernel;
 };
 
 struct MemoryReport {
@@ -49,46 +71,82 @@ struct MemoryReport {
   size_t persistent_bytes = 0;   // variables and folded constants
   size_t mapped_model_bytes = 0;
   size_t peak_rss_bytes = 0;
+  bool peak_rss_reset = false;   // peak RSS was reset before this model was loaded
+};
+
+struct BenchProgress {
+  std::string model;
+  std::string phase;   // "warm-up", "measuring", "threads 2"
+  int done = 0;
+  int total = 0;
+  double elapsed_s = 0;  // since this model's benchmark began
 };
 
 struct BenchOptions {
   int threads = 1;
-  int warmup = 5;
+  bool auto_threads = false;   // measure 1..HardwareThreads() and keep the fastest
+  int warmup = 3;
   int runs = 50;
-  double max_secs = 0;         // stop the measured runs early after this long (0: no limit)
-  bool profile = false;        // also do profiled runs and fill ops
-  int profile_runs = 20;
-  bool trace = false;          // record trace events during the profiled runs
+  double max_secs = 0;         // stop warm-up / measured runs after this many seconds (0: no limit)
+  bool profile = false;        // interleave profiled runs and fill ops
+  bool trace = false;          // record trace events during the profiled runs (implies profile)
   bool reference_kernels_only = false;
   std::vector<std::string> input_flags;  // --input NAME=FILE
+  PixelNormalization norm;
   uint64_t seed = 1;
-  // Called now and then during long phases: (phase, done, total).
-  std::function<void(const std::string&, int, int)> progress;
+  // Called after every invoke of the long phases (cheap; the callee decides what to print).
+  std::function<void(const BenchProgress&)> progress;
+};
+
+struct ThreadSweepPoint {
+  int threads = 1;
+  double init_ms = 0;
+  LatencyStats latency;
 };
 
 struct BenchResult {
   std::string model;
   int threads = 1;
+  int hardware_threads = 1;
   double load_ms = 0;
   double init_ms = 0;   // interpreter creation: kernel selection, prepare, weight packing, folding
   double first_ms = 0;  // the first invoke
+  int warmup_runs = 0;
+  double warmup_ms = 0;  // total
   LatencyStats latency;
+  bool stopped_by_max_secs = false;
   MemoryReport memory;
+  std::vector<std::string> input_names, input_sources;  // where each input's values came from
+  std::vector<std::string> notes;                       // defaults applied (say them on stderr)
   std::vector<std::string> randomized_inputs;
-  // Profile (when requested)
-  std::vector<OpProfile> ops;
-  double profiled_invoke_ms = 0;  // median invoke time with the profiler on
-  double profiled_ops_sum_ms = 0; // sum of per-op averages
-  double profiler_overhead_pct = 0;
+  std::vector<ThreadSweepPoint> sweep;  // with auto_threads
+  // Profile (when requested).
+  bool profiled = false;
+  int profile_runs = 0;
+  std::vector<OpProfile> ops;        // every op of the main subgraph, run order
+  double profiled_invoke_ms = 0;     // mean invoke time of the profiled runs
+  double unprofiled_invoke_ms = 0;   // mean of the timed runs interleaved with them
+  double profiled_ops_sum_ms = 0;    // sum of the per-op means
+  double profiler_overhead_pct = 0;  // profiled vs unprofiled
   std::vector<TraceEvent> trace;
+
+  // Sum of per-op times as a percentage of the profiled invoke time (100 = everything covered).
+  double ops_coverage_pct() const {
+    return profiled_invoke_ms > 0 ? 100.0 * profiled_ops_sum_ms / profiled_invoke_ms : 0;
+  }
 };
 
 Expected<BenchResult> RunBenchmark(const std::string& model_path, const BenchOptions& options);
 
+// Checks option values; the message names the flag ("--runs must be at least 1, got -1").
+Status ValidateBenchOptions(const BenchOptions& options);
+
+// Threads this process may run on (CPU affinity), at least 1.
+int HardwareThreads();
 // Peak resident set size of this process so far.
 size_t PeakRssBytes();
-
-// Chrome trace-event JSON for one or more results (one process per model).
-std::string TraceJson(const std::vector<BenchResult>& results);
+// Resets the kernel's peak-RSS mark to the current RSS (Linux /proc/self/clear_refs); false when
+// not possible, in which case PeakRssBytes() is the peak since the process started.
+bool ResetPeakRss();
 
 }  // namespace edgeopt::eval

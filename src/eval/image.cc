@@ -91,6 +91,18 @@ std::string PixelNormalization::Describe() const {
   return s.str();
 }
 
+std::string DescribePixelConversion(DType type, const PixelNormalization& norm, bool* is_default) {
+  const bool auto_norm = norm.kind == PixelNormalization::Kind::kAuto;
+  if (is_default) *is_default = auto_norm;
+  if (auto_norm && type == DType::kUInt8) return "raw pixels 0..255";
+  if (auto_norm && type == DType::kInt8) return "raw pixels - 128 (-128..127)";
+  PixelNormalization n = norm;
+  if (auto_norm) n.kind = PixelNormalization::Kind::kRange;  // lo/hi default to [-1, 1]
+  std::string s = n.kind == PixelNormalization::Kind::kRange ? "pixels mapped to " + n.Describe() : n.Describe();
+  if (type == DType::kUInt8 || type == DType::kInt8 || type == DType::kInt16) s += ", then quantized with the input's scale";
+  return s;
+}
+
 Expected<std::vector<float>> ParseFloatList(const std::string& text) {
   std::vector<float> out;
   std::stringstream ss(text);
@@ -115,6 +127,26 @@ Expected<PixelNormalization> ParseRange(const std::string& text) {
   n.kind = PixelNormalization::Kind::kRange;
   n.lo = v[0];
   n.hi = v[1];
+  return n;
+}
+
+Expected<PixelNormalization> NormalizationFromFlags(const std::string& mean, const std::string& stddev,
+                                                    const std::string& range) {
+  if (!range.empty() && (!mean.empty() || !stddev.empty()))
+    return InvalidArgument("give either --range or --mean/--std, not both");
+  if (!range.empty()) return ParseRange(range);
+  PixelNormalization n;
+  if (mean.empty() && stddev.empty()) return n;
+  if (mean.empty() || stddev.empty()) return InvalidArgument("--mean and --std go together");
+  n.kind = PixelNormalization::Kind::kMeanStd;
+  auto m = ParseFloatList(mean);
+  if (!m.ok()) return m.status().WithContext("--mean");
+  auto s = ParseFloatList(stddev);
+  if (!s.ok()) return s.status().WithContext("--std");
+  for (float v : *s)
+    if (v == 0) return InvalidArgument("--std must not be 0");
+  n.mean = *m;
+  n.stddev = *s;
   return n;
 }
 
@@ -170,6 +202,15 @@ Expected<HostTensor> ImageToTensor(const Image& img_in, const std::vector<int32_
       }
     }
     img = std::move(conv);
+  }
+  if (norm.kind == PixelNormalization::Kind::kMeanStd) {
+    for (const auto* list : {&norm.mean, &norm.stddev}) {
+      if (list->size() > 1 && list->size() != static_cast<size_t>(c))
+        return InvalidArgument(std::string(list == &norm.mean ? "--mean" : "--std") + " has " + std::to_string(list->size()) +
+                               " values; give one value or one per channel (the input has " + std::to_string(c) + ")");
+    }
+    for (float s : norm.stddev)
+      if (s == 0.0f) return InvalidArgument("--std must not be 0");
   }
   img = ResizeBilinear(img, w, h);
   const bool quantized = type == DType::kUInt8 || type == DType::kInt8 || type == DType::kInt16;

@@ -37,9 +37,18 @@ struct PixelNormalization {
   std::string Describe() const;     // "range [-1,1]", "mean 127.5 std 127.5", "raw pixels"
 };
 
+// What ImageToTensor does to pixels for an input of `type` under `norm`, in words
+// ("raw pixels", "raw pixels - 128", "range [-1,1]", "mean 127.5 std 127.5, then quantized");
+// *is_default is set when no normalization was asked for and a default applies.
+std::string DescribePixelConversion(DType type, const PixelNormalization& norm, bool* is_default = nullptr);
+
 // Parses "-1,1" / "0,1" / "0,255" for --range, and "127.5" or "123.7,116.3,103.5" lists.
 Expected<PixelNormalization> ParseRange(const std::string& text);
 Expected<std::vector<float>> ParseFloatList(const std::string& text);
+// The --mean/--std/--range flags of run and bench ("" = not given): --range LO,HI, or --mean and
+// --std together (one value or one per channel; std must not be 0), or neither (kAuto).
+Expected<PixelNormalization> NormalizationFromFlags(const std::string& mean, const std::string& stddev,
+                                                    const std::string& range);
 
 // Converts an image to a tensor of `shape` ([1,H,W,C] or [H,W,C]) and `type`, resizing as needed.
 // Quantized types (int8/uint8/int16) use `quant`: normalized real value -> round(x/scale)+zp.

@@ -31,6 +31,11 @@ void Warn(const std::string& command, const std::string& message) {
   std::cerr << Prefix(command) << ": warning: " << Printable(message) << std::endl;
 }
 
+void Note(const std::string& command, const std::string& message) {
+  std::cout.flush();
+  std::cerr << Prefix(command) << ": " << Printable(message) << std::endl;
+}
+
 void PrintJson(const nlohmann::ordered_json& j) {
   std::cout << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << std::endl;
 }

@@ -25,6 +25,10 @@ int UsageError(const std::string& command, const std::string& message);
 // Prints a warning line "edgeopt <command>: warning: <message>" to stderr.
 void Warn(const std::string& command, const std::string& message);
 
+// Prints an informational line "edgeopt <command>: <message>" to stderr (defaults applied,
+// where values came from): things the user should know that are not problems.
+void Note(const std::string& command, const std::string& message);
+
 // Writes `j` to stdout, indented, followed by a newline; invalid UTF-8 is replaced, not thrown.
 void PrintJson(const nlohmann::ordered_json& j);
 

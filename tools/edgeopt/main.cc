@@ -22,6 +22,9 @@ Examples:
   edgeopt inspect model.tflite               summary: I/O, ops, quantization, sizes
   edgeopt inspect model.tflite --json        the same as JSON
   edgeopt convert in.tflite -o out.tflite --strip-unused --dedupe --verify
+  edgeopt run model.tflite --input cat.jpg --labels labels.txt
+  edgeopt bench model.tflite --profile       latency, memory, time per op
+  edgeopt bench float.tflite int8.tflite     side by side: why is the int8 model slower?
 
 Run 'edgeopt <command> --help' for the options of a command.)";
 

@@ -1,0 +1,221 @@
+// The benchmark engine and its reports on a small generated model with one op folded at init:
+// statistics, per-op profile, trace events, JSON keys, CSV, comparison text.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "eval/bench_report.h"
+#include "eval/benchmark.h"
+#include "format/writer.h"
+#include "graph/builder.h"
+#include "support/core/model_files.h"
+
+namespace edgeopt::eval {
+namespace {
+
+// x[1,256] + dequantize(w16) -> * w -> + x: four ops, the DEQUANTIZE of constant float16 weights
+// is folded at init.
+Graph MakeModel() {
+  GraphBuilder b(3);
+  const auto x = b.Input("x", DType::kFloat32, {1, 256});
+  const auto w16 = b.ConstRandom("w16", DType::kFloat16, {1, 256});
+  const auto w = b.Tensor("w", DType::kFloat32, {1, 256});
+  const auto y1 = b.Tensor("y1", DType::kFloat32, {1, 256});
+  const auto y2 = b.Tensor("y2", DType::kFloat32, {1, 256});
+  const auto y3 = b.Tensor("y3", DType::kFloat32, {1, 256});
+  b.Op(tflite::BuiltinOperator_DEQUANTIZE, {w16}, {w});
+  b.Op(tflite::BuiltinOperator_ADD, {x, w}, {y1}, tflite::AddOptionsT());
+  b.Op(tflite::BuiltinOperator_MUL, {y1, w}, {y2}, tflite::MulOptionsT());
+  b.Op(tflite::BuiltinOperator_ADD, {y2, x}, {y3}, tflite::AddOptionsT());
+  b.Output(y3);
+  return b.Finish();
+}
+
+class BenchmarkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTempDir("eval_bench");
+    model_ = dir_ + "/m.tflite";
+    ASSERT_TRUE(WriteModelFile(MakeModel(), model_).ok());
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_, model_;
+};
+
+TEST(LatencyStats, PercentilesInterpolate) {
+  const LatencyStats s = ComputeStats({10, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  EXPECT_EQ(s.count, 10);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 10);
+  EXPECT_DOUBLE_EQ(s.mean, 5.5);
+  EXPECT_DOUBLE_EQ(s.p50, 5.5);
+  EXPECT_NEAR(s.p90, 9.1, 1e-12);
+  EXPECT_NEAR(s.p99, 9.91, 1e-12);
+  EXPECT_NEAR(s.std, 3.0276503540974917, 1e-12);
+  EXPECT_EQ(ComputeStats({}).count, 0);
+  EXPECT_DOUBLE_EQ(ComputeStats({4}).std, 0);
+}
+
+TEST(BenchOptionsCheck, NamesTheFlag) {
+  BenchOptions o;
+  o.runs = -1;
+  EXPECT_NE(ValidateBenchOptions(o).message().find("--runs must be at least 1, got -1"), std::string::npos);
+  o = {};
+  o.threads = 0;
+  EXPECT_NE(ValidateBenchOptions(o).message().find("--threads"), std::string::npos);
+  o = {};
+  o.warmup = -2;
+  EXPECT_FALSE(ValidateBenchOptions(o).ok());
+  o = {};
+  o.max_secs = -1;
+  EXPECT_FALSE(ValidateBenchOptions(o).ok());
+  EXPECT_TRUE(ValidateBenchOptions(BenchOptions{}).ok());
+}
+
+TEST_F(BenchmarkTest, MeasuresWithoutProfile) {
+  BenchOptions o;
+  o.runs = 7;
+  o.warmup = 2;
+  auto r = RunBenchmark(model_, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->latency.count, 7);
+  EXPECT_EQ(r->warmup_runs, 2);
+  EXPECT_GT(r->latency.p50, 0);
+  EXPECT_LE(r->latency.min, r->latency.p50);
+  EXPECT_LE(r->latency.p50, r->latency.p90);
+  EXPECT_FALSE(r->profiled);
+  EXPECT_TRUE(r->ops.empty());
+  EXPECT_GT(r->memory.arena_bytes, 0u);
+  EXPECT_GT(r->memory.persistent_bytes, 0u);  // the folded DEQUANTIZE result
+  EXPECT_GT(r->memory.peak_rss_bytes, 0u);
+  EXPECT_EQ(r->randomized_inputs, std::vector<std::string>{"x"});
+  const std::string text = FormatBenchText(*r);
+  EXPECT_NE(text.find("latency (median): "), std::string::npos) << text;
+  EXPECT_EQ(text.find("Per-op profile"), std::string::npos);
+  const std::string csv = BenchCsv({*r});
+  EXPECT_EQ(csv.rfind("model,threads,load_ms,init_ms,first_ms,mean_ms", 0), 0u) << csv;
+}
+
+TEST_F(BenchmarkTest, ProfileTraceAndReports) {
+  BenchOptions o;
+  o.runs = 5;
+  o.warmup = 1;
+  o.trace = true;
+  int progress_calls = 0;
+  o.progress = [&](const BenchProgress& p) {
+    ++progress_calls;
+    EXPECT_EQ(p.model, model_);
+    EXPECT_LE(p.done, p.total);
+  };
+  auto r = RunBenchmark(model_, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_GT(progress_calls, 0);
+  ASSERT_TRUE(r->profiled);
+  EXPECT_EQ(r->profile_runs, 5);
+  ASSERT_EQ(r->ops.size(), 4u);
+  EXPECT_TRUE(r->ops[0].folded);
+  EXPECT_EQ(r->ops[0].type, "DEQUANTIZE");
+  EXPECT_EQ(r->ops[0].avg_ms, 0);
+  double percent = 0;
+  for (size_t i = 1; i < 4; ++i) {
+    EXPECT_FALSE(r->ops[i].folded);
+    EXPECT_FALSE(r->ops[i].kernel.empty());
+    percent += r->ops[i].percent;
+  }
+  EXPECT_NEAR(percent, 100.0, 1e-6);
+  EXPECT_NEAR(r->ops.back().cumulative_percent, 100.0, 1e-6);
+  EXPECT_GT(r->profiled_invoke_ms, 0);
+  EXPECT_LE(r->profiled_ops_sum_ms, r->profiled_invoke_ms);
+
+  // Trace: one op event per run for each op that runs; one invoke event per run.
+  std::map<int, std::map<int, int>> per_run;  // run -> op index -> events
+  int invokes = 0;
+  for (const auto& e : r->trace) {
+    if (e.category == "op") ++per_run[e.run][e.op_index];
+    if (e.category == "invoke") ++invokes;
+  }
+  EXPECT_EQ(invokes, 5);
+  ASSERT_EQ(per_run.size(), 5u);
+  for (const auto& [run, ops] : per_run) {
+    EXPECT_EQ(ops.size(), 3u) << "run " << run;
+    EXPECT_EQ(ops.count(0), 0u) << "the folded op has no events";
+    for (const auto& [op, n] : ops) EXPECT_EQ(n, 1) << "run " << run << " op " << op;
+  }
+  auto doc = nlohmann::json::parse(TraceJson({*r}));
+  ASSERT_TRUE(doc.contains("traceEvents"));
+  int op_events = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    ASSERT_TRUE(e.contains("ph"));
+    if (e["ph"] == "X") {
+      EXPECT_TRUE(e.contains("ts") && e.contains("dur") && e.contains("pid") && e.contains("tid"));
+      EXPECT_GE(e["ts"].get<double>(), 0.0);
+    }
+    if (e.value("cat", "") == "op") ++op_events;
+  }
+  EXPECT_EQ(op_events, 15);
+
+  // JSON keys scripts depend on.
+  const auto j = BenchJson({*r});
+  ASSERT_TRUE(j.is_array());
+  ASSERT_EQ(j.size(), 1u);
+  for (const char* k : {"model", "threads", "init_ms", "first_ms", "latency_ms", "memory", "ops"}) EXPECT_TRUE(j[0].contains(k)) << k;
+  for (const char* k : {"mean", "std", "min", "p50", "p90", "p99", "count"}) EXPECT_TRUE(j[0]["latency_ms"].contains(k)) << k;
+  for (const char* k : {"arena_bytes", "packed_weight_bytes", "peak_rss_bytes"}) EXPECT_TRUE(j[0]["memory"].contains(k)) << k;
+  for (const char* k : {"index", "type", "kernel", "ms", "percent", "macs"}) EXPECT_TRUE(j[0]["ops"][1].contains(k)) << k;
+
+  const std::string text = FormatBenchText(*r);
+  for (const char* s : {"Per-op profile (mean of 5 profiled runs", "folded at init", "By op type", "Slowest 3 ops",
+                        "per-op sum", "profiler cost", "latency (median): "})
+    EXPECT_NE(text.find(s), std::string::npos) << s << "\n" << text;
+
+  const std::string csv = BenchCsv({*r});
+  EXPECT_EQ(csv.rfind("model,index,op,kernel,folded,inputs,outputs,ms", 0), 0u) << csv;
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5);
+  EXPECT_NE(csv.find("\"float32[1,256]\""), std::string::npos) << "shapes with commas are quoted: " << csv;
+
+  const std::vector<OpTypeSummary> types = SummarizeByType(*r);
+  ASSERT_EQ(types.size(), 3u);
+  for (const auto& t : types)
+    if (t.type == "DEQUANTIZE") {
+      EXPECT_EQ(t.count, 0);
+      EXPECT_EQ(t.folded, 1);
+    }
+  const ConversionCost c = ConversionCostOf(*r);
+  EXPECT_EQ(c.ops, 0);
+  EXPECT_EQ(c.folded, 1);
+}
+
+TEST_F(BenchmarkTest, ComparisonAndThreadSweep) {
+  BenchOptions o;
+  o.runs = 3;
+  o.warmup = 0;
+  o.profile = true;
+  auto a = RunBenchmark(model_, o);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  o.auto_threads = true;
+  auto b = RunBenchmark(model_, o);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(static_cast<int>(b->sweep.size()), HardwareThreads());
+  EXPECT_TRUE(b->profiled);
+  const std::string cmp = FormatComparison({*a, *b});
+  for (const char* s : {"Comparison", "latency (median)", "Time per op type", "Conversions between number formats", "In plain words"})
+    EXPECT_NE(cmp.find(s), std::string::npos) << s << "\n" << cmp;
+  EXPECT_EQ(ModelLetter(0), "A");
+  EXPECT_EQ(ModelLetter(25), "Z");
+  EXPECT_EQ(ModelLetter(26), "AA");
+}
+
+TEST_F(BenchmarkTest, BadModelsAndInputsFail) {
+  EXPECT_FALSE(RunBenchmark(dir_ + "/none.tflite", {}).ok());
+  BenchOptions o;
+  o.input_flags = {"nope=x.npy"};
+  auto r = RunBenchmark(model_, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("no input named 'nope'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace edgeopt::eval
