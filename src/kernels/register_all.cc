@@ -6,6 +6,7 @@ namespace edgeopt::rt {
 
 void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterBasicKernels(r);
+  kernels::RegisterFastFloatKernels(r);
 }
 
 }  // namespace edgeopt::rt

@@ -6,5 +6,7 @@
 namespace edgeopt::kernels {
 
 void RegisterBasicKernels(rt::OpRegistry& r);
+// Fast float32 kernels (kernels/gemm/register_fast_f32.cc); temporary, see kernels/gemm/README.md.
+void RegisterFastFloatKernels(rt::OpRegistry& r);
 
 }  // namespace edgeopt::kernels

@@ -1,0 +1,129 @@
+// DEPTHWISE_CONV_2D, float32: the AVX2 row kernels for depth multiplier 1, the portable path
+// otherwise (and on CPUs without AVX2).
+#include <algorithm>
+
+#include "kernels/common/kernel_util.h"
+#include "kernels/common/quant_utils.h"
+#include "kernels/dwconv/dwconv.h"
+#include "kernels/gemm/f32_op_util.h"
+#include "kernels/gemm/ops_f32.h"
+#include "kernels/gemm/parallel.h"
+
+namespace edgeopt::kernels {
+namespace {
+
+using gemm::MinMax;
+
+class DepthwiseConv2DF32 : public rt::OpKernel {
+ public:
+  DepthwiseConv2DF32(bool avx2, MinMax mm) : avx2_(avx2), mm_(mm) {}
+
+  Status Prepare(rt::KernelContext& ctx) override {
+    const auto& o = GetOptions<tflite::DepthwiseConv2DOptionsT>(ctx.op());
+    const rt::RtTensor* in = ctx.input(0);
+    const rt::RtTensor* f = ctx.input(1);
+    if (in->rank() != 4) return ctx.Error("input must be 4-D NHWC, is " + Describe(*in));
+    if (f->dim(0) != 1) return ctx.Error("filter must be [1, H, W, C], is " + Describe(*f));
+    const int c = in->dim(3), oc = f->dim(3);
+    if (c <= 0 || oc % c != 0)
+      return ctx.Error("filter channels " + std::to_string(oc) + " are not a multiple of the input's " +
+                       std::to_string(c));
+    if (o.stride_h < 1 || o.stride_w < 1 || o.dilation_h_factor < 1 || o.dilation_w_factor < 1)
+      return ctx.Error("strides and dilations must be positive");
+    dwconv::Geometry g;
+    g.batch = in->dim(0);
+    g.h = in->dim(1);
+    g.w = in->dim(2);
+    g.c = c;
+    g.kh = f->dim(1);
+    g.kw = f->dim(2);
+    g.sh = o.stride_h;
+    g.sw = o.stride_w;
+    g.dh = o.dilation_h_factor;
+    g.dw = o.dilation_w_factor;
+    g.depth_multiplier = oc / c;
+    g.oh = ComputeOutSize(o.padding, g.h, g.kh, g.sh, g.dh);
+    g.ow = ComputeOutSize(o.padding, g.w, g.kw, g.sw, g.dw);
+    if (g.oh <= 0 || g.ow <= 0) return ctx.Error("filter larger than the input");
+    int off = 0;
+    g.pad_top = ComputePadding(g.sh, g.dh, g.h, g.kh, g.oh, &off);
+    g.pad_left = ComputePadding(g.sw, g.dw, g.w, g.kw, g.ow, &off);
+    g_ = g;
+    RETURN_IF_ERROR(ctx.SetOutputShape(0, {g.batch, g.oh, g.ow, oc}));
+    vector_path_ = avx2_ && g.depth_multiplier == 1 && g.kh <= 64;
+    if (vector_path_ && !packed_) {
+      const rt::RtTensor* bias = ctx.input(2);
+      packed_ = GetOrPack<AlignedFloats>(ctx, "f32dw", [&] {
+        return dwconv::PackWeights(f->data_as<float>(), bias ? bias->data_as<float>() : nullptr, g.kh, g.kw, c);
+      });
+    }
+    return Status::Ok();
+  }
+
+  Status Invoke(rt::KernelContext& ctx) override {
+    const float* in = ctx.input(0)->data_as<float>();
+    float* out = ctx.output(0)->data_as<float>();
+    const dwconv::Geometry& g = g_;
+    const int rows = g.batch * g.oh;
+    const int threads = ctx.threads().num_threads();
+    const int64_t row_work = int64_t{g.ow} * g.out_c() * g.kh * g.kw;
+    if (!vector_path_) {
+      const float* filter = ctx.input(1)->data_as<float>();
+      const rt::RtTensor* bias_t = ctx.input(2);
+      const float* bias = bias_t ? bias_t->data_as<float>() : nullptr;
+      const int64_t tasks = TaskCount(threads, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, row_work)));
+      RunTasks(&ctx.threads(), tasks, [&](int64_t t) {
+        dwconv::RowsGeneric(g, in, filter, bias, out, static_cast<int>(rows * t / tasks),
+                            static_cast<int>(rows * (t + 1) / tasks), mm_);
+      });
+      return Status::Ok();
+    }
+    // Rows first; channel blocks too when there are few rows.
+    const int cbs = dwconv::ChannelBlocks(g.c);
+    const int64_t want = TaskCount(threads, int64_t{rows} * cbs, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, row_work / cbs)));
+    const int64_t row_tasks = std::min<int64_t>(rows, want);
+    const int64_t cb_tasks = std::min<int64_t>(cbs, (want + row_tasks - 1) / row_tasks);
+    RunTasks(&ctx.threads(), row_tasks * cb_tasks, [&](int64_t t) {
+      const int64_t rt = t / cb_tasks, ct = t % cb_tasks;
+      dwconv::RowsAvx2(g, in, packed_->data(), out, static_cast<int>(rows * rt / row_tasks),
+                       static_cast<int>(rows * (rt + 1) / row_tasks), static_cast<int>(cbs * ct / cb_tasks),
+                       static_cast<int>(cbs * (ct + 1) / cb_tasks), mm_);
+    });
+    return Status::Ok();
+  }
+
+  std::string variant() const override { return vector_path_ ? "depthwise_conv2d/f32/avx2" : "depthwise_conv2d/f32/scalar"; }
+  int64_t Macs(const rt::KernelContext&) const override {
+    return int64_t{g_.batch} * g_.oh * g_.ow * g_.out_c() * g_.kh * g_.kw;
+  }
+  size_t PackedBytes() const override { return packed_ ? packed_->bytes() : 0; }
+
+ private:
+  const bool avx2_;
+  const MinMax mm_;
+  dwconv::Geometry g_;
+  bool vector_path_ = false;
+  std::shared_ptr<const AlignedFloats> packed_;
+};
+
+}  // namespace
+
+std::unique_ptr<rt::OpKernel> MakeDepthwiseConv2DF32(const rt::KernelCreateContext& cc) {
+  if (cc.reference_only || cc.num_inputs() < 2 || cc.num_outputs() != 1) return nullptr;
+  const Tensor* in = cc.input(0);
+  const Tensor* f = cc.input(1);
+  const Tensor* bias = cc.input(2);
+  if (!IsFloat32(in) || !IsFloat32(f) || !IsFloat32(cc.output(0))) return nullptr;
+  if (!cc.is_constant(1) || f->sparsity || f->shape.size() != 4) return nullptr;
+  if (static_cast<int64_t>(cc.constant_data(1).size()) != f->num_elements() * 4) return nullptr;
+  if (bias && (!IsFloat32(bias) || !cc.is_constant(2) || bias->num_elements() != f->shape[3] ||
+               static_cast<int64_t>(cc.constant_data(2).size()) != bias->num_elements() * 4))
+    return nullptr;
+  const auto& o = GetOptions<tflite::DepthwiseConv2DOptionsT>(cc.op);
+  MinMax mm;
+  if (!FusedMinMax(o.fused_activation_function, &mm)) return nullptr;
+  if (o.padding != tflite::Padding_SAME && o.padding != tflite::Padding_VALID) return nullptr;
+  return std::make_unique<DepthwiseConv2DF32>(cc.cpu.has_avx2_fma(), mm);
+}
+
+}  // namespace edgeopt::kernels
