@@ -1,13 +1,12 @@
 // Splitting a kernel's work into tasks over the interpreter's thread pool.
 //
-// The machine is shared and threads get preempted, so instead of one static range per thread
-// (ThreadPool::ParallelFor) every thread takes the next task from a shared counter: a thread that
-// was descheduled simply does fewer tasks. Callers size tasks (a few per thread) so the counter
-// costs nothing next to the work.
+// Machines are shared and threads get preempted, so instead of one static range per thread every
+// thread takes the next task from a shared counter (ThreadPool::ParallelTasks): a thread that was
+// descheduled simply does fewer tasks, and the caller never waits for one that did not start.
+// Callers size tasks (a few per thread) so the counter costs nothing next to the work.
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 
 #include "runtime/thread_pool.h"
@@ -21,12 +20,9 @@ void RunTasks(rt::ThreadPool* pool, int64_t num_tasks, Fn&& fn) {
     for (int64_t t = 0; t < num_tasks; ++t) fn(t);
     return;
   }
-  std::atomic<int64_t> next{0};
-  pool->RunOnAll([&](int) {
-    for (int64_t t = next.fetch_add(1, std::memory_order_relaxed); t < num_tasks;
-         t = next.fetch_add(1, std::memory_order_relaxed))
-      fn(t);
-  });
+  // A one-pointer capture fits std::function's inline storage: no allocation per call.
+  auto* f = &fn;
+  pool->ParallelTasks(num_tasks, [f](int64_t t) { (*f)(t); });
 }
 
 // Number of tasks to cut `units` of work into: one when single-threaded, otherwise about
