@@ -90,11 +90,18 @@ int main(int argc, char** argv) {
   for (const auto& r : rows) by_variant[r.variant] += r.ms;
   for (const auto& [v, ms] : by_variant) std::printf("  %-32s %8.3f ms %5.1f%%\n", v.c_str(), ms, 100 * ms / sum);
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.ms > b.ms; });
-  std::printf("%5s %-20s %-28s %10s %9s %8s\n", "op", "type", "variant", "MMACs", "ms", "GFLOP/s");
+  std::printf("%5s %-20s %-28s %10s %9s %8s  %s\n", "op", "type", "variant", "MMACs", "ms", "GFLOP/s",
+              "input -> output (weights)");
+  const Subgraph& sg = (*model)->graph().subgraphs[0];
   for (int i = 0; i < std::min<int>(top, static_cast<int>(rows.size())); ++i) {
     const Row& r = rows[i];
-    std::printf("%5d %-20s %-28s %10.2f %9.4f %8.1f\n", r.index, r.type.c_str(), r.variant.c_str(), r.macs * 1e-6,
-                r.ms, r.ms > 0 ? 2.0 * r.macs / (r.ms * 1e6) : 0.0);
+    const Operator& op = sg.ops[r.index];
+    auto shape = [&](int32_t t) { return t >= 0 ? rt::ShapeToString(sg.tensors[t].shape) : std::string("-"); };
+    std::string shapes = op.inputs.empty() ? "" : shape(op.inputs[0]);
+    shapes += " -> " + (op.outputs.empty() ? std::string("-") : shape(op.outputs[0]));
+    if (op.inputs.size() > 1) shapes += " (" + shape(op.inputs[1]) + ")";
+    std::printf("%5d %-20s %-28s %10.2f %9.4f %8.1f  %s\n", r.index, r.type.c_str(), r.variant.c_str(), r.macs * 1e-6,
+                r.ms, r.ms > 0 ? 2.0 * r.macs / (r.ms * 1e6) : 0.0, shapes.c_str());
   }
   return 0;
 }

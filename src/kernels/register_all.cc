@@ -6,6 +6,7 @@ namespace edgeopt::rt {
 
 void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterBasicKernels(r);
+  // Last: puts the fast float32 kernels in front of the factories registered above.
   kernels::RegisterFastFloatKernels(r);
 }
 

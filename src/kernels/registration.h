@@ -6,7 +6,8 @@
 namespace edgeopt::kernels {
 
 void RegisterBasicKernels(rt::OpRegistry& r);
-// Fast float32 kernels (kernels/gemm/register_fast_f32.cc); temporary, see kernels/gemm/README.md.
+// Fast float32 kernels in front of the factories registered before (kernels/gemm/README.md):
+// call after the reference families.
 void RegisterFastFloatKernels(rt::OpRegistry& r);
 
 }  // namespace edgeopt::kernels

@@ -13,7 +13,6 @@
 #include <memory>
 
 #include "runtime/kernel.h"
-#include "runtime/registry.h"
 
 namespace edgeopt::kernels {
 
@@ -25,11 +24,7 @@ std::unique_ptr<rt::OpKernel> MakeMaxPool2DF32(const rt::KernelCreateContext& cc
 // ADD, SUB, MUL (the op code is read from cc.op).
 std::unique_ptr<rt::OpKernel> MakeBinaryF32(const rt::KernelCreateContext& cc);
 
-// Registers the fast float kernels for CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED,
-// AVERAGE_POOL_2D, MAX_POOL_2D, ADD, SUB, MUL (and a minimal float SOFTMAX) as the factories of
-// those ops. Temporary: until the reference families are merged, a case the fast path does not
-// handle is reported as unsupported. Once they are, their factories call the Make* functions
-// first and this registration goes away.
-void RegisterFastFloatKernels(rt::OpRegistry& r);
+// (RegisterFastFloatKernels, declared in kernels/registration.h, puts these in front of the
+// factories registered before it; see README.md.)
 
 }  // namespace edgeopt::kernels

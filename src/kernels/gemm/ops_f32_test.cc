@@ -20,6 +20,7 @@
 #include "runtime/cpu.h"
 #include "runtime/interpreter.h"
 #include "support/conformance.h"
+#include "support/core/model_files.h"
 
 namespace edgeopt {
 namespace {
@@ -615,6 +616,31 @@ TEST(FastF32Conformance, ConvDepthwiseFcPoolAdd) {
     b.Output(u);
     auto report = testing::CompareGraph(b.Finish(), Opts());
     EXPECT_TRUE(report.ok) << report.Summary();
+  }
+}
+
+}  // namespace
+}  // namespace edgeopt
+
+namespace edgeopt {
+namespace {
+
+// The real float models of ../shared run end to end on the fast kernels (plus the temporary
+// SOFTMAX / RESIZE_BILINEAR / CONCATENATION stand-ins) and match TFLite 2.9.
+TEST(FastF32Conformance, RealFloatModels) {
+  if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)";
+  EDGEOPT_REQUIRE_SHARED_MODELS();
+  for (const char* name : {"vww_96_float.tflite", "mobilenet_v1_0.25_224_float.tflite", "deeplabv3_257_float.tflite"}) {
+    const std::string path = testing::SharedModel(name);
+    if (path.empty()) continue;
+    for (int threads : {1, 2}) {
+      testing::CompareOptions o;
+      o.rtol = 1e-5;
+      o.atol = 1e-6;
+      o.threads = threads;
+      auto report = testing::CompareModelFile(path, o);
+      EXPECT_TRUE(report.ok) << name << " threads " << threads << ": " << report.Summary();
+    }
   }
 }
 

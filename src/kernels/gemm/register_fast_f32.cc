@@ -1,44 +1,66 @@
-// Temporary registration of the fast float32 kernels as the factories of their ops, so that
-// models run end to end before the reference families are merged. See README.md for how the
-// reference factories take these over.
+// Registration of the fast float32 kernels. For each op the factory asks the fast path first
+// (Make*F32) and falls back to the factory that was registered before (the reference family),
+// so this must run after the reference families in register_all.cc. Until those families are
+// merged there is nothing to fall back to and unhandled cases are reported as unsupported.
+// See README.md for the contract.
 #include <string>
 
 #include "kernels/gemm/ops_f32.h"
 #include "kernels/registration.h"
 
 namespace edgeopt::kernels {
+
+// temp_ref_ops.cc (temporary, see there).
+std::unique_ptr<rt::OpKernel> MakeTempRefF32(const rt::KernelCreateContext& cc);
+
 namespace {
 
 using MakeFn = std::unique_ptr<rt::OpKernel> (*)(const rt::KernelCreateContext&);
 
-rt::KernelFactory FastOnly(MakeFn make) {
-  return [make](const rt::KernelCreateContext& cc) -> Expected<std::unique_ptr<rt::OpKernel>> {
+const rt::KernelFactory* Existing(const rt::OpRegistry& r, tflite::BuiltinOperator code) {
+  Operator op;
+  op.code = code;
+  return r.Find(op);
+}
+
+// Fast path first, then whatever was registered for the op before.
+void AddFastFirst(rt::OpRegistry& r, tflite::BuiltinOperator code, MakeFn make) {
+  const rt::KernelFactory* prev = Existing(r, code);
+  rt::KernelFactory fallback = prev ? *prev : rt::KernelFactory();
+  r.Add(code, [make, fallback](const rt::KernelCreateContext& cc) -> Expected<std::unique_ptr<rt::OpKernel>> {
     if (auto k = make(cc)) return k;
+    if (fallback) return fallback(cc);
     return cc.Error(cc.reference_only ? "no reference kernel on this branch yet (only the fast float32 path)"
                                       : "only float32 with constant weights and a clamp activation is supported "
                                         "(fast float32 path; reference kernels not merged yet)");
-  };
+  });
+}
+
+// Only when the op has no kernel at all (temporary stand-ins, see temp_ref_ops.cc).
+void AddIfAbsent(rt::OpRegistry& r, tflite::BuiltinOperator code, MakeFn make) {
+  if (Existing(r, code)) return;
+  r.Add(code, [make](const rt::KernelCreateContext& cc) -> Expected<std::unique_ptr<rt::OpKernel>> {
+    if (auto k = make(cc)) return k;
+    return cc.Error("only float32 is supported by the temporary kernel on this branch");
+  });
 }
 
 }  // namespace
 
-// softmax_tmp.cc (temporary, see there).
-std::unique_ptr<rt::OpKernel> MakeSoftmaxF32Tmp(const rt::KernelCreateContext& cc);
-
 void RegisterFastFloatKernels(rt::OpRegistry& r) {
-  r.Add(tflite::BuiltinOperator_CONV_2D, FastOnly(MakeConv2DF32));
-  r.Add(tflite::BuiltinOperator_FULLY_CONNECTED, FastOnly(MakeFullyConnectedF32));
-  r.Add(tflite::BuiltinOperator_DEPTHWISE_CONV_2D, FastOnly(MakeDepthwiseConv2DF32));
-  r.Add(tflite::BuiltinOperator_AVERAGE_POOL_2D, FastOnly(MakeAveragePool2DF32));
-  r.Add(tflite::BuiltinOperator_MAX_POOL_2D, FastOnly(MakeMaxPool2DF32));
-  r.Add(tflite::BuiltinOperator_ADD, FastOnly(MakeBinaryF32));
-  r.Add(tflite::BuiltinOperator_SUB, FastOnly(MakeBinaryF32));
-  r.Add(tflite::BuiltinOperator_MUL, FastOnly(MakeBinaryF32));
-  // TEMPORARY until the SOFTMAX family is merged (float32 only, plain loops).
-  r.Add(tflite::BuiltinOperator_SOFTMAX, [](const rt::KernelCreateContext& cc) -> Expected<std::unique_ptr<rt::OpKernel>> {
-    if (auto k = MakeSoftmaxF32Tmp(cc)) return k;
-    return cc.Error("only float32 is supported by the temporary SOFTMAX on this branch");
-  });
+  AddFastFirst(r, tflite::BuiltinOperator_CONV_2D, MakeConv2DF32);
+  AddFastFirst(r, tflite::BuiltinOperator_FULLY_CONNECTED, MakeFullyConnectedF32);
+  AddFastFirst(r, tflite::BuiltinOperator_DEPTHWISE_CONV_2D, MakeDepthwiseConv2DF32);
+  AddFastFirst(r, tflite::BuiltinOperator_AVERAGE_POOL_2D, MakeAveragePool2DF32);
+  AddFastFirst(r, tflite::BuiltinOperator_MAX_POOL_2D, MakeMaxPool2DF32);
+  AddFastFirst(r, tflite::BuiltinOperator_ADD, MakeBinaryF32);
+  AddFastFirst(r, tflite::BuiltinOperator_SUB, MakeBinaryF32);
+  AddFastFirst(r, tflite::BuiltinOperator_MUL, MakeBinaryF32);
+  // TEMPORARY stand-ins until those families are merged (float32 only, plain loops).
+  AddIfAbsent(r, tflite::BuiltinOperator_SOFTMAX, MakeTempRefF32);
+  AddIfAbsent(r, tflite::BuiltinOperator_RESIZE_BILINEAR, MakeTempRefF32);
+  AddIfAbsent(r, tflite::BuiltinOperator_CONCATENATION, MakeTempRefF32);
+  AddIfAbsent(r, tflite::BuiltinOperator_MEAN, MakeTempRefF32);
 }
 
 }  // namespace edgeopt::kernels
