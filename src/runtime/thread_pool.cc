@@ -46,13 +46,16 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::Wake(bool tasks) {
-  {
-    // Taking the lock orders the generation bump with sleeping workers' predicate checks.
-    std::lock_guard<std::mutex> lock(mu_);
-    const uint64_t counter = (generation_.load(std::memory_order_relaxed) >> 1) + 1;
-    generation_.store(counter << 1 | (tasks ? 1 : 0), std::memory_order_release);
+  const uint64_t counter = (generation_.load(std::memory_order_relaxed) >> 1) + 1;
+  generation_.store(counter << 1 | (tasks ? 1 : 0), std::memory_order_seq_cst);
+  // Only a sleeping worker needs the condition variable (a futex call); spinning ones see the
+  // new generation. A worker counts itself in `sleepers_` before its last check of the
+  // generation (both seq_cst), so either it sees the new generation or we see it sleeping; the
+  // lock then waits until it is really blocked in wait() before notifying.
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+    { std::lock_guard<std::mutex> lock(mu_); }
+    cv_.notify_all();
   }
-  cv_.notify_all();
 }
 
 void ThreadPool::RunJob(int index) {
@@ -77,7 +80,9 @@ void ThreadPool::WorkerLoop(int index) {
     }
     if (g == seen) {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+      sleepers_.fetch_add(1, std::memory_order_seq_cst);
+      cv_.wait(lock, [&] { return generation_.load(std::memory_order_seq_cst) != seen; });
+      sleepers_.fetch_sub(1, std::memory_order_relaxed);
       g = generation_.load(std::memory_order_acquire);
     }
     seen = g;

@@ -64,6 +64,7 @@ class ThreadPool {
   // Low bit: the job is a task job (ParallelTasks), whose caller does not wait for workers.
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> pending_{0};
+  std::atomic<int> sleepers_{0};  // workers blocked (or about to block) on cv_
   std::atomic<bool> stop_{false};
   const std::function<void(int)>* job_ = nullptr;
   // Task jobs: (job id << 32) | next task, where the job id is the generation's counter. A
