@@ -1,12 +1,17 @@
 // Float32 GEMM / indirect GEMM / depthwise microbenchmarks on MobileNet layer shapes.
 // Counters: GFLOPS (2 flops per multiply-add) and pct_peak, the share of this core's AVX2 FMA
-// peak measured in-process with bench/peak_avx2.cc's loop (best of three, at startup).
+// peak measured in-process with bench/peak_avx2.cc's loop.
+// 1-thread cases are timed in CPU time, and so is their peak (bench/micro/peak_cpu_avx2.cc, the
+// same loop): on a loaded machine wall time counts the time a thread was descheduled. 2-thread
+// cases ("/2t" names) are timed in wall time against twice the wall-time peak (best of five),
+// so expect them to be noisy.
 //
 //   build/bench/edgeopt_kernel_bench --benchmark_filter=F32 --benchmark_repetitions=5
 //       --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -17,17 +22,27 @@
 #include "runtime/cpu.h"
 #include "runtime/thread_pool.h"
 
+namespace edgeopt::bench {
+double PeakFp32FmaAvx2CpuTime();  // bench/micro/peak_cpu_avx2.cc
+}  // namespace edgeopt::bench
+
 namespace edgeopt::kernels {
 namespace {
 
-double PeakFlops() {
-  static const double peak = [] {
+double PeakFlops(bool cpu_time) {
+  static const double cpu_peak = [] {
     if (!rt::Cpu().has_avx2_fma()) return 0.0;
     double best = 0;
-    for (int i = 0; i < 3; ++i) best = std::max(best, bench::PeakFp32FmaAvx2());
+    for (int i = 0; i < 3; ++i) best = std::max(best, bench::PeakFp32FmaAvx2CpuTime());
     return best;
   }();
-  return peak;
+  static const double wall_peak = [] {
+    if (!rt::Cpu().has_avx2_fma()) return 0.0;
+    double best = 0;
+    for (int i = 0; i < 5; ++i) best = std::max(best, bench::PeakFp32FmaAvx2());
+    return best;
+  }();
+  return cpu_time ? cpu_peak : wall_peak;
 }
 
 std::vector<float> Random(size_t n, uint32_t seed) {
@@ -41,7 +56,7 @@ std::vector<float> Random(size_t n, uint32_t seed) {
 void SetCounters(benchmark::State& state, double flops_per_iter, int threads) {
   state.counters["GFLOPS"] =
       benchmark::Counter(flops_per_iter * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-  const double peak = PeakFlops() * threads;
+  const double peak = PeakFlops(threads == 1) * threads;
   if (peak > 0)
     state.counters["pct_peak"] =
         benchmark::Counter(flops_per_iter * 100.0 / peak, benchmark::Counter::kIsIterationInvariantRate);
@@ -76,14 +91,20 @@ void GemmShapes(benchmark::internal::Benchmark* b) {
       {1, 1280, 1001},     {112 * 112, 8, 16},  {28 * 28, 64, 64},  {7 * 7, 256, 256},
       {33 * 33, 512, 256}, {33 * 33, 480, 160},  // DeepLabV3 ASPP / projection
   };
-  for (const auto& s : shapes)
-    for (int threads : {1, 2}) b->Args({s[0], s[1], s[2], threads, 1});
+  for (const auto& s : shapes) b->Args({s[0], s[1], s[2], 1, 1});
   b->Args({56 * 56, 24, 144, 1, 0});
   b->Args({7 * 7, 320, 1280, 1, 0});
+  b->ArgNames({"M", "K", "N", "thr", "avx2"});
+}
+void GemmShapes2t(benchmark::internal::Benchmark* b) {
+  for (const auto& s : std::vector<std::vector<int64_t>>{{112 * 112, 16, 96}, {56 * 56, 24, 144}, {14 * 14, 96, 576},
+                                                         {7 * 7, 320, 1280}, {1, 1280, 1001}})
+    b->Args({s[0], s[1], s[2], 2, 1});
   b->ArgNames({"M", "K", "N", "thr", "avx2"});
   b->UseRealTime();
 }
 BENCHMARK(BM_GemmF32)->Apply(GemmShapes);
+BENCHMARK(BM_GemmF32)->Name("BM_GemmF32/2t")->Apply(GemmShapes2t);
 
 // First-layer 3×3 stride-2 convolution as an indirect GEMM. Args: H=W, Cin, Cout, threads.
 void BM_IgemmF32Conv3x3s2(benchmark::State& state) {
@@ -110,18 +131,40 @@ void BM_IgemmF32Conv3x3s2(benchmark::State& state) {
       }
     }
   rt::ThreadPool pool(threads);
+  const bool im2col = state.range(4) != 0;
+  // The alternative measured against the indirect GEMM: per tile of 6 output pixels, copy their
+  // 9·Cin inputs into a small buffer (tiled im2col) and run the direct GEMM micro-kernel on it.
+  std::vector<float> tile(static_cast<size_t>(uk.mr) * 9 * cin);
   for (auto _ : state) {
-    gemm::IGemm(uk, &pool, m, 9, ind.data(), packed, out.data(), cout, {0.0f, 6.0f});
+    if (!im2col) {
+      gemm::IGemm(uk, &pool, m, 9, ind.data(), packed, out.data(), cout, {0.0f, 6.0f});
+    } else {
+      for (size_t t = 0; t * uk.mr < m; ++t) {
+        const size_t mr = std::min<size_t>(uk.mr, m - t * uk.mr);
+        for (size_t r = 0; r < mr; ++r)
+          for (int tap = 0; tap < 9; ++tap)
+            std::memcpy(&tile[(r * 9 + tap) * cin], ind[(t * 9 + tap) * uk.mr + r], cin * sizeof(float));
+        uk.gemm(mr, cout, 9 * cin, tile.data(), 9 * cin, packed.panel(0), packed.panel_stride(), packed.bias(),
+                out.data() + t * uk.mr * cout, cout, {0.0f, 6.0f});
+      }
+    }
     benchmark::ClobberMemory();
   }
   SetCounters(state, 2.0 * m * cout * 9 * cin, threads);
 }
+// Last argument: 0 indirect GEMM (what CONV_2D uses), 1 tiled im2col + GEMM (for comparison).
 BENCHMARK(BM_IgemmF32Conv3x3s2)
-    ->Args({224, 3, 32, 1})
-    ->Args({224, 3, 8, 1})
-    ->Args({56, 32, 64, 1})
-    ->Args({224, 3, 32, 2})
-    ->ArgNames({"H", "Cin", "Cout", "thr"})
+    ->Args({224, 3, 32, 1, 0})
+    ->Args({224, 3, 32, 1, 1})
+    ->Args({224, 3, 8, 1, 0})
+    ->Args({224, 3, 8, 1, 1})
+    ->Args({56, 32, 64, 1, 0})
+    ->Args({56, 32, 64, 1, 1})
+    ->ArgNames({"H", "Cin", "Cout", "thr", "im2col"});
+BENCHMARK(BM_IgemmF32Conv3x3s2)
+    ->Name("BM_IgemmF32Conv3x3s2/2t")
+    ->Args({224, 3, 32, 2, 0})
+    ->ArgNames({"H", "Cin", "Cout", "thr", "im2col"})
     ->UseRealTime();
 
 // Depthwise 3×3 / 5×5 SAME. Args: H=W, C, K, stride, threads.
@@ -155,15 +198,15 @@ void BM_DwConvF32(benchmark::State& state) {
 BENCHMARK(BM_DwConvF32)
     ->Args({112, 32, 3, 1, 1})
     ->Args({112, 96, 3, 2, 1})
+    ->Args({28, 96, 3, 2, 1})
     ->Args({56, 144, 3, 1, 1})
     ->Args({28, 192, 3, 1, 1})
     ->Args({14, 576, 3, 1, 1})
     ->Args({7, 960, 3, 1, 1})
     ->Args({112, 8, 3, 1, 1})
     ->Args({28, 240, 5, 1, 1})
-    ->Args({56, 144, 3, 1, 2})
-    ->ArgNames({"H", "C", "K", "s", "thr"})
-    ->UseRealTime();
+    ->ArgNames({"H", "C", "K", "s", "thr"});
+BENCHMARK(BM_DwConvF32)->Name("BM_DwConvF32/2t")->Args({56, 144, 3, 1, 2})->ArgNames({"H", "C", "K", "s", "thr"})->UseRealTime();
 
 }  // namespace
 }  // namespace edgeopt::kernels
