@@ -51,71 +51,98 @@ PackedB PackedB::FromKN(const float* w, const float* bias, int n, int k) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Scalar micro-kernels: plain loops over a 4×16 tile (compilers vectorize them with whatever the
-// baseline ISA offers). The fallback for CPUs without AVX2.
+// Scalar micro-kernels: plain loops over a 2×16 tile with compile-time bounds, which compilers
+// vectorize with the baseline ISA (SSE2: 8 accumulator registers, 4 for a row of B). The
+// fallback for CPUs without AVX2.
 
 namespace {
 
-constexpr int kScalarMr = 4;
+constexpr int kScalarMr = 2;
 
 inline float Clamp(float x, MinMax mm) { return std::min(std::max(x, mm.min), mm.max); }
 
-void InitAcc(float (&acc)[kScalarMr][kNr], size_t mr, const float* bias, float* const* c, size_t cols) {
-  for (size_t r = 0; r < mr; ++r)
-    for (int j = 0; j < kNr; ++j) acc[r][j] = bias ? bias[j] : (j < static_cast<int>(cols) ? c[r][j] : 0.0f);
-}
+template <int MR>
+struct ScalarTile {
+  float acc[MR][kNr];
 
-void StoreAcc(const float (&acc)[kScalarMr][kNr], size_t mr, float* const* c, size_t cols, MinMax mm) {
-  for (size_t r = 0; r < mr; ++r)
-    for (size_t j = 0; j < cols; ++j) c[r][j] = Clamp(acc[r][j], mm);
+  void Init(const float* bias, float* const* c, size_t cols) {
+    for (int r = 0; r < MR; ++r)
+      for (int j = 0; j < kNr; ++j) acc[r][j] = bias ? bias[j] : (j < static_cast<int>(cols) ? c[r][j] : 0.0f);
+  }
+  void Step(const float* w, const float* const* a, size_t k) {
+    for (int r = 0; r < MR; ++r) {
+      const float av = a[r][k];
+      for (int j = 0; j < kNr; ++j) acc[r][j] += av * w[j];
+    }
+  }
+  void Store(float* const* c, size_t cols, MinMax mm) const {
+    for (int r = 0; r < MR; ++r)
+      for (size_t j = 0; j < cols; ++j) c[r][j] = Clamp(acc[r][j], mm);
+  }
+};
+
+template <int MR>
+void ScalarGemmMr(size_t nc, size_t kc, const float* a, size_t a_stride, const float* w, size_t w_stride,
+                  const float* bias, float* c, size_t c_stride, MinMax mm) {
+  const float* ar[MR];
+  float* cr[MR];
+  for (int r = 0; r < MR; ++r) {
+    ar[r] = a + r * a_stride;
+    cr[r] = c + r * c_stride;
+  }
+  for (size_t n0 = 0; n0 < nc; n0 += kNr) {
+    const size_t cols = std::min<size_t>(kNr, nc - n0);
+    ScalarTile<MR> t;
+    t.Init(bias, cr, cols);
+    for (size_t k = 0; k < kc; ++k) t.Step(w + k * kNr, ar, k);
+    t.Store(cr, cols, mm);
+    w += w_stride;
+    if (bias) bias += kNr;
+    for (int r = 0; r < MR; ++r) cr[r] += kNr;
+  }
 }
 
 void ScalarGemm(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* w, size_t w_stride,
                 const float* bias, float* c, size_t c_stride, MinMax mm) {
-  float* cr[kScalarMr];
-  for (size_t r = 0; r < mr; ++r) cr[r] = c + r * c_stride;
+  if (mr == 2)
+    ScalarGemmMr<2>(nc, kc, a, a_stride, w, w_stride, bias, c, c_stride, mm);
+  else if (mr == 1)
+    ScalarGemmMr<1>(nc, kc, a, a_stride, w, w_stride, bias, c, c_stride, mm);
+}
+
+template <int MR>
+void ScalarIgemmMr(size_t nc, size_t kc, size_t taps, const float* const* ind, const float* w, size_t w_stride,
+                   const float* bias, float* c, size_t c_stride, MinMax mm) {
+  float* cr[MR];
+  for (int r = 0; r < MR; ++r) cr[r] = c + r * c_stride;
   for (size_t n0 = 0; n0 < nc; n0 += kNr) {
     const size_t cols = std::min<size_t>(kNr, nc - n0);
-    float acc[kScalarMr][kNr];
-    InitAcc(acc, mr, bias, cr, cols);
+    ScalarTile<MR> t;
+    t.Init(bias, cr, cols);
     const float* wp = w;
-    for (size_t k = 0; k < kc; ++k, wp += kNr)
-      for (size_t r = 0; r < mr; ++r) {
-        const float av = a[r * a_stride + k];
-        for (int j = 0; j < kNr; ++j) acc[r][j] += av * wp[j];
-      }
-    StoreAcc(acc, mr, cr, cols, mm);
+    for (size_t tap = 0; tap < taps; ++tap) {
+      const float* ar[MR];
+      for (int r = 0; r < MR; ++r) ar[r] = ind[tap * kScalarMr + r];
+      for (size_t k = 0; k < kc; ++k, wp += kNr) t.Step(wp, ar, k);
+    }
+    t.Store(cr, cols, mm);
     w += w_stride;
-    if (bias) bias += kNr;
-    for (size_t r = 0; r < mr; ++r) cr[r] += kNr;
+    bias += kNr;
+    for (int r = 0; r < MR; ++r) cr[r] += kNr;
   }
 }
 
 void ScalarIgemm(size_t mr, size_t nc, size_t kc, size_t taps, const float* const* ind, const float* w,
                  size_t w_stride, const float* bias, float* c, size_t c_stride, MinMax mm) {
-  float* cr[kScalarMr];
-  for (size_t r = 0; r < mr; ++r) cr[r] = c + r * c_stride;
-  for (size_t n0 = 0; n0 < nc; n0 += kNr) {
-    const size_t cols = std::min<size_t>(kNr, nc - n0);
-    float acc[kScalarMr][kNr];
-    InitAcc(acc, mr, bias, cr, cols);
-    const float* wp = w;
-    for (size_t t = 0; t < taps; ++t)
-      for (size_t k = 0; k < kc; ++k, wp += kNr)
-        for (size_t r = 0; r < mr; ++r) {
-          const float av = ind[t * kScalarMr + r][k];
-          for (int j = 0; j < kNr; ++j) acc[r][j] += av * wp[j];
-        }
-    StoreAcc(acc, mr, cr, cols, mm);
-    w += w_stride;
-    if (bias) bias += kNr;
-    for (size_t r = 0; r < mr; ++r) cr[r] += kNr;
-  }
+  if (mr == 2)
+    ScalarIgemmMr<2>(nc, kc, taps, ind, w, w_stride, bias, c, c_stride, mm);
+  else if (mr == 1)
+    ScalarIgemmMr<1>(nc, kc, taps, ind, w, w_stride, bias, c, c_stride, mm);
 }
 
 void ScalarGemv(size_t nc, size_t kc, const float* a, const float* w, size_t w_stride, const float* bias, float* c,
                 MinMax mm) {
-  ScalarGemm(1, nc, kc, a, 0, w, w_stride, bias, c, 0, mm);
+  ScalarGemmMr<1>(nc, kc, a, 0, w, w_stride, bias, c, 0, mm);
 }
 
 }  // namespace
