@@ -210,6 +210,9 @@ class FullyConnectedF32 : public rt::OpKernel {
 
 std::unique_ptr<rt::OpKernel> MakeConv2DF32(const rt::KernelCreateContext& cc) {
   if (!FloatWeightsAndBias(cc, 4)) return nullptr;
+  // Grouped convolution (input channels a multiple of the filter's) is left to the reference.
+  const Tensor* in = cc.input(0);
+  if (in->shape.size() == 4 && in->shape[3] != cc.input(1)->shape[3]) return nullptr;
   const auto& o = GetOptions<tflite::Conv2DOptionsT>(cc.op);
   MinMax mm;
   if (!FusedMinMax(o.fused_activation_function, &mm)) return nullptr;
