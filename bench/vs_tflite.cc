@@ -4,7 +4,12 @@
 // edgeopt / TFLite are printed (below 1.0 means edgeopt is faster).
 //
 //   edgeopt_vs_tflite [--threads 1,2] [--rounds 10] [--runs 10] [--warmup 5] [--no-xnnpack]
-//                     [--reference-kernels] [--cpu-time] MODEL.tflite...
+//                     [--reference-kernels] [--cpu-time] [--settle-ms M] MODEL.tflite...
+//
+// --settle-ms M (default 0, multi-thread runs only): sleep before each block of runs, so the
+// other runtime's worker threads, which spin for a while after their last job, have gone to
+// sleep and take no CPU from the block measured. Each block then also starts with sleeping
+// workers (like an application invoking every few frames rather than back to back).
 //
 // --cpu-time: also the medians of the calling thread's CPU time per invoke, for 1-thread runs
 // (both runtimes then compute on the calling thread only). On a loaded machine this counts only
@@ -16,6 +21,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "runtime/interpreter.h"
@@ -48,6 +54,7 @@ struct Args {
   bool xnnpack = true;
   bool reference = false;
   bool cpu_time = false;
+  int settle_ms = 0;
   std::vector<std::string> models;
 };
 
@@ -76,6 +83,8 @@ bool ParseArgs(int argc, char** argv, Args* a) {
       a->reference = true;
     } else if (s == "--cpu-time") {
       a->cpu_time = true;
+    } else if (s == "--settle-ms") {
+      a->settle_ms = std::stoi(next());
     } else if (s == "-h" || s == "--help") {
       return false;
     } else if (!s.empty() && s[0] == '-') {
@@ -95,7 +104,7 @@ int main(int argc, char** argv) {
   if (!ParseArgs(argc, argv, &args)) {
     std::fprintf(stderr,
                  "usage: edgeopt_vs_tflite [--threads 1,2] [--rounds R] [--runs N] [--warmup W] [--no-xnnpack]\n"
-                 "                         [--reference-kernels] [--cpu-time] MODEL.tflite...\n");
+                 "                         [--reference-kernels] [--cpu-time] [--settle-ms M] MODEL.tflite...\n");
     return 2;
   }
   if (!testing::Tflite29Available()) {
@@ -161,13 +170,18 @@ int main(int argc, char** argv) {
         continue;
       }
       std::vector<double> ours, theirs, ours_cpu, theirs_cpu;
+      auto settle = [&] {
+        if (threads > 1 && args.settle_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(args.settle_ms));
+      };
       for (int r = 0; r < args.rounds; ++r) {
+        settle();
         for (int k = 0; k < args.runs; ++k) {
           double c0 = ThreadCpuMs(), t0 = NowMs();
           (void)(*interp)->Invoke();
           ours.push_back(NowMs() - t0);
           ours_cpu.push_back(ThreadCpuMs() - c0);
         }
+        settle();
         for (int k = 0; k < args.runs; ++k) {
           double c0 = ThreadCpuMs(), t0 = NowMs();
           (void)session->Invoke();
