@@ -176,6 +176,26 @@ class MeanTmp : public rt::OpKernel {
     const rt::RtTensor* in = ctx.input(0);
     rt::RtTensor* out = ctx.output(0);
     const int rank = in->rank();
+    // Reduced axes forming one contiguous block (e.g. H, W of NHWC): [outer, reduce, inner].
+    int first = rank, last = -1;
+    for (int d = 0; d < rank; ++d)
+      if (reduce_[d]) first = std::min(first, d), last = d;
+    bool contiguous = last >= 0;
+    for (int d = first; d <= last && contiguous; ++d) contiguous = reduce_[d];
+    if (contiguous) {
+      int64_t outer = 1, red = 1, inner = 1;
+      for (int d = 0; d < rank; ++d) (d < first ? outer : d <= last ? red : inner) *= in->dim(d);
+      const float* x = in->data_as<float>();
+      float* y = out->data_as<float>();
+      for (int64_t o = 0; o < outer; ++o) {
+        float* yo = y + o * inner;
+        std::fill(yo, yo + inner, 0.0f);
+        for (int64_t r = 0; r < red; ++r)
+          for (int64_t i = 0; i < inner; ++i) yo[i] += x[(o * red + r) * inner + i];
+        for (int64_t i = 0; i < inner; ++i) yo[i] /= static_cast<float>(red);
+      }
+      return Status::Ok();
+    }
     std::vector<double> acc(out->num_elements(), 0.0);
     int64_t count = 1;
     for (int d = 0; d < rank; ++d)
