@@ -62,17 +62,20 @@ class ThreadPool {
   std::mutex mu_;
   std::condition_variable cv_;
   // Low bit: the job is a task job (ParallelTasks), whose caller does not wait for workers.
-  std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0};
-  std::atomic<int> sleepers_{0};  // workers blocked (or about to block) on cv_
+  // Each counter that threads write has its own cache line: spinning workers read generation_
+  // while the caller and workers update task_word_ / tasks_done_ / pending_, and sharing a line
+  // would make every task claim wait for the line to come back from a spinning worker.
+  alignas(64) std::atomic<uint64_t> generation_{0};
+  alignas(64) std::atomic<int> pending_{0};
+  alignas(64) std::atomic<int> sleepers_{0};  // workers blocked (or about to block) on cv_
   std::atomic<bool> stop_{false};
   const std::function<void(int)>* job_ = nullptr;
   // Task jobs: (job id << 32) | next task, where the job id is the generation's counter. A
   // worker may claim a task only while the word still names its job, so a late worker never
   // touches a finished job; the caller invalidates the word when the job completes.
-  std::atomic<uint64_t> task_word_{0};
-  std::atomic<int64_t> tasks_done_{0};
-  std::atomic<const std::function<void(int64_t)>*> task_fn_{nullptr};
+  alignas(64) std::atomic<uint64_t> task_word_{0};
+  alignas(64) std::atomic<int64_t> tasks_done_{0};
+  alignas(64) std::atomic<const std::function<void(int64_t)>*> task_fn_{nullptr};
   std::atomic<int64_t> task_count_{0};
   std::vector<Slice>* sink_ = nullptr;
   std::mutex sink_mu_;
