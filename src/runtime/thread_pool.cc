@@ -112,24 +112,23 @@ void ThreadPool::RunOnAll(const std::function<void(int)>& fn) {
 }
 
 void ThreadPool::StealTasks(int index, uint32_t job) {
-  int64_t begin = 0;
-  bool ran = false;
   while (true) {
     uint64_t w = task_word_.load(std::memory_order_acquire);
     if (static_cast<uint32_t>(w >> 32) != job) break;
     const uint32_t t = static_cast<uint32_t>(w);
     if (t == kNoTask || t >= task_count_.load(std::memory_order_relaxed)) break;
     if (!task_word_.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel)) continue;
-    // The task is ours: the caller waits for it, so the job's function is still valid.
-    if (sink_ && !ran) begin = NowNs();
-    ran = true;
+    // The task is ours: the caller waits for it, so the job's function and the slice sink stay
+    // valid until we count it done (and not a moment longer).
+    std::vector<Slice>* sink = sink_;
+    const int64_t begin = sink ? NowNs() : 0;
     (*task_fn_.load(std::memory_order_relaxed))(t);
+    if (sink) {
+      const int64_t end = NowNs();
+      std::lock_guard<std::mutex> lock(sink_mu_);
+      sink->push_back({index, begin, end});
+    }
     tasks_done_.fetch_add(1, std::memory_order_acq_rel);
-  }
-  if (sink_ && ran) {
-    const int64_t end = NowNs();
-    std::lock_guard<std::mutex> lock(sink_mu_);
-    sink_->push_back({index, begin, end});
   }
 }
 
