@@ -51,19 +51,29 @@ class DepthwiseConv2DF32 : public rt::OpKernel {
     g_ = g;
     RETURN_IF_ERROR(ctx.SetOutputShape(0, {g.batch, g.oh, g.ow, oc}));
     vector_path_ = avx2_ && g.depth_multiplier == 1 && g.kh <= 64;
-    if (vector_path_ && !packed_) {
-      const rt::RtTensor* bias = ctx.input(2);
-      packed_ = GetOrPack<AlignedFloats>(ctx, "f32dw", [&] {
-        return dwconv::PackWeights(f->data_as<float>(), bias ? bias->data_as<float>() : nullptr, g.kh, g.kw, c);
-      });
-    }
+    if (vector_path_ && !packed_) Pack(ctx);
     return Status::Ok();
+  }
+
+  // Once the filter's data exists: in Prepare for constants, at the first Invoke when constant
+  // folding produces it.
+  void Pack(rt::KernelContext& ctx) {
+    const rt::RtTensor* f = ctx.input(1);
+    const rt::RtTensor* bias = ctx.input(2);
+    if (!f->data || (bias && !bias->data)) return;
+    packed_ = GetOrPack<AlignedFloats>(ctx, "f32dw", [&] {
+      return dwconv::PackWeights(f->data_as<float>(), bias ? bias->data_as<float>() : nullptr, g_.kh, g_.kw, g_.c);
+    });
   }
 
   Status Invoke(rt::KernelContext& ctx) override {
     const float* in = ctx.input(0)->data_as<float>();
     float* out = ctx.output(0)->data_as<float>();
     const dwconv::Geometry& g = g_;
+    if (vector_path_ && !packed_) {
+      Pack(ctx);
+      if (!packed_) return ctx.Error("filter has no data");
+    }
     const int rows = g.batch * g.oh;
     const int threads = ctx.threads().num_threads();
     const int64_t row_work = int64_t{g.ow} * g.out_c() * g.kh * g.kw;
@@ -114,11 +124,10 @@ std::unique_ptr<rt::OpKernel> MakeDepthwiseConv2DF32(const rt::KernelCreateConte
   const Tensor* f = cc.input(1);
   const Tensor* bias = cc.input(2);
   if (!IsFloat32(in) || !IsFloat32(f) || !IsFloat32(cc.output(0))) return nullptr;
-  if (!cc.is_constant(1) || f->sparsity || f->shape.size() != 4) return nullptr;
-  if (static_cast<int64_t>(cc.constant_data(1).size()) != f->num_elements() * 4) return nullptr;
-  if (bias && (!IsFloat32(bias) || !cc.is_constant(2) || bias->num_elements() != f->shape[3] ||
-               static_cast<int64_t>(cc.constant_data(2).size()) != bias->num_elements() * 4))
-    return nullptr;
+  if (f->shape.size() != 4 || !ConstantOrFolded(cc, 1)) return nullptr;
+  // TFLite 2.9 requires the bias of DEPTHWISE_CONV_2D (an omitted one fails to prepare there):
+  // leave that case to the reference, which reports it.
+  if (!bias || !IsFloat32(bias) || bias->num_elements() != f->shape[3] || !ConstantOrFolded(cc, 2)) return nullptr;
   const auto& o = GetOptions<tflite::DepthwiseConv2DOptionsT>(cc.op);
   MinMax mm;
   if (!FusedMinMax(o.fused_activation_function, &mm)) return nullptr;

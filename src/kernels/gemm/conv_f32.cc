@@ -23,28 +23,25 @@ namespace {
 using gemm::MinMax;
 using gemm::PackedB;
 
-// Static checks shared by CONV_2D and FULLY_CONNECTED: float tensors, constant float weights,
-// constant float bias (or none).
+// Static checks shared by CONV_2D and FULLY_CONNECTED: float tensors, constant (or folded)
+// float weights and bias (or no bias).
 bool FloatWeightsAndBias(const rt::KernelCreateContext& cc, int weights_rank) {
   if (cc.reference_only || cc.num_inputs() < 2 || cc.num_outputs() != 1) return false;
   const Tensor* in = cc.input(0);
   const Tensor* w = cc.input(1);
   const Tensor* bias = cc.input(2);
   if (!IsFloat32(in) || !IsFloat32(w) || !IsFloat32(cc.output(0))) return false;
-  if (!cc.is_constant(1) || w->sparsity || static_cast<int>(w->shape.size()) != weights_rank) return false;
-  if (static_cast<int64_t>(cc.constant_data(1).size()) != w->num_elements() * 4) return false;
-  if (bias) {
-    if (!IsFloat32(bias) || !cc.is_constant(2)) return false;
-    if (bias->num_elements() != w->shape[0] ||
-        static_cast<int64_t>(cc.constant_data(2).size()) != bias->num_elements() * 4)
-      return false;
-  }
+  if (static_cast<int>(w->shape.size()) != weights_rank || !ConstantOrFolded(cc, 1)) return false;
+  if (bias && (!IsFloat32(bias) || bias->num_elements() != w->shape[0] || !ConstantOrFolded(cc, 2))) return false;
   return true;
 }
 
+// Packs weights [N][K] (and bias) once their data exists: in Prepare for constants, at the
+// first Invoke for weights that constant folding produces.
 std::shared_ptr<const PackedB> PackNK(rt::KernelContext& ctx, int n, int k) {
   const rt::RtTensor* w = ctx.input(1);
   const rt::RtTensor* bias = ctx.input(2);
+  if (!w->data || (bias && !bias->data)) return nullptr;
   return GetOrPack<PackedB>(ctx, "f32gemm-nk", [&] {
     return PackedB::FromNK(w->data_as<float>(), bias ? bias->data_as<float>() : nullptr, n, k);
   });
@@ -98,6 +95,8 @@ class Conv2DF32 : public rt::OpKernel {
   }
 
   Status Invoke(rt::KernelContext& ctx) override {
+    if (!packed_ && !(packed_ = PackNK(ctx, ctx.input(1)->dim(0), geom_.kh * geom_.kw * geom_.c)))
+      return ctx.Error("filter has no data");
     const float* in = ctx.input(0)->data_as<float>();
     float* out = ctx.output(0)->data_as<float>();
     const Geometry& g = geom_;
@@ -187,6 +186,8 @@ class FullyConnectedF32 : public rt::OpKernel {
   }
 
   Status Invoke(rt::KernelContext& ctx) override {
+    if (!packed_ && !(packed_ = PackNK(ctx, ctx.input(1)->dim(0), ctx.input(1)->dim(1))))
+      return ctx.Error("weights have no data");
     gemm::Gemm(uk_, &ctx.threads(), static_cast<size_t>(batch_), ctx.input(0)->data_as<float>(), packed_->k(),
                *packed_, ctx.output(0)->data_as<float>(), packed_->n(), mm_);
     return Status::Ok();

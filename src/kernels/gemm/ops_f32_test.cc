@@ -272,7 +272,7 @@ TEST(FastF32Ops, DepthwiseMatchesLoops) {
   std::vector<DwCase> cases;
   // Every channel count 1..67 on the common MobileNet cases (3x3 s1/s2 SAME, 5x5).
   for (int c = 1; c <= 67; ++c) {
-    cases.push_back({1 + c % 2, 7 + c % 5, 9 + c % 4, c, 1, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, kActs[c % 4], c % 7 != 0});
+    cases.push_back({1 + c % 2, 7 + c % 5, 9 + c % 4, c, 1, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, kActs[c % 4], true});
     cases.push_back({1, 10 + c % 3, 11, c, 1, 3, 3, 2, 2, 1, 1, tflite::Padding_SAME, kActs[(c + 1) % 4], true});
     if (c % 3 == 0) cases.push_back({1, 12, 13, c, 1, 5, 5, 1 + c % 2, 1 + c % 2, 1, 1, tflite::Padding_SAME, kActs[c % 4], true});
   }
@@ -281,7 +281,7 @@ TEST(FastF32Ops, DepthwiseMatchesLoops) {
   cases.push_back({2, 9, 37, 24, 1, 3, 3, 1, 1, 2, 2, tflite::Padding_SAME, 2, true});
   cases.push_back({1, 17, 17, 13, 1, 3, 3, 1, 1, 4, 4, tflite::Padding_SAME, 1, true});
   cases.push_back({1, 8, 8, 5, 3, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 0, true});
-  cases.push_back({2, 9, 6, 4, 2, 3, 3, 2, 2, 1, 1, tflite::Padding_VALID, 3, false});
+  cases.push_back({2, 9, 6, 4, 2, 3, 3, 2, 2, 1, 1, tflite::Padding_VALID, 3, true});
   cases.push_back({1, 11, 10, 1, 8, 3, 3, 2, 2, 1, 1, tflite::Padding_SAME, 2, true});
   cases.push_back({1, 9, 21, 19, 1, 2, 7, 1, 3, 1, 1, tflite::Padding_SAME, 0, true});
   cases.push_back({1, 3, 3, 8, 1, 5, 5, 1, 1, 1, 1, tflite::Padding_SAME, 0, true});  // filter > image
@@ -642,6 +642,66 @@ TEST(FastF32Conformance, RealFloatModels) {
       EXPECT_TRUE(report.ok) << name << " threads " << threads << ": " << report.Summary();
     }
   }
+}
+
+}  // namespace
+}  // namespace edgeopt
+
+namespace edgeopt {
+namespace {
+
+// Weights computed by an op on constants (as DEQUANTIZE of float16 weights in MediaPipe models)
+// are folded at allocation: the fast kernels take them and pack them at the first invoke.
+TEST(FastF32Ops, WeightsFromFoldedOps) {
+  GraphBuilder b;
+  auto x = b.Input("x", DType::kFloat32, {1, 9, 9, 5});
+  auto zero4 = b.Const<float>("z", DType::kFloat32, {1}, {0.0f});
+  auto folded = [&](const std::string& name, std::vector<int32_t> shape) {
+    auto c = b.ConstRandom(name + "_c", DType::kFloat32, shape);
+    auto t = b.Tensor(name, DType::kFloat32, shape);
+    tflite::AddOptionsT ao;
+    b.Op(tflite::BuiltinOperator_ADD, {c, zero4}, {t}, ao);
+    return t;
+  };
+  auto wc = folded("wc", {7, 3, 3, 5});
+  auto bc = folded("bc", {7});
+  auto y = b.Tensor("y", DType::kFloat32, {1, 9, 9, 7});
+  tflite::Conv2DOptionsT co;
+  co.padding = tflite::Padding_SAME;
+  co.stride_h = co.stride_w = 1;
+  b.Op(tflite::BuiltinOperator_CONV_2D, {x, wc, bc}, {y}, co);
+  auto wd = folded("wd", {1, 3, 3, 7});
+  auto z = b.Tensor("z2", DType::kFloat32, {1, 9, 9, 7});
+  tflite::DepthwiseConv2DOptionsT dopt;
+  dopt.padding = tflite::Padding_SAME;
+  dopt.stride_h = dopt.stride_w = 1;
+  dopt.depth_multiplier = 1;
+  auto bd = folded("bd", {7});
+  b.Op(tflite::BuiltinOperator_DEPTHWISE_CONV_2D, {y, wd, bd}, {z}, dopt);
+  auto wf = folded("wf", {4, 9 * 9 * 7});
+  auto u = b.Tensor("u", DType::kFloat32, {1, 4});
+  tflite::FullyConnectedOptionsT fo;
+  b.Op(tflite::BuiltinOperator_FULLY_CONNECTED, {z, wf, kNoTensor}, {u}, fo);
+  b.Output(u);
+  Graph g = b.Finish();
+  for (const Family& fam : Families()) {
+    auto model = rt::Model::FromGraph(g);
+    ASSERT_TRUE(model.ok());
+    rt::InterpreterOptions io;
+    io.cpu = &fam.cpu;
+    auto interp = rt::Interpreter::Create(*model, io);
+    ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+    ASSERT_TRUE((*interp)->AllocateTensors().ok());
+    int fast = 0;
+    for (const auto& op : (*interp)->ops())
+      if (op.variant.find("/f32/") != std::string::npos && !op.folded && op.type != "ADD") ++fast;
+    EXPECT_EQ(fast, 3) << fam.name;
+  }
+  if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)";
+  testing::CompareOptions o;
+  o.rtol = 1e-5;
+  auto report = testing::CompareGraph(g, o);
+  EXPECT_TRUE(report.ok) << report.Summary();
 }
 
 }  // namespace
