@@ -4,12 +4,17 @@
 // edgeopt / TFLite are printed (below 1.0 means edgeopt is faster).
 //
 //   edgeopt_vs_tflite [--threads 1,2] [--rounds 10] [--runs 10] [--warmup 5] [--no-xnnpack]
-//                     [--reference-kernels] [--cpu-time] [--settle-ms M] MODEL.tflite...
+//                     [--reference-kernels] [--cpu-time] [--settle-ms M] [--sequential] MODEL.tflite...
 //
 // --settle-ms M (default 0, multi-thread runs only): sleep before each block of runs, so the
 // other runtime's worker threads, which spin for a while after their last job, have gone to
 // sleep and take no CPU from the block measured. Each block then also starts with sleeping
 // workers (like an application invoking every few frames rather than back to back).
+//
+// --sequential: all edgeopt rounds, then all TFLite rounds, each after a 300 ms pause, so that
+// neither runtime's spinning worker threads compete with the other's runs. Alternation (the
+// default) spreads machine noise evenly, but with several threads each runtime then runs right
+// after the other's workers were active.
 //
 // --cpu-time: also the medians of the calling thread's CPU time per invoke, for 1-thread runs
 // (both runtimes then compute on the calling thread only). On a loaded machine this counts only
@@ -55,6 +60,7 @@ struct Args {
   bool reference = false;
   bool cpu_time = false;
   int settle_ms = 0;
+  bool sequential = false;
   std::vector<std::string> models;
 };
 
@@ -83,6 +89,8 @@ bool ParseArgs(int argc, char** argv, Args* a) {
       a->reference = true;
     } else if (s == "--cpu-time") {
       a->cpu_time = true;
+    } else if (s == "--sequential") {
+      a->sequential = true;
     } else if (s == "--settle-ms") {
       a->settle_ms = std::stoi(next());
     } else if (s == "-h" || s == "--help") {
@@ -104,7 +112,8 @@ int main(int argc, char** argv) {
   if (!ParseArgs(argc, argv, &args)) {
     std::fprintf(stderr,
                  "usage: edgeopt_vs_tflite [--threads 1,2] [--rounds R] [--runs N] [--warmup W] [--no-xnnpack]\n"
-                 "                         [--reference-kernels] [--cpu-time] [--settle-ms M] MODEL.tflite...\n");
+                 "                         [--reference-kernels] [--cpu-time] [--settle-ms M] [--sequential]\n"
+                 "                         MODEL.tflite...\n");
     return 2;
   }
   if (!testing::Tflite29Available()) {
@@ -173,7 +182,7 @@ int main(int argc, char** argv) {
       auto settle = [&] {
         if (threads > 1 && args.settle_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(args.settle_ms));
       };
-      for (int r = 0; r < args.rounds; ++r) {
+      auto run_ours = [&] {
         settle();
         for (int k = 0; k < args.runs; ++k) {
           double c0 = ThreadCpuMs(), t0 = NowMs();
@@ -181,12 +190,29 @@ int main(int argc, char** argv) {
           ours.push_back(NowMs() - t0);
           ours_cpu.push_back(ThreadCpuMs() - c0);
         }
+      };
+      auto run_theirs = [&] {
         settle();
         for (int k = 0; k < args.runs; ++k) {
           double c0 = ThreadCpuMs(), t0 = NowMs();
           (void)session->Invoke();
           theirs.push_back(NowMs() - t0);
           theirs_cpu.push_back(ThreadCpuMs() - c0);
+        }
+      };
+      if (args.sequential) {
+        // The warm-up just ran both: let TFLite's workers stop spinning before ours run.
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        for (int w = 0; w < args.warmup; ++w) (void)(*interp)->Invoke();
+        for (int r = 0; r < args.rounds; ++r) run_ours();
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        for (int w = 0; w < args.warmup; ++w) (void)session->Invoke();
+        for (int r = 0; r < args.rounds; ++r) run_theirs();
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      } else {
+        for (int r = 0; r < args.rounds; ++r) {
+          run_ours();
+          run_theirs();
         }
       }
       const double a = Median(ours), b = Median(theirs);
