@@ -1,7 +1,8 @@
 // edgeopt_op_profile: edgeopt alone on one model — median latency and a per-op profile (kernel
 // variant, MACs, median time, GFLOP/s), to see where an invoke spends its time.
 //
-//   edgeopt_op_profile [--threads N] [--runs R] [--top K] MODEL.tflite
+//   edgeopt_op_profile [--threads N] [--runs R] [--top K] [--stand-ins] MODEL.tflite
+// --stand-ins: stand-in float kernels for ops without one yet (tests/support/float_stand_ins.h).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -12,6 +13,7 @@
 
 #include "runtime/interpreter.h"
 #include "support/conformance.h"
+#include "support/float_stand_ins.h"
 
 using namespace edgeopt;
 
@@ -27,16 +29,18 @@ double Median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   int threads = 1, runs = 50, top = 25;
+  bool stand_ins = false;
   std::string path;
   for (int i = 1; i < argc; ++i) {
     std::string s = argv[i];
     if (s == "--threads" && i + 1 < argc) threads = std::stoi(argv[++i]);
     else if (s == "--runs" && i + 1 < argc) runs = std::stoi(argv[++i]);
     else if (s == "--top" && i + 1 < argc) top = std::stoi(argv[++i]);
+    else if (s == "--stand-ins") stand_ins = true;
     else path = s;
   }
   if (path.empty()) {
-    std::fprintf(stderr, "usage: edgeopt_op_profile [--threads N] [--runs R] [--top K] MODEL.tflite\n");
+    std::fprintf(stderr, "usage: edgeopt_op_profile [--threads N] [--runs R] [--top K] [--stand-ins] MODEL.tflite\n");
     return 2;
   }
   auto model = rt::Model::FromFile(path);
@@ -46,6 +50,7 @@ int main(int argc, char** argv) {
   }
   rt::InterpreterOptions io;
   io.num_threads = threads;
+  if (stand_ins) io.op_resolver = testing::FloatStandInsForMissingOps();
   auto interp = rt::Interpreter::Create(*model, io);
   if (!interp.ok()) {
     std::fprintf(stderr, "%s\n", interp.status().ToString().c_str());

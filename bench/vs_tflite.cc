@@ -4,7 +4,8 @@
 // edgeopt / TFLite are printed (below 1.0 means edgeopt is faster).
 //
 //   edgeopt_vs_tflite [--threads 1,2] [--rounds 10] [--runs 10] [--warmup 5] [--no-xnnpack]
-//                     [--reference-kernels] [--cpu-time] [--settle-ms M] [--sequential] MODEL.tflite...
+//                     [--reference-kernels] [--cpu-time] [--settle-ms M] [--sequential] [--stand-ins]
+//                     MODEL.tflite...
 //
 // --settle-ms M (default 0, multi-thread runs only): sleep before each block of runs, so the
 // other runtime's worker threads, which spin for a while after their last job, have gone to
@@ -15,6 +16,9 @@
 // neither runtime's spinning worker threads compete with the other's runs. Alternation (the
 // default) spreads machine noise evenly, but with several threads each runtime then runs right
 // after the other's workers were active.
+//
+// --stand-ins: stand-in float kernels (tests/support/float_stand_ins.h) for the ops this build
+// has no kernel for yet (RESIZE_BILINEAR, CONCATENATION, MEAN), so DeepLabV3 and MobileNetV2 run.
 //
 // --cpu-time: also the medians of the calling thread's CPU time per invoke, for 1-thread runs
 // (both runtimes then compute on the calling thread only). On a loaded machine this counts only
@@ -31,6 +35,7 @@
 
 #include "runtime/interpreter.h"
 #include "support/conformance.h"
+#include "support/float_stand_ins.h"
 #include "support/tflite_oracle.h"
 
 using namespace edgeopt;
@@ -61,6 +66,7 @@ struct Args {
   bool cpu_time = false;
   int settle_ms = 0;
   bool sequential = false;
+  bool stand_ins = false;
   std::vector<std::string> models;
 };
 
@@ -89,6 +95,8 @@ bool ParseArgs(int argc, char** argv, Args* a) {
       a->reference = true;
     } else if (s == "--cpu-time") {
       a->cpu_time = true;
+    } else if (s == "--stand-ins") {
+      a->stand_ins = true;
     } else if (s == "--sequential") {
       a->sequential = true;
     } else if (s == "--settle-ms") {
@@ -112,7 +120,7 @@ int main(int argc, char** argv) {
   if (!ParseArgs(argc, argv, &args)) {
     std::fprintf(stderr,
                  "usage: edgeopt_vs_tflite [--threads 1,2] [--rounds R] [--runs N] [--warmup W] [--no-xnnpack]\n"
-                 "                         [--reference-kernels] [--cpu-time] [--settle-ms M] [--sequential]\n"
+                 "                         [--reference-kernels] [--cpu-time] [--settle-ms M] [--sequential] [--stand-ins]\n"
                  "                         MODEL.tflite...\n");
     return 2;
   }
@@ -134,6 +142,7 @@ int main(int argc, char** argv) {
       rt::InterpreterOptions io;
       io.num_threads = threads;
       io.reference_kernels_only = args.reference;
+      if (args.stand_ins) io.op_resolver = testing::FloatStandInsForMissingOps();
       auto interp = rt::Interpreter::Create(*model, io);
       if (!interp.ok()) {
         std::printf("%-44s %3d  edgeopt failed: %s\n", name.c_str(), threads, interp.status().ToString().c_str());

@@ -1,12 +1,153 @@
 #include "format/reader.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 #include "flatbuffers/flatbuffers.h"
 
 namespace edgeopt {
 namespace {
+
+// Alignment typed access to a constant of this type needs (Buffer::as<T>).
+size_t AlignmentOf(DType type) {
+  switch (type) {
+    case DType::kFloat64:
+    case DType::kInt64:
+    case DType::kUInt64:
+    case DType::kComplex128: return 8;
+    case DType::kFloat32:
+    case DType::kInt32:
+    case DType::kUInt32:
+    case DType::kComplex64: return 4;
+    case DType::kFloat16:
+    case DType::kBFloat16:
+    case DType::kInt16:
+    case DType::kUInt16: return 2;
+    default: return 1;
+  }
+}
+
+// Counts what converting a flatbuffer materializes: one per table reached, one per vector element
+// and string byte, following every reference each time it is reached. Flatbuffers may share a
+// table or vector between many parents, so a few kilobytes can describe terabytes once expanded;
+// the Verifier bounds only how many tables it visits, not how many elements shared vectors hold.
+// Buffer data is skipped (it stays a view into the file). Every read is bounds-checked on its
+// own, so fields the Verifier skips (deprecated ones) cannot lead outside the buffer.
+class ExpansionCounter {
+ public:
+  ExpansionCounter(const uint8_t* data, size_t size, uint64_t limit) : data_(data), size_(size), limit_(limit) {}
+
+  // False when the count exceeds the limit (or a reference leads outside the buffer).
+  bool CountRoot() {
+    uint32_t root;
+    return Read(0, &root) && Table(root, tflite::ModelTypeTable(), 0);
+  }
+  uint64_t count() const { return count_; }
+
+ private:
+  template <typename T>
+  bool Read(uint64_t pos, T* out) const {
+    if (pos > size_ || sizeof(T) > size_ - pos) return false;
+    std::memcpy(out, data_ + pos, sizeof(T));
+    return true;
+  }
+  // Follows the uoffset stored at `pos`.
+  bool Deref(uint64_t pos, uint64_t* target) const {
+    uint32_t off;
+    if (!Read(pos, &off)) return false;
+    *target = pos + off;
+    return *target < size_;
+  }
+  bool Charge(uint64_t n) {
+    count_ += n;
+    return count_ <= limit_;
+  }
+
+  bool Table(uint64_t pos, const flatbuffers::TypeTable* tt, int depth) {
+    if (depth > 64 || !Charge(1)) return false;
+    if (tt == tflite::BufferTypeTable()) return true;  // data stays a view
+    int32_t soff;
+    if (!Read(pos, &soff)) return false;
+    const int64_t vt = static_cast<int64_t>(pos) - soff;
+    uint16_t vsize;
+    if (vt < 0 || !Read(static_cast<uint64_t>(vt), &vsize)) return false;
+    int utype_field = -1;
+    uint8_t utype = 0;
+    for (size_t i = 0; i < tt->num_elems; ++i) {
+      const flatbuffers::TypeCode tc = tt->type_codes[i];
+      const uint64_t voff = 4 + 2 * i;
+      uint16_t fo = 0;
+      if (voff + 2 > vsize || !Read(static_cast<uint64_t>(vt) + voff, &fo) || fo == 0) continue;
+      const uint64_t field = pos + fo;
+      const auto base = static_cast<flatbuffers::ElementaryType>(tc.base_type);
+      const flatbuffers::TypeTable* ref = tc.sequence_ref >= 0 ? tt->type_refs[tc.sequence_ref]() : nullptr;
+      if (base == flatbuffers::ET_UTYPE && !tc.is_repeating) {
+        if (!Read(field, &utype)) return false;
+        utype_field = static_cast<int>(i);
+        continue;
+      }
+      if (tc.is_repeating) {
+        uint64_t vec;
+        uint32_t len;
+        if (!Deref(field, &vec) || !Read(vec, &len) || !Charge(len)) return false;
+        if (base == flatbuffers::ET_STRING) {
+          for (uint32_t k = 0; k < len; ++k)
+            if (!String(vec + 4 + 4 * uint64_t{k})) return false;
+        } else if (base == flatbuffers::ET_SEQUENCE && ref && ref->st == flatbuffers::ST_TABLE) {
+          for (uint32_t k = 0; k < len; ++k) {
+            uint64_t elem;
+            if (!Deref(vec + 4 + 4 * uint64_t{k}, &elem) || !Table(elem, ref, depth + 1)) return false;
+          }
+        }
+        continue;
+      }
+      if (base == flatbuffers::ET_STRING) {
+        if (!String(field)) return false;
+      } else if (base == flatbuffers::ET_SEQUENCE && ref && ref->st == flatbuffers::ST_TABLE) {
+        uint64_t sub;
+        if (!Deref(field, &sub) || !Table(sub, ref, depth + 1)) return false;
+      } else if (base == flatbuffers::ET_SEQUENCE && ref && ref->st == flatbuffers::ST_UNION) {
+        // The union's type is the field just before it; unknown members are rejected later.
+        if (utype_field != static_cast<int>(i) - 1 || utype == 0 || utype >= ref->num_elems) continue;
+        const flatbuffers::TypeCode mc = ref->type_codes[utype];
+        if (mc.base_type != flatbuffers::ET_SEQUENCE || mc.sequence_ref < 0) continue;
+        const flatbuffers::TypeTable* member = ref->type_refs[mc.sequence_ref]();
+        uint64_t sub;
+        if (member->st == flatbuffers::ST_TABLE && (!Deref(field, &sub) || !Table(sub, member, depth + 1)))
+          return false;
+      }
+    }
+    return true;
+  }
+
+  // The string whose uoffset is stored at `pos`.
+  bool String(uint64_t pos) {
+    uint64_t s;
+    uint32_t len;
+    return Deref(pos, &s) && Read(s, &len) && Charge(len);
+  }
+
+  const uint8_t* data_;
+  size_t size_;
+  uint64_t limit_;
+  uint64_t count_ = 0;
+};
+
+// Values of a sparse index vector (any of its storage types); false if the type is unknown.
+bool SparseIndexValues(const tflite::SparseIndexVectorUnion& u, std::vector<int64_t>* out) {
+  out->clear();
+  if (const auto* v = u.AsInt32Vector()) {
+    out->assign(v->values.begin(), v->values.end());
+  } else if (const auto* v16 = u.AsUint16Vector()) {
+    out->assign(v16->values.begin(), v16->values.end());
+  } else if (const auto* v8 = u.AsUint8Vector()) {
+    out->assign(v8->values.begin(), v8->values.end());
+  } else {
+    return false;
+  }
+  return true;
+}
 
 std::string TensorLabel(int index, const tflite::Tensor* t) {
   std::string s = "tensor " + std::to_string(index);
@@ -46,11 +187,20 @@ class Reader {
     const size_t fb_size = std::min<size_t>(size, FLATBUFFERS_MAX_BUFFER_SIZE - 1);
     flatbuffers::Verifier::Options vopts;
     vopts.max_depth = 64;
-    vopts.max_tables = 50'000'000;
+    // Every table a well-formed file holds takes at least 8 bytes (its vtable offset and the
+    // reference to it), so more visits than this mean tables shared between many parents.
+    vopts.max_tables = std::min<size_t>(50'000'000, fb_size / 4 + 1024);
     vopts.check_alignment = true;
     flatbuffers::Verifier verifier(file_->data(), fb_size, vopts);
     if (!tflite::VerifyModelBuffer(verifier)) {
       return InvalidModel("'" + path + "': corrupt or truncated .tflite file (flatbuffer verification failed)");
+    }
+    // Each element of a well-formed file takes at least a byte of it; allow generous sharing.
+    const uint64_t expansion_limit = 4 * uint64_t{fb_size} + (uint64_t{1} << 20);
+    ExpansionCounter counter(file_->data(), fb_size, expansion_limit);
+    if (!counter.CountRoot()) {
+      return InvalidModel("'" + path + "': the flatbuffer expands to more than " + std::to_string(expansion_limit) +
+                          " elements when read (tables or vectors shared by many parents); refusing to read it");
     }
     model_ = tflite::GetModel(file_->data());
     Status st = Convert();
@@ -120,7 +270,8 @@ class Reader {
         int32_t code = std::max<int32_t>(c->deprecated_builtin_code(), static_cast<int32_t>(c->builtin_code()));
         if (code < 0) return InvalidModel("operator code " + std::to_string(i) + " is negative (" + std::to_string(code) + ")");
         oc.code = static_cast<tflite::BuiltinOperator>(code);
-        if (c->custom_code()) oc.custom = c->custom_code()->str();
+        // A custom code on a builtin op means nothing (and would not survive a write).
+        if (c->custom_code() && oc.code == tflite::BuiltinOperator_CUSTOM) oc.custom = c->custom_code()->str();
         oc.version = c->version();
       }
       opcodes_.push_back(std::move(oc));
@@ -131,13 +282,13 @@ class Reader {
   Status CheckTensorIndex(int32_t t, size_t n, bool allow_missing, const std::string& what) {
     if (t == kNoTensor && allow_missing) return Status::Ok();
     if (t < 0 || static_cast<size_t>(t) >= n) {
-      return InvalidModel(what + " refers to tensor " + std::to_string(t) + ", but the subgraph has " +
-                          std::to_string(n) + " tensors");
+      return InvalidModel(what + " refers to tensor " + std::to_string(t) + ", out of range (the subgraph has " +
+                          std::to_string(n) + " tensors)");
     }
     return Status::Ok();
   }
 
-  Status ReadQuantization(const tflite::QuantizationParameters* q, Tensor* t) {
+  Status ReadQuantization(const tflite::QuantizationParameters* q, size_t num_tensors, Tensor* t) {
     QuantParams p;
     p.scale = ToVector<float>(q->scale());
     p.zero_point = ToVector<int64_t>(q->zero_point());
@@ -145,10 +296,12 @@ class Reader {
     p.max = ToVector<float>(q->max());
     p.quantized_dimension = q->quantized_dimension();
     if (q->details_type() != tflite::QuantizationDetails_NONE && q->details()) {
+      if (q->details_type() > tflite::QuantizationDetails_MAX)
+        return InvalidModel("unknown quantization details type " + std::to_string(q->details_type()));
       p.details.type = q->details_type();
       p.details.value = tflite::QuantizationDetailsUnion::UnPack(q->details(), q->details_type(), nullptr);
     }
-    if (!p.zero_point.empty() && !p.scale.empty() && p.zero_point.size() != p.scale.size() && p.zero_point.size() != 1) {
+    if (p.zero_point.size() > 1 && p.zero_point.size() != p.scale.size()) {
       return InvalidModel("quantization has " + std::to_string(p.scale.size()) + " scales but " +
                           std::to_string(p.zero_point.size()) + " zero points");
     }
@@ -156,11 +309,11 @@ class Reader {
       if (!(s >= 0.0f) || s == std::numeric_limits<float>::infinity())
         return InvalidModel("quantization scale " + std::to_string(s) + " is negative or not finite");
     }
+    const int rank = static_cast<int>(t->shape.size());
     if (p.scale.size() > 1) {
-      const int rank = static_cast<int>(t->shape.size());
       if (p.quantized_dimension < 0 || p.quantized_dimension >= rank) {
         return InvalidModel("per-axis quantization on dimension " + std::to_string(p.quantized_dimension) +
-                            " of a rank-" + std::to_string(rank) + " tensor");
+                            " of a rank-" + std::to_string(rank) + " tensor is out of range");
       }
       if (static_cast<int64_t>(p.scale.size()) != t->shape[p.quantized_dimension]) {
         return InvalidModel("per-axis quantization has " + std::to_string(p.scale.size()) + " scales for dimension " +
@@ -168,11 +321,30 @@ class Reader {
                             std::to_string(t->shape[p.quantized_dimension]));
       }
     }
+    // Block-wise / multi-axis schemes keep their scales and zero points in other tensors.
+    auto check_tensor = [&](const char* what, int32_t index, bool optional) -> Status {
+      if ((optional && index == -1) || (index >= 0 && static_cast<size_t>(index) < num_tensors)) return Status::Ok();
+      return InvalidModel(std::string("quantization ") + what + " tensor " + std::to_string(index) +
+                          " out of range (the subgraph has " + std::to_string(num_tensors) + " tensors)");
+    };
+    if (const auto* bw = p.details.AsBlockwiseQuantization()) {
+      RETURN_IF_ERROR(check_tensor("scales", bw->scales, false));
+      RETURN_IF_ERROR(check_tensor("zero points", bw->zero_points, true));
+    } else if (const auto* ma = p.details.AsMultiAxisQuantization()) {
+      RETURN_IF_ERROR(check_tensor("scales", ma->scales, false));
+      RETURN_IF_ERROR(check_tensor("zero points", ma->zero_points, true));
+      for (int32_t d : ma->quantized_dimensions)
+        if (d < 0 || d >= rank)
+          return InvalidModel("multi-axis quantization on dimension " + std::to_string(d) + " of a rank-" +
+                              std::to_string(rank) + " tensor is out of range");
+    }
     t->quant = std::move(p);
     return Status::Ok();
   }
 
-  Status ReadSparsity(const tflite::SparsityParameters* s, Tensor* t) {
+  // Checks a sparse tensor's encoding the way LiteRT's verifier does (and a little more), so a
+  // densifier can trust it: returns the number of values the tensor stores in *stored.
+  Status ReadSparsity(const tflite::SparsityParameters* s, Tensor* t, int64_t* stored) {
     std::shared_ptr<tflite::SparsityParametersT> sp(s->UnPack());
     const size_t rank = t->shape.size();
     const size_t dims = sp->traversal_order.size();
@@ -180,24 +352,104 @@ class Reader {
       return InvalidModel("sparsity has " + std::to_string(dims) + " traversal dimensions but " +
                           std::to_string(sp->dim_metadata.size()) + " dimension metadata entries");
     }
-    if (dims < rank) return InvalidModel("sparsity describes fewer dimensions than the tensor has");
-    for (int32_t d : sp->traversal_order)
-      if (d < 0 || static_cast<size_t>(d) >= dims) return InvalidModel("sparsity traversal order out of range");
-    for (int32_t d : sp->block_map)
-      if (d < 0 || static_cast<size_t>(d) >= rank) return InvalidModel("sparsity block map out of range");
-    if (sp->block_map.size() != dims - rank) return InvalidModel("sparsity block map size does not match its extra dimensions");
-    for (const auto& dm : sp->dim_metadata) {
-      if (!dm) return InvalidModel("sparsity dimension metadata missing");
-      if (dm->format == tflite::DimensionType_SPARSE_CSR &&
-          (dm->array_segments.type == tflite::SparseIndexVector_NONE || dm->array_indices.type == tflite::SparseIndexVector_NONE)) {
-        return InvalidModel("sparse dimension without segment or index arrays");
-      }
+    if (dims < rank)
+      return InvalidModel("sparsity describes " + std::to_string(dims) + " dimensions, fewer than the tensor's rank " +
+                          std::to_string(rank));
+    std::vector<char> seen(dims, 0);
+    for (int32_t d : sp->traversal_order) {
+      if (d < 0 || static_cast<size_t>(d) >= dims)
+        return InvalidModel("sparsity traversal order entry " + std::to_string(d) + " out of range [0, " +
+                            std::to_string(dims) + ")");
+      if (seen[d]++) return InvalidModel("sparsity traversal order repeats dimension " + std::to_string(d));
     }
+    if (sp->block_map.size() != dims - rank)
+      return InvalidModel("sparsity block map has " + std::to_string(sp->block_map.size()) + " entries for " +
+                          std::to_string(dims - rank) + " block dimensions");
+    for (int32_t d : sp->block_map)
+      if (d < 0 || static_cast<size_t>(d) >= rank)
+        return InvalidModel("sparsity block map entry " + std::to_string(d) + " out of range [0, " +
+                            std::to_string(rank) + ")");
+    for (const auto& dm : sp->dim_metadata)
+      if (!dm) return InvalidModel("sparsity dimension metadata missing");
+
+    // Size of each expanded dimension: the tensor's dims divided by their block sizes, then the
+    // block dims (whose sizes are the dense_size of their metadata entries).
+    std::vector<int64_t> expanded(dims, 0);
+    for (size_t i = 0; i < rank; ++i) expanded[i] = t->shape[i];
+    for (size_t i = 0; i < dims - rank; ++i) {
+      const int32_t block = sp->dim_metadata[rank + i]->dense_size;
+      const int32_t dim = sp->block_map[i];
+      if (block <= 0) return InvalidModel("sparsity block size " + std::to_string(block) + " is not positive");
+      if (expanded[dim] % block != 0)
+        return InvalidModel("sparsity block size " + std::to_string(block) + " does not divide dimension " +
+                            std::to_string(dim) + " of size " + std::to_string(t->shape[dim]));
+      expanded[dim] /= block;
+      expanded[rank + i] = block;
+    }
+    // Walk the levels in traversal order, counting the values stored below each.
+    int64_t count = 1;
+    std::vector<int64_t> segments, indices;
+    for (size_t level = 0; level < dims; ++level) {
+      const auto& dm = *sp->dim_metadata[level];
+      const int64_t size = expanded[sp->traversal_order[level]];
+      const std::string where = "sparsity level " + std::to_string(level);
+      if (dm.format == tflite::DimensionType_DENSE) {
+        if (dm.dense_size != size)
+          return InvalidModel(where + ": dense size " + std::to_string(dm.dense_size) + " differs from dimension size " +
+                              std::to_string(size));
+        if (size > 0 && count > options_.max_tensor_elements / size)
+          return InvalidModel(where + ": more than " + std::to_string(options_.max_tensor_elements) + " elements");
+        count *= size;
+        continue;
+      }
+      if (dm.format != tflite::DimensionType_SPARSE_CSR)
+        return InvalidModel(where + ": unknown dimension format " + std::to_string(dm.format));
+      if (!SparseIndexValues(dm.array_segments, &segments) || !SparseIndexValues(dm.array_indices, &indices))
+        return InvalidModel(where + ": sparse dimension without (known) segment and index arrays");
+      if (static_cast<int64_t>(segments.size()) != count + 1)
+        return InvalidModel(where + ": " + std::to_string(segments.size()) + " segments, expected " +
+                            std::to_string(count + 1));
+      for (size_t k = 0; k < segments.size(); ++k) {
+        if (segments[k] < 0 || (k > 0 && segments[k] < segments[k - 1]))
+          return InvalidModel(where + ": segments are negative or decreasing at entry " + std::to_string(k));
+      }
+      if (segments.back() != static_cast<int64_t>(indices.size()))
+        return InvalidModel(where + ": last segment " + std::to_string(segments.back()) + " differs from the " +
+                            std::to_string(indices.size()) + " indices");
+      for (int64_t x : indices)
+        if (x < 0 || x >= size)
+          return InvalidModel(where + ": index " + std::to_string(x) + " out of range [0, " + std::to_string(size) + ")");
+      count = static_cast<int64_t>(indices.size());
+    }
+    *stored = count;
     t->sparsity = std::move(sp);
     return Status::Ok();
   }
 
-  Status ReadTensor(int index, const tflite::Tensor* ft, Tensor* t) {
+  // A string tensor's buffer: int32 count, count+1 int32 offsets, then the characters.
+  static Status CheckStringBuffer(std::span<const uint8_t> data) {
+    auto read = [&](size_t i) {
+      int32_t v;
+      std::memcpy(&v, data.data() + 4 * i, 4);
+      return v;
+    };
+    if (data.size() < 8) return InvalidModel("string data of " + std::to_string(data.size()) + " bytes is truncated");
+    const int32_t n = read(0);
+    if (n < 0 || (static_cast<uint64_t>(n) + 2) * 4 > data.size())
+      return InvalidModel("string data claims " + std::to_string(n) + " strings, more than its " +
+                          std::to_string(data.size()) + " bytes can hold");
+    int64_t prev = static_cast<int64_t>(n + 2) * 4;
+    for (int32_t i = 0; i <= n; ++i) {
+      const int32_t off = read(static_cast<size_t>(i) + 1);
+      if ((i == 0 && off != prev) || off < prev || static_cast<uint64_t>(off) > data.size())
+        return InvalidModel("string offset " + std::to_string(i) + " (" + std::to_string(off) +
+                            ") is out of range or decreasing");
+      prev = off;
+    }
+    return Status::Ok();
+  }
+
+  Status ReadTensor(int index, const tflite::Tensor* ft, size_t num_tensors, Tensor* t) {
     if (!ft) return InvalidModel("tensor " + std::to_string(index) + " is null");
     const std::string label = TensorLabel(index, ft);
     if (ft->name()) t->name = ft->name()->str();
@@ -225,8 +477,9 @@ class Reader {
                           std::to_string(graph_.buffers.size()) + " buffers)");
     t->is_variable = ft->is_variable();
     t->has_rank = ft->has_rank();
-    if (ft->quantization()) RETURN_IF_ERROR_CTX(ReadQuantization(ft->quantization(), t), label);
-    if (ft->sparsity()) RETURN_IF_ERROR_CTX(ReadSparsity(ft->sparsity(), t), label);
+    if (ft->quantization()) RETURN_IF_ERROR_CTX(ReadQuantization(ft->quantization(), num_tensors, t), label);
+    int64_t stored = elements;  // values the buffer holds (fewer for sparse tensors)
+    if (ft->sparsity()) RETURN_IF_ERROR_CTX(ReadSparsity(ft->sparsity(), t, &stored), label);
     if (ft->variant_tensors()) {
       for (const auto* v : *ft->variant_tensors()) {
         if (!v) continue;
@@ -239,13 +492,62 @@ class Reader {
       }
     }
     t->external_buffer = ft->external_buffer();
-    const size_t data_size = graph_.buffers[t->buffer].size();
-    if (data_size > 0 && !t->sparsity) {
-      int64_t need = ExpectedBytes(t->type, elements);
+    Buffer& data = graph_.buffers[t->buffer];
+    const size_t data_size = data.size();
+    if (data_size > 0) {
+      const int64_t need = ExpectedBytes(t->type, stored);
       if (need >= 0 && static_cast<int64_t>(data_size) < need) {
-        return InvalidModel(label + ": constant data has " + std::to_string(data_size) + " bytes but its shape and type need " +
-                            std::to_string(need));
+        return InvalidModel(label + ": constant data has " + std::to_string(data_size) + " bytes but its " +
+                            (t->sparsity ? "sparse encoding" : "shape") + " and type need " + std::to_string(need) +
+                            " (truncated?)");
       }
+      if (t->type == DType::kString) RETURN_IF_ERROR_CTX(CheckStringBuffer(data.bytes()), label);
+      // Typed access (Buffer::as<T>) needs aligned data; the writer aligns to 16 but older files
+      // or data after the flatbuffer may not be. Copy such buffers once instead of failing.
+      if (reinterpret_cast<uintptr_t>(data.bytes().data()) % AlignmentOf(t->type) != 0) {
+        auto b = data.bytes();
+        data = Buffer::Owned(std::vector<uint8_t>(b.begin(), b.end()));
+      }
+    }
+    return Status::Ok();
+  }
+
+  // Control-flow and StableHLO region options name other subgraphs by index. Whether a subgraph
+  // calls itself is the runtime's business; that the index exists is the reader's.
+  Status CheckSubgraphIndices(const Operator& op) const {
+    const size_t n = model_->subgraphs()->size();
+    auto check = [n](const char* field, int64_t index) -> Status {
+      if (index >= 0 && static_cast<uint64_t>(index) < n) return Status::Ok();
+      return InvalidModel(std::string(field) + " " + std::to_string(index) + " out of range (model has " +
+                          std::to_string(n) + " subgraphs)");
+    };
+    if (const auto* o = op.options.AsIfOptions()) {
+      RETURN_IF_ERROR(check("then_subgraph_index", o->then_subgraph_index));
+      RETURN_IF_ERROR(check("else_subgraph_index", o->else_subgraph_index));
+    } else if (const auto* w = op.options.AsWhileOptions()) {
+      RETURN_IF_ERROR(check("cond_subgraph_index", w->cond_subgraph_index));
+      RETURN_IF_ERROR(check("body_subgraph_index", w->body_subgraph_index));
+    } else if (const auto* c = op.options.AsCallOnceOptions()) {
+      RETURN_IF_ERROR(check("init_subgraph_index", c->init_subgraph_index));
+    }
+    const auto& o2 = op.options2;
+    if (const auto* rw = o2.AsStablehloReduceWindowOptions()) {
+      RETURN_IF_ERROR(check("body_subgraph_index", rw->body_subgraph_index));
+    } else if (const auto* sw = o2.AsStablehloWhileOptions()) {
+      RETURN_IF_ERROR(check("cond_subgraph_index", sw->cond_subgraph_index));
+      RETURN_IF_ERROR(check("body_subgraph_index", sw->body_subgraph_index));
+    } else if (const auto* so = o2.AsStablehloSortOptions()) {
+      RETURN_IF_ERROR(check("comparator_subgraph_index", so->comparator_subgraph_index));
+    } else if (const auto* cc = o2.AsStablehloCustomCallOptions()) {
+      for (int32_t i : cc->called_computations) RETURN_IF_ERROR(check("called_computations entry", i));
+    } else if (const auto* r = o2.AsStablehloReduceOptions()) {
+      RETURN_IF_ERROR(check("body_subgraph_index", r->body_subgraph_index));
+    } else if (const auto* sc = o2.AsStablehloScatterOptions()) {
+      RETURN_IF_ERROR(check("update_computation_subgraph_index", sc->update_computation_subgraph_index));
+    } else if (const auto* cs = o2.AsStablehloCaseOptions()) {
+      for (int32_t i : cs->branch_subgraph_indices) RETURN_IF_ERROR(check("branch_subgraph_indices entry", i));
+    } else if (const auto* cp = o2.AsStableHLOCompositeOptions()) {
+      RETURN_IF_ERROR(check("decomposition_subgraph_index", cp->decomposition_subgraph_index));
     }
     return Status::Ok();
   }
@@ -267,14 +569,20 @@ class Reader {
     for (int32_t t : op->inputs) RETURN_IF_ERROR(CheckTensorIndex(t, num_tensors, true, full + " input"));
     for (int32_t t : op->outputs) RETURN_IF_ERROR(CheckTensorIndex(t, num_tensors, false, full + " output"));
     for (int32_t t : op->intermediates) RETURN_IF_ERROR(CheckTensorIndex(t, num_tensors, false, full + " intermediate"));
+    // Options of a type this schema does not know could be neither used nor written back.
     if (fo->builtin_options_type() != tflite::BuiltinOptions_NONE && fo->builtin_options()) {
+      if (fo->builtin_options_type() > tflite::BuiltinOptions_MAX)
+        return InvalidModel(full + ": unknown builtin options type " + std::to_string(fo->builtin_options_type()));
       op->options.type = fo->builtin_options_type();
       op->options.value = tflite::BuiltinOptionsUnion::UnPack(fo->builtin_options(), fo->builtin_options_type(), nullptr);
     }
     if (fo->builtin_options_2_type() != tflite::BuiltinOptions2_NONE && fo->builtin_options_2()) {
+      if (fo->builtin_options_2_type() > tflite::BuiltinOptions2_MAX)
+        return InvalidModel(full + ": unknown builtin options 2 type " + std::to_string(fo->builtin_options_2_type()));
       op->options2.type = fo->builtin_options_2_type();
       op->options2.value = tflite::BuiltinOptions2Union::UnPack(fo->builtin_options_2(), fo->builtin_options_2_type(), nullptr);
     }
+    RETURN_IF_ERROR_CTX(CheckSubgraphIndices(*op), full);
     if (fo->custom_options()) {
       op->has_custom_options = true;
       op->custom_options = ToVector<uint8_t>(fo->custom_options());
@@ -299,7 +607,7 @@ class Reader {
     sg->debug_metadata_index = fs->debug_metadata_index();
     const size_t n = fs->tensors() ? fs->tensors()->size() : 0;
     sg->tensors.resize(n);
-    for (uint32_t i = 0; i < n; ++i) RETURN_IF_ERROR(ReadTensor(static_cast<int>(i), fs->tensors()->Get(i), &sg->tensors[i]));
+    for (uint32_t i = 0; i < n; ++i) RETURN_IF_ERROR(ReadTensor(static_cast<int>(i), fs->tensors()->Get(i), n, &sg->tensors[i]));
     sg->inputs = ToVector<int32_t>(fs->inputs());
     sg->outputs = ToVector<int32_t>(fs->outputs());
     for (int32_t t : sg->inputs) RETURN_IF_ERROR(CheckTensorIndex(t, n, false, "subgraph input"));

@@ -231,6 +231,8 @@ class Writer {
       if (t.buffer >= g_.buffers.size())
         return InvalidArgument("tensor " + std::to_string(i) + " '" + t.name + "' refers to buffer " +
                                std::to_string(t.buffer) + ", out of range");
+      if (t.quant && t.quant->details.type != tflite::QuantizationDetails_NONE && !t.quant->details.value)
+        return InvalidArgument("tensor " + std::to_string(i) + " '" + t.name + "' has a quantization details type but no details");
       tensors.push_back(WriteTensor(t));
     }
     std::vector<Offset<tflite::Operator>> ops;
@@ -243,6 +245,10 @@ class Writer {
         if (!check(t, true)) return InvalidArgument("operator " + std::to_string(i) + " input tensor " + std::to_string(t) + " out of range");
       for (int32_t t : op.outputs)
         if (!check(t, false)) return InvalidArgument("operator " + std::to_string(i) + " output tensor " + std::to_string(t) + " out of range");
+      // Packing a union whose type is set but whose value is not would dereference null.
+      if ((op.options.type != tflite::BuiltinOptions_NONE && !op.options.value) ||
+          (op.options2.type != tflite::BuiltinOptions2_NONE && !op.options2.value))
+        return InvalidArgument("operator " + std::to_string(i) + " (" + op.type_name() + ") has an options type but no options");
       ASSIGN_OR_RETURN(auto off, WriteOperator(op));
       ops.push_back(off);
     }

@@ -103,9 +103,10 @@ int Graph::DropUnusedTensors() {
       kept.push_back(std::move(sg.tensors[i]));
     }
     sg.tensors = std::move(kept);
+    // Indices that were out of range stay so (they exceed the old and thus the new count).
     auto fix = [&](std::vector<int32_t>& v) {
       for (auto& t : v)
-        if (t >= 0) t = remap[t];
+        if (t >= 0 && static_cast<size_t>(t) < remap.size()) t = remap[t];
     };
     fix(sg.inputs);
     fix(sg.outputs);
@@ -116,8 +117,9 @@ int Graph::DropUnusedTensors() {
     }
     for (auto& sig : signatures) {
       if (sig.subgraph_index != si) continue;
-      for (auto& m : sig.inputs) m.tensor_index = static_cast<uint32_t>(remap[m.tensor_index]);
-      for (auto& m : sig.outputs) m.tensor_index = static_cast<uint32_t>(remap[m.tensor_index]);
+      for (auto* maps : {&sig.inputs, &sig.outputs})
+        for (auto& m : *maps)
+          if (m.tensor_index < remap.size()) m.tensor_index = static_cast<uint32_t>(remap[m.tensor_index]);
     }
   }
   return dropped;
@@ -125,6 +127,7 @@ int Graph::DropUnusedTensors() {
 
 int Graph::DropUnusedBuffers() {
   int dropped = 0;
+  if (buffers.empty()) buffers.emplace_back();  // the sentinel every model has
   std::vector<char> buffer_used(buffers.size(), 0);
   buffer_used[0] = 1;
   for (const auto& m : metadata)

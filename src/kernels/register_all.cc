@@ -6,6 +6,20 @@ namespace edgeopt::rt {
 
 void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterBasicKernels(r);
+  kernels::RegisterSignalKernels(r);
+  kernels::RegisterLstmKernels(r);
+  kernels::RegisterControlFlowKernels(r);
+  kernels::RegisterDetectionKernels(r);
+  kernels::RegisterElementwiseKernels(r);
+  kernels::RegisterUnaryKernels(r);
+  kernels::RegisterActivationKernels(r);
+  kernels::RegisterQuantizeKernels(r);
+  kernels::RegisterNormalizationKernels(r);
+  kernels::RegisterConvKernels(r);
+  kernels::RegisterDepthwiseKernels(r);
+  kernels::RegisterFullyConnectedKernels(r);
+  kernels::RegisterMatMulKernels(r);
+  kernels::RegisterPoolingKernels(r);
   // Last: puts the fast float32 kernels in front of the factories registered above.
   kernels::RegisterFastFloatKernels(r);
 }

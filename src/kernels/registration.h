@@ -6,6 +6,32 @@
 namespace edgeopt::kernels {
 
 void RegisterBasicKernels(rt::OpRegistry& r);
+// RFFT2D, COMPLEX_ABS, REAL, IMAG (kernels/signal).
+void RegisterSignalKernels(rt::OpRegistry& r);
+// UNIDIRECTIONAL_SEQUENCE_LSTM, LSTM, BIDIRECTIONAL_SEQUENCE_LSTM, UNIDIRECTIONAL_SEQUENCE_RNN, RNN,
+// SVDF (kernels/lstm).
+void RegisterLstmKernels(rt::OpRegistry& r);
+// WHILE, IF, CALL_ONCE, VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE (kernels/control_flow).
+void RegisterControlFlowKernels(rt::OpRegistry& r);
+// Custom op TFLite_Detection_PostProcess (kernels/detection).
+void RegisterDetectionKernels(rt::OpRegistry& r);
+// elementwise/: binary arithmetic, comparisons, logical ops, SELECT, ADD_N, ZEROS_LIKE, FILL.
+void RegisterElementwiseKernels(rt::OpRegistry& r);
+// unary/: EXP LOG SQRT RSQRT ABS NEG SIN COS FLOOR CEIL ROUND SQUARE SIGN.
+void RegisterUnaryKernels(rt::OpRegistry& r);
+// activations/: RELU family, LEAKY_RELU, PRELU, ELU, HARD_SWISH, GELU, LOGISTIC, TANH, SOFTMAX, LOG_SOFTMAX.
+void RegisterActivationKernels(rt::OpRegistry& r);
+// quantize/: QUANTIZE, DEQUANTIZE, CAST.
+void RegisterQuantizeKernels(rt::OpRegistry& r);
+// normalization/: L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION.
+void RegisterNormalizationKernels(rt::OpRegistry& r);
+// Neural-network families: conv/ (CONV_2D, TRANSPOSE_CONV, Convolution2DTransposeBias),
+// depthwise/, fully_connected/, matmul/ (BATCH_MATMUL), pooling/.
+void RegisterConvKernels(rt::OpRegistry& r);
+void RegisterDepthwiseKernels(rt::OpRegistry& r);
+void RegisterFullyConnectedKernels(rt::OpRegistry& r);
+void RegisterMatMulKernels(rt::OpRegistry& r);
+void RegisterPoolingKernels(rt::OpRegistry& r);
 // Fast float32 kernels in front of the factories registered before (kernels/gemm/README.md):
 // call after the reference families.
 void RegisterFastFloatKernels(rt::OpRegistry& r);

@@ -161,6 +161,13 @@ Status Interpreter::Invoke() {
   return subgraphs_[0]->Invoke();
 }
 
+Status Interpreter::InvokeSubgraph(int index) {
+  if (index < 0 || static_cast<size_t>(index) >= subgraphs_.size())
+    return InvalidArgument("no subgraph " + std::to_string(index));
+  cancel_.store(false);
+  return subgraphs_[index]->Invoke();
+}
+
 Status Interpreter::BindInput(int i, void* data, size_t bytes) {
   if (i < 0 || i >= num_inputs()) return InvalidArgument("BindInput: no input " + std::to_string(i));
   return subgraphs_[0]->BindTensor(subgraphs_[0]->input_tensor_index(i), data, bytes);
@@ -218,6 +225,7 @@ SubgraphExec::~SubgraphExec() = default;
 const Subgraph& SubgraphExec::sg() const { return owner_->model_->graph().subgraphs[index_]; }
 ThreadPool& SubgraphExec::threads() { return *owner_->pool_; }
 PackedWeightCache* SubgraphExec::packed_cache() { return owner_->model_->packed_cache(); }
+ResourceStore& SubgraphExec::resources() { return owner_->resources_; }
 
 std::string SubgraphExec::OpLabel(int node) const {
   const Node& n = nodes_[node];
@@ -332,7 +340,10 @@ void SubgraphExec::ResetVariables() {
     RtTensor& r = tensors_[i];
     if (r.alloc != Allocation::kPersistent || !r.def || !r.def->is_variable) continue;
     size_t bytes = TensorBytes(r.type, r.shape);
-    r.owned.assign(bytes, 0);
+    // As LiteRT's ResetVariableTensor: int8 state starts at its zero point (real 0), other
+    // types at 0 bytes, unless the model gives initial data.
+    const uint8_t fill = r.type == DType::kInt8 ? static_cast<uint8_t>(r.zero_point()) : 0;
+    r.owned.assign(bytes, fill);
     auto init = g.TensorData(*r.def);
     if (init.size() == bytes) std::memcpy(r.owned.data(), init.data(), bytes);
     r.data = r.owned.data();
@@ -530,6 +541,13 @@ Status SubgraphExec::PlanMemory() {
       last[t] = std::max(last[t], n);
     }
   }
+  if (owner_->options_.preserve_all_tensors) {
+    for (size_t t = 0; t < tensors_.size(); ++t)
+      if (last[t] >= 0) {
+        first[t] = -1;
+        last[t] = num_nodes;
+      }
+  }
   std::vector<PlanItem> items;
   std::vector<int32_t> item_tensor;
   for (size_t t = 0; t < tensors_.size(); ++t) {
@@ -589,9 +607,12 @@ Status SubgraphExec::AllocateTensors() {
       r.bytes = TensorBytes(r.type, r.shape);
   }
   allocated_ = false;
-  RETURN_IF_ERROR(PrepareAll());
-  RETURN_IF_ERROR(FoldConstants());
-  RETURN_IF_ERROR(PlanMemory());
+  allocating_ = true;
+  Status st = PrepareAll();
+  if (st.ok()) st = FoldConstants();
+  if (st.ok()) st = PlanMemory();
+  allocating_ = false;
+  RETURN_IF_ERROR(st);
   allocated_ = true;
   return Status::Ok();
 }
@@ -711,6 +732,11 @@ Expected<std::vector<const RtTensor*>> SubgraphExec::SubgraphOutputs(int subgrap
     return InvalidModel("refers to subgraph " + std::to_string(subgraph_index) + ", which does not exist");
   if (subgraph_index == index_) return InvalidModel("subgraph " + std::to_string(index_) + " calls itself");
   SubgraphExec& target = *owner_->subgraphs_[subgraph_index];
+  // Control-flow ops prepare their subgraphs from their own Prepare; a subgraph reached again
+  // while it is being prepared (e.g. two WHILE bodies naming each other) would recurse forever.
+  if (target.allocating_)
+    return InvalidModel("subgraph " + std::to_string(subgraph_index) + " is used recursively (from subgraph " +
+                        std::to_string(index_) + ")");
   if (static_cast<int>(inputs.size()) != target.num_inputs())
     return InvalidModel("passes " + std::to_string(inputs.size()) + " inputs to subgraph " + std::to_string(subgraph_index) +
                         ", which has " + std::to_string(target.num_inputs()));
@@ -734,6 +760,10 @@ Status SubgraphExec::InvokeSubgraph(int subgraph_index, std::span<const RtTensor
                                     std::span<RtTensor* const> outputs) {
   static thread_local int depth = 0;
   if (depth >= kMaxSubgraphDepth) return InvalidModel("subgraph calls nest deeper than " + std::to_string(kMaxSubgraphDepth));
+  // A WHILE whose cond and body have no ops would never reach an op boundary: check here too,
+  // so Cancel() stops any loop.
+  if (owner_->cancel_.load(std::memory_order_relaxed))
+    return Cancelled("invoke cancelled before calling subgraph " + std::to_string(subgraph_index));
   ASSIGN_OR_RETURN(auto outs, SubgraphOutputs(subgraph_index, inputs));
   SubgraphExec& target = *owner_->subgraphs_[subgraph_index];
   if (outputs.size() > outs.size())

@@ -19,6 +19,7 @@
 #include "runtime/delegate.h"
 #include "runtime/kernel.h"
 #include "runtime/registry.h"
+#include "runtime/resources.h"
 #include "runtime/tensor.h"
 #include "runtime/thread_pool.h"
 
@@ -51,6 +52,9 @@ struct InterpreterOptions {
   std::shared_ptr<const OpRegistry> op_resolver;
   // Backends asked, in order, to claim ops before the built-in CPU kernels.
   std::vector<std::shared_ptr<Delegate>> delegates;
+  // Give every tensor its own memory so all intermediate values can be read after Invoke
+  // (calibration, layer-by-layer comparison). Costs memory; off for normal inference.
+  bool preserve_all_tensors = false;
   // Feature set used to choose kernel variants (defaults to this CPU).
   const CpuFeatures* cpu = nullptr;
 };
@@ -109,6 +113,9 @@ class Interpreter {
   std::vector<std::string> SignatureKeys() const;
   // Runs the subgraph of a signature: inputs/outputs by signature name.
   Expected<SubgraphExec*> Signature(const std::string& key);
+  // Runs subgraph `index` as a top-level call (e.g. a signature's): like Invoke, it first clears
+  // a Cancel request left from before.
+  Status InvokeSubgraph(int index);
 
   // Variable tensors back to their initial values.
   void ResetVariables();
@@ -133,6 +140,7 @@ class Interpreter {
   InterpreterOptions options_;
   std::unique_ptr<ThreadPool> pool_;
   std::vector<std::unique_ptr<SubgraphExec>> subgraphs_;
+  ResourceStore resources_;
   std::atomic<bool> cancel_{false};
 };
 
@@ -184,6 +192,7 @@ class SubgraphExec : public KernelHost {
                                                          std::span<const RtTensor* const> inputs) override;
   PackedWeightCache* packed_cache() override;
   int subgraph_index() const override { return index_; }
+  ResourceStore& resources() override;
 
  private:
   struct Node {
@@ -222,6 +231,7 @@ class SubgraphExec : public KernelHost {
   std::vector<size_t> tensor_offsets_;  // arena offset per tensor (SIZE_MAX if not planned)
   std::vector<char> dynamic_;           // tensor's shape known only at invoke time
   bool allocated_ = false;
+  bool allocating_ = false;  // inside AllocateTensors: a nested request for this subgraph is a cycle
   bool in_invoke_ = false;
   bool profiling_ = false;
   std::vector<OpTiming> profile_;

@@ -27,6 +27,7 @@ namespace edgeopt::rt {
 
 class KernelContext;
 class PackedWeightCache;
+class ResourceStore;
 
 class OpKernel {
  public:
@@ -92,6 +93,8 @@ class KernelHost {
                                                                  std::span<const RtTensor* const> inputs) = 0;
   virtual PackedWeightCache* packed_cache() = 0;
   virtual int subgraph_index() const = 0;
+  // Interpreter-wide resource variables (shared by all subgraphs of one interpreter).
+  virtual ResourceStore& resources() = 0;
 };
 
 class KernelContext {

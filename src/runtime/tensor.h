@@ -68,9 +68,11 @@ struct RtTensor {
   bool per_channel() const { return quant && quant->scale.size() > 1; }
 };
 
-// Bytes needed for `shape` of `type` (strings excluded).
+// Bytes needed for `shape` of `type` (strings excluded). A resource tensor holds one int32
+// handle id per element, as in LiteRT.
 inline size_t TensorBytes(DType type, const Shape& shape) {
-  return DTypeBytes(type, static_cast<size_t>(NumElements(shape)));
+  const auto n = static_cast<size_t>(NumElements(shape));
+  return type == DType::kResource ? n * sizeof(int32_t) : DTypeBytes(type, n);
 }
 
 }  // namespace edgeopt::rt

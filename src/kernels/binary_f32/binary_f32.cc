@@ -51,7 +51,7 @@ class BinaryF32 : public rt::OpKernel {
     rt::Shape out;
     if (!BroadcastShape(a->shape, b->shape, &out))
       return ctx.Error("shapes " + rt::ShapeToString(a->shape) + " and " + rt::ShapeToString(b->shape) +
-                       " cannot be broadcast");
+                       " are not broadcastable");
     // Dimensions of the output with each operand's broadcast flag, size-1 dims dropped, merged.
     const int rank = static_cast<int>(out.size());
     auto dim_of = [&](const rt::Shape& s, int d) {

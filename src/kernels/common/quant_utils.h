@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -83,6 +84,35 @@ inline int32_t MultiplyByQuantizedMultiplier(int64_t x, int32_t quantized_multip
   const int total_shift = 15 - shift;
   x = x * static_cast<int64_t>(reduced_multiplier) + (int64_t{1} << (total_shift - 1));
   return static_cast<int32_t>(x >> total_shift);
+}
+
+// An int64 accumulator wrapped to int32, as LiteRT's int32 accumulators wrap.
+inline int32_t WrapToInt32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v))); }
+
+// Requantization as TFLite 2.9's GEMM-based int8/uint8 kernels do it on x86 (CONV_2D, and the
+// other ops routed through cpu_backend_gemm): ruy's AVX2 8-bit kernel rounds both steps half
+// toward +infinity, (x * m + 2^30) >> 31 and then (v + 2^(s-1)) >> s, instead of the reference
+// MultiplyByQuantizedMultiplier's ties away from zero. The two differ by 1 LSB on exact ties of
+// the second step (about 1 output in 500), so kernels whose 2.9 counterpart runs through ruy use
+// this one to stay bit-exact with it.
+inline int32_t MultiplyByQuantizedMultiplierRuy(int32_t x, int32_t quantized_multiplier, int shift) {
+  const int left = shift > 0 ? shift : 0;
+  const int right = shift > 0 ? 0 : -shift;
+  const auto shifted = static_cast<int32_t>(static_cast<uint32_t>(x) << left);
+  const int64_t product = static_cast<int64_t>(shifted) * quantized_multiplier;
+  const auto high = static_cast<int32_t>((product + (int64_t{1} << 30)) >> 31);
+  if (right == 0) return high;
+  const int32_t nudge = int32_t{1} << (right - 1);
+  if (high > INT32_MAX - nudge) return int32_t{1} << (31 - right);  // ruy's overflow lane
+  return (high + nudge) >> right;
+}
+
+// ruy's portable path (its kernels for sources wider than 8 bits, e.g. 16x8 FULLY_CONNECTED in
+// 2.9): one rounding, half toward +infinity, of x * m * 2^(shift - 31).
+inline int32_t MultiplyByQuantizedMultiplierSingleRound(int32_t x, int32_t quantized_multiplier, int shift) {
+  const int total_shift = 31 - shift;
+  const int64_t round = int64_t{1} << (total_shift - 1);
+  return static_cast<int32_t>((static_cast<int64_t>(x) * quantized_multiplier + round) >> total_shift);
 }
 
 // Range of a quantized type.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kernels/common/kernel_util.h"
+#include "kernels/common/nn_util.h"
 #include "kernels/common/quant_utils.h"
 #include "kernels/dwconv/dwconv.h"
 #include "kernels/gemm/f32_op_util.h"
@@ -18,18 +19,30 @@ class DepthwiseConv2DF32 : public rt::OpKernel {
  public:
   DepthwiseConv2DF32(bool avx2, MinMax mm) : avx2_(avx2), mm_(mm) {}
 
+  // Shapes are checked as the reference kernel checks them (kernels/depthwise), with its messages.
   Status Prepare(rt::KernelContext& ctx) override {
     const auto& o = GetOptions<tflite::DepthwiseConv2DOptionsT>(ctx.op());
     const rt::RtTensor* in = ctx.input(0);
     const rt::RtTensor* f = ctx.input(1);
-    if (in->rank() != 4) return ctx.Error("input must be 4-D NHWC, is " + Describe(*in));
-    if (f->dim(0) != 1) return ctx.Error("filter must be [1, H, W, C], is " + Describe(*f));
+    if (in->rank() != 4) return ctx.Error("input " + Describe(*in) + " must have rank 4 (NHWC)");
+    if (f->dim(0) != 1) return ctx.Error("filter " + Describe(*f) + " must have 1 as its first dimension");
     const int c = in->dim(3), oc = f->dim(3);
     if (c <= 0 || oc % c != 0)
-      return ctx.Error("filter channels " + std::to_string(oc) + " are not a multiple of the input's " +
-                       std::to_string(c));
-    if (o.stride_h < 1 || o.stride_w < 1 || o.dilation_h_factor < 1 || o.dilation_w_factor < 1)
-      return ctx.Error("strides and dilations must be positive");
+      return ctx.Error("filter channels " + std::to_string(oc) + " (" + Describe(*f) +
+                       ") are not a multiple of the input channels " + std::to_string(c) + " (" + Describe(*in) + ")");
+    if (o.depth_multiplier != 0 && o.depth_multiplier != oc / c)
+      return ctx.Error("depth_multiplier " + std::to_string(o.depth_multiplier) + " does not match the filter: " +
+                       std::to_string(oc) + " channels for " + std::to_string(c) + " input channels");
+    WindowSpec spec;
+    spec.padding = o.padding;
+    spec.stride_h = o.stride_h;
+    spec.stride_w = o.stride_w;
+    spec.dilation_h = o.dilation_h_factor;
+    spec.dilation_w = o.dilation_w_factor;
+    spec.filter_h = f->dim(1);
+    spec.filter_w = f->dim(2);
+    WindowGeometry wg;
+    RETURN_IF_ERROR(ComputeWindow(ctx, spec, in->dim(1), in->dim(2), &wg));
     dwconv::Geometry g;
     g.batch = in->dim(0);
     g.h = in->dim(1);
@@ -42,12 +55,10 @@ class DepthwiseConv2DF32 : public rt::OpKernel {
     g.dh = o.dilation_h_factor;
     g.dw = o.dilation_w_factor;
     g.depth_multiplier = oc / c;
-    g.oh = ComputeOutSize(o.padding, g.h, g.kh, g.sh, g.dh);
-    g.ow = ComputeOutSize(o.padding, g.w, g.kw, g.sw, g.dw);
-    if (g.oh <= 0 || g.ow <= 0) return ctx.Error("filter larger than the input");
-    int off = 0;
-    g.pad_top = ComputePadding(g.sh, g.dh, g.h, g.kh, g.oh, &off);
-    g.pad_left = ComputePadding(g.sw, g.dw, g.w, g.kw, g.ow, &off);
+    g.oh = wg.out_h;
+    g.ow = wg.out_w;
+    g.pad_top = wg.pad_h;
+    g.pad_left = wg.pad_w;
     g_ = g;
     RETURN_IF_ERROR(ctx.SetOutputShape(0, {g.batch, g.oh, g.ow, oc}));
     vector_path_ = avx2_ && g.depth_multiplier == 1 && g.kh <= 64;
@@ -125,6 +136,7 @@ std::unique_ptr<rt::OpKernel> MakeDepthwiseConv2DF32(const rt::KernelCreateConte
   const Tensor* bias = cc.input(2);
   if (!IsFloat32(in) || !IsFloat32(f) || !IsFloat32(cc.output(0))) return nullptr;
   if (f->shape.size() != 4 || !ConstantOrFolded(cc, 1)) return nullptr;
+  if (in->shape.size() != 4) return nullptr;
   // TFLite 2.9 requires the bias of DEPTHWISE_CONV_2D (an omitted one fails to prepare there):
   // leave that case to the reference, which reports it.
   if (!bias || !IsFloat32(bias) || bias->num_elements() != f->shape[3] || !ConstantOrFolded(cc, 2)) return nullptr;

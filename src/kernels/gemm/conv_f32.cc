@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/common/kernel_util.h"
+#include "kernels/common/nn_util.h"
 #include "kernels/common/quant_utils.h"
 #include "kernels/gemm/f32_op_util.h"
 #include "kernels/gemm/gemm.h"
@@ -51,23 +52,31 @@ class Conv2DF32 : public rt::OpKernel {
  public:
   Conv2DF32(const gemm::Ukernels& uk, MinMax mm) : uk_(uk), mm_(mm) {}
 
+  // Shapes are checked as the reference kernel checks them (kernels/conv), with its messages.
   Status Prepare(rt::KernelContext& ctx) override {
     const auto& o = GetOptions<tflite::Conv2DOptionsT>(ctx.op());
     const rt::RtTensor* in = ctx.input(0);
     const rt::RtTensor* w = ctx.input(1);
-    if (in->rank() != 4) return ctx.Error("input must be 4-D NHWC, is " + Describe(*in));
+    if (in->rank() != 4) return ctx.Error("input " + Describe(*in) + " must have rank 4 (NHWC)");
     const int batch = in->dim(0), h = in->dim(1), wd = in->dim(2), c = in->dim(3);
     const int oc = w->dim(0), kh = w->dim(1), kw = w->dim(2), ic = w->dim(3);
-    if (ic != c)
-      return ctx.Error("input has " + std::to_string(c) + " channels, the filter " + std::to_string(ic));
-    if (o.stride_h < 1 || o.stride_w < 1 || o.dilation_h_factor < 1 || o.dilation_w_factor < 1)
-      return ctx.Error("strides and dilations must be positive");
-    const int oh = ComputeOutSize(o.padding, h, kh, o.stride_h, o.dilation_h_factor);
-    const int ow = ComputeOutSize(o.padding, wd, kw, o.stride_w, o.dilation_w_factor);
-    if (oh <= 0 || ow <= 0) return ctx.Error("filter larger than the input");
-    int off = 0;
-    pad_top_ = ComputePadding(o.stride_h, o.dilation_h_factor, h, kh, oh, &off);
-    pad_left_ = ComputePadding(o.stride_w, o.dilation_w_factor, wd, kw, ow, &off);
+    if (ic != c)  // grouped convolution is declined at creation; the input was resized since
+      return ctx.UnsupportedError("input channels " + std::to_string(c) + " of " + Describe(*in) +
+                                  " differ from the filter's " + std::to_string(ic) +
+                                  " (grouped convolution is left to the reference kernel)");
+    WindowSpec spec;
+    spec.padding = o.padding;
+    spec.stride_h = o.stride_h;
+    spec.stride_w = o.stride_w;
+    spec.dilation_h = o.dilation_h_factor;
+    spec.dilation_w = o.dilation_w_factor;
+    spec.filter_h = kh;
+    spec.filter_w = kw;
+    WindowGeometry wg;
+    RETURN_IF_ERROR(ComputeWindow(ctx, spec, h, wd, &wg));
+    const int oh = wg.out_h, ow = wg.out_w;
+    pad_top_ = wg.pad_h;
+    pad_left_ = wg.pad_w;
     RETURN_IF_ERROR(ctx.SetOutputShape(0, {batch, oh, ow, oc}));
     geom_ = {batch, h, wd, c, oh, ow, kh, kw, o.stride_h, o.stride_w, o.dilation_h_factor, o.dilation_w_factor};
 
@@ -168,18 +177,21 @@ class FullyConnectedF32 : public rt::OpKernel {
     const rt::RtTensor* in = ctx.input(0);
     const rt::RtTensor* w = ctx.input(1);
     const int n = w->dim(0), k = w->dim(1);
-    if (k <= 0 || in->num_elements() % k != 0)
-      return ctx.Error("input " + Describe(*in) + " is not a whole number of rows of " + std::to_string(k));
-    batch_ = in->num_elements() / k;
     rt::Shape out;
     if (keep_num_dims_) {
       if (in->rank() < 1 || in->dim(-1) != k)
-        return ctx.Error("keep_num_dims needs the input's last dimension to be " + std::to_string(k));
+        return ctx.Error("with keep_num_dims the input " + Describe(*in) + " must end in the weights' depth " +
+                         std::to_string(k));
       out = in->shape;
       out.back() = n;
     } else {
-      out = {static_cast<int32_t>(batch_), n};
+      if (k <= 0 || in->num_elements() % k != 0)
+        return ctx.Error("input " + Describe(*in) + " has " + std::to_string(in->num_elements()) +
+                         " elements, not a multiple of the weights' depth " + std::to_string(k) + " (" +
+                         Describe(*w) + ")");
+      out = {static_cast<int32_t>(in->num_elements() / k), n};
     }
+    batch_ = k > 0 ? in->num_elements() / k : 0;
     RETURN_IF_ERROR(ctx.SetOutputShape(0, std::move(out)));
     if (!packed_) packed_ = PackNK(ctx, n, k);
     return Status::Ok();
@@ -213,7 +225,7 @@ std::unique_ptr<rt::OpKernel> MakeConv2DF32(const rt::KernelCreateContext& cc) {
   if (!FloatWeightsAndBias(cc, 4)) return nullptr;
   // Grouped convolution (input channels a multiple of the filter's) is left to the reference.
   const Tensor* in = cc.input(0);
-  if (in->shape.size() == 4 && in->shape[3] != cc.input(1)->shape[3]) return nullptr;
+  if (in->shape.size() != 4 || in->shape[3] != cc.input(1)->shape[3]) return nullptr;
   const auto& o = GetOptions<tflite::Conv2DOptionsT>(cc.op);
   MinMax mm;
   if (!FusedMinMax(o.fused_activation_function, &mm)) return nullptr;

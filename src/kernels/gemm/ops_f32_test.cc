@@ -21,6 +21,7 @@
 #include "runtime/interpreter.h"
 #include "support/conformance.h"
 #include "support/core/model_files.h"
+#include "support/float_stand_ins.h"
 
 namespace edgeopt {
 namespace {
@@ -625,21 +626,39 @@ TEST(FastF32Conformance, ConvDepthwiseFcPoolAdd) {
 namespace edgeopt {
 namespace {
 
-// The real float models of ../shared run end to end on the fast kernels (plus the temporary
-// SOFTMAX / RESIZE_BILINEAR / CONCATENATION stand-ins) and match TFLite 2.9.
+// The real float models of ../shared run end to end on the fast kernels (DeepLabV3 with the
+// stand-in RESIZE_BILINEAR / CONCATENATION of tests/support until those families are merged)
+// and match TFLite 2.9, and match edgeopt's own reference kernels.
 TEST(FastF32Conformance, RealFloatModels) {
   if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)";
   EDGEOPT_REQUIRE_SHARED_MODELS();
   for (const char* name : {"vww_96_float.tflite", "mobilenet_v1_0.25_224_float.tflite", "deeplabv3_257_float.tflite"}) {
     const std::string path = testing::SharedModel(name);
     if (path.empty()) continue;
+    auto model = rt::Model::FromFile(path);
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    testing::CompareOptions o;
+    o.rtol = 1e-5;
+    o.atol = 1e-6;
+    const auto inputs = testing::RandomInputs((*model)->graph(), o);
+    auto ref = testing::RunTflite29(testing::ReadFileBytes(path), inputs);
+    ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+    rt::InterpreterOptions ro;
+    ro.reference_kernels_only = true;
+    ro.op_resolver = testing::FloatStandInsForMissingOps();
+    auto ours_ref = testing::RunEdgeopt(*model, inputs, ro);
+    ASSERT_TRUE(ours_ref.ok()) << ours_ref.status().ToString();
     for (int threads : {1, 2}) {
-      testing::CompareOptions o;
-      o.rtol = 1e-5;
-      o.atol = 1e-6;
-      o.threads = threads;
-      auto report = testing::CompareModelFile(path, o);
-      EXPECT_TRUE(report.ok) << name << " threads " << threads << ": " << report.Summary();
+      rt::InterpreterOptions io;
+      io.num_threads = threads;
+      io.op_resolver = ro.op_resolver;
+      auto ours = testing::RunEdgeopt(*model, inputs, io);
+      ASSERT_TRUE(ours.ok()) << name << ": " << ours.status().ToString();
+      auto vs_tflite = testing::CompareOutputs(*ours, *ref, o);
+      EXPECT_TRUE(vs_tflite.ok) << name << " threads " << threads << " vs TFLite 2.9: " << vs_tflite.Summary();
+      auto vs_reference = testing::CompareOutputs(*ours, *ours_ref, o);
+      EXPECT_TRUE(vs_reference.ok) << name << " threads " << threads << " vs reference kernels: "
+                                   << vs_reference.Summary();
     }
   }
 }

@@ -1,17 +1,12 @@
 // Registration of the fast float32 kernels. For each op the factory asks the fast path first
 // (Make*F32) and falls back to the factory that was registered before (the reference family),
-// so this must run after the reference families in register_all.cc. Until those families are
-// merged there is nothing to fall back to and unhandled cases are reported as unsupported.
-// See README.md for the contract.
+// so this must run after the reference families in register_all.cc. See README.md.
 #include <string>
 
 #include "kernels/gemm/ops_f32.h"
 #include "kernels/registration.h"
 
 namespace edgeopt::kernels {
-
-// temp_ref_ops.cc (temporary, see there).
-std::unique_ptr<rt::OpKernel> MakeTempRefF32(const rt::KernelCreateContext& cc);
 
 namespace {
 
@@ -30,18 +25,8 @@ void AddFastFirst(rt::OpRegistry& r, tflite::BuiltinOperator code, MakeFn make) 
   r.Add(code, [make, fallback](const rt::KernelCreateContext& cc) -> Expected<std::unique_ptr<rt::OpKernel>> {
     if (auto k = make(cc)) return k;
     if (fallback) return fallback(cc);
-    return cc.Error(cc.reference_only ? "no reference kernel on this branch yet (only the fast float32 path)"
-                                      : "only float32 with constant weights and a clamp activation is supported "
-                                        "(fast float32 path; reference kernels not merged yet)");
-  });
-}
-
-// Only when the op has no kernel at all (temporary stand-ins, see temp_ref_ops.cc).
-void AddIfAbsent(rt::OpRegistry& r, tflite::BuiltinOperator code, MakeFn make) {
-  if (Existing(r, code)) return;
-  r.Add(code, [make](const rt::KernelCreateContext& cc) -> Expected<std::unique_ptr<rt::OpKernel>> {
-    if (auto k = make(cc)) return k;
-    return cc.Error("only float32 is supported by the temporary kernel on this branch");
+    return cc.Error("only float32 with constant weights and a clamp activation is supported (no reference kernel "
+                    "registered for this op)");
   });
 }
 
@@ -56,11 +41,6 @@ void RegisterFastFloatKernels(rt::OpRegistry& r) {
   AddFastFirst(r, tflite::BuiltinOperator_ADD, MakeBinaryF32);
   AddFastFirst(r, tflite::BuiltinOperator_SUB, MakeBinaryF32);
   AddFastFirst(r, tflite::BuiltinOperator_MUL, MakeBinaryF32);
-  // TEMPORARY stand-ins until those families are merged (float32 only, plain loops).
-  AddIfAbsent(r, tflite::BuiltinOperator_SOFTMAX, MakeTempRefF32);
-  AddIfAbsent(r, tflite::BuiltinOperator_RESIZE_BILINEAR, MakeTempRefF32);
-  AddIfAbsent(r, tflite::BuiltinOperator_CONCATENATION, MakeTempRefF32);
-  AddIfAbsent(r, tflite::BuiltinOperator_MEAN, MakeTempRefF32);
 }
 
 }  // namespace edgeopt::kernels

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "kernels/common/kernel_util.h"
+#include "kernels/common/nn_util.h"
 #include "kernels/common/quant_utils.h"
 #include "kernels/gemm/f32_op_util.h"
 #include "kernels/gemm/ops_f32.h"
@@ -52,12 +53,19 @@ class Pool2DF32 : public rt::OpKernel {
  public:
   Pool2DF32(pool::Kind kind, bool avx2, MinMax mm) : kind_(kind), avx2_(avx2), mm_(mm) {}
 
+  // Shapes are checked as the reference kernel checks them (kernels/pooling), with its messages.
   Status Prepare(rt::KernelContext& ctx) override {
     const auto& o = GetOptions<tflite::Pool2DOptionsT>(ctx.op());
     const rt::RtTensor* in = ctx.input(0);
-    if (in->rank() != 4) return ctx.Error("input must be 4-D NHWC, is " + Describe(*in));
-    if (o.stride_h < 1 || o.stride_w < 1 || o.filter_height < 1 || o.filter_width < 1)
-      return ctx.Error("filter size and strides must be positive");
+    if (in->rank() != 4) return ctx.Error("input " + Describe(*in) + " must have rank 4 (NHWC)");
+    WindowSpec spec;
+    spec.padding = o.padding;
+    spec.stride_h = o.stride_h;
+    spec.stride_w = o.stride_w;
+    spec.filter_h = o.filter_height;
+    spec.filter_w = o.filter_width;
+    WindowGeometry wg;
+    RETURN_IF_ERROR(ComputeWindow(ctx, spec, in->dim(1), in->dim(2), &wg));
     pool::Geometry g;
     g.batch = in->dim(0);
     g.h = in->dim(1);
@@ -67,12 +75,10 @@ class Pool2DF32 : public rt::OpKernel {
     g.fw = o.filter_width;
     g.sh = o.stride_h;
     g.sw = o.stride_w;
-    g.oh = ComputeOutSize(o.padding, g.h, g.fh, g.sh);
-    g.ow = ComputeOutSize(o.padding, g.w, g.fw, g.sw);
-    if (g.oh <= 0 || g.ow <= 0) return ctx.Error("window larger than the input");
-    int off = 0;
-    g.pad_top = ComputePadding(g.sh, 1, g.h, g.fh, g.oh, &off);
-    g.pad_left = ComputePadding(g.sw, 1, g.w, g.fw, g.ow, &off);
+    g.oh = wg.out_h;
+    g.ow = wg.out_w;
+    g.pad_top = wg.pad_h;
+    g.pad_left = wg.pad_w;
     g_ = g;
     return ctx.SetOutputShape(0, {g.batch, g.oh, g.ow, g.c});
   }

@@ -171,6 +171,23 @@ TEST(Interpreter, CustomOpsRunAndArenaIsShared) {
   for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(it.output(0)->data_as<float>()[i], i + 21.0f);
 }
 
+TEST(Interpreter, PreserveAllTensorsKeepsIntermediatesReadable) {
+  TestOps ops;
+  InterpreterOptions o = ops.Options();
+  o.preserve_all_tensors = true;
+  auto interp = Interpreter::Create(ToModel(Chain(6)), o);
+  ASSERT_TRUE(interp.ok());
+  Interpreter& it = **interp;
+  for (int i = 0; i < 6; ++i) it.input(0)->data_as<float>()[i] = 0;
+  ASSERT_TRUE(it.Invoke().ok());
+  // Intermediate k holds 1+2+...+(k+1).
+  for (int k = 0; k < 6; ++k) {
+    const RtTensor* t = it.main().tensor(1 + k);
+    EXPECT_FLOAT_EQ(t->data_as<float>()[0], (k + 1) * (k + 2) / 2.0f) << t->name();
+  }
+  EXPECT_GE(it.arena_bytes(), 7u * 64u);
+}
+
 TEST(Interpreter, MissingCustomOpAndUnknownBuiltinFailAtCreate) {
   auto g = Chain(2);
   auto interp = Interpreter::Create(ToModel(g));  // no resolver: AddK is unknown

@@ -1,8 +1,9 @@
-// TEMPORARY minimal float32 reference kernels for SOFTMAX, RESIZE_BILINEAR, CONCATENATION and
-// MEAN, so that whole models (MobileNet classifiers, DeepLabV3) run end to end on this branch for
-// benchmarking. The real families live on other branches; RegisterFastFloatKernels adds these
-// only for ops that have no factory yet, and this file goes away when they are merged.
-// Plain loops, float32 only, LiteRT 2.9 semantics.
+// Minimal float32 stand-ins for RESIZE_BILINEAR, CONCATENATION and MEAN, so that whole float
+// models (MobileNetV2's MEAN, DeepLabV3's resize and concatenation) run end to end in tests and
+// benchmarks before those families are merged. Plain loops, float32 only, LiteRT 2.9 semantics.
+// Never part of the library: only through FloatStandInsForMissingOps().
+#include "support/float_stand_ins.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -10,7 +11,6 @@
 
 #include "kernels/common/kernel_util.h"
 #include "kernels/common/quant_utils.h"
-#include "kernels/gemm/ops_f32.h"
 
 namespace edgeopt::kernels {
 namespace {
@@ -20,36 +20,6 @@ bool AllFloat(const rt::KernelCreateContext& cc, int data_inputs) {
     if (!cc.input(i) || cc.input(i)->type != DType::kFloat32) return false;
   return cc.num_outputs() == 1 && cc.output(0)->type == DType::kFloat32;
 }
-
-class SoftmaxTmp : public rt::OpKernel {
- public:
-  explicit SoftmaxTmp(float beta) : beta_(beta) {}
-  Status Prepare(rt::KernelContext& ctx) override {
-    const rt::RtTensor* in = ctx.input(0);
-    if (in->rank() < 1) return ctx.Error("input must have at least one dimension");
-    return ctx.SetOutputShape(0, in->shape);
-  }
-  Status Invoke(rt::KernelContext& ctx) override {
-    const rt::RtTensor* in = ctx.input(0);
-    const int64_t d = in->dim(-1);
-    if (d == 0) return Status::Ok();
-    const int64_t rows = in->num_elements() / d;
-    const float* x = in->data_as<float>();
-    float* y = ctx.output(0)->data_as<float>();
-    for (int64_t r = 0; r < rows; ++r, x += d, y += d) {
-      const float mx = *std::max_element(x, x + d);
-      float sum = 0.0f;
-      for (int64_t i = 0; i < d; ++i) sum += (y[i] = std::exp((x[i] - mx) * beta_));
-      const float inv = 1.0f / sum;
-      for (int64_t i = 0; i < d; ++i) y[i] *= inv;
-    }
-    return Status::Ok();
-  }
-  std::string variant() const override { return "softmax/f32/temp-ref"; }
-
- private:
-  const float beta_;
-};
 
 class ResizeBilinearTmp : public rt::OpKernel {
  public:
@@ -223,13 +193,8 @@ class MeanTmp : public rt::OpKernel {
   std::vector<char> reduce_;
 };
 
-}  // namespace
-
-std::unique_ptr<rt::OpKernel> MakeTempRefF32(const rt::KernelCreateContext& cc) {
+std::unique_ptr<rt::OpKernel> MakeStandIn(const rt::KernelCreateContext& cc) {
   switch (cc.op.code) {
-    case tflite::BuiltinOperator_SOFTMAX:
-      if (!AllFloat(cc, 1)) return nullptr;
-      return std::make_unique<SoftmaxTmp>(GetOptions<tflite::SoftmaxOptionsT>(cc.op).beta);
     case tflite::BuiltinOperator_RESIZE_BILINEAR: {
       if (!AllFloat(cc, 1)) return nullptr;
       const auto& o = GetOptions<tflite::ResizeBilinearOptionsT>(cc.op);
@@ -250,4 +215,24 @@ std::unique_ptr<rt::OpKernel> MakeTempRefF32(const rt::KernelCreateContext& cc) 
   }
 }
 
+}  // namespace
 }  // namespace edgeopt::kernels
+
+namespace edgeopt::testing {
+
+std::shared_ptr<const rt::OpRegistry> FloatStandInsForMissingOps() {
+  auto r = std::make_shared<rt::OpRegistry>();
+  for (auto code : {tflite::BuiltinOperator_RESIZE_BILINEAR, tflite::BuiltinOperator_CONCATENATION,
+                    tflite::BuiltinOperator_MEAN}) {
+    Operator op;
+    op.code = code;
+    if (rt::OpRegistry::Builtin().Find(op)) continue;  // the real kernel exists: use it
+    r->Add(code, [](const rt::KernelCreateContext& cc) -> Expected<std::unique_ptr<rt::OpKernel>> {
+      if (auto k = kernels::MakeStandIn(cc)) return k;
+      return cc.Error("the float32 stand-in kernel (tests/support/float_stand_ins.cc) handles float32 only");
+    });
+  }
+  return r;
+}
+
+}  // namespace edgeopt::testing

@@ -1,0 +1,455 @@
+// Activations against TFLite 2.9 (RELU_0_TO_1, absent from 2.9, against LiteRT.js).
+// Tolerances: integer outputs bit-exact (max_lsb 0) everywhere, including the quantized
+// LOGISTIC/TANH (8-bit tables, int16 fixed point and int16 tables) and SOFTMAX paths. Float
+// outputs: rtol 1e-6 of the output range, except the transcendental ones
+// (LOGISTIC/TANH/SOFTMAX/LOG_SOFTMAX/ELU/GELU): rtol 2e-6 plus atol 1e-6, because 2.9 evaluates
+// them with Eigen's vectorized exp/tanh/erf approximations (its tanh saturates to +-1 below
+// -7.9, so GELU's negative tail is 0 there where libm gives -4e-7).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "support/op_cases.h"
+
+namespace edgeopt {
+namespace {
+
+using namespace testing;
+using Op = tflite::BuiltinOperator;
+
+const std::vector<std::vector<int32_t>> kShapes = {{}, {1}, {7}, {3, 5}, {2, 3, 4, 5}, {1, 2, 3, 4, 5}};
+
+class ActivationConformance : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)";
+  }
+};
+
+struct QP {
+  float in_scale;
+  int in_zp;
+  float out_scale;
+  int out_zp;
+};
+
+std::string Name(Op op, DType t, const std::vector<int32_t>& shape, const std::string& extra = "") {
+  return std::string(tflite::EnumNameBuiltinOperator(op)) + " " + std::string(DTypeName(t)) + " " + ShapeText(shape) +
+         (extra.empty() ? "" : " " + extra);
+}
+
+std::string QText(const QP& q) {
+  return "in(" + std::to_string(q.in_scale) + "," + std::to_string(q.in_zp) + ") out(" + std::to_string(q.out_scale) +
+         "," + std::to_string(q.out_zp) + ")";
+}
+
+// Every value of the 8-bit type, in order.
+TensorValue AllValues(const TensorSpec& s) {
+  std::vector<uint8_t> v(256);
+  for (int i = 0; i < 256; ++i) v[i] = static_cast<uint8_t>(s.type == DType::kInt8 ? i - 128 + 256 : i);
+  return Value(s, v);
+}
+
+// A spread of int16 values: every 64th value from -32768 to 32767, plus +-1, +-2.
+TensorValue Int16Sweep(const TensorSpec& s) {
+  std::vector<int16_t> v;
+  for (int x = -32768; x <= 32767; x += 64) v.push_back(static_cast<int16_t>(x));
+  for (int x : {-2, -1, 0, 1, 2, 32767}) v.push_back(static_cast<int16_t>(x));
+  v.resize(static_cast<size_t>(s.shape[0]), 0);
+  return Value(s, v);
+}
+constexpr int32_t kInt16SweepSize = 1024 + 6;
+
+CompareOptions Exact() {
+  CompareOptions o;
+  o.max_lsb = 0;
+  return o;
+}
+CompareOptions FloatTol(double rtol) {
+  CompareOptions o;
+  o.rtol = rtol;
+  o.atol = rtol > 1e-6 ? 1e-6 : 0;  // transcendental ops: see the header comment
+  return o;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+TEST_F(ActivationConformance, ReluFamily) {
+  uint64_t seed = 2000;
+  for (Op op : {tflite::BuiltinOperator_RELU, tflite::BuiltinOperator_RELU6, tflite::BuiltinOperator_RELU_N1_TO_1}) {
+    for (const auto& shape : kShapes) {
+      const TensorSpec s = Spec(DType::kFloat32, shape);
+      std::mt19937_64 rng(++seed);
+      EXPECT_EQ(CheckCase29(Name(op, DType::kFloat32, shape), OneOpGraph(op, {s}, {s}), FloatTol(1e-6),
+                            {RandomValue(s, rng, -8, 8)}),
+                "");
+    }
+    const QP int8_params[] = {{0.05f, 0, 0.05f, 0}, {0.1f, -20, 0.03f, -128}, {0.02f, 10, 0.05f, 5}, {0.5f, 127, 0.25f, -100}};
+    const QP uint8_params[] = {{0.05f, 128, 0.05f, 128}, {0.1f, 100, 0.03f, 0}, {0.02f, 0, 0.06f, 30}};
+    for (DType t : {DType::kInt8, DType::kUInt8}) {
+      const QP* ps = t == DType::kInt8 ? int8_params : uint8_params;
+      const size_t n = t == DType::kInt8 ? std::size(int8_params) : std::size(uint8_params);
+      for (size_t i = 0; i < n; ++i) {
+        const TensorSpec in = QSpec(t, {256}, ps[i].in_scale, ps[i].in_zp), out = QSpec(t, {256}, ps[i].out_scale, ps[i].out_zp);
+        EXPECT_EQ(CheckCase29(Name(op, t, {256}, QText(ps[i])), OneOpGraph(op, {in}, {out}), Exact(), {AllValues(in)}), "");
+      }
+    }
+    if (op != tflite::BuiltinOperator_RELU_N1_TO_1) {
+      for (const QP& q : {QP{0.001f, 0, 0.001f, 0}, QP{0.001f, 0, 0.0004f, 0}, QP{0.0003f, 0, 0.0005f, 0}}) {
+        const TensorSpec in = QSpec(DType::kInt16, {kInt16SweepSize}, q.in_scale, 0);
+        const TensorSpec out = QSpec(DType::kInt16, {kInt16SweepSize}, q.out_scale, 0);
+        EXPECT_EQ(CheckCase29(Name(op, DType::kInt16, in.shape, QText(q)), OneOpGraph(op, {in}, {out}), Exact(), {Int16Sweep(in)}), "");
+      }
+    }
+  }
+}
+
+TEST_F(ActivationConformance, Relu0To1) {
+  if (!LiteRtJsAvailable()) GTEST_SKIP() << "RELU_0_TO_1 is newer than TFLite 2.9 and LiteRT.js is absent";
+  // float32, int8 and uint8 in one model (each LiteRT.js run starts a Node process).
+  GraphBuilder b;
+  const std::vector<TensorSpec> specs = {Spec(DType::kFloat32, {3, 7}), QSpec(DType::kInt8, {256}, 0.02f, -10),
+                                         QSpec(DType::kUInt8, {256}, 0.01f, 100)};
+  const std::vector<TensorSpec> outs = {Spec(DType::kFloat32, {3, 7}), QSpec(DType::kInt8, {256}, 0.005f, -128),
+                                        QSpec(DType::kUInt8, {256}, 0.004f, 5)};
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const std::string suffix = std::to_string(i);  // (not "x" + to_string: GCC 12 -Wrestrict false positive)
+    const auto x = b.Input(std::string("x").append(suffix), specs[i].type, specs[i].shape, specs[i].quant);
+    const auto y = b.Tensor(std::string("y").append(suffix), outs[i].type, outs[i].shape, outs[i].quant);
+    b.Op(tflite::BuiltinOperator_RELU_0_TO_1, {x}, {y});
+    b.Output(y);
+  }
+  std::mt19937_64 rng(2050);
+  const std::vector<TensorValue> in = {RandomValue(specs[0], rng, -2, 2), AllValues(specs[1]), AllValues(specs[2])};
+  CompareOptions o = FloatTol(1e-6);
+  o.max_lsb = 0;
+  o.oracle = Oracle::kLiteRtJs;
+  EXPECT_EQ(CheckCase("RELU_0_TO_1 float32, int8, uint8", b.Finish(), o, in), "");
+}
+
+TEST_F(ActivationConformance, LeakyRelu) {
+  uint64_t seed = 2100;
+  for (float alpha : {0.2f, 0.01f, 1.5f, -0.3f}) {
+    tflite::LeakyReluOptionsT lo;
+    lo.alpha = alpha;
+    const std::string a = "alpha " + std::to_string(alpha);
+    for (const auto& shape : kShapes) {
+      const TensorSpec s = Spec(DType::kFloat32, shape);
+      std::mt19937_64 rng(++seed);
+      EXPECT_EQ(CheckCase29(Name(tflite::BuiltinOperator_LEAKY_RELU, DType::kFloat32, shape, a),
+                            OneOpGraph(tflite::BuiltinOperator_LEAKY_RELU, {s}, {s}, Opts(lo)), FloatTol(1e-6),
+                            {RandomValue(s, rng, -8, 8)}),
+                "");
+    }
+    for (DType t : {DType::kInt8, DType::kUInt8}) {
+      const int zp_shift = t == DType::kUInt8 ? 128 : 0;
+      for (const QP& q : {QP{0.05f, 0, 0.05f, 0}, QP{0.1f, -20, 0.07f, 30}, QP{0.02f, 100, 0.1f, -128}}) {
+        const TensorSpec in = QSpec(t, {256}, q.in_scale, q.in_zp + zp_shift);
+        const TensorSpec out = QSpec(t, {256}, q.out_scale, std::min(q.out_zp + zp_shift, 255));
+        EXPECT_EQ(CheckCase29(Name(tflite::BuiltinOperator_LEAKY_RELU, t, {256}, a + " " + QText(q)),
+                              OneOpGraph(tflite::BuiltinOperator_LEAKY_RELU, {in}, {out}, Opts(lo)), Exact(), {AllValues(in)}),
+                  "");
+      }
+    }
+    const TensorSpec in = QSpec(DType::kInt16, {kInt16SweepSize}, 0.001f, 0), out = QSpec(DType::kInt16, {kInt16SweepSize}, 0.0015f, 0);
+    EXPECT_EQ(CheckCase29(Name(tflite::BuiltinOperator_LEAKY_RELU, DType::kInt16, in.shape, a),
+                          OneOpGraph(tflite::BuiltinOperator_LEAKY_RELU, {in}, {out}, Opts(lo)), Exact(), {Int16Sweep(in)}),
+              "");
+  }
+}
+
+TEST_F(ActivationConformance, Prelu) {
+  struct S {
+    std::vector<int32_t> in, alpha;
+  };
+  const S shapes[] = {{{2, 3, 4, 5}, {5}},          {{2, 3, 4, 5}, {1, 1, 5}}, {{2, 3, 4, 5}, {2, 3, 4, 5}},
+                      {{1, 4, 6, 3}, {1, 1, 3}},    {{3, 7}, {7}},             {{5}, {5}},
+                      {{2, 3, 4, 5}, {1, 3, 1, 1}}, {{4, 1, 3}, {1}}};
+  uint64_t seed = 2200;
+  for (const S& s : shapes) {
+    const TensorSpec in = Spec(DType::kFloat32, s.in), alpha = Spec(DType::kFloat32, s.alpha);
+    std::mt19937_64 rng(++seed);
+    const auto vin = RandomValue(in, rng, -4, 4), va = RandomValue(alpha, rng, -1, 1);
+    EXPECT_EQ(CheckCase29(Name(tflite::BuiltinOperator_PRELU, DType::kFloat32, s.in, "alpha " + ShapeText(s.alpha)),
+                          OneOpGraph(tflite::BuiltinOperator_PRELU, {in, alpha}, {in}), FloatTol(1e-6), {vin, va}),
+              "");
+    // Alpha as a constant, the usual form in models.
+    EXPECT_EQ(CheckCase29(Name(tflite::BuiltinOperator_PRELU, DType::kFloat32, s.in, "const alpha"),
+                          OneOpGraph(tflite::BuiltinOperator_PRELU, {in, alpha}, {in}, {}, {{}, va.data}), FloatTol(1e-6), {vin}),
+              "");
+    for (DType t : {DType::kInt8, DType::kUInt8}) {
+      const int z = t == DType::kUInt8 ? 128 : 0;
+      const TensorSpec qin = QSpec(t, s.in, 0.05f, 3 + z), qa = QSpec(t, s.alpha, 0.01f, -10 + z),
+                       qout = QSpec(t, s.in, 0.04f, -5 + z);
+      CompareOptions o = Exact();
+      o.seed = ++seed;
+      EXPECT_EQ(CheckCase29(Name(tflite::BuiltinOperator_PRELU, t, s.in, "alpha " + ShapeText(s.alpha)),
+                            OneOpGraph(tflite::BuiltinOperator_PRELU, {qin, qa}, {qout}), o),
+                "");
+    }
+  }
+}
+
+TEST_F(ActivationConformance, HardSwish) {
+  uint64_t seed = 2300;
+  for (const auto& shape : kShapes) {
+    const TensorSpec s = Spec(DType::kFloat32, shape);
+    std::mt19937_64 rng(++seed);
+    EXPECT_EQ(CheckCase29(Name(tflite::BuiltinOperator_HARD_SWISH, DType::kFloat32, shape),
+                          OneOpGraph(tflite::BuiltinOperator_HARD_SWISH, {s}, {s}), FloatTol(1e-6), {RandomValue(s, rng, -8, 8)}),
+              "");
+  }
+  // Input scales small and large relative to the output (reluish exponent of both signs).
+  const QP params[] = {{0.05f, 0, 0.05f, 0},       {0.1f, -20, 0.03f, -128}, {0.02f, 10, 0.05f, 5},
+                       {0.5f, 127, 0.25f, -100},  {0.001f, -3, 0.0007f, 0}, {2.0f, 0, 3.0f, -120},
+                       {0.03f, -128, 0.012f, -60}};
+  for (DType t : {DType::kInt8, DType::kUInt8}) {
+    const int z = t == DType::kUInt8 ? 128 : 0;
+    for (const QP& q : params) {
+      const TensorSpec in = QSpec(t, {256}, q.in_scale, std::clamp(q.in_zp + z, 0 - 128 + z, 127 + z));
+      const TensorSpec out = QSpec(t, {256}, q.out_scale, std::clamp(q.out_zp + z, 0 - 128 + z, 127 + z));
+      EXPECT_EQ(CheckCase29(Name(tflite::BuiltinOperator_HARD_SWISH, t, {256}, QText(q)),
+                            OneOpGraph(tflite::BuiltinOperator_HARD_SWISH, {in}, {out}), Exact(), {AllValues(in)}),
+                "");
+    }
+  }
+}
+
+TEST_F(ActivationConformance, EluAndGelu) {
+  uint64_t seed = 2400;
+  for (const auto& shape : kShapes) {
+    const TensorSpec s = Spec(DType::kFloat32, shape);
+    std::mt19937_64 rng(++seed);
+    const auto v = RandomValue(s, rng, -6, 6);
+    EXPECT_EQ(CheckCase29(Name(tflite::BuiltinOperator_ELU, DType::kFloat32, shape), OneOpGraph(tflite::BuiltinOperator_ELU, {s}, {s}),
+                          FloatTol(2e-6), {v}),
+              "");
+    for (bool approx : {false, true}) {
+      tflite::GeluOptionsT go;
+      go.approximate = approx;
+      EXPECT_EQ(CheckCase29(Name(tflite::BuiltinOperator_GELU, DType::kFloat32, shape, approx ? "approximate" : "exact"),
+                            OneOpGraph(tflite::BuiltinOperator_GELU, {s}, {s}, Opts(go)), FloatTol(2e-6), {v}),
+                "");
+    }
+  }
+  const QP params[] = {{0.05f, 0, 0.05f, 0}, {0.1f, -20, 0.03f, -128}, {0.02f, 10, 0.05f, 5}, {0.06f, 127, 0.02f, -100}};
+  for (const QP& q : params) {
+    const TensorSpec in = QSpec(DType::kInt8, {256}, q.in_scale, q.in_zp), out = QSpec(DType::kInt8, {256}, q.out_scale, q.out_zp);
+    EXPECT_EQ(CheckCase29(Name(tflite::BuiltinOperator_ELU, DType::kInt8, {256}, QText(q)),
+                          OneOpGraph(tflite::BuiltinOperator_ELU, {in}, {out}), Exact(), {AllValues(in)}),
+              "");
+    for (DType t : {DType::kInt8, DType::kUInt8}) {
+      const int z = t == DType::kUInt8 ? 128 : 0;
+      const TensorSpec gin = QSpec(t, {256}, q.in_scale, q.in_zp + z), gout = QSpec(t, {256}, q.out_scale, q.out_zp + z);
+      for (bool approx : {false, true}) {
+        tflite::GeluOptionsT go;
+        go.approximate = approx;
+        EXPECT_EQ(CheckCase29(Name(tflite::BuiltinOperator_GELU, t, {256}, QText(q) + (approx ? " approximate" : " exact")),
+                              OneOpGraph(tflite::BuiltinOperator_GELU, {gin}, {gout}, Opts(go)), Exact(), {AllValues(gin)}),
+                  "");
+      }
+    }
+  }
+}
+
+TEST_F(ActivationConformance, LogisticTanh) {
+  uint64_t seed = 2500;
+  for (Op op : {tflite::BuiltinOperator_LOGISTIC, tflite::BuiltinOperator_TANH}) {
+    const bool tanh = op == tflite::BuiltinOperator_TANH;
+    for (const auto& shape : kShapes) {
+      const TensorSpec s = Spec(DType::kFloat32, shape);
+      std::mt19937_64 rng(++seed);
+      EXPECT_EQ(CheckCase29(Name(op, DType::kFloat32, shape), OneOpGraph(op, {s}, {s}), FloatTol(2e-6), {RandomValue(s, rng, -10, 10)}), "");
+    }
+    // 8-bit: every input value, for input scales from fine to coarse. LOGISTIC outputs must be
+    // 1/256 (zero point -128 / 0, and an unusual one); TANH outputs 1/128 or others.
+    const float in_scales[] = {0.001f, 0.0156f, 0.05f, 0.1f, 0.37f};
+    for (DType t : {DType::kInt8, DType::kUInt8}) {
+      const int z = t == DType::kUInt8 ? 128 : 0;
+      for (float is : in_scales) {
+        for (int in_zp : {0, -37, 100}) {
+          const int out_zp = tanh ? 0 + z : -128 + z;
+          const float out_scale = tanh ? 1.0f / 128 : 1.0f / 256;
+          const TensorSpec in = QSpec(t, {256}, is, in_zp + z), out = QSpec(t, {256}, out_scale, out_zp);
+          EXPECT_EQ(CheckCase29(Name(op, t, {256}, QText({is, in_zp + z, out_scale, out_zp})), OneOpGraph(op, {in}, {out}), Exact(),
+                                {AllValues(in)}),
+                    "");
+        }
+      }
+      const TensorSpec in = QSpec(t, {256}, 0.03f, 5 + z);
+      const TensorSpec odd = QSpec(t, {256}, tanh ? 0.01f : 1.0f / 256, tanh ? -3 + z : 10 + z);
+      EXPECT_EQ(CheckCase29(Name(op, t, {256}, "unusual output zero point"), OneOpGraph(op, {in}, {odd}), Exact(), {AllValues(in)}), "");
+    }
+    // int16: power-of-two input scales (gemmlowp fixed point) and general ones (Q0.16 table).
+    std::vector<float> scales = {1.0f / 4096, 0.001f, 0.0003f, 10.0f / 32768, 1.0f / 1024, 3.0f / 32768};
+    if (tanh) scales.push_back(1.0f / 2048);
+    for (float is : scales) {
+      const TensorSpec in = QSpec(DType::kInt16, {kInt16SweepSize}, is, 0), out = QSpec(DType::kInt16, {kInt16SweepSize}, 1.0f / 32768, 0);
+      EXPECT_EQ(CheckCase29(Name(op, DType::kInt16, in.shape, "in scale " + std::to_string(is)), OneOpGraph(op, {in}, {out}), Exact(),
+                            {Int16Sweep(in)}),
+                "");
+      const TensorSpec in2 = QSpec(DType::kInt16, {3, 41}, is, 0), out2 = QSpec(DType::kInt16, {3, 41}, 1.0f / 32768, 0);
+      CompareOptions o = Exact();
+      o.seed = ++seed;
+      EXPECT_EQ(CheckCase29(Name(op, DType::kInt16, in2.shape, "random, in scale " + std::to_string(is)), OneOpGraph(op, {in2}, {out2}), o), "");
+    }
+  }
+}
+
+TEST_F(ActivationConformance, Softmax) {
+  const std::vector<std::vector<int32_t>> shapes = {{1}, {7}, {3, 5}, {2, 3, 17}, {2, 3, 4, 9}, {1, 2, 1, 3, 11}};
+  uint64_t seed = 2600;
+  for (float beta : {1.0f, 0.5f, 2.0f}) {
+    tflite::SoftmaxOptionsT so;
+    so.beta = beta;
+    const std::string b = "beta " + std::to_string(beta);
+    for (const auto& shape : shapes) {
+      const TensorSpec s = Spec(DType::kFloat32, shape);
+      std::mt19937_64 rng(++seed);
+      EXPECT_EQ(CheckCase29(Name(tflite::BuiltinOperator_SOFTMAX, DType::kFloat32, shape, b),
+                            OneOpGraph(tflite::BuiltinOperator_SOFTMAX, {s}, {s}, Opts(so)), FloatTol(2e-6), {RandomValue(s, rng, -6, 6)}),
+                "");
+      // 8-bit inputs with 8- and 16-bit outputs.
+      for (float in_scale : {0.05f, 0.2f, 0.0078125f}) {
+        const std::string tag = b + " in scale " + std::to_string(in_scale);
+        struct IO {
+          DType in, out;
+          int in_zp;
+          float out_scale;
+          int out_zp;
+        };
+        const IO ios[] = {{DType::kInt8, DType::kInt8, 5, 1.0f / 256, -128},
+                          {DType::kInt8, DType::kInt16, -20, 1.0f / 32768, 0},
+                          {DType::kUInt8, DType::kUInt8, 130, 1.0f / 256, 0},
+                          // 2.9's x86 build ignores a uint8 output zero point (rounds by +0.5).
+                          {DType::kUInt8, DType::kUInt8, 3, 1.0f / 256, 10},
+                          {DType::kUInt8, DType::kInt16, 77, 1.0f / 65536, -32768}};
+        for (const IO& io : ios) {
+          if (shape.size() > 4 && io.out == DType::kInt16) continue;
+          const TensorSpec in = QSpec(io.in, shape, in_scale, io.in_zp), out = QSpec(io.out, shape, io.out_scale, io.out_zp);
+          CompareOptions o = Exact();
+          o.seed = ++seed;
+          EXPECT_EQ(CheckCase29(Name(tflite::BuiltinOperator_SOFTMAX, io.in, shape, std::string("-> ") + DTypeName(io.out).data() + " " + tag),
+                                OneOpGraph(tflite::BuiltinOperator_SOFTMAX, {in}, {out}, Opts(so)), o),
+                    "");
+        }
+      }
+      // int16 -> int16 (ranks 1-4).
+      if (shape.size() <= 4) {
+        for (float in_scale : {1.0f / 2048, 0.001f, 0.0003f}) {
+          const TensorSpec in = QSpec(DType::kInt16, shape, in_scale, 0), out = QSpec(DType::kInt16, shape, 1.0f / 32768, 0);
+          CompareOptions o = Exact();
+          o.seed = ++seed;
+          EXPECT_EQ(CheckCase29(Name(tflite::BuiltinOperator_SOFTMAX, DType::kInt16, shape, b + " in scale " + std::to_string(in_scale)),
+                                OneOpGraph(tflite::BuiltinOperator_SOFTMAX, {in}, {out}, Opts(so)), o),
+                    "");
+        }
+      }
+    }
+  }
+}
+
+TEST_F(ActivationConformance, LogSoftmax) {
+  const std::vector<std::vector<int32_t>> shapes = {{1}, {7}, {3, 5}, {2, 3, 17}, {2, 3, 4, 9}};
+  uint64_t seed = 2700;
+  for (const auto& shape : shapes) {
+    const TensorSpec s = Spec(DType::kFloat32, shape);
+    std::mt19937_64 rng(++seed);
+    EXPECT_EQ(CheckCase29(Name(tflite::BuiltinOperator_LOG_SOFTMAX, DType::kFloat32, shape),
+                          OneOpGraph(tflite::BuiltinOperator_LOG_SOFTMAX, {s}, {s}), FloatTol(2e-6), {RandomValue(s, rng, -6, 6)}),
+              "");
+    for (float in_scale : {0.05f, 0.2f, 0.01f}) {
+      for (DType t : {DType::kInt8, DType::kUInt8}) {
+        const TensorSpec in = QSpec(t, shape, in_scale, t == DType::kInt8 ? -7 : 140);
+        const TensorSpec out = QSpec(t, shape, 16.0f / 256, t == DType::kInt8 ? 127 : 255);
+        CompareOptions o = Exact();
+        o.seed = ++seed;
+        EXPECT_EQ(CheckCase29(Name(tflite::BuiltinOperator_LOG_SOFTMAX, t, shape, "in scale " + std::to_string(in_scale)),
+                              OneOpGraph(tflite::BuiltinOperator_LOG_SOFTMAX, {in}, {out}), o),
+                  "");
+      }
+    }
+  }
+}
+
+// Variant names as `bench --profile` shows them (no reference runtime needed).
+TEST(ActivationKernels, VariantNames) {
+  struct C {
+    Graph g;
+    std::string variant;
+  };
+  const TensorSpec i16 = QSpec(DType::kInt16, {4}, 1.0f / 4096, 0), o16 = QSpec(DType::kInt16, {4}, 1.0f / 32768, 0);
+  const TensorSpec i16g = QSpec(DType::kInt16, {4}, 0.001f, 0);
+  const TensorSpec i8 = QSpec(DType::kInt8, {4}, 0.1f, 0), o8 = QSpec(DType::kInt8, {4}, 1.0f / 256, -128);
+  const std::vector<C> cases = {
+      {OneOpGraph(tflite::BuiltinOperator_LOGISTIC, {i16}, {o16}), "logistic/int16_pot/ref"},
+      {OneOpGraph(tflite::BuiltinOperator_LOGISTIC, {i16g}, {o16}), "logistic/int16/ref"},
+      {OneOpGraph(tflite::BuiltinOperator_TANH, {i8}, {o8}), "tanh/int8/ref"},
+      {OneOpGraph(tflite::BuiltinOperator_SOFTMAX, {i8}, {o16}, Opts(tflite::SoftmaxOptionsT{})), "softmax/int8_int16/ref"},
+      {OneOpGraph(tflite::BuiltinOperator_ADD, {i8, i8}, {i8}), "add/int8/ref"},
+      {OneOpGraph(tflite::BuiltinOperator_ADD, {i16, i16}, {i16}, Opts(tflite::AddOptionsT{})), "add/int16_pot/ref"},
+      {OneOpGraph(tflite::BuiltinOperator_GELU, {i8}, {i8}), "gelu/int8/ref"},
+  };
+  for (const C& c : cases) {
+    auto model = rt::Model::FromGraph(c.g);
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    auto interp = rt::Interpreter::Create(*model);
+    ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+    ASSERT_TRUE((*interp)->AllocateTensors().ok()) << c.variant;
+    EXPECT_EQ((*interp)->ops().at(0).variant, c.variant);
+  }
+}
+
+TEST_F(ActivationConformance, Errors) {
+  {
+    const TensorSpec in = QSpec(DType::kInt8, {4}, 0.1f, 0), out = QSpec(DType::kInt8, {4}, 1.0f / 128, -128);
+    const Graph g = OneOpGraph(tflite::BuiltinOperator_LOGISTIC, {in}, {out});
+    EXPECT_EQ(ExpectRejected("LOGISTIC int8 output scale", g, "LOGISTIC: output scale must be 1/256"), "");
+    EXPECT_TRUE(Tflite29Rejects(g));
+  }
+  {
+    const TensorSpec in = QSpec(DType::kInt8, {4}, 0.1f, 0), out = QSpec(DType::kInt8, {4}, 1.0f / 256, 0);
+    const Graph g = OneOpGraph(tflite::BuiltinOperator_SOFTMAX, {in}, {out}, Opts(tflite::SoftmaxOptionsT{}));
+    EXPECT_EQ(ExpectRejected("SOFTMAX int8 output zero point", g, "SOFTMAX: int8 output zero point must be -128"), "");
+    EXPECT_TRUE(Tflite29Rejects(g));
+  }
+  {
+    const TensorSpec in = QSpec(DType::kUInt8, {4}, 0.1f, 0), out = QSpec(DType::kUInt8, {4}, 16.0f / 256, 0);
+    const Graph g = OneOpGraph(tflite::BuiltinOperator_LOG_SOFTMAX, {in}, {out});
+    EXPECT_EQ(ExpectRejected("LOG_SOFTMAX uint8 output zero point", g, "LOG_SOFTMAX: output zero point must be 255"), "");
+    EXPECT_TRUE(Tflite29Rejects(g));
+  }
+  {
+    const TensorSpec in = QSpec(DType::kInt16, {4}, 1.0f / 4096, 3), out = QSpec(DType::kInt16, {4}, 1.0f / 32768, 0);
+    const Graph g = OneOpGraph(tflite::BuiltinOperator_TANH, {in}, {out});
+    EXPECT_EQ(ExpectRejected("TANH int16 zero point", g, "TANH: int16 input and output must have zero point 0"), "");
+    EXPECT_TRUE(Tflite29Rejects(g));
+  }
+  {
+    const TensorSpec in = Spec(DType::kFloat32, {2, 3, 4}), alpha = Spec(DType::kFloat32, {5});
+    const Graph g = OneOpGraph(tflite::BuiltinOperator_PRELU, {in, alpha}, {in});
+    EXPECT_EQ(ExpectRejected("PRELU alpha [5] for [2,3,4]", g, "PRELU: alpha [5] does not broadcast"), "");
+    EXPECT_TRUE(Tflite29Rejects(g));
+  }
+  {
+    const TensorSpec s = Spec(DType::kInt32, {4});
+    const Graph g = OneOpGraph(tflite::BuiltinOperator_TANH, {s}, {s});
+    EXPECT_EQ(ExpectRejected("TANH int32", g, "TANH: input type int32 is not supported"), "");
+    EXPECT_TRUE(Tflite29Rejects(g));
+  }
+  {
+    const TensorSpec in = QSpec(DType::kInt8, {4}, 0.1f, 0), out = QSpec(DType::kUInt8, {4}, 1.0f / 256, 0);
+    const Graph g = OneOpGraph(tflite::BuiltinOperator_SOFTMAX, {in}, {out}, Opts(tflite::SoftmaxOptionsT{}));
+    EXPECT_EQ(ExpectRejected("SOFTMAX int8->uint8", g, "SOFTMAX: input int8 with output uint8 is not supported"), "");
+    EXPECT_TRUE(Tflite29Rejects(g));
+  }
+  {
+    const TensorSpec s = Spec(DType::kFloat32, {});
+    const Graph g = OneOpGraph(tflite::BuiltinOperator_SOFTMAX, {s}, {s}, Opts(tflite::SoftmaxOptionsT{}));
+    EXPECT_EQ(ExpectRejected("SOFTMAX scalar", g, "SOFTMAX: input must have at least one dimension"), "");
+    EXPECT_TRUE(Tflite29Rejects(g));
+  }
+}
+
+}  // namespace
+}  // namespace edgeopt

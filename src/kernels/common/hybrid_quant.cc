@@ -1,0 +1,84 @@
+#include "kernels/common/hybrid_quant.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace edgeopt::kernels {
+
+void SymmetricQuantizeFloats(const float* values, int64_t n, int8_t* quantized, float* scale) {
+  float lo = 0, hi = 0;
+  if (n > 0) {
+    const auto mm = std::minmax_element(values, values + n);
+    lo = *mm.first;
+    hi = *mm.second;
+  }
+  const float range = std::max(std::fabs(lo), std::fabs(hi));
+  if (range == 0) {
+    std::memset(quantized, 0, static_cast<size_t>(n));
+    *scale = 1;
+    return;
+  }
+  constexpr int32_t kScale = 127;
+  *scale = range / kScale;
+  const float inverse = kScale / range;
+  for (int64_t i = 0; i < n; ++i) {
+    const auto q = static_cast<int32_t>(std::round(values[i] * inverse));
+    quantized[i] = static_cast<int8_t>(std::clamp(q, -kScale, kScale));
+  }
+}
+
+void AsymmetricQuantizeFloats(const float* values, int64_t n, int8_t* quantized, float* scale, int32_t* zero_point) {
+  constexpr int32_t kMin = -128, kMax = 127;
+  constexpr double qmin = kMin, qmax = kMax;
+  float lo = 0, hi = 0;
+  if (n > 0) {
+    const auto mm = std::minmax_element(values, values + n);
+    lo = *mm.first;
+    hi = *mm.second;
+  }
+  const double rmin = std::fmin(0.0, static_cast<double>(lo));
+  const double rmax = std::fmax(0.0, static_cast<double>(hi));
+  if (rmin == rmax) {
+    std::memset(quantized, 0, static_cast<size_t>(n));
+    *scale = 1;
+    *zero_point = 0;
+    return;
+  }
+  // The zero point comes from whichever range end gives the smaller rounding error (LiteRT).
+  const double s = (rmax - rmin) / (qmax - qmin);
+  const double zp_from_min = qmin - rmin / s;
+  const double zp_from_max = qmax - rmax / s;
+  const double err_min = std::fabs(qmin) + std::fabs(rmin / s);
+  const double err_max = std::fabs(qmax) + std::fabs(rmax / s);
+  const double zp = err_min < err_max ? zp_from_min : zp_from_max;
+  int32_t nudged;
+  if (zp <= qmin) {
+    nudged = kMin;
+  } else if (zp >= qmax) {
+    nudged = kMax;
+  } else {
+    nudged = static_cast<int32_t>(std::round(zp));
+  }
+  *scale = static_cast<float>(s);
+  *zero_point = nudged;
+  const auto inverse = static_cast<float>(1.0 / static_cast<double>(*scale));  // as LiteRT: in double
+  for (int64_t i = 0; i < n; ++i) {
+    const auto q = static_cast<int32_t>(std::round(static_cast<float>(nudged) + values[i] * inverse));
+    quantized[i] = static_cast<int8_t>(std::clamp(q, kMin, kMax));
+  }
+}
+
+void QuantizeRows(const float* values, int64_t rows, int64_t cols, bool asymmetric, int8_t* quantized, float* scales,
+                  int32_t* zero_points) {
+  for (int64_t r = 0; r < rows; ++r) {
+    if (asymmetric) {
+      AsymmetricQuantizeFloats(values + r * cols, cols, quantized + r * cols, &scales[r], &zero_points[r]);
+    } else {
+      SymmetricQuantizeFloats(values + r * cols, cols, quantized + r * cols, &scales[r]);
+      if (zero_points) zero_points[r] = 0;
+    }
+  }
+}
+
+}  // namespace edgeopt::kernels

@@ -1,0 +1,25 @@
+// On-the-fly input quantization of hybrid ("dynamic range") kernels: float activations are
+// quantized to int8 per batch row at every invoke, multiplied with int8 weights in integers and
+// scaled back to float. Exactly LiteRT's tensor_utils::{Symmetric,Asymmetric}QuantizeFloats
+// (TFLite 2.9), so the integer dot products match the reference runtime bit for bit.
+#pragma once
+
+#include <cstdint>
+
+namespace edgeopt::kernels {
+
+// Symmetric: q = round(x * 127 / max|x|) in [-127, 127]; *scale = max|x| / 127.
+// An all-zero row gives q = 0 and *scale = 1.
+void SymmetricQuantizeFloats(const float* values, int64_t n, int8_t* quantized, float* scale);
+
+// Asymmetric: the row's range [min(0, min x), max(0, max x)] mapped to [-128, 127] with a nudged
+// zero point; q = clamp(round(zero_point + x / scale)). A constant-zero row gives q = 0,
+// *scale = 1, *zero_point = 0.
+void AsymmetricQuantizeFloats(const float* values, int64_t n, int8_t* quantized, float* scale, int32_t* zero_point);
+
+// Quantizes `rows` rows of `cols` floats each, symmetric or asymmetric (zero_points may be null
+// when symmetric; they are then not written).
+void QuantizeRows(const float* values, int64_t rows, int64_t cols, bool asymmetric, int8_t* quantized, float* scales,
+                  int32_t* zero_points);
+
+}  // namespace edgeopt::kernels

@@ -1,0 +1,65 @@
+// Helpers shared by the windowed neural-network kernels (convolutions, pooling, matmuls):
+// window geometry with LiteRT's padding rules, fused activations with clear errors, and the
+// validation of quantization parameters every quantized kernel needs.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+#include "runtime/kernel.h"
+
+namespace edgeopt::kernels {
+
+// Stride/dilation/filter of one spatial window; `padding` is tflite::Padding (SAME, VALID).
+struct WindowSpec {
+  int padding = 0;
+  int stride_h = 1, stride_w = 1;
+  int dilation_h = 1, dilation_w = 1;
+  int filter_h = 1, filter_w = 1;
+};
+
+// Output size and leading padding of a window sliding over an in_h x in_w image.
+struct WindowGeometry {
+  int in_h = 0, in_w = 0;
+  int out_h = 0, out_w = 0;
+  int pad_h = 0, pad_w = 0;  // leading (top/left) padding; the trailing side gets the rest
+};
+
+// Validates the spec (positive strides, dilations and filter sizes, SAME or VALID padding) and
+// computes the geometry as LiteRT's ComputePaddingHeightWidth. Errors name the op.
+Status ComputeWindow(const rt::KernelContext& ctx, const WindowSpec& spec, int in_h, int in_w, WindowGeometry* g);
+
+// "input 'x' int8, filter 'w' float32, output 'y' int8" for the tensors of `cc` given as
+// (role, input index) pairs (index -1: output 0); omitted optional inputs are skipped.
+std::string DescribeTypes(const rt::KernelCreateContext& cc, std::initializer_list<std::pair<const char*, int>> roles);
+
+// Fused activation clamp bounds, or an Unsupported error naming the activation.
+Status FloatActivation(const rt::KernelContext& ctx, int activation, float* lo, float* hi);
+Status QuantizedActivation(const rt::KernelContext& ctx, int activation, const rt::RtTensor& output, int32_t* lo,
+                           int32_t* hi);
+
+// Name of a tflite::ActivationFunctionType ("RELU6").
+std::string ActivationName(int activation);
+
+// Requires a per-tensor scale and zero point on `t` (role names it in the message: "input").
+Status RequirePerTensorQuant(const rt::KernelContext& ctx, const rt::RtTensor& t, const std::string& role);
+
+// Requires quantization on weights `w`: one scale, or `channels` scales along `axis` (the
+// per-channel case). With `symmetric`, every zero point must be 0 (int8/int16 weights).
+Status RequireWeightQuant(const rt::KernelContext& ctx, const rt::RtTensor& w, int channels, int axis, bool symmetric);
+
+// Weight scale of channel c (per-tensor weights: the one scale).
+inline float WeightScale(const rt::RtTensor& w, int c) {
+  return w.quant->scale.size() == 1 ? w.quant->scale[0] : w.quant->scale[c];
+}
+
+// LiteRT's uint8 kernels (GetQuantizedConvolutionMultipler) require a quantized bias to have scale
+// input_scale * weight_scale (relative difference <= 1e-6). No-op when bias is null or unquantized.
+Status CheckLegacyBiasScale(const rt::KernelContext& ctx, const rt::RtTensor& input, const rt::RtTensor& weights,
+                            const rt::RtTensor* bias);
+
+}  // namespace edgeopt::kernels

@@ -1,0 +1,125 @@
+// One LSTM cell (one direction) with TFLite 2.9 semantics, shared by UNIDIRECTIONAL_SEQUENCE_LSTM,
+// LSTM and BIDIRECTIONAL_SEQUENCE_LSTM. The op kernels say where the cell's tensors sit among
+// their inputs (CellInputs), validate once per prepare, then walk the sequence step by step.
+//
+// Variants:
+//   float   all float32 (peephole, projection, layer norm, CIFG, clipping, auxiliary input)
+//   hybrid  float32 activations, int8 weights: activations are quantized per row at run time
+//           (symmetric, or asymmetric with `asymmetric_quantize_inputs`), int32 dot products,
+//           float gate math
+//   int8    full integer 8x8->16 (TFLite's EvalInteger8x8_16): int8 input/output/output state,
+//           int16 cell state (power-of-two scale), int32 biases, int16 peephole and layer-norm
+//           weights; gate pre-activations are int16 at the scales of intermediates 0..3
+//           (2^-12 without layer norm) and the hidden state at intermediate 4's scale.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/common/kernel_util.h"
+
+namespace edgeopt::kernels::lstm {
+
+constexpr int kInputGate = 0, kForgetGate = 1, kCellGate = 2, kOutputGate = 3;
+
+enum class Mode { kFloat, kHybrid, kInt8 };
+
+// Positions of one cell's tensors among the op's inputs; -1 where the op has none. Peephole and
+// layer-norm entries are indexed by gate (the cell gate has no peephole).
+struct CellInputs {
+  int input_w[4];
+  int recurrent_w[4];
+  int peephole[4];
+  int bias[4];
+  int proj_w, proj_b;
+  int layer_norm[4];
+  int aux_w[4];
+  int output_state, cell_state;
+};
+
+struct CellOptions {
+  int activation = tflite::ActivationFunctionType_TANH;
+  float cell_clip = 0, proj_clip = 0;
+  bool asymmetric_quantize_inputs = false;
+};
+
+// Integer parameters (TFLite's IntegerLstmParameter), computed at prepare.
+struct IntParams {
+  int32_t x_scale_a[4] = {}, h_scale_a[4] = {}, c_scale_a[4] = {}, ln_scale_a[4] = {};
+  int x_scale_b[4] = {}, h_scale_b[4] = {}, c_scale_b[4] = {}, ln_scale_b[4] = {};
+  int32_t variance_guard[4] = {};
+  int32_t proj_scale_a = 0, hidden_scale_a = 0;
+  int proj_scale_b = 0, hidden_scale_b = 0;
+  int32_t hidden_zp = 0, output_state_zp = 0;
+  int cell_scale = 0;  // cell state scale is 2^cell_scale
+  int16_t cell_clip = 0;
+  int8_t proj_clip = 0;
+  // bias + zero-point corrections folded per gate: input side and recurrent side.
+  std::vector<int32_t> x_bias[4], h_bias[4], proj_bias;
+};
+
+class LstmCell {
+ public:
+  LstmCell(Mode mode, CellInputs inputs, CellOptions options, std::string name)
+      : mode_(mode), in_(inputs), opt_(options), name_(std::move(name)) {}
+
+  // Checks the cell's tensors for `n_batch` rows of `input` (and `aux` when given, whose last
+  // dimension is the auxiliary input size); `output` is the tensor the cell writes (int8: its
+  // scale bounds the projection clip). Computes integer parameters and row sums.
+  Status Prepare(const rt::KernelContext& ctx, int n_batch, const rt::RtTensor& input, const rt::RtTensor* aux,
+                 const rt::RtTensor& output);
+  // Bytes of scratch one step needs (request once, shared by the cells of an op).
+  size_t ScratchBytes() const;
+
+  // Before the first step of an invoke: folds anything that needs run-time weights.
+  void BeginInvoke(const rt::KernelContext& ctx);
+  // One time step for nb rows: x [nb, n_input] (aux [nb, n_aux] or null), state rows h/c,
+  // output rows written `out_stride` apart.
+  void StepFloat(const rt::KernelContext& ctx, void* scratch, const float* x, const float* aux, int nb, float* h,
+                 float* c, float* out, int out_stride);
+  void StepHybrid(const rt::KernelContext& ctx, void* scratch, const float* x, const float* aux, int nb, float* h,
+                  float* c, float* out, int out_stride);
+  void StepInt8(const rt::KernelContext& ctx, void* scratch, const int8_t* x, int nb, int8_t* h, int16_t* c,
+                int8_t* out);
+
+  // Walks a sequence: time-major [T, B, *] or batch-major [B, T, *], forward or backward.
+  // `out_offset` places this cell's values inside wider output rows (merged bidirectional).
+  Status Run(const rt::KernelContext& ctx, void* scratch, const rt::RtTensor& input, const rt::RtTensor* aux,
+             rt::RtTensor& output, int max_time, bool time_major, bool forward, int out_stride, int out_offset);
+
+  int n_cell() const { return n_cell_; }
+  int n_output() const { return n_output_; }
+  int64_t MacsPerRow() const;
+
+ private:
+  const rt::RtTensor* T(const rt::KernelContext& ctx, int index) const {
+    return index < 0 ? nullptr : ctx.input(index);
+  }
+  template <typename V>
+  const V* D(const rt::KernelContext& ctx, int index) const {
+    const rt::RtTensor* t = T(ctx, index);
+    return t ? t->data_as<V>() : nullptr;
+  }
+  Status Error(const rt::KernelContext& ctx, const std::string& message) const {
+    return ctx.Error(name_.empty() ? message : name_ + " " + message);
+  }
+  Status PrepareInteger(const rt::KernelContext& ctx, const rt::RtTensor& input, const rt::RtTensor& output);
+  void ComputeIntegerBiases(const rt::KernelContext& ctx);
+  void ComputeRowSums(const rt::KernelContext& ctx);
+
+  Mode mode_;
+  CellInputs in_;
+  CellOptions opt_;
+  std::string name_;  // "forward"/"backward" in messages of bidirectional ops
+  bool cifg_ = false, peephole_ = false, layer_norm_ = false, projection_ = false, use_aux_ = false;
+  int n_batch_ = 0, n_input_ = 0, n_aux_ = 0, n_cell_ = 0, n_output_ = 0;
+  int32_t input_zp_ = 0;
+  IntParams ip_;
+  bool int_biases_ready_ = false;
+  // Hybrid asymmetric: row sums of each weight matrix.
+  std::vector<int32_t> x_row_sums_[4], h_row_sums_[4], aux_row_sums_[4], proj_row_sums_;
+  bool row_sums_ready_ = false;
+};
+
+}  // namespace edgeopt::kernels::lstm

@@ -1,0 +1,235 @@
+// Vector primitives of the LSTM reference kernels, with TFLite 2.9's tensor_utils semantics
+// (portable versions): float, hybrid (int8 weights x quantized float activations) and integer
+// 8x8->16 pieces. Rows are batches: a [n_batch, n] array is n_batch rows of n values.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/common/quant_utils.h"
+#include "kernels/lstm/fixed_point.h"
+
+namespace edgeopt::kernels::lstm {
+
+// ---- float ----------------------------------------------------------------------------------
+
+// result[b, r] += sum_c matrix[r, c] * vectors[b, c]
+inline void MatVecAccumulate(const float* matrix, int rows, int cols, const float* vectors, int n_batch,
+                             float* result) {
+  for (int b = 0; b < n_batch; ++b) {
+    const float* v = vectors + b * cols;
+    for (int r = 0; r < rows; ++r) {
+      const float* m = matrix + r * cols;
+      float dot = 0.0f;
+      for (int c = 0; c < cols; ++c) dot += m[c] * v[c];
+      result[b * rows + r] += dot;
+    }
+  }
+}
+
+// Per row: (x - mean) / sqrt(variance + 1e-8).
+inline void MeanStddevNormalization(float* v, int n, int n_batch) {
+  for (int b = 0; b < n_batch; ++b, v += n) {
+    float sum = 0.0f;
+    for (int i = 0; i < n; ++i) sum += v[i];
+    const float mean = sum / n;
+    float sum_diff_sq = 0.0f;
+    for (int i = 0; i < n; ++i) {
+      const float d = v[i] - mean;
+      sum_diff_sq += d * d;
+    }
+    const float variance = sum_diff_sq / n;
+    const float stddev_inv = 1.0f / std::sqrt(variance + 1e-8f);
+    for (int i = 0; i < n; ++i) v[i] = (v[i] - mean) * stddev_inv;
+  }
+}
+
+inline float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+// tflite::ActivationFunctionType applied in place (NONE leaves values unchanged).
+inline void ApplyActivation(float* v, int n, int activation) {
+  for (int i = 0; i < n; ++i) {
+    const float x = v[i];
+    switch (activation) {
+      case tflite::ActivationFunctionType_RELU: v[i] = std::max(0.0f, x); break;
+      case tflite::ActivationFunctionType_RELU_N1_TO_1: v[i] = std::min(1.0f, std::max(-1.0f, x)); break;
+      case tflite::ActivationFunctionType_RELU6: v[i] = std::min(6.0f, std::max(0.0f, x)); break;
+      case tflite::ActivationFunctionType_TANH: v[i] = std::tanh(x); break;
+      case tflite::ActivationFunctionType_SIGN_BIT: v[i] = std::signbit(x) ? 1.0f : 0.0f; break;
+      default: break;
+    }
+  }
+}
+
+inline void ClipInPlace(float* v, int n, float limit) {
+  for (int i = 0; i < n; ++i) v[i] = std::max(std::min(limit, v[i]), -limit);
+}
+
+inline bool IsZeroVector(const float* v, int n) {
+  for (int i = 0; i < n; ++i)
+    if (v[i] != 0.0f) return false;
+  return true;
+}
+
+// ---- hybrid ---------------------------------------------------------------------------------
+
+// Symmetric per-row quantization to [-127, 127]; scale = max|x| / 127 (1 for an all-zero row).
+inline void SymmetricQuantize(const float* values, int n, int8_t* q, float* scaling_factor) {
+  float lo = values[0], hi = values[0];
+  for (int i = 1; i < n; ++i) {
+    lo = std::min(lo, values[i]);
+    hi = std::max(hi, values[i]);
+  }
+  const float range = std::max(std::abs(lo), std::abs(hi));
+  if (range == 0) {
+    std::memset(q, 0, n);
+    *scaling_factor = 1;
+    return;
+  }
+  *scaling_factor = range / 127;
+  const float inv = 127 / range;
+  for (int i = 0; i < n; ++i) {
+    const int32_t v = static_cast<int32_t>(std::round(values[i] * inv));
+    q[i] = static_cast<int8_t>(std::min(127, std::max(-127, v)));
+  }
+}
+
+// Asymmetric per-row quantization to [-128, 127] with a nudged zero point (range includes 0).
+inline void AsymmetricQuantize(const float* values, int n, int8_t* q, float* scaling_factor, int32_t* offset) {
+  float lo = values[0], hi = values[0];
+  for (int i = 1; i < n; ++i) {
+    lo = std::min(lo, values[i]);
+    hi = std::max(hi, values[i]);
+  }
+  const double rmin = static_cast<double>(std::min(0.0f, lo));
+  const double rmax = static_cast<double>(std::max(0.0f, hi));
+  if (rmin == rmax) {
+    std::memset(q, 0, n);
+    *scaling_factor = 1;
+    *offset = 0;
+    return;
+  }
+  const double qmin = -128, qmax = 127;
+  const double scale = (rmax - rmin) / (qmax - qmin);
+  const double zp_from_min = qmin - rmin / scale;
+  const double zp_from_max = qmax - rmax / scale;
+  const double zp_from_min_error = std::abs(qmin) + std::abs(rmin / scale);
+  const double zp_from_max_error = std::abs(qmax) + std::abs(rmax / scale);
+  const double zp = zp_from_min_error < zp_from_max_error ? zp_from_min : zp_from_max;
+  int8_t nudged = 0;
+  if (zp <= qmin) nudged = -128;
+  else if (zp >= qmax) nudged = 127;
+  else nudged = static_cast<int8_t>(std::round(zp));
+  *scaling_factor = static_cast<float>(scale);
+  *offset = nudged;
+  const float inv = 1.0f / *scaling_factor;
+  for (int i = 0; i < n; ++i) {
+    const int32_t v = static_cast<int32_t>(std::round(*offset + values[i] * inv));
+    q[i] = static_cast<int8_t>(std::min(127, std::max(-128, v)));
+  }
+}
+
+// result[b, r] += (sum_c m[r,c] * q[b,c] - row_sums[r] * zp[b]) * (sf[b] * matrix_scale)
+inline void HybridMatVecAccumulate(const int8_t* matrix, int rows, int cols, const int8_t* q, const float* sf,
+                                   const int32_t* zp, const int32_t* row_sums, float matrix_scale, int n_batch,
+                                   float* result) {
+  for (int b = 0; b < n_batch; ++b) {
+    const float scale = sf[b] * matrix_scale;
+    const int8_t* v = q + b * cols;
+    for (int r = 0; r < rows; ++r) {
+      const int8_t* m = matrix + r * cols;
+      int32_t dot = 0;
+      for (int c = 0; c < cols; ++c) dot += static_cast<int32_t>(m[c]) * v[c];
+      if (zp) dot -= row_sums[r] * zp[b];
+      result[b * rows + r] += static_cast<float>(dot) * scale;
+    }
+  }
+}
+
+// ---- integer 8x8->16 ------------------------------------------------------------------------
+
+// out[b, r] = clamp(out[b, r] + MBQM(bias[r] + sum_c w[r,c] * in[b,c]) + out_zp) for int16/int8 out.
+template <typename Out>
+void IntMatVecAccumulate(const int8_t* in, const int32_t* bias, const int8_t* w, int32_t multiplier, int shift,
+                         int n_batch, int n_in, int n_out, int32_t out_zp, Out* out) {
+  constexpr int32_t kMax = std::numeric_limits<Out>::max();
+  constexpr int32_t kMin = std::numeric_limits<Out>::min();
+  for (int b = 0; b < n_batch; ++b) {
+    for (int r = 0; r < n_out; ++r) {
+      int32_t acc = bias[r];
+      const int8_t* wr = w + r * n_in;
+      const int8_t* x = in + b * n_in;
+      for (int c = 0; c < n_in; ++c) acc += static_cast<int32_t>(x[c]) * wr[c];
+      acc = MultiplyByQuantizedMultiplier(acc, multiplier, shift);
+      acc += out_zp;
+      acc += out[b * n_out + r];
+      out[b * n_out + r] = static_cast<Out>(std::min(kMax, std::max(kMin, acc)));
+    }
+  }
+}
+
+// LSTM integer layer norm (TFLite's ApplyLayerNorm on int16 gate values).
+inline void IntLayerNorm(int16_t* v, const int16_t* weights, const int32_t* bias, int32_t scale_a, int scale_b,
+                         int32_t variance_limit, int n_batch, int n) {
+  constexpr int kTwoToPower20 = 1 << 20;
+  for (int b = 0; b < n_batch; ++b, v += n) {
+    int64_t sum = 0, sum_sq = 0;
+    for (int j = 0; j < n; ++j) {
+      const int32_t x = v[j];
+      sum += x;
+      sum_sq += x * x;
+    }
+    const int32_t mean = static_cast<int32_t>(sum * 1024 / n);
+    const int32_t temp = kTwoToPower20 / n;
+    const int64_t variance = sum_sq * temp - static_cast<int64_t>(mean) * mean;
+    int32_t variance2 = static_cast<int32_t>(variance / kTwoToPower20);
+    if (variance2 < 1) variance2 = variance_limit;
+    int32_t inv_a;
+    int inv_b;
+    fxp::InvSqrtQuantizedMultiplierExp(variance2, -1, &inv_a, &inv_b);
+    for (int j = 0; j < n; ++j) {
+      const int32_t shifted = 1024 * v[j] - mean;
+      const int32_t rescaled = MultiplyByQuantizedMultiplier(shifted, inv_a, inv_b);
+      const int64_t val3 = static_cast<int64_t>(rescaled) * weights[j] + bias[j];
+      const int32_t val4 = static_cast<int32_t>((val3 > 0 ? val3 + 512 : val3 - 512) / 1024);
+      int32_t val5 = MultiplyByQuantizedMultiplier(val4, scale_a, scale_b + 12);
+      val5 = std::min(std::max(-32768, val5), 32767);
+      v[j] = static_cast<int16_t>(val5);
+    }
+  }
+}
+
+inline void IntSigmoid(int16_t* v, int n) {
+  for (int i = 0; i < n; ++i) v[i] = fxp::Logistic(fxp::FixedPoint<int16_t, 3>::FromRaw(v[i])).raw;
+}
+
+template <int I>
+void IntTanhImpl(const int16_t* in, int n, int16_t* out) {
+  for (int i = 0; i < n; ++i) out[i] = fxp::Tanh(fxp::FixedPoint<int16_t, I>::FromRaw(in[i])).raw;
+}
+
+// tanh of Q(integer_bits).(15 - integer_bits) values; integer_bits in [0, 6] (checked at prepare).
+inline void IntTanh(int integer_bits, const int16_t* in, int n, int16_t* out) {
+  switch (integer_bits) {
+    case 0: IntTanhImpl<0>(in, n, out); break;
+    case 1: IntTanhImpl<1>(in, n, out); break;
+    case 2: IntTanhImpl<2>(in, n, out); break;
+    case 3: IntTanhImpl<3>(in, n, out); break;
+    case 4: IntTanhImpl<4>(in, n, out); break;
+    case 5: IntTanhImpl<5>(in, n, out); break;
+    case 6: IntTanhImpl<6>(in, n, out); break;
+    default: break;
+  }
+}
+
+inline int16_t MulShift16(int16_t a, int16_t b, int shift) {
+  return static_cast<int16_t>(RoundingDivideByPOT(static_cast<int32_t>(a) * static_cast<int32_t>(b), shift));
+}
+
+inline int16_t SaturatingAdd16(int16_t a, int16_t b) {
+  return static_cast<int16_t>(std::min(32767, std::max(-32768, static_cast<int32_t>(a) + b)));
+}
+
+}  // namespace edgeopt::kernels::lstm

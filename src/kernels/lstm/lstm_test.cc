@@ -1,0 +1,312 @@
+// UNIDIRECTIONAL_SEQUENCE_LSTM / LSTM against TFLite 2.9: float (peephole, projection, layer
+// norm, CIFG, clipping, time-major both ways), hybrid (symmetric/asymmetric input quantization),
+// full integer 8x8->16 (bit-exact), the real LSTM ops of mnist_lstm_{float,int8}.tflite, and
+// state carried across invokes. Every case runs several invokes on one interpreter.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "format/reader.h"
+#include "graph/builder.h"
+#include "runtime/interpreter.h"
+#include "support/conformance.h"
+#include "support/core/model_files.h"
+#include "support/multi_invoke.h"
+
+namespace edgeopt {
+namespace {
+
+enum class Kind { kFloat, kHybrid, kInt8 };
+
+struct LstmCase {
+  Kind kind = Kind::kFloat;
+  int batch = 2, time = 3, input = 5, cell = 4;
+  int output = 0;  // projection size; 0 = no projection (output == cell)
+  bool cifg = false, peephole = false, layer_norm = false, proj_bias = false;
+  bool time_major = false;
+  float cell_clip = 0, proj_clip = 0;
+  bool asymmetric = false;
+  bool sequence = true;  // false: the LSTM op (one step, 2-D input)
+  int activation = tflite::ActivationFunctionType_TANH;
+  int hidden_zp = 0;  // int8: zero point of the hidden (intermediate 4) tensor when projected
+  int cell_scale_log2 = -11;  // int8: cell state scale 2^cell_scale_log2
+
+  std::string Name() const {
+    const char* k = kind == Kind::kFloat ? "float" : kind == Kind::kHybrid ? "hybrid" : "int8";
+    std::string s = std::string(k) + " b" + std::to_string(batch) + " t" + std::to_string(time) + " i" +
+                    std::to_string(input) + " c" + std::to_string(cell) + " o" + std::to_string(output);
+    if (cifg) s += " cifg";
+    if (peephole) s += " peephole";
+    if (layer_norm) s += " layernorm";
+    if (proj_bias) s += " projbias";
+    if (time_major) s += " time_major";
+    if (cell_clip > 0) s += " cell_clip";
+    if (proj_clip > 0) s += " proj_clip";
+    if (asymmetric) s += " asym";
+    if (!sequence) s += " LSTM-op";
+    return s;
+  }
+};
+
+// "prefix<i>" (built with append: GCC 12 warns falsely on `"literal" + std::to_string`).
+std::string Indexed(const char* prefix, int i) { return std::string(prefix).append(std::to_string(i)); }
+
+Graph BuildLstm(const LstmCase& c, uint64_t seed = 7) {
+  GraphBuilder b(seed);
+  const int n_out = c.output > 0 ? c.output : c.cell;
+  const bool integer = c.kind == Kind::kInt8;
+  const DType act = integer ? DType::kInt8 : DType::kFloat32;
+  const DType wtype = c.kind == Kind::kFloat ? DType::kFloat32 : DType::kInt8;
+  std::vector<int32_t> in_shape =
+      !c.sequence ? std::vector<int32_t>{c.batch, c.input}
+                  : (c.time_major ? std::vector<int32_t>{c.time, c.batch, c.input}
+                                  : std::vector<int32_t>{c.batch, c.time, c.input});
+  const float in_scale = 0.02f, state_scale = 0.0075f;
+  const int in_zp = 3, state_zp = -2;
+  auto x = b.Input("x", act, in_shape, integer ? std::optional(Quant(in_scale, in_zp)) : std::nullopt);
+  std::vector<int32_t> ins(24, kNoTensor);
+  ins[0] = x;
+  int wi = 0;
+  auto weight = [&](std::vector<int32_t> shape) {
+    const std::string name = Indexed("w", wi++);
+    if (wtype == DType::kFloat32) return b.ConstRandom(name, DType::kFloat32, shape, -0.6, 0.6);
+    const float scale = 0.004f + 0.001f * (wi % 5);
+    return b.ConstRandom(name, DType::kInt8, shape, -127, 127, Quant(scale, 0));
+  };
+  auto bias = [&](const std::string& name, int n) {
+    if (integer) return b.ConstRandom(name, DType::kInt32, {n}, -3000, 3000, Quant(in_scale * 0.005f, 0));
+    return b.ConstRandom(name, DType::kFloat32, {n}, -0.5, 0.5);
+  };
+  for (int g = 0; g < 4; ++g) {
+    if (g == 0 && c.cifg) continue;
+    ins[1 + g] = weight({c.cell, c.input});
+    ins[5 + g] = weight({c.cell, n_out});
+    ins[12 + g] = bias(Indexed("bias", g), c.cell);
+  }
+  if (c.peephole) {
+    for (int g = 0; g < 3; ++g) {
+      if (g == 0 && c.cifg) continue;
+      if (integer)
+        ins[9 + g] = b.ConstRandom(Indexed("peep", g), DType::kInt16, {c.cell}, -20000, 20000, Quant(2e-5f, 0));
+      else
+        ins[9 + g] = weight({c.cell});
+    }
+  }
+  if (c.output > 0) {
+    ins[16] = weight({n_out, c.cell});
+    if (c.proj_bias) ins[17] = bias("proj_bias", n_out);
+  }
+  ins[18] = b.Variable("output_state", act, {c.batch, n_out}, integer ? std::optional(Quant(state_scale, state_zp)) : std::nullopt);
+  ins[19] = b.Variable("cell_state", integer ? DType::kInt16 : DType::kFloat32, {c.batch, c.cell},
+                       integer ? std::optional(Quant(std::ldexp(1.0f, c.cell_scale_log2), 0)) : std::nullopt);
+  if (c.layer_norm) {
+    for (int g = 0; g < 4; ++g) {
+      if (g == 0 && c.cifg) continue;
+      if (integer)
+        ins[20 + g] = b.ConstRandom(Indexed("ln", g), DType::kInt16, {c.cell}, 5000, 30000, Quant(3e-5f, 0));
+      else
+        ins[20 + g] = b.ConstRandom(Indexed("ln", g), DType::kFloat32, {c.cell}, 0.5, 1.5);
+    }
+  }
+  std::vector<int32_t> out_shape = in_shape;
+  out_shape.back() = n_out;
+  auto y = b.Tensor("y", act, out_shape, integer ? std::optional(Quant(state_scale, state_zp)) : std::nullopt);
+  int op;
+  if (c.sequence) {
+    tflite::UnidirectionalSequenceLSTMOptionsT o;
+    o.fused_activation_function = static_cast<tflite::ActivationFunctionType>(c.activation);
+    o.cell_clip = c.cell_clip;
+    o.proj_clip = c.proj_clip;
+    o.time_major = c.time_major;
+    o.asymmetric_quantize_inputs = c.asymmetric;
+    op = b.Op(tflite::BuiltinOperator_UNIDIRECTIONAL_SEQUENCE_LSTM, ins, {y}, o);
+  } else {
+    tflite::LSTMOptionsT o;
+    o.fused_activation_function = static_cast<tflite::ActivationFunctionType>(c.activation);
+    o.cell_clip = c.cell_clip;
+    o.proj_clip = c.proj_clip;
+    o.asymmetric_quantize_inputs = c.asymmetric;
+    op = b.Op(tflite::BuiltinOperator_LSTM, ins, {y}, o, /*version=*/4);
+  }
+  if (integer) {
+    std::vector<int32_t> inter;
+    for (int g = 0; g < 4; ++g) {
+      if (c.layer_norm)
+        inter.push_back(b.Tensor(Indexed("gate_inter", g), DType::kInt16, {}, Quant(0.0004f + 0.0001f * g, 0)));
+      else
+        inter.push_back(b.Tensor(Indexed("gate_inter", g), DType::kFloat32, {}));
+    }
+    const bool projected = c.output > 0;
+    inter.push_back(b.Tensor("hidden", DType::kInt8, {},
+                             projected ? Quant(0.006f, c.hidden_zp) : Quant(state_scale, state_zp)));
+    b.current().ops[op].intermediates = inter;
+  }
+  b.Output(y);
+  return b.Finish();
+}
+
+// Integer LSTM is bit-exact; float and hybrid within rtol 1e-5 (summation order and libm
+// sigmoid/tanh differ from TFLite's optimized builds in the last bits).
+testing::CompareOptions LstmOptions() {
+  testing::CompareOptions o;
+  o.max_lsb = 0;
+  o.rtol = 1e-5;
+  o.atol = 1e-6;
+  return o;
+}
+
+void ExpectMatches(const LstmCase& c, int invokes = 3) {
+  auto report = testing::CompareGraphInvokes(BuildLstm(c), invokes, LstmOptions());
+  EXPECT_TRUE(report.ok) << c.Name() << ": " << report.Summary();
+}
+
+#define REQUIRE_TFLITE() \
+  if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)"
+
+TEST(LstmConformance, Float) {
+  REQUIRE_TFLITE();
+  std::vector<LstmCase> cases;
+  LstmCase base;
+  cases.push_back(base);
+  { LstmCase c = base; c.time_major = true; c.batch = 3; cases.push_back(c); }
+  { LstmCase c = base; c.peephole = true; cases.push_back(c); }
+  { LstmCase c = base; c.cifg = true; c.peephole = true; cases.push_back(c); }
+  { LstmCase c = base; c.output = 3; cases.push_back(c); }
+  { LstmCase c = base; c.output = 6; c.proj_bias = true; c.proj_clip = 0.3f; cases.push_back(c); }
+  { LstmCase c = base; c.cell_clip = 0.4f; c.time = 6; cases.push_back(c); }
+  { LstmCase c = base; c.layer_norm = true; cases.push_back(c); }
+  { LstmCase c = base; c.layer_norm = true; c.cifg = true; c.peephole = true; c.output = 3; c.proj_bias = true; cases.push_back(c); }
+  { LstmCase c = base; c.batch = 1; c.time = 1; c.input = 1; c.cell = 1; cases.push_back(c); }
+  { LstmCase c = base; c.batch = 4; c.time = 7; c.input = 17; c.cell = 13; c.time_major = true; c.peephole = true; cases.push_back(c); }
+  { LstmCase c = base; c.activation = tflite::ActivationFunctionType_RELU; cases.push_back(c); }
+  { LstmCase c = base; c.sequence = false; c.peephole = true; cases.push_back(c); }
+  for (const auto& c : cases) ExpectMatches(c);
+}
+
+TEST(LstmConformance, Hybrid) {
+  REQUIRE_TFLITE();
+  std::vector<LstmCase> cases;
+  LstmCase base;
+  base.kind = Kind::kHybrid;
+  cases.push_back(base);
+  { LstmCase c = base; c.asymmetric = true; cases.push_back(c); }
+  { LstmCase c = base; c.time_major = true; c.batch = 3; c.peephole = true; cases.push_back(c); }
+  { LstmCase c = base; c.cifg = true; c.output = 3; c.proj_bias = true; c.asymmetric = true; cases.push_back(c); }
+  { LstmCase c = base; c.layer_norm = true; c.cell_clip = 0.5f; cases.push_back(c); }
+  { LstmCase c = base; c.batch = 3; c.time = 5; c.input = 19; c.cell = 11; c.output = 7; c.asymmetric = true; c.peephole = true; cases.push_back(c); }
+  { LstmCase c = base; c.sequence = false; c.asymmetric = true; cases.push_back(c); }
+  { LstmCase c = base; c.output = 6; c.proj_bias = true; cases.push_back(c); }
+  { LstmCase c = base; c.output = 6; c.cifg = true; c.batch = 1; cases.push_back(c); }
+  for (const auto& c : cases) ExpectMatches(c);
+}
+
+TEST(LstmConformance, Int8BitExact) {
+  REQUIRE_TFLITE();
+  std::vector<LstmCase> cases;
+  LstmCase base;
+  base.kind = Kind::kInt8;
+  cases.push_back(base);
+  { LstmCase c = base; c.time_major = true; c.batch = 3; cases.push_back(c); }
+  { LstmCase c = base; c.cifg = true; cases.push_back(c); }
+  { LstmCase c = base; c.peephole = true; cases.push_back(c); }
+  { LstmCase c = base; c.output = 3; c.proj_bias = true; c.hidden_zp = 5; cases.push_back(c); }
+  { LstmCase c = base; c.output = 6; c.proj_clip = 0.2f; c.cell_clip = 0.5f; cases.push_back(c); }
+  { LstmCase c = base; c.layer_norm = true; cases.push_back(c); }
+  { LstmCase c = base; c.batch = 3; c.time = 9; c.input = 21; c.cell = 16; cases.push_back(c); }
+  { LstmCase c = base; c.cell_scale_log2 = -12; c.peephole = true; c.cifg = true; cases.push_back(c); }
+  { LstmCase c = base; c.cell_scale_log2 = -10; c.time_major = true; c.output = 5; c.hidden_zp = -7; cases.push_back(c); }
+  { LstmCase c = base; c.sequence = false; c.batch = 3; cases.push_back(c); }
+  for (const auto& c : cases) ExpectMatches(c);
+}
+
+// Keeps only the LSTM op of a real model (its weights, states, intermediates).
+Graph ExtractFirstOp(Graph g, tflite::BuiltinOperator code) {
+  Subgraph& sg = g.main();
+  for (size_t i = 0; i < sg.ops.size(); ++i) {
+    if (sg.ops[i].code != code) continue;
+    Operator op = sg.ops[i];
+    sg.ops = {op};
+    sg.inputs = {op.inputs[0]};
+    sg.outputs = {op.outputs[0]};
+    break;
+  }
+  g.signatures.clear();
+  g.DropUnused();
+  return g;
+}
+
+TEST(LstmConformance, RealMnistLstmOps) {
+  REQUIRE_TFLITE();
+  EDGEOPT_REQUIRE_SHARED_MODELS();
+  for (const char* name : {"mnist_lstm_float.tflite", "mnist_lstm_int8.tflite"}) {
+    const std::string path = testing::SharedModel(name);
+    if (path.empty()) continue;
+    auto g = ReadModelFile(path);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    Graph one = ExtractFirstOp(std::move(*g), tflite::BuiltinOperator_UNIDIRECTIONAL_SEQUENCE_LSTM);
+    ASSERT_EQ(one.main().ops.size(), 1u);
+    testing::CompareOptions o;
+    o.max_lsb = 0;
+    o.rtol = 1e-5;
+    o.float_lo = 0;  // MNIST rows in [0, 1]
+    auto report = testing::CompareGraphInvokes(one, 3, o);
+    EXPECT_TRUE(report.ok) << name << ": " << report.Summary();
+  }
+}
+
+Status PrepareGraph(Graph g) {
+  ASSIGN_OR_RETURN(auto model, rt::Model::FromGraph(std::move(g)));
+  ASSIGN_OR_RETURN(auto interp, rt::Interpreter::Create(model));
+  return interp->AllocateTensors();
+}
+
+TEST(LstmErrors, BadModels) {
+  auto expect_error = [](Graph g, const std::string& text) {
+    Status st = PrepareGraph(std::move(g));
+    EXPECT_FALSE(st.ok()) << "expected an error containing '" << text << "'";
+    EXPECT_NE(st.message().find("UNIDIRECTIONAL_SEQUENCE_LSTM"), std::string::npos) << st.ToString();
+    EXPECT_NE(st.message().find(text), std::string::npos) << st.ToString();
+  };
+  {
+    Graph g = BuildLstm({});
+    g.main().ops[0].inputs.resize(19);
+    expect_error(std::move(g), "expects 20 or 24 inputs");
+  }
+  {
+    Graph g = BuildLstm({});
+    g.main().tensors[g.main().ops[0].inputs[18]].is_variable = false;
+    expect_error(std::move(g), "must be a variable tensor");
+  }
+  {
+    Graph g = BuildLstm({});
+    g.main().ops[0].inputs[3] = kNoTensor;  // input-to-cell weights
+    expect_error(std::move(g), "input-to-gate weights (input 3) is missing");
+  }
+  {
+    LstmCase c;
+    c.kind = Kind::kInt8;
+    Graph g = BuildLstm(c);
+    g.main().ops[0].intermediates.clear();
+    expect_error(std::move(g), "needs 5 intermediate tensors");
+  }
+  {
+    LstmCase c;
+    c.kind = Kind::kInt8;
+    Graph g = BuildLstm(c);
+    g.main().tensors[g.main().ops[0].inputs[19]].quant = Quant(0.0003f, 0);
+    expect_error(std::move(g), "must be a power of two");
+  }
+  {
+    Graph g = BuildLstm({});
+    g.main().tensors[0].shape = {2, 15};
+    expect_error(std::move(g), "input must have rank 3");
+  }
+  {
+    Graph g = BuildLstm({});
+    g.main().tensors[g.main().ops[0].inputs[2]].sparsity = std::make_shared<tflite::SparsityParametersT>();
+    expect_error(std::move(g), "is not supported; densify the model");
+  }
+}
+
+}  // namespace
+}  // namespace edgeopt

@@ -1,0 +1,262 @@
+// BATCH_MATMUL reference kernels, TFLite 2.9 semantics: out[..., m, n] = sum_k x[..., m, k] *
+// y[..., k, n] with x = adj_x ? lhs^T : lhs and y = adj_y ? rhs^T : rhs over the last two
+// dimensions; ranks 2-5, leading (batch) dimensions broadcast numpy-style.
+//   float32    plain sums
+//   int8       per-tensor lhs/rhs/output with zero points, legacy multiplier
+//              float(lhs_scale * rhs_scale) / out_scale, full int8 range, requantized with ruy's
+//              rounding (2.9 runs it through cpu_backend_gemm on x86)
+//   int16      zero points 0, int64 accumulation and 64-bit reference requantization
+//   hybrid     float lhs, int8 rhs: every lhs row (the k-vector of one output row) is quantized
+//              at each invoke, symmetric or asymmetric (asymmetric_quantize_inputs);
+//              out = (dot - zp * colsum(rhs)) * (row_scale * rhs_scale[n]). This is newer
+//              LiteRT's arithmetic (hybrid FULLY_CONNECTED's); 2.9's hybrid BATCH_MATMUL returns
+//              garbage, so the tests compare with 2.9's FULLY_CONNECTED / CONV_2D instead.
+// Ranks up to 5 (2.9 stops at 4).
+#include <algorithm>
+
+#include "kernels/common/broadcast.h"
+#include "kernels/common/hybrid_quant.h"
+#include "kernels/common/kernel_util.h"
+#include "kernels/common/nn_util.h"
+#include "kernels/common/quant_utils.h"
+#include "kernels/registration.h"
+
+namespace edgeopt::kernels {
+namespace {
+
+enum class MmKind { kFloat, kHybrid, kInt8, kInt16 };
+
+class BatchMatMulKernel : public rt::OpKernel {
+ public:
+  explicit BatchMatMulKernel(MmKind kind) : kind_(kind) {}
+  Status Prepare(rt::KernelContext& ctx) override;
+  Status Invoke(rt::KernelContext& ctx) override;
+  std::string variant() const override {
+    switch (kind_) {
+      case MmKind::kFloat: return "batch_matmul/f32/ref";
+      case MmKind::kHybrid: return "batch_matmul/hybrid/ref";
+      case MmKind::kInt8: return "batch_matmul/int8/ref";
+      case MmKind::kInt16: return "batch_matmul/int16/ref";
+    }
+    return "batch_matmul/ref";
+  }
+  int64_t Macs(const rt::KernelContext&) const override { return batches_ * m_ * n_ * k_; }
+
+ private:
+  // Element offsets of x[b, m, k] and y[b, k, n] (adjoints applied) in the input buffers.
+  int64_t XOffset(int64_t x_base, int m, int k) const {
+    return x_base + (adj_x_ ? int64_t{k} * m_ + m : int64_t{m} * k_ + k);
+  }
+  int64_t YOffset(int64_t y_base, int k, int n) const {
+    return y_base + (adj_y_ ? int64_t{n} * k_ + k : int64_t{k} * n_ + n);
+  }
+
+  // Visits every output element: fn(out_index, lhs_matrix_base, rhs_matrix_base, m, n).
+  template <typename Fn>
+  void ForEachOutput(rt::KernelContext& ctx, Fn&& fn) const {
+    const int64_t per_batch = int64_t{m_} * n_;
+    ctx.threads().ParallelFor(batches_ * m_, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t row = begin; row < end; ++row) {
+        const int64_t b = row / m_;
+        const int m = static_cast<int>(row % m_);
+        const int64_t x_base = x_batch_offset_[b] * m_ * k_;
+        const int64_t y_base = y_batch_offset_[b] * k_ * n_;
+        for (int n = 0; n < n_; ++n) fn(b * per_batch + int64_t{m} * n_ + n, x_base, y_base, m, n);
+      }
+    });
+  }
+
+  MmKind kind_;
+  bool adj_x_ = false, adj_y_ = false;
+  int m_ = 0, n_ = 0, k_ = 0;
+  int64_t batches_ = 0;
+  std::vector<int64_t> x_batch_offset_, y_batch_offset_;  // matrix index of each output batch
+  int32_t multiplier_ = 0;
+  int shift_ = 0;
+  bool asymmetric_inputs_ = false;
+  int quantized_lhs_scratch_ = -1;
+  int transposed_lhs_scratch_ = -1;
+  std::vector<float> row_scale_;
+  std::vector<int32_t> row_zero_point_;
+};
+
+Status BatchMatMulKernel::Prepare(rt::KernelContext& ctx) {
+  RETURN_IF_ERROR(CheckInputCount(ctx, 2, 2));
+  RETURN_IF_ERROR(CheckOutputCount(ctx, 1));
+  ASSIGN_OR_RETURN(rt::RtTensor * lhs, RequiredInput(ctx, 0));
+  ASSIGN_OR_RETURN(rt::RtTensor * rhs, RequiredInput(ctx, 1));
+  const rt::RtTensor* output = ctx.output(0);
+  const auto& o = GetOptions<tflite::BatchMatMulOptionsT>(ctx.op());
+  adj_x_ = o.adj_x;
+  adj_y_ = o.adj_y;
+  for (const rt::RtTensor* t : {lhs, rhs})
+    if (t->rank() < 2 || t->rank() > 5)
+      return ctx.Error((t == lhs ? "lhs " : "rhs ") + Describe(*t) + " must have rank 2 to 5");
+  const int lr = lhs->rank(), rr = rhs->rank();
+  m_ = adj_x_ ? lhs->dim(lr - 1) : lhs->dim(lr - 2);
+  k_ = adj_x_ ? lhs->dim(lr - 2) : lhs->dim(lr - 1);
+  const int k_rhs = adj_y_ ? rhs->dim(rr - 1) : rhs->dim(rr - 2);
+  n_ = adj_y_ ? rhs->dim(rr - 2) : rhs->dim(rr - 1);
+  if (k_ != k_rhs)
+    return ctx.Error("lhs " + Describe(*lhs) + (adj_x_ ? " (adj_x)" : "") + " and rhs " + Describe(*rhs) +
+                     (adj_y_ ? " (adj_y)" : "") + " have different inner dimensions " + std::to_string(k_) + " and " +
+                     std::to_string(k_rhs));
+  const rt::Shape lhs_batch(lhs->shape.begin(), lhs->shape.end() - 2);
+  const rt::Shape rhs_batch(rhs->shape.begin(), rhs->shape.end() - 2);
+  rt::Shape out_batch;
+  if (!BroadcastShape(lhs_batch, rhs_batch, &out_batch))
+    return ctx.Error("batch dimensions of lhs " + Describe(*lhs) + " and rhs " + Describe(*rhs) + " do not broadcast");
+  batches_ = rt::NumElements(out_batch);
+  // Matrix index in each input for every output batch.
+  x_batch_offset_.assign(batches_, 0);
+  y_batch_offset_.assign(batches_, 0);
+  const auto xs = BroadcastStrides(lhs_batch, out_batch), ys = BroadcastStrides(rhs_batch, out_batch);
+  for (int64_t b = 0; b < batches_; ++b) {
+    int64_t rem = b;
+    for (int d = static_cast<int>(out_batch.size()) - 1; d >= 0; --d) {
+      const int64_t i = rem % out_batch[d];
+      rem /= out_batch[d];
+      x_batch_offset_[b] += i * xs[d];
+      y_batch_offset_[b] += i * ys[d];
+    }
+  }
+  rt::Shape out_shape = out_batch;
+  out_shape.push_back(m_);
+  out_shape.push_back(n_);
+
+  switch (kind_) {
+    case MmKind::kFloat: break;
+    case MmKind::kHybrid: {
+      const int n_axis = adj_y_ ? rr - 2 : rr - 1;
+      RETURN_IF_ERROR(RequireWeightQuant(ctx, *rhs, n_, n_axis, /*symmetric=*/true));
+      asymmetric_inputs_ = o.asymmetric_quantize_inputs;
+      quantized_lhs_scratch_ = ctx.RequestScratch(static_cast<size_t>(lhs->num_elements()));
+      if (adj_x_)
+        transposed_lhs_scratch_ = ctx.RequestScratch(sizeof(float) * static_cast<size_t>(lhs->num_elements()));
+      const int64_t rows = rt::NumElements(lhs_batch) * m_;
+      row_scale_.assign(rows, 0.0f);
+      row_zero_point_.assign(rows, 0);
+      break;
+    }
+    case MmKind::kInt8:
+    case MmKind::kInt16: {
+      RETURN_IF_ERROR(RequirePerTensorQuant(ctx, *lhs, "lhs"));
+      RETURN_IF_ERROR(RequirePerTensorQuant(ctx, *rhs, "rhs"));
+      RETURN_IF_ERROR(RequirePerTensorQuant(ctx, *output, "output"));
+      if (kind_ == MmKind::kInt16 && (lhs->zero_point() != 0 || rhs->zero_point() != 0 || output->zero_point() != 0))
+        return ctx.Error("int16 lhs, rhs and output must have zero point 0");
+      QuantizeMultiplier(LegacyConvMultiplier(lhs->scale(), rhs->scale(), output->scale()), &multiplier_, &shift_);
+      break;
+    }
+  }
+  return ctx.SetOutputShape(0, std::move(out_shape));
+}
+
+Status BatchMatMulKernel::Invoke(rt::KernelContext& ctx) {
+  const rt::RtTensor* lhs = ctx.input(0);
+  const rt::RtTensor* rhs = ctx.input(1);
+  rt::RtTensor* output = ctx.output(0);
+  if (output->num_elements() == 0) return Status::Ok();
+  const int k_depth = k_;
+  switch (kind_) {
+    case MmKind::kFloat: {
+      const float* x = lhs->data_as<float>();
+      const float* y = rhs->data_as<float>();
+      float* out = output->data_as<float>();
+      ForEachOutput(ctx, [&](int64_t i, int64_t xb, int64_t yb, int m, int n) {
+        float acc = 0;
+        for (int k = 0; k < k_depth; ++k) acc += x[XOffset(xb, m, k)] * y[YOffset(yb, k, n)];
+        out[i] = acc;
+      });
+      return Status::Ok();
+    }
+    case MmKind::kInt8: {
+      const int32_t x_off = -lhs->zero_point(), y_off = -rhs->zero_point(), out_off = output->zero_point();
+      const int8_t* x = lhs->data_as<int8_t>();
+      const int8_t* y = rhs->data_as<int8_t>();
+      int8_t* out = output->data_as<int8_t>();
+      ForEachOutput(ctx, [&](int64_t i, int64_t xb, int64_t yb, int m, int n) {
+        int64_t acc = 0;
+        for (int k = 0; k < k_depth; ++k)
+          acc += (int64_t{x[XOffset(xb, m, k)]} + x_off) * (int64_t{y[YOffset(yb, k, n)]} + y_off);
+        const int32_t v = MultiplyByQuantizedMultiplierRuy(WrapToInt32(acc), multiplier_, shift_);
+        out[i] = static_cast<int8_t>(std::clamp(v + out_off, -128, 127));
+      });
+      return Status::Ok();
+    }
+    case MmKind::kInt16: {
+      const int16_t* x = lhs->data_as<int16_t>();
+      const int16_t* y = rhs->data_as<int16_t>();
+      int16_t* out = output->data_as<int16_t>();
+      ForEachOutput(ctx, [&](int64_t i, int64_t xb, int64_t yb, int m, int n) {
+        int64_t acc = 0;
+        for (int k = 0; k < k_depth; ++k) acc += int64_t{x[XOffset(xb, m, k)]} * y[YOffset(yb, k, n)];
+        const int32_t v = MultiplyByQuantizedMultiplier(acc, multiplier_, shift_);
+        out[i] = static_cast<int16_t>(std::clamp(v, -32768, 32767));
+      });
+      return Status::Ok();
+    }
+    case MmKind::kHybrid: {
+      // Quantize every lhs row (the k-vector of one output row) on its own.
+      int8_t* q = ctx.Scratch<int8_t>(quantized_lhs_scratch_);
+      const float* x = lhs->data_as<float>();
+      const int64_t rows = static_cast<int64_t>(row_scale_.size());
+      if (adj_x_) {
+        // lhs matrices are [k, m]: lay the rows out contiguously first.
+        float* t = ctx.Scratch<float>(transposed_lhs_scratch_);
+        const int64_t matrices = rows / m_;
+        for (int64_t mat = 0; mat < matrices; ++mat)
+          for (int k = 0; k < k_depth; ++k)
+            for (int m = 0; m < m_; ++m) t[(mat * m_ + m) * k_depth + k] = x[(mat * k_depth + k) * m_ + m];
+        x = t;
+      }
+      QuantizeRows(x, rows, k_depth, asymmetric_inputs_, q, row_scale_.data(), row_zero_point_.data());
+      const int8_t* y = rhs->data_as<int8_t>();
+      const rt::RtTensor& w = *rhs;
+      const bool per_channel = w.per_channel();
+      float* out = output->data_as<float>();
+      ForEachOutput(ctx, [&](int64_t i, int64_t xb, int64_t yb, int m, int n) {
+        const int64_t row = xb / k_depth + m;  // xb is the lhs matrix's first element
+        const int64_t zp = row_zero_point_[row];
+        const int8_t* qx = q + row * k_depth;
+        int64_t acc = 0;
+        for (int k = 0; k < k_depth; ++k) acc += (int64_t{qx[k]} - zp) * y[YOffset(yb, k, n)];
+        const float scale = per_channel ? row_scale_[row] * w.quant->scale[n] : row_scale_[row] * w.quant->scale[0];
+        out[i] = scale * static_cast<float>(WrapToInt32(acc));
+      });
+      return Status::Ok();
+    }
+  }
+  return Status::Ok();
+}
+
+Expected<std::unique_ptr<rt::OpKernel>> CreateBatchMatMul(const rt::KernelCreateContext& cc) {
+  const Tensor* lhs = cc.input(0);
+  const Tensor* rhs = cc.input(1);
+  const Tensor* out = cc.output(0);
+  if (!lhs || !rhs || !out) return cc.Error("needs lhs, rhs and output tensors");
+  auto unsupported = [&]() -> Expected<std::unique_ptr<rt::OpKernel>> {
+    return cc.Error(DescribeTypes(cc, {{"lhs", 0}, {"rhs", 1}, {"output", -1}}) + " is not supported");
+  };
+  MmKind kind;
+  if (lhs->type == DType::kFloat32 && rhs->type == DType::kFloat32) {
+    kind = MmKind::kFloat;
+  } else if (lhs->type == DType::kFloat32 && rhs->type == DType::kInt8) {
+    kind = MmKind::kHybrid;
+  } else if (lhs->type == DType::kInt8 && rhs->type == DType::kInt8) {
+    kind = MmKind::kInt8;
+  } else if (lhs->type == DType::kInt16 && rhs->type == DType::kInt16) {
+    kind = MmKind::kInt16;
+  } else {
+    return unsupported();
+  }
+  const DType out_type = kind == MmKind::kHybrid ? DType::kFloat32 : lhs->type;
+  if (out->type != out_type) return unsupported();
+  return std::unique_ptr<rt::OpKernel>(new BatchMatMulKernel(kind));
+}
+
+}  // namespace
+
+void RegisterMatMulKernels(rt::OpRegistry& r) { r.Add(tflite::BuiltinOperator_BATCH_MATMUL, CreateBatchMatMul); }
+
+}  // namespace edgeopt::kernels

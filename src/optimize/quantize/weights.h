@@ -1,0 +1,37 @@
+// Weight quantization primitives shared by the quantization modes: symmetric int8 per-tensor
+// or per-axis, bias quantization, float16 conversion, and reading constants as floats.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/status.h"
+#include "graph/graph.h"
+
+namespace edgeopt::optimize {
+
+// Float values of a float32/float16 constant (empty span if not a float constant).
+std::vector<float> ConstantAsFloat(const Graph& g, const Tensor& t);
+
+struct QuantizedWeights {
+  std::vector<int8_t> values;
+  std::vector<float> scales;  // one, or one per channel along `axis`
+  int axis = 0;
+};
+
+// Symmetric int8 in [-127, 127]: scale = max|w| / 127 (per channel along `axis` when
+// per_axis). All-zero channels get scale 1 so dequantization stays exact.
+QuantizedWeights QuantizeSymmetricInt8(std::span<const float> w, const std::vector<int32_t>& shape, bool per_axis,
+                                       int axis);
+
+// Replaces constant tensor `t` with int8 data (new buffer) and its quantization.
+void SetInt8Weights(Graph& g, Tensor& t, const QuantizedWeights& q);
+
+// Quantizes a bias to int32 (or int64) with scale input_scale * weight_scale[c].
+void SetQuantizedBias(Graph& g, Tensor& bias, float input_scale, const std::vector<float>& weight_scales, bool int64);
+
+// Float32 constant -> float16 bytes (round to nearest even).
+std::vector<uint8_t> ToFloat16Bytes(std::span<const float> values);
+
+}  // namespace edgeopt::optimize

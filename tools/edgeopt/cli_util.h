@@ -1,0 +1,34 @@
+// Helpers shared by the edgeopt subcommands: exit codes, error reporting, JSON output, and
+// (re-exported from core/text_format.h) byte sizes and aligned tables.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/status.h"
+#include "core/text_format.h"
+
+namespace edgeopt::cli {
+
+// Exit codes of every subcommand.
+constexpr int kExitOk = 0;
+constexpr int kExitError = 1;  // the model or a file could not be read/written, verification failed
+constexpr int kExitUsage = 2;  // bad command line: unknown command/flag, missing argument, bad value
+
+// Prints "edgeopt <command>: error: <message>" to stderr and returns kExitError.
+int Fail(const std::string& command, const std::string& message);
+// Same for a library Status (its message already names the file and element).
+int Fail(const std::string& command, const Status& status);
+// Prints the error plus "Run 'edgeopt <command> --help' for usage." and returns kExitUsage.
+int UsageError(const std::string& command, const std::string& message);
+// Prints a warning line "edgeopt <command>: warning: <message>" to stderr.
+void Warn(const std::string& command, const std::string& message);
+
+// Writes `j` to stdout, indented, followed by a newline; invalid UTF-8 is replaced, not thrown.
+void PrintJson(const nlohmann::ordered_json& j);
+
+// Parses a non-negative count or one of the given words ("all" -> -1, "none" -> 0).
+bool ParseCountOrAll(const std::string& text, int* out);
+
+}  // namespace edgeopt::cli
