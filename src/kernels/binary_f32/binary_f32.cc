@@ -90,6 +90,7 @@ class BinaryF32 : public rt::OpKernel {
     const Dim& inner = dims_.back();
     int64_t outer = 1;
     for (size_t i = 0; i + 1 < dims_.size(); ++i) outer *= dims_[i].size;
+    if (outer == 0 || inner.size == 0) return Status::Ok();  // empty output
     const int threads = ctx.threads().num_threads();
     auto run = [&](const float* pa, const float* pb, float* po, int64_t n) {
       if (avx2_)

@@ -432,6 +432,8 @@ TEST(FastF32Ops, BinaryBroadcastMatchesLoops) {
       {{1, 9, 9, 8}, {1, 9, 9, 1}},    // per pixel
       {{100003}, {100003}},            // long run, split between threads
       {{2, 1, 2, 1, 2, 1, 3}, {1, 2, 1, 2, 1, 2, 1}},
+      {{0, 3}, {3}},                   // empty output
+      {{2, 0, 3}, {1, 1, 3}},
   };
   int i = 0;
   for (const Family& fam : Families())
