@@ -294,9 +294,9 @@ std::string FormatBenchText(const BenchResult& r, const TextReportOptions& to) {
   out += "  per-op sum     " + Ms(r.profiled_ops_sum_ms) + " = " + Pct(cov) + " of the profiled invoke time " +
          Ms(r.profiled_invoke_ms) + (within ? " (within " : " (NOT within ") + Fixed(kOpsCoverageTolerancePct, 0) + "%)\n";
   char sign = r.profiler_overhead_pct >= 0 ? '+' : '-';
-  out += "  profiler cost  profiled invoke " + Ms(r.profiled_invoke_ms) + " vs unprofiled " + Ms(r.unprofiled_invoke_ms) +
-         ": " + sign + Pct(std::fabs(r.profiler_overhead_pct)) + " (means of " + std::to_string(r.profile_runs) +
-         " interleaved runs each)\n";
+  out += "  profiler cost  profiled invoke " + Ms(r.profiled_invoke_p50_ms) + " vs unprofiled " +
+         Ms(r.unprofiled_invoke_p50_ms) + ": " + sign + Pct(std::fabs(r.profiler_overhead_pct)) + " (medians of " +
+         std::to_string(r.profile_runs) + " interleaved runs each)\n";
   return out;
 }
 
@@ -494,6 +494,8 @@ nlohmann::ordered_json BenchJson(const std::vector<BenchResult>& results) {
       j["profile"] = {{"runs", r.profile_runs},
                       {"invoke_ms", r.profiled_invoke_ms},
                       {"unprofiled_invoke_ms", r.unprofiled_invoke_ms},
+                      {"profiled_invoke_p50_ms", r.profiled_invoke_p50_ms},
+                      {"unprofiled_invoke_p50_ms", r.unprofiled_invoke_p50_ms},
                       {"ops_sum_ms", r.profiled_ops_sum_ms},
                       {"ops_sum_percent_of_invoke", r.ops_coverage_pct()},
                       {"overhead_percent", r.profiler_overhead_pct}};

@@ -191,8 +191,11 @@ Expected<BenchResult> MeasureWithThreads(const std::shared_ptr<const rt::Model>&
     r.profiled_invoke_ms = ComputeStats(profiled_times).mean;
     r.unprofiled_invoke_ms = r.latency.mean;
     r.profiled_ops_sum_ms = std::accumulate(op_sums.begin(), op_sums.end(), 0.0) / n;
-    r.profiler_overhead_pct =
-        r.unprofiled_invoke_ms > 0 ? 100.0 * (r.profiled_invoke_ms - r.unprofiled_invoke_ms) / r.unprofiled_invoke_ms : 0;
+    r.profiled_invoke_p50_ms = ComputeStats(profiled_times).p50;
+    r.unprofiled_invoke_p50_ms = r.latency.p50;
+    r.profiler_overhead_pct = r.unprofiled_invoke_p50_ms > 0
+                                  ? 100.0 * (r.profiled_invoke_p50_ms - r.unprofiled_invoke_p50_ms) / r.unprofiled_invoke_p50_ms
+                                  : 0;
     double cumulative = 0;
     for (const auto& info : interp->ops()) {
       OpProfile p;

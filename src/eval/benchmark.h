@@ -127,7 +127,9 @@ struct BenchResult {
   double profiled_invoke_ms = 0;     // mean invoke time of the profiled runs
   double unprofiled_invoke_ms = 0;   // mean of the timed runs interleaved with them
   double profiled_ops_sum_ms = 0;    // sum of the per-op means
-  double profiler_overhead_pct = 0;  // profiled vs unprofiled
+  double profiled_invoke_p50_ms = 0;    // medians of the same two series: outliers (a descheduled
+  double unprofiled_invoke_p50_ms = 0;  // run on a busy machine) do not swamp the profiler's cost
+  double profiler_overhead_pct = 0;  // profiled vs unprofiled, medians
   std::vector<TraceEvent> trace;
 
   // Sum of per-op times as a percentage of the profiled invoke time (100 = everything covered).

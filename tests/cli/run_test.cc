@@ -198,12 +198,22 @@ TEST_F(CliRunBadInput, WrongShapeNpyNamesInputAndShapes) {
 }
 
 TEST_F(CliRunBadInput, WrongDtypeNpy) {
+  // Integer or bool data for a float input is converted (an image saved as uint8); float data for
+  // an integer input (token ids) is refused.
+  GraphBuilder b(1);
+  const auto ids = b.Input("ids", DType::kInt32, {1, 4});
+  const auto y = b.Tensor("y", DType::kInt32, {1, 4});
+  b.Op(tflite::BuiltinOperator_ADD, {ids, ids}, {y}, tflite::AddOptionsT());
+  b.Output(y);
+  const std::string path = dir_ + "/ids.tflite";
+  WriteModelOrFail(b.Finish(), path);
   eval::HostTensor t;
-  t.type = DType::kBool;
-  t.shape = {1, 32, 32, 3};
-  t.data.resize(32 * 32 * 3);
-  ASSERT_TRUE(eval::WriteNpy(dir_ + "/b.npy", t).ok());
-  ExpectFailure({model_, "--input", dir_ + "/b.npy"}, 1, "expects float32 data, but '" + dir_ + "/b.npy' holds bool");
+  t.type = DType::kFloat32;
+  t.shape = {1, 4};
+  t.data.resize(16);
+  ASSERT_TRUE(eval::WriteNpy(dir_ + "/f.npy", t).ok());
+  ExpectFailure({path, "--input", dir_ + "/f.npy"}, 1,
+                "input 'ids' int32[1,4] expects int32 data, but '" + dir_ + "/f.npy' holds float32");
 }
 
 TEST_F(CliRunBadInput, MissingFilesAndUnknownNames) {
