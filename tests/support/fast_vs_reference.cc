@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -65,7 +66,9 @@ bool ExpectFastMatchesReference(std::shared_ptr<const rt::Model> model, const st
   bool ok = true;
   if (!check.op_type.empty()) {
     for (const rt::OpInfo& op : fast->ops) {
-      if (op.type != check.op_type || op.folded) continue;
+      const bool checked = op.type == check.op_type || std::find(check.more_op_types.begin(), check.more_op_types.end(),
+                                                                  op.type) != check.more_op_types.end();
+      if (!checked || op.folded) continue;
       if (op.variant.find(check.variant) == std::string::npos) {
         ADD_FAILURE() << what << ": op " << op.index << " (" << op.type << ") ran " << op.variant << ", expected a "
                       << check.variant << " variant";

@@ -21,6 +21,7 @@ struct FastCheck {
   uint64_t seed = 1;
   // When set: every op of type `op_type` ("CONV_2D") must run a variant containing `variant`.
   std::string op_type;
+  std::vector<std::string> more_op_types;  // further op types checked the same way
   std::string variant = "avx2";
   // Inputs (random from `seed` when empty).
   std::vector<TensorValue> inputs;

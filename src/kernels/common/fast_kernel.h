@@ -1,7 +1,8 @@
 // Optimized kernels that keep the reference kernel of their op beside them.
 //
-// A fast kernel is made by the op's reference factory (see each family's Make*Fast function)
-// and wraps the reference kernel created by the same factory with reference_only set:
+// A fast kernel is made by a factory registered in front of the op's earlier factory (see
+// RegisterFastInt8Kernels) and wraps the kernel that earlier factory creates with
+// reference_only set (the reference kernel):
 // - Prepare runs the reference Prepare first, so the op is validated, errors read exactly as
 //   without the fast path and output shapes are set by one piece of code; then PrepareFast
 //   checks what only shapes reveal and may hand the op back to the reference kernel.
@@ -16,13 +17,15 @@
 
 namespace edgeopt::kernels {
 
-using RefFactory = Expected<std::unique_ptr<rt::OpKernel>> (*)(const rt::KernelCreateContext&);
+// The factory registered for the op before the fast one (reference, possibly behind the float fast path).
+using RefFactory = const rt::KernelFactory&;
 
 // The reference kernel `reference` makes for this op (nullptr if it refuses the op: then the
 // fast path must decline too, and the reference factory reports the problem).
 inline std::unique_ptr<rt::OpKernel> MakeReferenceKernel(const rt::KernelCreateContext& cc, RefFactory reference) {
   rt::KernelCreateContext ref_cc = cc;
   ref_cc.reference_only = true;
+  if (!reference) return nullptr;
   auto k = reference(ref_cc);
   if (!k.ok()) return nullptr;
   return std::move(*k);

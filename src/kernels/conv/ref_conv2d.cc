@@ -22,7 +22,6 @@
 #include "kernels/common/nn_util.h"
 #include "kernels/common/quant_utils.h"
 #include "kernels/conv/conv_kernels.h"
-#include "kernels/gemm_int8/ops_int8.h"
 
 namespace edgeopt::kernels {
 namespace {
@@ -330,7 +329,6 @@ Status Conv2DKernel::InvokeHybrid(rt::KernelContext& ctx) {
 }  // namespace
 
 Expected<std::unique_ptr<rt::OpKernel>> CreateConv2D(const rt::KernelCreateContext& cc) {
-  if (auto k = MakeConv2DQuant(cc, CreateConv2D)) return k;  // AVX2 int8/uint8/hybrid/16x8
   const Tensor* in = cc.input(0);
   const Tensor* w = cc.input(1);
   const Tensor* bias = cc.input(2);

@@ -19,7 +19,6 @@
 #include "kernels/common/kernel_util.h"
 #include "kernels/common/nn_util.h"
 #include "kernels/common/quant_utils.h"
-#include "kernels/depthwise/depthwise_int8.h"
 #include "kernels/registration.h"
 
 namespace edgeopt::kernels {
@@ -285,7 +284,6 @@ Status DepthwiseKernel::InvokeHybrid(rt::KernelContext& ctx) {
 }
 
 Expected<std::unique_ptr<rt::OpKernel>> CreateDepthwise(const rt::KernelCreateContext& cc) {
-  if (auto k = MakeDepthwiseQuant(cc, CreateDepthwise)) return k;  // AVX2 int8/uint8/hybrid/16x8
   const Tensor* in = cc.input(0);
   const Tensor* w = cc.input(1);
   const Tensor* bias = cc.input(2);

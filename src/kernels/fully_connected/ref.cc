@@ -21,7 +21,6 @@
 #include "kernels/common/kernel_util.h"
 #include "kernels/common/nn_util.h"
 #include "kernels/common/quant_utils.h"
-#include "kernels/gemm_int8/ops_int8.h"
 #include "kernels/registration.h"
 
 namespace edgeopt::kernels {
@@ -262,7 +261,6 @@ Status FullyConnectedKernel::Invoke(rt::KernelContext& ctx) {
 }
 
 Expected<std::unique_ptr<rt::OpKernel>> CreateFullyConnected(const rt::KernelCreateContext& cc) {
-  if (auto k = MakeFullyConnectedQuant(cc, CreateFullyConnected)) return k;  // AVX2 int8/uint8/hybrid/16x8
   const Tensor* in = cc.input(0);
   const Tensor* w = cc.input(1);
   const Tensor* bias = cc.input(2);

@@ -299,6 +299,8 @@ std::unique_ptr<rt::OpKernel> MakeConv2DQuant(const rt::KernelCreateContext& cc,
   if (w->sparsity) return nullptr;
   const auto kind = ClassifyQuant(in->type, w->type, out->type);
   if (!kind) return nullptr;
+  // Hybrid results differ from the reference in a few accumulators (not bit-exact yet): reference.
+  if (*kind == QuantKind::kHybrid) return nullptr;
   if (in->shape.size() == 4 && w->shape.size() == 4 && in->shape[3] != w->shape[3]) return nullptr;  // groups
   auto ref = MakeReferenceKernel(cc, reference);
   if (!ref) return nullptr;

@@ -219,6 +219,8 @@ std::unique_ptr<rt::OpKernel> MakeFullyConnectedQuant(const rt::KernelCreateCont
   if (o.weights_format != tflite::FullyConnectedOptionsWeightsFormat_DEFAULT) return nullptr;
   const auto kind = ClassifyQuant(in->type, w->type, out->type);
   if (!kind) return nullptr;
+  // Hybrid results differ from the reference in a few accumulators (not bit-exact yet): reference.
+  if (*kind == QuantKind::kHybrid) return nullptr;
   auto ref = MakeReferenceKernel(cc, reference);
   if (!ref) return nullptr;
   return std::make_unique<FcQuantKernel>(std::move(ref), *kind);

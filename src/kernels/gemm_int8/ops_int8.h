@@ -1,8 +1,8 @@
 // Fast integer CONV_2D and FULLY_CONNECTED (AVX2 int16 GEMM, bit-exact with the references).
 //
-// The reference factory asks first and passes itself (see kernels/common/fast_kernel.h):
-//     if (auto k = MakeConv2DQuant(cc, CreateConv2D)) return k;
-// nullptr means "not handled here": the reference factory carries on. Declined at creation:
+// Registered by RegisterFastInt8Kernels (register_fast_int8.cc, after the float fast path) in
+// front of the factory registered before, which it gets as `reference` (kernels/common/fast_kernel.h).
+// nullptr means "not handled here": the earlier factory carries on. Declined at creation:
 // cc.reference_only, a CPU without AVX2+FMA, non-constant weights or bias, grouped convolution,
 // float32 convolutions (the float fast path is elsewhere).
 #pragma once
