@@ -57,7 +57,7 @@ Expected<SampleSet> SampleSet::Open(const std::string& path, const InputSpec& sp
       set.skipped_.push_back(file + ": " + data.status().message());
       return Status::Ok();
     }
-    const auto& shape = data->shape;
+    const std::vector<int32_t> shape = data->shape;  // a copy: data is moved below
     if (shape == sample_shape || shape == unbatched) {
       set.items_.push_back({file, -1, 0});
       return Status::Ok();

@@ -85,7 +85,21 @@ TEST(CliQuantize, Int8IoIntegerOnlyIsFullIntegerForInspect) {
   CliResult i = RunEdgeopt({"inspect", out});
   ASSERT_EQ(i.exit_code, 0) << Describe(i);
   EXPECT_NE(i.out.find("full integer int8 (int8 I/O)"), std::string::npos) << i.out;
-  EXPECT_EQ(i.out.find("float32"), std::string::npos) << i.out;
+  // Not one float op or tensor: every op's precision is int8 and no op reads or writes float32.
+  CliResult ij = RunEdgeopt({"inspect", out, "--json", "--ops", "all"});
+  ASSERT_EQ(ij.exit_code, 0) << Describe(ij);
+  const Json model = Json::parse(ij.out);
+  EXPECT_EQ(model["quantization"]["ops_by_precision"].size(), 1u) << model["quantization"].dump();
+  EXPECT_TRUE(model["quantization"]["ops_by_precision"].contains("int8")) << model["quantization"].dump();
+  int ops = 0;
+  for (const auto& op : model["subgraphs"][0]["ops"]) {
+    ++ops;
+    for (const char* side : {"inputs", "outputs"})
+      for (const auto& t : op[side]) EXPECT_NE(t["dtype"], "float32") << op["op"] << " " << t["name"];
+  }
+  EXPECT_GT(ops, 0);
+  for (const char* side : {"inputs", "outputs"})
+    for (const auto& t : model["subgraphs"][0][side]) EXPECT_EQ(t["dtype"], "int8") << t["name"];
   // uint8 I/O too.
   r = RunEdgeopt({"quantize", in, "-o", dir + "/u8.tflite", "--mode", "int8", "--calibration", data, "--io", "uint8"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);

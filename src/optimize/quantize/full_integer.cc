@@ -583,7 +583,12 @@ Status QuantizeFullInteger(Graph& g, const QuantizeOptions& o, QuantizeReport* r
     std::vector<int32_t> original_inputs = op.inputs;
     for (size_t k = 0; k < op.inputs.size(); ++k) {
       int32_t& t = op.inputs[k];
-      if (t < 0 || sg.tensors[t].type != DType::kFloat32) continue;
+      if (t < 0) continue;
+      if (int_inputs.count(t) && int_twin.count(t)) {
+        t = int_twin[t];  // an integer model input (a uint8 one is read through its int8 QUANTIZE)
+        continue;
+      }
+      if (sg.tensors[t].type != DType::kFloat32) continue;
       if (g.IsConstant(sg.tensors[t])) continue;  // constants below
       if (produced_by_q[t]) continue;             // converted in place below
       if (int_twin.count(t)) {
