@@ -13,7 +13,10 @@
 
 #define EDGEOPT_CLI_COMMANDS(X) \
   X(Inspect)                    \
-  X(Convert)
+  X(Convert)                    \
+  X(Compare)                    \
+  X(Eval)                       \
+  X(Optimize)
 
 namespace edgeopt::cli {
 
