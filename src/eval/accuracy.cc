@@ -11,7 +11,7 @@
 
 namespace edgeopt::eval {
 
-std::vector<float> RealValues(const rt::RtTensor& t) {
+std::vector<float> TensorAsFloats(const rt::RtTensor& t) {
   const int64_t n = t.num_elements();
   std::vector<float> out(static_cast<size_t>(std::max<int64_t>(n, 0)));
   if (!t.data || n <= 0) return out;

@@ -19,7 +19,7 @@ namespace edgeopt::eval {
 
 // Real values of a runtime tensor: dequantized (per tensor or per axis) when it has a scale,
 // float16 decoded, integers as numbers.
-std::vector<float> RealValues(const rt::RtTensor& t);
+std::vector<float> TensorAsFloats(const rt::RtTensor& t);
 
 // A classifier output: at least 2 values and every dimension but the last 1 ([1,K], [K], [1,1,K]).
 bool IsClassifierOutput(const std::vector<int32_t>& shape);
@@ -33,7 +33,7 @@ class ModelRunner {
   // Copies the inputs in (resizing an input whose shape differs) and invokes.
   Status Run(const std::vector<HostTensor>& inputs);
   int num_outputs() const { return interp_->num_outputs(); }
-  std::vector<float> Output(int k) const { return RealValues(*interp_->output(k)); }
+  std::vector<float> Output(int k) const { return TensorAsFloats(*interp_->output(k)); }
   // Any tensor of the main subgraph (needs preserve_all_tensors for intermediates).
   const rt::RtTensor& Tensor(int32_t index) const { return *interp_->main().tensor(index); }
   rt::Interpreter& interpreter() { return *interp_; }

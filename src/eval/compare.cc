@@ -210,7 +210,7 @@ double NoiseFraction(double snr_db) { return std::isinf(snr_db) ? 0.0 : std::pow
 
 }  // namespace
 
-Expected<CompareReport> CompareModels(std::shared_ptr<const rt::Model> ref, std::shared_ptr<const rt::Model> cand,
+Expected<CompareReport> CompareLayers(std::shared_ptr<const rt::Model> ref, std::shared_ptr<const rt::Model> cand,
                                       const Dataset& data, const CompareOptions& o) {
   const Graph& rg = ref->graph();
   const Graph& cg = cand->graph();
@@ -258,7 +258,7 @@ Expected<CompareReport> CompareModels(std::shared_ptr<const rt::Model> ref, std:
         const rt::RtTensor& rt_ref = (*rr)->Tensor(matches[m].ref_tensor);
         const rt::RtTensor& rt_cand = (*cr)->Tensor(matches[m].cand_tensor);
         if (!rt_ref.data || !rt_cand.data || rt_ref.num_elements() != rt_cand.num_elements()) continue;
-        s.layers[m].Add(RealValues(rt_ref), RealValues(rt_cand));
+        s.layers[m].Add(TensorAsFloats(rt_ref), TensorAsFloats(rt_cand));
         if (IsIntegerQuantized(cg.main().tensors[matches[m].cand_tensor]) && rt_cand.scale() > 0)
           s.layers[m].AddScale(rt_cand.scale());
       }

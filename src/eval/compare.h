@@ -91,7 +91,7 @@ struct CompareReport {
   std::string suggestion;               // "--skip-tensor '^(a|b)$'" (empty: nothing to suggest)
 };
 
-Expected<CompareReport> CompareModels(std::shared_ptr<const rt::Model> ref, std::shared_ptr<const rt::Model> cand,
+Expected<CompareReport> CompareLayers(std::shared_ptr<const rt::Model> ref, std::shared_ptr<const rt::Model> cand,
                                       const Dataset& data, const CompareOptions& options);
 
 // A regular expression matching exactly the given names ("^(a|b\.c)$"), metacharacters escaped.

@@ -85,7 +85,7 @@ nlohmann::ordered_json ReportJson(const CompareFlags& f, const eval::CompareRepo
     e["candidate_dtype"] = l.cand_dtype;
     e["match"] = l.method;
     e["is_output"] = l.is_output;
-    for (auto& [k, v] : StatsJson(l.stats).items()) e[k] = v;
+    e.update(StatsJson(l.stats));
     e["input_snr_db"] = JsonNumber(l.input_snr_db);
     e["own_snr_db"] = JsonNumber(l.own_snr_db);
     e["flagged"] = l.flagged;
@@ -97,7 +97,7 @@ nlohmann::ordered_json ReportJson(const CompareFlags& f, const eval::CompareRepo
     nlohmann::ordered_json e;
     e["name"] = o.name;
     e["shape"] = o.shape;
-    for (auto& [k, v] : StatsJson(o.stats).items()) e[k] = v;
+    e.update(StatsJson(o.stats));
     if (o.classifier) {
       e["top1_agreement"] = o.agreement.top1_percent();
       e["top5_agreement"] = o.agreement.top5_percent();
@@ -179,7 +179,7 @@ int RunCompare(const CompareFlags& f) {
   co.worst = f.worst;
   ProgressBar bar("comparing");
   co.progress = [&](size_t done, size_t total) { bar.Update(done, total); };
-  auto r = eval::CompareModels(*ref, *cand, data, co);
+  auto r = eval::CompareLayers(*ref, *cand, data, co);
   bar.Finish();
   if (!r.ok()) return Fail(kCmd, r.status());
 

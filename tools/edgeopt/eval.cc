@@ -155,7 +155,7 @@ int RunEval(const EvalFlags& f) {
     j["data"] = data.Describe();
     j["samples"] = r->samples;
     if (show_labels) {
-      for (auto& [k, v] : AccuracyJson(r->classification).items()) j[k] = v;
+      j.update(AccuracyJson(r->classification));
     } else if (reference && r->classifier) {  // --task agreement: top1/top5 are the agreement
       j["top1"] = r->agreement.top1_percent();
       j["top5"] = r->agreement.top5_percent();

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -16,6 +17,7 @@
 #include "commands.h"
 #include "dataset_flags.h"
 #include "eval/accuracy.h"
+#include "eval/compare.h"
 #include "format/reader.h"
 #include "format/writer.h"
 #include "optimize/auto/auto_optimize.h"
@@ -49,6 +51,7 @@ struct OptimizeFlags {
   int output_index = 0;
   double bench_seconds = 0.3;
   std::string report;
+  std::string skip_tensor;
   std::string json;
   uint64_t seed = 1;
   PreprocessFlags pre;
@@ -71,6 +74,7 @@ std::string CommandLine(const OptimizeFlags& f) {
   if (!f.cluster.empty()) s += " --cluster " + f.cluster;
   if (f.eval_samples > 0) s += " --eval-samples " + std::to_string(f.eval_samples);
   if (f.agreement) s += " --agreement";
+  if (!f.skip_tensor.empty()) s += " --skip-tensor " + eval::ShellQuote(f.skip_tensor);
   return s;
 }
 
@@ -120,6 +124,14 @@ int RunOptimize(const OptimizeFlags& f) {
   if (f.calibration.empty()) return UsageError(kCmd, "--calibration is required (samples to calibrate int8 with)");
   if (f.evaluation.empty()) return UsageError(kCmd, "--eval is required (held-out samples to measure accuracy on)");
   if (f.calibration_samples < 1) return UsageError(kCmd, "--calibration-samples must be at least 1");
+  if (!f.skip_tensor.empty()) {
+    try {
+      std::regex check(f.skip_tensor);
+    } catch (const std::regex_error& e) {
+      return UsageError(kCmd, "--skip-tensor '" + f.skip_tensor + "' is not a valid regular expression: " + e.what());
+    }
+    o.skip_tensor_regex = f.skip_tensor;
+  }
   o.modes = SplitList(f.modes);
   for (const auto& m : o.modes) {
     optimize::QuantMode qm;
@@ -308,6 +320,10 @@ void RegisterOptimize(CommandSet& commands) {
   sub->add_option("--prune", f->prune, "Also try magnitude pruning at these sparsities, e.g. 0.5,0.75")->type_name("LIST");
   sub->add_option("--cluster", f->cluster, "Also try k-means weight clustering with these cluster counts, e.g. 16,32")
       ->type_name("LIST");
+  sub->add_option("--skip-tensor", f->skip_tensor,
+                  "Keep ops whose output tensor matches REGEX in float in every quantized candidate (e.g. the suggestion "
+                  "of `edgeopt compare`)")
+      ->type_name("REGEX");
   sub->add_flag("--no-fallback", f->no_fallback, "Do not try int8 with the most sensitive layers kept in float");
   sub->add_flag("--agreement", f->agreement, "Score by agreement with the float model even when the data has labels");
   sub->add_option("--labels", f->labels, "Class names, one per line (to read labels given as names)")->type_name("FILE");

@@ -141,13 +141,20 @@ std::string Describe(const AutoCandidate& a) {
          " bytes, " + Fixed(a.latency_ms, 3) + " ms";
 }
 
+// Either pattern matches (one may be empty).
+std::string CombinedRegex(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  return "(?:" + a + ")|(?:" + b + ")";
+}
+
 Expected<Graph> Quantized(const Context& c, const Graph& g, QuantMode mode, const std::string& skip_regex,
                           int64_t dynamic_min_elements, QuantizeReport* report) {
   Graph q = g;
   QuantizeOptions qo;
   qo.mode = mode;
   qo.calibration = c.calibration;
-  qo.skip_tensor_regex = skip_regex;
+  qo.skip_tensor_regex = CombinedRegex(c.o.skip_tensor_regex, skip_regex);
   qo.dynamic_min_elements = dynamic_min_elements;
   qo.threads = std::max(1, c.o.threads);
   ASSIGN_OR_RETURN(QuantizeReport r, QuantizeModel(q, qo));
@@ -244,7 +251,7 @@ Expected<AutoOptimizeResult> AutoOptimize(const Graph& float_model, const eval::
                        const std::string& skip, int64_t dyn_min, QuantizeReport* qr) {
     AutoCandidate cand;
     cand.name = name;
-    cand.recipe = prefix_recipe + QuantRecipe(mode, skip, dyn_min);
+    cand.recipe = prefix_recipe + QuantRecipe(mode, CombinedRegex(o.skip_tensor_regex, skip), dyn_min);
     c.Log(name + ": quantizing and evaluating");
     auto q = Quantized(c, g, mode, skip, dyn_min, qr);
     if (!q.ok()) cand.error = q.status().message();
@@ -279,7 +286,7 @@ Expected<AutoOptimizeResult> AutoOptimize(const Graph& float_model, const eval::
     co.suggest = o.max_fallback_layers;
     co.worst = o.max_fallback_layers;
     const eval::Dataset sens = calibration.Spread(static_cast<size_t>(std::max(1, o.sensitivity_samples)));
-    auto cmp = eval::CompareModels(c.float_model, *int8_model, sens, co);
+    auto cmp = eval::CompareLayers(c.float_model, *int8_model, sens, co);
     if (!cmp.ok()) {
       result.notes.push_back("sensitivity analysis failed: " + cmp.status().message());
     } else {

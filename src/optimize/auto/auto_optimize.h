@@ -42,6 +42,9 @@ struct AutoOptimizeOptions {
   int sensitivity_samples = 8;  // calibration samples used to rank layers
   std::vector<double> prune_sparsities;  // e.g. {0.5}: magnitude pruning, then the best quantization
   std::vector<int> cluster_counts;       // e.g. {16}: k-means weight clustering, then the best quantization
+  // Ops producing a tensor that matches are kept in float in every quantized candidate (e.g. what
+  // `edgeopt compare` suggests); empty: none.
+  std::string skip_tensor_regex;
   eval::Preprocess pp;
   int threads = 1;              // evaluation threads
   int output = 0;               // output with the class scores

@@ -42,6 +42,13 @@ double NiceStep(double range, int target) {
   return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
 }
 
+// "#3" (built by appending: GCC 12 warns falsely about "#" + std::to_string(i)).
+std::string Tag(int index) {
+  std::string t(1, '#');
+  t.append(std::to_string(index));
+  return t;
+}
+
 int DigitsFor(double step) { return step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step) - 1e-9)); }
 
 struct Point {
@@ -115,11 +122,11 @@ std::string Chart(const std::string& title, const std::string& x_label, const st
       s << "<circle cx=\"" << sx(p.x) << "\" cy=\"" << sy(p.y) << "\" r=\"10\" fill=\"none\" stroke=\"#2ca02c\" stroke-width=\"3\"/>\n";
     }
     s << "<circle cx=\"" << sx(p.x) << "\" cy=\"" << sy(p.y) << "\" r=\"5\" fill=\"" << fill
-      << "\" stroke=\"#222\" stroke-width=\"0.8\"><title>" << Esc("#" + std::to_string(p.index) + " " + p.name) << "</title></circle>\n";
+      << "\" stroke=\"#222\" stroke-width=\"0.8\"><title>" << Esc(Tag(p.index) + " " + p.name) << "</title></circle>\n";
   }
   for (const auto& p : pts) {
-    const std::string full = "#" + std::to_string(p.index) + " " + p.name;
-    const std::string shortl = "#" + std::to_string(p.index);
+    const std::string full = Tag(p.index) + " " + p.name;
+    const std::string shortl = Tag(p.index);
     bool placed = false;
     for (const std::string& text : {full, shortl}) {
       const double tw = 6.6 * static_cast<double>(text.size());
