@@ -35,11 +35,8 @@ HostTensor I64(std::vector<int64_t> values) {
 }
 
 InputSpec FloatSpec(std::vector<int32_t> shape) {
-  InputSpec s;
-  s.name = "x";
-  s.type = DType::kFloat32;
-  s.shape = std::move(shape);
-  return s;
+  // Aggregate initialization: assigning the name afterwards trips a GCC 12 false -Wstringop-overflow.
+  return InputSpec{std::string(1, 'x'), DType::kFloat32, std::move(shape), nullptr};
 }
 
 void Touch(const fs::path& p, const std::string& text) {
