@@ -46,5 +46,8 @@ void RegisterSparseKernels(rt::OpRegistry& r);
 // Fast float32 kernels in front of the factories registered before (kernels/gemm/README.md):
 // call after the reference families.
 void RegisterFastFloatKernels(rt::OpRegistry& r);
+// After RegisterFastFloatKernels: fast integer CONV_2D / FULLY_CONNECTED / DEPTHWISE_CONV_2D
+// (gemm_int8/register_fast_int8.cc) in front of the factories registered before.
+void RegisterFastInt8Kernels(rt::OpRegistry& r);
 
 }  // namespace edgeopt::kernels

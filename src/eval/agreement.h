@@ -1,0 +1,40 @@
+// Agreement of a transformed model (quantized, pruned, ...) with its float original on the same
+// samples: signal-to-noise ratio of every output and, for classifier-shaped outputs, how often
+// both pick the same top-1 class. Integer outputs are dequantized; integer inputs are fed the
+// float sample quantized with the input's parameters.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "eval/host_tensor.h"
+#include "runtime/interpreter.h"
+
+namespace edgeopt::eval {
+
+struct OutputAgreement {
+  std::string name;
+  double snr_db = 0;           // 10 log10(sum ref^2 / sum (ref - out)^2); +inf when identical
+  double max_abs_error = 0;    // in real units
+  bool classifier = false;     // one non-unit dimension of >= 2 classes
+  int64_t top1_agree = 0;      // samples where both models' top-1 agree (classifiers)
+  int64_t samples = 0;
+};
+
+struct AgreementReport {
+  int64_t samples = 0;
+  std::vector<OutputAgreement> outputs;
+};
+
+// Runs `reference` and `candidate` (same inputs and outputs, by position) on every sample
+// (inputs as the reference model wants them), resetting variables before each.
+Expected<AgreementReport> CompareModels(std::shared_ptr<const rt::Model> reference, std::shared_ptr<const rt::Model> candidate,
+                                        const std::vector<std::vector<HostTensor>>& samples, int threads = 1);
+
+// Real values of a runtime tensor (dequantized when quantized).
+std::vector<double> RealValues(const rt::RtTensor& t);
+
+}  // namespace edgeopt::eval
