@@ -17,7 +17,10 @@
   X(Quantize)                   \
   X(Dequantize)                 \
   X(Run)                        \
-  X(Bench)
+  X(Bench)                      \
+  X(Compare)                    \
+  X(Eval)                       \
+  X(Optimize)
 
 namespace edgeopt::cli {
 
