@@ -13,7 +13,9 @@
 
 #define EDGEOPT_CLI_COMMANDS(X) \
   X(Inspect)                    \
-  X(Convert)
+  X(Convert)                    \
+  X(Prune)                      \
+  X(Cluster)
 
 namespace edgeopt::cli {
 

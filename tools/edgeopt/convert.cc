@@ -1,11 +1,7 @@
 // edgeopt convert IN -o OUT [--strip-unused] [--dedupe] [--verify] [--json]
 // Read -> optional cleanups -> serialize -> (verify) -> atomic write; reports what changed.
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -43,27 +39,6 @@ GraphCounts Count(const Graph& g) {
   c.buffers = g.buffers.size();
   c.constant_bytes = ConstantBytes(g);
   return c;
-}
-
-bool SameFile(const std::string& a, const std::string& b) {
-  struct stat sa {}, sb {};
-  if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
-  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-// Checks that `path` can be created: its folder exists, is a folder, is writable, and `path`
-// itself is not a folder. Returns "" or the problem.
-std::string OutputProblem(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) return "'" + path + "' is a directory; give a file name";
-  fs::path dir = fs::path(path).parent_path();
-  if (dir.empty()) dir = ".";
-  if (!fs::exists(dir, ec)) return "cannot write '" + path + "': directory '" + dir.string() + "' does not exist";
-  if (!fs::is_directory(dir, ec)) return "cannot write '" + path + "': '" + dir.string() + "' is not a directory";
-  if (::access(dir.c_str(), W_OK | X_OK) != 0)
-    return "cannot write '" + path + "': directory '" + dir.string() + "' is not writable (" + std::strerror(errno) + ")";
-  return "";
 }
 
 std::string Change(uint64_t before, uint64_t after, bool bytes) {
