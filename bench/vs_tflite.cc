@@ -4,16 +4,38 @@
 // edgeopt / TFLite are printed (below 1.0 means edgeopt is faster).
 //
 //   edgeopt_vs_tflite [--threads 1,2] [--rounds 10] [--runs 10] [--warmup 5] [--no-xnnpack]
-//                     [--reference-kernels] MODEL.tflite...
+//                     [--reference-kernels] [--cpu-time] [--settle-ms M] [--sequential] [--stand-ins]
+//                     MODEL.tflite...
+//
+// --settle-ms M (default 0, multi-thread runs only): sleep before each block of runs, so the
+// other runtime's worker threads, which spin for a while after their last job, have gone to
+// sleep and take no CPU from the block measured. Each block then also starts with sleeping
+// workers (like an application invoking every few frames rather than back to back).
+//
+// --sequential: all edgeopt rounds, then all TFLite rounds, each after a 300 ms pause, so that
+// neither runtime's spinning worker threads compete with the other's runs. Alternation (the
+// default) spreads machine noise evenly, but with several threads each runtime then runs right
+// after the other's workers were active.
+//
+// --stand-ins: stand-in float kernels (tests/support/float_stand_ins.h) for the ops this build
+// has no kernel for yet (RESIZE_BILINEAR, CONCATENATION, MEAN), so DeepLabV3 and MobileNetV2 run.
+//
+// --cpu-time: also the medians of the calling thread's CPU time per invoke, for 1-thread runs
+// (both runtimes then compute on the calling thread only). On a loaded machine this counts only
+// the time the thread actually ran, so it is far steadier than wall time.
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "runtime/interpreter.h"
 #include "support/conformance.h"
+#include "support/float_stand_ins.h"
 #include "support/tflite_oracle.h"
 
 using namespace edgeopt;
@@ -30,11 +52,21 @@ double NowMs() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+double ThreadCpuMs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
 struct Args {
   std::vector<int> threads = {1};
   int rounds = 10, runs = 10, warmup = 5;
   bool xnnpack = true;
   bool reference = false;
+  bool cpu_time = false;
+  int settle_ms = 0;
+  bool sequential = false;
+  bool stand_ins = false;
   std::vector<std::string> models;
 };
 
@@ -61,6 +93,14 @@ bool ParseArgs(int argc, char** argv, Args* a) {
       a->xnnpack = false;
     } else if (s == "--reference-kernels") {
       a->reference = true;
+    } else if (s == "--cpu-time") {
+      a->cpu_time = true;
+    } else if (s == "--stand-ins") {
+      a->stand_ins = true;
+    } else if (s == "--sequential") {
+      a->sequential = true;
+    } else if (s == "--settle-ms") {
+      a->settle_ms = std::stoi(next());
     } else if (s == "-h" || s == "--help") {
       return false;
     } else if (!s.empty() && s[0] == '-') {
@@ -80,7 +120,8 @@ int main(int argc, char** argv) {
   if (!ParseArgs(argc, argv, &args)) {
     std::fprintf(stderr,
                  "usage: edgeopt_vs_tflite [--threads 1,2] [--rounds R] [--runs N] [--warmup W] [--no-xnnpack]\n"
-                 "                         [--reference-kernels] MODEL.tflite...\n");
+                 "                         [--reference-kernels] [--cpu-time] [--settle-ms M] [--sequential] [--stand-ins]\n"
+                 "                         MODEL.tflite...\n");
     return 2;
   }
   if (!testing::Tflite29Available()) {
@@ -101,6 +142,7 @@ int main(int argc, char** argv) {
       rt::InterpreterOptions io;
       io.num_threads = threads;
       io.reference_kernels_only = args.reference;
+      if (args.stand_ins) io.op_resolver = testing::FloatStandInsForMissingOps();
       auto interp = rt::Interpreter::Create(*model, io);
       if (!interp.ok()) {
         std::printf("%-44s %3d  edgeopt failed: %s\n", name.c_str(), threads, interp.status().ToString().c_str());
@@ -145,21 +187,50 @@ int main(int argc, char** argv) {
         std::printf("%-44s %3d  invoke failed\n", name.c_str(), threads);
         continue;
       }
-      std::vector<double> ours, theirs;
-      for (int r = 0; r < args.rounds; ++r) {
+      std::vector<double> ours, theirs, ours_cpu, theirs_cpu;
+      auto settle = [&] {
+        if (threads > 1 && args.settle_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(args.settle_ms));
+      };
+      auto run_ours = [&] {
+        settle();
         for (int k = 0; k < args.runs; ++k) {
-          double t0 = NowMs();
+          double c0 = ThreadCpuMs(), t0 = NowMs();
           (void)(*interp)->Invoke();
           ours.push_back(NowMs() - t0);
+          ours_cpu.push_back(ThreadCpuMs() - c0);
         }
+      };
+      auto run_theirs = [&] {
+        settle();
         for (int k = 0; k < args.runs; ++k) {
-          double t0 = NowMs();
+          double c0 = ThreadCpuMs(), t0 = NowMs();
           (void)session->Invoke();
           theirs.push_back(NowMs() - t0);
+          theirs_cpu.push_back(ThreadCpuMs() - c0);
+        }
+      };
+      if (args.sequential) {
+        // The warm-up just ran both: let TFLite's workers stop spinning before ours run.
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        for (int w = 0; w < args.warmup; ++w) (void)(*interp)->Invoke();
+        for (int r = 0; r < args.rounds; ++r) run_ours();
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        for (int w = 0; w < args.warmup; ++w) (void)session->Invoke();
+        for (int r = 0; r < args.rounds; ++r) run_theirs();
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      } else {
+        for (int r = 0; r < args.rounds; ++r) {
+          run_ours();
+          run_theirs();
         }
       }
       const double a = Median(ours), b = Median(theirs);
-      std::printf("%-44s %3d %12.3f %12.3f %8.2f  %s\n", name.c_str(), threads, a, b, a / b, config.c_str());
+      std::printf("%-44s %3d %12.3f %12.3f %8.2f  %s", name.c_str(), threads, a, b, a / b, config.c_str());
+      if (args.cpu_time && threads == 1) {
+        const double ac = Median(ours_cpu), bc = Median(theirs_cpu);
+        std::printf("  | cpu ms %.3f %.3f ratio %.2f", ac, bc, ac / bc);
+      }
+      std::printf("\n");
       std::fflush(stdout);
     }
   }

@@ -151,6 +151,7 @@ Expected<rt::InterpreterOptions> ToRuntimeOptions(const InterpreterOptions& opti
   rt::InterpreterOptions out;
   out.num_threads = options.num_threads;
   out.reference_kernels_only = options.reference_kernels_only;
+  out.preserve_all_tensors = options.preserve_all_tensors;
   out.fold_constants = options.fold_constants;
   if (!options.custom_ops.empty()) {
     auto registry = std::make_shared<rt::OpRegistry>();

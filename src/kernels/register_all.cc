@@ -24,6 +24,8 @@ void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterReduceKernels(r);
   kernels::RegisterResizeKernels(r);
   kernels::RegisterSparseKernels(r);
+  // Last: puts the fast float32 kernels in front of the factories registered above.
+  kernels::RegisterFastFloatKernels(r);
 }
 
 }  // namespace edgeopt::rt

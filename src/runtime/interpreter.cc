@@ -550,10 +550,29 @@ Status SubgraphExec::PlanMemory() {
         last[t] = num_nodes;
       }
   }
+  // Shape-only ops (RESHAPE...) let their output share the input's memory: one planned buffer
+  // covering both lifetimes. alias[t] is the tensor whose buffer t uses.
+  std::vector<int32_t> alias(tensors_.size());
+  for (size_t t = 0; t < tensors_.size(); ++t) alias[t] = static_cast<int32_t>(t);
+  auto root = [&](int32_t t) {
+    while (alias[t] != t) t = alias[t];
+    return t;
+  };
+  for (int n = 0; n < num_nodes; ++n) {
+    const Node& node = nodes_[n];
+    if (node.folded || !node.kernel->OutputMayAliasInput() || node.op->inputs.empty() || node.op->outputs.empty()) continue;
+    const int32_t in = node.op->inputs[0], out = node.op->outputs[0];
+    if (in < 0 || !plannable(in) || !plannable(out) || last[in] < 0) continue;
+    if (TensorBytes(tensors_[in].type, tensors_[in].shape) != TensorBytes(tensors_[out].type, tensors_[out].shape)) continue;
+    const int32_t r = root(in);
+    alias[out] = r;
+    first[r] = std::min(first[r], first[out]);
+    last[r] = std::max(last[r], last[out]);
+  }
   std::vector<PlanItem> items;
   std::vector<int32_t> item_tensor;
   for (size_t t = 0; t < tensors_.size(); ++t) {
-    if (!plannable(static_cast<int32_t>(t)) || last[t] < 0) continue;
+    if (!plannable(static_cast<int32_t>(t)) || last[t] < 0 || alias[t] != static_cast<int32_t>(t)) continue;
     size_t bytes = TensorBytes(tensors_[t].type, tensors_[t].shape);
     items.push_back({std::max(first[t], -1), last[t], bytes});
     item_tensor.push_back(static_cast<int32_t>(t));
@@ -580,6 +599,15 @@ Status SubgraphExec::PlanMemory() {
     r.alloc = Allocation::kArena;
     r.data = arena_ + offsets[k];
     r.bytes = items[k].bytes;
+  }
+  for (size_t t = 0; t < tensors_.size(); ++t) {
+    const int32_t r = root(static_cast<int32_t>(t));
+    if (r == static_cast<int32_t>(t) || tensor_offsets_[r] == kNotPlanned) continue;
+    RtTensor& a = tensors_[t];
+    tensor_offsets_[t] = tensor_offsets_[r];
+    a.alloc = Allocation::kArena;
+    a.data = arena_ + tensor_offsets_[r];
+    a.bytes = tensors_[r].bytes;
   }
   size_t k = num_tensor_items;
   for (int n = 0; n < num_nodes; ++n)

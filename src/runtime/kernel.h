@@ -40,6 +40,10 @@ class OpKernel {
   virtual int64_t Macs(const KernelContext& /*ctx*/) const { return 0; }
   // Bytes of weights this kernel packed/holds beyond the model's constants.
   virtual size_t PackedBytes() const { return 0; }
+  // True if output 0 may share input 0's memory: the op only reinterprets the shape (RESHAPE,
+  // SQUEEZE, EXPAND_DIMS), so with equal byte sizes the planner aliases them and Invoke finds
+  // out->data == in->data and copies nothing.
+  virtual bool OutputMayAliasInput() const { return false; }
 };
 
 // Everything a factory may look at to decide whether and how to run an op.

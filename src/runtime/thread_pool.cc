@@ -12,6 +12,27 @@ int64_t NowNs() {
 }
 // About 50-100 microseconds of spinning before a worker sleeps.
 constexpr int kSpinIterations = 20000;
+// An idle worker gives its CPU away every ~2 microseconds while it spins: if it shares the CPU
+// with the caller it would otherwise keep the caller off for a time slice.
+constexpr int kSpinsPerYield = 64;
+// A caller waiting for tasks that workers are running spins longer (~50 us) before it yields:
+// on a busy machine a yield can cost it the CPU for a whole scheduling period.
+constexpr int kCallerSpins = 2000;
+constexpr uint32_t kNoTask = 0xffffffffu;
+
+inline void Relax(int spin) {
+  if (spin % kSpinsPerYield == kSpinsPerYield - 1)
+    std::this_thread::yield();
+  else
+    _mm_pause();
+}
+
+inline void CallerRelax(int spin) {
+  if (spin >= kCallerSpins)
+    Relax(spin);
+  else
+    _mm_pause();
+}
 }  // namespace
 
 ThreadPool::ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads)) {
@@ -19,13 +40,22 @@ ThreadPool::ThreadPool(int num_threads) : num_threads_(std::max(1, num_threads))
 }
 
 ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_.store(true);
-    generation_.fetch_add(1);
-  }
-  cv_.notify_all();
+  stop_.store(true);
+  Wake(false);
   for (auto& t : workers_) t.join();
+}
+
+void ThreadPool::Wake(bool tasks) {
+  const uint64_t counter = (generation_.load(std::memory_order_relaxed) >> 1) + 1;
+  generation_.store(counter << 1 | (tasks ? 1 : 0), std::memory_order_seq_cst);
+  // Only a sleeping worker needs the condition variable (a futex call); spinning ones see the
+  // new generation. A worker counts itself in `sleepers_` before its last check of the
+  // generation (both seq_cst), so either it sees the new generation or we see it sleeping; the
+  // lock then waits until it is really blocked in wait() before notifying.
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+    { std::lock_guard<std::mutex> lock(mu_); }
+    cv_.notify_all();
+  }
 }
 
 void ThreadPool::RunJob(int index) {
@@ -45,18 +75,24 @@ void ThreadPool::WorkerLoop(int index) {
   while (true) {
     uint64_t g = generation_.load(std::memory_order_acquire);
     for (int spin = 0; g == seen && spin < kSpinIterations; ++spin) {
-      _mm_pause();
+      Relax(spin);
       g = generation_.load(std::memory_order_acquire);
     }
     if (g == seen) {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+      sleepers_.fetch_add(1, std::memory_order_seq_cst);
+      cv_.wait(lock, [&] { return generation_.load(std::memory_order_seq_cst) != seen; });
+      sleepers_.fetch_sub(1, std::memory_order_relaxed);
       g = generation_.load(std::memory_order_acquire);
     }
     seen = g;
     if (stop_.load()) return;
-    RunJob(index);
-    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    if (g & 1) {
+      StealTasks(index, static_cast<uint32_t>(g >> 1));
+    } else {
+      RunJob(index);
+      pending_.fetch_sub(1, std::memory_order_acq_rel);
+    }
   }
 }
 
@@ -69,15 +105,55 @@ void ThreadPool::RunOnAll(const std::function<void(int)>& fn) {
   }
   job_ = &fn;
   pending_.store(num_threads_ - 1, std::memory_order_release);
-  {
-    // Taking the lock orders the generation bump with sleeping workers' predicate checks.
-    std::lock_guard<std::mutex> lock(mu_);
-    generation_.fetch_add(1, std::memory_order_acq_rel);
-  }
-  cv_.notify_all();
+  Wake(false);
   RunJob(0);
-  while (pending_.load(std::memory_order_acquire) != 0) _mm_pause();
+  for (int spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin) CallerRelax(spin);
   job_ = nullptr;
+}
+
+void ThreadPool::StealTasks(int index, uint32_t job) {
+  while (true) {
+    uint64_t w = task_word_.load(std::memory_order_acquire);
+    if (static_cast<uint32_t>(w >> 32) != job) break;
+    const uint32_t t = static_cast<uint32_t>(w);
+    if (t == kNoTask || t >= task_count_.load(std::memory_order_relaxed)) break;
+    if (!task_word_.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel)) continue;
+    // The task is ours: the caller waits for it, so the job's function and the slice sink stay
+    // valid until we count it done (and not a moment longer).
+    std::vector<Slice>* sink = sink_;
+    const int64_t begin = sink ? NowNs() : 0;
+    (*task_fn_.load(std::memory_order_relaxed))(t);
+    if (sink) {
+      const int64_t end = NowNs();
+      std::lock_guard<std::mutex> lock(sink_mu_);
+      sink->push_back({index, begin, end});
+    }
+    tasks_done_.fetch_add(1, std::memory_order_acq_rel);
+  }
+}
+
+void ThreadPool::ParallelTasks(int64_t n, const std::function<void(int64_t)>& fn) {
+  if (n <= 0) return;
+  if (num_threads_ == 1 || n == 1 || n >= kNoTask) {
+    const int64_t b = sink_ ? NowNs() : 0;
+    for (int64_t t = 0; t < n; ++t) fn(t);
+    if (sink_) {
+      std::lock_guard<std::mutex> lock(sink_mu_);
+      sink_->push_back({0, b, NowNs()});
+    }
+    return;
+  }
+  // Publish the job (its id is the generation counter it runs under), then wake the workers.
+  const uint32_t job = static_cast<uint32_t>((generation_.load(std::memory_order_relaxed) >> 1) + 1);
+  task_fn_.store(&fn, std::memory_order_relaxed);
+  task_count_.store(n, std::memory_order_relaxed);
+  tasks_done_.store(0, std::memory_order_relaxed);
+  task_word_.store(static_cast<uint64_t>(job) << 32, std::memory_order_release);
+  Wake(true);
+  StealTasks(0, job);
+  // Only tasks a worker has claimed remain; wait for those, not for idle workers.
+  for (int spin = 0; tasks_done_.load(std::memory_order_acquire) != n; ++spin) CallerRelax(spin);
+  task_word_.store(static_cast<uint64_t>(job) << 32 | kNoTask, std::memory_order_release);
 }
 
 void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& fn) {
@@ -88,8 +164,7 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk, const std::function<v
     fn(0, n);
     return;
   }
-  RunOnAll([&](int t) {
-    if (t >= parts) return;
+  ParallelTasks(parts, [&](int64_t t) {
     const int64_t begin = n * t / parts;
     const int64_t end = n * (t + 1) / parts;
     if (begin < end) fn(begin, end);

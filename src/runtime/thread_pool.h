@@ -1,6 +1,12 @@
 // A small fork-join pool for parallelism inside ops. The calling thread takes part, so a pool
 // of N threads starts N-1 workers. Workers spin briefly after each job (ops come back to back
 // during an invoke) and then sleep on a condition variable, so an idle interpreter costs nothing.
+//
+// Shared and oversubscribed CPUs (CI machines, phones with busy cores) deschedule workers for a
+// whole time slice. ParallelTasks and ParallelFor therefore never wait for a worker that has not
+// started: the caller takes tasks from the same counter as the workers, and returns as soon as
+// every task is done, whoever ran it. A spinning worker yields its CPU now and then, so that
+// when it shares a CPU with the caller it does not take half of the caller's time.
 #pragma once
 
 #include <atomic>
@@ -36,21 +42,41 @@ class ThreadPool {
   // and runs fn(begin, end) on each in parallel. Runs inline when there is one range.
   void ParallelFor(int64_t n, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& fn);
 
+  // Runs fn(task) once for every task in [0, n), on whichever threads are free to take tasks
+  // (the caller too); returns when all have run. Cut work into a few tasks per thread so a
+  // thread that starts late, or runs slower, does fewer of them. Runs inline for one thread.
+  void ParallelTasks(int64_t n, const std::function<void(int64_t)>& fn);
+
   // While set, every job's per-thread slices are appended here (caller owns and clears it).
   void SetSliceSink(std::vector<Slice>* sink) { sink_ = sink; }
 
  private:
   void WorkerLoop(int index);
   void RunJob(int index);
+  void Wake(bool tasks);
+  // Takes and runs tasks of job `job` until none are left (or a newer job replaced it).
+  void StealTasks(int index, uint32_t job);
 
   const int num_threads_;
   std::vector<std::thread> workers_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0};
+  // Low bit: the job is a task job (ParallelTasks), whose caller does not wait for workers.
+  // Each counter that threads write has its own cache line: spinning workers read generation_
+  // while the caller and workers update task_word_ / tasks_done_ / pending_, and sharing a line
+  // would make every task claim wait for the line to come back from a spinning worker.
+  alignas(64) std::atomic<uint64_t> generation_{0};
+  alignas(64) std::atomic<int> pending_{0};
+  alignas(64) std::atomic<int> sleepers_{0};  // workers blocked (or about to block) on cv_
   std::atomic<bool> stop_{false};
   const std::function<void(int)>* job_ = nullptr;
+  // Task jobs: (job id << 32) | next task, where the job id is the generation's counter. A
+  // worker may claim a task only while the word still names its job, so a late worker never
+  // touches a finished job; the caller invalidates the word when the job completes.
+  alignas(64) std::atomic<uint64_t> task_word_{0};
+  alignas(64) std::atomic<int64_t> tasks_done_{0};
+  alignas(64) std::atomic<const std::function<void(int64_t)>*> task_fn_{nullptr};
+  std::atomic<int64_t> task_count_{0};
   std::vector<Slice>* sink_ = nullptr;
   std::mutex sink_mu_;
 };

@@ -65,24 +65,27 @@ class FnKernel : public rt::OpKernel {
  public:
   using PrepareFn = Status (*)(rt::KernelContext&, State&);
   using InvokeFn = Status (*)(rt::KernelContext&, const State&);
-  FnKernel(PrepareFn p, InvokeFn i, std::string variant) : prepare_(p), invoke_(i), variant_(std::move(variant)) {}
+  FnKernel(PrepareFn p, InvokeFn i, std::string variant, bool alias = false)
+      : prepare_(p), invoke_(i), variant_(std::move(variant)), alias_(alias) {}
   Status Prepare(rt::KernelContext& ctx) override { return prepare_(ctx, state_); }
   Status Invoke(rt::KernelContext& ctx) override { return invoke_(ctx, state_); }
   std::string variant() const override { return variant_; }
+  bool OutputMayAliasInput() const override { return alias_; }
 
  private:
   PrepareFn prepare_;
   InvokeFn invoke_;
   std::string variant_;
+  bool alias_;
   State state_{};
 };
 
-// Factory for a FnKernel with no creation-time checks.
+// Factory for a FnKernel with no creation-time checks. `alias`: see OpKernel::OutputMayAliasInput.
 template <typename State>
 rt::KernelFactory MakeFnFactory(typename FnKernel<State>::PrepareFn p, typename FnKernel<State>::InvokeFn i,
-                                std::string variant) {
-  return [p, i, variant](const rt::KernelCreateContext&) -> Expected<std::unique_ptr<rt::OpKernel>> {
-    return std::unique_ptr<rt::OpKernel>(new FnKernel<State>(p, i, variant));
+                                std::string variant, bool alias = false) {
+  return [p, i, variant, alias](const rt::KernelCreateContext&) -> Expected<std::unique_ptr<rt::OpKernel>> {
+    return std::unique_ptr<rt::OpKernel>(new FnKernel<State>(p, i, variant, alias));
   };
 }
 

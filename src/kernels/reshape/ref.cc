@@ -149,9 +149,9 @@ Status ExpandDimsInvoke(rt::KernelContext& ctx, const ShapeState& state) {
 }  // namespace
 
 void RegisterBasicKernels(rt::OpRegistry& r) {
-  r.Add(tflite::BuiltinOperator_RESHAPE, MakeFnFactory<ShapeState>(ReshapePrepare, ReshapeInvoke, "reshape/ref"));
-  r.Add(tflite::BuiltinOperator_SQUEEZE, MakeFnFactory<ShapeState>(SqueezePrepare, CopyInputToOutput, "squeeze/ref"));
-  r.Add(tflite::BuiltinOperator_EXPAND_DIMS, MakeFnFactory<ShapeState>(ExpandDimsPrepare, ExpandDimsInvoke, "expand_dims/ref"));
+  r.Add(tflite::BuiltinOperator_RESHAPE, MakeFnFactory<ShapeState>(ReshapePrepare, ReshapeInvoke, "reshape/ref", true));
+  r.Add(tflite::BuiltinOperator_SQUEEZE, MakeFnFactory<ShapeState>(SqueezePrepare, CopyInputToOutput, "squeeze/ref", true));
+  r.Add(tflite::BuiltinOperator_EXPAND_DIMS, MakeFnFactory<ShapeState>(ExpandDimsPrepare, ExpandDimsInvoke, "expand_dims/ref", true));
 }
 
 }  // namespace edgeopt::kernels

@@ -644,7 +644,9 @@ TEST(PublicApi, CancelFromAnotherThread) {
   GraphBuilder b;
   int32_t t = b.Input("x", DType::kFloat32, {4});
   for (int i = 0; i < 100; ++i) {
-    int32_t y = b.Tensor("s" + std::to_string(i), DType::kFloat32, {4});
+    char name[16];  // (GCC 12 warns falsely on "t" + std::to_string(i) here)
+    std::snprintf(name, sizeof(name), "s%d", i);
+    int32_t y = b.Tensor(name, DType::kFloat32, {4});
     b.CustomOp("Sleepy", {t}, {y});
     t = y;
   }

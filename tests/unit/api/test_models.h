@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -24,7 +25,9 @@ inline Graph AddKChain(int n, std::vector<int32_t> shape = {2, 3}) {
   GraphBuilder b;
   int32_t t = b.Input("x", DType::kFloat32, shape);
   for (int i = 0; i < n; ++i) {
-    int32_t y = b.Tensor("t" + std::to_string(i), DType::kFloat32, shape);
+    char name[16];  // (GCC 12 warns falsely on "t" + std::to_string(i) here)
+    std::snprintf(name, sizeof(name), "t%d", i);
+    int32_t y = b.Tensor(name, DType::kFloat32, shape);
     b.CustomOp("AddK", {t}, {y}, {static_cast<uint8_t>(i + 1)});
     t = y;
   }

@@ -3,6 +3,8 @@
 // delegates, and several interpreters over one model.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -106,7 +108,9 @@ Graph Chain(int n, std::vector<int32_t> shape = {2, 3}) {
   GraphBuilder b;
   int32_t t = b.Input("x", DType::kFloat32, shape);
   for (int i = 0; i < n; ++i) {
-    int32_t y = b.Tensor("t" + std::to_string(i), DType::kFloat32, shape);
+    char name[16];  // (GCC 12 warns falsely on "t" + std::to_string(i) here)
+    std::snprintf(name, sizeof(name), "t%d", i);
+    int32_t y = b.Tensor(name, DType::kFloat32, shape);
     b.CustomOp("AddK", {t}, {y}, {static_cast<uint8_t>(i + 1)});
     t = y;
   }
@@ -186,6 +190,28 @@ TEST(Interpreter, PreserveAllTensorsKeepsIntermediatesReadable) {
     EXPECT_FLOAT_EQ(t->data_as<float>()[0], (k + 1) * (k + 2) / 2.0f) << t->name();
   }
   EXPECT_GE(it.arena_bytes(), 7u * 64u);
+}
+
+TEST(Interpreter, ReshapeOutputsShareTheirInputsMemory) {
+  TestOps ops;
+  GraphBuilder b;
+  auto x = b.Input("x", DType::kFloat32, {2, 6});
+  auto a = b.Tensor("a", DType::kFloat32, {2, 6});
+  b.CustomOp("AddK", {x}, {a}, {1});
+  auto r = b.Tensor("r", DType::kFloat32, {3, 4});
+  tflite::ReshapeOptionsT ro;
+  ro.new_shape = {3, 4};
+  b.Op(tflite::BuiltinOperator_RESHAPE, {a}, {r}, ro);
+  auto y = b.Tensor("y", DType::kFloat32, {3, 4});
+  b.CustomOp("AddK", {r}, {y}, {2});
+  b.Output(y);
+  auto interp = Interpreter::Create(ToModel(b.Finish()), ops.Options());
+  ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+  Interpreter& it = **interp;
+  EXPECT_EQ(it.main().tensor(a)->data, it.main().tensor(r)->data);  // no copy for the reshape
+  for (int i = 0; i < 12; ++i) it.input(0)->data_as<float>()[i] = static_cast<float>(i);
+  ASSERT_TRUE(it.Invoke().ok());
+  for (int i = 0; i < 12; ++i) EXPECT_FLOAT_EQ(it.output(0)->data_as<float>()[i], i + 3.0f);
 }
 
 TEST(Interpreter, MissingCustomOpAndUnknownBuiltinFailAtCreate) {
@@ -293,7 +319,9 @@ TEST(Interpreter, CancelStopsAtTheNextOpBoundary) {
   GraphBuilder b;
   int32_t t = b.Input("x", DType::kFloat32, {4});
   for (int i = 0; i < 50; ++i) {
-    int32_t y = b.Tensor("s" + std::to_string(i), DType::kFloat32, {4});
+    char name[16];  // (GCC 12 warns falsely on "t" + std::to_string(i) here)
+    std::snprintf(name, sizeof(name), "s%d", i);
+    int32_t y = b.Tensor(name, DType::kFloat32, {4});
     b.CustomOp("Slow", {t}, {y});
     t = y;
   }

@@ -1,0 +1,179 @@
+// ADD, SUB, MUL (float32) with numpy broadcasting and a fused clamp activation.
+//
+// At prepare the operands' shapes are reduced to the fewest dimensions that describe the
+// broadcast (size-1 output dimensions dropped, neighbouring dimensions that broadcast alike
+// merged): same shapes become one run, a scalar operand a run with a fixed value, a per-channel
+// operand ([C] against [N,H,W,C]) runs of C over the outer pixels.
+#include "kernels/binary_f32/binary_f32.h"
+
+#include <algorithm>
+#include <array>
+
+#include "kernels/common/broadcast.h"
+#include "kernels/common/kernel_util.h"
+#include "kernels/gemm/f32_op_util.h"
+#include "kernels/gemm/ops_f32.h"
+#include "kernels/gemm/parallel.h"
+
+namespace edgeopt::kernels {
+namespace binary {
+
+void RunScalar(Op op, const float* a, bool a_scalar, const float* b, bool b_scalar, float* out, size_t n,
+               gemm::MinMax mm) {
+  for (size_t i = 0; i < n; ++i) {
+    const float x = a[a_scalar ? 0 : i], y = b[b_scalar ? 0 : i];
+    const float r = op == Op::kAdd ? x + y : op == Op::kSub ? x - y : x * y;
+    out[i] = std::min(std::max(r, mm.min), mm.max);
+  }
+}
+
+}  // namespace binary
+
+namespace {
+
+using gemm::MinMax;
+
+constexpr size_t kMaxDims = 16;
+
+struct Dim {
+  int64_t size;
+  int64_t a_stride;  // elements; 0 where a is broadcast
+  int64_t b_stride;
+};
+
+class BinaryF32 : public rt::OpKernel {
+ public:
+  BinaryF32(binary::Op op, bool avx2, MinMax mm) : op_(op), avx2_(avx2), mm_(mm) {}
+
+  Status Prepare(rt::KernelContext& ctx) override {
+    const rt::RtTensor* a = ctx.input(0);
+    const rt::RtTensor* b = ctx.input(1);
+    rt::Shape out;
+    if (!BroadcastShape(a->shape, b->shape, &out))
+      return ctx.Error("shapes " + rt::ShapeToString(a->shape) + " and " + rt::ShapeToString(b->shape) +
+                       " are not broadcastable");
+    // Dimensions of the output with each operand's broadcast flag, size-1 dims dropped, merged.
+    const int rank = static_cast<int>(out.size());
+    auto dim_of = [&](const rt::Shape& s, int d) {
+      const int i = d - (rank - static_cast<int>(s.size()));
+      return i < 0 ? 1 : s[i];
+    };
+    std::vector<Dim> dims;  // outermost first; strides filled below
+    std::vector<std::pair<bool, bool>> flags;
+    for (int d = 0; d < rank; ++d) {
+      if (out[d] == 1) continue;
+      const bool ab = dim_of(a->shape, d) == 1, bb = dim_of(b->shape, d) == 1;
+      if (!dims.empty() && flags.back() == std::make_pair(ab, bb)) {
+        dims.back().size *= out[d];
+      } else {
+        dims.push_back({out[d], 0, 0});
+        flags.push_back({ab, bb});
+      }
+    }
+    int64_t sa = 1, sb = 1;
+    for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
+      dims[i].a_stride = flags[i].first ? 0 : sa;
+      dims[i].b_stride = flags[i].second ? 0 : sb;
+      if (!flags[i].first) sa *= dims[i].size;
+      if (!flags[i].second) sb *= dims[i].size;
+    }
+    if (dims.empty()) dims.push_back({1, 0, 0});
+    if (dims.size() > kMaxDims) return ctx.UnsupportedError("more than 16 broadcast dimensions");
+    dims_ = std::move(dims);
+    return ctx.SetOutputShape(0, std::move(out));
+  }
+
+  Status Invoke(rt::KernelContext& ctx) override {
+    const float* a = ctx.input(0)->data_as<float>();
+    const float* b = ctx.input(1)->data_as<float>();
+    float* out = ctx.output(0)->data_as<float>();
+    const Dim& inner = dims_.back();
+    int64_t outer = 1;
+    for (size_t i = 0; i + 1 < dims_.size(); ++i) outer *= dims_[i].size;
+    if (outer == 0 || inner.size == 0) return Status::Ok();  // empty output
+    const int threads = ctx.threads().num_threads();
+    auto run = [&](const float* pa, const float* pb, float* po, int64_t n) {
+      if (avx2_)
+        binary::RunAvx2(op_, pa, inner.a_stride == 0, pb, inner.b_stride == 0, po, static_cast<size_t>(n), mm_);
+      else
+        binary::RunScalar(op_, pa, inner.a_stride == 0, pb, inner.b_stride == 0, po, static_cast<size_t>(n), mm_);
+    };
+    constexpr int64_t kMinTask = 16384;  // elements: below this a task costs more than it saves
+    if (outer == 1) {
+      const int64_t n = inner.size;
+      const int64_t tasks = TaskCount(threads, n, kMinTask, 2);
+      RunTasks(&ctx.threads(), tasks, [&](int64_t t) {
+        const int64_t i0 = n * t / tasks / 8 * 8, i1 = t + 1 == tasks ? n : n * (t + 1) / tasks / 8 * 8;
+        run(a + i0 * inner.a_stride, b + i0 * inner.b_stride, out + i0, i1 - i0);
+      });
+      return Status::Ok();
+    }
+    const int64_t tasks = TaskCount(threads, outer, std::max<int64_t>(1, kMinTask / std::max<int64_t>(1, inner.size)), 2);
+    RunTasks(&ctx.threads(), tasks, [&](int64_t t) {
+      const int64_t o0 = outer * t / tasks, o1 = outer * (t + 1) / tasks;
+      // Offsets of outer index o0, then stepped like an odometer.
+      const int nd = static_cast<int>(dims_.size()) - 1;
+      std::array<int64_t, kMaxDims> idx{};
+      int64_t oa = 0, ob = 0, rem = o0;
+      for (int d = nd - 1; d >= 0; --d) {
+        idx[d] = rem % dims_[d].size;
+        rem /= dims_[d].size;
+        oa += idx[d] * dims_[d].a_stride;
+        ob += idx[d] * dims_[d].b_stride;
+      }
+      for (int64_t o = o0; o < o1; ++o) {
+        run(a + oa, b + ob, out + o * inner.size, inner.size);
+        for (int d = nd - 1; d >= 0; --d) {
+          oa += dims_[d].a_stride;
+          ob += dims_[d].b_stride;
+          if (++idx[d] < dims_[d].size) break;
+          oa -= dims_[d].a_stride * dims_[d].size;
+          ob -= dims_[d].b_stride * dims_[d].size;
+          idx[d] = 0;
+        }
+      }
+    });
+    return Status::Ok();
+  }
+
+  std::string variant() const override {
+    const char* name = op_ == binary::Op::kAdd ? "add" : op_ == binary::Op::kSub ? "sub" : "mul";
+    return std::string(name) + "/f32/" + (avx2_ ? "avx2" : "scalar");
+  }
+
+ private:
+  const binary::Op op_;
+  const bool avx2_;
+  const MinMax mm_;
+  std::vector<Dim> dims_;
+};
+
+}  // namespace
+
+std::unique_ptr<rt::OpKernel> MakeBinaryF32(const rt::KernelCreateContext& cc) {
+  if (cc.reference_only || cc.num_inputs() != 2 || cc.num_outputs() != 1) return nullptr;
+  if (!IsFloat32(cc.input(0)) || !IsFloat32(cc.input(1)) || !IsFloat32(cc.output(0))) return nullptr;
+  int activation = 0;
+  binary::Op op;
+  switch (cc.op.code) {
+    case tflite::BuiltinOperator_ADD:
+      op = binary::Op::kAdd;
+      activation = GetOptions<tflite::AddOptionsT>(cc.op).fused_activation_function;
+      break;
+    case tflite::BuiltinOperator_SUB:
+      op = binary::Op::kSub;
+      activation = GetOptions<tflite::SubOptionsT>(cc.op).fused_activation_function;
+      break;
+    case tflite::BuiltinOperator_MUL:
+      op = binary::Op::kMul;
+      activation = GetOptions<tflite::MulOptionsT>(cc.op).fused_activation_function;
+      break;
+    default:
+      return nullptr;
+  }
+  MinMax mm;
+  if (!FusedMinMax(activation, &mm)) return nullptr;
+  return std::make_unique<BinaryF32>(op, cc.cpu.has_avx2_fma(), mm);
+}
+
+}  // namespace edgeopt::kernels

@@ -1,0 +1,53 @@
+// Depthwise weight packing and the portable depthwise path (any depth multiplier).
+#include "kernels/dwconv/dwconv.h"
+
+#include <algorithm>
+
+namespace edgeopt::kernels::dwconv {
+
+AlignedFloats PackWeights(const float* filter, const float* bias, int kh, int kw, int c) {
+  const int taps = kh * kw;
+  const size_t wblock = static_cast<size_t>(taps + 1) * kChannelBlock;
+  AlignedFloats packed(static_cast<size_t>(ChannelBlocks(c)) * wblock);
+  float* p = packed.data();
+  for (int cb = 0; cb < ChannelBlocks(c); ++cb) {
+    float* blk = p + cb * wblock;
+    const int c0 = cb * kChannelBlock, n = std::min(kChannelBlock, c - c0);
+    for (int j = 0; j < n; ++j) {
+      blk[j] = bias ? bias[c0 + j] : 0.0f;
+      for (int t = 0; t < taps; ++t) blk[(t + 1) * kChannelBlock + j] = filter[static_cast<size_t>(t) * c + c0 + j];
+    }
+  }
+  return packed;
+}
+
+void RowsGeneric(const Geometry& g, const float* in, const float* filter, const float* bias, float* out,
+                 int row_begin, int row_end, gemm::MinMax mm) {
+  const int oc_n = g.out_c(), dm = g.depth_multiplier;
+  for (int row = row_begin; row < row_end; ++row) {
+    const int b = row / g.oh, oy = row % g.oh;
+    for (int ox = 0; ox < g.ow; ++ox) {
+      float* o = out + (static_cast<size_t>(row) * g.ow + ox) * oc_n;
+      for (int oc = 0; oc < oc_n; ++oc) o[oc] = bias ? bias[oc] : 0.0f;
+      for (int ky = 0; ky < g.kh; ++ky) {
+        const int iy = oy * g.sh - g.pad_top + ky * g.dh;
+        if (iy < 0 || iy >= g.h) continue;
+        for (int kx = 0; kx < g.kw; ++kx) {
+          const int ix = ox * g.sw - g.pad_left + kx * g.dw;
+          if (ix < 0 || ix >= g.w) continue;
+          const float* ip = in + ((static_cast<size_t>(b) * g.h + iy) * g.w + ix) * g.c;
+          const float* wp = filter + (static_cast<size_t>(ky) * g.kw + kx) * oc_n;
+          if (dm == 1) {
+            for (int c = 0; c < oc_n; ++c) o[c] += ip[c] * wp[c];
+          } else {
+            for (int ic = 0; ic < g.c; ++ic)
+              for (int m = 0; m < dm; ++m) o[ic * dm + m] += ip[ic] * wp[ic * dm + m];
+          }
+        }
+      }
+      for (int oc = 0; oc < oc_n; ++oc) o[oc] = std::min(std::max(o[oc], mm.min), mm.max);
+    }
+  }
+}
+
+}  // namespace edgeopt::kernels::dwconv

@@ -1,0 +1,49 @@
+// Float32 depthwise convolution kernels (NHWC, filter [1, KH, KW, C·depth_multiplier]).
+//
+// The vector kernels (depth multiplier 1) work on one output row at a time: for a tile of up to
+// 8 output pixels and 8 channels they keep 8 accumulators in registers and, per filter tap, load
+// the tap's 8 weights once and multiply-add them into all 8 pixels, so every multiply-add needs
+// about one load (the input) — instead of two (input and weight) when pixels are done one by one.
+// Filter rows that fall into the top/bottom padding are skipped; columns in the left/right
+// padding are handled by running border pixels alone with the taps clipped. 3×3 and 5×5 filters
+// get instances with the filter width known at compile time; other sizes, strides and dilations
+// run the same code with runtime loops. The last channel block is masked.
+//
+// Weights are packed once per channel block of 8: [bias 8][tap 0: 8]...[tap KH·KW-1: 8], with
+// zeros past the last channel.
+#pragma once
+
+#include <cstddef>
+
+#include "kernels/gemm/aligned.h"
+#include "kernels/gemm/gemm.h"
+
+namespace edgeopt::kernels::dwconv {
+
+constexpr int kChannelBlock = 8;
+
+struct Geometry {
+  int batch = 0, h = 0, w = 0, c = 0;  // input (c = input channels)
+  int oh = 0, ow = 0;
+  int kh = 0, kw = 0;
+  int sh = 1, sw = 1, dh = 1, dw = 1;
+  int pad_top = 0, pad_left = 0;
+  int depth_multiplier = 1;
+  int out_c() const { return c * depth_multiplier; }
+};
+
+// Packs filter [1, kh, kw, c] (depth multiplier 1) and bias [c] (or null) into channel blocks.
+AlignedFloats PackWeights(const float* filter, const float* bias, int kh, int kw, int c);
+inline int ChannelBlocks(int c) { return (c + kChannelBlock - 1) / kChannelBlock; }
+
+// Output rows [row_begin, row_end) of the batch·oh rows, channel blocks [cb_begin, cb_end).
+// Depth multiplier 1 only. `packed` comes from PackWeights.
+void RowsAvx2(const Geometry& g, const float* in, const float* packed, float* out, int row_begin, int row_end,
+              int cb_begin, int cb_end, gemm::MinMax mm);
+
+// Portable path for any depth multiplier (also the fallback without AVX2): filter [1,kh,kw,oc]
+// and bias as in the model. Output rows [row_begin, row_end).
+void RowsGeneric(const Geometry& g, const float* in, const float* filter, const float* bias, float* out,
+                 int row_begin, int row_end, gemm::MinMax mm);
+
+}  // namespace edgeopt::kernels::dwconv

@@ -1,0 +1,150 @@
+// DEPTHWISE_CONV_2D, float32: the AVX2 row kernels for depth multiplier 1, the portable path
+// otherwise (and on CPUs without AVX2).
+#include <algorithm>
+
+#include "kernels/common/kernel_util.h"
+#include "kernels/common/nn_util.h"
+#include "kernels/common/quant_utils.h"
+#include "kernels/dwconv/dwconv.h"
+#include "kernels/gemm/f32_op_util.h"
+#include "kernels/gemm/ops_f32.h"
+#include "kernels/gemm/parallel.h"
+
+namespace edgeopt::kernels {
+namespace {
+
+using gemm::MinMax;
+
+class DepthwiseConv2DF32 : public rt::OpKernel {
+ public:
+  DepthwiseConv2DF32(bool avx2, MinMax mm) : avx2_(avx2), mm_(mm) {}
+
+  // Shapes are checked as the reference kernel checks them (kernels/depthwise), with its messages.
+  Status Prepare(rt::KernelContext& ctx) override {
+    const auto& o = GetOptions<tflite::DepthwiseConv2DOptionsT>(ctx.op());
+    const rt::RtTensor* in = ctx.input(0);
+    const rt::RtTensor* f = ctx.input(1);
+    if (in->rank() != 4) return ctx.Error("input " + Describe(*in) + " must have rank 4 (NHWC)");
+    if (f->dim(0) != 1) return ctx.Error("filter " + Describe(*f) + " must have 1 as its first dimension");
+    const int c = in->dim(3), oc = f->dim(3);
+    if (c <= 0 || oc % c != 0)
+      return ctx.Error("filter channels " + std::to_string(oc) + " (" + Describe(*f) +
+                       ") are not a multiple of the input channels " + std::to_string(c) + " (" + Describe(*in) + ")");
+    if (o.depth_multiplier != 0 && o.depth_multiplier != oc / c)
+      return ctx.Error("depth_multiplier " + std::to_string(o.depth_multiplier) + " does not match the filter: " +
+                       std::to_string(oc) + " channels for " + std::to_string(c) + " input channels");
+    WindowSpec spec;
+    spec.padding = o.padding;
+    spec.stride_h = o.stride_h;
+    spec.stride_w = o.stride_w;
+    spec.dilation_h = o.dilation_h_factor;
+    spec.dilation_w = o.dilation_w_factor;
+    spec.filter_h = f->dim(1);
+    spec.filter_w = f->dim(2);
+    WindowGeometry wg;
+    RETURN_IF_ERROR(ComputeWindow(ctx, spec, in->dim(1), in->dim(2), &wg));
+    dwconv::Geometry g;
+    g.batch = in->dim(0);
+    g.h = in->dim(1);
+    g.w = in->dim(2);
+    g.c = c;
+    g.kh = f->dim(1);
+    g.kw = f->dim(2);
+    g.sh = o.stride_h;
+    g.sw = o.stride_w;
+    g.dh = o.dilation_h_factor;
+    g.dw = o.dilation_w_factor;
+    g.depth_multiplier = oc / c;
+    g.oh = wg.out_h;
+    g.ow = wg.out_w;
+    g.pad_top = wg.pad_h;
+    g.pad_left = wg.pad_w;
+    g_ = g;
+    RETURN_IF_ERROR(ctx.SetOutputShape(0, {g.batch, g.oh, g.ow, oc}));
+    vector_path_ = avx2_ && g.depth_multiplier == 1 && g.kh <= 64;
+    if (vector_path_ && !packed_) Pack(ctx);
+    return Status::Ok();
+  }
+
+  // Once the filter's data exists: in Prepare for constants, at the first Invoke when constant
+  // folding produces it.
+  void Pack(rt::KernelContext& ctx) {
+    const rt::RtTensor* f = ctx.input(1);
+    const rt::RtTensor* bias = ctx.input(2);
+    if (!f->data || (bias && !bias->data)) return;
+    packed_ = GetOrPack<AlignedFloats>(ctx, "f32dw", [&] {
+      return dwconv::PackWeights(f->data_as<float>(), bias ? bias->data_as<float>() : nullptr, g_.kh, g_.kw, g_.c);
+    });
+  }
+
+  Status Invoke(rt::KernelContext& ctx) override {
+    const float* in = ctx.input(0)->data_as<float>();
+    float* out = ctx.output(0)->data_as<float>();
+    const dwconv::Geometry& g = g_;
+    if (vector_path_ && !packed_) {
+      Pack(ctx);
+      if (!packed_) return ctx.Error("filter has no data");
+    }
+    const int rows = g.batch * g.oh;
+    const int threads = ctx.threads().num_threads();
+    const int64_t row_work = int64_t{g.ow} * g.out_c() * g.kh * g.kw;
+    if (!vector_path_) {
+      const float* filter = ctx.input(1)->data_as<float>();
+      const rt::RtTensor* bias_t = ctx.input(2);
+      const float* bias = bias_t ? bias_t->data_as<float>() : nullptr;
+      const int64_t tasks = TaskCount(threads, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, row_work)));
+      RunTasks(&ctx.threads(), tasks, [&](int64_t t) {
+        dwconv::RowsGeneric(g, in, filter, bias, out, static_cast<int>(rows * t / tasks),
+                            static_cast<int>(rows * (t + 1) / tasks), mm_);
+      });
+      return Status::Ok();
+    }
+    // Rows first; channel blocks too when there are few rows.
+    const int cbs = dwconv::ChannelBlocks(g.c);
+    const int64_t want = TaskCount(threads, int64_t{rows} * cbs, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, row_work / cbs)));
+    const int64_t row_tasks = std::min<int64_t>(rows, want);
+    const int64_t cb_tasks = std::min<int64_t>(cbs, (want + row_tasks - 1) / row_tasks);
+    RunTasks(&ctx.threads(), row_tasks * cb_tasks, [&](int64_t t) {
+      const int64_t rt = t / cb_tasks, ct = t % cb_tasks;
+      dwconv::RowsAvx2(g, in, packed_->data(), out, static_cast<int>(rows * rt / row_tasks),
+                       static_cast<int>(rows * (rt + 1) / row_tasks), static_cast<int>(cbs * ct / cb_tasks),
+                       static_cast<int>(cbs * (ct + 1) / cb_tasks), mm_);
+    });
+    return Status::Ok();
+  }
+
+  std::string variant() const override { return vector_path_ ? "depthwise_conv2d/f32/avx2" : "depthwise_conv2d/f32/scalar"; }
+  int64_t Macs(const rt::KernelContext&) const override {
+    return int64_t{g_.batch} * g_.oh * g_.ow * g_.out_c() * g_.kh * g_.kw;
+  }
+  size_t PackedBytes() const override { return packed_ ? packed_->bytes() : 0; }
+
+ private:
+  const bool avx2_;
+  const MinMax mm_;
+  dwconv::Geometry g_;
+  bool vector_path_ = false;
+  std::shared_ptr<const AlignedFloats> packed_;
+};
+
+}  // namespace
+
+std::unique_ptr<rt::OpKernel> MakeDepthwiseConv2DF32(const rt::KernelCreateContext& cc) {
+  if (cc.reference_only || cc.num_inputs() < 2 || cc.num_outputs() != 1) return nullptr;
+  const Tensor* in = cc.input(0);
+  const Tensor* f = cc.input(1);
+  const Tensor* bias = cc.input(2);
+  if (!IsFloat32(in) || !IsFloat32(f) || !IsFloat32(cc.output(0))) return nullptr;
+  if (f->shape.size() != 4 || !ConstantOrFolded(cc, 1)) return nullptr;
+  if (in->shape.size() != 4) return nullptr;
+  // TFLite 2.9 requires the bias of DEPTHWISE_CONV_2D (an omitted one fails to prepare there):
+  // leave that case to the reference, which reports it.
+  if (!bias || !IsFloat32(bias) || bias->num_elements() != f->shape[3] || !ConstantOrFolded(cc, 2)) return nullptr;
+  const auto& o = GetOptions<tflite::DepthwiseConv2DOptionsT>(cc.op);
+  MinMax mm;
+  if (!FusedMinMax(o.fused_activation_function, &mm)) return nullptr;
+  if (o.padding != tflite::Padding_SAME && o.padding != tflite::Padding_VALID) return nullptr;
+  return std::make_unique<DepthwiseConv2DF32>(cc.cpu.has_avx2_fma(), mm);
+}
+
+}  // namespace edgeopt::kernels

@@ -1,0 +1,52 @@
+// Helpers shared by the fast float32 operators (gemm/, dwconv/, pool_f32/, binary_f32/).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "graph/graph.h"
+#include "kernels/common/quant_utils.h"
+#include "kernels/gemm/gemm.h"
+#include "runtime/kernel.h"
+
+namespace edgeopt::kernels {
+
+// Clamp bounds of a fused activation; false for activations that are not a clamp (TANH,
+// SIGN_BIT), which the fast kernels leave to the reference.
+inline bool FusedMinMax(int activation, gemm::MinMax* mm) {
+  return FloatActivationRange(activation, &mm->min, &mm->max);
+}
+
+inline bool IsFloat32(const Tensor* t) { return t && t->type == DType::kFloat32; }
+
+// Input i holds the same values at every invoke: a float constant of the right size, or the
+// output of an op whose inputs are all constants (DEQUANTIZE of float16 weights, ...), which
+// the interpreter folds at allocation. The latter has no data at prepare time: kernels pack it
+// at the first invoke (the one allocation Invoke makes, once).
+inline bool ConstantOrFolded(const rt::KernelCreateContext& cc, int i) {
+  const Tensor* t = cc.input(i);
+  if (!t || t->sparsity) return false;
+  if (cc.is_constant(i)) return static_cast<int64_t>(cc.constant_data(i).size()) == t->num_elements() * 4;
+  const int producer = cc.subgraph.FindProducer(cc.op.inputs[i]);
+  if (producer < 0) return false;
+  const Operator& op = cc.subgraph.ops[producer];
+  if (op.inputs.empty()) return false;
+  for (int32_t in : op.inputs)
+    if (in >= 0 && !cc.graph.IsConstant(cc.subgraph.tensors[in])) return false;
+  return true;
+}
+
+// Packed data for one op, made once per model and shared by every interpreter of it (through the
+// model's PackedWeightCache; made privately if the host has none). `what` names the layout.
+template <typename T>
+std::shared_ptr<const T> GetOrPack(rt::KernelContext& ctx, const std::string& what, const std::function<T()>& make) {
+  rt::PackedWeightCache* cache = ctx.host() ? ctx.host()->packed_cache() : nullptr;
+  if (!cache) return std::make_shared<const T>(make());
+  const std::string key = what + "/sg" + std::to_string(ctx.host()->subgraph_index()) + "/op" +
+                          std::to_string(ctx.op_index());
+  return std::static_pointer_cast<const T>(
+      cache->GetOrCreate(key, [&]() -> std::shared_ptr<const void> { return std::make_shared<const T>(make()); }));
+}
+
+}  // namespace edgeopt::kernels

@@ -1,0 +1,271 @@
+// Packing, the portable scalar micro-kernels and the GEMM / indirect GEMM drivers.
+#include "kernels/gemm/gemm.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "kernels/gemm/parallel.h"
+
+namespace edgeopt::kernels::gemm {
+
+// ---------------------------------------------------------------------------------------------
+// Packing
+
+void PackedB::Allocate(int n, int k) {
+  n_ = n;
+  k_ = k;
+  buf_.Reset(padded_n() + static_cast<size_t>(panels()) * panel_stride());
+}
+
+PackedB PackedB::FromNK(const float* w, const float* bias, int n, int k) {
+  PackedB p;
+  p.Allocate(n, k);
+  float* out = p.buf_.data();
+  if (bias) std::memcpy(out, bias, sizeof(float) * n);
+  for (int panel = 0; panel < p.panels(); ++panel) {
+    float* dst = out + p.padded_n() + static_cast<size_t>(panel) * p.panel_stride();
+    const int n0 = panel * kNr;
+    const int cols = std::min(kNr, n - n0);
+    for (int j = 0; j < cols; ++j) {
+      const float* src = w + static_cast<size_t>(n0 + j) * k;
+      for (int kk = 0; kk < k; ++kk) dst[static_cast<size_t>(kk) * kNr + j] = src[kk];
+    }
+  }
+  return p;
+}
+
+PackedB PackedB::FromKN(const float* w, const float* bias, int n, int k) {
+  PackedB p;
+  p.Allocate(n, k);
+  float* out = p.buf_.data();
+  if (bias) std::memcpy(out, bias, sizeof(float) * n);
+  for (int panel = 0; panel < p.panels(); ++panel) {
+    float* dst = out + p.padded_n() + static_cast<size_t>(panel) * p.panel_stride();
+    const int n0 = panel * kNr;
+    const int cols = std::min(kNr, n - n0);
+    for (int kk = 0; kk < k; ++kk)
+      std::memcpy(dst + static_cast<size_t>(kk) * kNr, w + static_cast<size_t>(kk) * n + n0, sizeof(float) * cols);
+  }
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scalar micro-kernels: plain loops over a 2×16 tile with compile-time bounds, which compilers
+// vectorize with the baseline ISA (SSE2: 8 accumulator registers, 4 for a row of B). The
+// fallback for CPUs without AVX2.
+
+namespace {
+
+constexpr int kScalarMr = 2;
+
+inline float Clamp(float x, MinMax mm) { return std::min(std::max(x, mm.min), mm.max); }
+
+template <int MR>
+struct ScalarTile {
+  float acc[MR][kNr];
+
+  void Init(const float* bias, float* const* c, size_t cols) {
+    for (int r = 0; r < MR; ++r)
+      for (int j = 0; j < kNr; ++j) acc[r][j] = bias ? bias[j] : (j < static_cast<int>(cols) ? c[r][j] : 0.0f);
+  }
+  void Step(const float* w, const float* const* a, size_t k) {
+    for (int r = 0; r < MR; ++r) {
+      const float av = a[r][k];
+      for (int j = 0; j < kNr; ++j) acc[r][j] += av * w[j];
+    }
+  }
+  void Store(float* const* c, size_t cols, MinMax mm) const {
+    for (int r = 0; r < MR; ++r)
+      for (size_t j = 0; j < cols; ++j) c[r][j] = Clamp(acc[r][j], mm);
+  }
+};
+
+template <int MR>
+void ScalarGemmMr(size_t nc, size_t kc, const float* a, size_t a_stride, const float* w, size_t w_stride,
+                  const float* bias, float* c, size_t c_stride, MinMax mm) {
+  const float* ar[MR];
+  float* cr[MR];
+  for (int r = 0; r < MR; ++r) {
+    ar[r] = a + r * a_stride;
+    cr[r] = c + r * c_stride;
+  }
+  for (size_t n0 = 0; n0 < nc; n0 += kNr) {
+    const size_t cols = std::min<size_t>(kNr, nc - n0);
+    ScalarTile<MR> t;
+    t.Init(bias, cr, cols);
+    for (size_t k = 0; k < kc; ++k) t.Step(w + k * kNr, ar, k);
+    t.Store(cr, cols, mm);
+    w += w_stride;
+    if (bias) bias += kNr;
+    for (int r = 0; r < MR; ++r) cr[r] += kNr;
+  }
+}
+
+void ScalarGemm(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* w, size_t w_stride,
+                const float* bias, float* c, size_t c_stride, MinMax mm) {
+  if (mr == 2)
+    ScalarGemmMr<2>(nc, kc, a, a_stride, w, w_stride, bias, c, c_stride, mm);
+  else if (mr == 1)
+    ScalarGemmMr<1>(nc, kc, a, a_stride, w, w_stride, bias, c, c_stride, mm);
+}
+
+template <int MR>
+void ScalarIgemmMr(size_t nc, size_t kc, size_t taps, const float* const* ind, const float* w, size_t w_stride,
+                   const float* bias, float* c, size_t c_stride, MinMax mm) {
+  float* cr[MR];
+  for (int r = 0; r < MR; ++r) cr[r] = c + r * c_stride;
+  for (size_t n0 = 0; n0 < nc; n0 += kNr) {
+    const size_t cols = std::min<size_t>(kNr, nc - n0);
+    ScalarTile<MR> t;
+    t.Init(bias, cr, cols);
+    const float* wp = w;
+    for (size_t tap = 0; tap < taps; ++tap) {
+      const float* ar[MR];
+      for (int r = 0; r < MR; ++r) ar[r] = ind[tap * kScalarMr + r];
+      for (size_t k = 0; k < kc; ++k, wp += kNr) t.Step(wp, ar, k);
+    }
+    t.Store(cr, cols, mm);
+    w += w_stride;
+    bias += kNr;
+    for (int r = 0; r < MR; ++r) cr[r] += kNr;
+  }
+}
+
+void ScalarIgemm(size_t mr, size_t nc, size_t kc, size_t taps, const float* const* ind, const float* w,
+                 size_t w_stride, const float* bias, float* c, size_t c_stride, MinMax mm) {
+  if (mr == 2)
+    ScalarIgemmMr<2>(nc, kc, taps, ind, w, w_stride, bias, c, c_stride, mm);
+  else if (mr == 1)
+    ScalarIgemmMr<1>(nc, kc, taps, ind, w, w_stride, bias, c, c_stride, mm);
+}
+
+void ScalarGemv(size_t nc, size_t kc, const float* a, const float* w, size_t w_stride, const float* bias, float* c,
+                MinMax mm) {
+  ScalarGemmMr<1>(nc, kc, a, 0, w, w_stride, bias, c, 0, mm);
+}
+
+}  // namespace
+
+const Ukernels& ScalarUkernels() {
+  static const Ukernels k{"scalar", kScalarMr, ScalarGemm, ScalarIgemm, ScalarGemv};
+  return k;
+}
+
+const Ukernels& SelectUkernels(const rt::CpuFeatures& cpu) {
+  return cpu.has_avx2_fma() ? Avx2Ukernels() : ScalarUkernels();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Drivers
+
+namespace {
+
+// Blocking: a block of B (kc × nc) should stay in L2 while tiles of A pass over it; a tile of A
+// (mr × kc) should stay in L1 while the micro-kernel walks the block's panels.
+constexpr size_t kL2BlockFloats = 48 * 1024;  // 192 KB of B per N block
+constexpr size_t kMaxKc = 512;                 // 6 rows × 512 × 4 B = 12 KB of A per tile
+
+struct Plan {
+  size_t nc;       // columns per N block (multiple of kNr)
+  size_t n_blocks;
+  size_t mc;       // tiles per M chunk
+  size_t m_chunks;
+};
+
+Plan MakePlan(size_t m, size_t n, size_t k, int mr, int threads) {
+  Plan p;
+  const size_t tiles = (m + mr - 1) / mr;
+  const size_t padded_n = (n + kNr - 1) / kNr * kNr;
+  p.nc = std::max<size_t>(kNr, kL2BlockFloats / std::max<size_t>(1, std::min(k, kMaxKc)) / kNr * kNr);
+  p.nc = std::min(p.nc, padded_n);
+  if (threads > 1) {
+    // About four tasks per thread, each at least ~64K multiply-adds; prefer cutting M (each
+    // task then reads its own rows of A once), cut N when M has too few tiles.
+    const size_t macs = m * n * k;
+    const size_t target = static_cast<size_t>(TaskCount(threads, static_cast<int64_t>(std::max<size_t>(1, macs >> 16)), 1));
+    size_t n_blocks = (padded_n + p.nc - 1) / p.nc;
+    if (tiles * n_blocks < target) {
+      const size_t want_n_blocks = std::min(padded_n / kNr, (target + tiles - 1) / tiles);
+      if (want_n_blocks > n_blocks) p.nc = (padded_n / kNr + want_n_blocks - 1) / want_n_blocks * kNr;
+    }
+    n_blocks = (padded_n + p.nc - 1) / p.nc;
+    const size_t m_chunks = std::max<size_t>(1, std::min(tiles, (target + n_blocks - 1) / n_blocks));
+    p.mc = (tiles + m_chunks - 1) / m_chunks;
+  } else {
+    p.mc = tiles;
+  }
+  p.n_blocks = (padded_n + p.nc - 1) / p.nc;
+  p.m_chunks = (tiles + p.mc - 1) / p.mc;
+  return p;
+}
+
+}  // namespace
+
+void Gemm(const Ukernels& uk, rt::ThreadPool* pool, size_t m, const float* a, size_t a_stride, const PackedB& b,
+          float* c, size_t c_stride, MinMax mm) {
+  const size_t n = b.n(), k = b.k();
+  if (m == 0 || n == 0) return;
+  const int threads = pool ? pool->num_threads() : 1;
+  const MinMax no_clamp{-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
+
+  if (m == 1 && uk.gemv) {
+    // One row: split the panels between threads; the weights are streamed once.
+    const size_t panels = b.panels();
+    const size_t tasks = static_cast<size_t>(TaskCount(threads, static_cast<int64_t>(panels),
+                                                       std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(1, k)), 1));
+    RunTasks(pool, static_cast<int64_t>(tasks), [&](int64_t t) {
+      const size_t p0 = panels * t / tasks, p1 = panels * (t + 1) / tasks;
+      if (p0 == p1) return;
+      const size_t n0 = p0 * kNr, n1 = std::min(n, p1 * kNr);
+      uk.gemv(n1 - n0, k, a, b.panel(static_cast<int>(p0)), b.panel_stride(), b.bias() + n0, c + n0, mm);
+    });
+    return;
+  }
+
+  const Plan plan = MakePlan(m, n, k, uk.mr, threads);
+  const size_t tiles = (m + uk.mr - 1) / uk.mr;
+  RunTasks(pool, static_cast<int64_t>(plan.n_blocks * plan.m_chunks), [&](int64_t task) {
+    const size_t nb = static_cast<size_t>(task) / plan.m_chunks, mb = static_cast<size_t>(task) % plan.m_chunks;
+    const size_t n0 = nb * plan.nc, nc = std::min(plan.nc, n - std::min(n, n0));
+    if (nc == 0) return;
+    const size_t t0 = mb * plan.mc, t1 = std::min(tiles, t0 + plan.mc);
+    const float* w = b.panel(static_cast<int>(n0 / kNr));
+    for (size_t t = t0; t < t1; ++t) {
+      const size_t m0 = t * uk.mr, mr = std::min<size_t>(uk.mr, m - m0);
+      const float* at = a + m0 * a_stride;
+      float* ct = c + m0 * c_stride + n0;
+      for (size_t k0 = 0; k0 < k || k0 == 0; k0 += kMaxKc) {
+        const size_t kc = std::min(kMaxKc, k - k0);
+        const bool last = k0 + kc >= k;
+        uk.gemm(mr, nc, kc, at + k0, a_stride, w + k0 * kNr, b.panel_stride(), k0 == 0 ? b.bias() + n0 : nullptr, ct,
+                c_stride, last ? mm : no_clamp);
+        if (kc == 0) break;
+      }
+    }
+  });
+}
+
+void IGemm(const Ukernels& uk, rt::ThreadPool* pool, size_t m, size_t taps, const float* const* ind,
+           const PackedB& b, float* c, size_t c_stride, MinMax mm) {
+  const size_t n = b.n(), k = b.k();
+  if (m == 0 || n == 0) return;
+  const size_t kc = k / taps;
+  const int threads = pool ? pool->num_threads() : 1;
+  const Plan plan = MakePlan(m, n, k, uk.mr, threads);
+  const size_t tiles = (m + uk.mr - 1) / uk.mr;
+  RunTasks(pool, static_cast<int64_t>(plan.n_blocks * plan.m_chunks), [&](int64_t task) {
+    const size_t nb = static_cast<size_t>(task) / plan.m_chunks, mb = static_cast<size_t>(task) % plan.m_chunks;
+    const size_t n0 = nb * plan.nc, nc = std::min(plan.nc, n - std::min(n, n0));
+    if (nc == 0) return;
+    const size_t t0 = mb * plan.mc, t1 = std::min(tiles, t0 + plan.mc);
+    const float* w = b.panel(static_cast<int>(n0 / kNr));
+    for (size_t t = t0; t < t1; ++t) {
+      const size_t m0 = t * uk.mr, mr = std::min<size_t>(uk.mr, m - m0);
+      uk.igemm(mr, nc, kc, taps, ind + t * taps * uk.mr, w, b.panel_stride(), b.bias() + n0, c + m0 * c_stride + n0,
+               c_stride, mm);
+    }
+  });
+}
+
+}  // namespace edgeopt::kernels::gemm

@@ -1,0 +1,100 @@
+// Packed float32 GEMM: C[M,N] = A[M,K] · B[K,N] + bias[N], clamped to [min, max].
+//
+// A is row-major with a row stride (NHWC pixels × channels, so a 1×1 convolution runs directly
+// on its input), or is given indirectly as row pointers (indirect GEMM for general convolution).
+// B is packed once at prepare time into panels of kNr = 16 columns:
+//
+//   [bias: Np floats][panel 0: K rows × 16][panel 1: K rows × 16]...   Np = 16·ceil(N/16)
+//
+// Columns past N are zero in every panel, so micro-kernels always compute whole panels and only
+// their stores are partial. Every micro-kernel family (AVX2+FMA, portable scalar) uses this one
+// packing, so the packed weights do not depend on the CPU.
+//
+// Micro-kernels compute mr (≤ Ukernels::mr) rows × nc columns: the tile's A rows stay in L1
+// while the kernel walks the nc columns panel by panel (B streams from L2). The drivers below
+// cut M into tiles, N into L2-sized blocks and K into L1-sized blocks, and spread the tiles over
+// the thread pool.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/gemm/aligned.h"
+#include "runtime/cpu.h"
+#include "runtime/thread_pool.h"
+
+namespace edgeopt::kernels::gemm {
+
+constexpr int kNr = 16;
+
+struct MinMax {
+  float min;
+  float max;
+};
+
+// Packed B (see the file comment). Immutable once packed; shared between interpreters.
+class PackedB {
+ public:
+  int n() const { return n_; }
+  int k() const { return k_; }
+  int panels() const { return (n_ + kNr - 1) / kNr; }
+  size_t padded_n() const { return static_cast<size_t>(panels()) * kNr; }
+  const float* bias() const { return buf_.data(); }
+  const float* panel(int p) const { return buf_.data() + padded_n() + static_cast<size_t>(p) * panel_stride(); }
+  size_t panel_stride() const { return static_cast<size_t>(k_) * kNr; }
+  size_t bytes() const { return buf_.bytes(); }
+
+  // From weights stored [N][K] row-major (FULLY_CONNECTED [out, in]; CONV_2D [O, H, W, I] is the
+  // same with K = H·W·I in (ky, kx, ci) order). bias may be null (zeros).
+  static PackedB FromNK(const float* w, const float* bias, int n, int k);
+  // From weights stored [K][N] row-major (BATCH_MATMUL right-hand side, TFLite "transposed").
+  static PackedB FromKN(const float* w, const float* bias, int n, int k);
+
+ private:
+  void Allocate(int n, int k);
+  int n_ = 0;
+  int k_ = 0;
+  AlignedFloats buf_;
+};
+
+// Micro-kernel signatures. Strides are in floats. `w` points at panel 0 (at the K offset of the
+// block), `w_stride` is the distance between panels. bias != null: accumulators start from the
+// bias (16 per panel, first block of K); null: they start from C (later blocks of K).
+// Rows r ≥ mr are never read or written.
+using GemmFn = void (*)(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* w,
+                        size_t w_stride, const float* bias, float* c, size_t c_stride, MinMax mm);
+// Indirect: for tap t, row r reads kc floats at ind[t * Ukernels::mr + r]; K = taps · kc.
+// Every one of the Ukernels::mr pointers per tap must be valid (tails repeat the last row).
+using IgemmFn = void (*)(size_t mr, size_t nc, size_t kc, size_t taps, const float* const* ind, const float* w,
+                         size_t w_stride, const float* bias, float* c, size_t c_stride, MinMax mm);
+// One row (M = 1): c[0, nc) = a · B + bias; streams the weights once.
+using GemvFn = void (*)(size_t nc, size_t kc, const float* a, const float* w, size_t w_stride, const float* bias,
+                        float* c, MinMax mm);
+
+struct Ukernels {
+  const char* isa;  // "avx2", "scalar": the last part of variant names
+  int mr;           // rows per tile
+  GemmFn gemm;
+  IgemmFn igemm;
+  GemvFn gemv;
+};
+
+const Ukernels& ScalarUkernels();
+const Ukernels& Avx2Ukernels();  // needs AVX2 + FMA: select through SelectUkernels
+// The fastest family this CPU runs.
+const Ukernels& SelectUkernels(const rt::CpuFeatures& cpu);
+
+// C = A · B + bias, clamped. pool may be null (single thread).
+void Gemm(const Ukernels& uk, rt::ThreadPool* pool, size_t m, const float* a, size_t a_stride, const PackedB& b,
+          float* c, size_t c_stride, MinMax mm);
+
+// Indirect GEMM over `m` output rows: the indirection buffer holds, for each tile of uk.mr rows,
+// taps × uk.mr row pointers (tile-major: ind[(tile * taps + tap) * uk.mr + r]), each pointing at
+// kc = B.k / taps floats. Rows of a partial last tile repeat its last row.
+void IGemm(const Ukernels& uk, rt::ThreadPool* pool, size_t m, size_t taps, const float* const* ind,
+           const PackedB& b, float* c, size_t c_stride, MinMax mm);
+
+// Size of an indirection buffer for m rows and `taps` taps with tiles of mr rows.
+inline size_t IndirectionSize(size_t m, size_t taps, int mr) { return (m + mr - 1) / mr * taps * mr; }
+
+}  // namespace edgeopt::kernels::gemm

@@ -1,0 +1,170 @@
+// GEMM / indirect GEMM / GEMV micro-kernels and drivers against straightforward loops.
+//
+// Tolerance: float sums in a different order differ by rounding only. Each output is checked
+// against |got - ref| <= 2e-5 * (|bias| + sum_k |a_k * b_k|) + 1e-30 — a relative 2e-5 of the
+// magnitude the K products accumulate (generous next to the worst-case K * 2^-24 for the sizes
+// here, so the tests are not flaky, but far below any indexing or packing error).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/gemm/gemm.h"
+#include "runtime/cpu.h"
+#include "runtime/thread_pool.h"
+
+namespace edgeopt::kernels::gemm {
+namespace {
+
+std::vector<const Ukernels*> Families() {
+  std::vector<const Ukernels*> f = {&ScalarUkernels()};
+  if (rt::CpuHardware().has_avx2_fma()) f.push_back(&Avx2Ukernels());
+  return f;
+}
+
+std::vector<float> Random(std::mt19937& rng, size_t n, float lo = -1.0f, float hi = 1.0f) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+const MinMax kClamps[] = {{-kInf, kInf}, {0.0f, kInf}, {0.0f, 6.0f}, {-1.0f, 1.0f}, {-0.25f, 0.5f}};
+
+// got[m][n] (row stride c_stride) vs the naive product of rows given by `row(m)`.
+template <typename RowFn>
+void CheckAgainstNaive(const std::vector<float>& got, size_t c_stride, size_t m, size_t n, size_t k, RowFn row,
+                       const std::vector<float>& w_nk, const std::vector<float>& bias, MinMax mm,
+                       const std::string& what) {
+  int bad = 0;
+  for (size_t i = 0; i < m; ++i) {
+    const float* a = row(i);
+    for (size_t j = 0; j < n; ++j) {
+      double sum = bias.empty() ? 0.0 : bias[j];
+      double mag = std::fabs(sum);
+      for (size_t kk = 0; kk < k; ++kk) {
+        const double p = static_cast<double>(a[kk]) * w_nk[j * k + kk];
+        sum += p;
+        mag += std::fabs(p);
+      }
+      const double ref = std::min<double>(std::max<double>(sum, mm.min), mm.max);
+      const double tol = 2e-5 * mag + 1e-30;
+      const float g = got[i * c_stride + j];
+      if (!(std::fabs(g - ref) <= tol) && bad++ < 5)
+        ADD_FAILURE() << what << " at (" << i << "," << j << "): got " << g << " want " << ref << " tol " << tol;
+    }
+  }
+}
+
+TEST(GemmF32, PackingMatchesLayouts) {
+  std::mt19937 rng(1);
+  for (int n : {1, 15, 16, 17, 40})
+    for (int k : {1, 3, 20}) {
+      auto w = Random(rng, static_cast<size_t>(n) * k);
+      auto bias = Random(rng, n);
+      std::vector<float> w_kn(w.size());
+      for (int j = 0; j < n; ++j)
+        for (int kk = 0; kk < k; ++kk) w_kn[static_cast<size_t>(kk) * n + j] = w[static_cast<size_t>(j) * k + kk];
+      PackedB a = PackedB::FromNK(w.data(), bias.data(), n, k);
+      PackedB b = PackedB::FromKN(w_kn.data(), bias.data(), n, k);
+      ASSERT_EQ(a.bytes(), b.bytes());
+      EXPECT_EQ(0, std::memcmp(a.bias(), b.bias(), a.bytes()));
+      for (int j = 0; j < n; ++j) {
+        EXPECT_EQ(a.bias()[j], bias[j]);
+        for (int kk = 0; kk < k; ++kk)
+          EXPECT_EQ(a.panel(j / kNr)[kk * kNr + j % kNr], w[static_cast<size_t>(j) * k + kk]);
+      }
+      for (size_t j = n; j < a.padded_n(); ++j) EXPECT_EQ(a.bias()[j], 0.0f);
+    }
+}
+
+TEST(GemmF32, AnyShapeStrideClampAndThreads) {
+  std::mt19937 rng(2);
+  rt::ThreadPool pool2(2);
+  int cases = 0;
+  for (const Ukernels* uk : Families())
+    for (size_t m : {1, 2, 5, 6, 7, 13, 37, 100})
+      for (size_t n : {1, 7, 8, 9, 16, 17, 33, 100})
+        for (size_t k : {1, 3, 8, 17, 64, 515}) {
+          const size_t a_stride = k + (m % 3), c_stride = n + (k % 2) * 5;
+          auto a = Random(rng, m * a_stride);
+          auto w = Random(rng, n * k);
+          std::vector<float> bias = (n % 2) ? Random(rng, n) : std::vector<float>();
+          PackedB packed = PackedB::FromNK(w.data(), bias.empty() ? nullptr : bias.data(), static_cast<int>(n),
+                                           static_cast<int>(k));
+          const MinMax mm = kClamps[cases % 5];
+          rt::ThreadPool* pool = (cases % 2) ? &pool2 : nullptr;
+          std::vector<float> c(m * c_stride, 1234.0f);
+          Gemm(*uk, pool, m, a.data(), a_stride, packed, c.data(), c_stride, mm);
+          const std::string what = std::string(uk->isa) + " m=" + std::to_string(m) + " n=" + std::to_string(n) +
+                                   " k=" + std::to_string(k);
+          CheckAgainstNaive(c, c_stride, m, n, k, [&](size_t i) { return a.data() + i * a_stride; }, w, bias, mm, what);
+          // Columns past N in each row are untouched.
+          for (size_t i = 0; i < m; ++i)
+            for (size_t j = n; j < c_stride; ++j) ASSERT_EQ(c[i * c_stride + j], 1234.0f) << what;
+          ++cases;
+        }
+  EXPECT_GT(cases, 700);
+}
+
+TEST(GemmF32, IndirectWithZeroRows) {
+  std::mt19937 rng(3);
+  rt::ThreadPool pool2(2);
+  for (const Ukernels* uk : Families())
+    for (size_t m : {1, 5, 6, 7, 29})
+      for (size_t n : {3, 8, 16, 21, 48})
+        for (size_t taps : {1, 4, 9})
+          for (size_t kc : {1, 3, 8, 13}) {
+            const size_t k = taps * kc;
+            const size_t pool_rows = 11;
+            auto rows = Random(rng, pool_rows * kc);
+            std::vector<float> zero(kc, 0.0f);
+            // Logical A: row i, tap t -> rows[(i*7 + t*3) % 12] or the zero row when that is 11.
+            auto row_ptr = [&](size_t i, size_t t) -> const float* {
+              const size_t r = (i * 7 + t * 3) % (pool_rows + 1);
+              return r == pool_rows ? zero.data() : rows.data() + r * kc;
+            };
+            std::vector<const float*> ind(IndirectionSize(m, taps, uk->mr));
+            for (size_t tile = 0; tile * uk->mr < m; ++tile)
+              for (size_t t = 0; t < taps; ++t)
+                for (int r = 0; r < uk->mr; ++r)
+                  ind[(tile * taps + t) * uk->mr + r] = row_ptr(std::min(m - 1, tile * uk->mr + r), t);
+            std::vector<float> a_full(m * k);
+            for (size_t i = 0; i < m; ++i)
+              for (size_t t = 0; t < taps; ++t) std::memcpy(&a_full[i * k + t * kc], row_ptr(i, t), kc * sizeof(float));
+            auto w = Random(rng, n * k);
+            auto bias = Random(rng, n);
+            PackedB packed = PackedB::FromNK(w.data(), bias.data(), static_cast<int>(n), static_cast<int>(k));
+            const MinMax mm = kClamps[(m + n + taps) % 5];
+            std::vector<float> c(m * n, 1234.0f);
+            IGemm(*uk, (n % 2) ? &pool2 : nullptr, m, taps, ind.data(), packed, c.data(), n, mm);
+            CheckAgainstNaive(c, n, m, n, k, [&](size_t i) { return a_full.data() + i * k; }, w, bias, mm,
+                              std::string(uk->isa) + " igemm m=" + std::to_string(m) + " n=" + std::to_string(n) +
+                                  " taps=" + std::to_string(taps) + " kc=" + std::to_string(kc));
+          }
+}
+
+TEST(GemmF32, GemvLargeK) {
+  std::mt19937 rng(4);
+  rt::ThreadPool pool2(2);
+  for (const Ukernels* uk : Families())
+    for (size_t n : {1, 16, 63, 64, 65, 130, 1001})
+      for (size_t k : {1, 2, 7, 256, 1024}) {
+        auto a = Random(rng, k);
+        auto w = Random(rng, n * k);
+        auto bias = Random(rng, n);
+        PackedB packed = PackedB::FromNK(w.data(), bias.data(), static_cast<int>(n), static_cast<int>(k));
+        std::vector<float> c(n);
+        const MinMax mm = kClamps[n % 5];
+        Gemm(*uk, (k % 2) ? &pool2 : nullptr, 1, a.data(), k, packed, c.data(), n, mm);
+        CheckAgainstNaive(c, n, 1, n, k, [&](size_t) { return a.data(); }, w, bias, mm,
+                          std::string(uk->isa) + " gemv n=" + std::to_string(n) + " k=" + std::to_string(k));
+      }
+}
+
+}  // namespace
+}  // namespace edgeopt::kernels::gemm

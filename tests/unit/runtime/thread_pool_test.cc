@@ -1,0 +1,61 @@
+// ThreadPool: every task / range / thread runs exactly once, jobs of all three kinds interleave,
+// and a caller does not wait for workers that are busy elsewhere.
+#include "runtime/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace edgeopt::rt {
+namespace {
+
+TEST(ThreadPool, TasksRunOnceEachAcrossManyJobs) {
+  for (int threads : {1, 2, 3, 5}) {
+    ThreadPool pool(threads);
+    for (int job = 0; job < 2000; ++job) {
+      const int64_t n = job % 37;
+      std::vector<std::atomic<int>> hits(n);
+      pool.ParallelTasks(n, [&](int64_t t) { hits[t].fetch_add(1); });
+      for (int64_t t = 0; t < n; ++t) ASSERT_EQ(hits[t].load(), 1) << "threads " << threads << " job " << job;
+      // Interleave the other kinds of job.
+      if (job % 3 == 0) {
+        std::atomic<int> ran{0};
+        pool.RunOnAll([&](int) { ran.fetch_add(1); });
+        ASSERT_EQ(ran.load(), threads);
+      } else if (job % 3 == 1) {
+        std::vector<std::atomic<int>> covered(100);
+        pool.ParallelFor(100, 7, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) covered[i].fetch_add(1);
+        });
+        for (auto& c : covered) ASSERT_EQ(c.load(), 1);
+      }
+    }
+  }
+}
+
+TEST(ThreadPool, CallerDoesNotWaitForABusyWorker) {
+  // A pool whose worker is asleep completes tasks through the caller, without waiting for it.
+  ThreadPool pool(2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the worker goes to sleep
+  std::atomic<int64_t> sum{0};
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 100; ++i) pool.ParallelTasks(4, [&](int64_t t) { sum.fetch_add(t); });
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(sum.load(), 100 * 6);
+  EXPECT_LT(ms, 1000.0);
+}
+
+TEST(ThreadPool, SliceSinkRecordsTaskJobs) {
+  ThreadPool pool(2);
+  std::vector<ThreadPool::Slice> slices;
+  pool.SetSliceSink(&slices);
+  pool.ParallelTasks(8, [](int64_t) {});
+  pool.SetSliceSink(nullptr);
+  EXPECT_FALSE(slices.empty());
+}
+
+}  // namespace
+}  // namespace edgeopt::rt
