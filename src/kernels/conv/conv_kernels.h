@@ -12,8 +12,4 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateConv2D(const rt::KernelCreateConte
 Expected<std::unique_ptr<rt::OpKernel>> CreateTransposeConv(const rt::KernelCreateContext& cc);
 Expected<std::unique_ptr<rt::OpKernel>> CreateTransposeConvBias(const rt::KernelCreateContext& cc);
 
-// Float 1x1 CONV_2D with sparse weights: wraps the dense kernel in the sparse variant
-// (sparse_conv1x1.cc); returns `dense` as is when the op does not qualify.
-std::unique_ptr<rt::OpKernel> MaybeSparseConv1x1(const rt::KernelCreateContext& cc, std::unique_ptr<rt::OpKernel> dense);
-
 }  // namespace edgeopt::kernels

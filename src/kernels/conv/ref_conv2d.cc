@@ -358,10 +358,7 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateConv2D(const rt::KernelCreateConte
     return unsupported();
   }
   if (out->type != in->type) return unsupported();
-  std::unique_ptr<rt::OpKernel> kernel(new Conv2DKernel(kind));
-  // Float pointwise convolutions with many zero weights (pruned models) may run sparse.
-  if (kind == ConvKind::kFloat) return MaybeSparseConv1x1(cc, std::move(kernel));
-  return kernel;
+  return std::unique_ptr<rt::OpKernel>(new Conv2DKernel(kind));
 }
 
 }  // namespace edgeopt::kernels

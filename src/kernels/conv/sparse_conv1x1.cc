@@ -4,7 +4,6 @@
 // A 1x1 filter never reads padding, so any stride works: row m of A is input pixel
 // (b, oy * stride_h, ox * stride_w).
 #include "kernels/common/kernel_util.h"
-#include "kernels/conv/conv_kernels.h"
 #include "kernels/fully_connected/sparse_op.h"
 
 namespace edgeopt::kernels {

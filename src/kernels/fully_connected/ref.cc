@@ -21,7 +21,6 @@
 #include "kernels/common/kernel_util.h"
 #include "kernels/common/nn_util.h"
 #include "kernels/common/quant_utils.h"
-#include "kernels/fully_connected/sparse_op.h"
 #include "kernels/registration.h"
 
 namespace edgeopt::kernels {
@@ -298,10 +297,7 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateFullyConnected(const rt::KernelCre
     return unsupported();
   }
   if (out->type != in->type || (bias && bias->type != bias_type)) return unsupported();
-  std::unique_ptr<rt::OpKernel> kernel(new FullyConnectedKernel(kind));
-  // Float weights with many zeros (pruned models) may run the sparse variant (sparse_op.h).
-  if (kind == FcKind::kFloat) return MaybeSparseFullyConnected(cc, std::move(kernel));
-  return kernel;
+  return std::unique_ptr<rt::OpKernel>(new FullyConnectedKernel(kind));
 }
 
 }  // namespace

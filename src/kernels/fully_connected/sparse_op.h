@@ -54,7 +54,10 @@ class SparseGemmOpKernel : public rt::OpKernel {
 std::unique_ptr<rt::OpKernel> MaybeSparseFullyConnected(const rt::KernelCreateContext& cc,
                                                         std::unique_ptr<rt::OpKernel> dense);
 
-// Shared by the FULLY_CONNECTED and CONV_2D factories: the static conditions above.
+// CONV_2D with a 1x1 filter (conv/sparse_conv1x1.cc): likewise.
+std::unique_ptr<rt::OpKernel> MaybeSparseConv1x1(const rt::KernelCreateContext& cc, std::unique_ptr<rt::OpKernel> dense);
+
+// Shared by both: the static conditions above.
 bool SparseGemmCandidate(const rt::KernelCreateContext& cc);
 
 }  // namespace edgeopt::kernels
