@@ -7,6 +7,7 @@
 #include "cli_util.h"
 #include "format/mapped_file.h"
 #include "format/writer.h"
+#include "runtime/interpreter.h"
 
 namespace edgeopt::cli {
 
@@ -36,7 +37,7 @@ std::string AgreementFlagsProblem(const AgreementFlags& f) {
   return "";
 }
 
-Expected<eval::AgreementReport> MeasureAgreement(const Graph& original, const Graph& optimized, const AgreementFlags& f) {
+Expected<Agreement> MeasureAgreement(const Graph& original, const Graph& optimized, const AgreementFlags& f) {
   eval::SampleOptions so;
   so.paths = f.samples;
   so.random_count = f.count;
@@ -47,11 +48,12 @@ Expected<eval::AgreementReport> MeasureAgreement(const Graph& original, const Gr
       so.random_hi = so.norm.hi;
     }
   }
-  std::string description;
-  ASSIGN_OR_RETURN(auto samples, eval::MakeSamples(original, so, &description));
-  ASSIGN_OR_RETURN(auto report, eval::CompareModelOutputs(original, optimized, samples, f.threads));
-  report.inputs = description;
-  return report;
+  Agreement a;
+  ASSIGN_OR_RETURN(auto samples, eval::MakeSamples(original, so, &a.inputs));
+  ASSIGN_OR_RETURN(auto ref, rt::Model::FromGraph(original));
+  ASSIGN_OR_RETURN(auto opt, rt::Model::FromGraph(optimized));
+  ASSIGN_OR_RETURN(a.report, eval::CompareModels(ref, opt, samples, f.threads));
+  return a;
 }
 
 Expected<optimize::CompressedSizes> InputSizes(const Graph& original) {
@@ -119,16 +121,17 @@ nlohmann::ordered_json SizesJson(const optimize::CompressedSizes& b, const optim
   return j;
 }
 
-std::string AgreementText(const eval::AgreementReport& r, const std::string& indent) {
-  std::string s = indent + "on " + r.inputs + "\n";
+std::string AgreementText(const Agreement& a, const std::string& indent) {
+  const eval::AgreementReport& r = a.report;
+  std::string s = indent + "on " + a.inputs + "\n";
   for (const auto& o : r.outputs) {
     s += indent + "output '" + Printable(o.name) + "': SNR " + Db(o.snr_db);
     char buf[96];
     std::snprintf(buf, sizeof buf, ", max |error| %.3g", o.max_abs_error);
     s += buf;
-    if (o.classifier && o.top1_total > 0) {
-      std::snprintf(buf, sizeof buf, ", top-1 agreement %d/%d (%.1f%%)", o.top1_agree, o.top1_total,
-                    100.0 * o.top1_agree / o.top1_total);
+    if (o.classifier && o.samples > 0) {
+      std::snprintf(buf, sizeof buf, ", top-1 agreement %lld/%lld (%.1f%%)", static_cast<long long>(o.top1_agree),
+                    static_cast<long long>(o.samples), 100.0 * static_cast<double>(o.top1_agree) / o.samples);
       s += buf;
     }
     s += "\n";
@@ -136,10 +139,11 @@ std::string AgreementText(const eval::AgreementReport& r, const std::string& ind
   return s;
 }
 
-nlohmann::ordered_json AgreementJson(const eval::AgreementReport& r) {
+nlohmann::ordered_json AgreementJson(const Agreement& a) {
+  const eval::AgreementReport& r = a.report;
   nlohmann::ordered_json j;
   j["samples"] = r.samples;
-  j["inputs"] = r.inputs;
+  j["inputs"] = a.inputs;
   j["outputs"] = nlohmann::ordered_json::array();
   for (const auto& o : r.outputs) {
     nlohmann::ordered_json x;
@@ -151,7 +155,7 @@ nlohmann::ordered_json AgreementJson(const eval::AgreementReport& r) {
     x["classifier"] = o.classifier;
     if (o.classifier) {
       x["top1_agree"] = o.top1_agree;
-      x["top1_total"] = o.top1_total;
+      x["top1_total"] = o.samples;
     }
     j["outputs"].push_back(x);
   }

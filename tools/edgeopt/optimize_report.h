@@ -26,8 +26,14 @@ void AddAgreementFlags(CLI::App* sub, AgreementFlags& flags);
 // Checks the flag values (usage errors): "" or the problem.
 std::string AgreementFlagsProblem(const AgreementFlags& flags);
 
+// The agreement report and where its samples came from.
+struct Agreement {
+  eval::AgreementReport report;
+  std::string inputs;  // "8 seeded random input(s), floats in [-1, 1]", "24 file(s) from DIR, ..."
+};
+
 // Runs both graphs on the samples. Failures are returned, not fatal: the caller reports them.
-Expected<eval::AgreementReport> MeasureAgreement(const Graph& original, const Graph& optimized, const AgreementFlags& flags);
+Expected<Agreement> MeasureAgreement(const Graph& original, const Graph& optimized, const AgreementFlags& flags);
 
 // Sizes of the model file as read (its mapped bytes; re-serialized when it has none).
 Expected<optimize::CompressedSizes> InputSizes(const Graph& original);
@@ -38,8 +44,8 @@ std::string SizeTable(const optimize::CompressedSizes& before, const optimize::C
 nlohmann::ordered_json SizesJson(const optimize::CompressedSizes& before, const optimize::CompressedSizes& after);
 
 // "8 seeded random inputs: 'scores' SNR 24.1 dB, top-1 8/8 (100%)" (one line per output).
-std::string AgreementText(const eval::AgreementReport& r, const std::string& indent);
-nlohmann::ordered_json AgreementJson(const eval::AgreementReport& r);
+std::string AgreementText(const Agreement& a, const std::string& indent);
+nlohmann::ordered_json AgreementJson(const Agreement& a);
 
 // Writes `j` to FILE atomically ("-": stdout).
 Status WriteJson(const std::string& path, const nlohmann::ordered_json& j);

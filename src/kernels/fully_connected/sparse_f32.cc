@@ -72,8 +72,9 @@ void RunSparseGemm(const CsrF32& w, const GemmArgs& g, SparseKernel kernel, rt::
 }
 
 double SparsityThreshold(int m, SparseKernel kernel) {
-  // Measured with sparse_f32_bench.cc (AMD Zen 3, one thread) against DenseGemmAvx2 and a dense
-  // AVX2 GEMV: see the table in the kernels README. Portable: against the scalar reference loop.
+  // Measured with sparse_f32_bench.cc (one thread) against DenseGemmAvx2 and a dense AVX2 GEMV,
+  // and with bench/micro/sparse_runtime_bench.cc against the runtime's fast dense kernels.
+  // Portable: against the scalar reference loop.
   if (kernel == SparseKernel::kPortable) return 0.5;
   return m <= kSpmvMaxRows ? 0.7 : 0.6;
 }

@@ -2,7 +2,8 @@
 // computation of FULLY_CONNECTED and of 1x1 CONV_2D,
 //   C[m, n] = clamp(bias[n] + sum_k A[m, k] * W[n, k], lo, hi),   W: [N, K] (OHWI with H = W = 1)
 // with W kept as CSR (only its nonzeros). Used by the FULLY_CONNECTED and CONV_2D factories'
-// sparse variants (sparse_fc.cc, conv/sparse_conv1x1.cc), chosen at prepare time when the
+// sparse variants (sparse_op.cc, conv/sparse_conv1x1.cc; registered by register_sparse_f32.cc in
+// front of the fast dense kernels), chosen at prepare time when the
 // measured sparsity of the (constant) weights is high enough to beat dense kernels
 // (PreferSparse; thresholds measured by sparse_f32_bench.cc).
 //
@@ -78,7 +79,8 @@ constexpr int kSpmvMaxRows = 2;
 void RunSparseGemm(const CsrF32& w, const GemmArgs& g, SparseKernel kernel, rt::ThreadPool& pool, float* scratch);
 
 // Whether the sparse kernel is expected to beat a good dense kernel (AVX2 GEMM/GEMV) at this
-// sparsity for M rows; the thresholds come from sparse_f32_bench.cc on AMD Zen 3.
+// sparsity for M rows; the thresholds come from sparse_f32_bench.cc and
+// bench/micro/sparse_runtime_bench.cc (against the runtime's fast AVX2 dense kernels).
 double SparsityThreshold(int m, SparseKernel kernel);
 inline bool PreferSparse(double sparsity, int m, SparseKernel kernel) { return sparsity >= SparsityThreshold(m, kernel); }
 

@@ -22,6 +22,7 @@ class SparseGemmOpKernel : public rt::OpKernel {
   std::string variant() const final;
   int64_t Macs(const rt::KernelContext& ctx) const final { return dense_->Macs(ctx); }
   size_t PackedBytes() const final { return sparse_ ? csr_->bytes() : dense_->PackedBytes(); }
+  bool OutputMayAliasInput() const final { return dense_->OutputMayAliasInput(); }
 
   bool sparse() const { return sparse_; }
   double weight_sparsity() const { return csr_ ? csr_->sparsity() : 0.0; }
