@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <random>
 
 #include "graph/builder.h"
@@ -115,8 +116,9 @@ TEST(SparseF32, KernelsMatchReferenceOverShapesAndSparsities) {
         for (double s : {0.0, 0.5, 0.8, 0.95, 1.0}) {
           const int variant = cases++;
           Problem p = MakeProblem(rng, m, n, k, s, variant % 3 != 0, variant % 4, variant % 5 == 0 ? 3 : 0);
-          const std::string label = "M" + std::to_string(m) + " N" + std::to_string(n) + " K" + std::to_string(k) +
-                                    " sparsity " + std::to_string(s);
+          char label_buf[96];
+          std::snprintf(label_buf, sizeof label_buf, "M%d N%d K%d sparsity %.2f", m, n, k, s);
+          const std::string label = label_buf;
           CsrF32 csr = kernels::sparse::PackCsr(p.w.data(), n, k);
           std::vector<float> c;
           GemmArgs g = ArgsOf(p, &c);
