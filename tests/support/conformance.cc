@@ -11,6 +11,9 @@
 #include <random>
 #include <sstream>
 
+#include <gtest/gtest.h>
+
+#include <atomic>
 #include <nlohmann/json.hpp>
 
 #include "core/half.h"
@@ -358,7 +361,33 @@ CompareReport CompareImpl(const std::vector<uint8_t>& bytes, const std::string& 
 
 }  // namespace
 
+static CompareReport CompareGraphImpl(const Graph& g, const CompareOptions& opts, std::vector<TensorValue> inputs);
+
+namespace {
+// How many generated graphs this test binary compared with a reference runtime, and how many
+// agreed: printed when the binary ends (the closing notes quote these counts).
+std::atomic<int64_t> g_graphs_compared{0}, g_graphs_agreed{0};
+
+class CompareCountPrinter : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    if (g_graphs_compared > 0)
+      std::printf("[conformance] %lld generated graphs compared with a reference runtime, %lld agreed\n",
+                  static_cast<long long>(g_graphs_compared.load()), static_cast<long long>(g_graphs_agreed.load()));
+  }
+};
+[[maybe_unused]] ::testing::Environment* const g_count_printer =
+    ::testing::AddGlobalTestEnvironment(new CompareCountPrinter);
+}  // namespace
+
 CompareReport CompareGraph(const Graph& g, const CompareOptions& opts, std::vector<TensorValue> inputs) {
+  CompareReport report = CompareGraphImpl(g, opts, std::move(inputs));
+  ++g_graphs_compared;
+  if (report.ok) ++g_graphs_agreed;
+  return report;
+}
+
+static CompareReport CompareGraphImpl(const Graph& g, const CompareOptions& opts, std::vector<TensorValue> inputs) {
   CompareReport report;
   auto bytes = SerializeModel(g);
   if (!bytes.ok()) {
