@@ -26,7 +26,9 @@ void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterSparseKernels(r);
   // Last: puts the fast float32 kernels in front of the factories registered above.
   kernels::RegisterFastFloatKernels(r);
-  // After it: the sparse float32 FC / 1x1 conv variants wrap the (fast or reference) dense kernel.
+  // Then the fast integer kernels in front of those (they decline float ops).
+  kernels::RegisterFastInt8Kernels(r);
+  // Last: the sparse float32 FC / 1x1 conv variants wrap the (fast or reference) dense kernel.
   kernels::RegisterSparseFloatKernels(r);
 }
 

@@ -37,4 +37,10 @@ std::string OutputProblem(const std::string& path);
 // Parses a non-negative count or one of the given words ("all" -> -1, "none" -> 0).
 bool ParseCountOrAll(const std::string& text, int* out);
 
+// True if both paths name the same existing file (also through links).
+bool SameFile(const std::string& a, const std::string& b);
+// Checks that `path` can be created: its folder exists, is a folder, is writable, and `path`
+// itself is not a folder. Returns "" or the problem.
+std::string OutputProblem(const std::string& path);
+
 }  // namespace edgeopt::cli

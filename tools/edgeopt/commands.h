@@ -14,6 +14,8 @@
 #define EDGEOPT_CLI_COMMANDS(X) \
   X(Inspect)                    \
   X(Convert)                    \
+  X(Quantize)                   \
+  X(Dequantize)                 \
   X(Prune)                      \
   X(Cluster)
 

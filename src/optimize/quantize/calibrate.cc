@@ -135,7 +135,7 @@ Range ChooseRange(const std::vector<double>& h, float lo, float hi, Calibrator c
   return r;
 }
 
-Expected<std::map<int32_t, Range>> Calibrate(const Graph& g, const QuantizeOptions& o) {
+Expected<CalibrationResult> Calibrate(const Graph& g, const QuantizeOptions& o) {
   if (o.calibration.empty())
     return InvalidArgument("full-integer quantization needs calibration samples (--calibration DIR|FILE.npy)");
   ASSIGN_OR_RETURN(auto model, rt::Model::FromGraph(g));
@@ -162,13 +162,19 @@ Expected<std::map<int32_t, Range>> Calibrate(const Graph& g, const QuantizeOptio
                                "; the model wants " + rt::ShapeToString(in->shape) + " " + std::string(DTypeName(in->type)));
       std::memcpy(in->data, sample[i].data.data(), sample[i].data.size());
     }
+    interp->ResetVariables();
     return interp->Invoke();
   };
+  // LSTM ops whose internals are replayed for the integer LSTM's scales.
+  std::vector<int> lstm_ops;
+  for (size_t i = 0; i < sg.ops.size(); ++i)
+    if (CanReplayLstm(g, sg, sg.ops[i], nullptr)) lstm_ops.push_back(static_cast<int>(i));
+  CalibrationResult result;
 
   const bool needs_histogram = o.calibrator != Calibrator::kMinMax;
   const int passes = needs_histogram ? 2 : 1;
   const int total = static_cast<int>(o.calibration.size()) * passes;
-  std::map<int32_t, Range> ranges;
+  std::map<int32_t, Range>& ranges = result.ranges;
   for (int32_t t : watched) ranges[t] = Range{std::numeric_limits<float>::max(), std::numeric_limits<float>::lowest(), false};
   int done = 0;
   for (size_t s = 0; s < o.calibration.size(); ++s) {
@@ -184,6 +190,12 @@ Expected<std::map<int32_t, Range>> Calibrate(const Graph& g, const QuantizeOptio
         r.max = std::max(r.max, v[i]);
         r.valid = true;
       }
+    }
+    for (int op : lstm_ops) {
+      const int32_t in = sg.ops[op].inputs[0];
+      const rt::RtTensor* rt = interp->main().tensor(in);
+      if (!rt->data) continue;
+      RETURN_IF_ERROR(ReplayLstm(g, sg, sg.ops[op], rt->data_as<float>(), rt->shape, &result.lstm[op]));
     }
     if (o.progress) o.progress(++done, total);
   }
@@ -210,7 +222,7 @@ Expected<std::map<int32_t, Range>> Calibrate(const Graph& g, const QuantizeOptio
     const int levels = o.mode == QuantMode::kInt16x8 ? 65536 : 256;
     for (auto& [t, h] : hist) ranges[t] = ChooseRange(h, ranges[t].min, ranges[t].max, o.calibrator, o.percentile, levels);
   }
-  return ranges;
+  return result;
 }
 
 }  // namespace edgeopt::optimize

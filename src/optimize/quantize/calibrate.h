@@ -8,6 +8,7 @@
 
 #include "core/status.h"
 #include "graph/graph.h"
+#include "optimize/quantize/lstm_replay.h"
 #include "optimize/quantize/quantize.h"
 
 namespace edgeopt::optimize {
@@ -18,9 +19,18 @@ struct Range {
   bool valid = false;
 };
 
-// Ranges of float32 activations of the main subgraph, keyed by tensor index. Samples must
-// match the model's inputs (count, dtype, shape); errors say which sample and input is wrong.
-Expected<std::map<int32_t, Range>> Calibrate(const Graph& g, const QuantizeOptions& options);
+struct CalibrationResult {
+  // Float32 activations of the main subgraph, keyed by tensor index.
+  std::map<int32_t, Range> ranges;
+  // Internal values of UNIDIRECTIONAL_SEQUENCE_LSTM ops, keyed by op index (min/max whatever the
+  // calibrator: they set power-of-two and hidden-state scales).
+  std::map<int, LstmStats> lstm;
+};
+
+// Runs the float model on every sample (variables reset before each: a sample is one whole
+// sequence) and chooses ranges. Samples must match the model's inputs (count, dtype, shape);
+// errors say which sample and input is wrong.
+Expected<CalibrationResult> Calibrate(const Graph& g, const QuantizeOptions& options);
 
 // Range chosen from a histogram of values over [lo, hi] (exposed for tests).
 Range ChooseRange(const std::vector<double>& histogram, float lo, float hi, Calibrator c, double percentile, int levels);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <numeric>
 #include <regex>
@@ -197,6 +198,111 @@ std::string OpLabel(const Subgraph& sg, int i) {
 
 bool IsActivation(const Graph& g, const Tensor& t) { return t.type == DType::kFloat32 && !g.IsConstant(t); }
 
+// ---------------------------------------------------------------------------------------------
+// Full-integer UNIDIRECTIONAL_SEQUENCE_LSTM (TFLite's 8x8->16 scheme, as its converter emits it):
+// int8 asymmetric input/output/output state, int8 symmetric per-tensor weights, int16 symmetric
+// peephole weights, int16 cell state with a power-of-two scale, int32 biases at
+// input_scale x weight_scale, and five intermediates: gate pre-activations (float placeholders
+// without layer norm: the kernel uses 2^-12) and the hidden value o * act(c) (int8).
+
+constexpr int kLstmOutputState = 18, kLstmCellState = 19;
+
+bool LstmIsIntegerQuantizable(const Graph& g, const Subgraph& sg, const Operator& op, std::string* why) {
+  if (!CanReplayLstm(g, sg, op, why)) return false;
+  if (op.inputs.size() >= 24)
+    for (int k = 20; k < 24; ++k)
+      if (op.inputs[k] >= 0) {
+        *why = "layer-norm LSTM is not quantized to integer yet (kept float)";
+        return false;
+      }
+  if (sg.tensors[op.inputs[0]].type != DType::kFloat32) {
+    *why = "input is not float32";
+    return false;
+  }
+  return true;
+}
+
+// Power-of-two int16 scale covering [-range, range] (TFLite's GetPowerOfTwoScale), limited to
+// the 2^-15..2^-9 the integer kernel supports.
+float PowerOfTwoCellScale(const ValueRange& r) {
+  const double range = std::max(std::fabs(r.min), std::fabs(r.max));
+  int pot = 0;
+  while (pot < 6 && std::ldexp(1.0, pot) < range) ++pot;
+  return static_cast<float>(std::ldexp(1.0, pot - 15));
+}
+
+void QuantizeLstmOp(Graph& g, Subgraph& sg, Operator& op, const LstmStats& stats, const Params& input,
+                    const Params& output) {
+  auto quantize_weight = [&](int k) -> float {
+    if (k >= static_cast<int>(op.inputs.size()) || op.inputs[k] < 0) return 0.0f;
+    Tensor c = sg.tensors[op.inputs[k]];
+    auto qw = QuantizeSymmetricInt8(ConstantAsFloat(g, c), c.shape, false, 0);
+    c.name += "_int8";
+    const int32_t idx = sg.AddTensor(std::move(c));
+    SetInt8Weights(g, sg.tensors[idx], qw);
+    op.inputs[k] = idx;
+    return qw.scales[0];
+  };
+  auto quantize_int16_symmetric = [&](int k) {
+    if (k >= static_cast<int>(op.inputs.size()) || op.inputs[k] < 0) return;
+    Tensor c = sg.tensors[op.inputs[k]];
+    const std::vector<float> v = ConstantAsFloat(g, c);
+    float amax = 0;
+    for (float x : v) amax = std::max(amax, std::fabs(x));
+    const Params p{amax > 0 ? amax / 32767.0f : 1.0f, 0};
+    c.name += "_int16";
+    c.type = DType::kInt16;
+    c.quant = ToQuant(p);
+    c.buffer = g.AddBuffer(Buffer::Owned(QuantizeValues(v, p, true)));
+    op.inputs[k] = sg.AddTensor(std::move(c));
+  };
+  auto quantize_bias = [&](int k, float scale) {
+    if (k >= static_cast<int>(op.inputs.size()) || op.inputs[k] < 0) return;
+    Tensor c = sg.tensors[op.inputs[k]];
+    c.name += "_int32";
+    const int32_t idx = sg.AddTensor(std::move(c));
+    SetQuantizedBias(g, sg.tensors[idx], scale, {1.0f}, false);
+    op.inputs[k] = idx;
+  };
+  float w_scale[4];
+  for (int gate = 0; gate < 4; ++gate) {
+    w_scale[gate] = quantize_weight(1 + gate);  // input-to-gate weights
+    quantize_weight(5 + gate);                  // recurrent weights
+  }
+  for (int k : {9, 10, 11}) quantize_int16_symmetric(k);
+  for (int gate = 0; gate < 4; ++gate) quantize_bias(12 + gate, input.scale * w_scale[gate]);
+  const bool projection = op.inputs[16] >= 0;
+  Params hidden = output;
+  if (projection) {
+    hidden = ParamsForRange(stats.hidden.min, stats.hidden.max, false);
+    const float proj_scale = quantize_weight(16);
+    quantize_bias(17, hidden.scale * proj_scale);
+  }
+  // States: variables, converted in place (the output state shares the output's parameters).
+  Tensor& h = sg.tensors[op.inputs[kLstmOutputState]];
+  h.type = DType::kInt8;
+  h.quant = ToQuant(output);
+  Tensor& c = sg.tensors[op.inputs[kLstmCellState]];
+  c.type = DType::kInt16;
+  c.quant = ToQuant({PowerOfTwoCellScale(stats.cell), 0});
+  // Intermediates: gate pre-activations (unused without layer norm), then the hidden value.
+  const std::string base = sg.tensors[op.outputs[0]].name;
+  op.intermediates.clear();
+  for (const char* gate : {"input", "forget", "cell", "output"}) {
+    Tensor t;
+    t.name = base + "/input_to_" + std::string(gate) + "_intermediate";
+    t.type = DType::kFloat32;
+    t.shape = {0};
+    op.intermediates.push_back(sg.AddTensor(std::move(t)));
+  }
+  Tensor eh;
+  eh.name = base + "/effective_hidden_scale_intermediate";
+  eh.type = DType::kInt8;
+  eh.shape = {0};
+  eh.quant = ToQuant(hidden);
+  op.intermediates.push_back(sg.AddTensor(std::move(eh)));
+}
+
 }  // namespace
 
 bool CanQuantizeOp(tflite::BuiltinOperator code, QuantMode mode) {
@@ -209,7 +315,8 @@ Status QuantizeFullInteger(Graph& g, const QuantizeOptions& o, QuantizeReport* r
   const bool int16 = o.mode == QuantMode::kInt16x8;
   const DType act_type = int16 ? DType::kInt16 : DType::kInt8;
   Subgraph& sg = g.main();
-  ASSIGN_OR_RETURN(auto ranges, Calibrate(g, o));
+  ASSIGN_OR_RETURN(CalibrationResult cal, Calibrate(g, o));
+  std::map<int32_t, Range>& ranges = cal.ranges;
   report->calibration_samples = static_cast<int>(o.calibration.size());
 
   std::regex skip_re;
@@ -230,6 +337,24 @@ Status QuantizeFullInteger(Graph& g, const QuantizeOptions& o, QuantizeReport* r
     const Operator& op = sg.ops[i];
     auto it = Rules().find(op.code);
     const std::string name = op.type_name();
+    if (op.code == Op::BuiltinOperator_UNIDIRECTIONAL_SEQUENCE_LSTM) {
+      std::string why;
+      if (std::find(o.skip_ops.begin(), o.skip_ops.end(), name) != o.skip_ops.end()) {
+        why_float[i] = "skipped (--skip-op)";
+      } else if (has_skip_re && std::regex_search(sg.tensors[op.outputs[0]].name, skip_re)) {
+        why_float[i] = "skipped (--skip-tensor)";
+      } else if (int16) {
+        why_float[i] = "no 16x8 kernel in LiteRT";
+      } else if (!LstmIsIntegerQuantizable(g, sg, op, &why)) {
+        why_float[i] = why;
+      } else if (!cal.lstm.count(static_cast<int>(i)) || !cal.lstm[static_cast<int>(i)].cell.valid ||
+                 !ranges[op.inputs[0]].valid || !ranges[op.outputs[0]].valid) {
+        why_float[i] = "no calibration range (tensor never computed)";
+      } else {
+        q[i] = 1;
+      }
+      continue;
+    }
     if (op.is_custom() || it == Rules().end() || !(int16 ? it->second.int16 : it->second.int8)) {
       why_float[i] = "no " + std::string(int16 ? "16x8" : "int8") + " kernel in LiteRT";
       continue;
@@ -283,6 +408,12 @@ Status QuantizeFullInteger(Graph& g, const QuantizeOptions& o, QuantizeReport* r
   for (size_t i = 0; i < num_ops; ++i) {
     if (!q[i]) continue;
     const Operator& op = sg.ops[i];
+    if (op.code == Op::BuiltinOperator_UNIDIRECTIONAL_SEQUENCE_LSTM) {
+      // The output state is the previous step's output: the same parameters (TFLite's
+      // restrict_scale {18, 0}).
+      groups.Unite(op.inputs[kLstmOutputState], op.outputs[0]);
+      continue;
+    }
     const Rule& rule = Rules().at(op.code);
     if (rule.out == OutRule::kTie) {
       std::vector<int32_t> members;
@@ -426,12 +557,38 @@ Status QuantizeFullInteger(Graph& g, const QuantizeOptions& o, QuantizeReport* r
       new_ops.push_back(std::move(op));
       continue;
     }
+    if (op.code == Op::BuiltinOperator_UNIDIRECTIONAL_SEQUENCE_LSTM) {
+      int32_t& x = op.inputs[0];
+      if (!produced_by_q[x]) {
+        if (int_twin.count(x)) {
+          x = int_twin[x];
+        } else {
+          const int32_t tw = make_int_twin(x);
+          add_conversion(tflite::BuiltinOperator_QUANTIZE, x, tw);
+          x = tw;
+        }
+      }
+      QuantizeLstmOp(g, sg, op, cal.lstm[static_cast<int>(i)], params_of(sg.ops[i].inputs[0]), params_of(op.outputs[0]));
+      for (int32_t t : op.outputs) {
+        Tensor& tt = sg.tensors[t];
+        tt.quant = ToQuant(params_of(t));
+        tt.type = act_type;
+      }
+      new_ops.push_back(std::move(op));
+      ++report->ops_quantized;
+      continue;
+    }
     const Rule& rule = Rules().at(op.code);
     // Activation inputs: integer twins (or the tensor itself when produced by an integer op).
     std::vector<int32_t> original_inputs = op.inputs;
     for (size_t k = 0; k < op.inputs.size(); ++k) {
       int32_t& t = op.inputs[k];
-      if (t < 0 || sg.tensors[t].type != DType::kFloat32) continue;
+      if (t < 0) continue;
+      if (int_inputs.count(t) && int_twin.count(t)) {
+        t = int_twin[t];  // an integer model input (a uint8 one is read through its int8 QUANTIZE)
+        continue;
+      }
+      if (sg.tensors[t].type != DType::kFloat32) continue;
       if (g.IsConstant(sg.tensors[t])) continue;  // constants below
       if (produced_by_q[t]) continue;             // converted in place below
       if (int_twin.count(t)) {
@@ -486,6 +643,11 @@ Status QuantizeFullInteger(Graph& g, const QuantizeOptions& o, QuantizeReport* r
       if (tt.type != DType::kFloat32) continue;
       tt.quant = ToQuant(params_of(t));
       tt.type = act_type;
+    }
+    if (int16) {
+      // Calibrated int16 scales are not powers of two: the general 16-bit ADD/SUB path.
+      if (auto* a = op.options.AsAddOptions()) a->pot_scale_int16 = false;
+      if (auto* a = op.options.AsSubOptions()) a->pot_scale_int16 = false;
     }
     op.version = std::max(op.version, int16 ? rule.version16 : rule.version8);
     new_ops.push_back(std::move(op));

@@ -126,10 +126,14 @@ std::vector<HybridWeight> HybridWeights(const Operator& op, bool per_channel) {
   }
 }
 
-void SetAsymmetricInputs(Operator& op) {
-  if (auto* o = op.options.AsFullyConnectedOptions()) o->asymmetric_quantize_inputs = true;
-  if (auto* o = op.options.AsBatchMatMulOptions()) o->asymmetric_quantize_inputs = true;
-  if (auto* o = op.options.AsUnidirectionalSequenceLSTMOptions()) o->asymmetric_quantize_inputs = true;
+// CONV_2D and DEPTHWISE_CONV_2D have no such option: LiteRT's hybrid convolutions always
+// quantize their input asymmetrically per batch row.
+void SetAsymmetricInputs(Operator& op, bool on) {
+  if (op.code == tflite::BuiltinOperator_FULLY_CONNECTED && !op.options.AsFullyConnectedOptions())
+    op.options.Set(tflite::FullyConnectedOptionsT());
+  if (auto* o = op.options.AsFullyConnectedOptions()) o->asymmetric_quantize_inputs = on;
+  if (auto* o = op.options.AsBatchMatMulOptions()) o->asymmetric_quantize_inputs = on;
+  if (auto* o = op.options.AsUnidirectionalSequenceLSTMOptions()) o->asymmetric_quantize_inputs = on;
 }
 
 Status QuantizeDynamic(Graph& g, const QuantizeOptions& opts, QuantizeReport* r) {
@@ -162,7 +166,14 @@ Status QuantizeDynamic(Graph& g, const QuantizeOptions& opts, QuantizeReport* r)
       }
       std::vector<float> v = ConstantAsFloat(g, tensor);
       const bool per_axis = w.per_channel && w.axis < static_cast<int>(tensor.shape.size()) && tensor.shape[w.axis] > 1;
-      SetInt8Weights(g, tensor, QuantizeSymmetricInt8(v, tensor.shape, per_axis, w.axis));
+      QuantizedWeights qw = QuantizeSymmetricInt8(v, tensor.shape, per_axis, w.axis);
+      // TFLite 2.9's hybrid CONV_2D treats per-channel scales that are all equal as per-tensor
+      // and then reads the legacy scale, which its loader sets to 0 for per-axis tensors: store
+      // such weights per-tensor. (Hybrid DEPTHWISE_CONV_2D requires one scale per channel.)
+      if (w.axis == 0 && qw.scales.size() > 1 &&
+          std::all_of(qw.scales.begin(), qw.scales.end(), [&](float s) { return s == qw.scales[0]; }))
+        qw.scales.erase(qw.scales.begin() + 1, qw.scales.end());  // (not resize: a GCC 12 false -Warray-bounds)
+      SetInt8Weights(g, tensor, qw);
       quantized.insert(t);
       ++r->weights_quantized;
     }
@@ -171,7 +182,7 @@ Status QuantizeDynamic(Graph& g, const QuantizeOptions& opts, QuantizeReport* r)
       for (int32_t t : op.inputs)
         if (t >= 0 && quantized.count(t)) hybrid = true;
       if (!hybrid) continue;
-      SetAsymmetricInputs(op);
+      SetAsymmetricInputs(op, opts.asymmetric_inputs);
       ++r->ops_quantized;
     }
   }

@@ -37,6 +37,7 @@ struct QuantizeOptions {
   std::string skip_tensor_regex;        // ops producing a matching tensor are kept float
   int64_t dynamic_min_elements = 1024;  // dynamic range: smaller weights stay float
   bool per_channel = true;              // conv/depthwise weights per output channel
+  bool asymmetric_inputs = true;        // dynamic range: hybrid ops quantize activations asymmetrically
   int threads = 1;                      // calibration inference threads
   // Progress of calibration: (done, total).
   std::function<void(int, int)> progress;

@@ -1,0 +1,268 @@
+// Fast quantized DEPTHWISE_CONV_2D: plan building (weights in pair layout, requantization
+// constants) and the operator; the AVX2 loops are in depthwise_int8_avx2.cc.
+#include "kernels/depthwise/depthwise_int8.h"
+
+#include <algorithm>
+
+#include "kernels/common/hybrid_quant.h"
+#include "kernels/common/kernel_util.h"
+#include "kernels/common/nn_util.h"
+#include "kernels/common/quant_utils.h"
+
+namespace edgeopt::kernels {
+namespace dwq {
+namespace {
+
+// Channel held at position d of a 16-channel block stored in unpack order.
+int ChannelAt(int d) {
+  const int block = d / 16, i = d % 16;
+  return block * 16 + (i < 4 || i >= 12 ? i : i < 8 ? i + 4 : i - 4);
+}
+
+constexpr int kMaxFilterRows = 16;
+constexpr int kMaxRing = 64;
+
+}  // namespace
+
+template <typename W>
+void BuildPlan(const Geom& g, const W* weights, int32_t weight_zero_point, Plan* p) {
+  p->g = g;
+  const int C = g.channels;
+  p->c16 = (C + 15) / 16 * 16;
+  p->pairs_w = (g.k_w + 1) / 2;
+  p->q = g.stride_w % 2 == 0 ? 2 : 1;
+  const int x_max = (g.out_w - 1) * g.stride_w + 2 * (p->pairs_w - 1) * g.dil_w;
+  p->row_entries = x_max / p->q + 1;
+  p->ring = (g.k_h - 1) * g.dil_h + 1;
+  p->weights.assign(static_cast<size_t>(g.k_h) * p->pairs_w * p->c16 * 2, 0);
+  for (int ky = 0; ky < g.k_h; ++ky)
+    for (int j = 0; j < p->pairs_w; ++j)
+      for (int d = 0; d < p->c16; ++d) {
+        const int c = ChannelAt(d);
+        if (c >= C) continue;
+        for (int e = 0; e < 2; ++e) {
+          const int kx = 2 * j + e;
+          if (kx >= g.k_w) continue;
+          const int32_t v = int32_t{weights[(static_cast<size_t>(ky) * g.k_w + kx) * C + c]} - weight_zero_point;
+          p->weights[((static_cast<size_t>(ky) * p->pairs_w + j) * p->c16 + d) * 2 + e] = static_cast<int16_t>(v);
+        }
+      }
+}
+
+template void BuildPlan<int8_t>(const Geom&, const int8_t*, int32_t, Plan*);
+template void BuildPlan<uint8_t>(const Geom&, const uint8_t*, int32_t, Plan*);
+
+void BuildRequant(const Plan& p, const int32_t* bias, const std::vector<int32_t>& multiplier,
+                  const std::vector<int>& shift, int32_t output_zero_point, Plan* plan) {
+  const int C = p.g.channels;
+  plan->requant.assign(static_cast<size_t>(p.c16) / 8, RequantGroup{});
+  plan->any_left_shift = false;
+  for (int d = 0; d < p.c16; ++d) {
+    const int c = ChannelAt(d);
+    const bool real = c < C;
+    const size_t k = multiplier.size() == 1 ? 0 : static_cast<size_t>(std::min(c, C - 1));
+    const int s = real ? shift[k] : 0;
+    const int left = s > 0 ? s : 0, right = s > 0 ? 0 : -s;
+    RequantGroup& g = plan->requant[d / 8];
+    const int lane = d % 8;
+    g.bias[lane] = real && bias ? bias[c] : 0;
+    g.mult[lane] = real ? multiplier[k] : 0;
+    g.left[lane] = left;
+    g.shift[lane] = right;
+    g.shift_m1[lane] = right > 0 ? right - 1 : 0;
+    g.round_bit[lane] = right > 0 ? 1 : 0;
+    g.neg_adjust[lane] = right > 0 ? -1 : 0;
+    g.zp[lane] = output_zero_point;
+    if (left > 0) plan->any_left_shift = true;
+  }
+}
+
+}  // namespace dwq
+
+namespace {
+
+enum class DwKind { kInt8, kUInt8, kHybrid, kInt16 };
+
+class DepthwiseQuantKernel final : public FastKernel {
+ public:
+  DepthwiseQuantKernel(std::unique_ptr<rt::OpKernel> ref, DwKind kind) : FastKernel(std::move(ref)), kind_(kind) {}
+
+ protected:
+  std::string FastVariant() const override {
+    switch (kind_) {
+      case DwKind::kInt8: return "depthwise_conv2d/int8/avx2";
+      case DwKind::kUInt8: return "depthwise_conv2d/uint8/avx2";
+      case DwKind::kHybrid: return "depthwise_conv2d/hybrid/avx2";
+      case DwKind::kInt16: return "depthwise_conv2d/int16x8/avx2";
+    }
+    return "depthwise_conv2d/avx2";
+  }
+
+  Expected<bool> PrepareFast(rt::KernelContext& ctx) override {
+    const rt::RtTensor* input = ctx.input(0);
+    const rt::RtTensor* filter = ctx.input(1);
+    const rt::RtTensor* bias = ctx.input(2);
+    const rt::RtTensor* output = ctx.output(0);
+    if (!filter->data || (bias && !bias->data)) return false;
+    const auto& o = GetOptions<tflite::DepthwiseConv2DOptionsT>(ctx.op());
+    dwq::Geom g;
+    g.batches = input->dim(0);
+    g.in_h = input->dim(1);
+    g.in_w = input->dim(2);
+    g.channels = input->dim(3);
+    g.k_h = filter->dim(1);
+    g.k_w = filter->dim(2);
+    if (filter->dim(3) != g.channels) return false;  // depth multiplier > 1: reference
+    WindowSpec spec;
+    spec.padding = o.padding;
+    spec.stride_h = o.stride_h;
+    spec.stride_w = o.stride_w;
+    spec.dilation_h = o.dilation_h_factor;
+    spec.dilation_w = o.dilation_w_factor;
+    spec.filter_h = g.k_h;
+    spec.filter_w = g.k_w;
+    WindowGeometry wg;
+    RETURN_IF_ERROR(ComputeWindow(ctx, spec, g.in_h, g.in_w, &wg));
+    g.out_h = wg.out_h;
+    g.out_w = wg.out_w;
+    g.pad_h = wg.pad_h;
+    g.pad_w = wg.pad_w;
+    g.stride_h = o.stride_h;
+    g.stride_w = o.stride_w;
+    g.dil_h = o.dilation_h_factor;
+    g.dil_w = o.dilation_w_factor;
+    if (g.out_h <= 0 || g.out_w <= 0 || g.channels <= 0) return false;
+    if (g.k_h > 16 || (g.k_h - 1) * g.dil_h + 1 > 64) return false;
+
+    const int C = g.channels;
+    plan_ = dwq::Plan();
+    if (kind_ == DwKind::kUInt8) {
+      dwq::BuildPlan(g, filter->data_as<uint8_t>(), filter->zero_point(), &plan_);
+    } else {
+      dwq::BuildPlan(g, filter->data_as<int8_t>(), 0, &plan_);
+    }
+    switch (kind_) {
+      case DwKind::kInt8:
+      case DwKind::kUInt8: {
+        std::vector<int32_t> mult;
+        std::vector<int> shift;
+        if (kind_ == DwKind::kUInt8) {
+          mult.assign(1, 0);
+          shift.assign(1, 0);
+          QuantizeMultiplier(LegacyConvMultiplier(input->scale(), filter->scale(), output->scale()), &mult[0],
+                             &shift[0]);
+        } else {
+          PerChannelQuant q = ComputePerChannelQuant(input->scale(), *filter, output->scale(), C);
+          mult = std::move(q.multiplier);
+          shift = std::move(q.shift);
+        }
+        for (int s : shift)
+          if (s > 30) return false;
+        RETURN_IF_ERROR(QuantizedActivation(ctx, o.fused_activation_function, *output, &plan_.act_min, &plan_.act_max));
+        dwq::BuildRequant(plan_, bias ? bias->data_as<int32_t>() : nullptr, mult, shift, output->zero_point(), &plan_);
+        plan_.kind = kind_ == DwKind::kUInt8 ? dwq::OutKind::kUInt8 : dwq::OutKind::kInt8;
+        break;
+      }
+      case DwKind::kHybrid: {
+        RETURN_IF_ERROR(FloatActivation(ctx, o.fused_activation_function, &plan_.fact_min, &plan_.fact_max));
+        plan_.weight_scale.resize(C);
+        for (int c = 0; c < C; ++c) plan_.weight_scale[c] = WeightScale(*filter, c);
+        plan_.kind = dwq::OutKind::kFloat;
+        qin_scratch_ = ctx.RequestScratch(static_cast<size_t>(input->num_elements()));
+        batch_scale_.assign(g.batches, 0.0f);
+        batch_zp_.assign(g.batches, 0);
+        break;
+      }
+      case DwKind::kInt16: {
+        PerChannelQuant q = ComputePerChannelQuant(input->scale(), *filter, output->scale(), C);
+        plan_.mult16 = std::move(q.multiplier);
+        plan_.shift16 = std::move(q.shift);
+        RETURN_IF_ERROR(QuantizedActivation(ctx, o.fused_activation_function, *output, &plan_.act_min, &plan_.act_max));
+        // The reference accumulates in int64: the int32 sums must not overflow.
+        const int8_t* w = filter->data_as<int8_t>();
+        for (int c = 0; c < C; ++c) {
+          int64_t s = 0;
+          for (int t = 0; t < g.k_h * g.k_w; ++t) s += std::abs(int32_t{w[static_cast<size_t>(t) * C + c]});
+          if (s * 32768 >= (int64_t{1} << 31)) return false;
+        }
+        plan_.kind = dwq::OutKind::kInt16;
+        break;
+      }
+    }
+    scratch_ = ctx.RequestScratch(dwq::ScratchBytes(plan_, ctx.threads().num_threads()) + 64);
+    return true;
+  }
+
+  Status InvokeFast(rt::KernelContext& ctx) override {
+    const rt::RtTensor* input = ctx.input(0);
+    const rt::RtTensor* bias = ctx.input(2);
+    rt::RtTensor* output = ctx.output(0);
+    if (output->num_elements() == 0) return Status::Ok();
+    dwq::Args a;
+    a.input = input->data;
+    a.input_elements = input->num_elements();
+    a.input_zero_point = input->zero_point();
+    a.output = output->data;
+    const auto addr = reinterpret_cast<uintptr_t>(ctx.Scratch(scratch_));
+    a.scratch = reinterpret_cast<void*>((addr + 63) & ~uintptr_t{63});
+    switch (kind_) {
+      case DwKind::kInt8: dwq::Run(ctx.threads(), plan_, a, false, false); break;
+      case DwKind::kUInt8: dwq::Run(ctx.threads(), plan_, a, true, false); break;
+      case DwKind::kInt16:
+        a.input_zero_point = 0;
+        a.bias64 = bias ? bias->data_as<int64_t>() : nullptr;
+        dwq::Run(ctx.threads(), plan_, a, false, true);
+        break;
+      case DwKind::kHybrid: {
+        int8_t* q = ctx.Scratch<int8_t>(qin_scratch_);
+        const int64_t per_batch = int64_t{plan_.g.in_h} * plan_.g.in_w * plan_.g.channels;
+        QuantizeRows(input->data_as<float>(), plan_.g.batches, per_batch, /*asymmetric=*/true, q,
+                     batch_scale_.data(), batch_zp_.data());
+        a.input = q;
+        a.batch_zero_point = batch_zp_.data();
+        a.batch_scale = batch_scale_.data();
+        a.float_bias = bias ? bias->data_as<float>() : nullptr;
+        dwq::Run(ctx.threads(), plan_, a, false, false);
+        break;
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  DwKind kind_;
+  dwq::Plan plan_;
+  int scratch_ = -1;
+  int qin_scratch_ = -1;
+  std::vector<float> batch_scale_;
+  std::vector<int32_t> batch_zp_;
+};
+
+}  // namespace
+
+std::unique_ptr<rt::OpKernel> MakeDepthwiseQuant(const rt::KernelCreateContext& cc, RefFactory reference) {
+  if (cc.reference_only || !cc.cpu.has_avx2_fma()) return nullptr;
+  const Tensor* in = cc.input(0);
+  const Tensor* w = cc.input(1);
+  const Tensor* bias = cc.input(2);
+  const Tensor* out = cc.output(0);
+  if (!in || !w || !out || !cc.is_constant(1) || (bias && !cc.is_constant(2)) || w->sparsity) return nullptr;
+  DwKind kind;
+  if (in->type == DType::kInt8 && w->type == DType::kInt8 && out->type == DType::kInt8) {
+    kind = DwKind::kInt8;
+  } else if (in->type == DType::kUInt8 && w->type == DType::kUInt8 && out->type == DType::kUInt8) {
+    kind = DwKind::kUInt8;
+  } else if (in->type == DType::kFloat32 && w->type == DType::kInt8 && out->type == DType::kFloat32) {
+    kind = DwKind::kHybrid;
+  } else if (in->type == DType::kInt16 && w->type == DType::kInt8 && out->type == DType::kInt16) {
+    kind = DwKind::kInt16;
+  } else {
+    return nullptr;
+  }
+  if (in->shape.size() == 4 && w->shape.size() == 4 && in->shape[3] != w->shape[3]) return nullptr;  // multiplier
+  auto ref = MakeReferenceKernel(cc, reference);
+  if (!ref) return nullptr;
+  return std::make_unique<DepthwiseQuantKernel>(std::move(ref), kind);
+}
+
+}  // namespace edgeopt::kernels

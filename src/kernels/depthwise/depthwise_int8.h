@@ -1,0 +1,99 @@
+// Fast quantized DEPTHWISE_CONV_2D (int8, uint8, hybrid, 16x8; depth multiplier 1; any filter
+// size, stride, dilation and padding), AVX2, bit-exact with ref.cc.
+//
+// How it computes: input rows are widened to int16 with the zero point subtracted (padding
+// columns are zeros) and stored as "pair rows": entry x holds, per channel, the two int16 values
+// at x and x + dilation, i.e. the inputs of two horizontally adjacent filter taps. One vpmaddwd
+// of a pair-row entry with the matching pair of weights adds both taps for 8 channels, so a 3x3
+// filter costs 6 multiply-adds per 8 channels and output pixel, with no shuffles in the inner
+// loop. Pair rows live in a small per-thread ring (each input row is built once per thread and
+// used by every output row that needs it); taps in the top/bottom padding are skipped.
+// Requantization is the reference MultiplyByQuantizedMultiplier (gemmlowp rounding), vectorized.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kernels/common/fast_kernel.h"
+#include "runtime/thread_pool.h"
+
+namespace edgeopt::kernels {
+
+// The factory hook for depthwise/ref.cc (see kernels/common/fast_kernel.h).
+std::unique_ptr<rt::OpKernel> MakeDepthwiseQuant(const rt::KernelCreateContext& cc, RefFactory reference);
+
+namespace dwq {
+
+struct Geom {
+  int batches = 0, in_h = 0, in_w = 0, channels = 0;
+  int out_h = 0, out_w = 0;
+  int k_h = 0, k_w = 0;
+  int stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1, pad_h = 0, pad_w = 0;
+};
+
+// Requantization constants of 8 channels (in the kernel's channel order, see Plan).
+struct alignas(32) RequantGroup {
+  int32_t bias[8];
+  int32_t mult[8];
+  int32_t left[8];
+  int32_t shift[8];       // right shift e
+  int32_t shift_m1[8];    // max(e - 1, 0)
+  int32_t round_bit[8];   // e > 0 ? 1 : 0
+  int32_t neg_adjust[8];  // e > 0 ? -1 : 0
+  int32_t zp[8];
+};
+
+enum class OutKind { kInt8, kUInt8, kFloat, kInt16 };
+
+// Everything fixed at Prepare. Channels are handled in blocks of 16 whose int16 pairs are stored
+// in the order vpunpck{l,h}wd produce: the first 8 dwords hold channels 0-3 and 8-11, the second
+// 4-7 and 12-15 (weights and requantization constants use the same order).
+struct Plan {
+  Geom g;
+  int c16 = 0;      // channels rounded up to 16
+  int pairs_w = 0;  // ceil(k_w / 2)
+  int q = 1;        // pair-row entries exist at input columns x = j * q (2 when stride_w is even)
+  int row_entries = 0;
+  int ring = 0;     // pair rows per thread
+  std::vector<int16_t> weights;       // [k_h][pairs_w][c16] pairs (zero beyond the filter and channels)
+  std::vector<RequantGroup> requant;  // c16 / 8 groups
+  bool any_left_shift = false;
+  int32_t act_min = 0, act_max = 0;
+  OutKind kind = OutKind::kInt8;
+  // Hybrid: out = float(acc) * (weight_scale[c] * batch_scale[b]) + bias[c].
+  std::vector<float> weight_scale;  // natural channel order
+  float fact_min = 0, fact_max = 0;
+  // 16x8: reference 64-bit requantization per element.
+  std::vector<int32_t> mult16;
+  std::vector<int> shift16;
+};
+
+// Builds everything but the requantization constants from the geometry and the weights
+// (w - weight_zero_point, [k_h][k_w][channels] as in the filter tensor).
+template <typename W>
+void BuildPlan(const Geom& g, const W* weights, int32_t weight_zero_point, Plan* plan);
+// Fills plan->requant from per-channel (or single) multipliers and shifts.
+void BuildRequant(const Plan& p, const int32_t* bias, const std::vector<int32_t>& multiplier,
+                  const std::vector<int>& shift, int32_t output_zero_point, Plan* plan);
+
+size_t ScratchBytes(const Plan& p, int threads);
+
+struct Args {
+  const void* input = nullptr;    // int8 / uint8 / int16 (16x8) / int8 quantized (hybrid)
+  int64_t input_elements = 0;
+  int32_t input_zero_point = 0;
+  const int32_t* batch_zero_point = nullptr;  // hybrid: per batch
+  const float* batch_scale = nullptr;         // hybrid
+  const float* float_bias = nullptr;          // hybrid
+  const int64_t* bias64 = nullptr;            // 16x8
+  void* output = nullptr;
+  void* scratch = nullptr;  // ScratchBytes, 64-byte aligned
+};
+
+// AVX2 (depthwise_int8_avx2.cc).
+void Run(rt::ThreadPool& pool, const Plan& plan, const Args& args, bool uint8_input, bool int16_input);
+
+}  // namespace dwq
+}  // namespace edgeopt::kernels

@@ -1,0 +1,190 @@
+// The fast integer DEPTHWISE_CONV_2D (depthwise_int8*.cc) against the reference kernel, bit for
+// bit: int8 per-channel / per-tensor, uint8, hybrid and 16x8 graphs run with the fast kernel (1
+// and 2 threads) and with reference kernels only, over random shapes: odd sizes, channel counts
+// that are not multiples of 16, batch 2, filter sizes 1..5, strides, dilations, padding, every
+// fused activation. Depth multipliers > 1 are left to the reference (checked to still match).
+#include <gtest/gtest.h>
+
+#include <random>
+#include <sstream>
+
+#include "graph/builder.h"
+#include "support/fast_vs_reference.h"
+#include "support/nn_test_util.h"
+
+namespace edgeopt {
+namespace {
+
+enum class Path { kInt8, kUInt8, kHybrid, kInt16 };
+const char* PathName(Path p) {
+  switch (p) {
+    case Path::kInt8: return "int8";
+    case Path::kUInt8: return "uint8";
+    case Path::kHybrid: return "hybrid";
+    case Path::kInt16: return "int16x8";
+  }
+  return "?";
+}
+
+template <typename T>
+T Pick(std::mt19937_64& rng, std::initializer_list<T> v) {
+  return *(v.begin() + std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng));
+}
+
+int OutSize(int padding, int in, int k, int stride, int dil) {
+  const int eff = (k - 1) * dil + 1;
+  return padding == tflite::Padding_SAME ? (in + stride - 1) / stride : (in + stride - eff) / stride;
+}
+
+struct Case {
+  Path path = Path::kInt8;
+  bool per_channel = true;
+  DType bias_type = DType::kInt32;
+  int n = 1, h = 5, w = 5, c = 3, mult = 1, kh = 3, kw = 3;
+  int stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1;
+  int padding = tflite::Padding_SAME;
+  int act = tflite::ActivationFunctionType_NONE;
+
+  std::string Describe() const {
+    std::ostringstream s;
+    s << "depthwise " << PathName(path) << (per_channel ? " per-channel" : " per-tensor") << " in [" << n << "," << h
+      << "," << w << "," << c << "] x" << mult << " filter " << kh << "x" << kw << " stride " << stride_h << "x"
+      << stride_w << " dilation " << dil_h << "x" << dil_w << (padding == tflite::Padding_SAME ? " SAME" : " VALID")
+      << " act " << act;
+    return s.str();
+  }
+};
+
+Graph BuildDepthwise(const Case& c, uint64_t seed) {
+  GraphBuilder b(seed);
+  auto& rng = b.rng();
+  const int oc = c.c * c.mult;
+  const int oh = OutSize(c.padding, c.h, c.kh, c.stride_h, c.dil_h);
+  const int ow = OutSize(c.padding, c.w, c.kw, c.stride_w, c.dil_w);
+  const std::vector<int32_t> in_shape = {c.n, c.h, c.w, c.c}, w_shape = {1, c.kh, c.kw, oc},
+                             out_shape = {c.n, oh, ow, oc};
+  int32_t x, w, bias, y;
+  if (c.path == Path::kHybrid) {
+    x = b.Input("x", DType::kFloat32, in_shape);
+    auto scales = testing::RandomWeightScales(rng, oc, c.per_channel);
+    w = b.ConstRandom("w", DType::kInt8, w_shape, -127, 127, testing::WeightQuant(rng, DType::kInt8, scales, 3));
+    bias = b.ConstRandom("bias", DType::kFloat32, {oc}, -1, 1);
+    y = b.Tensor("y", DType::kFloat32, out_shape);
+  } else {
+    const DType t = c.path == Path::kUInt8 ? DType::kUInt8 : c.path == Path::kInt8 ? DType::kInt8 : DType::kInt16;
+    const DType wt = c.path == Path::kUInt8 ? DType::kUInt8 : DType::kInt8;
+    QuantParams in_q = testing::RandomActivationQuant(rng, t);
+    auto scales = testing::RandomWeightScales(rng, oc, c.per_channel);
+    const double lo = wt == DType::kUInt8 ? 0 : -127, hi = wt == DType::kUInt8 ? 255 : 127;
+    w = b.ConstRandom("w", wt, w_shape, lo, hi, testing::WeightQuant(rng, wt, scales, 3));
+    const float out_scale = testing::OutputScaleFor(t, int64_t{c.kh} * c.kw, in_q.scale[0], scales[0]);
+    QuantParams out_q = testing::RandomActivationQuant(rng, t);
+    out_q.scale[0] = out_scale;
+    x = b.Input("x", t, in_shape, in_q);
+    bias = testing::QuantizedBias(b, "bias", c.bias_type, oc, in_q.scale[0], scales, out_scale * 40, rng);
+    y = b.Tensor("y", t, out_shape, out_q);
+  }
+  tflite::DepthwiseConv2DOptionsT opt;
+  opt.padding = static_cast<tflite::Padding>(c.padding);
+  opt.stride_h = c.stride_h;
+  opt.stride_w = c.stride_w;
+  opt.dilation_h_factor = c.dil_h;
+  opt.dilation_w_factor = c.dil_w;
+  opt.depth_multiplier = c.mult;
+  opt.fused_activation_function = static_cast<tflite::ActivationFunctionType>(c.act);
+  b.Op(tflite::BuiltinOperator_DEPTHWISE_CONV_2D, {x, w, bias}, {y}, opt);
+  b.Output(y);
+  return b.Finish();
+}
+
+Case RandomCase(std::mt19937_64& rng, Path path) {
+  Case c;
+  c.path = path;
+  for (;;) {
+    c.n = Pick(rng, {1, 1, 2});
+    c.h = Pick(rng, {1, 2, 5, 7, 9, 14});
+    c.w = Pick(rng, {1, 3, 4, 7, 8, 11, 15});
+    c.c = Pick(rng, {1, 3, 7, 8, 16, 17, 24, 33, 40});
+    c.mult = Pick(rng, {1, 1, 1, 1, 1, 2});
+    c.kh = Pick(rng, {1, 2, 3, 3, 3, 5});
+    c.kw = Pick(rng, {1, 2, 3, 3, 3, 4, 5});
+    c.stride_h = Pick(rng, {1, 1, 2, 3});
+    c.stride_w = Pick(rng, {1, 1, 2, 3});
+    c.dil_h = Pick(rng, {1, 1, 1, 2});
+    c.dil_w = Pick(rng, {1, 1, 1, 2, 3});
+    c.padding = Pick(rng, {static_cast<int>(tflite::Padding_SAME), static_cast<int>(tflite::Padding_VALID)});
+    c.act = Pick(rng, {static_cast<int>(tflite::ActivationFunctionType_NONE),
+                       static_cast<int>(tflite::ActivationFunctionType_RELU),
+                       static_cast<int>(tflite::ActivationFunctionType_RELU6),
+                       static_cast<int>(tflite::ActivationFunctionType_RELU_N1_TO_1)});
+    c.per_channel = path == Path::kUInt8 ? false : Pick(rng, {true, true, false});
+    if (path == Path::kInt16) c.bias_type = DType::kInt64;  // 16x8 depthwise requires an int64 bias
+    if (OutSize(c.padding, c.h, c.kh, c.stride_h, c.dil_h) >= 1 &&
+        OutSize(c.padding, c.w, c.kw, c.stride_w, c.dil_w) >= 1)
+      return c;
+  }
+}
+
+class DepthwiseInt8Fast : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!testing::HaveAvx2()) GTEST_SKIP() << "no AVX2+FMA on this CPU: the fast integer depthwise is not built";
+  }
+  void Run(Path path, int count, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    int failures = 0, fast = 0;
+    for (int i = 0; i < count && failures < 3; ++i) {
+      const Case c = RandomCase(rng, path);
+      testing::FastCheck check;
+      // Depth multiplier 1 must run the AVX2 kernel; others must still match (reference).
+      if (c.mult == 1) {
+        check.op_type = "DEPTHWISE_CONV_2D";
+        ++fast;
+      }
+      check.threads = 1 + i % 2;
+      check.seed = seed * 1000 + i;
+      if (!testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed),
+                                               "case " + std::to_string(i) + ": " + c.Describe(), check))
+        ++failures;
+    }
+    EXPECT_GT(fast, count / 2);
+  }
+};
+
+TEST_F(DepthwiseInt8Fast, Int8) { Run(Path::kInt8, 120, 31); }
+TEST_F(DepthwiseInt8Fast, UInt8) { Run(Path::kUInt8, 80, 32); }
+TEST_F(DepthwiseInt8Fast, Hybrid) { Run(Path::kHybrid, 50, 33); }
+TEST_F(DepthwiseInt8Fast, Int16x8) { Run(Path::kInt16, 50, 34); }
+
+// Layers of MobileNetV2 / DS-CNN sizes (many rows per thread, ring reuse, channel blocks).
+TEST_F(DepthwiseInt8Fast, RealisticLayers) {
+  struct L {
+    int h, w, c, k, stride;
+  };
+  const L layers[] = {{112, 112, 32, 3, 1}, {56, 56, 144, 3, 2}, {14, 14, 576, 3, 1}, {25, 5, 64, 3, 1},
+                      {7, 7, 960, 3, 1},    {15, 15, 40, 5, 2}};
+  int i = 0;
+  for (const L& l : layers) {
+    for (Path p : {Path::kInt8, Path::kUInt8}) {
+      Case c;
+      c.path = p;
+      c.per_channel = p == Path::kInt8;
+      c.h = l.h;
+      c.w = l.w;
+      c.c = l.c;
+      c.kh = c.kw = l.k;
+      c.stride_h = c.stride_w = l.stride;
+      c.act = tflite::ActivationFunctionType_RELU6;
+      for (int threads : {1, 2}) {
+        testing::FastCheck check;
+        check.op_type = "DEPTHWISE_CONV_2D";
+        check.threads = threads;
+        check.seed = 700 + i++;
+        testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace edgeopt

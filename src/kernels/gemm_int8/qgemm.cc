@@ -1,0 +1,173 @@
+// Portable parts of the integer GEMM: weight packing, requantization constants, the blocked and
+// threaded driver (the AVX2 micro-kernel and output stages are in qgemm_avx2.cc).
+#include "kernels/gemm_int8/qgemm.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+namespace edgeopt::kernels::qgemm {
+
+template <typename T>
+void AlignedArray<T>::Free::operator()(T* p) const {
+  std::free(p);
+}
+
+template <typename T>
+void AlignedArray<T>::Resize(size_t n) {
+  const size_t bytes = ((std::max<size_t>(n, 1) * sizeof(T)) + 63) / 64 * 64;
+  data.reset(static_cast<T*>(std::aligned_alloc(64, bytes)));
+  std::memset(data.get(), 0, bytes);
+  size = n;
+}
+
+template struct AlignedArray<int16_t>;
+
+namespace {
+
+template <typename W>
+void PackWeightsImpl(const W* w, int N, int K, const std::vector<int32_t>& zero_points, PackedB* out) {
+  out->K = K;
+  out->N = N;
+  out->K2 = (K + 1) / 2;
+  out->panels = (N + kNR - 1) / kNR;
+  out->data.Resize(static_cast<size_t>(out->panels) * out->K2 * 2 * kNR);
+  int16_t* d = out->data.get();
+  for (int p = 0; p < out->panels; ++p) {
+    int16_t* panel = d + static_cast<size_t>(p) * out->K2 * 2 * kNR;
+    for (int j = 0; j < kNR; ++j) {
+      const int n = p * kNR + j;
+      if (n >= N) break;
+      const int32_t zp = zero_points.empty() ? 0 : zero_points.size() == 1 ? zero_points[0] : zero_points[n];
+      const W* row = w + static_cast<size_t>(n) * K;
+      for (int k = 0; k < K; ++k)
+        panel[(static_cast<size_t>(k / 2) * kNR + j) * 2 + (k & 1)] = static_cast<int16_t>(int32_t{row[k]} - zp);
+    }
+  }
+}
+
+constexpr size_t kAChunkBytes = 24 * 1024;  // one thread's packed A rows: L1-resident
+constexpr size_t kBBlockBytes = 160 * 1024; // B panels used with one A chunk: L2-resident
+
+int64_t Lda(const PackedB& b) { return int64_t{b.K2} * 2; }
+
+int64_t ChunkRows(const PackedB& b, int64_t M, int threads) {
+  const int64_t tile_bytes = kMR * Lda(b) * int64_t{sizeof(int16_t)};
+  int64_t tiles = std::clamp<int64_t>(static_cast<int64_t>(kAChunkBytes) / std::max<int64_t>(tile_bytes, 1), 1, 16);
+  // Split the rows over the threads first.
+  const int64_t m_tiles = (M + kMR - 1) / kMR;
+  if (threads > 1) tiles = std::min(tiles, std::max<int64_t>(1, (m_tiles + threads - 1) / threads));
+  return tiles * kMR;
+}
+
+size_t PerThreadScratch(const PackedB& b, int64_t chunk_rows) {
+  const size_t bytes = (static_cast<size_t>(chunk_rows * Lda(b)) + kASlack) * sizeof(int16_t);
+  return (bytes + 63) / 64 * 64;
+}
+
+}  // namespace
+
+void PackWeights(const int8_t* w, int N, int K, const std::vector<int32_t>& zero_points, PackedB* out) {
+  PackWeightsImpl(w, N, K, zero_points, out);
+}
+void PackWeights(const uint8_t* w, int N, int K, const std::vector<int32_t>& zero_points, PackedB* out) {
+  PackWeightsImpl(w, N, K, zero_points, out);
+}
+
+void BuildRequant8(int N, const int32_t* bias, const std::vector<int32_t>& multiplier, const std::vector<int>& shift,
+                   int32_t output_zero_point, int32_t act_min, int32_t act_max, Requant8* out) {
+  const int panels = (N + kNR - 1) / kNR;
+  out->groups.assign(static_cast<size_t>(panels) * 2, RequantGroup{});
+  out->any_left_shift = false;
+  out->act_min = act_min;
+  out->act_max = act_max;
+  for (int n = 0; n < panels * kNR; ++n) {
+    RequantGroup& g = out->groups[n / 8];
+    const int lane = n % 8;
+    const bool real = n < N;
+    const size_t c = multiplier.size() == 1 ? 0 : static_cast<size_t>(std::min(n, N - 1));
+    const int32_t m = real ? multiplier[c] : 0;
+    const int s = real ? shift[c] : 0;
+    const int left = s > 0 ? s : 0;
+    const int right = s > 0 ? 0 : -s;
+    g.bias[lane] = real && bias ? bias[n] : 0;
+    g.mult[lane] = m;
+    g.left[lane] = left;
+    if (left > 0) out->any_left_shift = true;
+    const int total = 31 + right;
+    const int64_t round = (int64_t{1} << 62) + (int64_t{1} << 30) + (right > 0 ? int64_t{1} << (30 + right) : 0);
+    // Subtracting 2^(62 - total) undoes the 2^62 offset after the shift (wrapping like int32).
+    g.zp_adj[lane] = static_cast<int32_t>(static_cast<uint32_t>(output_zero_point) -
+                                          static_cast<uint32_t>(uint64_t{1} << (62 - total)));
+    if (lane % 2 == 0) {
+      g.round_e[lane / 2] = round;
+      g.shift_e[lane / 2] = total;
+    } else {
+      g.round_o[lane / 2] = round;
+      g.shift_o[lane / 2] = total;
+    }
+  }
+}
+
+size_t GemmScratchBytes(const PackedB& b, int64_t M, int threads) {
+  threads = std::max(threads, 1);
+  return PerThreadScratch(b, ChunkRows(b, M, threads)) * static_cast<size_t>(threads);
+}
+
+void RunGemm(rt::ThreadPool& pool, int64_t M, const PackedB& b, const APacker& pack, const GemmOutput& out,
+             void* scratch) {
+  if (M <= 0 || b.N <= 0) return;
+  const int threads = pool.num_threads();
+  const int64_t lda = Lda(b);
+  const int64_t chunk_rows = ChunkRows(b, M, threads);
+  const size_t per_thread = PerThreadScratch(b, chunk_rows);
+  const int64_t m_chunks = (M + chunk_rows - 1) / chunk_rows;
+  const int64_t panel_bytes = int64_t{b.K2} * 2 * kNR * int64_t{sizeof(int16_t)};
+  int64_t block_panels = std::max<int64_t>(1, static_cast<int64_t>(kBBlockBytes) / panel_bytes);
+  int64_t n_blocks = (b.panels + block_panels - 1) / block_panels;
+  if (threads > 1 && m_chunks < 2 * threads) {
+    // Too few row chunks to keep the threads busy: cut the columns too.
+    const int64_t want = (2 * threads + m_chunks - 1) / m_chunks;
+    n_blocks = std::min<int64_t>(b.panels, std::max(n_blocks, want));
+  }
+  block_panels = (b.panels + n_blocks - 1) / n_blocks;
+  n_blocks = (b.panels + block_panels - 1) / block_panels;
+  const int64_t tasks = m_chunks * n_blocks;
+
+  std::atomic<int64_t> next{0};
+  auto worker = [&](int64_t slot) {
+    int16_t* a = reinterpret_cast<int16_t*>(static_cast<uint8_t*>(scratch) + per_thread * static_cast<size_t>(slot));
+    alignas(32) int32_t acc[kMR * kNR];
+    int64_t packed = -1;
+    for (;;) {
+      const int64_t task = next.fetch_add(1, std::memory_order_relaxed);
+      if (task >= tasks) break;
+      const int64_t mc = task / n_blocks, nb = task % n_blocks;
+      const int64_t row0 = mc * chunk_rows;
+      const int rows = static_cast<int>(std::min(chunk_rows, M - row0));
+      if (mc != packed) {
+        pack.Pack(row0, rows, a, lda);
+        packed = mc;
+      }
+      const int p0 = static_cast<int>(nb * block_panels);
+      const int p1 = static_cast<int>(std::min<int64_t>(b.panels, p0 + block_panels));
+      for (int t = 0; t < rows; t += kMR) {
+        const int mr = std::min(kMR, rows - t);
+        for (int p = p0; p < p1; ++p) {
+          MicroKernel(mr, b.K2, a + t * lda, lda, b.panel(p), acc);
+          StoreTile(out, acc, mr, row0 + t, p * kNR, std::min(kNR, b.N - p * kNR));
+        }
+      }
+    }
+  };
+  if (tasks == 1 || threads == 1) {
+    worker(0);
+    return;
+  }
+  pool.ParallelFor(threads, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t s = begin; s < end; ++s) worker(s);
+  });
+}
+
+}  // namespace edgeopt::kernels::qgemm

@@ -1,0 +1,155 @@
+// Integer GEMM for quantized CONV_2D / FULLY_CONNECTED (int8, uint8, hybrid, 16x8) on AVX2.
+//
+// Design (README.md in this folder has the measurements behind it):
+// - Operands are widened to int16 and multiplied with vpmaddwd (16 MACs per instruction, no
+//   saturation: |a|, |w| <= 255 for 8-bit data, int16 x int8 for 16x8). vpmaddubsw would be as
+//   fast but saturates u8 x s8 pair sums to int16, so it is not used.
+// - Zero points are applied while packing: A holds (input - input_zero_point), B holds
+//   (weight - weight_zero_point). Padding taps of a convolution are plain zeros, so no zero-point
+//   correction terms exist and the int32 accumulators equal the reference kernels' sums exactly
+//   (wrapping modulo 2^32 like theirs).
+// - B (weights) is packed once: panels of 16 output channels, k in pairs:
+//   panel[k/2][channel 0..15][k%2] int16, zero beyond N and K.
+// - A rows (output pixels / batch rows) are packed per tile of up to 6 rows as int16 rows.
+// - The 6x16 micro-kernel (inline assembly: GCC spills the 12 accumulators of the intrinsics
+//   version) broadcasts an A pair, multiplies it with two B vectors and accumulates 6x16 int32.
+// - Output stages turn a 6x16 int32 tile into int8/uint8 (ruy's requantization, bit-exact),
+//   float (hybrid) or int16 (16x8, scalar).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "runtime/thread_pool.h"
+
+namespace edgeopt::kernels::qgemm {
+
+inline constexpr int kMR = 6;   // rows per micro-tile
+inline constexpr int kNR = 16;  // columns per panel
+
+// 64-byte aligned heap array (vmovdqa needs 32).
+template <typename T>
+struct AlignedArray {
+  struct Free {
+    void operator()(T* p) const;
+  };
+  std::unique_ptr<T[], Free> data;
+  size_t size = 0;
+  void Resize(size_t n);  // zero-filled
+  T* get() { return data.get(); }
+  const T* get() const { return data.get(); }
+};
+
+// Weights [N][K] (row n holds output channel n's K values) packed for the micro-kernel.
+struct PackedB {
+  int K = 0, N = 0;
+  int K2 = 0;      // k pairs: ceil(K / 2)
+  int panels = 0;  // ceil(N / 16)
+  AlignedArray<int16_t> data;
+
+  const int16_t* panel(int p) const { return data.get() + static_cast<size_t>(p) * K2 * 2 * kNR; }
+  size_t bytes() const { return data.size * sizeof(int16_t); }
+};
+
+// Packs int8 or uint8 weights: element (n, k) is w[n * K + k] - zero_point[n] (zero_points may
+// hold one value for all channels).
+void PackWeights(const int8_t* w, int N, int K, const std::vector<int32_t>& zero_points, PackedB* out);
+void PackWeights(const uint8_t* w, int N, int K, const std::vector<int32_t>& zero_points, PackedB* out);
+
+// Requantization constants of 8 consecutive output channels in the layout the AVX2 output stage
+// loads directly. ruy's rounding (MultiplyByQuantizedMultiplierRuy) is computed in 64 bits as one
+// shift: for right shift r and left shift l,
+//   result = ((x << l) * m + 2^30 + (r > 0 ? 2^(30+r) : 0)) >> (31 + r)
+// which equals ruy's two roundings including its overflow lane; adding 2^62 first keeps the
+// 64-bit value non-negative so a logical shift can be used, and the 2^(62-31-r) it leaves in the
+// result is subtracted together with the output zero point.
+struct alignas(32) RequantGroup {
+  int32_t bias[8];
+  int32_t mult[8];
+  int32_t left[8];
+  int32_t zp_adj[8];    // output_zero_point - 2^(31 - r), wrapping
+  int64_t round_e[4];   // channels 0, 2, 4, 6
+  int64_t round_o[4];   // channels 1, 3, 5, 7
+  int64_t shift_e[4];
+  int64_t shift_o[4];
+};
+
+// Per-output-channel requantization (ruy rounding) for int8/uint8 outputs.
+struct Requant8 {
+  std::vector<RequantGroup> groups;  // panels * 2
+  bool any_left_shift = false;
+  int32_t act_min = -128, act_max = 127;
+};
+// bias may be null; multiplier/shift have one entry per channel or one for all.
+void BuildRequant8(int N, const int32_t* bias, const std::vector<int32_t>& multiplier, const std::vector<int>& shift,
+                   int32_t output_zero_point, int32_t act_min, int32_t act_max, Requant8* out);
+
+// Where a tile's results go. Rows of the tile are consecutive rows of C (row stride ldc).
+enum class OutKind { kInt8, kUInt8, kFloat, kInt16 };
+
+struct FloatOut {               // hybrid: out = float(acc) * (col_scale[n] * row_scale[row]) + bias[n]
+  const float* col_scale;       // [N] weight scales (per channel or replicated)
+  const float* bias;            // [N] or null
+  float act_min, act_max;
+};
+
+enum class Int16Rounding { kGemmlowp32, kInt64Bias, kSingleRound };
+struct Int16Out {               // 16x8: scalar reference requantization per element
+  Int16Rounding rounding;
+  const int32_t* bias32;        // kGemmlowp32 / kSingleRound (may be null)
+  const int64_t* bias64;        // kInt64Bias (may be null)
+  const int32_t* multiplier;    // [N]
+  const int* shift;             // [N]
+  int32_t act_min, act_max;
+};
+
+// Everything the driver needs besides A.
+struct GemmOutput {
+  OutKind kind = OutKind::kInt8;
+  const Requant8* q8 = nullptr;
+  FloatOut f{};
+  Int16Out i16{};
+  void* c = nullptr;            // output base (row 0, column 0)
+  int64_t ldc = 0;              // elements between rows
+  const float* row_scale = nullptr;  // kFloat: per batch; row r belongs to batch r / rows_per_batch
+  int64_t rows_per_batch = 1;
+};
+
+// Fills rows [row0, row0 + rows) of A into dst: int16 rows lda apart, K values each (values past
+// K up to lda are multiplied by zero weights and may hold anything).
+class APacker {
+ public:
+  virtual ~APacker() = default;
+  virtual void Pack(int64_t row0, int rows, int16_t* dst, int64_t lda) const = 0;
+};
+
+// Scratch bytes RunGemm needs for `threads` threads (request it in Prepare).
+size_t GemmScratchBytes(const PackedB& b, int64_t M, int threads);
+
+// C = requantize(A x B) for M rows: A chunks are packed by `pack` into per-thread scratch, then
+// multiplied with blocks of B panels; tasks (row chunk x panel block) are taken dynamically by
+// the pool's threads. `scratch` holds GemmScratchBytes(b, M, pool.num_threads()) bytes, 64-byte
+// aligned.
+void RunGemm(rt::ThreadPool& pool, int64_t M, const PackedB& b, const APacker& pack, const GemmOutput& out,
+             void* scratch);
+
+// ---- AVX2 entry points (qgemm_avx2.cc) ----
+
+// acc[r][0..15] = sum_k a[r][k] * panel[k] for r < rows (1..6); a rows are lda int16 apart.
+void MicroKernel(int rows, int K2, const int16_t* a, int64_t lda, const int16_t* panel, int32_t* acc);
+
+// Writes rows x cols (cols <= 16) of a tile starting at C row `row0` / column `col0`.
+void StoreTile(const GemmOutput& out, const int32_t* acc, int rows, int64_t row0, int col0, int cols);
+
+// a16[i] = src[i] - zero_point for i < n (src int8, uint8 or int16). May write up to 15 elements
+// past n (the caller leaves room); reads stay inside [src, src_end).
+void WidenSub(const int8_t* src, const int8_t* src_end, int n, int32_t zero_point, int16_t* dst);
+void WidenSub(const uint8_t* src, const uint8_t* src_end, int n, int32_t zero_point, int16_t* dst);
+void WidenSub(const int16_t* src, const int16_t* src_end, int n, int32_t zero_point, int16_t* dst);
+
+// Extra int16 elements a packed A buffer needs after its last row (WidenSub overrun).
+inline constexpr int kASlack = 32;
+
+}  // namespace edgeopt::kernels::qgemm

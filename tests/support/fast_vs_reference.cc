@@ -1,0 +1,115 @@
+#include "support/fast_vs_reference.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+#include "runtime/cpu.h"
+
+namespace edgeopt::testing {
+namespace {
+
+struct Run {
+  std::vector<TensorValue> outputs;
+  std::vector<rt::OpInfo> ops;
+};
+
+Expected<Run> RunOnce(std::shared_ptr<const rt::Model> model, const std::vector<TensorValue>& inputs,
+                      const rt::InterpreterOptions& options) {
+  ASSIGN_OR_RETURN(auto interp, rt::Interpreter::Create(model, options));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (interp->input(static_cast<int>(i))->shape != inputs[i].shape)
+      RETURN_IF_ERROR(interp->ResizeInput(static_cast<int>(i), inputs[i].shape));
+  RETURN_IF_ERROR(interp->AllocateTensors());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    rt::RtTensor* t = interp->input(static_cast<int>(i));
+    if (inputs[i].data.size() != t->bytes) return InvalidArgument("input size mismatch");
+    if (t->bytes) std::memcpy(t->data, inputs[i].data.data(), t->bytes);
+  }
+  RETURN_IF_ERROR(interp->Invoke());
+  Run r;
+  for (int i = 0; i < interp->num_outputs(); ++i) {
+    const rt::RtTensor* t = interp->output(i);
+    TensorValue v;
+    v.name = t->name();
+    v.type = t->type;
+    v.shape = t->shape;
+    v.data.assign(t->data, t->data + DTypeBytes(t->type, static_cast<size_t>(t->num_elements())));
+    r.outputs.push_back(std::move(v));
+  }
+  r.ops = interp->ops();
+  return r;
+}
+
+}  // namespace
+
+bool HaveAvx2() { return rt::Cpu().has_avx2_fma(); }
+
+bool ExpectFastMatchesReference(std::shared_ptr<const rt::Model> model, const std::string& what,
+                                const FastCheck& check) {
+  CompareOptions copts;
+  copts.seed = check.seed;
+  const std::vector<TensorValue> inputs = check.inputs.empty() ? RandomInputs(model->graph(), copts) : check.inputs;
+  rt::InterpreterOptions ref_opts;
+  ref_opts.reference_kernels_only = true;
+  rt::InterpreterOptions fast_opts;
+  fast_opts.num_threads = check.threads;
+  auto ref = RunOnce(model, inputs, ref_opts);
+  auto fast = RunOnce(model, inputs, fast_opts);
+  if (!ref.ok() || !fast.ok()) {
+    ADD_FAILURE() << what << ": " << (!ref.ok() ? "reference: " + ref.status().ToString() : "")
+                  << (!fast.ok() ? " fast: " + fast.status().ToString() : "");
+    return false;
+  }
+  bool ok = true;
+  if (!check.op_type.empty()) {
+    for (const rt::OpInfo& op : fast->ops) {
+      const bool checked = op.type == check.op_type || std::find(check.more_op_types.begin(), check.more_op_types.end(),
+                                                                  op.type) != check.more_op_types.end();
+      if (!checked || op.folded) continue;
+      if (op.variant.find(check.variant) == std::string::npos) {
+        ADD_FAILURE() << what << ": op " << op.index << " (" << op.type << ") ran " << op.variant << ", expected a "
+                      << check.variant << " variant";
+        ok = false;
+      }
+    }
+  }
+  for (size_t i = 0; i < ref->outputs.size() && i < fast->outputs.size(); ++i) {
+    const TensorValue& a = ref->outputs[i];
+    const TensorValue& b = fast->outputs[i];
+    if (a.shape != b.shape || a.data.size() != b.data.size()) {
+      ADD_FAILURE() << what << ": output " << i << " shape differs";
+      ok = false;
+      continue;
+    }
+    if (std::memcmp(a.data.data(), b.data.data(), a.data.size()) != 0) {
+      const size_t es = DTypeBytes(a.type, 1);
+      size_t first = 0, count = 0;
+      for (size_t e = 0; e * es < a.data.size(); ++e)
+        if (std::memcmp(&a.data[e * es], &b.data[e * es], es) != 0) {
+          if (count == 0) first = e;
+          ++count;
+        }
+      std::ostringstream s;
+      s << what << " (threads " << check.threads << "): output " << i << " differs in " << count << " of "
+        << a.data.size() / es << " elements; first at " << first << ": reference " << a.At(first) << ", fast "
+        << b.At(first);
+      ADD_FAILURE() << s.str();
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+bool ExpectFastMatchesReference(const Graph& g, const std::string& what, const FastCheck& check) {
+  auto model = rt::Model::FromGraph(g);
+  if (!model.ok()) {
+    ADD_FAILURE() << what << ": " << model.status().ToString();
+    return false;
+  }
+  return ExpectFastMatchesReference(*model, what, check);
+}
+
+}  // namespace edgeopt::testing

@@ -1,0 +1,39 @@
+// Optimized kernels against the reference kernels: one model run twice on the same seeded
+// random inputs, once with InterpreterOptions::reference_kernels_only and once with the fast
+// kernels (optionally several threads); every output must be byte-identical. Optionally checks
+// that the fast run really used the expected variant (so a declined fast path cannot pass as
+// "equal to the reference" by running the reference twice).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "runtime/interpreter.h"
+#include "support/conformance.h"
+
+namespace edgeopt::testing {
+
+struct FastCheck {
+  int threads = 1;
+  uint64_t seed = 1;
+  // When set: every op of type `op_type` ("CONV_2D") must run a variant containing `variant`.
+  std::string op_type;
+  std::vector<std::string> more_op_types;  // further op types checked the same way
+  std::string variant = "avx2";
+  // Inputs (random from `seed` when empty).
+  std::vector<TensorValue> inputs;
+};
+
+// Returns whether the outputs matched (and the variant check passed); reports failures through
+// GoogleTest with `what` and the first differing element.
+bool ExpectFastMatchesReference(const Graph& g, const std::string& what, const FastCheck& check = {});
+bool ExpectFastMatchesReference(std::shared_ptr<const rt::Model> model, const std::string& what,
+                                const FastCheck& check = {});
+
+// True when this CPU runs the AVX2 kernels (tests of them skip otherwise).
+bool HaveAvx2();
+
+}  // namespace edgeopt::testing
