@@ -41,25 +41,6 @@ void PrintJson(const nlohmann::ordered_json& j) {
   std::cout << j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << std::endl;
 }
 
-bool SameFile(const std::string& a, const std::string& b) {
-  struct stat sa {}, sb {};
-  if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
-  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-std::string OutputProblem(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) return "'" + path + "' is a directory; give a file name";
-  fs::path dir = fs::path(path).parent_path();
-  if (dir.empty()) dir = ".";
-  if (!fs::exists(dir, ec)) return "cannot write '" + path + "': directory '" + dir.string() + "' does not exist";
-  if (!fs::is_directory(dir, ec)) return "cannot write '" + path + "': '" + dir.string() + "' is not a directory";
-  if (::access(dir.c_str(), W_OK | X_OK) != 0)
-    return "cannot write '" + path + "': directory '" + dir.string() + "' is not writable (" + std::strerror(errno) + ")";
-  return "";
-}
-
 bool ParseCountOrAll(const std::string& text, int* out) {
   if (text == "all") {
     *out = -1;

@@ -28,12 +28,6 @@ void Warn(const std::string& command, const std::string& message);
 // Writes `j` to stdout, indented, followed by a newline; invalid UTF-8 is replaced, not thrown.
 void PrintJson(const nlohmann::ordered_json& j);
 
-// True if both paths exist and name the same file (also through links).
-bool SameFile(const std::string& a, const std::string& b);
-// Checks that `path` can be created: its folder exists, is a folder, is writable, and `path`
-// itself is not a folder. Returns "" or the problem.
-std::string OutputProblem(const std::string& path);
-
 // Parses a non-negative count or one of the given words ("all" -> -1, "none" -> 0).
 bool ParseCountOrAll(const std::string& text, int* out);
 
