@@ -1,11 +1,16 @@
 #include "eval/agreement.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <cstring>
 #include <limits>
 
 #include "core/half.h"
 #include "eval/image.h"
+#include "eval/inputs.h"
 
 namespace edgeopt::eval {
 
@@ -113,6 +118,127 @@ Expected<AgreementReport> CompareModels(std::shared_ptr<const rt::Model> referen
     o.snr_db = noise[k] > 0 ? 10.0 * std::log10(std::max(signal[k], 1e-30) / noise[k]) : std::numeric_limits<double>::infinity();
   }
   return report;
+}
+
+// --- sample inputs and plain runs (edgeopt prune / cluster) ---
+
+namespace {
+
+Expected<std::unique_ptr<rt::Interpreter>> MakeInterpreter(const Graph& g, int threads) {
+  ASSIGN_OR_RETURN(auto model, rt::Model::FromGraph(g));
+  rt::InterpreterOptions o;
+  o.num_threads = threads;
+  return rt::Interpreter::Create(model, o);
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+Status SetInputs(rt::Interpreter& it, const Sample& sample) {
+  if (static_cast<int>(sample.size()) != it.num_inputs())
+    return InvalidArgument("a sample has " + std::to_string(sample.size()) + " inputs, the model " +
+                           std::to_string(it.num_inputs()));
+  for (int i = 0; i < it.num_inputs(); ++i) {
+    rt::RtTensor* t = it.input(i);
+    if (sample[i].shape != t->shape) RETURN_IF_ERROR(it.ResizeInput(i, sample[i].shape));
+  }
+  RETURN_IF_ERROR(it.AllocateTensors());
+  for (int i = 0; i < it.num_inputs(); ++i) {
+    rt::RtTensor* t = it.input(i);
+    const size_t need = rt::TensorBytes(t->type, t->shape);
+    if (sample[i].type != t->type || sample[i].data.size() != need)
+      return InvalidArgument("sample input " + std::to_string(i) + " does not match the model input '" + t->name() + "'");
+    std::memcpy(t->data, sample[i].data.data(), need);
+  }
+  return Status::Ok();
+}
+
+HostTensor CopyOut(const rt::RtTensor& t) {
+  HostTensor h;
+  h.name = t.name();
+  h.type = t.type;
+  h.shape = t.shape;
+  h.data.assign(t.data, t.data + rt::TensorBytes(t.type, t.shape));
+  h.scale = t.scale();
+  h.zero_point = t.zero_point();
+  return h;
+}
+
+}  // namespace
+
+Expected<std::vector<Sample>> MakeSamples(const Graph& g, const SampleOptions& o, std::string* description) {
+  ASSIGN_OR_RETURN(auto it, MakeInterpreter(g, 1));
+  std::vector<InputSpec> specs;
+  for (int i = 0; i < it->num_inputs(); ++i) specs.push_back(SpecOf(*it->input(i)));
+  if (specs.empty()) return InvalidArgument("the model has no inputs");
+  std::vector<std::string> files;
+  std::string folder;
+  namespace fs = std::filesystem;
+  for (const std::string& p : o.paths) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      std::vector<std::string> found;
+      for (const auto& e : fs::directory_iterator(p, ec)) {
+        const std::string name = e.path().string();
+        if (e.is_regular_file() && (IsImageFile(Lower(name)) || Lower(name).ends_with(".npy"))) found.push_back(name);
+      }
+      std::sort(found.begin(), found.end());
+      if (found.empty()) return InvalidArgument("--samples: no image or .npy files in '" + p + "'");
+      files.insert(files.end(), found.begin(), found.end());
+      folder = p;
+    } else if (fs::exists(p, ec)) {
+      files.push_back(p);
+    } else {
+      return NotFound("--samples: '" + p + "' does not exist");
+    }
+  }
+  std::vector<Sample> samples;
+  auto random_input = [&](size_t input, uint64_t k) {
+    return RandomInput(specs[input], o.seed * 1000003 + k * 31 + input, o.random_lo, o.random_hi);
+  };
+  if (!files.empty()) {
+    for (size_t f = 0; f < files.size(); ++f) {
+      Sample s;
+      auto first = LoadInput(files[f], specs[0], o.norm);
+      if (!first.ok()) return first.status().WithContext("--samples");
+      s.push_back(std::move(*first));
+      for (size_t i = 1; i < specs.size(); ++i) s.push_back(random_input(i, f));
+      samples.push_back(std::move(s));
+    }
+    if (description)
+      *description = std::to_string(files.size()) + " file(s)" +
+                     (folder.empty() || o.paths.size() != 1 ? "" : " from " + folder) +
+                     (IsImageFile(Lower(files[0])) ? ", " + o.norm.Describe() : "");
+  } else {
+    for (int k = 0; k < o.random_count; ++k) {
+      Sample s;
+      for (size_t i = 0; i < specs.size(); ++i) s.push_back(random_input(i, static_cast<uint64_t>(k)));
+      samples.push_back(std::move(s));
+    }
+    if (description) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%d seeded random input(s), floats in [%g, %g]", o.random_count, o.random_lo,
+                    o.random_hi);
+      *description = buf;
+    }
+  }
+  return samples;
+}
+
+Expected<std::vector<std::vector<HostTensor>>> RunSamples(const Graph& g, const std::vector<Sample>& samples, int threads) {
+  ASSIGN_OR_RETURN(auto it, MakeInterpreter(g, threads));
+  std::vector<std::vector<HostTensor>> out;
+  out.reserve(samples.size());
+  for (const Sample& s : samples) {
+    RETURN_IF_ERROR(SetInputs(*it, s));
+    RETURN_IF_ERROR(it->Invoke());
+    std::vector<HostTensor> o;
+    for (int i = 0; i < it->num_outputs(); ++i) o.push_back(CopyOut(*it->output(i)));
+    out.push_back(std::move(o));
+  }
+  return out;
 }
 
 }  // namespace edgeopt::eval

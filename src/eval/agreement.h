@@ -11,6 +11,8 @@
 
 #include "core/status.h"
 #include "eval/host_tensor.h"
+#include "eval/image.h"
+#include "graph/graph.h"
 #include "runtime/interpreter.h"
 
 namespace edgeopt::eval {
@@ -36,5 +38,24 @@ Expected<AgreementReport> CompareModels(std::shared_ptr<const rt::Model> referen
 
 // Real values of a runtime tensor (dequantized when quantized).
 std::vector<double> RealValues(const rt::RtTensor& t);
+
+// Sample inputs for the comparisons above (used by edgeopt prune / cluster): one sample per file
+// in `paths` (images or .npy for the first input; a folder stands for the image/.npy files in it,
+// sorted; other inputs get seeded random values), or, when `paths` is empty, `random_count`
+// samples of seeded random values (floats in [random_lo, random_hi]).
+using Sample = std::vector<HostTensor>;  // one value per model input, in input order
+struct SampleOptions {
+  std::vector<std::string> paths;
+  int random_count = 8;
+  float random_lo = -1.0f, random_hi = 1.0f;
+  PixelNormalization norm;
+  uint64_t seed = 1;
+};
+// `description` (optional) says where the samples came from ("8 seeded random input(s) ...").
+Expected<std::vector<Sample>> MakeSamples(const Graph& g, const SampleOptions& options, std::string* description);
+
+// Runs one graph on the samples and returns each sample's outputs (accuracy loops).
+Expected<std::vector<std::vector<HostTensor>>> RunSamples(const Graph& g, const std::vector<Sample>& samples,
+                                                          int threads = 1);
 
 }  // namespace edgeopt::eval

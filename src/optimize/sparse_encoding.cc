@@ -1,48 +1,76 @@
 #include "optimize/sparse_encoding.h"
 
+#include <algorithm>
+
 #include "kernels/common/sparsity.h"
 
 namespace edgeopt::optimize {
+namespace {
 
-Expected<bool> EncodeSparseWeight(Graph& g, int subgraph, int32_t tensor, int block_rows, int block_cols) {
+size_t IndexVectorBytes(const tflite::SparseIndexVectorUnion& u) {
+  if (auto* v = u.AsInt32Vector()) return v->values.size() * 4;
+  if (auto* v = u.AsUint16Vector()) return v->values.size() * 2;
+  if (auto* v = u.AsUint8Vector()) return v->values.size();
+  return 0;
+}
+
+// Flatbuffer tables, vtables and vector headers per DimensionMetadata, roughly.
+constexpr size_t kPerLevelOverhead = 32;
+
+}  // namespace
+
+Expected<SparseEncodingResult> EncodeSparseWeight(Graph& g, int subgraph, int32_t tensor, int block_rows,
+                                                  int block_cols) {
+  SparseEncodingResult r;
+  if (subgraph < 0 || static_cast<size_t>(subgraph) >= g.subgraphs.size())
+    return InvalidArgument("sparse encoding: no subgraph " + std::to_string(subgraph));
   Subgraph& sg = g.subgraphs[subgraph];
+  if (tensor < 0 || static_cast<size_t>(tensor) >= sg.tensors.size())
+    return InvalidArgument("sparse encoding: no tensor " + std::to_string(tensor));
   const Tensor& t = sg.tensors[tensor];
-  if (!g.IsConstant(t) || t.sparsity) return false;
   const int rank = static_cast<int>(t.shape.size());
-  if (rank < 1) return false;
+  const auto bytes = g.TensorData(t);
+  r.dense_bytes = bytes.size();
+  if (!g.IsConstant(t) || t.sparsity || rank < 1 || t.is_variable) return r;
+  if (bytes.size() != static_cast<size_t>(t.num_elements()) * DTypeSize(t.type)) return r;
+  const std::vector<int> consumers = sg.FindConsumers(tensor);
+  if (consumers.empty()) return r;
+  // Subgraph outputs or signature entries that are constants stay as they are.
+  if (std::find(sg.outputs.begin(), sg.outputs.end(), tensor) != sg.outputs.end()) return r;
+
   kernels::SparseEncoding enc;
   if ((block_rows > 1 || block_cols > 1) && rank >= 2 && t.shape[0] % block_rows == 0 &&
       t.shape[rank - 1] % block_cols == 0) {
     enc.block_map = {0, rank - 1};
     enc.block_sizes = {block_rows, block_cols};
   }
-  auto bytes = g.TensorData(t);
   ASSIGN_OR_RETURN(kernels::SparseTensor sp, kernels::Sparsify(bytes, t.shape, t.type, enc));
-  // Sparse size: values + index metadata (approximate the flatbuffer overhead by the vectors).
   size_t meta = 0;
-  for (const auto& dm : sp.params.dim_metadata) {
-    auto vec_bytes = [](const tflite::SparseIndexVectorUnion& u) -> size_t {
-      if (auto* v = u.AsInt32Vector()) return v->values.size() * 4;
-      if (auto* v = u.AsUint16Vector()) return v->values.size() * 2;
-      if (auto* v = u.AsUint8Vector()) return v->values.size();
-      return 0;
-    };
-    meta += vec_bytes(dm->array_segments) + vec_bytes(dm->array_indices) + 16;
-  }
-  if (sp.values.size() + meta >= bytes.size()) return false;
+  for (const auto& dm : sp.params.dim_metadata)
+    meta += IndexVectorBytes(dm->array_segments) + IndexVectorBytes(dm->array_indices) + kPerLevelOverhead;
+  r.sparse_bytes = sp.values.size() + meta;
+  if (r.sparse_bytes >= bytes.size()) return r;
 
-  Tensor sparse = t;
-  sparse.name = t.name + "/sparse";
+  Tensor sparse;
+  sparse.name = t.name + "_sparse";
+  sparse.shape = t.shape;
+  sparse.shape_signature = t.shape_signature;
+  sparse.type = t.type;
+  sparse.quant = t.quant;
+  sparse.has_rank = t.has_rank;
   sparse.buffer = g.AddBuffer(Buffer::Owned(std::move(sp.values)));
-  sparse.sparsity = std::make_shared<tflite::SparsityParametersT>(sp.params);
+  sparse.sparsity = std::make_shared<tflite::SparsityParametersT>(std::move(sp.params));
   const int32_t si = sg.AddTensor(std::move(sparse));
   sg.tensors[tensor].buffer = 0;
   Operator densify;
   densify.code = tflite::BuiltinOperator_DENSIFY;
   densify.inputs = {si};
   densify.outputs = {tensor};
-  sg.ops.insert(sg.ops.begin(), std::move(densify));
-  return true;
+  const int at = *std::min_element(consumers.begin(), consumers.end());
+  r.densify_op = sg.InsertOp(at, std::move(densify));
+  r.sparse_tensor = si;
+  r.encoded = true;
+  return r;
 }
 
 }  // namespace edgeopt::optimize

@@ -467,46 +467,48 @@ Status SubgraphExec::PrepareAll() {
       continue;
     }
     RETURN_IF_ERROR(PrepareNode(n));
+    // Folding right after preparing (not after preparing every op) lets the ops that read the
+    // result see it as constant data in their Prepare: weights made by DENSIFY or DEQUANTIZE
+    // of constants can be inspected and packed there.
+    RETURN_IF_ERROR(FoldNode(n));
   }
   return Status::Ok();
 }
 
-Status SubgraphExec::FoldConstants() {
+Status SubgraphExec::FoldNode(size_t n) {
   if (!owner_->options_.fold_constants) return Status::Ok();
-  for (size_t n = 0; n < nodes_.size(); ++n) {
-    Node& node = nodes_[n];
-    if (!node.partition_ops.empty() || node.reprepare_at_invoke || !MayFold(*node.op)) continue;
-    bool all_const = !node.op->inputs.empty();
-    for (int32_t t : node.op->inputs)
-      if (t >= 0 && tensors_[t].alloc != Allocation::kConstant) all_const = false;
-    if (!all_const) continue;
-    size_t total = 0;
-    for (int32_t t : node.op->outputs) total += TensorBytes(tensors_[t].type, tensors_[t].shape);
-    if (total > kMaxFoldedBytes) continue;
-    bool outputs_ok = true;
-    for (int32_t t : node.op->outputs)
-      if (dynamic_[t] || tensors_[t].alloc == Allocation::kUser || tensors_[t].type == DType::kString) outputs_ok = false;
-    if (!outputs_ok) continue;
-    // Scratch for a folded op comes from the heap (it runs before the arena exists).
-    for (auto& sr : node.scratch) sr.heap.resize(sr.bytes + kArenaAlignment);
-    for (int32_t t : node.op->outputs) {
-      RtTensor& r = tensors_[t];
-      r.owned.assign(TensorBytes(r.type, r.shape), 0);
-      r.data = r.owned.data();
-      r.bytes = r.owned.size();
-      r.alloc = Allocation::kPersistent;
-    }
-    KernelContext ctx = ContextFor(n);
-    in_invoke_ = true;
-    current_node_ = static_cast<int>(n);
-    Status st = node.kernel->Invoke(ctx);
-    current_node_ = -1;
-    in_invoke_ = false;
-    if (!st.ok()) return st.WithContext(OpLabel(static_cast<int>(n)));
-    node.folded = true;
-    // Downstream folding treats these outputs as constants.
-    for (int32_t t : node.op->outputs) tensors_[t].alloc = Allocation::kConstant;
+  Node& node = nodes_[n];
+  if (!node.partition_ops.empty() || node.reprepare_at_invoke || !MayFold(*node.op)) return Status::Ok();
+  bool all_const = !node.op->inputs.empty();
+  for (int32_t t : node.op->inputs)
+    if (t >= 0 && tensors_[t].alloc != Allocation::kConstant) all_const = false;
+  if (!all_const) return Status::Ok();
+  size_t total = 0;
+  for (int32_t t : node.op->outputs) total += TensorBytes(tensors_[t].type, tensors_[t].shape);
+  if (total > kMaxFoldedBytes) return Status::Ok();
+  bool outputs_ok = true;
+  for (int32_t t : node.op->outputs)
+    if (dynamic_[t] || tensors_[t].alloc == Allocation::kUser || tensors_[t].type == DType::kString) outputs_ok = false;
+  if (!outputs_ok) return Status::Ok();
+  // Scratch for a folded op comes from the heap (it runs before the arena exists).
+  for (auto& sr : node.scratch) sr.heap.resize(sr.bytes + kArenaAlignment);
+  for (int32_t t : node.op->outputs) {
+    RtTensor& r = tensors_[t];
+    r.owned.assign(TensorBytes(r.type, r.shape), 0);
+    r.data = r.owned.data();
+    r.bytes = r.owned.size();
+    r.alloc = Allocation::kPersistent;
   }
+  KernelContext ctx = ContextFor(n);
+  in_invoke_ = true;
+  current_node_ = static_cast<int>(n);
+  Status st = node.kernel->Invoke(ctx);
+  current_node_ = -1;
+  in_invoke_ = false;
+  if (!st.ok()) return st.WithContext(OpLabel(static_cast<int>(n)));
+  node.folded = true;
+  // Downstream folding and Prepare treat these outputs as constants.
+  for (int32_t t : node.op->outputs) tensors_[t].alloc = Allocation::kConstant;
   return Status::Ok();
 }
 
@@ -636,8 +638,7 @@ Status SubgraphExec::AllocateTensors() {
   }
   allocated_ = false;
   allocating_ = true;
-  Status st = PrepareAll();
-  if (st.ok()) st = FoldConstants();
+  Status st = PrepareAll();  // prepares and folds
   if (st.ok()) st = PlanMemory();
   allocating_ = false;
   RETURN_IF_ERROR(st);

@@ -214,7 +214,8 @@ class SubgraphExec : public KernelHost {
   };
 
   Status PrepareAll();
-  Status FoldConstants();
+  // Runs node n once now if all its inputs are constant (constant folding).
+  Status FoldNode(size_t n);
   Status PlanMemory();
   void BindArenaPointers();
   Status PrepareNode(size_t n);

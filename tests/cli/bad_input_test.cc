@@ -77,6 +77,27 @@ TEST(CliBadInput, ConvertReportsTheReadersMessageAndWritesNothing) {
   }
 }
 
+TEST(CliBadInput, PruneAndClusterReportTheReadersMessageAndWriteNothing) {
+  const std::string dir = MakeTempDir("bad_prune");
+  const auto cases = MakeBadInputs(dir);
+  const std::string out_dir = dir + "/out";
+  std::filesystem::create_directory(out_dir);
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.label);
+    const std::vector<std::vector<std::string>> runs = {
+        {"prune", c.path, "-o", out_dir + "/out.tflite", "--sparsity", "0.5"},
+        {"cluster", c.path, "-o", out_dir + "/out.tflite", "--clusters", "16"}};
+    for (const auto& args : runs) {
+      CliResult r = RunEdgeopt(args);
+      EXPECT_FALSE(r.signaled) << Describe(r);
+      EXPECT_EQ(r.exit_code, 1) << Describe(r);
+      EXPECT_EQ(r.err.rfind("edgeopt " + args[0] + ": error: ", 0), 0u) << r.err;
+      EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+      EXPECT_TRUE(DirEntries(out_dir).empty()) << "a failed " << args[0] << " left a file behind";
+    }
+  }
+}
+
 TEST(CliBadInput, DamagedModelsNeverCrash) {
   // Truncations at many lengths and random byte flips: every run ends with exit 0 or 1.
   const std::string dir = MakeTempDir("bad_damaged");

@@ -17,7 +17,7 @@ TEST(CliUsage, HelpListsCommandsWithExamples) {
 }
 
 TEST(CliUsage, EachCommandHasHelpWithExamples) {
-  for (const char* cmd : {"inspect", "convert"}) {
+  for (const char* cmd : {"inspect", "convert", "prune", "cluster"}) {
     SCOPED_TRACE(cmd);
     CliResult r = RunEdgeopt({cmd, "--help"});
     ASSERT_EQ(r.exit_code, 0) << Describe(r);

@@ -16,6 +16,8 @@
   X(Convert)                    \
   X(Quantize)                   \
   X(Dequantize)                 \
+  X(Prune)                      \
+  X(Cluster)                    \
   X(Run)                        \
   X(Bench)                      \
   X(Compare)                    \

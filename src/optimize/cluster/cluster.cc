@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
-#include <set>
+#include <unordered_set>
 
 #include "optimize/quantize/weights.h"
 
@@ -18,42 +18,53 @@ bool ParseClusterInit(const std::string& s, ClusterInit* out) {
   return true;
 }
 
+const char* ClusterInitName(ClusterInit init) {
+  switch (init) {
+    case ClusterInit::kLinear: return "linear";
+    case ClusterInit::kDensity: return "density";
+    case ClusterInit::kKMeansPlusPlus: return "kmeans++";
+    case ClusterInit::kRandom: return "random";
+  }
+  return "?";
+}
+
 namespace {
 
-std::vector<float> InitCentroids(const std::vector<float>& sorted, int k, ClusterInit init, std::mt19937_64& rng) {
-  std::vector<float> c;
-  const float lo = sorted.front(), hi = sorted.back();
+// Initial centroids from the sorted values (finite, more than k distinct).
+std::vector<double> InitCentroids(const std::vector<float>& sorted, int k, ClusterInit init, std::mt19937_64& rng) {
+  std::vector<double> c;
+  const double lo = sorted.front(), hi = sorted.back();
+  const size_t n = sorted.size();
   switch (init) {
     case ClusterInit::kLinear:
-      for (int i = 0; i < k; ++i) c.push_back(k == 1 ? (lo + hi) / 2 : lo + (hi - lo) * i / (k - 1));
+      for (int i = 0; i < k; ++i) c.push_back(lo + (hi - lo) * i / (k - 1));
       break;
     case ClusterInit::kDensity:
-      // Evenly spaced quantiles of the weight distribution (CDF-based).
-      for (int i = 0; i < k; ++i) c.push_back(sorted[std::min(sorted.size() - 1, (2 * i + 1) * sorted.size() / (2 * k))]);
+      // Evenly spaced quantiles of the weight distribution (its CDF).
+      for (int i = 0; i < k; ++i) c.push_back(sorted[std::min(n - 1, (2 * static_cast<size_t>(i) + 1) * n / (2 * k))]);
       break;
     case ClusterInit::kRandom: {
-      std::uniform_int_distribution<size_t> d(0, sorted.size() - 1);
+      std::uniform_int_distribution<size_t> d(0, n - 1);
       for (int i = 0; i < k; ++i) c.push_back(sorted[d(rng)]);
       break;
     }
     case ClusterInit::kKMeansPlusPlus: {
-      std::uniform_int_distribution<size_t> d(0, sorted.size() - 1);
+      // D^2 sampling; distances to the nearest chosen centroid are updated incrementally (O(n k)).
+      std::uniform_int_distribution<size_t> d(0, n - 1);
       c.push_back(sorted[d(rng)]);
-      std::vector<double> dist(sorted.size());
+      std::vector<double> dist(n);
+      for (size_t i = 0; i < n; ++i) dist[i] = (sorted[i] - c[0]) * (sorted[i] - c[0]);
       while (static_cast<int>(c.size()) < k) {
         double total = 0;
-        for (size_t i = 0; i < sorted.size(); ++i) {
-          double best = 1e300;
-          for (float cc : c) best = std::min(best, static_cast<double>(sorted[i] - cc) * (sorted[i] - cc));
-          dist[i] = best;
-          total += best;
-        }
+        for (double x : dist) total += x;
         if (total <= 0) break;
         std::uniform_real_distribution<double> u(0, total);
         double r = u(rng);
         size_t pick = 0;
-        for (; pick + 1 < sorted.size() && r > dist[pick]; ++pick) r -= dist[pick];
-        c.push_back(sorted[pick]);
+        for (; pick + 1 < n && r >= dist[pick]; ++pick) r -= dist[pick];
+        const double cc = sorted[pick];
+        c.push_back(cc);
+        for (size_t i = 0; i < n; ++i) dist[i] = std::min(dist[i], (sorted[i] - cc) * (sorted[i] - cc));
       }
       break;
     }
@@ -63,66 +74,89 @@ std::vector<float> InitCentroids(const std::vector<float>& sorted, int k, Cluste
   return c;
 }
 
+// Nearest of the sorted centroids `c` (ties to the smaller).
+size_t Nearest(const std::vector<float>& c, float v) {
+  auto it = std::lower_bound(c.begin(), c.end(), v);
+  size_t idx = it == c.end() ? c.size() - 1 : static_cast<size_t>(it - c.begin());
+  if (idx > 0 && std::fabs(v - c[idx - 1]) <= std::fabs(v - c[idx])) --idx;
+  return idx;
+}
+
 }  // namespace
 
 std::vector<float> KMeans1D(const std::vector<float>& values, int k, ClusterInit init, int max_iterations, uint64_t seed,
                             std::vector<int>* assignment) {
   assignment->assign(values.size(), 0);
-  if (values.empty()) return {};
+  if (values.empty() || k < 1) return {};
   std::vector<float> sorted = values;
   std::sort(sorted.begin(), sorted.end());
-  std::set<float> distinct(sorted.begin(), sorted.end());
-  std::mt19937_64 rng(seed);
-  std::vector<float> c;
-  if (static_cast<int>(distinct.size()) <= k) {
-    c.assign(distinct.begin(), distinct.end());
+  std::vector<float> distinct = sorted;
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  std::vector<float> result;
+  if (static_cast<int>(distinct.size()) <= k || k == 1) {
+    if (k == 1 && distinct.size() > 1) {
+      double s = 0;
+      for (float v : sorted) s += v;
+      result.push_back(static_cast<float>(s / sorted.size()));
+    } else {
+      result = distinct;
+    }
   } else {
-    c = InitCentroids(sorted, k, init, rng);
-    // Lloyd iterations on the sorted values: clusters are contiguous ranges between midpoints.
+    std::mt19937_64 rng(seed);
+    std::vector<double> c = InitCentroids(sorted, k, init, rng);
+    // Lloyd iterations on the sorted values: each cluster is the contiguous range between the
+    // midpoints of neighbouring centroids, so a prefix sum gives every cluster's mean in O(k log n).
+    std::vector<double> prefix(sorted.size() + 1, 0.0);
+    for (size_t i = 0; i < sorted.size(); ++i) prefix[i + 1] = prefix[i] + sorted[i];
     for (int it = 0; it < max_iterations; ++it) {
-      std::vector<double> sum(c.size(), 0.0);
-      std::vector<int64_t> count(c.size(), 0);
-      size_t j = 0;
-      for (float v : sorted) {
-        while (j + 1 < c.size() && std::fabs(v - c[j + 1]) < std::fabs(v - c[j])) ++j;
-        sum[j] += v;
-        ++count[j];
+      std::vector<double> next;
+      size_t begin = 0;
+      for (size_t j = 0; j < c.size(); ++j) {
+        size_t end = sorted.size();
+        if (j + 1 < c.size()) {
+          const double mid = (c[j] + c[j + 1]) / 2;
+          // Values at the midpoint go to the smaller centroid, as in the final assignment.
+          end = static_cast<size_t>(std::upper_bound(sorted.begin() + begin, sorted.end(), mid,
+                                                     [](double m, float v) { return m < v; }) -
+                                    sorted.begin());
+        }
+        if (end > begin) next.push_back((prefix[end] - prefix[begin]) / static_cast<double>(end - begin));
+        begin = end;
       }
-      bool changed = false;
-      std::vector<float> next;
-      for (size_t i = 0; i < c.size(); ++i) {
-        if (count[i] == 0) continue;  // drop empty clusters
-        const float m = static_cast<float>(sum[i] / count[i]);
-        if (m != c[i]) changed = true;
-        next.push_back(m);
-      }
-      if (next.size() != c.size()) changed = true;
+      const bool changed = next != c;
       c = std::move(next);
       if (!changed) break;
     }
+    for (double x : c) result.push_back(static_cast<float>(x));
+    std::sort(result.begin(), result.end());
+    result.erase(std::unique(result.begin(), result.end()), result.end());
   }
-  for (size_t i = 0; i < values.size(); ++i) {
-    auto it = std::lower_bound(c.begin(), c.end(), values[i]);
-    size_t idx = it == c.end() ? c.size() - 1 : static_cast<size_t>(it - c.begin());
-    if (idx > 0 && std::fabs(values[i] - c[idx - 1]) <= std::fabs(values[i] - c[idx])) --idx;
-    (*assignment)[i] = static_cast<int>(idx);
-  }
-  return c;
+  for (size_t i = 0; i < values.size(); ++i) (*assignment)[i] = static_cast<int>(Nearest(result, values[i]));
+  return result;
 }
 
 Expected<ClusterReport> ClusterModel(Graph& g, const ClusterOptions& o) {
-  if (o.clusters < 2 || o.clusters > 65536) return InvalidArgument("--clusters must be between 2 and 65536, got " + std::to_string(o.clusters));
+  RETURN_IF_ERROR(RequireFloatModel(g, "cluster"));
+  if (o.clusters < 2 || o.clusters > 65536)
+    return InvalidArgument("--clusters must be between 2 and 65536, got " + std::to_string(o.clusters));
   ClusterReport report;
   ASSIGN_OR_RETURN(auto weights, SelectWeights(g, o.selection, &report.skipped));
-  if (weights.empty()) return InvalidArgument("no clusterable float32 weights found (is the model quantized? dequantize it first)");
+  if (weights.empty())
+    return InvalidArgument("no float32 weights to cluster (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, TRANSPOSE_CONV, "
+                           "BATCH_MATMUL, UNIDIRECTIONAL_SEQUENCE_LSTM" +
+                           std::string(report.skipped.empty() ? ")" : "; all were left out by the selection)"));
+  int64_t zeros_lost = 0;
+  int layers_losing_zeros = 0;
   for (const auto& w : weights) {
     Tensor& t = g.subgraphs[w.subgraph].tensors[w.tensor];
-    std::vector<float> v = ConstantAsFloat(g, t);
+    const std::vector<float> v = ConstantAsFloat(g, t);
     LayerClusters layer;
     layer.tensor = t.name;
     layer.op = BuiltinName(w.op_code);
+    layer.shape = t.shape;
     layer.params = static_cast<int64_t>(v.size());
-    layer.distinct_before = static_cast<int64_t>(std::set<float>(v.begin(), v.end()).size());
+    layer.zeros_before = std::count(v.begin(), v.end(), 0.0f);
+    for (float x : v) layer.max_abs_weight = std::max(layer.max_abs_weight, static_cast<double>(std::fabs(x)));
     // Groups of weights clustered together: the whole layer, or each output channel.
     const bool per_channel = o.per_channel && w.out_axis >= 0;
     int64_t channels = 1, inner = 1;
@@ -130,43 +164,61 @@ Expected<ClusterReport> ClusterModel(Graph& g, const ClusterOptions& o) {
       channels = t.shape[w.out_axis];
       for (size_t d = w.out_axis + 1; d < t.shape.size(); ++d) inner *= t.shape[d];
     }
-    std::vector<std::vector<size_t>> groups(static_cast<size_t>(channels));
+    layer.groups = channels;
+    auto group_of = [&](size_t i) -> size_t {
+      return per_channel ? static_cast<size_t>((static_cast<int64_t>(i) / inner) % channels) : 0;
+    };
+    std::vector<std::vector<size_t>> members(static_cast<size_t>(channels));
+    std::vector<char> has_zero(static_cast<size_t>(channels), 0);
     for (size_t i = 0; i < v.size(); ++i) {
-      if (o.preserve_sparsity && v[i] == 0.0f) continue;
-      groups[per_channel ? (static_cast<int64_t>(i) / inner) % channels : 0].push_back(i);
+      if (o.preserve_sparsity && v[i] == 0.0f) {
+        has_zero[group_of(i)] = 1;
+        continue;
+      }
+      if (!std::isfinite(v[i])) continue;  // NaN/inf weights are left as they are
+      members[group_of(i)].push_back(i);
     }
     std::vector<float> out = v;
     double err = 0;
-    for (size_t gi = 0; gi < groups.size(); ++gi) {
-      if (groups[gi].empty()) continue;
+    for (size_t gi = 0; gi < members.size(); ++gi) {
+      if (members[gi].empty()) continue;
       std::vector<float> vals;
-      for (size_t i : groups[gi]) vals.push_back(v[i]);
+      vals.reserve(members[gi].size());
+      for (size_t i : members[gi]) vals.push_back(v[i]);
+      // With preserved zeros, zero is one of the K values.
+      const int k = has_zero[gi] ? o.clusters - 1 : o.clusters;
       std::vector<int> assign;
-      // Zeros excluded: one cluster slot is the implicit zero.
-      const int k = o.preserve_sparsity && vals.size() < v.size() ? std::max(1, o.clusters - 1) : o.clusters;
-      auto c = KMeans1D(vals, k, o.init, o.max_iterations, o.seed + gi, &assign);
-      for (size_t j = 0; j < groups[gi].size(); ++j) {
+      const std::vector<float> c = KMeans1D(vals, k, o.init, o.max_iterations, o.seed + gi, &assign);
+      for (size_t j = 0; j < members[gi].size(); ++j) {
         const float q = c[assign[j]];
-        err += static_cast<double>(q - v[groups[gi][j]]) * (q - v[groups[gi][j]]);
-        out[groups[gi][j]] = q;
+        const size_t i = members[gi][j];
+        err += (static_cast<double>(q) - v[i]) * (static_cast<double>(q) - v[i]);
+        out[i] = q;
       }
     }
-    layer.rmse = std::sqrt(err / std::max<size_t>(1, v.size()));
-    layer.zeros = std::count(out.begin(), out.end(), 0.0f);
-    if (per_channel) {
-      for (int64_t c = 0; c < channels; ++c) {
-        std::set<float> s;
-        for (size_t i = 0; i < out.size(); ++i)
-          if ((static_cast<int64_t>(i) / inner) % channels == c) s.insert(out[i]);
-        layer.distinct_after = std::max<int64_t>(layer.distinct_after, static_cast<int64_t>(s.size()));
-      }
-    } else {
-      layer.distinct_after = static_cast<int64_t>(std::set<float>(out.begin(), out.end()).size());
+    layer.rmse = std::sqrt(err / static_cast<double>(std::max<size_t>(1, v.size())));
+    layer.zeros_after = std::count(out.begin(), out.end(), 0.0f);
+    // Distinct values per group (maximum over groups), before and after.
+    auto max_distinct = [&](const std::vector<float>& x) {
+      std::vector<std::unordered_set<float>> sets(static_cast<size_t>(channels));
+      for (size_t i = 0; i < x.size(); ++i) sets[group_of(i)].insert(x[i] == 0.0f ? 0.0f : x[i]);
+      int64_t m = 0;
+      for (const auto& s : sets) m = std::max<int64_t>(m, static_cast<int64_t>(s.size()));
+      return m;
+    };
+    layer.distinct_before = max_distinct(v);
+    layer.distinct_after = max_distinct(out);
+    if (layer.zeros_after < layer.zeros_before && layer.zeros_before * 10 >= layer.params) {
+      zeros_lost += layer.zeros_before - layer.zeros_after;
+      ++layers_losing_zeros;
     }
-    t.buffer = g.AddBuffer(Buffer::FromValues<float>(out));
+    if (out != v) t.buffer = g.AddBuffer(Buffer::FromValues<float>(out));
     report.layers.push_back(std::move(layer));
   }
-  g.DropUnused();
+  if (layers_losing_zeros > 0)
+    report.notes.push_back(std::to_string(layers_losing_zeros) + " sparse layer(s) lost " + std::to_string(zeros_lost) +
+                           " exact zeros to clustering; --preserve-sparsity keeps pruned weights at zero");
+  g.DropUnusedBuffers();
   return report;
 }
 

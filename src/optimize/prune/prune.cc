@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
-#include <regex>
 
 #include "optimize/quantize/weights.h"
 #include "optimize/sparse_encoding.h"
@@ -19,152 +19,223 @@ Status ParsePruneStructure(const std::string& s, PruneOptions* o) {
     o->structure = PruneStructure::kTwoFour;
     return Status::Ok();
   }
-  std::smatch m;
-  static const std::regex kBlock("block:(\\d+)x(\\d+)");
-  if (std::regex_match(s, m, kBlock)) {
-    o->structure = PruneStructure::kBlock;
-    o->block_rows = std::stoi(m[1]);
-    o->block_cols = std::stoi(m[2]);
-    if (o->block_rows < 1 || o->block_cols < 1 || o->block_rows > 64 || o->block_cols > 64)
-      return InvalidArgument("--structure block:RxC wants 1 <= R, C <= 64, got '" + s + "'");
-    return Status::Ok();
+  const std::string bad = "--structure must be unstructured, 2:4 or block:RxC (e.g. block:1x4, block:4x4), got '" + s + "'";
+  if (s.rfind("block:", 0) != 0) return InvalidArgument(bad);
+  const std::string dims = s.substr(6);
+  const size_t x = dims.find('x');
+  auto parse = [](const std::string& t, int* out) {
+    if (t.empty() || t.size() > 3) return false;
+    for (char c : t)
+      if (c < '0' || c > '9') return false;
+    *out = std::stoi(t);
+    return true;
+  };
+  int r = 0, c = 0;
+  if (x == std::string::npos || !parse(dims.substr(0, x), &r) || !parse(dims.substr(x + 1), &c)) return InvalidArgument(bad);
+  if (r < 1 || c < 1 || r > 64 || c > 64)
+    return InvalidArgument("--structure block:RxC wants 1 <= R, C <= 64, got '" + s + "'");
+  if (r == 1 && c == 1) return InvalidArgument("--structure block:1x1 is unstructured pruning; say --structure unstructured");
+  o->structure = PruneStructure::kBlock;
+  o->block_rows = r;
+  o->block_cols = c;
+  return Status::Ok();
+}
+
+std::string PruneStructureName(const PruneOptions& o) {
+  switch (o.structure) {
+    case PruneStructure::kUnstructured: return "unstructured";
+    case PruneStructure::kTwoFour: return "2:4";
+    case PruneStructure::kBlock: return "block:" + std::to_string(o.block_rows) + "x" + std::to_string(o.block_cols);
   }
-  return InvalidArgument("--structure must be unstructured, 2:4 or block:RxC (e.g. block:1x4), got '" + s + "'");
+  return "?";
 }
 
 namespace {
 
-int64_t CountZeros(const std::vector<float>& v) { return std::count(v.begin(), v.end(), 0.0f); }
+// Magnitude used for ranking: NaN ranks above everything, so it is never pruned.
+inline float Magnitude(float x) { return std::isnan(x) ? std::numeric_limits<float>::infinity() : std::fabs(x); }
 
-// Zeroes the `k` smallest-magnitude entries of `v` (ties broken by position, so exactly k).
-void ZeroSmallest(std::vector<float>& v, int64_t k) {
+int64_t CountZeros(std::span<const float> v) { return std::count(v.begin(), v.end(), 0.0f); }
+
+// The [rows, cols] matrix view used by block pruning: output channels first when they lead the
+// layout, else [everything but the last axis, last axis].
+void MatrixView(const Tensor& t, const WeightRef& w, int64_t* rows, int64_t* cols) {
+  const int64_t n = t.num_elements();
+  if (t.shape.empty()) {
+    *rows = 1;
+    *cols = n;
+  } else if (w.out_axis == 0) {
+    *rows = t.shape[0];
+    *cols = *rows ? n / *rows : 0;
+  } else {
+    *cols = t.shape.back();
+    *rows = *cols ? n / *cols : 0;
+  }
+}
+
+}  // namespace
+
+void ZeroSmallestMagnitudes(std::span<float> v, int64_t k) {
+  k = std::min<int64_t>(k, static_cast<int64_t>(v.size()));
   if (k <= 0) return;
   std::vector<int64_t> idx(v.size());
   std::iota(idx.begin(), idx.end(), 0);
-  k = std::min<int64_t>(k, static_cast<int64_t>(v.size()));
   std::nth_element(idx.begin(), idx.begin() + (k - 1), idx.end(), [&](int64_t a, int64_t b) {
-    const float fa = std::fabs(v[a]), fb = std::fabs(v[b]);
+    const float fa = Magnitude(v[a]), fb = Magnitude(v[b]);
     return fa != fb ? fa < fb : a < b;
   });
   for (int64_t i = 0; i < k; ++i) v[idx[i]] = 0.0f;
 }
 
-// 2 of every 4 consecutive weights along the input-channel axis (the innermost axis in TFLite
-// conv/FC layouts) are kept: the two largest in magnitude.
-Status TwoFour(std::vector<float>& v, const Tensor& t, const WeightRef& w) {
-  if (w.in_axis < 0 || w.in_axis != static_cast<int>(t.shape.size()) - 1)
-    return Unsupported("2:4 needs input channels as the innermost axis");
-  const int64_t inner = t.shape.back();
-  if (inner % 4 != 0) return Unsupported("input channels (" + std::to_string(inner) + ") not a multiple of 4");
+void PruneTwoOfFour(std::span<float> v) {
   for (size_t g = 0; g + 4 <= v.size(); g += 4) {
     int order[4] = {0, 1, 2, 3};
-    std::sort(order, order + 4, [&](int a, int b) { return std::fabs(v[g + a]) > std::fabs(v[g + b]); });
+    // Largest magnitude first; on ties the earlier position is kept.
+    std::stable_sort(order, order + 4, [&](int a, int b) { return Magnitude(v[g + a]) > Magnitude(v[g + b]); });
     v[g + order[2]] = 0.0f;
     v[g + order[3]] = 0.0f;
   }
-  return Status::Ok();
 }
 
-// Blocks of R×C over the [out_channels, everything else] view; the lowest-L2 blocks are zeroed.
-void BlockPrune(std::vector<float>& v, const Tensor& t, const WeightRef& w, int br, int bc, double sparsity) {
-  const int64_t rows = w.out_axis == 0 ? t.shape[0] : 1;
-  const int64_t cols = static_cast<int64_t>(v.size()) / rows;
+void PruneBlocks(std::span<float> v, int64_t rows, int64_t cols, int br, int bc, double sparsity) {
+  if (rows <= 0 || cols <= 0 || br < 1 || bc < 1) return;
   const int64_t brows = (rows + br - 1) / br, bcols = (cols + bc - 1) / bc;
   std::vector<double> norm(static_cast<size_t>(brows * bcols), 0.0);
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) norm[(r / br) * bcols + c / bc] += static_cast<double>(v[r * cols + c]) * v[r * cols + c];
-  const int64_t k = static_cast<int64_t>(std::llround(sparsity * brows * bcols));
+    for (int64_t c = 0; c < cols; ++c) {
+      const double x = v[r * cols + c];
+      norm[(r / br) * bcols + c / bc] += std::isnan(x) ? std::numeric_limits<double>::infinity() : x * x;
+    }
+  const int64_t nblocks = static_cast<int64_t>(norm.size());
+  const int64_t k = std::min<int64_t>(nblocks, std::llround(sparsity * static_cast<double>(nblocks)));
+  if (k <= 0) return;
   std::vector<int64_t> idx(norm.size());
   std::iota(idx.begin(), idx.end(), 0);
   std::stable_sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return norm[a] < norm[b]; });
   std::vector<char> drop(norm.size(), 0);
-  for (int64_t i = 0; i < k && i < static_cast<int64_t>(idx.size()); ++i) drop[idx[i]] = 1;
+  for (int64_t i = 0; i < k; ++i) drop[idx[i]] = 1;
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c)
       if (drop[(r / br) * bcols + c / bc]) v[r * cols + c] = 0.0f;
 }
 
-}  // namespace
-
 Expected<PruneReport> PruneModel(Graph& g, const PruneOptions& o) {
-  if (!(o.sparsity >= 0.0 && o.sparsity < 1.0) && o.structure != PruneStructure::kTwoFour)
-    return InvalidArgument("--sparsity must be in [0, 1), got " + std::to_string(o.sparsity));
+  RETURN_IF_ERROR(RequireFloatModel(g, "prune"));
+  if (o.structure != PruneStructure::kTwoFour && !(o.sparsity >= 0.0 && o.sparsity < 1.0))
+    return InvalidArgument("--sparsity must be in [0, 1) (the fraction of weights set to zero), got " +
+                           std::to_string(o.sparsity));
+  if (o.structure == PruneStructure::kBlock && (o.block_rows < 1 || o.block_cols < 1))
+    return InvalidArgument("block sizes must be positive");
+  if (o.global && o.structure != PruneStructure::kUnstructured)
+    return InvalidArgument("--global applies to unstructured pruning only");
   PruneReport report;
   ASSIGN_OR_RETURN(auto weights, SelectWeights(g, o.selection, &report.skipped));
-  if (weights.empty()) return InvalidArgument("no prunable float32 weights found (is the model quantized? dequantize it first)");
+  if (weights.empty())
+    return InvalidArgument("no float32 weights to prune (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, TRANSPOSE_CONV, "
+                           "BATCH_MATMUL, UNIDIRECTIONAL_SEQUENCE_LSTM" +
+                           std::string(report.skipped.empty() ? ")" : "; all were left out by the selection)"));
 
   std::vector<std::vector<float>> values;
+  values.reserve(weights.size());
   for (const auto& w : weights) values.push_back(ConstantAsFloat(g, g.subgraphs[w.subgraph].tensors[w.tensor]));
 
-  float global_threshold = -1;
-  if (o.global && o.structure == PruneStructure::kUnstructured) {
-    std::vector<float> all;
+  // Global: one threshold T over all layers so that exactly k weights are zeroed: everything
+  // below T, then entries equal to T in layer/position order until k are reached.
+  float threshold = 0;
+  int64_t equal_budget = 0;
+  if (o.global) {
+    std::vector<float> mags;
     for (const auto& v : values)
-      for (float x : v) all.push_back(std::fabs(x));
-    const size_t k = static_cast<size_t>(std::llround(o.sparsity * all.size()));
+      for (float x : v) mags.push_back(Magnitude(x));
+    const int64_t k = std::llround(o.sparsity * static_cast<double>(mags.size()));
     if (k > 0) {
-      std::nth_element(all.begin(), all.begin() + (k - 1), all.end());
-      global_threshold = all[k - 1];
+      std::nth_element(mags.begin(), mags.begin() + (k - 1), mags.end());
+      threshold = mags[k - 1];
+      int64_t below = 0;
+      for (const auto& v : values)
+        for (float x : v) below += Magnitude(x) < threshold;
+      equal_budget = k - below;
+    } else {
+      threshold = -1;  // nothing to prune
     }
   }
 
+  std::vector<char> pruned(weights.size(), 0);
   for (size_t i = 0; i < weights.size(); ++i) {
     const WeightRef& w = weights[i];
-    Subgraph& sg = g.subgraphs[w.subgraph];
-    Tensor& t = sg.tensors[w.tensor];
+    Tensor& t = g.subgraphs[w.subgraph].tensors[w.tensor];
     std::vector<float>& v = values[i];
     LayerSparsity layer;
     layer.tensor = t.name;
     layer.op = BuiltinName(w.op_code);
+    layer.shape = t.shape;
     layer.params = static_cast<int64_t>(v.size());
     layer.zeros_before = CountZeros(v);
     layer.bytes_before = g.TensorData(t).size();
     switch (o.structure) {
       case PruneStructure::kUnstructured:
-        if (global_threshold >= 0) {
-          for (float& x : v)
-            if (std::fabs(x) <= global_threshold) x = 0.0f;
+        if (o.global) {
+          for (float& x : v) {
+            const float m = Magnitude(x);
+            if (m < threshold) {
+              x = 0.0f;
+            } else if (m == threshold && equal_budget > 0) {
+              x = 0.0f;
+              --equal_budget;
+            }
+          }
         } else {
-          ZeroSmallest(v, static_cast<int64_t>(std::llround(o.sparsity * v.size())));
+          ZeroSmallestMagnitudes(v, std::llround(o.sparsity * static_cast<double>(v.size())));
         }
         break;
       case PruneStructure::kTwoFour: {
-        Status st = TwoFour(v, t, w);
-        if (!st.ok()) {
-          report.skipped.push_back("'" + t.name + "' (" + layer.op + "): " + st.message());
+        const int rank = static_cast<int>(t.shape.size());
+        if (w.in_axis < 0 || w.in_axis != rank - 1) {
+          report.skipped.push_back("'" + t.name + "' (" + layer.op + "): 2:4 needs input channels as the innermost axis");
           continue;
         }
+        if (t.shape.back() % 4 != 0) {
+          report.skipped.push_back("'" + t.name + "' (" + layer.op + "): 2:4 needs input channels (" +
+                                   std::to_string(t.shape.back()) + ") to be a multiple of 4");
+          continue;
+        }
+        PruneTwoOfFour(v);
         break;
       }
-      case PruneStructure::kBlock:
-        BlockPrune(v, t, w, o.block_rows, o.block_cols, o.sparsity);
+      case PruneStructure::kBlock: {
+        int64_t rows = 0, cols = 0;
+        MatrixView(t, w, &rows, &cols);
+        PruneBlocks(v, rows, cols, o.block_rows, o.block_cols, o.sparsity);
         break;
+      }
     }
     layer.zeros_after = CountZeros(v);
-    t.buffer = g.AddBuffer(Buffer::FromValues<float>(v));
-    layer.bytes_after = v.size() * 4;
+    layer.bytes_after = layer.bytes_before;
+    if (layer.zeros_after != layer.zeros_before) t.buffer = g.AddBuffer(Buffer::FromValues<float>(v));
+    pruned[i] = 1;
     report.total_params += layer.params;
     report.total_zeros += layer.zeros_after;
     report.layers.push_back(std::move(layer));
   }
+  if (report.layers.empty())
+    return InvalidArgument("no layer could be pruned with --structure " + PruneStructureName(o) + " (see the skipped layers)");
+
   if (o.encode_sparse) {
-    for (size_t i = 0; i < report.layers.size(); ++i) {
-      // Layers skipped above have no entry; find the weight by name.
-      for (const auto& w : weights) {
-        Tensor& t = g.subgraphs[w.subgraph].tensors[w.tensor];
-        if (t.name != report.layers[i].tensor) continue;
-        const bool blocked = o.structure == PruneStructure::kBlock;
-        ASSIGN_OR_RETURN(bool encoded, EncodeSparseWeight(g, w.subgraph, w.tensor, blocked ? o.block_rows : 1,
-                                                          blocked ? o.block_cols : 1));
-        report.layers[i].sparse_encoded = encoded;
-        if (encoded) {
-          const Subgraph& sg = g.subgraphs[w.subgraph];
-          report.layers[i].bytes_after = g.TensorData(sg.tensors[sg.ops.front().inputs[0]]).size();
-        }
+    size_t li = 0;
+    for (size_t i = 0; i < weights.size(); ++i) {
+      if (!pruned[i]) continue;
+      LayerSparsity& layer = report.layers[li++];
+      const bool blocked = o.structure == PruneStructure::kBlock;
+      ASSIGN_OR_RETURN(SparseEncodingResult enc, EncodeSparseWeight(g, weights[i].subgraph, weights[i].tensor,
+                                                                    blocked ? o.block_rows : 1, blocked ? o.block_cols : 1));
+      if (enc.encoded) {
+        layer.sparse_encoded = true;
+        layer.bytes_after = enc.sparse_bytes;
+        ++report.sparse_encoded;
       }
     }
   }
-  g.DropUnused();
+  g.DropUnusedBuffers();  // the replaced dense buffers
   return report;
 }
 

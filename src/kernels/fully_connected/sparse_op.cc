@@ -1,0 +1,119 @@
+#include "kernels/fully_connected/sparse_op.h"
+
+#include "kernels/common/kernel_util.h"
+#include "kernels/common/nn_util.h"
+#include "kernels/common/quant_utils.h"
+
+namespace edgeopt::kernels {
+
+SparseGemmOpKernel::SparseGemmOpKernel(std::string op_name, std::unique_ptr<rt::OpKernel> dense,
+                                       const rt::CpuFeatures& cpu)
+    : op_name_(std::move(op_name)),
+      dense_(std::move(dense)),
+      kernel_(cpu.has_avx2_fma() ? sparse::SparseKernel::kAvx2 : sparse::SparseKernel::kPortable) {}
+
+Status SparseGemmOpKernel::Prepare(rt::KernelContext& ctx) {
+  // The dense kernel validates the op, sets the output shape and requests its scratch; it stays
+  // ready to run whatever is decided here.
+  RETURN_IF_ERROR(dense_->Prepare(ctx));
+  sparse_ = false;
+  const rt::RtTensor* w = ctx.input(1);
+  const rt::RtTensor* out = ctx.output(0);
+  if (!w || !w->is_constant() || !w->data || w->type != DType::kFloat32 || w->rank() < 2) return Status::Ok();
+  if (ctx.output(0)->num_elements() == 0) return Status::Ok();
+  const int n = w->dim(0);
+  const int64_t k = w->num_elements() / std::max(n, 1);
+  if (n <= 0 || k <= 0 || k > (int64_t{1} << 30) || w->bytes < static_cast<size_t>(n * k) * 4) return Status::Ok();
+  RETURN_IF_ERROR(ComputeGeometry(ctx, &geometry_));
+  if (geometry_.m <= 0 || int64_t{geometry_.m} * n != out->num_elements()) return Status::Ok();
+  if (!FloatActivationRange(geometry_.activation, &lo_, &hi_)) return Status::Ok();
+  if (!csr_) {
+    // Weights are constant: pack once per model (interpreters sharing the model share it).
+    const std::string key = "sparse_f32_csr/sg" + std::to_string(ctx.host()->subgraph_index()) + "/op" +
+                            std::to_string(ctx.op_index());
+    const float* data = w->data_as<float>();
+    auto packed = ctx.host()->packed_cache()->GetOrCreate(key, [&]() -> std::shared_ptr<const void> {
+      return std::make_shared<const sparse::CsrF32>(sparse::PackCsr(data, n, static_cast<int>(k)));
+    });
+    csr_ = std::static_pointer_cast<const sparse::CsrF32>(packed);
+  }
+  if (!sparse::PreferSparse(csr_->sparsity(), geometry_.m, kernel_)) return Status::Ok();
+  sparse_ = true;
+  if (kernel_ == sparse::SparseKernel::kAvx2 && geometry_.m > sparse::kSpmvMaxRows) {
+    const int64_t floats = sparse::Avx2ScratchFloats(csr_->cols) * ctx.threads().num_threads();
+    scratch_ = ctx.RequestScratch(static_cast<size_t>(floats) * sizeof(float));
+  } else {
+    scratch_ = -1;
+  }
+  return Status::Ok();
+}
+
+Status SparseGemmOpKernel::Invoke(rt::KernelContext& ctx) {
+  if (!sparse_) return dense_->Invoke(ctx);
+  sparse::GemmArgs args;
+  args.m = geometry_.m;
+  args.lo = lo_;
+  args.hi = hi_;
+  BindTensors(ctx, &args);
+  float* scratch = scratch_ >= 0 ? ctx.Scratch<float>(scratch_) : nullptr;
+  sparse::RunSparseGemm(*csr_, args, kernel_, ctx.threads(), scratch);
+  return Status::Ok();
+}
+
+std::string SparseGemmOpKernel::variant() const {
+  if (!sparse_) return dense_->variant();
+  return op_name_ + "/f32/sparse_" + (kernel_ == sparse::SparseKernel::kAvx2 ? "avx2" : "portable");
+}
+
+bool SparseGemmCandidate(const rt::KernelCreateContext& cc) {
+  if (cc.reference_only) return false;
+  const Tensor* in = cc.input(0);
+  const Tensor* w = cc.input(1);
+  const Tensor* bias = cc.input(2);
+  const Tensor* out = cc.output(0);
+  if (!in || !w || !out) return false;
+  if (in->type != DType::kFloat32 || w->type != DType::kFloat32 || out->type != DType::kFloat32) return false;
+  if (bias && bias->type != DType::kFloat32) return false;
+  if (w->sparsity) return false;
+  // Constant weights, or weights an op computes (DENSIFY of a sparse constant, DEQUANTIZE of
+  // float16): the interpreter folds such ops before this op's Prepare.
+  if (!cc.graph.IsConstant(*w) && cc.subgraph.FindProducer(cc.op.inputs[1]) < 0) return false;
+  return true;
+}
+
+namespace {
+
+class SparseFullyConnectedKernel : public SparseGemmOpKernel {
+ public:
+  SparseFullyConnectedKernel(std::unique_ptr<rt::OpKernel> dense, const rt::CpuFeatures& cpu)
+      : SparseGemmOpKernel("fully_connected", std::move(dense), cpu) {}
+
+ protected:
+  Status ComputeGeometry(rt::KernelContext& ctx, Geometry* g) override {
+    const rt::RtTensor* w = ctx.input(1);
+    const auto& o = GetOptions<tflite::FullyConnectedOptionsT>(ctx.op());
+    g->m = static_cast<int>(ctx.input(0)->num_elements() / std::max(w->dim(1), 1));
+    g->activation = o.fused_activation_function;
+    if (w->rank() != 2) g->m = 0;
+    return Status::Ok();
+  }
+  void BindTensors(rt::KernelContext& ctx, sparse::GemmArgs* a) override {
+    const rt::RtTensor* w = ctx.input(1);
+    const rt::RtTensor* bias = ctx.input(2);
+    a->a = ctx.input(0)->data_as<float>();
+    a->lda = w->dim(1);
+    a->bias = bias ? bias->data_as<float>() : nullptr;
+    a->c = ctx.output(0)->data_as<float>();
+    a->ldc = w->dim(0);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<rt::OpKernel> MaybeSparseFullyConnected(const rt::KernelCreateContext& cc,
+                                                        std::unique_ptr<rt::OpKernel> dense) {
+  if (!SparseGemmCandidate(cc)) return dense;
+  return std::make_unique<SparseFullyConnectedKernel>(std::move(dense), cc.cpu);
+}
+
+}  // namespace edgeopt::kernels
