@@ -86,6 +86,10 @@ Status ModelRunner::Run(const std::vector<HostTensor>& inputs) {
     if (t->bytes < inputs[i].data.size() || !t->data) return Internal("input buffer of '" + t->name() + "' too small");
     std::memcpy(t->data, inputs[i].data.data(), inputs[i].data.size());
   }
+  // Every sample is independent: recurrent state (LSTM/RNN variable tensors) starts from its
+  // initial value, as for a single inference. Carrying it over would make the result depend on
+  // the sample order and on how samples are spread over worker threads.
+  interp_->ResetVariables();
   return interp_->Invoke();
 }
 
