@@ -51,23 +51,8 @@ int RunCluster(const ClusterFlags& f) {
   o.per_channel = f.per_channel;
   o.preserve_sparsity = f.preserve_sparsity;
   o.seed = f.seed;
-  if (f.min_params < 0) return UsageError(kCmd, "--min-params must be >= 0");
-  if (!f.scope.empty()) {
-    try {
-      std::regex check(f.scope);
-    } catch (const std::regex_error& e) {
-      return UsageError(kCmd, "--scope: invalid regular expression '" + f.scope + "': " + e.what());
-    }
-  }
-  for (const auto& op : f.skip_ops) {
-    const auto& known = optimize::WeightOpNames();
-    if (std::find(known.begin(), known.end(), op) == known.end()) {
-      std::string list;
-      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      return UsageError(kCmd, "--skip-op: '" + op + "' is not an op with weights (one of " + list + ")");
-    }
-  }
-  if (std::string p = AgreementFlagsProblem(f.agreement); !p.empty()) return UsageError(kCmd, p);
+  if (std::string p = WeightSelectionProblem(f.scope, f.skip_ops, f.min_params, f.agreement); !p.empty())
+    return UsageError(kCmd, p);
   o.selection.scope_regex = f.scope;
   o.selection.skip_ops = f.skip_ops;
   o.selection.min_params = f.min_params;
@@ -84,17 +69,11 @@ int RunCluster(const ClusterFlags& f) {
   auto report = optimize::ClusterModel(*graph, o);
   if (!report.ok()) return Fail(kCmd, report.status().WithContext("'" + f.input + "'"));
 
-  auto bytes = SerializeModel(*graph);
-  if (!bytes.ok()) return Fail(kCmd, bytes.status().WithContext("cannot serialize the clustered model"));
-  auto before = InputSizes(original);
-  if (!before.ok()) return Fail(kCmd, before.status());
-  const optimize::CompressedSizes after = optimize::MeasureCompression(*bytes);
-  auto written = ReadModelBytes(*bytes, f.output);
-  if (!written.ok()) return Fail(kCmd, written.status().WithContext("the clustered model does not read back"));
-  auto agreement = MeasureAgreement(original, *written, f.agreement);
-
-  Status st = WriteFileAtomically(f.output, bytes->data(), bytes->size());
-  if (!st.ok()) return Fail(kCmd, st.WithContext("cannot write '" + f.output + "'"));
+  auto out = WriteOptimizedModel(original, *graph, f.output, f.agreement, "clustered");
+  if (!out.ok()) return Fail(kCmd, out.status());
+  const optimize::CompressedSizes& before = out->before;
+  const optimize::CompressedSizes& after = out->after;
+  const Expected<Agreement>& agreement = out->agreement;
 
   const auto& r = *report;
   int64_t params = 0, max_distinct = 0;
@@ -111,7 +90,7 @@ int RunCluster(const ClusterFlags& f) {
     j["per_channel"] = o.per_channel;
     j["preserve_sparsity"] = o.preserve_sparsity;
     j["clustered_params"] = params;
-    j["file_size"] = SizesJson(*before, after);
+    j["file_size"] = SizesJson(before, after);
     j["agreement"] = agreement.ok() ? AgreementJson(*agreement) : nlohmann::ordered_json(nullptr);
     if (!agreement.ok()) j["agreement_error"] = agreement.status().message();
     j["layers"] = nlohmann::ordered_json::array();
@@ -145,7 +124,7 @@ int RunCluster(const ClusterFlags& f) {
                           std::to_string(r.skipped.size()) + " left out"});
   t.AddRow({"storage", "dense float32, at most " + std::to_string(max_distinct) + " distinct values per " +
                            (o.per_channel ? "channel" : "layer") + " (a standard .tflite)"});
-  std::cout << t.Render("  ") << "\n" << SizeTable(*before, after, "  ") << "\n";
+  std::cout << t.Render("  ") << "\n" << SizeTable(before, after, "  ") << "\n";
   std::cout << "  agreement with the original (edgeopt runtime)\n";
   if (agreement.ok()) {
     std::cout << AgreementText(*agreement, "    ");

@@ -1,12 +1,16 @@
 #include "optimize_report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <regex>
 
 #include "cli_util.h"
 #include "format/mapped_file.h"
+#include "format/reader.h"
 #include "format/writer.h"
+#include "optimize/weight_selection.h"
 #include "runtime/interpreter.h"
 
 namespace edgeopt::cli {
@@ -54,6 +58,41 @@ Expected<Agreement> MeasureAgreement(const Graph& original, const Graph& optimiz
   ASSIGN_OR_RETURN(auto opt, rt::Model::FromGraph(optimized));
   ASSIGN_OR_RETURN(a.report, eval::CompareModels(ref, opt, samples, f.threads));
   return a;
+}
+
+std::string WeightSelectionProblem(const std::string& scope, const std::vector<std::string>& skip_ops,
+                                   int64_t min_params, const AgreementFlags& agreement) {
+  if (min_params < 0) return "--min-params must be >= 0";
+  if (!scope.empty()) {
+    try {
+      std::regex check(scope);
+    } catch (const std::regex_error& e) {
+      return "--scope: invalid regular expression '" + scope + "': " + e.what();
+    }
+  }
+  const auto& known = optimize::WeightOpNames();
+  for (const auto& op : skip_ops) {
+    if (std::find(known.begin(), known.end(), op) == known.end()) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      return "--skip-op: '" + op + "' is not an op with weights (one of " + list + ")";
+    }
+  }
+  return AgreementFlagsProblem(agreement);
+}
+
+Expected<WrittenModel> WriteOptimizedModel(const Graph& original, const Graph& optimized, const std::string& output,
+                                           const AgreementFlags& flags, const std::string& what) {
+  auto bytes = SerializeModel(optimized);
+  if (!bytes.ok()) return bytes.status().WithContext("cannot serialize the " + what + " model");
+  ASSIGN_OR_RETURN(auto before, InputSizes(original));
+  const optimize::CompressedSizes after = optimize::MeasureCompression(*bytes);
+  auto written = ReadModelBytes(*bytes, output);
+  if (!written.ok()) return written.status().WithContext("the " + what + " model does not read back");
+  WrittenModel result{before, after, MeasureAgreement(original, *written, flags)};
+  Status st = WriteFileAtomically(output, bytes->data(), bytes->size());
+  if (!st.ok()) return st.WithContext("cannot write '" + output + "'");
+  return result;
 }
 
 Expected<optimize::CompressedSizes> InputSizes(const Graph& original) {

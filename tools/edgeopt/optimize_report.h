@@ -35,6 +35,22 @@ struct Agreement {
 // Runs both graphs on the samples. Failures are returned, not fatal: the caller reports them.
 Expected<Agreement> MeasureAgreement(const Graph& original, const Graph& optimized, const AgreementFlags& flags);
 
+// The usage problem ("" when none) of the weight-selection flags prune and cluster share:
+// --scope REGEX, --skip-op TYPE (an op with weights), --min-params N, and the agreement flags.
+std::string WeightSelectionProblem(const std::string& scope, const std::vector<std::string>& skip_ops,
+                                   int64_t min_params, const AgreementFlags& agreement);
+
+// What follows a transformation of `original` into `optimized`: serialize, measure the file sizes
+// before and after, read the bytes back (what is compared is what is written), measure agreement
+// with the original on them, then write `output` atomically. Errors name `what` ("pruned") and
+// leave no file; an agreement that could not be measured is reported, not fatal.
+struct WrittenModel {
+  optimize::CompressedSizes before, after;
+  Expected<Agreement> agreement;
+};
+Expected<WrittenModel> WriteOptimizedModel(const Graph& original, const Graph& optimized, const std::string& output,
+                                           const AgreementFlags& flags, const std::string& what);
+
 // Sizes of the model file as read (its mapped bytes; re-serialized when it has none).
 Expected<optimize::CompressedSizes> InputSizes(const Graph& original);
 

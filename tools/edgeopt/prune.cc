@@ -54,26 +54,11 @@ int RunPrune(const PruneFlags& f) {
   o.global = f.global;
   if (o.global && o.structure != optimize::PruneStructure::kUnstructured)
     return UsageError(kCmd, "--global applies to unstructured pruning only");
-  if (f.min_params < 0) return UsageError(kCmd, "--min-params must be >= 0");
   if (f.encode != "dense" && f.encode != "sparse")
     return UsageError(kCmd, "--encode must be dense or sparse, got '" + f.encode + "'");
   o.encode_sparse = f.encode == "sparse";
-  if (!f.scope.empty()) {
-    try {
-      std::regex check(f.scope);
-    } catch (const std::regex_error& e) {
-      return UsageError(kCmd, "--scope: invalid regular expression '" + f.scope + "': " + e.what());
-    }
-  }
-  for (const auto& op : f.skip_ops) {
-    const auto& known = optimize::WeightOpNames();
-    if (std::find(known.begin(), known.end(), op) == known.end()) {
-      std::string list;
-      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      return UsageError(kCmd, "--skip-op: '" + op + "' is not an op with weights (one of " + list + ")");
-    }
-  }
-  if (std::string p = AgreementFlagsProblem(f.agreement); !p.empty()) return UsageError(kCmd, p);
+  if (std::string p = WeightSelectionProblem(f.scope, f.skip_ops, f.min_params, f.agreement); !p.empty())
+    return UsageError(kCmd, p);
   o.selection.scope_regex = f.scope;
   o.selection.skip_ops = f.skip_ops;
   o.selection.min_params = f.min_params;
@@ -90,19 +75,11 @@ int RunPrune(const PruneFlags& f) {
   auto report = optimize::PruneModel(*graph, o);
   if (!report.ok()) return Fail(kCmd, report.status().WithContext("'" + f.input + "'"));
 
-  auto bytes = SerializeModel(*graph);
-  if (!bytes.ok()) return Fail(kCmd, bytes.status().WithContext("cannot serialize the pruned model"));
-  auto before = InputSizes(original);
-  if (!before.ok()) return Fail(kCmd, before.status());
-  const optimize::CompressedSizes after = optimize::MeasureCompression(*bytes);
-
-  // The written file is what is compared: re-read it from the serialized bytes.
-  auto written = ReadModelBytes(*bytes, f.output);
-  if (!written.ok()) return Fail(kCmd, written.status().WithContext("the pruned model does not read back"));
-  auto agreement = MeasureAgreement(original, *written, f.agreement);
-
-  Status st = WriteFileAtomically(f.output, bytes->data(), bytes->size());
-  if (!st.ok()) return Fail(kCmd, st.WithContext("cannot write '" + f.output + "'"));
+  auto out = WriteOptimizedModel(original, *graph, f.output, f.agreement, "pruned");
+  if (!out.ok()) return Fail(kCmd, out.status());
+  const optimize::CompressedSizes& before = out->before;
+  const optimize::CompressedSizes& after = out->after;
+  const Expected<Agreement>& agreement = out->agreement;
 
   const auto& r = *report;
   const std::string how = optimize::PruneStructureName(o) +
@@ -118,7 +95,7 @@ int RunPrune(const PruneFlags& f) {
     j["sparsity"] = r.sparsity();
     j["pruned_params"] = r.total_params;
     j["zero_params"] = r.total_zeros;
-    j["file_size"] = SizesJson(*before, after);
+    j["file_size"] = SizesJson(before, after);
     j["agreement"] = agreement.ok() ? AgreementJson(*agreement) : nlohmann::ordered_json(nullptr);
     if (!agreement.ok()) j["agreement_error"] = agreement.status().message();
     j["layers"] = nlohmann::ordered_json::array();
@@ -150,7 +127,7 @@ int RunPrune(const PruneFlags& f) {
   t.AddRow({"encoding", o.encode_sparse ? std::to_string(r.sparse_encoded) +
                                               " weight tensor(s) stored sparse (.tflite SparsityParameters + DENSIFY)"
                                         : "dense float32 with exact zeros (--encode sparse stores them sparse)"});
-  std::cout << t.Render("  ") << "\n" << SizeTable(*before, after, "  ") << "\n";
+  std::cout << t.Render("  ") << "\n" << SizeTable(before, after, "  ") << "\n";
   std::cout << "  agreement with the original (edgeopt runtime)\n";
   if (agreement.ok()) {
     std::cout << AgreementText(*agreement, "    ");
