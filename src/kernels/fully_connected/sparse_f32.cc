@@ -76,9 +76,11 @@ double SparsityThreshold(int m, SparseKernel kernel) {
   // and with bench/micro/sparse_runtime_bench.cc against the runtime's fast dense kernels.
   // Portable: against the scalar reference loop.
   if (kernel == SparseKernel::kPortable) return 0.5;
-  // Runtime benchmark on this 2-core AVX2 host (loaded, noisy): SpMV lost to the fast dense GEMV
-  // at 70% on every FC shape and won at 90% on two of three; SpMM broke even around 60-70%.
-  return m <= kSpmvMaxRows ? 0.85 : 0.7;
+  // Runtime benchmark on this 2-core AVX2 host, idle (bench/micro/sparse_runtime_bench.cc):
+  // SpMV (1-2 rows) lost to the fast dense GEMV even at 90% on FC 1x1001x256, 1x640x128 and
+  // 1x1024x1024 (0.45-0.99x), so it is kept for near-empty weights only; SpMM (1x1 conv,
+  // batched FC) wins from 70% (1.2-1.5x at 70%, 1.8-3.8x at 90%; FC 8x1024x1024 0.94x at 70%).
+  return m <= kSpmvMaxRows ? 0.97 : 0.7;
 }
 
 DensePackedF32 PackDense(const float* w, int n, int k) {

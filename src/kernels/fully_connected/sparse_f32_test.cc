@@ -288,10 +288,11 @@ TEST(SparseVariants, FullyConnectedChosenBySparsity) {
     bool sparse;
   };
   const Case cases[] = {
-      {1, 256, 100, 0.9, false, A::ActivationFunctionType_NONE, true},
-      {1, 256, 100, 0.9, true, A::ActivationFunctionType_RELU, true},  // weights from DENSIFY
+      {1, 256, 100, 0.98, false, A::ActivationFunctionType_NONE, true},
+      {1, 256, 100, 0.98, true, A::ActivationFunctionType_RELU, true},  // weights from DENSIFY
+      {1, 256, 100, 0.9, false, A::ActivationFunctionType_NONE, false},  // SpMV loses to dense at 90%
       {1, 256, 100, 0.3, false, A::ActivationFunctionType_NONE, false},
-      {2, 100, 33, 0.95, true, A::ActivationFunctionType_RELU6, true},
+      {2, 100, 33, 0.98, true, A::ActivationFunctionType_RELU6, true},
       {7, 64, 48, 0.8, false, A::ActivationFunctionType_RELU_N1_TO_1, true},
       {40, 130, 17, 0.75, true, A::ActivationFunctionType_NONE, true},
       {40, 130, 17, 0.2, false, A::ActivationFunctionType_NONE, false},
