@@ -17,11 +17,12 @@ std::string Fixed(double v, int decimals) {
   return buf;
 }
 
-// Milliseconds with 3 significant-ish digits for small values.
+// Milliseconds with about 3 significant digits, also for microsecond-scale models (0.000412).
 std::string MsNum(double ms) {
   if (ms >= 100) return Fixed(ms, 1);
   if (ms >= 10) return Fixed(ms, 2);
-  return Fixed(ms, 3);
+  if (!(ms > 0) || ms >= 0.1) return Fixed(ms, 3);
+  return Fixed(ms, std::clamp(2 - static_cast<int>(std::floor(std::log10(ms))), 3, 6));
 }
 std::string Ms(double ms) { return MsNum(ms) + " ms"; }
 std::string Pct(double p) { return Fixed(p, 1) + "%"; }
