@@ -284,7 +284,11 @@ int RunQuantize(const QuantizeCliOptions& o) {
     t.AddRow({"weights", std::to_string(report->weights_quantized) + " quantized, " +
                              std::to_string(report->weights_kept_float) + " kept float"});
   }
+  if (agreement->samples == 0)
+    t.AddRow({"vs float", "not measured: no held-out sample (every sample went to calibration; give --samples N "
+                          "below the number of samples to keep some for this comparison)"});
   for (const auto& a : agreement->outputs) {
+    if (agreement->samples == 0) break;
     std::string line = "'" + a.name + "': SNR " + (std::isfinite(a.snr_db) ? Fixed(a.snr_db, 1) + " dB" : "inf (identical)");
     if (a.classifier)
       line += ", top-1 agrees " + std::to_string(a.top1_agree) + "/" + std::to_string(a.samples) + " (" +
