@@ -28,6 +28,8 @@ void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterFastFloatKernels(r);
   // Then the fast integer kernels in front of those (they decline float ops).
   kernels::RegisterFastInt8Kernels(r);
+  // Fast integer elementwise / quantize / pooling kernels (they decline float ops).
+  kernels::RegisterFastQuantKernels(r);
   // Last: the sparse float32 FC / 1x1 conv variants wrap the (fast or reference) dense kernel.
   kernels::RegisterSparseFloatKernels(r);
 }

@@ -20,6 +20,7 @@
 #include "kernels/common/lut.h"
 #include "kernels/common/quant_utils.h"
 #include "kernels/elementwise/ops.h"
+#include "kernels/quant_fast/quant_binary.h"
 
 namespace edgeopt::kernels::elementwise {
 namespace {
@@ -190,19 +191,22 @@ class BinaryKernel : public rt::OpKernel {
     switch (op_) {
       case tflite::BuiltinOperator_ADD:
       case tflite::BuiltinOperator_SUB: {
-        left_shift_ = type_ == DType::kInt16 ? 15 : 20;
-        const double twice_max_input_scale = static_cast<double>(2 * std::max(sa, sb));
-        const double real1 = sa / twice_max_input_scale;
-        const double real2 = sb / twice_max_input_scale;
-        const double real_out = twice_max_input_scale / static_cast<double>((1 << left_shift_) * so);
-        QuantizeMultiplier(real1, &in1_mult_, &in1_shift_);
-        QuantizeMultiplier(real2, &in2_mult_, &in2_shift_);
-        QuantizeMultiplier(real_out, &out_mult_, &out_shift_);
+        QuantBinaryParams q;
+        ComputeAddSubMultipliers(sa, sb, so, type_ == DType::kInt16 ? 15 : 20, &q);
+        left_shift_ = q.left_shift;
+        in1_mult_ = q.in1_mult;
+        in1_shift_ = q.in1_shift;
+        in2_mult_ = q.in2_mult;
+        in2_shift_ = q.in2_shift;
+        out_mult_ = q.out_mult;
+        out_shift_ = q.out_shift;
         return Status::Ok();
       }
       case tflite::BuiltinOperator_MUL: {
-        const double real = static_cast<double>(sa * sb / so);
-        QuantizeMultiplier(real, &out_mult_, &out_shift_);
+        QuantBinaryParams q;
+        ComputeMulMultiplier(sa, sb, so, &q);
+        out_mult_ = q.out_mult;
+        out_shift_ = q.out_shift;
         return Status::Ok();
       }
       case tflite::BuiltinOperator_DIV: {

@@ -38,6 +38,13 @@ Status MakeAxisWalk(const rt::KernelContext& ctx, const rt::RtTensor& t, const Q
   return Status::Ok();
 }
 
+// NaN and out-of-range values convert to INT32_MIN; adding a negative zero point then wraps in
+// TFLite 2.9's x86 build (to a large positive value that clamps to the type's maximum). A plain
+// signed add would be undefined behaviour and did not reproduce it.
+inline int32_t WrappingAdd(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+
 class QuantizeKernel : public rt::OpKernel {
  public:
   QuantizeKernel(DType in, DType out) : in_(in), out_(out) {}
@@ -107,7 +114,7 @@ class QuantizeKernel : public rt::OpKernel {
       const QuantParams& q = *out.quant;
       for (int64_t i = 0; i < n; ++i) {
         const int64_t c = (i / walk_.inner) % walk_.channels;
-        const int32_t v = TruncateToInt32(std::round(x[i] / q.scale[c])) + static_cast<int32_t>(q.zp(c));
+        const int32_t v = WrappingAdd(TruncateToInt32(std::round(x[i] / q.scale[c])), static_cast<int32_t>(q.zp(c)));
         y[i] = static_cast<Out>(std::min(std::max(v, lo), hi));
       }
       return Status::Ok();
@@ -115,7 +122,7 @@ class QuantizeKernel : public rt::OpKernel {
     const double scale = out.scale();
     const int32_t zp = out.zero_point();
     for (int64_t i = 0; i < n; ++i) {
-      const int32_t v = TruncateToInt32(std::round(static_cast<double>(x[i]) / scale)) + zp;
+      const int32_t v = WrappingAdd(TruncateToInt32(std::round(static_cast<double>(x[i]) / scale)), zp);
       y[i] = static_cast<Out>(std::min(std::max(v, lo), hi));
     }
     return Status::Ok();

@@ -1,0 +1,111 @@
+// Fast AVERAGE_POOL_2D / MAX_POOL_2D on int8 / uint8 (NHWC), bit-exact with pooling/ref.cc:
+// each output pixel accumulates 8 channels per int32 vector over the in-bounds window
+// (quant_convert_avx2.cc); channels beyond the last multiple of 8 use the reference formula.
+// Averages over more than kMaxAverageCount positions stay on the reference kernel.
+#include <algorithm>
+
+#include "kernels/common/kernel_util.h"
+#include "kernels/common/nn_util.h"
+#include "kernels/quant_fast/quant_convert.h"
+#include "kernels/quant_fast/quant_fast.h"
+
+namespace edgeopt::kernels {
+namespace {
+
+class PoolFastKernel final : public FastKernel {
+ public:
+  PoolFastKernel(std::unique_ptr<rt::OpKernel> ref, bool average, DType type)
+      : FastKernel(std::move(ref)), average_(average), type_(type) {}
+
+ protected:
+  std::string FastVariant() const override {
+    return std::string(average_ ? "average_pool2d/" : "max_pool2d/") + TypeName(type_) + "/avx2";
+  }
+
+  Expected<bool> PrepareFast(rt::KernelContext& ctx) override {
+    const rt::RtTensor& in = *ctx.input(0);
+    const auto& o = GetOptions<tflite::Pool2DOptionsT>(ctx.op());
+    spec_.padding = o.padding;
+    spec_.stride_h = o.stride_h;
+    spec_.stride_w = o.stride_w;
+    spec_.filter_h = o.filter_height;
+    spec_.filter_w = o.filter_width;
+    RETURN_IF_ERROR(ComputeWindow(ctx, spec_, in.dim(1), in.dim(2), &g_));
+    RETURN_IF_ERROR(QuantizedActivation(ctx, o.fused_activation_function, *ctx.output(0), &lo_, &hi_));
+    if (average_ && int64_t{spec_.filter_h} * spec_.filter_w > qconv::kMaxAverageCount) return false;
+    batches_ = in.dim(0);
+    channels_ = in.dim(3);
+    return true;
+  }
+
+  Status InvokeFast(rt::KernelContext& ctx) override {
+    if (ctx.output(0)->num_elements() == 0) return Status::Ok();
+    if (type_ == DType::kInt8) Run<int8_t>(ctx);
+    else Run<uint8_t>(ctx);
+    return Status::Ok();
+  }
+
+ private:
+  template <typename T>
+  void Run(rt::KernelContext& ctx) const {
+    const T* in = ctx.input(0)->data_as<T>();
+    T* out = ctx.output(0)->data_as<T>();
+    const WindowGeometry g = g_;
+    const WindowSpec s = spec_;
+    const int channels = channels_, c8 = channels_ / 8 * 8;
+    const int64_t row_stride = int64_t{g.in_w} * channels;
+    ctx.threads().ParallelFor(int64_t{batches_} * g.out_h, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t row = begin; row < end; ++row) {
+        const int b = static_cast<int>(row / g.out_h), oy = static_cast<int>(row % g.out_h);
+        const int y0 = oy * s.stride_h - g.pad_h;
+        const int fy_begin = std::max(0, -y0), fy_end = std::min(s.filter_h, g.in_h - y0);
+        for (int ox = 0; ox < g.out_w; ++ox) {
+          const int x0 = ox * s.stride_w - g.pad_w;
+          const int fx_begin = std::max(0, -x0), fx_end = std::min(s.filter_w, g.in_w - x0);
+          const T* win = in + ((int64_t{b} * g.in_h + y0 + fy_begin) * g.in_w + x0 + fx_begin) * channels;
+          T* o = out + (row * g.out_w + ox) * channels;
+          const int rows = fy_end - fy_begin, cols = fx_end - fx_begin;
+          if (c8) qconv::PoolPixel<T>(average_, win, rows, cols, row_stride, channels, o, c8, lo_, hi_);
+          for (int c = c8; c < channels; ++c) o[c] = TailChannel(win + c, rows, cols, row_stride, channels);
+        }
+      }
+    });
+  }
+
+  // The reference formula for one channel.
+  template <typename T>
+  T TailChannel(const T* p, int rows, int cols, int64_t row_stride, int64_t col_stride) const {
+    int32_t sum = 0, best = INT32_MIN;
+    for (int r = 0; r < rows; ++r)
+      for (int k = 0; k < cols; ++k) {
+        const int32_t v = p[r * row_stride + k * col_stride];
+        sum += v;
+        best = std::max(best, v);
+      }
+    const int32_t count = rows * cols;
+    const int32_t v = !average_ ? best : sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
+    return static_cast<T>(std::clamp(v, lo_, hi_));
+  }
+
+  bool average_;
+  DType type_;
+  WindowSpec spec_;
+  WindowGeometry g_;
+  int batches_ = 0, channels_ = 0;
+  int32_t lo_ = 0, hi_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<rt::OpKernel> MakePoolFast(const rt::KernelCreateContext& cc, RefFactory reference) {
+  if (cc.reference_only || !cc.cpu.has_avx2_fma()) return nullptr;
+  const Tensor* in = cc.input(0);
+  const Tensor* out = cc.output(0);
+  if (!in || !out || !(in->type == DType::kInt8 || in->type == DType::kUInt8) || out->type != in->type) return nullptr;
+  auto ref = MakeReferenceKernel(cc, reference);
+  if (!ref) return nullptr;
+  return std::make_unique<PoolFastKernel>(std::move(ref), cc.op.code == tflite::BuiltinOperator_AVERAGE_POOL_2D,
+                                          in->type);
+}
+
+}  // namespace edgeopt::kernels

@@ -1,0 +1,62 @@
+// Quantized ADD / SUB / MUL parameters shared by the reference kernel (elementwise/ref_binary.cc)
+// and the AVX2 kernel (quant_binary_avx2.cc), so both compute their multipliers from one piece
+// of code (TFLite 2.9's expressions; a different rounding there changes results).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/common/quant_utils.h"
+
+namespace edgeopt::kernels {
+
+struct QuantBinaryParams {
+  // ADD/SUB: v_i = MBQM((offset_i + x_i) << left_shift, mult_i, shift_i);
+  //          out = clamp(MBQM(v1 ± v2, out_mult, out_shift) + out_offset).
+  // MUL:     out = clamp(MBQM((offset_1 + x_1) * (offset_2 + x_2), out_mult, out_shift) + out_offset).
+  int32_t in1_offset = 0, in2_offset = 0, out_offset = 0;
+  int32_t in1_mult = 0, in2_mult = 0, out_mult = 0;
+  int in1_shift = 0, in2_shift = 0, out_shift = 0, left_shift = 0;
+  int32_t act_min = 0, act_max = 0;
+  bool sub = false;
+};
+
+// ADD/SUB multipliers (TFLite's PrepareGeneralSubOp / add.cc): both inputs on a common scale
+// twice the larger input scale after a left shift (20 bits for 8-bit types, 15 for int16).
+inline void ComputeAddSubMultipliers(float sa, float sb, float so, int left_shift, QuantBinaryParams* p) {
+  p->left_shift = left_shift;
+  const double twice_max_input_scale = static_cast<double>(2 * std::max(sa, sb));
+  const double real1 = sa / twice_max_input_scale;
+  const double real2 = sb / twice_max_input_scale;
+  const double real_out = twice_max_input_scale / static_cast<double>((1 << left_shift) * so);
+  QuantizeMultiplier(real1, &p->in1_mult, &p->in1_shift);
+  QuantizeMultiplier(real2, &p->in2_mult, &p->in2_shift);
+  QuantizeMultiplier(real_out, &p->out_mult, &p->out_shift);
+}
+
+// MUL: one multiplier, the scale product taken in float as TFLite does.
+inline void ComputeMulMultiplier(float sa, float sb, float so, QuantBinaryParams* p) {
+  const double real = static_cast<double>(sa * sb / so);
+  QuantizeMultiplier(real, &p->out_mult, &p->out_shift);
+}
+
+// One ADD/SUB input value on the common scale (the scalar reference step).
+inline int32_t AddSubScaledInput(int32_t x, int32_t offset, int left_shift, int32_t mult, int shift) {
+  return MultiplyByQuantizedMultiplier((offset + x) * (1 << left_shift), mult, shift);
+}
+
+namespace qbin {
+
+// AVX2 runs (quant_binary_avx2.cc): o[i] = op(a[i * a_step], b[i * b_step]) for i < n, steps 0
+// or 1, bit-exact with the scalar formulas above. T is int8_t, uint8_t or int16_t.
+template <typename T>
+void AddSubRun(const T* a, int a_step, const T* b, int b_step, T* o, int64_t n, const QuantBinaryParams& p);
+template <typename T>
+void MulRun(const T* a, int a_step, const T* b, int b_step, T* o, int64_t n, const QuantBinaryParams& p);
+
+// y[i] = MultiplyByQuantizedMultiplier(x[i], mult, shift) with the vector code the runs use
+// (exposed for its exhaustive test).
+void RequantizeBatch(const int32_t* x, int32_t* y, int64_t n, int32_t mult, int shift);
+
+}  // namespace qbin
+}  // namespace edgeopt::kernels

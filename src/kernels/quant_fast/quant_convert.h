@@ -1,0 +1,25 @@
+// Vector pieces of the fast QUANTIZE / DEQUANTIZE / pooling kernels (AVX2, in quant_convert_avx2.cc).
+#pragma once
+
+#include <cstdint>
+
+namespace edgeopt::kernels::qconv {
+
+// y[i] = x[i] ^ 0x80 (int8 <-> uint8 with equal scales and zero points 128 apart).
+void FlipSignBit(const uint8_t* x, uint8_t* y, int64_t n);
+
+// QUANTIZE float32 -> T (int8, uint8, int16) as quantize/ref_quantize.cc:
+// clamp(TruncateToInt32(round_half_away(double(x) / scale)) + zero_point).
+template <typename T>
+void QuantizeFloat(const float* x, T* y, int64_t n, double scale, int32_t zero_point);
+
+// One output pixel of an int8/uint8 pool over channels [0, c8) (c8 a multiple of 8): `in` points
+// at channel 0 of the window's first input pixel; rows/cols the in-bounds window, row_stride and
+// col_stride in elements. Average: sum rounded half away from zero over count = rows * cols
+// (exact in float for count <= kMaxAverageCount); max: the largest. Then clamp to [lo, hi].
+constexpr int kMaxAverageCount = 8192;
+template <typename T>
+void PoolPixel(bool average, const T* in, int rows, int cols, int64_t row_stride, int64_t col_stride, T* out, int c8,
+               int32_t lo, int32_t hi);
+
+}  // namespace edgeopt::kernels::qconv

@@ -1,0 +1,150 @@
+// Fast QUANTIZE / DEQUANTIZE (per-tensor), bit-exact with quantize/ref_quantize.cc:
+// - 8-bit -> 8-bit requantization: every output is a function of one input byte, so a 256-entry
+//   table is built at prepare time with the reference formula; when that table is the sign-bit
+//   flip (int8 <-> uint8 with equal scales, zero points 128 apart) the op is an AVX2 XOR.
+// - float32 -> int8 / uint8 / int16: AVX2 division in double and round half away from zero.
+// - DEQUANTIZE int8 / uint8 -> float32: a 256-entry float table built with the reference formula.
+// Per-channel quantization and the other type pairs stay on the reference kernel.
+#include <array>
+#include <cstring>
+
+#include "kernels/common/kernel_util.h"
+#include "kernels/common/quant_utils.h"
+#include "kernels/quant_fast/quant_convert.h"
+#include "kernels/quant_fast/quant_fast.h"
+
+namespace edgeopt::kernels {
+namespace {
+
+bool Is8Bit(DType t) { return t == DType::kInt8 || t == DType::kUInt8; }
+bool PerTensor(const rt::RtTensor& t) { return t.quant && t.quant->scale.size() == 1; }
+
+// The byte of an 8-bit value (int8 stored as its two's complement byte).
+int32_t ByteValue(DType t, int byte) { return t == DType::kInt8 ? static_cast<int8_t>(byte) : byte; }
+
+class QuantizeFastKernel final : public FastKernel {
+ public:
+  QuantizeFastKernel(std::unique_ptr<rt::OpKernel> ref, DType in, DType out)
+      : FastKernel(std::move(ref)), in_(in), out_(out) {}
+
+ protected:
+  enum class Mode { kFlip, kTable, kFromFloat };
+
+  std::string FastVariant() const override {
+    const char* how = mode_ == Mode::kFlip ? "xor_avx2" : mode_ == Mode::kTable ? "table" : "avx2";
+    return "quantize/" + TypeName(in_) + "_" + TypeName(out_) + "/" + how;
+  }
+
+  Expected<bool> PrepareFast(rt::KernelContext& ctx) override {
+    const rt::RtTensor& in = *ctx.input(0);
+    const rt::RtTensor& out = *ctx.output(0);
+    if (!PerTensor(out)) return false;
+    if (in_ == DType::kFloat32) {
+      mode_ = Mode::kFromFloat;
+      return true;
+    }
+    if (!PerTensor(in)) return false;
+    int32_t mult;
+    int shift;
+    QuantizeMultiplier(static_cast<double>(in.scale()) / static_cast<double>(out.scale()), &mult, &shift);
+    const int32_t in_zp = in.zero_point(), out_zp = out.zero_point();
+    const int32_t lo = QMinOf(out_), hi = QMaxOf(out_);
+    bool flip = true;
+    for (int byte = 0; byte < 256; ++byte) {
+      const int32_t v = MultiplyByQuantizedMultiplier(ByteValue(in_, byte) - in_zp, mult, shift) + out_zp;
+      table_[byte] = static_cast<uint8_t>(std::max(std::min(v, hi), lo));
+      flip = flip && table_[byte] == (byte ^ 0x80);
+    }
+    mode_ = flip ? Mode::kFlip : Mode::kTable;
+    return true;
+  }
+
+  Status InvokeFast(rt::KernelContext& ctx) override {
+    const rt::RtTensor& in = *ctx.input(0);
+    rt::RtTensor& out = *ctx.output(0);
+    const int64_t n = in.num_elements();
+    switch (mode_) {
+      case Mode::kFlip: qconv::FlipSignBit(in.data_as<uint8_t>(), out.data_as<uint8_t>(), n); break;
+      case Mode::kTable: {
+        const uint8_t* x = in.data_as<uint8_t>();
+        uint8_t* y = out.data_as<uint8_t>();
+        for (int64_t i = 0; i < n; ++i) y[i] = table_[x[i]];
+        break;
+      }
+      case Mode::kFromFloat: {
+        const float* x = in.data_as<float>();
+        const double scale = out.scale();
+        const int32_t zp = out.zero_point();
+        switch (out_) {
+          case DType::kInt8: qconv::QuantizeFloat(x, out.data_as<int8_t>(), n, scale, zp); break;
+          case DType::kUInt8: qconv::QuantizeFloat(x, out.data_as<uint8_t>(), n, scale, zp); break;
+          case DType::kInt16: qconv::QuantizeFloat(x, out.data_as<int16_t>(), n, scale, zp); break;
+          default: return ctx.UnsupportedError("output " + TypeName(out_) + " is not supported");
+        }
+        break;
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  DType in_, out_;
+  Mode mode_ = Mode::kTable;
+  std::array<uint8_t, 256> table_{};
+};
+
+class DequantizeFastKernel final : public FastKernel {
+ public:
+  DequantizeFastKernel(std::unique_ptr<rt::OpKernel> ref, DType in) : FastKernel(std::move(ref)), in_(in) {}
+
+ protected:
+  std::string FastVariant() const override { return "dequantize/" + TypeName(in_) + "/table"; }
+
+  Expected<bool> PrepareFast(rt::KernelContext& ctx) override {
+    const rt::RtTensor& in = *ctx.input(0);
+    if (!PerTensor(in)) return false;
+    const double scale = in.scale();
+    const int32_t zp = in.zero_point();
+    for (int byte = 0; byte < 256; ++byte) table_[byte] = static_cast<float>(scale * (ByteValue(in_, byte) - zp));
+    return true;
+  }
+
+  Status InvokeFast(rt::KernelContext& ctx) override {
+    const rt::RtTensor& in = *ctx.input(0);
+    const uint8_t* x = in.data_as<uint8_t>();
+    float* y = ctx.output(0)->data_as<float>();
+    const int64_t n = in.num_elements();
+    for (int64_t i = 0; i < n; ++i) y[i] = table_[x[i]];
+    return Status::Ok();
+  }
+
+ private:
+  DType in_;
+  std::array<float, 256> table_{};
+};
+
+}  // namespace
+
+std::unique_ptr<rt::OpKernel> MakeQuantizeFast(const rt::KernelCreateContext& cc, RefFactory reference) {
+  if (cc.reference_only || !cc.cpu.has_avx2_fma()) return nullptr;
+  const Tensor* in = cc.input(0);
+  const Tensor* out = cc.output(0);
+  if (!in || !out) return nullptr;
+  const bool from_float = in->type == DType::kFloat32 && (Is8Bit(out->type) || out->type == DType::kInt16);
+  if (!from_float && !(Is8Bit(in->type) && Is8Bit(out->type))) return nullptr;
+  auto ref = MakeReferenceKernel(cc, reference);
+  if (!ref) return nullptr;
+  return std::make_unique<QuantizeFastKernel>(std::move(ref), in->type, out->type);
+}
+
+std::unique_ptr<rt::OpKernel> MakeDequantizeFast(const rt::KernelCreateContext& cc, RefFactory reference) {
+  if (cc.reference_only || !cc.cpu.has_avx2_fma()) return nullptr;
+  const Tensor* in = cc.input(0);
+  const Tensor* out = cc.output(0);
+  if (!in || !out || !Is8Bit(in->type) || out->type != DType::kFloat32) return nullptr;
+  auto ref = MakeReferenceKernel(cc, reference);
+  if (!ref) return nullptr;
+  return std::make_unique<DequantizeFastKernel>(std::move(ref), in->type);
+}
+
+}  // namespace edgeopt::kernels

@@ -1,0 +1,300 @@
+// The fast QUANTIZE / DEQUANTIZE (quantize_fast.cc) and int8/uint8 AVERAGE_POOL_2D / MAX_POOL_2D
+// (pool_fast.cc) against the reference kernels, bit for bit: odd element counts (tails), float
+// inputs on exact .5 ties, huge values, NaN and infinities, random and extreme scales / zero
+// points, int8 <-> uint8 sign flips and general requantizations; pools over odd channel counts
+// (tails beyond multiples of 8), SAME/VALID, strides, windows cut by the border, every fused
+// activation, 1 and 2 threads. Some cases also against TFLite 2.9.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <sstream>
+
+#include "graph/builder.h"
+#include "support/fast_vs_reference.h"
+#include "support/nn_test_util.h"
+
+namespace edgeopt {
+namespace {
+
+std::string Tn(DType t) { return std::string(DTypeName(t)); }
+
+template <typename T>
+T Pick(std::mt19937_64& rng, std::initializer_list<T> v) {
+  return *(v.begin() + std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng));
+}
+
+QuantParams Quant(float scale, int64_t zp) {
+  QuantParams q;
+  q.scale = {scale};
+  q.zero_point = {zp};
+  return q;
+}
+
+int64_t RandomZp(std::mt19937_64& rng, DType t) {
+  if (t == DType::kInt16) return 0;
+  if (t == DType::kInt8) return std::uniform_int_distribution<int>(-128, 127)(rng);
+  return std::uniform_int_distribution<int>(0, 255)(rng);
+}
+
+Graph BuildUnary(tflite::BuiltinOperator op, DType in, DType out, std::vector<int32_t> shape,
+                 std::optional<QuantParams> qi, std::optional<QuantParams> qo) {
+  GraphBuilder b(3);
+  const int32_t x = b.Input("x", in, shape, qi);
+  const int32_t y = b.Tensor("y", out, shape, qo);
+  b.Op(op, {x}, {y});
+  b.Output(y);
+  return b.Finish();
+}
+
+// Float inputs that hit rounding ties and conversion limits of x / scale.
+std::vector<float> TrickyFloats(std::mt19937_64& rng, int64_t n, float scale) {
+  std::vector<float> v(static_cast<size_t>(n));
+  std::uniform_real_distribution<float> u(-200.0f, 200.0f);
+  for (int64_t i = 0; i < n; ++i) {
+    switch (i % 7) {
+      case 0: v[i] = (std::floor(u(rng)) + 0.5f) * scale; break;  // a tie (up to the float product)
+      case 1: v[i] = std::nextafter((std::floor(u(rng)) + 0.5f) * scale, 0.0f); break;
+      case 2: v[i] = u(rng) * scale * 1e7f; break;                   // beyond int32 after division
+      default: v[i] = u(rng) * scale; break;
+    }
+  }
+  if (n > 3) {
+    v[0] = std::numeric_limits<float>::quiet_NaN();
+    v[1] = std::numeric_limits<float>::infinity();
+    v[2] = -std::numeric_limits<float>::infinity();
+    v[3] = -0.0f;
+  }
+  return v;
+}
+
+testing::TensorValue FloatInput(const std::vector<int32_t>& shape, const std::vector<float>& v) {
+  testing::TensorValue t;
+  t.name = "x";
+  t.type = DType::kFloat32;
+  t.shape = shape;
+  t.data.resize(v.size() * sizeof(float));
+  std::memcpy(t.data.data(), v.data(), t.data.size());
+  return t;
+}
+
+TEST(QuantizeFast, FloatToIntMatchesReference) {
+  if (!testing::HaveAvx2()) GTEST_SKIP() << "no AVX2+FMA on this CPU: the fast kernels are not used";
+  std::mt19937_64 rng(11);
+  int k = 0;
+  for (DType out : {DType::kInt8, DType::kUInt8, DType::kInt16}) {
+    for (int32_t n : {1, 7, 8, 31, 33, 100, 1027}) {
+      for (float scale : {1e-4f, 0.0078125f, 0.0213f, 3.7f}) {
+        const std::vector<int32_t> shape = {1, n};
+        const QuantParams qo = Quant(scale, RandomZp(rng, out));
+        testing::FastCheck check;
+        check.op_type = "QUANTIZE";
+        check.variant = "/avx2";
+        check.threads = 1 + (++k % 2);
+        check.inputs = {FloatInput(shape, TrickyFloats(rng, n, scale))};
+        std::ostringstream what;
+        what << "QUANTIZE float32 -> " << Tn(out) << " n " << n << " scale " << scale << " zp " << qo.zero_point[0];
+        if (!testing::ExpectFastMatchesReference(BuildUnary(tflite::BuiltinOperator_QUANTIZE, DType::kFloat32, out,
+                                                            shape, std::nullopt, qo),
+                                                 what.str(), check))
+          return;
+      }
+    }
+  }
+}
+
+TEST(QuantizeFast, Requantize8BitMatchesReference) {
+  if (!testing::HaveAvx2()) GTEST_SKIP() << "no AVX2+FMA on this CPU: the fast kernels are not used";
+  std::mt19937_64 rng(12);
+  for (DType in : {DType::kInt8, DType::kUInt8}) {
+    for (DType out : {DType::kInt8, DType::kUInt8}) {
+      for (int i = 0; i < 12; ++i) {
+        const int32_t n = Pick(rng, {1, 7, 31, 32, 33, 65, 1000});
+        // i == 0: the sign flip (equal scales, zero points 128 apart) when the types differ.
+        const float si = std::pow(10.0f, std::uniform_real_distribution<float>(-3, 0)(rng));
+        float so = i == 0 ? si : std::pow(10.0f, std::uniform_real_distribution<float>(-3.5f, 0.5f)(rng));
+        int64_t zi = RandomZp(rng, in), zo = RandomZp(rng, out);
+        if (i == 0 && in != out) {
+          zi = in == DType::kInt8 ? std::uniform_int_distribution<int>(-128, 127)(rng) : std::uniform_int_distribution<int>(0, 255)(rng);
+          zo = in == DType::kInt8 ? zi + 128 : zi - 128;
+        }
+        if (i == 1) so = si * 1e-4f;  // extreme multiplier: everything saturates
+        const std::vector<int32_t> shape = {n};
+        testing::FastCheck check;
+        check.seed = 50 + i;
+        check.op_type = "QUANTIZE";
+        check.variant = i == 0 && in != out ? "/xor_avx2" : "/";
+        std::ostringstream what;
+        what << "QUANTIZE " << Tn(in) << " -> " << Tn(out) << " n " << n << " " << si << "/" << zi << " -> "
+             << so << "/" << zo;
+        if (!testing::ExpectFastMatchesReference(
+                BuildUnary(tflite::BuiltinOperator_QUANTIZE, in, out, shape, Quant(si, zi), Quant(so, zo)), what.str(),
+                check))
+          return;
+      }
+    }
+  }
+}
+
+TEST(QuantizeFast, DequantizeMatchesReference) {
+  if (!testing::HaveAvx2()) GTEST_SKIP() << "no AVX2+FMA on this CPU: the fast kernels are not used";
+  std::mt19937_64 rng(13);
+  for (DType in : {DType::kInt8, DType::kUInt8}) {
+    for (int32_t n : {1, 9, 33, 1000}) {
+      const QuantParams q = Quant(std::pow(10.0f, std::uniform_real_distribution<float>(-4, 1)(rng)), RandomZp(rng, in));
+      testing::FastCheck check;
+      check.op_type = "DEQUANTIZE";
+      check.variant = "/table";
+      if (!testing::ExpectFastMatchesReference(
+              BuildUnary(tflite::BuiltinOperator_DEQUANTIZE, in, DType::kFloat32, {n}, q, std::nullopt),
+              "DEQUANTIZE " + Tn(in) + " n " + std::to_string(n), check))
+        return;
+    }
+  }
+}
+
+TEST(QuantizeFast, MatchesTflite29) {
+  std::mt19937_64 rng(14);
+  for (DType out : {DType::kInt8, DType::kUInt8}) {
+    const QuantParams qo = Quant(0.0213f, RandomZp(rng, out));
+    EXPECT_TRUE(testing::ExpectMatches(
+        BuildUnary(tflite::BuiltinOperator_QUANTIZE, DType::kFloat32, out, {1, 37}, std::nullopt, qo),
+        "QUANTIZE float32 -> " + Tn(out), testing::ExactOptions()));
+  }
+  // NaN, infinities, values beyond int32 after the division, ties; zero points of both signs.
+  for (DType out : {DType::kInt8, DType::kUInt8, DType::kInt16}) {
+    for (int64_t zp : {-33, 0, 33}) {
+      if (out == DType::kUInt8 && zp < 0) continue;
+      if (out == DType::kInt16 && zp != 0) continue;
+      const std::vector<int32_t> shape = {1, 77};
+      const auto g = BuildUnary(tflite::BuiltinOperator_QUANTIZE, DType::kFloat32, out, shape, std::nullopt,
+                                Quant(0.0078125f, zp));
+      const auto inputs = std::vector<testing::TensorValue>{FloatInput(shape, TrickyFloats(rng, 77, 0.0078125f))};
+      // Both the fast kernel and the reference kernel (the oracle of the fast-vs-reference tests).
+      for (bool reference_only : {false, true}) {
+        testing::CompareOptions opts = testing::ExactOptions();
+        opts.reference_kernels_only = reference_only;
+        const testing::CompareReport r = testing::CompareGraph(g, opts, inputs);
+        EXPECT_TRUE(r.ok) << "QUANTIZE float32 -> " << Tn(out) << " zp " << zp << " tricky inputs"
+                          << (reference_only ? " (reference kernel)" : "") << "\n" << r.Summary();
+      }
+    }
+  }
+  EXPECT_TRUE(testing::ExpectMatches(BuildUnary(tflite::BuiltinOperator_QUANTIZE, DType::kUInt8, DType::kInt8, {1, 77},
+                                                Quant(0.5f, 128), Quant(0.5f, 0)),
+                                     "QUANTIZE uint8 -> int8 (flip)", testing::ExactOptions()));
+  EXPECT_TRUE(testing::ExpectMatches(BuildUnary(tflite::BuiltinOperator_QUANTIZE, DType::kInt8, DType::kUInt8, {1, 77},
+                                                Quant(0.05f, -3), Quant(0.07f, 120)),
+                                     "QUANTIZE int8 -> uint8 (table)", testing::ExactOptions()));
+}
+
+struct PoolCase {
+  bool average = true;
+  DType type = DType::kInt8;
+  int n = 1, h = 6, w = 5, c = 3, fh = 2, fw = 2, sh = 2, sw = 2;
+  int padding = tflite::Padding_SAME;
+  int act = 0;
+  QuantParams q;
+  std::string Describe() const {
+    std::ostringstream s;
+    s << (average ? "AVERAGE_POOL_2D " : "MAX_POOL_2D ") << Tn(type) << " [" << n << "," << h << "," << w << ","
+      << c << "] filter " << fh << "x" << fw << " stride " << sh << "x" << sw
+      << (padding == tflite::Padding_SAME ? " SAME" : " VALID") << " act " << act << " zp " << q.zero_point[0];
+    return s.str();
+  }
+};
+
+int OutSize(int padding, int in, int k, int stride) {
+  return padding == tflite::Padding_SAME ? (in + stride - 1) / stride : (in - k + stride) / stride;
+}
+
+Graph BuildPool(const PoolCase& c) {
+  GraphBuilder b(5);
+  const int32_t x = b.Input("x", c.type, {c.n, c.h, c.w, c.c}, c.q);
+  const int32_t y = b.Tensor("y", c.type, {c.n, OutSize(c.padding, c.h, c.fh, c.sh), OutSize(c.padding, c.w, c.fw, c.sw), c.c}, c.q);
+  tflite::Pool2DOptionsT o;
+  o.padding = static_cast<tflite::Padding>(c.padding);
+  o.stride_h = c.sh;
+  o.stride_w = c.sw;
+  o.filter_height = c.fh;
+  o.filter_width = c.fw;
+  o.fused_activation_function = static_cast<tflite::ActivationFunctionType>(c.act);
+  b.Op(c.average ? tflite::BuiltinOperator_AVERAGE_POOL_2D : tflite::BuiltinOperator_MAX_POOL_2D, {x}, {y}, o);
+  b.Output(y);
+  return b.Finish();
+}
+
+PoolCase RandomPool(std::mt19937_64& rng, bool average, DType type) {
+  PoolCase c;
+  c.average = average;
+  c.type = type;
+  for (;;) {
+    c.n = Pick(rng, {1, 1, 2});
+    c.h = Pick(rng, {1, 3, 6, 7, 10});
+    c.w = Pick(rng, {1, 2, 5, 7, 12});
+    c.c = Pick(rng, {1, 3, 7, 8, 16, 17, 24, 33, 64});
+    c.fh = Pick(rng, {1, 2, 3, 5, 7});
+    c.fw = Pick(rng, {1, 2, 3, 4, 7});
+    c.sh = Pick(rng, {1, 2, 3});
+    c.sw = Pick(rng, {1, 2, 3});
+    c.padding = Pick<int>(rng, {tflite::Padding_SAME, tflite::Padding_VALID});
+    if (c.padding == tflite::Padding_SAME || (c.fh <= c.h && c.fw <= c.w)) break;
+  }
+  c.act = Pick<int>(rng, {tflite::ActivationFunctionType_NONE, tflite::ActivationFunctionType_RELU,
+                          tflite::ActivationFunctionType_RELU6, tflite::ActivationFunctionType_RELU_N1_TO_1});
+  c.q = Quant(std::pow(10.0f, std::uniform_real_distribution<float>(-3, 0)(rng)), RandomZp(rng, type));
+  return c;
+}
+
+TEST(PoolFast, MatchesReferenceRandom) {
+  if (!testing::HaveAvx2()) GTEST_SKIP() << "no AVX2+FMA on this CPU: the fast kernels are not used";
+  std::mt19937_64 rng(21);
+  for (bool average : {true, false}) {
+    for (DType type : {DType::kInt8, DType::kUInt8}) {
+      for (int i = 0; i < 40; ++i) {
+        const PoolCase c = RandomPool(rng, average, type);
+        testing::FastCheck check;
+        check.seed = 300 + i;
+        check.threads = 1 + i % 2;
+        check.op_type = average ? "AVERAGE_POOL_2D" : "MAX_POOL_2D";
+        check.variant = "/avx2";
+        if (!testing::ExpectFastMatchesReference(BuildPool(c), c.Describe(), check)) return;
+      }
+    }
+  }
+}
+
+// A global average over a large window (the MobileNet / VWW head) and one too large for the
+// float division, which stays on the reference kernel.
+TEST(PoolFast, LargeWindows) {
+  if (!testing::HaveAvx2()) GTEST_SKIP() << "no AVX2+FMA on this CPU: the fast kernels are not used";
+  PoolCase c;
+  c.type = DType::kUInt8;
+  c.h = c.w = c.fh = c.fw = 7;
+  c.c = 1280 + 3;
+  c.padding = tflite::Padding_VALID;
+  c.q = Quant(0.02f, 3);
+  testing::FastCheck check;
+  check.op_type = "AVERAGE_POOL_2D";
+  check.variant = "/avx2";
+  testing::ExpectFastMatchesReference(BuildPool(c), c.Describe(), check);
+  c.h = c.w = c.fh = c.fw = 91;  // 8281 positions > kMaxAverageCount
+  c.c = 9;
+  check.variant = "/ref";
+  testing::ExpectFastMatchesReference(BuildPool(c), c.Describe(), check);
+}
+
+TEST(PoolFast, MatchesTflite29) {
+  std::mt19937_64 rng(22);
+  for (bool average : {true, false})
+    for (DType type : {DType::kInt8, DType::kUInt8})
+      for (int i = 0; i < 3; ++i) {
+        const PoolCase c = RandomPool(rng, average, type);
+        if (!testing::ExpectMatches(BuildPool(c), c.Describe(), testing::ExactOptions())) return;
+      }
+}
+
+}  // namespace
+}  // namespace edgeopt
