@@ -49,8 +49,9 @@ void RegisterFastFloatKernels(rt::OpRegistry& r);
 // After RegisterFastFloatKernels: fast integer CONV_2D / FULLY_CONNECTED / DEPTHWISE_CONV_2D
 // (gemm_int8/register_fast_int8.cc) in front of the factories registered before.
 void RegisterFastInt8Kernels(rt::OpRegistry& r);
-// After the reference families: fast int8/uint8/int16 ADD, SUB, MUL, QUANTIZE, DEQUANTIZE and
-// pooling (quant_fast/register.cc) in front of the factories registered before.
+// After the reference families: fast int8/uint8/int16 ADD, SUB, MUL, QUANTIZE, DEQUANTIZE,
+// AVERAGE/MAX_POOL_2D and spatial MEAN (quant_fast/register.cc) in front of the factories
+// registered before.
 void RegisterFastQuantKernels(rt::OpRegistry& r);
 // Last: float32 FULLY_CONNECTED / 1x1 CONV_2D with sparse constant weights wrap whatever kernel
 // the earlier factories made in the sparse variant (fully_connected/sparse_op.h), which decides

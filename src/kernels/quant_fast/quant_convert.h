@@ -23,3 +23,11 @@ void PoolPixel(bool average, const T* in, int rows, int cols, int64_t row_stride
                int32_t lo, int32_t hi);
 
 }  // namespace edgeopt::kernels::qconv
+
+namespace edgeopt::kernels::qconv {
+
+// sums[c] = wrapping int32 sum of x[p * channels + c] over p < pixels (T int8, uint8, int16).
+template <typename T>
+void SumPixels(const T* x, int64_t pixels, int channels, int32_t* sums);
+
+}  // namespace edgeopt::kernels::qconv

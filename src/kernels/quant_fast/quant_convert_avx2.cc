@@ -90,3 +90,27 @@ template void PoolPixel<int8_t>(bool, const int8_t*, int, int, int64_t, int64_t,
 template void PoolPixel<uint8_t>(bool, const uint8_t*, int, int, int64_t, int64_t, uint8_t*, int, int32_t, int32_t);
 
 }  // namespace edgeopt::kernels::qconv
+
+namespace edgeopt::kernels::qconv {
+
+template <typename T>
+void SumPixels(const T* x, int64_t pixels, int channels, int32_t* sums) {
+  const int c8 = channels / 8 * 8;
+  for (int c = 0; c < c8; c += 8) {
+    __m256i acc = _mm256_setzero_si256();
+    const T* p = x + c;
+    for (int64_t i = 0; i < pixels; ++i, p += channels) acc = _mm256_add_epi32(acc, avx2q::Load8(p));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums + c), acc);
+  }
+  for (int c = c8; c < channels; ++c) {
+    uint32_t acc = 0;
+    for (int64_t i = 0; i < pixels; ++i) acc += static_cast<uint32_t>(static_cast<int32_t>(x[i * channels + c]));
+    sums[c] = static_cast<int32_t>(acc);
+  }
+}
+
+template void SumPixels<int8_t>(const int8_t*, int64_t, int, int32_t*);
+template void SumPixels<uint8_t>(const uint8_t*, int64_t, int, int32_t*);
+template void SumPixels<int16_t>(const int16_t*, int64_t, int, int32_t*);
+
+}  // namespace edgeopt::kernels::qconv

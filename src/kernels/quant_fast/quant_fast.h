@@ -1,4 +1,4 @@
-// Fast integer elementwise, QUANTIZE / DEQUANTIZE and pooling kernels (AVX2), bit-exact with
+// Fast integer elementwise, QUANTIZE / DEQUANTIZE, pooling and MEAN kernels (AVX2), bit-exact with
 // their reference kernels. Registered by RegisterFastQuantKernels (register.cc) in front of the
 // factory registered before for the op, which they get as `reference` (kernels/common/fast_kernel.h);
 // nullptr means "not handled here". Each declines cc.reference_only, CPUs without AVX2+FMA and
@@ -20,5 +20,7 @@ std::unique_ptr<rt::OpKernel> MakeQuantizeFast(const rt::KernelCreateContext& cc
 std::unique_ptr<rt::OpKernel> MakeDequantizeFast(const rt::KernelCreateContext& cc, RefFactory reference);
 // AVERAGE_POOL_2D and MAX_POOL_2D on int8/uint8 (pool_fast.cc).
 std::unique_ptr<rt::OpKernel> MakePoolFast(const rt::KernelCreateContext& cc, RefFactory reference);
+// MEAN over axes {1, 2} of a quantized rank-4 tensor, int8/uint8/int16 (mean_fast.cc).
+std::unique_ptr<rt::OpKernel> MakeMeanFast(const rt::KernelCreateContext& cc, RefFactory reference);
 
 }  // namespace edgeopt::kernels

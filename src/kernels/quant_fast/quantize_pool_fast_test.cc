@@ -3,7 +3,8 @@
 // inputs on exact .5 ties, huge values, NaN and infinities, random and extreme scales / zero
 // points, int8 <-> uint8 sign flips and general requantizations; pools over odd channel counts
 // (tails beyond multiples of 8), SAME/VALID, strides, windows cut by the border, every fused
-// activation, 1 and 2 threads. Some cases also against TFLite 2.9.
+// activation, 1 and 2 threads; quantized MEAN over the spatial axes (every axis spelling,
+// keep_dims on and off, equal and different parameters). Some cases also against TFLite 2.9.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -294,6 +295,48 @@ TEST(PoolFast, MatchesTflite29) {
         const PoolCase c = RandomPool(rng, average, type);
         if (!testing::ExpectMatches(BuildPool(c), c.Describe(), testing::ExactOptions())) return;
       }
+}
+
+Graph BuildMean(DType type, std::vector<int32_t> shape, std::vector<int32_t> axes, bool keep_dims, QuantParams qi,
+                QuantParams qo) {
+  GraphBuilder b(9);
+  const int32_t x = b.Input("x", type, shape, qi);
+  const int32_t a = b.Const<int32_t>("axes", DType::kInt32, {static_cast<int32_t>(axes.size())}, axes);
+  std::vector<int32_t> out = keep_dims ? std::vector<int32_t>{shape[0], 1, 1, shape[3]} : std::vector<int32_t>{shape[0], shape[3]};
+  const int32_t y = b.Tensor("y", type, out, qo);
+  tflite::ReducerOptionsT o;
+  o.keep_dims = keep_dims;
+  b.Op(tflite::BuiltinOperator_MEAN, {x, a}, {y}, o);
+  b.Output(y);
+  return b.Finish();
+}
+
+TEST(MeanFast, MatchesReferenceAndTflite29) {
+  if (!testing::HaveAvx2()) GTEST_SKIP() << "no AVX2+FMA on this CPU: the fast kernels are not used";
+  std::mt19937_64 rng(31);
+  int k = 0;
+  for (DType type : {DType::kInt8, DType::kUInt8, DType::kInt16}) {
+    for (int i = 0; i < 16; ++i) {
+      const std::vector<int32_t> shape = {Pick(rng, {1, 2}), Pick(rng, {1, 3, 7}), Pick(rng, {1, 4, 7}),
+                                          Pick(rng, {1, 5, 8, 17, 33, 1280})};
+      const std::vector<int32_t> axes = Pick<std::vector<int32_t>>(rng, {{1, 2}, {2, 1}, {-3, -2}, {1, 2, 1}});
+      const bool keep_dims = Pick(rng, {true, true, false});
+      const QuantParams qi = Quant(std::pow(10.0f, std::uniform_real_distribution<float>(-3, 0)(rng)), RandomZp(rng, type));
+      const QuantParams qo = i % 4 == 0 ? qi : Quant(std::pow(10.0f, std::uniform_real_distribution<float>(-3, 0)(rng)), RandomZp(rng, type));
+      const Graph g = BuildMean(type, shape, axes, keep_dims, qi, qo);
+      std::ostringstream what;
+      what << "MEAN " << Tn(type) << " " << rt::ShapeToString(shape) << " axes " << rt::ShapeToString(axes)
+           << (keep_dims ? " keep_dims" : "") << " " << qi.scale[0] << "/" << qi.zero_point[0] << " -> " << qo.scale[0]
+           << "/" << qo.zero_point[0];
+      testing::FastCheck check;
+      check.seed = 400 + i;
+      check.op_type = "MEAN";
+      check.variant = "/avx2";
+      if (!testing::ExpectFastMatchesReference(g, what.str(), check)) return;
+      // A third of the 8-bit cases also against TFLite 2.9 (the fast kernel runs by default).
+      if (type != DType::kInt16 && ++k % 3 == 0 && !testing::ExpectMatches(g, what.str(), testing::ExactOptions())) return;
+    }
+  }
 }
 
 }  // namespace

@@ -31,6 +31,7 @@ void RegisterFastQuantKernels(rt::OpRegistry& r) {
   AddFastFirst(r, tflite::BuiltinOperator_DEQUANTIZE, MakeDequantizeFast);
   AddFastFirst(r, tflite::BuiltinOperator_AVERAGE_POOL_2D, MakePoolFast);
   AddFastFirst(r, tflite::BuiltinOperator_MAX_POOL_2D, MakePoolFast);
+  AddFastFirst(r, tflite::BuiltinOperator_MEAN, MakeMeanFast);
 }
 
 }  // namespace edgeopt::kernels

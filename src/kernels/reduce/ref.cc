@@ -30,6 +30,7 @@
 
 #include "kernels/common/planned_kernel.h"
 #include "kernels/common/quant_utils.h"
+#include "kernels/reduce/quant_mean.h"
 #include "kernels/registration.h"
 
 namespace edgeopt::kernels {
@@ -273,57 +274,18 @@ class ReduceKernel : public PlannedKernel {
   Status QuantizedMean(rt::KernelContext& ctx, const T* x, T* y, int64_t n_out) {
     const rt::RtTensor& in = *ctx.input(0);
     const rt::RtTensor& out = *ctx.output(0);
-    const float in_s = in.scale(), out_s = out.scale();
-    const int32_t in_zp = in.zero_point(), out_zp = out.zero_point();
-    const int32_t qmin = QMin<T>(), qmax = QMax<T>();
     int32_t* acc = Accumulator<int32_t>();
     std::fill(acc, acc + n_out, 0);
-    if (IsMean4dHW()) {
-      const int32_t n = static_cast<int32_t>(reduced_count_);
-      if constexpr (std::is_same_v<T, uint8_t>) {
-        ForEachInput(in.shape, out_stride_, [&](int64_t i, int64_t o) { acc[o] = WrapAdd<int32_t>(acc[o], x[i]); });
-        const float num = static_cast<float>(n);
-        float temp = in_zp * in_s / out_s;
-        temp = temp > 0 ? temp + 0.5f : temp - 0.5f;
-        const int32_t bias = out_zp - static_cast<int32_t>(temp);
-        const double real_scale = static_cast<double>(in_s / (num * out_s));
-        int32_t mult;
-        int shift;
-        QuantizeMultiplier(real_scale, &mult, &shift);
-        RETURN_IF_ERROR(CheckShift(ctx, shift, 30));
-        for (int64_t o = 0; o < n_out; ++o) {
-          int32_t v = MultiplyByQuantizedMultiplier(acc[o], mult, shift) + bias;
-          y[o] = static_cast<T>(std::min(std::max(v, qmin), qmax));
-        }
-      } else {
-        ForEachInput(in.shape, out_stride_, [&](int64_t i, int64_t o) { acc[o] = WrapAdd<int32_t>(acc[o], x[i] - in_zp); });
-        int32_t mult;
-        int shift;
-        QuantizeMultiplier(static_cast<double>(in_s) / static_cast<double>(out_s), &mult, &shift);
-        RETURN_IF_ERROR(CheckShift(ctx, shift, 30));
-        for (int64_t o = 0; o < n_out; ++o) {
-          int32_t v = MultiplyByQuantizedMultiplier(acc[o], mult, shift);
-          v = v > 0 ? (v + n / 2) / n : (v - n / 2) / n;
-          v += out_zp;
-          y[o] = static_cast<T>(std::min(std::max(v, qmin), qmax));
-        }
-      }
-      return Status::Ok();
-    }
     ForEachInput(in.shape, out_stride_, [&](int64_t i, int64_t o) { acc[o] = WrapAdd<int32_t>(acc[o], x[i]); });
-    if (same_params_) {
-      for (int64_t o = 0; o < n_out; ++o) y[o] = static_cast<T>(acc[o] / static_cast<int32_t>(reduced_count_));
-      return Status::Ok();
-    }
-    const float scale = in_s / out_s;
-    const float bias = -in_zp * scale;
-    for (int64_t o = 0; o < n_out; ++o) {
-      const float mean = static_cast<float>(acc[o]) / static_cast<float>(reduced_count_);
-      float r = std::min(std::round(mean * scale + bias) + out_zp, static_cast<float>(qmax));
-      r = std::max(r, static_cast<float>(qmin));
-      y[o] = static_cast<T>(r);
-    }
-    return Status::Ok();
+    QuantMeanParams p;
+    p.in_scale = in.scale();
+    p.out_scale = out.scale();
+    p.in_zp = in.zero_point();
+    p.out_zp = out.zero_point();
+    p.count = static_cast<int32_t>(reduced_count_);
+    p.hw4d = IsMean4dHW();
+    p.same_params = same_params_;
+    return FinishQuantizedMean<T>(ctx, p, acc, y, n_out);
   }
 
   template <typename T>

@@ -1,0 +1,92 @@
+// Fast quantized MEAN over the spatial axes of an NHWC tensor (int8 / uint8 / int16; the
+// MobileNet-style global average head): per batch, AVX2 int32 sums of every pixel's channels
+// (quant_convert_avx2.cc), then the reference kernel's own last step (reduce/quant_mean.h), so
+// results are bit-exact with reduce/ref.cc. Other axes, non-constant axis tensors, empty inputs
+// and unquantized tensors stay on the reference kernel.
+#include <algorithm>
+
+#include "kernels/common/kernel_util.h"
+#include "kernels/common/tensor_args.h"
+#include "kernels/quant_fast/quant_convert.h"
+#include "kernels/quant_fast/quant_fast.h"
+#include "kernels/reduce/quant_mean.h"
+
+namespace edgeopt::kernels {
+namespace {
+
+class MeanFastKernel final : public FastKernel {
+ public:
+  MeanFastKernel(std::unique_ptr<rt::OpKernel> ref, DType type) : FastKernel(std::move(ref)), type_(type) {}
+
+ protected:
+  std::string FastVariant() const override { return "mean/" + TypeName(type_) + "/avx2"; }
+
+  Expected<bool> PrepareFast(rt::KernelContext& ctx) override {
+    const rt::RtTensor& in = *ctx.input(0);
+    const rt::RtTensor& out = *ctx.output(0);
+    const rt::RtTensor& axis = *ctx.input(1);
+    if (in.rank() != 4 || in.num_elements() == 0 || !axis.is_constant()) return false;
+    if (!(in.quant && in.quant->scale.size() == 1 && out.quant && out.quant->scale.size() == 1)) return false;
+    std::vector<int64_t> raw;
+    RETURN_IF_ERROR(ReadIndexValues(ctx, axis, "axis", &raw));
+    bool reduced[4] = {false, false, false, false};
+    for (int64_t a : raw) {
+      if (a < -4 || a > 3) return false;
+      reduced[a < 0 ? a + 4 : a] = true;
+    }
+    if (reduced[0] || !reduced[1] || !reduced[2] || reduced[3]) return false;
+    const bool keep_dims = GetOptions<tflite::ReducerOptionsT>(ctx.op()).keep_dims;
+    p_ = QuantMeanParams();
+    p_.in_scale = in.scale();
+    p_.out_scale = out.scale();
+    p_.in_zp = in.zero_point();
+    p_.out_zp = out.zero_point();
+    p_.count = in.dim(1) * in.dim(2);
+    p_.hw4d = keep_dims && raw.size() == 2 && ((raw[0] == 1 && raw[1] == 2) || (raw[0] == 2 && raw[1] == 1));
+    p_.same_params = in.scale() == out.scale() && in.zero_point() == out.zero_point();
+    batches_ = in.dim(0);
+    channels_ = in.dim(3);
+    sums_.assign(static_cast<size_t>(batches_) * channels_, 0);
+    return true;
+  }
+
+  Status InvokeFast(rt::KernelContext& ctx) override {
+    switch (type_) {
+      case DType::kInt8: return Run<int8_t>(ctx);
+      case DType::kUInt8: return Run<uint8_t>(ctx);
+      case DType::kInt16: return Run<int16_t>(ctx);
+      default: return ctx.UnsupportedError(TypeName(type_) + " is not supported");
+    }
+  }
+
+ private:
+  template <typename T>
+  Status Run(rt::KernelContext& ctx) {
+    const T* x = ctx.input(0)->data_as<T>();
+    for (int b = 0; b < batches_; ++b)
+      qconv::SumPixels<T>(x + int64_t{b} * p_.count * channels_, p_.count, channels_, sums_.data() + int64_t{b} * channels_);
+    return FinishQuantizedMean<T>(ctx, p_, sums_.data(), ctx.output(0)->data_as<T>(),
+                                  static_cast<int64_t>(sums_.size()));
+  }
+
+  DType type_;
+  QuantMeanParams p_;
+  int batches_ = 0, channels_ = 0;
+  std::vector<int32_t> sums_;
+};
+
+}  // namespace
+
+std::unique_ptr<rt::OpKernel> MakeMeanFast(const rt::KernelCreateContext& cc, RefFactory reference) {
+  if (cc.reference_only || !cc.cpu.has_avx2_fma()) return nullptr;
+  const Tensor* in = cc.input(0);
+  const Tensor* out = cc.output(0);
+  if (!in || !out || out->type != in->type ||
+      !(in->type == DType::kInt8 || in->type == DType::kUInt8 || in->type == DType::kInt16))
+    return nullptr;
+  auto ref = MakeReferenceKernel(cc, reference);
+  if (!ref) return nullptr;
+  return std::make_unique<MeanFastKernel>(std::move(ref), in->type);
+}
+
+}  // namespace edgeopt::kernels

@@ -1,0 +1,80 @@
+// The last step of quantized MEAN (int8 / uint8 / int16), shared by the reference kernel
+// (reduce/ref.cc, which documents the formulas) and the fast one (quant_fast/mean_fast.cc): from
+// the wrapping int32 sum of the raw stored values of each output to the output values.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/common/kernel_util.h"
+#include "kernels/common/quant_utils.h"
+
+namespace edgeopt::kernels {
+
+struct QuantMeanParams {
+  float in_scale = 1, out_scale = 1;
+  int32_t in_zp = 0, out_zp = 0;
+  int32_t count = 1;         // input values per output
+  bool hw4d = false;         // keep_dims, rank 4, axis tensor exactly {1,2} or {2,1}
+  bool same_params = false;  // equal scales and zero points
+};
+
+template <typename T>
+Status FinishQuantizedMean(const rt::KernelContext& ctx, const QuantMeanParams& p, const int32_t* raw_sum, T* y,
+                           int64_t n_out) {
+  const int32_t qmin = QMin<T>(), qmax = QMax<T>();
+  const int32_t n = p.count;
+  auto check_shift = [&](int shift) -> Status {
+    // Fixed-point multipliers beyond 2^30 mean absurd scale ratios (and undefined shifts).
+    if (shift > 30) return ctx.Error("input/output scale ratio is out of range");
+    return Status::Ok();
+  };
+  if (p.hw4d) {
+    if constexpr (std::is_same_v<T, uint8_t>) {
+      const float num = static_cast<float>(n);
+      float temp = p.in_zp * p.in_scale / p.out_scale;
+      temp = temp > 0 ? temp + 0.5f : temp - 0.5f;
+      const int32_t bias = p.out_zp - static_cast<int32_t>(temp);
+      const double real_scale = static_cast<double>(p.in_scale / (num * p.out_scale));
+      int32_t mult;
+      int shift;
+      QuantizeMultiplier(real_scale, &mult, &shift);
+      RETURN_IF_ERROR(check_shift(shift));
+      for (int64_t o = 0; o < n_out; ++o) {
+        const int32_t v = MultiplyByQuantizedMultiplier(raw_sum[o], mult, shift) + bias;
+        y[o] = static_cast<T>(std::min(std::max(v, qmin), qmax));
+      }
+    } else {
+      // The sum of (q - in_zp), wrapping like the raw sum.
+      const auto centered_offset = static_cast<uint32_t>(n) * static_cast<uint32_t>(p.in_zp);
+      int32_t mult;
+      int shift;
+      QuantizeMultiplier(static_cast<double>(p.in_scale) / static_cast<double>(p.out_scale), &mult, &shift);
+      RETURN_IF_ERROR(check_shift(shift));
+      for (int64_t o = 0; o < n_out; ++o) {
+        const auto centered = static_cast<int32_t>(static_cast<uint32_t>(raw_sum[o]) - centered_offset);
+        int32_t v = MultiplyByQuantizedMultiplier(centered, mult, shift);
+        v = v > 0 ? (v + n / 2) / n : (v - n / 2) / n;
+        v += p.out_zp;
+        y[o] = static_cast<T>(std::min(std::max(v, qmin), qmax));
+      }
+    }
+    return Status::Ok();
+  }
+  if (p.same_params) {
+    for (int64_t o = 0; o < n_out; ++o) y[o] = static_cast<T>(raw_sum[o] / n);
+    return Status::Ok();
+  }
+  const float scale = p.in_scale / p.out_scale;
+  const float bias = -p.in_zp * scale;
+  for (int64_t o = 0; o < n_out; ++o) {
+    const float mean = static_cast<float>(raw_sum[o]) / static_cast<float>(n);
+    float r = std::min(std::round(mean * scale + bias) + p.out_zp, static_cast<float>(qmax));
+    r = std::max(r, static_cast<float>(qmin));
+    y[o] = static_cast<T>(r);
+  }
+  return Status::Ok();
+}
+
+}  // namespace edgeopt::kernels
