@@ -13,6 +13,11 @@ void FlipSignBit(const uint8_t* x, uint8_t* y, int64_t n);
 template <typename T>
 void QuantizeFloat(const float* x, T* y, int64_t n, double scale, int32_t zero_point);
 
+// DEQUANTIZE T (int8, uint8) -> float32 as quantize/ref_quantize.cc: float(scale * (x - zero_point))
+// with the product in double.
+template <typename T>
+void DequantizeBytes(const T* x, float* y, int64_t n, double scale, int32_t zero_point);
+
 // One output pixel of an int8/uint8 pool over channels [0, c8) (c8 a multiple of 8): `in` points
 // at channel 0 of the window's first input pixel; rows/cols the in-bounds window, row_stride and
 // col_stride in elements. Average: sum rounded half away from zero over count = rows * cols

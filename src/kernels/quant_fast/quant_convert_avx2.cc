@@ -62,6 +62,31 @@ template void QuantizeFloat<uint8_t>(const float*, uint8_t*, int64_t, double, in
 template void QuantizeFloat<int16_t>(const float*, int16_t*, int64_t, double, int32_t);
 
 template <typename T>
+void DequantizeBytes(const T* x, float* y, int64_t n, double scale, int32_t zero_point) {
+  const __m256d s = _mm256_set1_pd(scale);
+  const __m256i zp = _mm256_set1_epi32(zero_point);
+  auto block = [&](const T* px, float* py) {
+    const __m256i v = _mm256_sub_epi32(avx2q::Load8(px), zp);
+    // int32 -> double is exact; the double product and its rounding to float are the reference's.
+    const __m128 lo = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(v)), s));
+    const __m128 hi = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(v, 1)), s));
+    _mm256_storeu_ps(py, _mm256_set_m128(hi, lo));
+  };
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) block(x + i, y + i);
+  if (i < n) {
+    T tx[8] = {};
+    float ty[8];
+    std::memcpy(tx, x + i, (n - i) * sizeof(T));
+    block(tx, ty);
+    std::memcpy(y + i, ty, (n - i) * sizeof(float));
+  }
+}
+
+template void DequantizeBytes<int8_t>(const int8_t*, float*, int64_t, double, int32_t);
+template void DequantizeBytes<uint8_t>(const uint8_t*, float*, int64_t, double, int32_t);
+
+template <typename T>
 void PoolPixel(bool average, const T* in, int rows, int cols, int64_t row_stride, int64_t col_stride, T* out, int c8,
                int32_t lo, int32_t hi) {
   const __m256i vlo = _mm256_set1_epi32(lo), vhi = _mm256_set1_epi32(hi);

@@ -3,7 +3,7 @@
 //   table is built at prepare time with the reference formula; when that table is the sign-bit
 //   flip (int8 <-> uint8 with equal scales, zero points 128 apart) the op is an AVX2 XOR.
 // - float32 -> int8 / uint8 / int16: AVX2 division in double and round half away from zero.
-// - DEQUANTIZE int8 / uint8 -> float32: a 256-entry float table built with the reference formula.
+// - DEQUANTIZE int8 / uint8 -> float32: AVX2, the product in double as the reference.
 // Per-channel quantization and the other type pairs stay on the reference kernel.
 #include <array>
 #include <cstring>
@@ -98,29 +98,20 @@ class DequantizeFastKernel final : public FastKernel {
   DequantizeFastKernel(std::unique_ptr<rt::OpKernel> ref, DType in) : FastKernel(std::move(ref)), in_(in) {}
 
  protected:
-  std::string FastVariant() const override { return "dequantize/" + TypeName(in_) + "/table"; }
+  std::string FastVariant() const override { return "dequantize/" + TypeName(in_) + "/avx2"; }
 
-  Expected<bool> PrepareFast(rt::KernelContext& ctx) override {
-    const rt::RtTensor& in = *ctx.input(0);
-    if (!PerTensor(in)) return false;
-    const double scale = in.scale();
-    const int32_t zp = in.zero_point();
-    for (int byte = 0; byte < 256; ++byte) table_[byte] = static_cast<float>(scale * (ByteValue(in_, byte) - zp));
-    return true;
-  }
+  Expected<bool> PrepareFast(rt::KernelContext& ctx) override { return PerTensor(*ctx.input(0)); }
 
   Status InvokeFast(rt::KernelContext& ctx) override {
     const rt::RtTensor& in = *ctx.input(0);
-    const uint8_t* x = in.data_as<uint8_t>();
     float* y = ctx.output(0)->data_as<float>();
-    const int64_t n = in.num_elements();
-    for (int64_t i = 0; i < n; ++i) y[i] = table_[x[i]];
+    if (in_ == DType::kInt8) qconv::DequantizeBytes(in.data_as<int8_t>(), y, in.num_elements(), in.scale(), in.zero_point());
+    else qconv::DequantizeBytes(in.data_as<uint8_t>(), y, in.num_elements(), in.scale(), in.zero_point());
     return Status::Ok();
   }
 
  private:
   DType in_;
-  std::array<float, 256> table_{};
 };
 
 }  // namespace

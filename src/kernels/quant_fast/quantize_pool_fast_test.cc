@@ -147,7 +147,7 @@ TEST(QuantizeFast, DequantizeMatchesReference) {
       const QuantParams q = Quant(std::pow(10.0f, std::uniform_real_distribution<float>(-4, 1)(rng)), RandomZp(rng, in));
       testing::FastCheck check;
       check.op_type = "DEQUANTIZE";
-      check.variant = "/table";
+      check.variant = "/avx2";
       if (!testing::ExpectFastMatchesReference(
               BuildUnary(tflite::BuiltinOperator_DEQUANTIZE, in, DType::kFloat32, {n}, q, std::nullopt),
               "DEQUANTIZE " + Tn(in) + " n " + std::to_string(n), check))
