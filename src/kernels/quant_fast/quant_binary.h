@@ -19,6 +19,10 @@ struct QuantBinaryParams {
   int in1_shift = 0, in2_shift = 0, out_shift = 0, left_shift = 0;
   int32_t act_min = 0, act_max = 0;
   bool sub = false;
+  // int16 ADD/SUB on power-of-two scales (pot_scale_int16): v_i = RoundingDivideByPOT(x_i, pot_shift_i),
+  // out = clamp(saturate_int16(v1 ± v2)).
+  bool pot_int16 = false;
+  int in1_pot_shift = 0, in2_pot_shift = 0;
 };
 
 // ADD/SUB multipliers (TFLite's PrepareGeneralSubOp / add.cc): both inputs on a common scale
@@ -51,6 +55,8 @@ namespace qbin {
 // or 1, bit-exact with the scalar formulas above. T is int8_t, uint8_t or int16_t.
 template <typename T>
 void AddSubRun(const T* a, int a_step, const T* b, int b_step, T* o, int64_t n, const QuantBinaryParams& p);
+void AddSubPotInt16Run(const int16_t* a, int a_step, const int16_t* b, int b_step, int16_t* o, int64_t n,
+                       const QuantBinaryParams& p);
 template <typename T>
 void MulRun(const T* a, int a_step, const T* b, int b_step, T* o, int64_t n, const QuantBinaryParams& p);
 

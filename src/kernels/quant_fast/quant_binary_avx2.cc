@@ -51,6 +51,21 @@ void AddSubRun(const T* a, int a_step, const T* b, int b_step, T* o, int64_t n, 
   });
 }
 
+void AddSubPotInt16Run(const int16_t* a, int a_step, const int16_t* b, int b_step, int16_t* o, int64_t n,
+                       const QuantBinaryParams& p) {
+  const avx2q::RoundingShift r1(p.in1_pot_shift), r2(p.in2_pot_shift);
+  const __m256i lo = _mm256_set1_epi32(std::max(p.act_min, -32768)), hi = _mm256_set1_epi32(std::min(p.act_max, 32767));
+  const bool sub = p.sub;
+  const __m256i s1 = _mm256_set1_epi32(a_step ? 0 : _mm256_cvtsi256_si32(r1(_mm256_set1_epi32(a[0]))));
+  const __m256i s2 = _mm256_set1_epi32(b_step ? 0 : _mm256_cvtsi256_si32(r2(_mm256_set1_epi32(b[0]))));
+  ForBlocks(a, a_step, b, b_step, o, n, [&](const int16_t* pa, const int16_t* pb, int16_t* po) {
+    const __m256i v1 = a_step ? r1(Load8(pa)) : s1;
+    const __m256i v2 = b_step ? r2(Load8(pb)) : s2;
+    const __m256i raw = sub ? _mm256_sub_epi32(v1, v2) : _mm256_add_epi32(v1, v2);
+    Store8(po, _mm256_min_epi32(_mm256_max_epi32(raw, lo), hi));
+  });
+}
+
 template <typename T>
 void MulRun(const T* a, int a_step, const T* b, int b_step, T* o, int64_t n, const QuantBinaryParams& p) {
   const __m256i off1 = _mm256_set1_epi32(p.in1_offset), off2 = _mm256_set1_epi32(p.in2_offset);

@@ -1,10 +1,12 @@
 // Fast quantized ADD / SUB / MUL (int8, uint8, int16), AVX2 runs from quant_binary_avx2.cc,
 // bit-exact with elementwise/ref_binary.cc. Same-shape inputs and a single-element input run
 // as one stretch (split over threads); any other broadcast runs innermost-dimension stretches
-// (a per-channel vector over the last dimension is one stretch of C per pixel). Declined (the
-// reference runs): int16 ADD/SUB on power-of-two scales (the pot_scale_int16 path), CPUs
-// without AVX2.
+// (a per-channel vector over the last dimension is one stretch of C per pixel). int16 ADD/SUB on
+// power-of-two scales (pot_scale_int16) runs the reference's shift-and-saturate path. CPUs
+// without AVX2 keep the reference kernel.
 #include "kernels/quant_fast/quant_fast.h"
+
+#include <type_traits>
 
 #include "kernels/common/broadcast.h"
 #include "kernels/common/kernel_util.h"
@@ -37,7 +39,7 @@ class QuantBinaryKernel final : public FastKernel {
  protected:
   std::string FastVariant() const override {
     const char* name = op_ == tflite::BuiltinOperator_ADD ? "add" : op_ == tflite::BuiltinOperator_SUB ? "sub" : "mul";
-    return std::string(name) + "/" + TypeName(type_) + "/avx2";
+    return std::string(name) + "/" + (p_.pot_int16 ? std::string("int16_pot") : TypeName(type_)) + "/avx2";
   }
 
   Expected<bool> PrepareFast(rt::KernelContext& ctx) override {
@@ -45,11 +47,17 @@ class QuantBinaryKernel final : public FastKernel {
     const rt::RtTensor& b = *ctx.input(1);
     const rt::RtTensor& out = *ctx.output(0);
     const bool add_sub = op_ != tflite::BuiltinOperator_MUL;
-    if (add_sub && type_ == DType::kInt16 && PotScaleInt16(ctx.op())) {
-      int l;
-      if (CheckedLog2(a.scale(), &l) && CheckedLog2(b.scale(), &l) && CheckedLog2(out.scale(), &l)) return false;
-    }
     p_ = QuantBinaryParams();
+    if (add_sub && type_ == DType::kInt16 && PotScaleInt16(ctx.op())) {
+      // The reference Prepare already checked the shifts (one input on the output scale, the
+      // other on a smaller one).
+      int la, lb, lo;
+      if (CheckedLog2(a.scale(), &la) && CheckedLog2(b.scale(), &lb) && CheckedLog2(out.scale(), &lo)) {
+        p_.pot_int16 = true;
+        p_.in1_pot_shift = lo - la;
+        p_.in2_pot_shift = lo - lb;
+      }
+    }
     p_.sub = op_ == tflite::BuiltinOperator_SUB;
     p_.in1_offset = -a.zero_point();
     p_.in2_offset = -b.zero_point();
@@ -83,8 +91,14 @@ class QuantBinaryKernel final : public FastKernel {
  private:
   template <typename T>
   void RunSpan(const T* a, int a_step, const T* b, int b_step, T* o, int64_t n) const {
-    if (op_ == tflite::BuiltinOperator_MUL) qbin::MulRun<T>(a, a_step, b, b_step, o, n, p_);
-    else qbin::AddSubRun<T>(a, a_step, b, b_step, o, n, p_);
+    if (op_ == tflite::BuiltinOperator_MUL) {
+      qbin::MulRun<T>(a, a_step, b, b_step, o, n, p_);
+    } else if constexpr (std::is_same_v<T, int16_t>) {
+      if (p_.pot_int16) qbin::AddSubPotInt16Run(a, a_step, b, b_step, o, n, p_);
+      else qbin::AddSubRun<T>(a, a_step, b, b_step, o, n, p_);
+    } else {
+      qbin::AddSubRun<T>(a, a_step, b, b_step, o, n, p_);
+    }
   }
 
   template <typename T>

@@ -132,21 +132,34 @@ TEST(QuantBinaryFast, MatchesReferenceRandom) {
   EXPECT_EQ(cases, 3 * 3 * 40);
 }
 
-// int16 ADD/SUB on power-of-two scales with pot_scale_int16 is left to the reference kernel.
-TEST(QuantBinaryFast, Int16PowerOfTwoScalesStayOnReference) {
+// int16 ADD/SUB on power-of-two scales with pot_scale_int16: the shift-and-saturate path, with
+// either input on the output scale, broadcasts, and sums that saturate.
+TEST(QuantBinaryFast, Int16PowerOfTwoScales) {
   if (!testing::HaveAvx2()) GTEST_SKIP() << "no AVX2+FMA on this CPU: the fast kernels are not used";
-  BinCase c;
-  c.type = DType::kInt16;
-  c.a = c.b = {1, 4, 4, 9};
-  c.qa.scale = {1.0f / 4096};
-  c.qb.scale = {1.0f / 8192};
-  c.qo.scale = {1.0f / 4096};
-  c.qa.zero_point = c.qb.zero_point = c.qo.zero_point = {0};
-  c.pot_int16 = true;
-  testing::FastCheck check;
-  check.op_type = "ADD";
-  check.variant = "int16_pot/ref";
-  testing::ExpectFastMatchesReference(BuildBinary(c), c.Describe(), check);
+  int k = 0;
+  for (auto op : {tflite::BuiltinOperator_ADD, tflite::BuiltinOperator_SUB}) {
+    for (int shift : {0, 1, 3, 15}) {
+      for (bool swap : {false, true}) {
+        BinCase c;
+        c.op = op;
+        c.type = DType::kInt16;
+        c.a = {1, 4, 5, 9};
+        c.b = k % 3 == 0 ? std::vector<int32_t>{9} : k % 3 == 1 ? std::vector<int32_t>{1} : c.a;
+        c.qa.scale = {1.0f / 4096};
+        c.qb.scale = {std::ldexp(1.0f / 4096, -shift)};
+        if (swap) std::swap(c.qa.scale, c.qb.scale);
+        c.qo.scale = {1.0f / 4096};
+        c.qa.zero_point = c.qb.zero_point = c.qo.zero_point = {0};
+        c.pot_int16 = true;
+        c.act = k % 4;
+        testing::FastCheck check;
+        check.seed = ++k;
+        check.op_type = tflite::EnumNameBuiltinOperator(op);
+        check.variant = "int16_pot/avx2";
+        if (!testing::ExpectFastMatchesReference(BuildBinary(c), c.Describe(), check)) return;
+      }
+    }
+  }
 }
 
 // Extreme parameters: the largest input scale ratio, zero points at the limits, saturating sums.
