@@ -387,12 +387,15 @@ TEST(TransformExtensions, WhereOnNumbers) {
   EXPECT_EQ(ValuesOf<int64_t>((*out)[0]), (std::vector<int64_t>{0, 1, 1, 0}));
 }
 
-// variant() names the implementation as `bench --profile` shows it.
+// variant() names the implementation as `bench --profile` shows it (the reference kernels; the
+// fast variants' names are checked by their own tests).
 TEST(TransformKernels, VariantNames) {
   auto variant_of = [](Graph g) -> std::string {
     auto model = rt::Model::FromGraph(std::move(g));
     if (!model.ok()) return model.status().ToString();
-    auto interp = rt::Interpreter::Create(*model);
+    rt::InterpreterOptions reference;
+    reference.reference_kernels_only = true;
+    auto interp = rt::Interpreter::Create(*model, reference);
     if (!interp.ok()) return interp.status().ToString();
     Status st = (*interp)->AllocateTensors();
     if (!st.ok()) return st.ToString();
