@@ -89,6 +89,14 @@ BenchCase MakeCase(int index) {
       b.Output(z);
       return {avg ? "AVERAGE_POOL_2D uint8 7x7 [1,7,7,1280]" : "MAX_POOL_2D uint8 3x3/2 [1,56,56,64]", b.Finish()};
     }
+    case 8: {
+      const auto x = b.Input("x", i8, {1, 7, 7, 1280}, Q(0.02f, -5));
+      const auto axes = b.Const<int32_t>("axes", DType::kInt32, {2}, {1, 2});
+      const auto z = b.Tensor("z", i8, {1, 1280}, Q(0.01f, 3));
+      b.Op(tflite::BuiltinOperator_MEAN, {x, axes}, {z}, tflite::ReducerOptionsT());
+      b.Output(z);
+      return {"MEAN int8 axes {1,2} [1,7,7,1280]", b.Finish()};
+    }
   }
   return {"", Graph()};
 }
@@ -137,7 +145,7 @@ void BM_QuantFast(benchmark::State& state) {
   state.counters["speedup"] = ref_us / fast_us;
   state.counters["Gelem/s"] = static_cast<double>(fast->output(0)->num_elements()) * n / fast_us / 1e3;
 }
-BENCHMARK(BM_QuantFast)->DenseRange(0, 7)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_QuantFast)->DenseRange(0, 8)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace edgeopt

@@ -193,6 +193,25 @@ TEST(QuantBinaryFast, ExtremeParameters) {
   }
 }
 
+// Tensors large enough to be split over two threads (chunks of whole 8-element blocks, an odd
+// total so the last chunk has a tail), same shape and with a scalar.
+TEST(QuantBinaryFast, LargeTensorsOverTwoThreads) {
+  if (!testing::HaveAvx2()) GTEST_SKIP() << "no AVX2+FMA on this CPU: the fast kernels are not used";
+  std::mt19937_64 rng(77);
+  for (auto op : {tflite::BuiltinOperator_ADD, tflite::BuiltinOperator_MUL}) {
+    for (bool scalar : {false, true}) {
+      BinCase c = RandomBinCase(rng, op, DType::kInt8);
+      c.a = {1, 64, 64, 33};
+      c.b = scalar ? std::vector<int32_t>{1} : c.a;
+      testing::FastCheck check;
+      check.threads = 2;
+      check.op_type = tflite::EnumNameBuiltinOperator(op);
+      check.variant = "/avx2";
+      if (!testing::ExpectFastMatchesReference(BuildBinary(c), c.Describe(), check)) return;
+    }
+  }
+}
+
 // The fast path against TFLite 2.9 itself (default interpreter options run the fast kernel).
 TEST(QuantBinaryFast, MatchesTflite29) {
   if (!testing::HaveAvx2()) GTEST_SKIP() << "no AVX2+FMA on this CPU: the fast kernels are not used";
