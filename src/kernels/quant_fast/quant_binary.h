@@ -60,6 +60,16 @@ void AddSubPotInt16Run(const int16_t* a, int a_step, const int16_t* b, int b_ste
 template <typename T>
 void MulRun(const T* a, int a_step, const T* b, int b_step, T* o, int64_t n, const QuantBinaryParams& p);
 
+// A per-channel vector over the last dimension: `full` holds rows x channels values, the other
+// input one value per channel, given already scaled (ADD/SUB: AddSubScaledInput; MUL: offset +
+// value) in `vec`, padded with zeros to a multiple of 8. full_is_first: `full` is input 0.
+template <typename T>
+void AddSubChannelRows(const T* full, bool full_is_first, const int32_t* vec, T* o, int64_t rows, int channels,
+                       const QuantBinaryParams& p);
+template <typename T>
+void MulChannelRows(const T* full, bool full_is_first, const int32_t* vec, T* o, int64_t rows, int channels,
+                    const QuantBinaryParams& p);
+
 // y[i] = MultiplyByQuantizedMultiplier(x[i], mult, shift) with the vector code the runs use
 // (exposed for its exhaustive test).
 void RequantizeBatch(const int32_t* x, int32_t* y, int64_t n, int32_t mult, int shift);

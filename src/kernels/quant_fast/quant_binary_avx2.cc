@@ -82,6 +82,62 @@ void MulRun(const T* a, int a_step, const T* b, int b_step, T* o, int64_t n, con
   });
 }
 
+namespace {
+
+// Calls body(full8, vec8, out8) over each row's 8-channel blocks; a row's tail goes through
+// 8-element copies (vec is padded to a multiple of 8).
+template <typename T, typename Body>
+void ForChannelBlocks(const T* full, const int32_t* vec, T* o, int64_t rows, int channels, Body&& body) {
+  const int c8 = channels / 8 * 8;
+  for (int64_t r = 0; r < rows; ++r, full += channels, o += channels) {
+    int c = 0;
+    for (; c < c8; c += 8) body(full + c, vec + c, o + c);
+    if (c < channels) {
+      T tf[8] = {}, to[8];
+      std::memcpy(tf, full + c, (channels - c) * sizeof(T));
+      body(tf, vec + c, to);
+      std::memcpy(o + c, to, (channels - c) * sizeof(T));
+    }
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void AddSubChannelRows(const T* full, bool full_is_first, const int32_t* vec, T* o, int64_t rows, int channels,
+                       const QuantBinaryParams& p) {
+  const __m256i off = _mm256_set1_epi32(full_is_first ? p.in1_offset : p.in2_offset);
+  const __m128i left = _mm_cvtsi32_si128(p.left_shift);
+  const Requant rf(full_is_first ? p.in1_mult : p.in2_mult, full_is_first ? p.in1_shift : p.in2_shift);
+  const Requant ro(p.out_mult, p.out_shift);
+  const __m256i out_off = _mm256_set1_epi32(p.out_offset);
+  const __m256i lo = _mm256_set1_epi32(p.act_min), hi = _mm256_set1_epi32(p.act_max);
+  const bool sub = p.sub;
+  ForChannelBlocks(full, vec, o, rows, channels, [&](const T* pf, const int32_t* pv, T* po) {
+    const __m256i vf = rf(_mm256_sll_epi32(_mm256_add_epi32(Load8(pf), off), left));
+    const __m256i vv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pv));
+    const __m256i v1 = full_is_first ? vf : vv, v2 = full_is_first ? vv : vf;
+    const __m256i raw = sub ? _mm256_sub_epi32(v1, v2) : _mm256_add_epi32(v1, v2);
+    const __m256i v = _mm256_add_epi32(ro(raw), out_off);
+    Store8(po, _mm256_min_epi32(_mm256_max_epi32(v, lo), hi));
+  });
+}
+
+template <typename T>
+void MulChannelRows(const T* full, bool full_is_first, const int32_t* vec, T* o, int64_t rows, int channels,
+                    const QuantBinaryParams& p) {
+  const __m256i off = _mm256_set1_epi32(full_is_first ? p.in1_offset : p.in2_offset);
+  const Requant ro(p.out_mult, p.out_shift);
+  const __m256i out_off = _mm256_set1_epi32(p.out_offset);
+  const __m256i lo = _mm256_set1_epi32(p.act_min), hi = _mm256_set1_epi32(p.act_max);
+  ForChannelBlocks(full, vec, o, rows, channels, [&](const T* pf, const int32_t* pv, T* po) {
+    const __m256i prod = _mm256_mullo_epi32(_mm256_add_epi32(Load8(pf), off),
+                                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pv)));
+    const __m256i v = _mm256_add_epi32(ro(prod), out_off);
+    Store8(po, _mm256_min_epi32(_mm256_max_epi32(v, lo), hi));
+  });
+}
+
 void RequantizeBatch(const int32_t* x, int32_t* y, int64_t n, int32_t mult, int shift) {
   const Requant r(mult, shift);
   int64_t i = 0;
@@ -93,7 +149,9 @@ void RequantizeBatch(const int32_t* x, int32_t* y, int64_t n, int32_t mult, int 
 
 #define EDGEOPT_QBIN_INSTANTIATE(T)                                                                     \
   template void AddSubRun<T>(const T*, int, const T*, int, T*, int64_t, const QuantBinaryParams&); \
-  template void MulRun<T>(const T*, int, const T*, int, T*, int64_t, const QuantBinaryParams&);
+  template void MulRun<T>(const T*, int, const T*, int, T*, int64_t, const QuantBinaryParams&); \
+  template void AddSubChannelRows<T>(const T*, bool, const int32_t*, T*, int64_t, int, const QuantBinaryParams&); \
+  template void MulChannelRows<T>(const T*, bool, const int32_t*, T*, int64_t, int, const QuantBinaryParams&);
 EDGEOPT_QBIN_INSTANTIATE(int8_t)
 EDGEOPT_QBIN_INSTANTIATE(uint8_t)
 EDGEOPT_QBIN_INSTANTIATE(int16_t)

@@ -1,7 +1,8 @@
 // Fast quantized ADD / SUB / MUL (int8, uint8, int16), AVX2 runs from quant_binary_avx2.cc,
 // bit-exact with elementwise/ref_binary.cc. Same-shape inputs and a single-element input run
-// as one stretch (split over threads); any other broadcast runs innermost-dimension stretches
-// (a per-channel vector over the last dimension is one stretch of C per pixel). int16 ADD/SUB on
+// as one stretch (split over threads); a per-channel vector over the last dimension is scaled
+// once per invoke and added to every row (split over threads); any other broadcast runs
+// innermost-dimension stretches. int16 ADD/SUB on
 // power-of-two scales (pot_scale_int16) runs the reference's shift-and-saturate path. CPUs
 // without AVX2 keep the reference kernel.
 #include "kernels/quant_fast/quant_fast.h"
@@ -71,9 +72,20 @@ class QuantBinaryKernel final : public FastKernel {
     a_step_ = na == n_ ? 1 : 0;
     b_step_ = nb == n_ ? 1 : 0;
     flat_ = (na == n_ || na == 1) && (nb == n_ || nb == 1);
+    channel_vector_ = false;
     if (!flat_) {
       sa_ = BroadcastStrides(a.shape, out.shape);
       sb_ = BroadcastStrides(b.shape, out.shape);
+      // One input full, the other one value per channel of the last dimension.
+      const int channels = out.shape.empty() ? 1 : out.shape.back();
+      const rt::RtTensor& small = na == n_ ? b : a;
+      if ((na == n_ || nb == n_) && small.num_elements() == channels && channels > 1 &&
+          (small.shape.empty() ? false : small.shape.back() == channels) && !p_.pot_int16) {
+        channel_vector_ = true;
+        vec_is_b_ = na == n_;
+        channels_ = channels;
+        vec_.assign(static_cast<size_t>((channels + 7) / 8 * 8), 0);
+      }
     }
     return true;
   }
@@ -102,7 +114,7 @@ class QuantBinaryKernel final : public FastKernel {
   }
 
   template <typename T>
-  void Run(rt::KernelContext& ctx) const {
+  void Run(rt::KernelContext& ctx) {
     const T* a = ctx.input(0)->data_as<T>();
     const T* b = ctx.input(1)->data_as<T>();
     T* o = ctx.output(0)->data_as<T>();
@@ -114,6 +126,25 @@ class QuantBinaryKernel final : public FastKernel {
       ctx.threads().ParallelFor(blocks, 2048, [&](int64_t begin, int64_t end) {
         const int64_t i = begin * kBlock, e = std::min(n_, end * kBlock);
         RunSpan<T>(a + i * a_step_, a_step_, b + i * b_step_, b_step_, o + i, e - i);
+      });
+      return;
+    }
+    if (channel_vector_) {
+      const T* full = vec_is_b_ ? a : b;
+      const T* small = vec_is_b_ ? b : a;
+      const bool mul = op_ == tflite::BuiltinOperator_MUL;
+      for (int c = 0; c < channels_; ++c) {
+        const int32_t offset = vec_is_b_ ? p_.in2_offset : p_.in1_offset;
+        vec_[c] = mul ? offset + small[c]
+                      : vec_is_b_ ? AddSubScaledInput(small[c], offset, p_.left_shift, p_.in2_mult, p_.in2_shift)
+                                  : AddSubScaledInput(small[c], offset, p_.left_shift, p_.in1_mult, p_.in1_shift);
+      }
+      const bool full_is_first = vec_is_b_;  // the vector is input 1, so the full tensor is input 0
+      const int64_t rows = n_ / channels_;
+      ctx.threads().ParallelFor(rows, std::max<int64_t>(1, 16384 / channels_), [&](int64_t begin, int64_t end) {
+        const int64_t off = begin * channels_;
+        if (mul) qbin::MulChannelRows<T>(full + off, full_is_first, vec_.data(), o + off, end - begin, channels_, p_);
+        else qbin::AddSubChannelRows<T>(full + off, full_is_first, vec_.data(), o + off, end - begin, channels_, p_);
       });
       return;
     }
@@ -131,6 +162,10 @@ class QuantBinaryKernel final : public FastKernel {
   int a_step_ = 1, b_step_ = 1;
   bool flat_ = true;
   std::vector<int64_t> sa_, sb_;
+  // Per-channel vector broadcast: the small input's scaled values (padded to a multiple of 8).
+  bool channel_vector_ = false, vec_is_b_ = true;
+  int channels_ = 0;
+  std::vector<int32_t> vec_;
 };
 
 }  // namespace
