@@ -8,7 +8,10 @@
 // filter costs 6 multiply-adds per 8 channels and output pixel, with no shuffles in the inner
 // loop. Pair rows live in a small per-thread ring (each input row is built once per thread and
 // used by every output row that needs it); taps in the top/bottom padding are skipped.
-// Requantization is the reference MultiplyByQuantizedMultiplier (gemmlowp rounding), vectorized.
+// Requantization is the reference MultiplyByQuantizedMultiplier (gemmlowp rounding), vectorized
+// (a shorter exact form when the accumulators are known to stay below 2^29, see RequantGroup).
+// 3x3 dilation-1 filters (stride 1 or 2, int8/uint8 outputs) have their own row loop for rows
+// whose three input rows are all inside the input: weights in registers, fixed tap offsets.
 #pragma once
 
 #include <cstddef>
