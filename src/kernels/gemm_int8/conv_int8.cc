@@ -41,24 +41,33 @@ class ConvPacker final : public APacker {
     const int C = g_.in_c;
     const int64_t hw = int64_t{g_.out_h} * g_.out_w;
     const int K = g_.k_h * g_.k_w * C;
+    // (batch, oy, ox) of row0, then stepped row by row (no divisions per row).
+    int b = static_cast<int>(row0 / hw);
+    const int pixel = static_cast<int>(row0 % hw);
+    int oy = pixel / g_.out_w, ox = pixel % g_.out_w;
     for (int i = 0; i < rows; ++i) {
       const int64_t m = row0 + i;
-      const int b = static_cast<int>(m / hw);
       const int32_t zp = batch_zp_ ? batch_zp_[b] : zp_;
       int16_t* row = dst + i * lda;
       if (g_.pointwise) {
         qgemm::WidenSub(in_ + m * C, in_end_, C, zp, row);
       } else {
-        PackRow(b, static_cast<int>(m % hw), zp, row);
+        PackRow(b, oy, ox, zp, row);
       }
       if (K < lda) row[K] = 0;  // the odd k's partner (its weights are zero; keep it defined)
+      if (++ox == g_.out_w) {
+        ox = 0;
+        if (++oy == g_.out_h) {
+          oy = 0;
+          ++b;
+        }
+      }
     }
   }
 
  private:
-  void PackRow(int b, int pixel, int32_t zp, int16_t* row) const {
+  void PackRow(int b, int oy, int ox, int32_t zp, int16_t* row) const {
     const int C = g_.in_c;
-    const int oy = pixel / g_.out_w, ox = pixel % g_.out_w;
     const int iy0 = oy * g_.stride_h - g_.pad_h, ix0 = ox * g_.stride_w - g_.pad_w;
     const int seg = g_.k_w * C;
     const bool contiguous = g_.dil_w == 1 && ix0 >= 0 && ix0 + g_.k_w <= g_.in_w;
