@@ -71,6 +71,13 @@ class ConvPacker final : public APacker {
     const int iy0 = oy * g_.stride_h - g_.pad_h, ix0 = ox * g_.stride_w - g_.pad_w;
     const int seg = g_.k_w * C;
     const bool contiguous = g_.dil_w == 1 && ix0 >= 0 && ix0 + g_.k_w <= g_.in_w;
+    if (contiguous && iy0 >= 0 && iy0 + (g_.k_h - 1) * g_.dil_h < g_.in_h) {
+      // The whole window inside the input: one call for its k_h rows.
+      const int64_t row_elems = int64_t{g_.in_w} * C;
+      const T* src = in_ + (int64_t{b} * g_.in_h + iy0) * row_elems + int64_t{ix0} * C;
+      qgemm::WidenSubSegments(src, row_elems * g_.dil_h, g_.k_h, seg, in_end_, zp, row);
+      return;
+    }
     for (int ky = 0; ky < g_.k_h; ++ky) {
       int16_t* s = row + ky * seg;
       const int iy = iy0 + ky * g_.dil_h;
