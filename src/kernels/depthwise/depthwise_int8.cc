@@ -3,6 +3,8 @@
 #include "kernels/depthwise/depthwise_int8.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdlib>
 
 #include "kernels/common/hybrid_quant.h"
 #include "kernels/common/kernel_util.h"
@@ -31,6 +33,8 @@ void BuildPlan(const Geom& g, const W* weights, int32_t weight_zero_point, Plan*
   p->c16 = (C + 15) / 16 * 16;
   p->pairs_w = (g.k_w + 1) / 2;
   p->q = g.stride_w % 2 == 0 ? 2 : 1;
+  p->ox_step = g.stride_w / p->q;
+  p->j_step = 2 * g.dil_w / p->q;
   const int x_max = (g.out_w - 1) * g.stride_w + 2 * (p->pairs_w - 1) * g.dil_w;
   p->row_entries = x_max / p->q + 1;
   p->ring = (g.k_h - 1) * g.dil_h + 1;
@@ -73,8 +77,17 @@ void BuildRequant(const Plan& p, const int32_t* bias, const std::vector<int32_t>
     g.round_bit[lane] = right > 0 ? 1 : 0;
     g.neg_adjust[lane] = right > 0 ? -1 : 0;
     g.zp[lane] = output_zero_point;
+    if (lane % 2 == 1) g.mult_o[lane - 1] = g.mult[lane];
+    const int64_t round = (int64_t{1} << 30) + (right > 0 ? int64_t{1} << (30 + right) : 0);
+    (lane % 2 == 0 ? g.round_e : g.round_o)[lane / 2] = round;
+    g.neg_cmp[lane] = right > 0 ? int32_t{1} << (right - 1) : INT32_MIN;
     if (left > 0) plan->any_left_shift = true;
   }
+  // |acc| <= taps * 255 * 255 (8-bit inputs and weights minus their zero points).
+  int64_t max_bias = 0;
+  for (int c = 0; bias && c < C; ++c) max_bias = std::max<int64_t>(max_bias, std::abs(int64_t{bias[c]}));
+  const int64_t max_acc = int64_t{p.g.k_h} * p.g.k_w * 255 * 255;
+  plan->fast_requant = !plan->any_left_shift && max_acc + max_bias < (int64_t{1} << 29);
 }
 
 }  // namespace dwq
@@ -113,24 +126,7 @@ class DepthwiseQuantKernel final : public FastKernel {
     g.k_h = filter->dim(1);
     g.k_w = filter->dim(2);
     if (filter->dim(3) != g.channels) return false;  // depth multiplier > 1: reference
-    WindowSpec spec;
-    spec.padding = o.padding;
-    spec.stride_h = o.stride_h;
-    spec.stride_w = o.stride_w;
-    spec.dilation_h = o.dilation_h_factor;
-    spec.dilation_w = o.dilation_w_factor;
-    spec.filter_h = g.k_h;
-    spec.filter_w = g.k_w;
-    WindowGeometry wg;
-    RETURN_IF_ERROR(ComputeWindow(ctx, spec, g.in_h, g.in_w, &wg));
-    g.out_h = wg.out_h;
-    g.out_w = wg.out_w;
-    g.pad_h = wg.pad_h;
-    g.pad_w = wg.pad_w;
-    g.stride_h = o.stride_h;
-    g.stride_w = o.stride_w;
-    g.dil_h = o.dilation_h_factor;
-    g.dil_w = o.dilation_w_factor;
+    RETURN_IF_ERROR(FillConvWindow(ctx, o, &g));
     if (g.out_h <= 0 || g.out_w <= 0 || g.channels <= 0) return false;
     if (g.k_h > 16 || (g.k_h - 1) * g.dil_h + 1 > 64) return false;
 

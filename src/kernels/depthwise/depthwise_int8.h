@@ -8,7 +8,10 @@
 // filter costs 6 multiply-adds per 8 channels and output pixel, with no shuffles in the inner
 // loop. Pair rows live in a small per-thread ring (each input row is built once per thread and
 // used by every output row that needs it); taps in the top/bottom padding are skipped.
-// Requantization is the reference MultiplyByQuantizedMultiplier (gemmlowp rounding), vectorized.
+// Requantization is the reference MultiplyByQuantizedMultiplier (gemmlowp rounding), vectorized
+// (a shorter exact form when the accumulators are known to stay below 2^29, see RequantGroup).
+// 3x3 dilation-1 filters (stride 1 or 2, int8/uint8 outputs) have their own row loop for rows
+// whose three input rows are all inside the input: weights in registers, fixed tap offsets.
 #pragma once
 
 #include <cstddef>
@@ -43,6 +46,12 @@ struct alignas(32) RequantGroup {
   int32_t round_bit[8];   // e > 0 ? 1 : 0
   int32_t neg_adjust[8];  // e > 0 ? -1 : 0
   int32_t zp[8];
+  // The shorter form (Plan::fast_requant): mult_o[2i] = mult[2i + 1]; round_e/round_o per even/odd
+  // lane = 2^30 + (e > 0 ? 2^(30 + e) : 0); neg_cmp = e > 0 ? 2^(e - 1) : INT32_MIN.
+  int32_t mult_o[8];
+  int64_t round_e[4];
+  int64_t round_o[4];
+  int32_t neg_cmp[8];
 };
 
 enum class OutKind { kInt8, kUInt8, kFloat, kInt16 };
@@ -55,11 +64,14 @@ struct Plan {
   int c16 = 0;      // channels rounded up to 16
   int pairs_w = 0;  // ceil(k_w / 2)
   int q = 1;        // pair-row entries exist at input columns x = j * q (2 when stride_w is even)
+  int ox_step = 1;  // pair-row entries between consecutive output columns (stride_w / q)
+  int j_step = 2;   // pair-row entries between the filter-column pairs of one row (2 * dil_w / q)
   int row_entries = 0;
   int ring = 0;     // pair rows per thread
   std::vector<int16_t> weights;       // [k_h][pairs_w][c16] pairs (zero beyond the filter and channels)
   std::vector<RequantGroup> requant;  // c16 / 8 groups
   bool any_left_shift = false;
+  bool fast_requant = false;  // no left shift and |acc + bias| < 2^29 for any input (RequantFast)
   int32_t act_min = 0, act_max = 0;
   OutKind kind = OutKind::kInt8;
   // Hybrid: out = float(acc) * (weight_scale[c] * batch_scale[b]) + bias[c].

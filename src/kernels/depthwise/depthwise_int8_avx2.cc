@@ -39,6 +39,25 @@ void BuildPairRow(const Plan& p, const T* row, const T* end, int32_t zp, int16_t
   const int C = g.channels;
   const __m256i vzp = _mm256_set1_epi16(static_cast<int16_t>(zp));
   const __m256i zero = _mm256_setzero_si256();
+  if (p.q == 1 && g.dil_w == 1) {
+    // Entry j pairs columns j - pad and j - pad + 1: each column is widened once and carried
+    // to the next entry.
+    const size_t c2 = static_cast<size_t>(p.c16) * 2;
+    for (int cb = 0; cb < p.c16; cb += 16) {
+      const auto column = [&](int x) {
+        return x >= 0 && x < g.in_w ? _mm256_sub_epi16(Load16(row + int64_t{x} * C + cb, end), vzp) : zero;
+      };
+      __m256i prev = column(-g.pad_w);
+      int16_t* e = dst + cb * 2;
+      for (int j = 0; j < p.row_entries; ++j, e += c2) {
+        const __m256i next = column(j - g.pad_w + 1);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(e), _mm256_unpacklo_epi16(prev, next));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(e + 16), _mm256_unpackhi_epi16(prev, next));
+        prev = next;
+      }
+    }
+    return;
+  }
   for (int j = 0; j < p.row_entries; ++j) {
     const int x1 = j * p.q - g.pad_w;
     const int x2 = x1 + g.dil_w;
@@ -63,10 +82,11 @@ void BuildPairRow(const Plan& p, const T* row, const T* end, int32_t zp, int16_t
 // high = (x * m + 2^30) >> 31 (gemmlowp's doubling high multiply; its nudge makes it exactly this
 // floor), then the rounding division by 2^e with ties away from zero, written as
 // x' = high - (high < 0), (x' >> e) + bit e-1 of x' (no overflow: high > INT32_MIN).
-template <bool kLeft>
+// kBiasAdded: the accumulators already hold the bias.
+template <bool kLeft, bool kBiasAdded = false>
 inline __m256i Requant(__m256i acc, const RequantGroup& g) {
   const auto ld = [](const int32_t* v) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(v)); };
-  __m256i x = _mm256_add_epi32(acc, ld(g.bias));
+  __m256i x = kBiasAdded ? acc : _mm256_add_epi32(acc, ld(g.bias));
   if (kLeft) x = _mm256_sllv_epi32(x, ld(g.left));
   const __m256i m = ld(g.mult);
   const __m256i round = _mm256_set1_epi64x(int64_t{1} << 30);
@@ -77,6 +97,33 @@ inline __m256i Requant(__m256i acc, const RequantGroup& g) {
   const __m256i r = _mm256_add_epi32(_mm256_srav_epi32(xa, ld(g.shift)),
                                      _mm256_and_si256(_mm256_srav_epi32(xa, ld(g.shift_m1)), ld(g.round_bit)));
   return _mm256_add_epi32(r, ld(g.zp));
+}
+
+// The same result in fewer steps when Plan::fast_requant holds (no left shift, |acc + bias| <
+// 2^29, see BuildRequant): the rounding division's 2^(e-1) joins the 64-bit rounding constant
+// (round_e/round_o = 2^30 + 2^(30+e)), which leaves h = high + 2^(e-1); "high < 0" is then
+// h < neg_cmp (2^(e-1), or INT32_MIN when e = 0 so nothing is subtracted), and
+// result = (h - (high < 0)) >> e. No int32 overflow: |high| <= 2^29.
+inline __m256i RequantFast(__m256i x, const RequantGroup& g) {
+  const auto ld = [](const void* v) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(v)); };
+  const __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(x, ld(g.mult)), ld(g.round_e));
+  const __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), ld(g.mult_o)), ld(g.round_o));
+  const __m256i h = _mm256_blend_epi32(_mm256_srli_epi64(pe, 31), _mm256_slli_epi64(po, 1), 0xAA);
+  const __m256i adjusted = _mm256_add_epi32(h, _mm256_cmpgt_epi32(ld(g.neg_cmp), h));
+  return _mm256_add_epi32(_mm256_srav_epi32(adjusted, ld(g.shift)), ld(g.zp));
+}
+
+// Requantization modes of the int8/uint8 rows.
+enum RqMode { kRqPlain = 0, kRqLeft = 1, kRqFast = 2 };
+
+template <int kMode, bool kBiasAdded>
+inline __m256i RequantMode(__m256i acc, const RequantGroup& g) {
+  if constexpr (kMode == kRqFast) {
+    const __m256i x = kBiasAdded ? acc : _mm256_add_epi32(acc, _mm256_load_si256(reinterpret_cast<const __m256i*>(g.bias)));
+    return RequantFast(x, g);
+  } else {
+    return Requant<kMode == kRqLeft, kBiasAdded>(acc, g);
+  }
 }
 
 struct RowCtx {
@@ -94,27 +141,49 @@ inline void Accumulate(const RowCtx& r, int ox, int cb, __m256i* acc0, __m256i* 
   const Plan& p = *r.p;
   const int kh = kKH ? kKH : p.g.k_h;
   const int pw = kPW ? kPW : p.pairs_w;
-  const int stride = p.g.stride_w, dil = p.g.dil_w, q = p.q, c2 = p.c16 * 2;
+  const size_t c2 = static_cast<size_t>(p.c16) * 2;
+  // Entry of output column ox and pair j: (ox * stride_w + 2 * j * dil_w) / q, as precomputed steps.
+  const size_t first = static_cast<size_t>(ox) * p.ox_step * c2 + static_cast<size_t>(cb) * 2;
+  const size_t step = static_cast<size_t>(p.j_step) * c2;
   __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
-  const int16_t* w = p.weights.data() + cb * 2;
-  for (int ky = 0; ky < kh; ++ky) {
+  const int16_t* wp = p.weights.data() + cb * 2;
+  for (int ky = 0; ky < kh; ++ky, wp += pw * c2) {
     const int16_t* row = r.rows[ky];
     if (!row) continue;
-    for (int j = 0; j < pw; ++j) {
-      const int entry = (ox * stride + 2 * j * dil) / q;
-      const int16_t* e = row + static_cast<size_t>(entry) * c2 + cb * 2;
-      const int16_t* wp = w + static_cast<size_t>(ky * pw + j) * c2;
+    const int16_t* e = row + first;
+    for (int j = 0; j < pw; ++j, e += step) {
+      const int16_t* w = wp + j * c2;
       a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(e)),
-                                                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp))));
+                                                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w))));
       a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(e + 16)),
-                                                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp + 16))));
+                                                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16))));
     }
   }
   *acc0 = a0;
   *acc1 = a1;
 }
 
-template <int kKH, int kPW, bool kUnsigned, bool kLeft>
+// 16 requantized int32 lanes (unpack order) to 16 int8/uint8 bytes in channel order, clamped.
+template <bool kUnsigned>
+inline __m128i PackClamp8(__m256i r0, __m256i r1, __m256i lo, __m256i hi) {
+  const __m256i v16 = _mm256_packs_epi32(r0, r1);  // channels 0-7 | 8-15
+  __m256i v8 = kUnsigned ? _mm256_packus_epi16(v16, v16) : _mm256_packs_epi16(v16, v16);
+  v8 = _mm256_permute4x64_epi64(v8, 0x08);
+  v8 = kUnsigned ? _mm256_min_epu8(_mm256_max_epu8(v8, lo), hi) : _mm256_min_epi8(_mm256_max_epi8(v8, lo), hi);
+  return _mm256_castsi256_si128(v8);
+}
+
+inline void Store16(uint8_t* out, int valid, __m128i v) {
+  if (valid >= 16) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), v);
+  } else {
+    alignas(16) uint8_t tmp[16];
+    _mm_store_si128(reinterpret_cast<__m128i*>(tmp), v);
+    std::memcpy(out, tmp, static_cast<size_t>(valid));
+  }
+}
+
+template <int kKH, int kPW, bool kUnsigned, int kMode>
 void RowQuant8(const RowCtx& r) {
   const Plan& p = *r.p;
   const int C = p.g.channels;
@@ -125,20 +194,78 @@ void RowQuant8(const RowCtx& r) {
     for (int cb = 0; cb < p.c16; cb += 16) {
       __m256i a0, a1;
       Accumulate<kKH, kPW>(r, ox, cb, &a0, &a1);
-      const __m256i r0 = Requant<kLeft>(a0, p.requant[cb / 8]);
-      const __m256i r1 = Requant<kLeft>(a1, p.requant[cb / 8 + 1]);
-      const __m256i v16 = _mm256_packs_epi32(r0, r1);  // channels 0-7 | 8-15
-      __m256i v8 = kUnsigned ? _mm256_packus_epi16(v16, v16) : _mm256_packs_epi16(v16, v16);
-      v8 = _mm256_permute4x64_epi64(v8, 0x08);
+      const __m256i r0 = RequantMode<kMode, false>(a0, p.requant[cb / 8]);
+      const __m256i r1 = RequantMode<kMode, false>(a1, p.requant[cb / 8 + 1]);
+      Store16(out + cb, C - cb, PackClamp8<kUnsigned>(r0, r1, lo, hi));
+    }
+  }
+}
+
+// 3x3 filter, dilation 1 (either stride), rows with all three filter rows inside the input: the
+// 12 weight vectors of a 16-channel block stay in registers while the block walks along the row,
+// the bias starts the accumulators, and the taps are fixed offsets (kJ entries between the two
+// pairs of a filter row: 2 for stride 1, 1 when the pair rows hold even columns only). Rows
+// touching the top/bottom padding go to the generic loop.
+template <int kJ, bool kUnsigned, int kMode>
+void RowQuant8K3(const RowCtx& r) {
+  if (!r.rows[0] || !r.rows[1] || !r.rows[2]) return RowQuant8<3, 2, kUnsigned, kMode>(r);
+  constexpr bool kLeft = kMode == kRqLeft;
+  const Plan& p = *r.p;
+  const int C = p.g.channels, W = p.g.out_w;
+  const size_t c2 = static_cast<size_t>(p.c16) * 2;
+  const __m256i lo = _mm256_set1_epi8(static_cast<char>(p.act_min));
+  const __m256i hi = _mm256_set1_epi8(static_cast<char>(p.act_max));
+  const auto ldu = [](const int16_t* v) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v)); };
+  for (int cb = 0; cb < p.c16; cb += 16) {
+    const int16_t* w = p.weights.data() + cb * 2;
+    const __m256i w00 = ldu(w), w01 = ldu(w + 16), w10 = ldu(w + c2), w11 = ldu(w + c2 + 16);
+    const __m256i w20 = ldu(w + 2 * c2), w21 = ldu(w + 2 * c2 + 16), w30 = ldu(w + 3 * c2), w31 = ldu(w + 3 * c2 + 16);
+    const __m256i w40 = ldu(w + 4 * c2), w41 = ldu(w + 4 * c2 + 16), w50 = ldu(w + 5 * c2), w51 = ldu(w + 5 * c2 + 16);
+    const RequantGroup& g0 = p.requant[cb / 8];
+    const RequantGroup& g1 = p.requant[cb / 8 + 1];
+    // With a left shift the bias must be added before shifting: Requant adds it.
+    const __m256i b0 = kLeft ? _mm256_setzero_si256() : _mm256_load_si256(reinterpret_cast<const __m256i*>(g0.bias));
+    const __m256i b1 = kLeft ? _mm256_setzero_si256() : _mm256_load_si256(reinterpret_cast<const __m256i*>(g1.bias));
+    const int16_t* e0 = r.rows[0] + cb * 2;
+    const int16_t* e1 = r.rows[1] + cb * 2;
+    const int16_t* e2 = r.rows[2] + cb * 2;
+    const size_t j = kJ * c2;
+    uint8_t* out = r.out + cb;
+    const int valid = C - cb;
+    // One output pixel's 16 requantized int32 lanes (two vectors in unpack order).
+    const auto pixel = [&](size_t o, __m256i* r0, __m256i* r1) {
+      __m256i a0 = _mm256_add_epi32(b0, _mm256_madd_epi16(ldu(e0 + o), w00));
+      __m256i a1 = _mm256_add_epi32(b1, _mm256_madd_epi16(ldu(e0 + o + 16), w01));
+      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(ldu(e0 + o + j), w10));
+      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(ldu(e0 + o + j + 16), w11));
+      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(ldu(e1 + o), w20));
+      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(ldu(e1 + o + 16), w21));
+      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(ldu(e1 + o + j), w30));
+      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(ldu(e1 + o + j + 16), w31));
+      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(ldu(e2 + o), w40));
+      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(ldu(e2 + o + 16), w41));
+      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(ldu(e2 + o + j), w50));
+      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(ldu(e2 + o + j + 16), w51));
+      *r0 = RequantMode<kMode, !kLeft>(a0, g0);
+      *r1 = RequantMode<kMode, !kLeft>(a1, g1);
+    };
+    int ox = 0;
+    // Two pixels share the packing and clamping: bytes [a0-7 b0-7 | a8-15 b8-15], reordered.
+    for (; ox + 2 <= W; ox += 2, out += 2 * static_cast<size_t>(C)) {
+      __m256i ra0, ra1, rb0, rb1;
+      pixel(static_cast<size_t>(ox) * c2, &ra0, &ra1);
+      pixel(static_cast<size_t>(ox + 1) * c2, &rb0, &rb1);
+      const __m256i va = _mm256_packs_epi32(ra0, ra1), vb = _mm256_packs_epi32(rb0, rb1);
+      __m256i v8 = kUnsigned ? _mm256_packus_epi16(va, vb) : _mm256_packs_epi16(va, vb);
+      v8 = _mm256_permute4x64_epi64(v8, 0xD8);
       v8 = kUnsigned ? _mm256_min_epu8(_mm256_max_epu8(v8, lo), hi) : _mm256_min_epi8(_mm256_max_epi8(v8, lo), hi);
-      const __m128i v = _mm256_castsi256_si128(v8);
-      if (cb + 16 <= C) {
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + cb), v);
-      } else {
-        alignas(16) uint8_t tmp[16];
-        _mm_store_si128(reinterpret_cast<__m128i*>(tmp), v);
-        std::memcpy(out + cb, tmp, static_cast<size_t>(C - cb));
-      }
+      Store16(out, valid, _mm256_castsi256_si128(v8));
+      Store16(out + C, valid, _mm256_extracti128_si256(v8, 1));
+    }
+    if (ox < W) {
+      __m256i r0, r1;
+      pixel(static_cast<size_t>(ox) * c2, &r0, &r1);
+      Store16(out, valid, PackClamp8<kUnsigned>(r0, r1, lo, hi));
     }
   }
 }
@@ -205,23 +332,52 @@ void RowInt16(const RowCtx& r) {
 
 using RowFn = void (*)(const RowCtx&);
 
+// The requantization mode of a plan.
+int RqModeOf(const Plan& p) { return p.any_left_shift ? kRqLeft : p.fast_requant ? kRqFast : kRqPlain; }
+
+template <int kKH, int kPW, bool kUnsigned>
+RowFn PickQuant8(const Plan& p) {
+  switch (RqModeOf(p)) {
+    case kRqLeft: return RowQuant8<kKH, kPW, kUnsigned, kRqLeft>;
+    case kRqFast: return RowQuant8<kKH, kPW, kUnsigned, kRqFast>;
+    default: return RowQuant8<kKH, kPW, kUnsigned, kRqPlain>;
+  }
+}
+
 template <int kKH, int kPW>
-RowFn PickRow(const Plan& p, bool uint8_out) {
+RowFn PickRow(const Plan& p) {
   switch (p.kind) {
-    case OutKind::kInt8: return p.any_left_shift ? RowQuant8<kKH, kPW, false, true> : RowQuant8<kKH, kPW, false, false>;
-    case OutKind::kUInt8:
-      (void)uint8_out;
-      return p.any_left_shift ? RowQuant8<kKH, kPW, true, true> : RowQuant8<kKH, kPW, true, false>;
+    case OutKind::kInt8: return PickQuant8<kKH, kPW, false>(p);
+    case OutKind::kUInt8: return PickQuant8<kKH, kPW, true>(p);
     case OutKind::kFloat: return RowFloat<kKH, kPW>;
     case OutKind::kInt16: return RowInt16<kKH, kPW>;
   }
   return nullptr;
 }
 
+template <int kJ, bool kUnsigned>
+RowFn PickK3Mode(const Plan& p) {
+  switch (RqModeOf(p)) {
+    case kRqLeft: return RowQuant8K3<kJ, kUnsigned, kRqLeft>;
+    case kRqFast: return RowQuant8K3<kJ, kUnsigned, kRqFast>;
+    default: return RowQuant8K3<kJ, kUnsigned, kRqPlain>;
+  }
+}
+
+template <int kJ>
+RowFn PickK3(const Plan& p) {
+  return p.kind == OutKind::kInt8 ? PickK3Mode<kJ, false>(p) : PickK3Mode<kJ, true>(p);
+}
+
 RowFn Pick(const Plan& p) {
-  if (p.g.k_h == 3 && p.pairs_w == 2) return PickRow<3, 2>(p, false);
-  if (p.g.k_h == 5 && p.pairs_w == 3) return PickRow<5, 3>(p, false);
-  return PickRow<0, 0>(p, false);
+  const bool quant8 = p.kind == OutKind::kInt8 || p.kind == OutKind::kUInt8;
+  if (quant8 && p.g.k_h == 3 && p.g.k_w == 3 && p.g.dil_w == 1 && p.ox_step == 1) {
+    if (p.j_step == 2) return PickK3<2>(p);
+    if (p.j_step == 1) return PickK3<1>(p);
+  }
+  if (p.g.k_h == 3 && p.pairs_w == 2) return PickRow<3, 2>(p);
+  if (p.g.k_h == 5 && p.pairs_w == 3) return PickRow<5, 3>(p);
+  return PickRow<0, 0>(p);
 }
 
 size_t RingBytes(const Plan& p) {

@@ -44,13 +44,17 @@ struct Case {
   int stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1;
   int padding = tflite::Padding_SAME;
   int act = tflite::ActivationFunctionType_NONE;
+  // Requantization regimes: multiplier > 1 (left shift) and biases near 2^30 (the long rounding
+  // form); 0 keeps the usual scales.
+  float multiplier_above_one = 0;  // output scale = in * w / this
+  bool huge_bias = false;
 
   std::string Describe() const {
     std::ostringstream s;
     s << "depthwise " << PathName(path) << (per_channel ? " per-channel" : " per-tensor") << " in [" << n << "," << h
       << "," << w << "," << c << "] x" << mult << " filter " << kh << "x" << kw << " stride " << stride_h << "x"
       << stride_w << " dilation " << dil_h << "x" << dil_w << (padding == tflite::Padding_SAME ? " SAME" : " VALID")
-      << " act " << act;
+      << " act " << act << (multiplier_above_one > 0 ? " left-shift" : "") << (huge_bias ? " huge-bias" : "");
     return s.str();
   }
 };
@@ -77,11 +81,14 @@ Graph BuildDepthwise(const Case& c, uint64_t seed) {
     auto scales = testing::RandomWeightScales(rng, oc, c.per_channel);
     const double lo = wt == DType::kUInt8 ? 0 : -127, hi = wt == DType::kUInt8 ? 255 : 127;
     w = b.ConstRandom("w", wt, w_shape, lo, hi, testing::WeightQuant(rng, wt, scales, 3));
-    const float out_scale = testing::OutputScaleFor(t, int64_t{c.kh} * c.kw, in_q.scale[0], scales[0]);
+    const float out_scale = c.multiplier_above_one > 0
+                                ? in_q.scale[0] * scales[0] / c.multiplier_above_one
+                                : testing::OutputScaleFor(t, int64_t{c.kh} * c.kw, in_q.scale[0], scales[0]);
+    const float bias_range = c.huge_bias ? in_q.scale[0] * scales[0] * 1.0e9f : out_scale * 40;
     QuantParams out_q = testing::RandomActivationQuant(rng, t);
     out_q.scale[0] = out_scale;
     x = b.Input("x", t, in_shape, in_q);
-    bias = testing::QuantizedBias(b, "bias", c.bias_type, oc, in_q.scale[0], scales, out_scale * 40, rng);
+    bias = testing::QuantizedBias(b, "bias", c.bias_type, oc, in_q.scale[0], scales, bias_range, rng);
     y = b.Tensor("y", t, out_shape, out_q);
   }
   tflite::DepthwiseConv2DOptionsT opt;
@@ -184,6 +191,35 @@ TEST_F(DepthwiseInt8Fast, RealisticLayers) {
       }
     }
   }
+}
+
+// The 3x3 dilation-1 rows (stride 1 and 2, every requantization form: plain, left shift, the
+// short form with small biases), channel counts around the 16-lane blocks, odd widths, both
+// paddings, rows touching the padding and interior rows.
+TEST_F(DepthwiseInt8Fast, ThreeByThreeRequantForms) {
+  int i = 0;
+  for (Path p : {Path::kInt8, Path::kUInt8})
+    for (int stride : {1, 2})
+      for (int form = 0; form < 3; ++form)
+        for (int ch : {5, 16, 40}) {
+          Case c;
+          c.path = p;
+          c.per_channel = p == Path::kInt8;
+          c.n = 1 + i % 2;
+          c.h = 9;
+          c.w = 13 + i % 3;
+          c.c = ch;
+          c.stride_h = c.stride_w = stride;
+          c.padding = i % 3 == 0 ? tflite::Padding_VALID : tflite::Padding_SAME;
+          c.act = i % 2 ? tflite::ActivationFunctionType_RELU6 : tflite::ActivationFunctionType_NONE;
+          c.multiplier_above_one = form == 1 ? 1.7f : 0;
+          c.huge_bias = form == 2;
+          testing::FastCheck check;
+          check.op_type = "DEPTHWISE_CONV_2D";
+          check.threads = 1 + i % 2;
+          check.seed = 900 + i++;
+          testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
+        }
 }
 
 }  // namespace

@@ -41,27 +41,43 @@ class ConvPacker final : public APacker {
     const int C = g_.in_c;
     const int64_t hw = int64_t{g_.out_h} * g_.out_w;
     const int K = g_.k_h * g_.k_w * C;
+    // (batch, oy, ox) of row0, then stepped row by row (no divisions per row).
+    int b = static_cast<int>(row0 / hw);
+    const int pixel = static_cast<int>(row0 % hw);
+    int oy = pixel / g_.out_w, ox = pixel % g_.out_w;
     for (int i = 0; i < rows; ++i) {
       const int64_t m = row0 + i;
-      const int b = static_cast<int>(m / hw);
       const int32_t zp = batch_zp_ ? batch_zp_[b] : zp_;
       int16_t* row = dst + i * lda;
       if (g_.pointwise) {
         qgemm::WidenSub(in_ + m * C, in_end_, C, zp, row);
       } else {
-        PackRow(b, static_cast<int>(m % hw), zp, row);
+        PackRow(b, oy, ox, zp, row);
       }
       if (K < lda) row[K] = 0;  // the odd k's partner (its weights are zero; keep it defined)
+      if (++ox == g_.out_w) {
+        ox = 0;
+        if (++oy == g_.out_h) {
+          oy = 0;
+          ++b;
+        }
+      }
     }
   }
 
  private:
-  void PackRow(int b, int pixel, int32_t zp, int16_t* row) const {
+  void PackRow(int b, int oy, int ox, int32_t zp, int16_t* row) const {
     const int C = g_.in_c;
-    const int oy = pixel / g_.out_w, ox = pixel % g_.out_w;
     const int iy0 = oy * g_.stride_h - g_.pad_h, ix0 = ox * g_.stride_w - g_.pad_w;
     const int seg = g_.k_w * C;
     const bool contiguous = g_.dil_w == 1 && ix0 >= 0 && ix0 + g_.k_w <= g_.in_w;
+    if (contiguous && iy0 >= 0 && iy0 + (g_.k_h - 1) * g_.dil_h < g_.in_h) {
+      // The whole window inside the input: one call for its k_h rows.
+      const int64_t row_elems = int64_t{g_.in_w} * C;
+      const T* src = in_ + (int64_t{b} * g_.in_h + iy0) * row_elems + int64_t{ix0} * C;
+      qgemm::WidenSubSegments(src, row_elems * g_.dil_h, g_.k_h, seg, in_end_, zp, row);
+      return;
+    }
     for (int ky = 0; ky < g_.k_h; ++ky) {
       int16_t* s = row + ky * seg;
       const int iy = iy0 + ky * g_.dil_h;
@@ -113,7 +129,6 @@ class ConvQuantKernel final : public FastKernel {
     const rt::RtTensor* input = ctx.input(0);
     const rt::RtTensor* filter = ctx.input(1);
     const rt::RtTensor* bias = ctx.input(2);
-    const rt::RtTensor* output = ctx.output(0);
     const auto& o = GetOptions<tflite::Conv2DOptionsT>(ctx.op());
     ConvGeom g;
     g.batches = input->dim(0);
@@ -125,24 +140,7 @@ class ConvQuantKernel final : public FastKernel {
     g.k_w = filter->dim(2);
     if (filter->dim(3) != g.in_c) return false;  // grouped convolution
     if (!filter->data || (bias && !bias->data)) return false;
-    WindowSpec spec;
-    spec.padding = o.padding;
-    spec.stride_h = o.stride_h;
-    spec.stride_w = o.stride_w;
-    spec.dilation_h = o.dilation_h_factor;
-    spec.dilation_w = o.dilation_w_factor;
-    spec.filter_h = g.k_h;
-    spec.filter_w = g.k_w;
-    WindowGeometry wg;
-    RETURN_IF_ERROR(ComputeWindow(ctx, spec, g.in_h, g.in_w, &wg));
-    g.out_h = wg.out_h;
-    g.out_w = wg.out_w;
-    g.pad_h = wg.pad_h;
-    g.pad_w = wg.pad_w;
-    g.stride_h = o.stride_h;
-    g.stride_w = o.stride_w;
-    g.dil_h = o.dilation_h_factor;
-    g.dil_w = o.dilation_w_factor;
+    RETURN_IF_ERROR(FillConvWindow(ctx, o, &g));
     g.pointwise = g.k_h == 1 && g.k_w == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_h == 0 && g.pad_w == 0 &&
                   g.out_h == g.in_h && g.out_w == g.in_w;
     g_ = g;
@@ -154,55 +152,23 @@ class ConvQuantKernel final : public FastKernel {
     packed_ = GetPackedWeights(ctx, "conv", *filter, N, K, weight_zp);
 
     const int64_t M = int64_t{g.batches} * g.out_h * g.out_w;
-    switch (kind_) {
-      case QuantKind::kInt8:
-      case QuantKind::kUInt8: {
-        std::vector<int32_t> mult;
-        std::vector<int> shift;
-        if (kind_ == QuantKind::kUInt8) {
-          mult.assign(1, 0);
-          shift.assign(1, 0);
-          QuantizeMultiplier(LegacyConvMultiplier(input->scale(), filter->scale(), output->scale()), &mult[0],
-                             &shift[0]);
-        } else {
-          PerChannelQuant q = ComputePerChannelQuant(input->scale(), *filter, output->scale(), N);
-          mult = std::move(q.multiplier);
-          shift = std::move(q.shift);
-        }
-        if (!ShiftsSupported(shift)) return false;
-        int32_t lo, hi;
-        RETURN_IF_ERROR(QuantizedActivation(ctx, o.fused_activation_function, *output, &lo, &hi));
-        qgemm::BuildRequant8(N, bias ? bias->data_as<int32_t>() : nullptr, mult, shift, output->zero_point(), lo, hi,
-                             &q8_);
-        break;
-      }
-      case QuantKind::kHybrid: {
-        RETURN_IF_ERROR(FloatActivation(ctx, o.fused_activation_function, &fact_min_, &fact_max_));
-        const auto& scales = filter->quant->scale;
-        hybrid_per_channel_ =
-            scales.size() > 1 && std::any_of(scales.begin(), scales.end(), [&](float s) { return s != scales[0]; });
-        col_scale_.assign(N, scales[0]);
-        if (hybrid_per_channel_)
-          for (int n = 0; n < N; ++n) col_scale_[n] = scales[n];
-        qin_scratch_ = ctx.RequestScratch(static_cast<size_t>(input->num_elements()));
-        batch_scale_.assign(g.batches, 0.0f);
-        batch_zp_.assign(g.batches, 0);
-        break;
-      }
-      case QuantKind::kInt16: {
-        PerChannelQuant q = ComputePerChannelQuant(input->scale(), *filter, output->scale(), N);
-        mult_ = std::move(q.multiplier);
-        shift_ = std::move(q.shift);
-        RETURN_IF_ERROR(QuantizedActivation(ctx, o.fused_activation_function, *output, &act_min_, &act_max_));
-        if (bias && bias->type == DType::kInt32) {
-          rounding_ = qgemm::Int16Rounding::kGemmlowp32;
-        } else {
-          // The reference accumulates in int64: int32 sums are exact only if they cannot overflow.
-          if (!Int16SumsFitInt32(filter->data_as<int8_t>(), N, K)) return false;
-          rounding_ = qgemm::Int16Rounding::kInt64Bias;
-        }
-        break;
-      }
+    GemmOpSpec spec;
+    spec.kind = kind_;
+    spec.N = N;
+    spec.K = K;
+    spec.activation = o.fused_activation_function;
+    spec.per_channel_multipliers = kind_ != QuantKind::kUInt8;
+    spec.int16_int32_bias = qgemm::Int16Rounding::kGemmlowp32;
+    spec.int16_int64_bias = spec.int16_no_bias = qgemm::Int16Rounding::kInt64Bias;
+    ASSIGN_OR_RETURN(const bool supported, PrepareGemmOutput(ctx, spec, &out_));
+    if (!supported) return false;
+    if (kind_ == QuantKind::kHybrid) {
+      const auto& scales = filter->quant->scale;
+      hybrid_per_channel_ =
+          scales.size() > 1 && std::any_of(scales.begin(), scales.end(), [&](float s) { return s != scales[0]; });
+      qin_scratch_ = ctx.RequestScratch(static_cast<size_t>(input->num_elements()));
+      batch_scale_.assign(g.batches, 0.0f);
+      batch_zp_.assign(g.batches, 0);
     }
     gemm_scratch_ = ctx.RequestScratch(qgemm::GemmScratchBytes(*packed_, M, ctx.threads().num_threads()) + 64);
     return true;
@@ -210,27 +176,18 @@ class ConvQuantKernel final : public FastKernel {
 
   Status InvokeFast(rt::KernelContext& ctx) override {
     const rt::RtTensor* input = ctx.input(0);
-    const rt::RtTensor* bias = ctx.input(2);
-    rt::RtTensor* output = ctx.output(0);
-    if (output->num_elements() == 0) return Status::Ok();
+    if (ctx.output(0)->num_elements() == 0) return Status::Ok();
     const int64_t M = int64_t{g_.batches} * g_.out_h * g_.out_w;
     void* scratch = AlignScratch(ctx.Scratch(gemm_scratch_));
-    qgemm::GemmOutput out;
-    out.c = output->data;
-    out.ldc = g_.out_c;
     switch (kind_) {
       case QuantKind::kInt8: {
-        out.kind = qgemm::OutKind::kInt8;
-        out.q8 = &q8_;
         ConvPacker<int8_t> pack(g_, input->data_as<int8_t>(), input->num_elements(), input->zero_point(), nullptr);
-        qgemm::RunGemm(ctx.threads(), M, *packed_, pack, out, scratch);
+        qgemm::RunGemm(ctx.threads(), M, *packed_, pack, MakeGemmOutput(out_, ctx, g_.out_c), scratch);
         break;
       }
       case QuantKind::kUInt8: {
-        out.kind = qgemm::OutKind::kUInt8;
-        out.q8 = &q8_;
         ConvPacker<uint8_t> pack(g_, input->data_as<uint8_t>(), input->num_elements(), input->zero_point(), nullptr);
-        qgemm::RunGemm(ctx.threads(), M, *packed_, pack, out, scratch);
+        qgemm::RunGemm(ctx.threads(), M, *packed_, pack, MakeGemmOutput(out_, ctx, g_.out_c), scratch);
         break;
       }
       case QuantKind::kHybrid: {
@@ -238,29 +195,15 @@ class ConvQuantKernel final : public FastKernel {
         const int64_t per_batch = int64_t{g_.in_h} * g_.in_w * g_.in_c;
         QuantizeRows(input->data_as<float>(), g_.batches, per_batch, /*asymmetric=*/hybrid_per_channel_, q,
                      batch_scale_.data(), batch_zp_.data());
-        out.kind = qgemm::OutKind::kFloat;
-        out.f.col_scale = col_scale_.data();
-        out.f.bias = bias ? bias->data_as<float>() : nullptr;
-        out.f.act_min = fact_min_;
-        out.f.act_max = fact_max_;
-        out.row_scale = batch_scale_.data();
-        out.rows_per_batch = int64_t{g_.out_h} * g_.out_w;
         // Symmetric per-tensor hybrid ignores the zero points (they are 0).
         ConvPacker<int8_t> pack(g_, q, input->num_elements(), 0, batch_zp_.data());
+        const auto out = MakeGemmOutput(out_, ctx, g_.out_c, batch_scale_.data(), int64_t{g_.out_h} * g_.out_w);
         qgemm::RunGemm(ctx.threads(), M, *packed_, pack, out, scratch);
         break;
       }
       case QuantKind::kInt16: {
-        out.kind = qgemm::OutKind::kInt16;
-        out.i16.rounding = rounding_;
-        out.i16.bias32 = bias && bias->type == DType::kInt32 ? bias->data_as<int32_t>() : nullptr;
-        out.i16.bias64 = bias && bias->type == DType::kInt64 ? bias->data_as<int64_t>() : nullptr;
-        out.i16.multiplier = mult_.data();
-        out.i16.shift = shift_.data();
-        out.i16.act_min = act_min_;
-        out.i16.act_max = act_max_;
         ConvPacker<int16_t> pack(g_, input->data_as<int16_t>(), input->num_elements(), 0, nullptr);
-        qgemm::RunGemm(ctx.threads(), M, *packed_, pack, out, scratch);
+        qgemm::RunGemm(ctx.threads(), M, *packed_, pack, MakeGemmOutput(out_, ctx, g_.out_c), scratch);
         break;
       }
     }
@@ -271,33 +214,22 @@ class ConvQuantKernel final : public FastKernel {
   QuantKind kind_;
   ConvGeom g_;
   std::shared_ptr<const PackedB> packed_;
-  qgemm::Requant8 q8_;
+  GemmOpOutput out_;
   int gemm_scratch_ = -1;
-  // Hybrid.
+  // Hybrid: the input quantized per batch.
   bool hybrid_per_channel_ = false;
-  std::vector<float> col_scale_;
-  float fact_min_ = 0, fact_max_ = 0;
   int qin_scratch_ = -1;
   std::vector<float> batch_scale_;
   std::vector<int32_t> batch_zp_;
-  // 16x8.
-  std::vector<int32_t> mult_;
-  std::vector<int> shift_;
-  qgemm::Int16Rounding rounding_ = qgemm::Int16Rounding::kGemmlowp32;
-  int32_t act_min_ = 0, act_max_ = 0;
 };
 
 }  // namespace
 
 std::unique_ptr<rt::OpKernel> MakeConv2DQuant(const rt::KernelCreateContext& cc, RefFactory reference) {
-  if (cc.reference_only || !cc.cpu.has_avx2_fma()) return nullptr;
+  if (!GemmOpEligible(cc)) return nullptr;
   const Tensor* in = cc.input(0);
   const Tensor* w = cc.input(1);
-  const Tensor* bias = cc.input(2);
-  const Tensor* out = cc.output(0);
-  if (!in || !w || !out || !cc.is_constant(1) || (bias && !cc.is_constant(2))) return nullptr;
-  if (w->sparsity) return nullptr;
-  const auto kind = ClassifyQuant(in->type, w->type, out->type);
+  const auto kind = ClassifyQuant(in->type, w->type, cc.output(0)->type);
   if (!kind) return nullptr;
   // Hybrid results differ from the reference in a few accumulators (not bit-exact yet): reference.
   if (*kind == QuantKind::kHybrid) return nullptr;

@@ -149,6 +149,15 @@ void WidenSub(const int8_t* src, const int8_t* src_end, int n, int32_t zero_poin
 void WidenSub(const uint8_t* src, const uint8_t* src_end, int n, int32_t zero_point, int16_t* dst);
 void WidenSub(const int16_t* src, const int16_t* src_end, int n, int32_t zero_point, int16_t* dst);
 
+// WidenSub of `segments` runs of `seg` values, run s read from src + s * src_stride and written to
+// dst + s * seg (one call per im2col row of a convolution whose window rows are all inside).
+void WidenSubSegments(const int8_t* src, int64_t src_stride, int segments, int seg, const int8_t* src_end,
+                      int32_t zero_point, int16_t* dst);
+void WidenSubSegments(const uint8_t* src, int64_t src_stride, int segments, int seg, const uint8_t* src_end,
+                      int32_t zero_point, int16_t* dst);
+void WidenSubSegments(const int16_t* src, int64_t src_stride, int segments, int seg, const int16_t* src_end,
+                      int32_t zero_point, int16_t* dst);
+
 // Extra int16 elements a packed A buffer needs after its last row (WidenSub overrun).
 inline constexpr int kASlack = 32;
 

@@ -228,7 +228,33 @@ void WidenSubImpl(const T* src, const T* src_end, int n, int32_t zero_point, int
     }
   }
 }
+template <typename T, typename Widen>
+void WidenSubSegmentsImpl(const T* src, int64_t src_stride, int segments, int seg, const T* src_end,
+                          int32_t zero_point, int16_t* dst, Widen widen) {
+  for (int s = 0; s < segments; ++s)
+    WidenSubImpl(src + s * src_stride, src_end, seg, zero_point, dst + static_cast<int64_t>(s) * seg, widen);
+}
+
+inline __m256i Widen8(const int8_t* p) { return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+inline __m256i Widen8(const uint8_t* p) { return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+inline __m256i Widen8(const int16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+
 }  // namespace
+
+void WidenSubSegments(const int8_t* src, int64_t src_stride, int segments, int seg, const int8_t* src_end,
+                      int32_t zero_point, int16_t* dst) {
+  WidenSubSegmentsImpl(src, src_stride, segments, seg, src_end, zero_point, dst,
+                       [](const int8_t* p) { return Widen8(p); });
+}
+void WidenSubSegments(const uint8_t* src, int64_t src_stride, int segments, int seg, const uint8_t* src_end,
+                      int32_t zero_point, int16_t* dst) {
+  WidenSubSegmentsImpl(src, src_stride, segments, seg, src_end, zero_point, dst,
+                       [](const uint8_t* p) { return Widen8(p); });
+}
+void WidenSubSegments(const int16_t* src, int64_t src_stride, int segments, int seg, const int16_t* src_end,
+                      int32_t /*zero_point: 0 for int16*/, int16_t* dst) {
+  WidenSubSegmentsImpl(src, src_stride, segments, seg, src_end, 0, dst, [](const int16_t* p) { return Widen8(p); });
+}
 
 void WidenSub(const int8_t* src, const int8_t* src_end, int n, int32_t zero_point, int16_t* dst) {
   WidenSubImpl(src, src_end, n, zero_point, dst, [](const int8_t* p) {

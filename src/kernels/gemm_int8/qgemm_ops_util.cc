@@ -1,5 +1,9 @@
 #include "kernels/gemm_int8/qgemm_ops_util.h"
 
+#include "kernels/common/kernel_util.h"
+#include "kernels/common/nn_util.h"
+#include "kernels/common/quant_utils.h"
+
 namespace edgeopt::kernels {
 
 std::shared_ptr<const qgemm::PackedB> GetPackedWeights(rt::KernelContext& ctx, const std::string& tag,
@@ -19,6 +23,112 @@ std::shared_ptr<const qgemm::PackedB> GetPackedWeights(rt::KernelContext& ctx, c
   const std::string key = "qgemm-" + tag + "/sg" + std::to_string(ctx.host()->subgraph_index()) + "/op" +
                           std::to_string(ctx.op_index()) + "/" + std::to_string(N) + "x" + std::to_string(K);
   return std::static_pointer_cast<const qgemm::PackedB>(cache->GetOrCreate(key, make));
+}
+
+bool GemmOpEligible(const rt::KernelCreateContext& cc) {
+  if (cc.reference_only || !cc.cpu.has_avx2_fma()) return false;
+  const Tensor* in = cc.input(0);
+  const Tensor* w = cc.input(1);
+  const Tensor* bias = cc.input(2);
+  const Tensor* out = cc.output(0);
+  if (!in || !w || !out || !cc.is_constant(1) || (bias && !cc.is_constant(2))) return false;
+  return !w->sparsity;
+}
+
+Expected<bool> PrepareGemmOutput(rt::KernelContext& ctx, const GemmOpSpec& spec, GemmOpOutput* st) {
+  const rt::RtTensor* input = ctx.input(0);
+  const rt::RtTensor* weights = ctx.input(1);
+  const rt::RtTensor* bias = ctx.input(2);
+  const rt::RtTensor* output = ctx.output(0);
+  const int N = spec.N;
+  st->kind = spec.kind;
+  // Multipliers and shifts per output channel, or one for all.
+  auto multipliers = [&](std::vector<int32_t>* mult, std::vector<int>* shift) {
+    if (spec.per_channel_multipliers) {
+      PerChannelQuant q = ComputePerChannelQuant(input->scale(), *weights, output->scale(), N);
+      *mult = std::move(q.multiplier);
+      *shift = std::move(q.shift);
+    } else {
+      mult->assign(1, 0);
+      shift->assign(1, 0);
+      QuantizeMultiplier(LegacyConvMultiplier(input->scale(), weights->scale(), output->scale()), &(*mult)[0],
+                         &(*shift)[0]);
+    }
+  };
+  switch (spec.kind) {
+    case QuantKind::kInt8:
+    case QuantKind::kUInt8: {
+      std::vector<int32_t> mult;
+      std::vector<int> shift;
+      multipliers(&mult, &shift);
+      if (!ShiftsSupported(shift)) return false;
+      int32_t lo, hi;
+      RETURN_IF_ERROR(QuantizedActivation(ctx, spec.activation, *output, &lo, &hi));
+      qgemm::BuildRequant8(N, bias ? bias->data_as<int32_t>() : nullptr, mult, shift, output->zero_point(), lo, hi,
+                           &st->q8);
+      return true;
+    }
+    case QuantKind::kHybrid: {
+      RETURN_IF_ERROR(FloatActivation(ctx, spec.activation, &st->fact_min, &st->fact_max));
+      const auto& scales = weights->quant->scale;
+      st->col_scale.assign(N, scales[0]);
+      if (scales.size() > 1)
+        for (int n = 0; n < N; ++n) st->col_scale[n] = scales[n];
+      return true;
+    }
+    case QuantKind::kInt16: {
+      multipliers(&st->mult, &st->shift);
+      if (st->mult.size() == 1) {
+        st->mult.assign(N, st->mult[0]);
+        st->shift.assign(N, st->shift[0]);
+      }
+      RETURN_IF_ERROR(QuantizedActivation(ctx, spec.activation, *output, &st->act_min, &st->act_max));
+      st->rounding = !bias                         ? spec.int16_no_bias
+                     : bias->type == DType::kInt32 ? spec.int16_int32_bias
+                                                   : spec.int16_int64_bias;
+      // The reference accumulates in int64 there: int32 sums are exact only if they cannot overflow.
+      if (st->rounding == qgemm::Int16Rounding::kInt64Bias &&
+          !Int16SumsFitInt32(weights->data_as<int8_t>(), N, spec.K))
+        return false;
+      return true;
+    }
+  }
+  return false;
+}
+
+qgemm::GemmOutput MakeGemmOutput(const GemmOpOutput& st, rt::KernelContext& ctx, int64_t ldc, const float* row_scale,
+                                 int64_t rows_per_batch) {
+  const rt::RtTensor* bias = ctx.input(2);
+  qgemm::GemmOutput out;
+  out.c = ctx.output(0)->data;
+  out.ldc = ldc;
+  switch (st.kind) {
+    case QuantKind::kInt8:
+    case QuantKind::kUInt8:
+      out.kind = st.kind == QuantKind::kInt8 ? qgemm::OutKind::kInt8 : qgemm::OutKind::kUInt8;
+      out.q8 = &st.q8;
+      break;
+    case QuantKind::kHybrid:
+      out.kind = qgemm::OutKind::kFloat;
+      out.f.col_scale = st.col_scale.data();
+      out.f.bias = bias ? bias->data_as<float>() : nullptr;
+      out.f.act_min = st.fact_min;
+      out.f.act_max = st.fact_max;
+      out.row_scale = row_scale;
+      out.rows_per_batch = rows_per_batch;
+      break;
+    case QuantKind::kInt16:
+      out.kind = qgemm::OutKind::kInt16;
+      out.i16.rounding = st.rounding;
+      out.i16.bias32 = bias && bias->type == DType::kInt32 ? bias->data_as<int32_t>() : nullptr;
+      out.i16.bias64 = bias && bias->type == DType::kInt64 ? bias->data_as<int64_t>() : nullptr;
+      out.i16.multiplier = st.mult.data();
+      out.i16.shift = st.shift.data();
+      out.i16.act_min = st.act_min;
+      out.i16.act_max = st.act_max;
+      break;
+  }
+  return out;
 }
 
 }  // namespace edgeopt::kernels

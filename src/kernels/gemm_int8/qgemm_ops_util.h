@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/status.h"
 #include "kernels/gemm_int8/qgemm.h"
 #include "runtime/kernel.h"
 
@@ -47,6 +48,46 @@ inline bool Int16SumsFitInt32(const int8_t* w, int N, int K) {
   }
   return true;
 }
+
+// The checks every GEMM operator's factory makes: AVX2+FMA, not reference-only, constant dense
+// weights (and bias).
+bool GemmOpEligible(const rt::KernelCreateContext& cc);
+
+// What PrepareGemmOutput needs to know about the operator.
+struct GemmOpSpec {
+  QuantKind kind = QuantKind::kInt8;
+  int N = 0, K = 0;  // output channels, reduction depth
+  int activation = 0;  // tflite::ActivationFunctionType
+  // int8/uint8 and 16x8: per-channel multipliers (ComputePerChannelQuant) or one legacy
+  // multiplier for all channels.
+  bool per_channel_multipliers = true;
+  // 16x8: the reference's rounding with an int32 bias, an int64 bias and no bias (kInt64Bias
+  // requires sums that fit int32, else the op goes to the reference).
+  qgemm::Int16Rounding int16_int32_bias = qgemm::Int16Rounding::kGemmlowp32;
+  qgemm::Int16Rounding int16_int64_bias = qgemm::Int16Rounding::kInt64Bias;
+  qgemm::Int16Rounding int16_no_bias = qgemm::Int16Rounding::kInt64Bias;
+};
+
+// Output-stage state of a GEMM operator (conv_int8.cc, fc_int8.cc), per kind, built at Prepare.
+struct GemmOpOutput {
+  QuantKind kind = QuantKind::kInt8;
+  qgemm::Requant8 q8;             // int8 / uint8
+  std::vector<float> col_scale;   // hybrid: weight scale per output channel
+  float fact_min = 0, fact_max = 0;
+  std::vector<int32_t> mult;      // 16x8
+  std::vector<int> shift;
+  qgemm::Int16Rounding rounding = qgemm::Int16Rounding::kGemmlowp32;
+  int32_t act_min = 0, act_max = 0;
+};
+
+// Builds `st` from the op's tensors (input 0, weights 1, bias 2, output 0). false: a case the
+// vectorized output stages do not handle (the op goes to the reference kernel).
+Expected<bool> PrepareGemmOutput(rt::KernelContext& ctx, const GemmOpSpec& spec, GemmOpOutput* st);
+
+// The GemmOutput of one invoke: C is the op's output with row stride ldc. Hybrid: row_scale holds
+// the per-batch input scales, rows_per_batch GEMM rows belong to one batch.
+qgemm::GemmOutput MakeGemmOutput(const GemmOpOutput& st, rt::KernelContext& ctx, int64_t ldc,
+                                 const float* row_scale = nullptr, int64_t rows_per_batch = 1);
 
 // Scratch requested with 64 spare bytes, aligned up to 64.
 inline void* AlignScratch(void* p) {

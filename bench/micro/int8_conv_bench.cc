@@ -1,0 +1,125 @@
+// int8 CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED layers of MobileNetV2 size in the edgeopt
+// runtime (one op per model, per-channel int8 weights, RELU6), one thread. Google Benchmark's
+// time is the thread's CPU time, so figures stay meaningful on a machine shared with builds.
+// Counters: GOP/s (2 ops per MAC), the chosen kernel variant is in the label.
+//   build/bench/edgeopt_kernel_bench --benchmark_filter=Int8
+#include <benchmark/benchmark.h>
+
+#include <random>
+
+#include "graph/builder.h"
+#include "runtime/interpreter.h"
+
+namespace edgeopt {
+namespace {
+
+QuantParams Act(float scale, int64_t zp) {
+  QuantParams q;
+  q.scale = {scale};
+  q.zero_point = {zp};
+  return q;
+}
+
+QuantParams PerChannel(int channels, int dim, std::mt19937_64& rng) {
+  std::uniform_real_distribution<float> u(0.002f, 0.02f);
+  QuantParams q;
+  for (int c = 0; c < channels; ++c) {
+    q.scale.push_back(u(rng));
+    q.zero_point.push_back(0);
+  }
+  q.quantized_dimension = dim;
+  return q;
+}
+
+enum class Kind { kConv, kDepthwise, kFc };
+
+// One int8 op: conv (k x k, stride s, `in_c` -> `out_c`), depthwise (k x k, stride s, in_c
+// channels) or FC ([h, in_c] x [out_c, in_c]).
+Graph OneOp(Kind kind, int h, int w, int in_c, int out_c, int k, int stride, double* macs) {
+  GraphBuilder b(5);
+  std::mt19937_64& rng = b.rng();
+  const int oh = (h + stride - 1) / stride, ow = (w + stride - 1) / stride;
+  const float in_scale = 0.02f, out_scale = 0.05f;
+  if (kind == Kind::kFc) {
+    const auto x = b.Input("x", DType::kInt8, {h, in_c}, Act(in_scale, -3));
+    const auto wt = b.ConstRandom("w", DType::kInt8, {out_c, in_c}, -127, 127, Act(0.01f, 0));
+    QuantParams bq = Act(in_scale * 0.01f, 0);
+    const auto bias = b.ConstRandom("bias", DType::kInt32, {out_c}, -2000, 2000, bq);
+    const auto y = b.Tensor("y", DType::kInt8, {h, out_c}, Act(out_scale, 5));
+    tflite::FullyConnectedOptionsT o;
+    o.fused_activation_function = tflite::ActivationFunctionType_RELU6;
+    b.Op(tflite::BuiltinOperator_FULLY_CONNECTED, {x, wt, bias}, {y}, o);
+    b.Output(y);
+    *macs = double(h) * in_c * out_c;
+    return b.Finish();
+  }
+  const auto x = b.Input("x", DType::kInt8, {1, h, w, in_c}, Act(in_scale, -3));
+  const int oc = kind == Kind::kDepthwise ? in_c : out_c;
+  QuantParams wq = PerChannel(oc, kind == Kind::kDepthwise ? 3 : 0, rng);
+  const std::vector<int32_t> wshape =
+      kind == Kind::kDepthwise ? std::vector<int32_t>{1, k, k, oc} : std::vector<int32_t>{oc, k, k, in_c};
+  const auto wt = b.ConstRandom("w", DType::kInt8, wshape, -127, 127, wq);
+  QuantParams bq;
+  for (float s : wq.scale) {
+    bq.scale.push_back(in_scale * s);
+    bq.zero_point.push_back(0);
+  }
+  const auto bias = b.ConstRandom("bias", DType::kInt32, {oc}, -2000, 2000, bq);
+  const auto y = b.Tensor("y", DType::kInt8, {1, oh, ow, oc}, Act(out_scale, 5));
+  if (kind == Kind::kDepthwise) {
+    tflite::DepthwiseConv2DOptionsT o;
+    o.padding = tflite::Padding_SAME;
+    o.stride_h = o.stride_w = stride;
+    o.dilation_h_factor = o.dilation_w_factor = 1;
+    o.depth_multiplier = 1;
+    o.fused_activation_function = tflite::ActivationFunctionType_RELU6;
+    b.Op(tflite::BuiltinOperator_DEPTHWISE_CONV_2D, {x, wt, bias}, {y}, o);
+    *macs = double(oh) * ow * oc * k * k;
+  } else {
+    tflite::Conv2DOptionsT o;
+    o.padding = tflite::Padding_SAME;
+    o.stride_h = o.stride_w = stride;
+    o.dilation_h_factor = o.dilation_w_factor = 1;
+    o.fused_activation_function = tflite::ActivationFunctionType_RELU6;
+    b.Op(tflite::BuiltinOperator_CONV_2D, {x, wt, bias}, {y}, o);
+    *macs = double(oh) * ow * oc * k * k * in_c;
+  }
+  b.Output(y);
+  return b.Finish();
+}
+
+void Run(benchmark::State& state, Kind kind) {
+  const int h = static_cast<int>(state.range(0)), in_c = static_cast<int>(state.range(1));
+  const int out_c = static_cast<int>(state.range(2)), k = static_cast<int>(state.range(3));
+  const int stride = static_cast<int>(state.range(4));
+  double macs = 0;
+  auto model = rt::Model::FromGraph(OneOp(kind, h, h, in_c, out_c, k, stride, &macs));
+  if (!model.ok()) return state.SkipWithError(model.status().ToString().c_str());
+  rt::InterpreterOptions o;
+  o.num_threads = 1;
+  auto it = rt::Interpreter::Create(*model, o);
+  if (!it.ok() || !(*it)->AllocateTensors().ok()) return state.SkipWithError("cannot create the interpreter");
+  std::mt19937_64 rng(3);
+  rt::RtTensor* x = (*it)->input(0);
+  for (int64_t i = 0; i < x->num_elements(); ++i) x->data_as<int8_t>()[i] = static_cast<int8_t>(rng() % 256 - 128);
+  for (auto _ : state) {
+    if (!(*it)->Invoke().ok()) return state.SkipWithError("invoke failed");
+  }
+  for (const auto& op : (*it)->ops()) state.SetLabel(op.variant);
+  state.counters["GOP/s"] = benchmark::Counter(2 * macs, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_Int8Depthwise(benchmark::State& s) { Run(s, Kind::kDepthwise); }
+void BM_Int8Conv(benchmark::State& s) { Run(s, Kind::kConv); }
+void BM_Int8Fc(benchmark::State& s) { Run(s, Kind::kFc); }
+
+// {h, in_c, out_c, k, stride}: MobileNetV2 layers.
+BENCHMARK(BM_Int8Depthwise)->Args({112, 32, 0, 3, 1})->Args({112, 96, 0, 3, 2})->Args({56, 144, 0, 3, 1})
+    ->Args({28, 192, 0, 3, 1})->Args({14, 576, 0, 3, 1})->Args({7, 960, 0, 3, 1});
+BENCHMARK(BM_Int8Conv)->Args({112, 3, 32, 3, 2})->Args({112, 16, 96, 1, 1})->Args({56, 144, 24, 1, 1})
+    ->Args({56, 24, 144, 1, 1})->Args({28, 192, 32, 1, 1})->Args({14, 384, 64, 1, 1})->Args({14, 64, 384, 1, 1})
+    ->Args({7, 960, 160, 1, 1})->Args({7, 320, 1280, 1, 1});
+BENCHMARK(BM_Int8Fc)->Args({1, 1280, 1001, 0, 0});
+
+}  // namespace
+}  // namespace edgeopt
