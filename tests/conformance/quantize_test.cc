@@ -20,6 +20,7 @@
 #include "graph/builder.h"
 #include "graph/inspect.h"
 #include "optimize/quantize/dequantize.h"
+#include "optimize/quantize/equalize.h"
 #include "optimize/quantize/quantize.h"
 #include "support/conformance.h"
 #include "support/tflite_oracle.h"
@@ -457,6 +458,38 @@ TEST(QuantizeAccuracy, MobileNetV1Int8AgreesWithFloatAtLeastAsOftenAsThePublishe
   EXPECT_GE(a.top1_agree * 10, a.samples * 4);
   KnownGap(a.top1_agree >= b.top1_agree, "mobilenet_v1_0.25 int8 top-1 agreement " + std::to_string(a.top1_agree) +
                                              " vs published twin " + std::to_string(b.top1_agree));
+}
+
+// Cross-layer equalization on real models changes weights and biases but not the float function:
+// the equalized float model matches the original on held-out photos (SNR > 60 dB).
+TEST(QuantizeEqualization, RealModelsKeepTheirFloatOutputs) {
+  EDGEOPT_REQUIRE_SHARED_MODELS();
+  for (int k : {0, 2, 7}) {  // MobileNet v1 0.25, vww_96, the dequantized MobileNetV2
+    const ModelCase& c = kModels[k];
+    SCOPED_TRACE(c.file);
+    auto fg = FloatModel(c);
+    if (!fg.ok()) {
+      std::printf("%s absent: equalization check skipped\n", c.file);
+      continue;
+    }
+    auto samples = MakeSamples(c, *fg, 4, 6);
+    ASSERT_TRUE(samples.ok()) << samples.status().ToString();
+    optimize::QuantizeOptions o;
+    o.calibration = samples->calibration;
+    Graph e = *fg;
+    auto pairs = optimize::EqualizeCrossLayer(e, o);
+    ASSERT_TRUE(pairs.ok()) << pairs.status().ToString();
+    EXPECT_GT(*pairs, 0);
+    auto fm = rt::Model::FromGraph(*fg);
+    auto em = rt::Model::FromGraph(e);
+    ASSERT_TRUE(fm.ok() && em.ok());
+    auto a = eval::CompareModels(*fm, *em, samples->evaluation);
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    std::printf("[equalization] %s: %d layer pairs, float SNR after/before %.1f dB, top-1 %lld/%lld\n", c.file, *pairs,
+                a->outputs[0].snr_db, static_cast<long long>(a->outputs[0].top1_agree),
+                static_cast<long long>(a->outputs[0].samples));
+    EXPECT_GT(a->outputs[0].snr_db, 60.0);
+  }
 }
 
 // --io int8 --integer-only: int8 I/O and not one float op.
