@@ -261,9 +261,14 @@ TEST(SharedQuantizationVectors, WrittenOnceReadBackAndRunInTheReferenceRuntimes)
     }
     testing::CompareOptions co;
     co.oracle = oracle;
+    // The float output comes from a DEQUANTIZE: runtimes may round the last int8 step differently.
+    const Subgraph& sg = q.main();
+    const int dq = sg.FindProducer(sg.outputs[0]);
+    ASSERT_GE(dq, 0);
+    co.atol = 1.01 * sg.tensors[sg.ops[dq].inputs[0]].quant->sc();
     const auto r = testing::CompareGraph(q, co);
     EXPECT_TRUE(r.ok) << testing::OracleName(oracle) << ": " << r.error << "\n" << r.Summary();
-    EXPECT_EQ(r.oracle, testing::OracleName(oracle));
+    EXPECT_EQ(r.oracle.rfind(testing::OracleName(oracle), 0), 0u) << r.oracle;
   }
 }
 
