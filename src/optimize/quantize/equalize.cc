@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <unordered_set>
 
 #include "graph/passes.h"
 #include "optimize/quantize/calibrate.h"
@@ -33,6 +34,19 @@ bool OwnedFloatConstant(const Graph& g, const Subgraph& sg, int32_t t, int op) {
 
 void SetFloatValues(Graph& g, Tensor& t, const std::vector<float>& v) {
   t.buffer = g.AddBuffer(Buffer::FromValues<float>(std::span<const float>(v)));
+}
+
+// Weights holding few distinct values (clustered by `edgeopt cluster`, or otherwise shared):
+// dividing their input channels by different scales would multiply the distinct values and undo
+// what makes such a model compress, so their pairs are left alone.
+bool LooksClustered(const std::vector<float>& w) {
+  if (w.size() < 1024) return false;
+  std::unordered_set<float> distinct;
+  for (float x : w) {
+    distinct.insert(x);
+    if (distinct.size() > 256) return false;
+  }
+  return true;
 }
 
 struct Pair {
@@ -151,6 +165,7 @@ Expected<int> EqualizeCrossLayer(Graph& g, const QuantizeOptions& o) {
     Operator& prod = sg.ops[p.producer];
     Operator& cons = sg.ops[p.consumer];
     std::vector<float> w2 = ConstantAsFloat(g, sg.tensors[cons.inputs[1]]);
+    if (LooksClustered(w2)) continue;
     // Which producer channel each consumer weight multiplies: CONV_2D [O,KH,KW,C] and
     // FULLY_CONNECTED [O, features] (NHWC-flattened: feature % C).
     const int last2 = sg.tensors[cons.inputs[1]].shape.back();
