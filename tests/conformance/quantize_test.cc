@@ -308,8 +308,12 @@ INSTANTIATE_TEST_SUITE_P(Acceptance, QuantizeRealModel, ::testing::ValuesIn(AllC
 // to <= 0.52x (float16) and <= 0.27x (dynamic, int8). The whole file also carries the quantization
 // parameters the schema requires: per-channel weights and their int32 biases store a float scale
 // and an int64 zero point per output channel (24 bytes per channel), which on MobileNet v1 0.25
-// (4,600 channels for 0.47 MB of int8 weights) is ~0.05x of the float file; per-tensor int8
-// (--per-tensor) has no such overhead and meets 0.27x for the whole file.
+// (3,737 channels for 0.46 MB of int8 weights). Identical vectors (all-zero zero points, shapes)
+// are written once, which took MobileNet v1 0.25 int8 from 0.310x to 0.284x; what remains cannot
+// go: int8 weights 463,856 B + int32 biases 14,948 B + one float scale per channel for weights
+// and for biases 29,896 B = 508,700 B = 0.270x before a single tensor table, op or name (the float
+// file itself has 12 KiB of those), so per-channel int8 cannot reach 0.27x for this model in a
+// valid file. Per-tensor int8 (--per-tensor) has no such overhead and meets 0.27x.
 TEST(QuantizeSizes, MobileNetClassModelsShrinkAsPromised) {
   EDGEOPT_REQUIRE_SHARED_MODELS();
   for (const ModelCase& c : kModels) {
@@ -348,6 +352,11 @@ TEST(QuantizeSizes, MobileNetClassModelsShrinkAsPromised) {
                                            "x of float (target " + std::to_string(target) + ")");
       if (!v.per_channel && f.find("mobilenet") != std::string::npos) {
         EXPECT_LE(ratio, target) << "per-tensor int8 file";
+      }
+      // float16 meets its target on all three files (0.505x, 0.517x, 0.503x): constants under 64
+      // elements stay float32 and the float16 tensors have short names.
+      if (v.mode == QuantMode::kFloat16) {
+        EXPECT_LE(ratio, target) << "float16 file";
       }
       // The file overhead beyond the weights stays the quantization parameters' (see above).
       EXPECT_LE(ratio - weight_ratio, 0.11) << optimize::QuantModeName(v.mode);
