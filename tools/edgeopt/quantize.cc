@@ -372,9 +372,10 @@ void RegisterQuantize(CommandSet& commands) {
       ->type_name("REGEX");
   sub->add_flag("--per-tensor", o->per_tensor, "One scale per weight tensor instead of per output channel (conv/depthwise)");
   sub->add_flag("--no-equalize", o->no_equalize,
-                "int8/int16x8: skip cross-layer range equalization (by default each CONV_2D/DEPTHWISE_CONV_2D -> "
-                "CONV_2D/FULLY_CONNECTED pair is rescaled per channel, exactly in float, so that small channels keep "
-                "their precision under one activation scale; RELU6 channels only below the clamp, with headroom)");
+                "int8/int16x8: skip cross-layer range equalization (by default each CONV_2D/DEPTHWISE_CONV_2D with a "
+                "fused RELU6 -> CONV_2D/FULLY_CONNECTED pair is rescaled per channel, exactly in float, so that small "
+                "channels keep their precision under the shared [0,6] activation range; only channels whose "
+                "calibrated maximum stays below 3)");
   sub->add_flag("--no-bias-correction", o->no_bias_correction,
                 "int8/int16x8: keep the biases as they are (by default each conv/FC bias absorbs the mean output error "
                 "E[(Wq-W)x] that weight quantization causes on the calibration samples)");

@@ -2,11 +2,12 @@
 // "Data-Free Quantization through Weight Equalization and Bias Correction"; Krishnamoorthi 2018):
 //
 // - Cross-layer range equalization: for a producer -> consumer pair (CONV_2D or
-//   DEPTHWISE_CONV_2D -> CONV_2D or FULLY_CONNECTED, optionally through an AVERAGE/MAX pool),
+//   DEPTHWISE_CONV_2D -> CONV_2D or FULLY_CONNECTED, the producer's output read by that op alone),
 //   output channel i of the producer (weights and bias) is multiplied by s_i > 0 and input
-//   channel i of the consumer's weights divided by s_i. With a NONE or RELU activation in between
-//   this leaves the float function unchanged; with RELU6 only channels whose calibrated maximum
-//   stays well below 6 are scaled, and never beyond that headroom. s_i balances the channel's
+//   channel i of the consumer's weights divided by s_i. Only producers with a fused RELU6 are
+//   equalized (measured: it helps MobileNets and hurt RELU models, see equalize.cc); only channels
+//   whose calibrated maximum stays well below 6 are scaled, and never beyond that headroom, so
+//   the float function is unchanged on data like the calibration samples. s_i balances the channel's
 //   calibrated activation range against the consumer's weight range for it (sqrt(r_w / r_a)), so
 //   that a per-tensor activation scale no longer drowns the small channels in rounding noise.
 // - Empirical bias correction: the mean output error that weight quantization introduces,
