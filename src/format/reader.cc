@@ -369,8 +369,13 @@ class Reader {
       if (d < 0 || static_cast<size_t>(d) >= rank)
         return InvalidModel("sparsity block map entry " + std::to_string(d) + " out of range [0, " +
                             std::to_string(rank) + ")");
-    for (const auto& dm : sp->dim_metadata)
+    for (const auto& dm : sp->dim_metadata) {
       if (!dm) return InvalidModel("sparsity dimension metadata missing");
+      // A union type without its table (a corrupt file) would crash whoever packs it again.
+      if ((dm->array_segments.type != tflite::SparseIndexVector_NONE && !dm->array_segments.value) ||
+          (dm->array_indices.type != tflite::SparseIndexVector_NONE && !dm->array_indices.value))
+        return InvalidModel("sparsity dimension metadata names an index array type but holds no such array");
+    }
 
     // Size of each expanded dimension: the tensor's dims divided by their block sizes, then the
     // block dims (whose sizes are the dense_size of their metadata entries).

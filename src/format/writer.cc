@@ -7,7 +7,10 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <string>
 #include <tuple>
+#include <type_traits>
+#include <unordered_map>
 
 #include "flatbuffers/flatbuffers.h"
 #include "format/mapped_file.h"
@@ -151,22 +154,39 @@ class Writer {
     }
   }
 
+  // Identical scalar vectors (shapes, quantization scales and zero points: per-channel zero
+  // points are all-zero vectors repeated for every weight and bias) are written once and
+  // referenced from every table that holds them; a FlatBuffer may share an offset (the verifier
+  // checks each reference, not that it is unique).
+  template <typename T>
+  Offset<flatbuffers::Vector<T>> SharedVector(const std::vector<T>& v) {
+    constexpr char kind = std::is_same_v<T, float> ? 'f' : std::is_same_v<T, int64_t> ? 'l' : std::is_same_v<T, int32_t> ? 'i' : '?';
+    static_assert(kind != '?', "SharedVector: float, int32 or int64 elements");
+    std::string key(1, kind);
+    if (!v.empty()) key.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+    auto it = shared_vectors_.find(key);
+    if (it != shared_vectors_.end()) return Offset<flatbuffers::Vector<T>>(it->second);
+    auto off = fbb_.CreateVector(v);
+    shared_vectors_.emplace(std::move(key), off.o);
+    return off;
+  }
+
   Offset<tflite::QuantizationParameters> WriteQuant(const QuantParams& q) {
-    auto vmin = q.min.empty() ? 0 : fbb_.CreateVector(q.min);
-    auto vmax = q.max.empty() ? 0 : fbb_.CreateVector(q.max);
-    auto vscale = q.scale.empty() ? 0 : fbb_.CreateVector(q.scale);
-    auto vzp = q.zero_point.empty() ? 0 : fbb_.CreateVector(q.zero_point);
+    auto vmin = q.min.empty() ? 0 : SharedVector(q.min);
+    auto vmax = q.max.empty() ? 0 : SharedVector(q.max);
+    auto vscale = q.scale.empty() ? 0 : SharedVector(q.scale);
+    auto vzp = q.zero_point.empty() ? 0 : SharedVector(q.zero_point);
     Offset<void> details = q.details.Pack(fbb_);
     return tflite::CreateQuantizationParameters(fbb_, vmin, vmax, vscale, vzp, q.details.type, details,
                                                 q.quantized_dimension);
   }
 
   Offset<tflite::Tensor> WriteTensor(const Tensor& t) {
-    auto shape = fbb_.CreateVector(t.shape);
+    auto shape = SharedVector(t.shape);
     auto name = fbb_.CreateString(t.name);
     auto quant = t.quant ? WriteQuant(*t.quant) : 0;
     auto sparsity = t.sparsity ? tflite::CreateSparsityParameters(fbb_, t.sparsity.get()) : 0;
-    auto sig = t.shape_signature.empty() ? 0 : fbb_.CreateVector(t.shape_signature);
+    auto sig = t.shape_signature.empty() ? 0 : SharedVector(t.shape_signature);
     Offset<flatbuffers::Vector<Offset<tflite::VariantSubType>>> variants = 0;
     if (!t.variant_tensors.empty()) {
       std::vector<Offset<tflite::VariantSubType>> v;
@@ -291,6 +311,7 @@ class Writer {
   std::vector<size_t> external_indices_;
   std::map<OpKey, uint32_t> opcode_index_;
   std::vector<OpKey> opcode_order_;
+  std::unordered_map<std::string, flatbuffers::uoffset_t> shared_vectors_;
 };
 
 bool SameFile(const std::string& a, const std::string& b) {

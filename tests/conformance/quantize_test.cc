@@ -20,6 +20,7 @@
 #include "graph/builder.h"
 #include "graph/inspect.h"
 #include "optimize/quantize/dequantize.h"
+#include "optimize/quantize/equalize.h"
 #include "optimize/quantize/quantize.h"
 #include "support/conformance.h"
 #include "support/tflite_oracle.h"
@@ -307,8 +308,12 @@ INSTANTIATE_TEST_SUITE_P(Acceptance, QuantizeRealModel, ::testing::ValuesIn(AllC
 // to <= 0.52x (float16) and <= 0.27x (dynamic, int8). The whole file also carries the quantization
 // parameters the schema requires: per-channel weights and their int32 biases store a float scale
 // and an int64 zero point per output channel (24 bytes per channel), which on MobileNet v1 0.25
-// (4,600 channels for 0.47 MB of int8 weights) is ~0.05x of the float file; per-tensor int8
-// (--per-tensor) has no such overhead and meets 0.27x for the whole file.
+// (3,737 channels for 0.46 MB of int8 weights). Identical vectors (all-zero zero points, shapes)
+// are written once, which took MobileNet v1 0.25 int8 from 0.310x to 0.284x; what remains cannot
+// go: int8 weights 463,856 B + int32 biases 14,948 B + one float scale per channel for weights
+// and for biases 29,896 B = 508,700 B = 0.270x before a single tensor table, op or name (the float
+// file itself has 12 KiB of those), so per-channel int8 cannot reach 0.27x for this model in a
+// valid file. Per-tensor int8 (--per-tensor) has no such overhead and meets 0.27x.
 TEST(QuantizeSizes, MobileNetClassModelsShrinkAsPromised) {
   EDGEOPT_REQUIRE_SHARED_MODELS();
   for (const ModelCase& c : kModels) {
@@ -347,6 +352,11 @@ TEST(QuantizeSizes, MobileNetClassModelsShrinkAsPromised) {
                                            "x of float (target " + std::to_string(target) + ")");
       if (!v.per_channel && f.find("mobilenet") != std::string::npos) {
         EXPECT_LE(ratio, target) << "per-tensor int8 file";
+      }
+      // float16 meets its target on all three files (0.505x, 0.517x, 0.503x): constants under 64
+      // elements stay float32 and the float16 tensors have short names.
+      if (v.mode == QuantMode::kFloat16) {
+        EXPECT_LE(ratio, target) << "float16 file";
       }
       // The file overhead beyond the weights stays the quantization parameters' (see above).
       EXPECT_LE(ratio - weight_ratio, 0.11) << optimize::QuantModeName(v.mode);
@@ -453,10 +463,48 @@ TEST(QuantizeAccuracy, MobileNetV1Int8AgreesWithFloatAtLeastAsOftenAsThePublishe
               static_cast<long long>(a.samples), static_cast<long long>(a.top1_agree),
               static_cast<long long>(b.top1_agree), a.snr_db, b.snr_db);
   EXPECT_GE(a.samples, 15);
-  // Regression floor (9 of 20 measured when this was written); the target is the twin's.
-  EXPECT_GE(a.top1_agree * 10, a.samples * 4);
-  KnownGap(a.top1_agree >= b.top1_agree, "mobilenet_v1_0.25 int8 top-1 agreement " + std::to_string(a.top1_agree) +
-                                             " vs published twin " + std::to_string(b.top1_agree));
+  // Met with cross-layer equalization and bias correction (16 of 20, as the twin; 9 of 20 without).
+  EXPECT_GE(a.top1_agree, b.top1_agree) << "edgeopt int8 agrees less often with the float model than the published twin";
+}
+
+// Cross-layer equalization on real models changes weights and biases but not the float function:
+// the equalized float model matches the original on held-out photos (SNR > 60 dB).
+TEST(QuantizeEqualization, RealModelsKeepTheirFloatOutputs) {
+  EDGEOPT_REQUIRE_SHARED_MODELS();
+  for (int k : {0, 7}) {  // MobileNet v1 0.25, the dequantized MobileNetV2 (RELU6 models)
+    const ModelCase& c = kModels[k];
+    SCOPED_TRACE(c.file);
+    auto fg = FloatModel(c);
+    if (!fg.ok()) {
+      std::printf("%s absent: equalization check skipped\n", c.file);
+      continue;
+    }
+    auto samples = MakeSamples(c, *fg, 4, 6);
+    ASSERT_TRUE(samples.ok()) << samples.status().ToString();
+    optimize::QuantizeOptions o;
+    o.calibration = samples->calibration;
+    Graph e = *fg;
+    auto pairs = optimize::EqualizeCrossLayer(e, o);
+    ASSERT_TRUE(pairs.ok()) << pairs.status().ToString();
+    EXPECT_GT(*pairs, 0);
+    auto fm = rt::Model::FromGraph(*fg);
+    auto em = rt::Model::FromGraph(e);
+    ASSERT_TRUE(fm.ok() && em.ok());
+    auto a = eval::CompareModels(*fm, *em, samples->evaluation);
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    std::printf("[equalization] %s: %d layer pairs, float SNR after/before %.1f dB, top-1 %lld/%lld\n", c.file, *pairs,
+                a->outputs[0].snr_db, static_cast<long long>(a->outputs[0].top1_agree),
+                static_cast<long long>(a->outputs[0].samples));
+    EXPECT_EQ(a->outputs[0].top1_agree, a->outputs[0].samples);
+    if (k == 7) {
+      // MobileNetV2's RELU6 channels reach on other photos far beyond what 4 calibration photos
+      // showed (even a 2x headroom is not enough): its equalization is exact only statistically.
+      KnownGap(a->outputs[0].snr_db > 60.0, "MobileNetV2 float SNR after equalization " + std::to_string(a->outputs[0].snr_db) +
+                                                " dB on held-out photos (RELU6 headroom exceeded)");
+    } else {
+      EXPECT_GT(a->outputs[0].snr_db, 60.0);
+    }
+  }
 }
 
 // --io int8 --integer-only: int8 I/O and not one float op.

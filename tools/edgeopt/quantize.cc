@@ -40,6 +40,8 @@ struct QuantizeCliOptions {
   std::vector<std::string> skip_ops;
   std::string skip_tensor;
   bool per_tensor = false;
+  bool no_equalize = false;
+  bool no_bias_correction = false;
   int64_t min_elements = 1024;
   bool symmetric_inputs = false;
   std::string ranges = "20";
@@ -119,6 +121,8 @@ int RunQuantize(const QuantizeCliOptions& o) {
   const bool full_integer = q.mode == optimize::QuantMode::kInt8 || q.mode == optimize::QuantMode::kInt16x8;
   if (!full_integer && (o.io != "float" || o.integer_only))
     return UsageError(kCmd, "--io and --integer-only apply to --mode int8 and int16x8 only");
+  if (!full_integer && (o.no_equalize || o.no_bias_correction))
+    return UsageError(kCmd, "--no-equalize and --no-bias-correction apply to --mode int8 and int16x8 only");
   if (q.mode == optimize::QuantMode::kInt16x8 && q.io == optimize::IoType::kUInt8)
     return UsageError(kCmd, "--io uint8 is not available with --mode int16x8 (use float or int8 for int16 I/O)");
   if (full_integer && o.calibration.empty())
@@ -198,6 +202,8 @@ int RunQuantize(const QuantizeCliOptions& o) {
   q.skip_ops = o.skip_ops;
   q.skip_tensor_regex = o.skip_tensor;
   q.per_channel = !o.per_tensor;
+  q.equalize = !o.no_equalize;
+  q.bias_correction = !o.no_bias_correction;
   q.dynamic_min_elements = o.min_elements;
   q.asymmetric_inputs = !o.symmetric_inputs;
   q.threads = o.threads;
@@ -248,6 +254,8 @@ int RunQuantize(const QuantizeCliOptions& o) {
       j["calibration"] = {{"samples", report->calibration_samples},
                           {"calibrator", optimize::CalibratorName(q.calibrator)},
                           {"data", data_note}};
+      j["equalized_layer_pairs"] = report->equalized_pairs;
+      j["bias_corrected_layers"] = report->bias_corrected_ops;
       nlohmann::ordered_json ranges = nlohmann::ordered_json::array();
       for (const auto& r : report->ranges)
         ranges.push_back({{"tensor", r.name}, {"min", r.min}, {"max", r.max}, {"scale", r.scale}, {"zero_point", r.zero_point}});
@@ -280,6 +288,11 @@ int RunQuantize(const QuantizeCliOptions& o) {
                                  optimize::CalibratorName(q.calibrator) +
                                  (q.calibrator == optimize::Calibrator::kPercentile ? " " + Number(q.percentile) : "") +
                                  "; " + data_note});
+    t.AddRow({"corrections", (q.equalize ? "equalized " + std::to_string(report->equalized_pairs) + " layer pairs"
+                                         : std::string("no equalization (--no-equalize)")) +
+                                 ", " +
+                                 (q.bias_correction ? "bias-corrected " + std::to_string(report->bias_corrected_ops) + " layers"
+                                                    : std::string("no bias correction (--no-bias-correction)"))});
   } else {
     t.AddRow({"weights", std::to_string(report->weights_quantized) + " quantized, " +
                              std::to_string(report->weights_kept_float) + " kept float"});
@@ -358,6 +371,14 @@ void RegisterQuantize(CommandSet& commands) {
   sub->add_option("--skip-tensor", o->skip_tensor, "Keep float the ops whose output name matches this regular expression")
       ->type_name("REGEX");
   sub->add_flag("--per-tensor", o->per_tensor, "One scale per weight tensor instead of per output channel (conv/depthwise)");
+  sub->add_flag("--no-equalize", o->no_equalize,
+                "int8/int16x8: skip cross-layer range equalization (by default each CONV_2D/DEPTHWISE_CONV_2D with a "
+                "fused RELU6 -> CONV_2D/FULLY_CONNECTED pair is rescaled per channel, exactly in float, so that small "
+                "channels keep their precision under the shared [0,6] activation range; only channels whose "
+                "calibrated maximum stays below 3)");
+  sub->add_flag("--no-bias-correction", o->no_bias_correction,
+                "int8/int16x8: keep the biases as they are (by default each conv/FC bias absorbs the mean output error "
+                "E[(Wq-W)x] that weight quantization causes on the calibration samples)");
   sub->add_option("--min-elements", o->min_elements,
                   "dynamic: weights with fewer elements stay float (default 1024, as LiteRT)")
       ->type_name("N");

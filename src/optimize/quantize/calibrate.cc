@@ -135,36 +135,42 @@ Range ChooseRange(const std::vector<double>& h, float lo, float hi, Calibrator c
   return r;
 }
 
-Expected<CalibrationResult> Calibrate(const Graph& g, const QuantizeOptions& o) {
-  if (o.calibration.empty())
-    return InvalidArgument("full-integer quantization needs calibration samples (--calibration DIR|FILE.npy)");
+Expected<std::unique_ptr<rt::Interpreter>> MakeCalibrationInterpreter(const Graph& g, const QuantizeOptions& o) {
   ASSIGN_OR_RETURN(auto model, rt::Model::FromGraph(g));
   rt::InterpreterOptions io;
   io.num_threads = o.threads;
   io.preserve_all_tensors = true;
   io.fold_constants = true;
-  ASSIGN_OR_RETURN(auto interp, rt::Interpreter::Create(model, io));
+  return rt::Interpreter::Create(model, io);
+}
+
+Status FeedCalibrationSample(rt::Interpreter& interp, const QuantizeOptions& o, size_t s) {
+  const auto& sample = o.calibration[s];
+  if (static_cast<int>(sample.size()) != interp.num_inputs())
+    return InvalidArgument("calibration sample " + std::to_string(s) + " has " + std::to_string(sample.size()) +
+                           " inputs; the model has " + std::to_string(interp.num_inputs()));
+  for (size_t i = 0; i < sample.size(); ++i) {
+    rt::RtTensor* in = interp.input(static_cast<int>(i));
+    if (sample[i].type != in->type || sample[i].shape != in->shape)
+      return InvalidArgument("calibration sample " + std::to_string(s) + " input " + std::to_string(i) + " is " +
+                             rt::ShapeToString(sample[i].shape) + " " + std::string(DTypeName(sample[i].type)) +
+                             "; the model wants " + rt::ShapeToString(in->shape) + " " + std::string(DTypeName(in->type)));
+    std::memcpy(in->data, sample[i].data.data(), sample[i].data.size());
+  }
+  interp.ResetVariables();
+  return interp.Invoke();
+}
+
+Expected<CalibrationResult> Calibrate(const Graph& g, const QuantizeOptions& o) {
+  if (o.calibration.empty())
+    return InvalidArgument("full-integer quantization needs calibration samples (--calibration DIR|FILE.npy)");
+  ASSIGN_OR_RETURN(auto interp, MakeCalibrationInterpreter(g, o));
   const Subgraph& sg = g.main();
   std::vector<int32_t> watched;
   for (size_t t = 0; t < sg.tensors.size(); ++t)
     if (sg.tensors[t].type == DType::kFloat32 && !g.IsConstant(sg.tensors[t])) watched.push_back(static_cast<int32_t>(t));
 
-  auto feed = [&](size_t s) -> Status {
-    const auto& sample = o.calibration[s];
-    if (static_cast<int>(sample.size()) != interp->num_inputs())
-      return InvalidArgument("calibration sample " + std::to_string(s) + " has " + std::to_string(sample.size()) +
-                             " inputs; the model has " + std::to_string(interp->num_inputs()));
-    for (size_t i = 0; i < sample.size(); ++i) {
-      rt::RtTensor* in = interp->input(static_cast<int>(i));
-      if (sample[i].type != in->type || sample[i].shape != in->shape)
-        return InvalidArgument("calibration sample " + std::to_string(s) + " input " + std::to_string(i) + " is " +
-                               rt::ShapeToString(sample[i].shape) + " " + std::string(DTypeName(sample[i].type)) +
-                               "; the model wants " + rt::ShapeToString(in->shape) + " " + std::string(DTypeName(in->type)));
-      std::memcpy(in->data, sample[i].data.data(), sample[i].data.size());
-    }
-    interp->ResetVariables();
-    return interp->Invoke();
-  };
+  auto feed = [&](size_t s) -> Status { return FeedCalibrationSample(*interp, o, s); };
   // LSTM ops whose internals are replayed for the integer LSTM's scales.
   std::vector<int> lstm_ops;
   for (size_t i = 0; i < sg.ops.size(); ++i)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "graph/graph.h"
 #include "optimize/quantize/lstm_replay.h"
 #include "optimize/quantize/quantize.h"
+#include "runtime/interpreter.h"
 
 namespace edgeopt::optimize {
 
@@ -31,6 +33,11 @@ struct CalibrationResult {
 // sequence) and chooses ranges. Samples must match the model's inputs (count, dtype, shape);
 // errors say which sample and input is wrong.
 Expected<CalibrationResult> Calibrate(const Graph& g, const QuantizeOptions& options);
+
+// A float interpreter over `g` that keeps every tensor readable after Invoke, and one run of
+// calibration sample `s` on it (variables reset first; shape/dtype errors name the sample).
+Expected<std::unique_ptr<rt::Interpreter>> MakeCalibrationInterpreter(const Graph& g, const QuantizeOptions& o);
+Status FeedCalibrationSample(rt::Interpreter& interp, const QuantizeOptions& o, size_t s);
 
 // Range chosen from a histogram of values over [lo, hi] (exposed for tests).
 Range ChooseRange(const std::vector<double>& histogram, float lo, float hi, Calibrator c, double percentile, int levels);

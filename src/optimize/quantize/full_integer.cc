@@ -10,6 +10,7 @@
 
 #include "graph/passes.h"
 #include "optimize/quantize/calibrate.h"
+#include "optimize/quantize/equalize.h"
 #include "optimize/quantize/weights.h"
 
 namespace edgeopt::optimize {
@@ -314,6 +315,9 @@ bool CanQuantizeOp(tflite::BuiltinOperator code, QuantMode mode) {
 Status QuantizeFullInteger(Graph& g, const QuantizeOptions& o, QuantizeReport* report) {
   const bool int16 = o.mode == QuantMode::kInt16x8;
   const DType act_type = int16 ? DType::kInt16 : DType::kInt8;
+  if (o.equalize && !o.calibration.empty()) {
+    ASSIGN_OR_RETURN(report->equalized_pairs, EqualizeCrossLayer(g, o));
+  }
   Subgraph& sg = g.main();
   ASSIGN_OR_RETURN(CalibrationResult cal, Calibrate(g, o));
   std::map<int32_t, Range>& ranges = cal.ranges;
@@ -401,6 +405,12 @@ Status QuantizeFullInteger(Graph& g, const QuantizeOptions& o, QuantizeReport* r
     return Unsupported("--integer-only: " + std::to_string(float_ops.size()) + " op(s) cannot be quantized:" + list);
   }
   report->float_ops = float_ops;
+  if (o.bias_correction) {
+    std::vector<int> integer_ops;
+    for (size_t i = 0; i < num_ops; ++i)
+      if (q[i]) integer_ops.push_back(static_cast<int>(i));
+    ASSIGN_OR_RETURN(report->bias_corrected_ops, CorrectBiasesForWeightQuantization(g, o, integer_ops));
+  }
 
   // 2. Parameter sharing groups and fixed parameters.
   Groups groups(sg.tensors.size());

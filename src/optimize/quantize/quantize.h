@@ -37,6 +37,10 @@ struct QuantizeOptions {
   std::string skip_tensor_regex;        // ops producing a matching tensor are kept float
   int64_t dynamic_min_elements = 1024;  // dynamic range: smaller weights stay float
   bool per_channel = true;              // conv/depthwise weights per output channel
+  // Full integer: cross-layer range equalization of producer->consumer pairs before calibration,
+  // and empirical correction of the bias for the mean error of weight quantization.
+  bool equalize = true;
+  bool bias_correction = true;
   bool asymmetric_inputs = true;        // dynamic range: hybrid ops quantize activations asymmetrically
   int threads = 1;                      // calibration inference threads
   // Progress of calibration: (done, total).
@@ -61,6 +65,8 @@ struct QuantizeReport {
   std::vector<std::string> conversion_ops;   // QUANTIZE/DEQUANTIZE inserted at float boundaries
   std::vector<TensorRange> ranges;           // calibration ranges per activation tensor
   int calibration_samples = 0;
+  int equalized_pairs = 0;     // producer->consumer pairs rescaled by cross-layer equalization
+  int bias_corrected_ops = 0;  // ops whose bias absorbed the mean weight-quantization error
 };
 
 // Quantizes `g` (a float model) in place.
