@@ -1,6 +1,8 @@
 #include "eval/dataset.h"
 
 #include <algorithm>
+#include <random>
+#include <numeric>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -597,6 +599,19 @@ Expected<std::vector<HostTensor>> Dataset::Load(size_t i, const std::vector<Inpu
     out.push_back(std::move(t));
   }
   return out;
+}
+
+SampleSplit SplitSamples(size_t total, size_t calibration, size_t evaluation, uint64_t seed) {
+  std::vector<size_t> order(total);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::mt19937_64 rng(seed);
+  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
+  SampleSplit s;
+  const size_t nc = std::min(calibration, total);
+  const size_t ne = std::min(evaluation, total - nc);
+  s.calibration.assign(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(nc));
+  s.evaluation.assign(order.begin() + static_cast<std::ptrdiff_t>(nc), order.begin() + static_cast<std::ptrdiff_t>(nc + ne));
+  return s;
 }
 
 }  // namespace edgeopt::eval

@@ -100,6 +100,15 @@ class Dataset {
   uint64_t seed_ = 1;
 };
 
+// Disjoint index sets from `total` samples, spread over the whole set (a seeded shuffle), so
+// sorted datasets (MNIST is sorted by label) still give every class: the first `calibration`
+// indices calibrate, the next `evaluation` evaluate (fewer if the set runs out).
+struct SampleSplit {
+  std::vector<size_t> calibration;
+  std::vector<size_t> evaluation;
+};
+SampleSplit SplitSamples(size_t total, size_t calibration, size_t evaluation, uint64_t seed = 1);
+
 // Converts one stored sample (from a .npy or raw file) to a model input: shape check (a leading
 // batch dimension of 1 may be missing), then dtype conversion per `pp` (see Preprocess). `what`
 // names the data in errors.
