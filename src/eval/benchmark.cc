@@ -212,15 +212,18 @@ Expected<BenchResult> MeasureWithThreads(const std::shared_ptr<const rt::Model>&
     r.profiler_overhead_pct = r.unprofiled_invoke_p50_ms > 0
                                   ? 100.0 * (r.profiled_invoke_p50_ms - r.unprofiled_invoke_p50_ms) / r.unprofiled_invoke_p50_ms
                                   : 0;
-    // Averages over the profiled runs without the slowest tenth (by the interpreter's own
-    // invoke time): one descheduled run would otherwise dominate a sub-microsecond model.
+    // Averages over the middle half of the profiled runs, ranked by the interpreter's own invoke
+    // time (an interquartile mean): on a shared machine runs disturbed by other processes (a
+    // time slice lost, caches flushed) would otherwise dominate the means.
     std::vector<std::pair<int64_t, size_t>> by_total;
     for (size_t k = 0; k < run_profiles.size(); ++k) {
       const auto& prof = run_profiles[k];
       by_total.push_back({prof.empty() ? 0 : prof.back().end_ns - prof.front().begin_ns, k});
     }
     std::sort(by_total.begin(), by_total.end());
-    const size_t kept = std::max<size_t>(1, by_total.size() - by_total.size() / 10);
+    const size_t first = by_total.size() / 4;
+    const size_t kept = std::max<size_t>(1, by_total.size() - 2 * first);
+    by_total.erase(by_total.begin(), by_total.begin() + static_cast<std::ptrdiff_t>(first));
     r.profile_runs_averaged = static_cast<int>(kept);
     // The profiler's cost per op, measured where it matters: what profiling adds to an invoke
     // (profiled minus unprofiled median, interleaved runs), per clock read (one per op plus the
