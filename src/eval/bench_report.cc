@@ -221,7 +221,7 @@ std::string FormatBenchText(const BenchResult& r, const TextReportOptions& to) {
   if (!r.profiled) return out;
 
   out += "\nPer-op profile (mean of " + std::to_string(r.profile_runs_averaged) + " of " + std::to_string(r.profile_runs) +
-         " profiled runs: the middle half by total time; profiler cost subtracted; in run order)\n";
+         " profiled runs: those around the median total time; profiler cost subtracted; in run order)\n";
   TextTable ot({"#", "op", "kernel", "shapes (inputs -> outputs)", "ms", "%", "cum %", "MMACs", "GOP/s"});
   for (size_t c : {0, 4, 5, 6, 7, 8}) ot.AlignRight(c);
   int shown = 0, hidden = 0;

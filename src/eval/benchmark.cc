@@ -212,16 +212,17 @@ Expected<BenchResult> MeasureWithThreads(const std::shared_ptr<const rt::Model>&
     r.profiler_overhead_pct = r.unprofiled_invoke_p50_ms > 0
                                   ? 100.0 * (r.profiled_invoke_p50_ms - r.unprofiled_invoke_p50_ms) / r.unprofiled_invoke_p50_ms
                                   : 0;
-    // Averages over the middle half of the profiled runs, ranked by the interpreter's own invoke
-    // time (an interquartile mean): on a shared machine runs disturbed by other processes (a
-    // time slice lost, caches flushed) would otherwise dominate the means.
+    // Averages over the runs around the median: the middle fifth of the profiled runs ranked by
+    // the interpreter's own invoke time (at least one). On a shared machine a third of the runs
+    // can be disturbed by other processes (a time slice lost, caches flushed); they would
+    // dominate plain or quartile-trimmed means.
     std::vector<std::pair<int64_t, size_t>> by_total;
     for (size_t k = 0; k < run_profiles.size(); ++k) {
       const auto& prof = run_profiles[k];
       by_total.push_back({prof.empty() ? 0 : prof.back().end_ns - prof.front().begin_ns, k});
     }
     std::sort(by_total.begin(), by_total.end());
-    const size_t first = by_total.size() / 4;
+    const size_t first = by_total.size() * 2 / 5;
     const size_t kept = std::max<size_t>(1, by_total.size() - 2 * first);
     by_total.erase(by_total.begin(), by_total.begin() + static_cast<std::ptrdiff_t>(first));
     r.profile_runs_averaged = static_cast<int>(kept);

@@ -16,8 +16,8 @@
 // to an invoke (profiled minus unprofiled median) per clock read, at most the cost of
 // back-to-back reads (rt::ProfilerCostPerOpNs); it is subtracted from every op (never below 0)
 // and what is left is compared with the unprofiled median invoke. Per-op averages are over the
-// middle half of the profiled runs ranked by their total (an interquartile mean), so that runs
-// disturbed by other processes do not dominate them.
+// middle fifth of the profiled runs ranked by their total (the runs around the median), so that
+// runs disturbed by other processes do not dominate them.
 #pragma once
 
 #include <cstdint>
@@ -54,7 +54,7 @@ struct OpProfile {
   std::string backend;   // cpu / delegate name
   std::vector<TensorBrief> inputs;
   std::vector<TensorBrief> outputs;
-  double avg_ms = 0;     // mean over the middle half of the profiled runs, profiler cost subtracted
+  double avg_ms = 0;     // mean over the profiled runs around the median, profiler cost subtracted
   double percent = 0;    // of the sum of all ops
   double cumulative_percent = 0;
   int64_t macs = 0;
@@ -133,7 +133,7 @@ struct BenchResult {
   // Profile (when requested).
   bool profiled = false;
   int profile_runs = 0;
-  int profile_runs_averaged = 0;     // the runs averaged (the middle half, by total time)
+  int profile_runs_averaged = 0;     // the runs averaged (the middle fifth, by total time)
   std::vector<OpProfile> ops;        // every op of the main subgraph, run order
   std::string profiler_clock;        // "tsc" or "steady_clock"
   double profiler_clock_read_ns = 0;   // cost of back-to-back clock reads + bookkeeping (upper bound)
