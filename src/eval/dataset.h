@@ -55,6 +55,7 @@ struct DatasetOptions {
   std::string class_names;  // a labels file: one class name per line, line k = class k
   std::string label_csv;    // FILE,LABEL rows (see above)
   uint64_t seed = 1;        // random sources and random inputs
+  std::string flag_name = "--data";  // the command-line flag the sources came from, for errors
 };
 
 class Dataset {

@@ -156,7 +156,9 @@ int RunQuantize(const QuantizeCliOptions& o) {
       return Fail(kCmd, "--calibration supports models with one input; this model has " +
                             std::to_string((*float_interp)->num_inputs()));
     const std::vector<eval::InputSpec> specs = {eval::SpecOf(*(*float_interp)->input(0))};
-    auto set = eval::Dataset::Open({o.calibration}, specs);
+    eval::DatasetOptions dopts;
+    dopts.flag_name = "--calibration";
+    auto set = eval::Dataset::Open({o.calibration}, specs, dopts);
     if (!set.ok()) return Fail(kCmd, set.status());
     eval::Preprocess pp;
     pp.norm = *norm;
