@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <random>
 #include <thread>
 
 #include "core/half.h"
@@ -69,7 +70,7 @@ Expected<std::unique_ptr<ModelRunner>> ModelRunner::Create(std::shared_ptr<const
   return r;
 }
 
-Status ModelRunner::Run(const std::vector<HostTensor>& inputs) {
+Status ModelRunner::Run(const std::vector<HostTensor>& inputs, bool keep_state) {
   if (inputs.size() != static_cast<size_t>(interp_->num_inputs()))
     return InvalidArgument("the model has " + std::to_string(interp_->num_inputs()) + " inputs, got " +
                            std::to_string(inputs.size()));
@@ -86,10 +87,10 @@ Status ModelRunner::Run(const std::vector<HostTensor>& inputs) {
     if (t->bytes < inputs[i].data.size() || !t->data) return Internal("input buffer of '" + t->name() + "' too small");
     std::memcpy(t->data, inputs[i].data.data(), inputs[i].data.size());
   }
-  // Every sample is independent: recurrent state (LSTM/RNN variable tensors) starts from its
-  // initial value, as for a single inference. Carrying it over would make the result depend on
-  // the sample order and on how samples are spread over worker threads.
-  interp_->ResetVariables();
+  // By default every sample is independent: recurrent state (LSTM/RNN variable tensors) starts
+  // from its initial value, as for a single inference. Carrying it over makes the result depend
+  // on the sample order, which is why keeping it is a separate, explicit mode.
+  if (!keep_state) interp_->ResetVariables();
   return interp_->Invoke();
 }
 
@@ -100,10 +101,22 @@ Expected<std::vector<InputSpec>> InputSpecsOf(std::shared_ptr<const rt::Model> m
   return runner->input_specs();
 }
 
+std::vector<size_t> SampleOrder(size_t n, uint64_t seed) {
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  if (seed == 0) return order;
+  std::mt19937_64 rng(seed);
+  for (size_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
+  return order;
+}
+
 Expected<DatasetOutputs> RunDataset(std::shared_ptr<const rt::Model> model, const Dataset& data, const RunOptions& o) {
   const size_t n = data.size();
   DatasetOutputs outputs(n);
-  const int workers = static_cast<int>(std::clamp<size_t>(static_cast<size_t>(std::max(1, o.threads)), 1, std::max<size_t>(n, 1)));
+  const std::vector<size_t> order = SampleOrder(n, o.shuffle_seed);
+  // A kept state is one stream through one interpreter.
+  const int threads = o.keep_state ? 1 : std::max(1, o.threads);
+  const int workers = static_cast<int>(std::clamp<size_t>(static_cast<size_t>(threads), 1, std::max<size_t>(n, 1)));
   std::atomic<size_t> done{0};
   std::atomic<bool> failed{false};
   std::mutex mu;
@@ -125,13 +138,14 @@ Expected<DatasetOutputs> RunDataset(std::shared_ptr<const rt::Model> model, cons
       return;
     }
     const std::vector<InputSpec>& specs = (*runner)->input_specs();
-    for (size_t i = static_cast<size_t>(w); i < n && !failed.load(); i += static_cast<size_t>(workers)) {
+    for (size_t k = static_cast<size_t>(w); k < n && !failed.load(); k += static_cast<size_t>(workers)) {
+      const size_t i = order[k];
       auto inputs = data.Load(i, o.feed_specs ? *o.feed_specs : specs, o.pp);
       Status st = inputs.status();
       if (st.ok()) {
         if (o.feed_specs)
           for (size_t k = 0; k < inputs->size() && k < specs.size(); ++k) (*inputs)[k] = ConvertForSpec((*inputs)[k], specs[k]);
-        st = (*runner)->Run(*inputs);
+        st = (*runner)->Run(*inputs, o.keep_state);
       }
       if (!st.ok()) {
         std::lock_guard<std::mutex> lock(mu);

@@ -30,8 +30,10 @@ class ModelRunner {
   static Expected<std::unique_ptr<ModelRunner>> Create(std::shared_ptr<const rt::Model> model, int threads = 1,
                                                        bool preserve_all_tensors = false);
   const std::vector<InputSpec>& input_specs() const { return specs_; }
-  // Copies the inputs in (resizing an input whose shape differs) and invokes.
-  Status Run(const std::vector<HostTensor>& inputs);
+  // Copies the inputs in (resizing an input whose shape differs) and invokes. Recurrent state
+  // (variable tensors) starts from its initial value unless `keep_state`: then it carries over
+  // from the previous Run, as in an app streaming samples through one interpreter.
+  Status Run(const std::vector<HostTensor>& inputs, bool keep_state = false);
   int num_outputs() const { return interp_->num_outputs(); }
   std::vector<float> Output(int k) const { return TensorAsFloats(*interp_->output(k)); }
   // Any tensor of the main subgraph (needs preserve_all_tensors for intermediates).
@@ -56,7 +58,18 @@ struct RunOptions {
   const std::vector<InputSpec>* feed_specs = nullptr;
   // (done, total), called from one thread at a time, at most every 100 ms and at the end.
   std::function<void(size_t, size_t)> progress;
+  // Streaming models (LSTM/RNN state in variable tensors): carry the state from one sample to
+  // the next instead of resetting it per sample. All samples then run as one stream, in order,
+  // on one interpreter (`threads` is not used).
+  bool keep_state = false;
+  // Run the samples in a seeded random order (0: data order). Results stay indexed by sample;
+  // only what a kept state carries over depends on the order.
+  uint64_t shuffle_seed = 0;
 };
+
+// The order RunDataset visits n samples in: 0..n-1, or a permutation fixed by `seed` (the same
+// on every platform: Fisher-Yates over std::mt19937_64).
+std::vector<size_t> SampleOrder(size_t n, uint64_t seed);
 
 // Outputs of every sample: outputs[sample][output] = real values.
 using DatasetOutputs = std::vector<std::vector<std::vector<float>>>;

@@ -6,58 +6,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <cstring>
-#include <limits>
 
-#include "core/half.h"
+#include "eval/accuracy.h"
 #include "eval/image.h"
 #include "eval/inputs.h"
+#include "eval/metrics.h"
 
 namespace edgeopt::eval {
-
-std::vector<double> RealValues(const rt::RtTensor& t) {
-  const int64_t n = t.num_elements();
-  std::vector<double> v(static_cast<size_t>(n), 0.0);
-  if (!t.data) return v;
-  const bool q = t.quant && !t.quant->scale.empty();
-  const double scale = q ? t.scale() : 1.0, zp = q ? t.zero_point() : 0.0;
-  for (int64_t i = 0; i < n; ++i) {
-    double x = 0;
-    switch (t.type) {
-      case DType::kFloat32: x = t.data_as<float>()[i]; break;
-      case DType::kFloat16: x = HalfToFloat(t.data_as<uint16_t>()[i]); break;
-      case DType::kInt8: x = t.data_as<int8_t>()[i]; break;
-      case DType::kUInt8: x = t.data_as<uint8_t>()[i]; break;
-      case DType::kInt16: x = t.data_as<int16_t>()[i]; break;
-      case DType::kInt32: x = t.data_as<int32_t>()[i]; break;
-      case DType::kInt64: x = static_cast<double>(t.data_as<int64_t>()[i]); break;
-      default: break;
-    }
-    v[static_cast<size_t>(i)] = q ? (x - zp) * scale : x;
-  }
-  return v;
-}
-
-namespace {
-
-bool ClassifierShaped(const rt::Shape& s) {
-  int non_unit = 0;
-  int32_t classes = 0;
-  for (int32_t d : s)
-    if (d != 1) {
-      ++non_unit;
-      classes = d;
-    }
-  return non_unit == 1 && classes >= 2;
-}
-
-int64_t ArgMax(const std::vector<double>& v) {
-  int64_t best = 0;
-  for (size_t i = 1; i < v.size(); ++i)
-    if (v[i] > v[static_cast<size_t>(best)]) best = static_cast<int64_t>(i);
-  return best;
-}
-
-}  // namespace
 
 Expected<AgreementReport> CompareModels(std::shared_ptr<const rt::Model> reference, std::shared_ptr<const rt::Model> candidate,
                                         const std::vector<std::vector<HostTensor>>& samples, int threads) {
@@ -69,7 +24,8 @@ Expected<AgreementReport> CompareModels(std::shared_ptr<const rt::Model> referen
     return InvalidArgument("the models have different numbers of inputs or outputs");
   AgreementReport report;
   const int no = ref->num_outputs();
-  std::vector<double> signal(no, 0.0), noise(no, 0.0);
+  std::vector<ErrorAccumulator> errors(static_cast<size_t>(no));
+  std::vector<AgreementAccumulator> agreement(static_cast<size_t>(no));
   report.outputs.resize(no);
   for (const auto& sample : samples) {
     if (static_cast<int>(sample.size()) != ref->num_inputs())
@@ -97,30 +53,28 @@ Expected<AgreementReport> CompareModels(std::shared_ptr<const rt::Model> referen
     RETURN_IF_ERROR_CTX(cand->Invoke(), "transformed model");
     for (int k = 0; k < no; ++k) {
       const rt::RtTensor* a = ref->output(k);
-      const rt::RtTensor* b = cand->output(k);
-      const std::vector<double> va = RealValues(*a), vb = RealValues(*b);
+      const std::vector<float> va = TensorAsFloats(*a), vb = TensorAsFloats(*cand->output(k));
       if (va.size() != vb.size()) return InvalidArgument("output " + std::to_string(k) + " sizes differ");
       OutputAgreement& o = report.outputs[k];
       o.name = a->name();
-      o.classifier = ClassifierShaped(a->shape);
-      for (size_t i = 0; i < va.size(); ++i) {
-        signal[k] += va[i] * va[i];
-        noise[k] += (va[i] - vb[i]) * (va[i] - vb[i]);
-        o.max_abs_error = std::max(o.max_abs_error, std::fabs(va[i] - vb[i]));
-      }
-      if (o.classifier && ArgMax(va) == ArgMax(vb)) ++o.top1_agree;
+      o.classifier = IsClassifierOutput(a->shape);
+      errors[k].Add(va, vb);
+      if (o.classifier) agreement[k].Add(va, vb);
       ++o.samples;
     }
     ++report.samples;
   }
   for (int k = 0; k < no; ++k) {
     OutputAgreement& o = report.outputs[k];
-    o.snr_db = noise[k] > 0 ? 10.0 * std::log10(std::max(signal[k], 1e-30) / noise[k]) : std::numeric_limits<double>::infinity();
+    const ErrorStats e = errors[k].Finish();
+    o.snr_db = e.snr_db;
+    o.max_abs_error = e.max_abs;
+    o.top1_agree = agreement[k].top1_count();
   }
   return report;
 }
 
-// --- sample inputs and plain runs (edgeopt prune / cluster) ---
+// --- sample inputs (edgeopt prune / cluster) ---
 
 namespace {
 
@@ -134,36 +88,6 @@ Expected<std::unique_ptr<rt::Interpreter>> MakeInterpreter(const Graph& g, int t
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
-}
-
-Status SetInputs(rt::Interpreter& it, const Sample& sample) {
-  if (static_cast<int>(sample.size()) != it.num_inputs())
-    return InvalidArgument("a sample has " + std::to_string(sample.size()) + " inputs, the model " +
-                           std::to_string(it.num_inputs()));
-  for (int i = 0; i < it.num_inputs(); ++i) {
-    rt::RtTensor* t = it.input(i);
-    if (sample[i].shape != t->shape) RETURN_IF_ERROR(it.ResizeInput(i, sample[i].shape));
-  }
-  RETURN_IF_ERROR(it.AllocateTensors());
-  for (int i = 0; i < it.num_inputs(); ++i) {
-    rt::RtTensor* t = it.input(i);
-    const size_t need = rt::TensorBytes(t->type, t->shape);
-    if (sample[i].type != t->type || sample[i].data.size() != need)
-      return InvalidArgument("sample input " + std::to_string(i) + " does not match the model input '" + t->name() + "'");
-    std::memcpy(t->data, sample[i].data.data(), need);
-  }
-  return Status::Ok();
-}
-
-HostTensor CopyOut(const rt::RtTensor& t) {
-  HostTensor h;
-  h.name = t.name();
-  h.type = t.type;
-  h.shape = t.shape;
-  h.data.assign(t.data, t.data + rt::TensorBytes(t.type, t.shape));
-  h.scale = t.scale();
-  h.zero_point = t.zero_point();
-  return h;
 }
 
 }  // namespace
@@ -225,20 +149,6 @@ Expected<std::vector<Sample>> MakeSamples(const Graph& g, const SampleOptions& o
     }
   }
   return samples;
-}
-
-Expected<std::vector<std::vector<HostTensor>>> RunSamples(const Graph& g, const std::vector<Sample>& samples, int threads) {
-  ASSIGN_OR_RETURN(auto it, MakeInterpreter(g, threads));
-  std::vector<std::vector<HostTensor>> out;
-  out.reserve(samples.size());
-  for (const Sample& s : samples) {
-    RETURN_IF_ERROR(SetInputs(*it, s));
-    RETURN_IF_ERROR(it->Invoke());
-    std::vector<HostTensor> o;
-    for (int i = 0; i < it->num_outputs(); ++i) o.push_back(CopyOut(*it->output(i)));
-    out.push_back(std::move(o));
-  }
-  return out;
 }
 
 }  // namespace edgeopt::eval

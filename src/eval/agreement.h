@@ -19,7 +19,7 @@ namespace edgeopt::eval {
 
 struct OutputAgreement {
   std::string name;
-  double snr_db = 0;           // 10 log10(sum ref^2 / sum (ref - out)^2); +inf when identical
+  double snr_db = 0;           // as ErrorStats::snr_db (eval/metrics.h); +inf when identical
   double max_abs_error = 0;    // in real units
   bool classifier = false;     // one non-unit dimension of >= 2 classes
   int64_t top1_agree = 0;      // samples where both models' top-1 agree (classifiers)
@@ -36,9 +36,6 @@ struct AgreementReport {
 Expected<AgreementReport> CompareModels(std::shared_ptr<const rt::Model> reference, std::shared_ptr<const rt::Model> candidate,
                                         const std::vector<std::vector<HostTensor>>& samples, int threads = 1);
 
-// Real values of a runtime tensor (dequantized when quantized).
-std::vector<double> RealValues(const rt::RtTensor& t);
-
 // Sample inputs for the comparisons above (used by edgeopt prune / cluster): one sample per file
 // in `paths` (images or .npy for the first input; a folder stands for the image/.npy files in it,
 // sorted; other inputs get seeded random values), or, when `paths` is empty, `random_count`
@@ -53,9 +50,5 @@ struct SampleOptions {
 };
 // `description` (optional) says where the samples came from ("8 seeded random input(s) ...").
 Expected<std::vector<Sample>> MakeSamples(const Graph& g, const SampleOptions& options, std::string* description);
-
-// Runs one graph on the samples and returns each sample's outputs (accuracy loops).
-Expected<std::vector<std::vector<HostTensor>>> RunSamples(const Graph& g, const std::vector<Sample>& samples,
-                                                          int threads = 1);
 
 }  // namespace edgeopt::eval

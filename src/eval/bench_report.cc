@@ -161,10 +161,10 @@ std::vector<std::string> BenchWarnings(const BenchResult& r) {
                   Ms(more.latency.p50) + " vs " + Ms(fewer.latency.p50) +
                   "); the extra threads cost more than they add (small ops, or cores busy with other work)");
   }
-  if (r.profiled && r.profiled_invoke_ms > 0 && std::fabs(r.ops_coverage_pct() - 100.0) > kOpsCoverageTolerancePct)
-    w.push_back(name + ": per-op times add up to " + Pct(r.ops_coverage_pct()) + " of the profiled invoke time (" +
-                Ms(r.profiled_ops_sum_ms) + " of " + Ms(r.profiled_invoke_ms) + "), outside " +
-                Fixed(kOpsCoverageTolerancePct, 0) + "%: time is spent between ops, or the model is too small to time per op");
+  if (r.profiled && r.unprofiled_invoke_p50_ms > 0 && std::fabs(r.ops_coverage_pct() - 100.0) > kOpsCoverageTolerancePct)
+    w.push_back(name + ": per-op times add up to " + Pct(r.ops_coverage_pct()) + " of the unprofiled median invoke time (" +
+                Ms(r.profiled_ops_sum_ms) + " of " + Ms(r.unprofiled_invoke_p50_ms) + "), outside " +
+                Fixed(kOpsCoverageTolerancePct, 0) + "%: the runs were disturbed (busy machine), or the model is too small to time per op");
   if (r.stopped_by_max_secs)
     w.push_back(name + ": --max-secs stopped the measured runs after " + std::to_string(r.latency.count) + " runs");
   return w;
@@ -200,8 +200,8 @@ std::string FormatBenchText(const BenchResult& r, const TextReportOptions& to) {
   const LatencyStats& s = r.latency;
   t.AddRow({"steady state", std::to_string(s.count) + " runs",
             "mean " + MsNum(s.mean) + "  std " + MsNum(s.std) + "  min " + MsNum(s.min) + "  p50 " + MsNum(s.p50) +
-                "  p90 " + MsNum(s.p90) + "  p99 " + MsNum(s.p99) + "  (ms)" +
-                (r.stopped_by_max_secs ? "  stopped early by --max-secs" : "")});
+                "  p90 " + MsNum(s.p90) + "  p99 " + MsNum(s.p99) + "  (ms, less " + Fixed(r.timer_overhead_ns, 0) +
+                " ns of timer overhead)" + (r.stopped_by_max_secs ? "  stopped early by --max-secs" : "")});
   out += t.Render("  ");
   out += "latency (median): " + Ms(s.p50) + "\n";
 
@@ -220,7 +220,8 @@ std::string FormatBenchText(const BenchResult& r, const TextReportOptions& to) {
 
   if (!r.profiled) return out;
 
-  out += "\nPer-op profile (mean of " + std::to_string(r.profile_runs) + " profiled runs, in run order)\n";
+  out += "\nPer-op profile (mean of " + std::to_string(r.profile_runs_averaged) + " of " + std::to_string(r.profile_runs) +
+         " profiled runs: those around the median total time; profiler cost subtracted; in run order)\n";
   TextTable ot({"#", "op", "kernel", "shapes (inputs -> outputs)", "ms", "%", "cum %", "MMACs", "GOP/s"});
   for (size_t c : {0, 4, 5, 6, 7, 8}) ot.AlignRight(c);
   int shown = 0, hidden = 0;
@@ -292,12 +293,17 @@ std::string FormatBenchText(const BenchResult& r, const TextReportOptions& to) {
   out += "\nProfile check\n";
   const double cov = r.ops_coverage_pct();
   const bool within = std::fabs(cov - 100.0) <= kOpsCoverageTolerancePct;
-  out += "  per-op sum     " + Ms(r.profiled_ops_sum_ms) + " = " + Pct(cov) + " of the profiled invoke time " +
-         Ms(r.profiled_invoke_ms) + (within ? " (within " : " (NOT within ") + Fixed(kOpsCoverageTolerancePct, 0) + "%)\n";
   char sign = r.profiler_overhead_pct >= 0 ? '+' : '-';
-  out += "  profiler cost  profiled invoke " + Ms(r.profiled_invoke_p50_ms) + " vs unprofiled " +
-         Ms(r.unprofiled_invoke_p50_ms) + ": " + sign + Pct(std::fabs(r.profiler_overhead_pct)) + " (medians of " +
-         std::to_string(r.profile_runs) + " interleaved runs each)\n";
+  out += "  profiler overhead: " + Fixed(r.profiler_cost_ns_per_op, 1) + " ns per op, subtracted; profiled invoke " + sign +
+         Pct(std::fabs(r.profiler_overhead_pct)) + " (medians of " + std::to_string(r.profile_runs) +
+         " interleaved runs each: " + Ms(r.profiled_invoke_p50_ms) + " vs " + Ms(r.unprofiled_invoke_p50_ms) +
+         "; per " + r.profiler_clock + " clock read, at most " + Fixed(r.profiler_clock_read_ns, 1) +
+         " ns back to back)\n";
+  out += "  raw per-op sum " + Ms(r.profiled_raw_ops_sum_ms) + " = the profiled invoke " + Ms(r.profiled_invoke_ms) +
+         " (one clock read per op boundary)\n";
+  out += "  per-op sum     " + Ms(r.profiled_ops_sum_ms) + " = " + Pct(cov) + " of the unprofiled median invoke " +
+         Ms(r.unprofiled_invoke_p50_ms) + (within ? " (within " : " (NOT within ") + Fixed(kOpsCoverageTolerancePct, 0) +
+         "%)\n";
   return out;
 }
 
@@ -475,6 +481,7 @@ nlohmann::ordered_json BenchJson(const std::vector<BenchResult>& results) {
     j["first_ms"] = r.first_ms;
     j["warmup_runs"] = r.warmup_runs;
     j["latency_ms"] = StatsJson(r.latency);
+    j["timer_overhead_ns"] = r.timer_overhead_ns;
     j["stopped_by_max_secs"] = r.stopped_by_max_secs;
     j["memory"] = {{"arena_bytes", r.memory.arena_bytes},
                    {"packed_weight_bytes", r.memory.packed_weight_bytes},
@@ -497,8 +504,13 @@ nlohmann::ordered_json BenchJson(const std::vector<BenchResult>& results) {
                       {"unprofiled_invoke_ms", r.unprofiled_invoke_ms},
                       {"profiled_invoke_p50_ms", r.profiled_invoke_p50_ms},
                       {"unprofiled_invoke_p50_ms", r.unprofiled_invoke_p50_ms},
+                      {"runs_averaged", r.profile_runs_averaged},
+                      {"raw_ops_sum_ms", r.profiled_raw_ops_sum_ms},
                       {"ops_sum_ms", r.profiled_ops_sum_ms},
                       {"ops_sum_percent_of_invoke", r.ops_coverage_pct()},
+                      {"profiler_clock", r.profiler_clock},
+                      {"overhead_ns_per_op", r.profiler_cost_ns_per_op},
+                      {"clock_read_ns", r.profiler_clock_read_ns},
                       {"overhead_percent", r.profiler_overhead_pct}};
       nlohmann::ordered_json ops = nlohmann::ordered_json::array();
       for (const auto& op : r.ops) {

@@ -6,9 +6,18 @@
 //   init   Interpreter::Create: kernel choice, weight packing, constant folding, memory planning
 //   first  the first Invoke (cold caches)
 //   warm-up W untimed invokes
-//   steady R timed invokes -> LatencyStats. With profiling on, each timed invoke is followed by a
+//   steady R timed invokes -> LatencyStats (each run's time less the timer's own overhead,
+//          TimerOverheadNs: two back-to-back reads of the cheap clock). With profiling on, each timed invoke is followed by a
 //          profiled invoke: per-op times come from the profiled ones, and comparing the two
 //          interleaved series measures the profiler's own overhead under the same conditions.
+//
+// Per-op times: the interpreter reads the clock once per op boundary, so the raw per-op times
+// add up exactly to the profiled invoke. The profiler's own cost per op is what profiling adds
+// to an invoke (profiled minus unprofiled median) per clock read, at most the cost of
+// back-to-back reads (rt::ProfilerCostPerOpNs); it is subtracted from every op (never below 0)
+// and what is left is compared with the unprofiled median invoke. Per-op averages are over the
+// middle fifth of the profiled runs ranked by their total (the runs around the median), so that
+// runs disturbed by other processes do not dominate them.
 #pragma once
 
 #include <cstdint>
@@ -45,7 +54,7 @@ struct OpProfile {
   std::string backend;   // cpu / delegate name
   std::vector<TensorBrief> inputs;
   std::vector<TensorBrief> outputs;
-  double avg_ms = 0;     // mean over the profiled runs
+  double avg_ms = 0;     // mean over the profiled runs around the median, profiler cost subtracted
   double percent = 0;    // of the sum of all ops
   double cumulative_percent = 0;
   int64_t macs = 0;
@@ -113,7 +122,8 @@ struct BenchResult {
   double first_ms = 0;  // the first invoke
   int warmup_runs = 0;
   double warmup_ms = 0;  // total
-  LatencyStats latency;
+  LatencyStats latency;       // timer overhead subtracted from every run
+  double timer_overhead_ns = 0;  // two back-to-back clock reads: what timing adds to a run
   bool stopped_by_max_secs = false;
   MemoryReport memory;
   std::vector<std::string> input_names, input_sources;  // where each input's values came from
@@ -123,18 +133,25 @@ struct BenchResult {
   // Profile (when requested).
   bool profiled = false;
   int profile_runs = 0;
+  int profile_runs_averaged = 0;     // the runs averaged (the middle fifth, by total time)
   std::vector<OpProfile> ops;        // every op of the main subgraph, run order
-  double profiled_invoke_ms = 0;     // mean invoke time of the profiled runs
+  std::string profiler_clock;        // "tsc" or "steady_clock"
+  double profiler_clock_read_ns = 0;   // cost of back-to-back clock reads + bookkeeping (upper bound)
+  double profiler_cost_ns_per_op = 0;  // measured in the runs (see above); subtracted from every op
+  double profiled_invoke_ms = 0;     // profiled invoke as the interpreter timed it (runs kept):
+                                     // exactly the sum of the raw per-op times
+  double profiled_raw_ops_sum_ms = 0;  // sum of the raw per-op means (= profiled_invoke_ms)
   double unprofiled_invoke_ms = 0;   // mean of the timed runs interleaved with them
-  double profiled_ops_sum_ms = 0;    // sum of the per-op means
+  double profiled_ops_sum_ms = 0;    // sum of the per-op means, profiler cost subtracted
   double profiled_invoke_p50_ms = 0;    // medians of the same two series: outliers (a descheduled
   double unprofiled_invoke_p50_ms = 0;  // run on a busy machine) do not swamp the profiler's cost
   double profiler_overhead_pct = 0;  // profiled vs unprofiled, medians
   std::vector<TraceEvent> trace;
 
-  // Sum of per-op times as a percentage of the profiled invoke time (100 = everything covered).
+  // Sum of per-op times (profiler cost subtracted) as a percentage of the measured, unprofiled,
+  // median invoke time (100 = the per-op times account for the invoke exactly).
   double ops_coverage_pct() const {
-    return profiled_invoke_ms > 0 ? 100.0 * profiled_ops_sum_ms / profiled_invoke_ms : 0;
+    return unprofiled_invoke_p50_ms > 0 ? 100.0 * profiled_ops_sum_ms / unprofiled_invoke_p50_ms : 0;
   }
 };
 

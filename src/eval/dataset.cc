@@ -1,6 +1,8 @@
 #include "eval/dataset.h"
 
 #include <algorithm>
+#include <random>
+#include <numeric>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -259,6 +261,7 @@ bool IsSampleFile(const fs::path& p) {
 
 Expected<Dataset> Dataset::Open(const std::vector<std::string>& data_flags, const std::vector<InputSpec>& specs,
                                 const DatasetOptions& options) {
+  const std::string& flag_name = options.flag_name;  // names the flag in errors
   Dataset d;
   d.seed_ = options.seed;
   d.sources_.assign(specs.size(), nullptr);
@@ -275,7 +278,7 @@ Expected<Dataset> Dataset::Open(const std::vector<std::string>& data_flags, cons
       random_count = 8;
       if (path.size() > 7) {
         const std::string n = path.substr(7);
-        if (!AllDigits(n) || std::stoi(n) < 1) return InvalidArgument("--data " + flag + ": expected random:N with N >= 1");
+        if (!AllDigits(n) || std::stoi(n) < 1) return InvalidArgument(flag_name + " " + flag + ": expected random:N with N >= 1");
         random_count = static_cast<size_t>(std::stoi(n));
       }
       described.push_back(std::to_string(random_count) + " seeded random samples");
@@ -290,19 +293,19 @@ Expected<Dataset> Dataset::Open(const std::vector<std::string>& data_flags, cons
       if (k == specs.size()) {
         std::string known;
         for (const auto& s : specs) known += (known.empty() ? "'" : ", '") + s.name + "'";
-        return InvalidArgument("--data " + flag + ": the model has no input named '" + name + "' (inputs: " + known + ")");
+        return InvalidArgument(flag_name + " " + flag + ": the model has no input named '" + name + "' (inputs: " + known + ")");
       }
     } else {
       while (next_positional < specs.size() && d.sources_[next_positional]) ++next_positional;
       if (next_positional >= specs.size())
-        return InvalidArgument("--data " + flag + ": more data sources than the model has inputs (" +
+        return InvalidArgument(flag_name + " " + flag + ": more data sources than the model has inputs (" +
                                std::to_string(specs.size()) + ")");
       k = next_positional;
     }
-    if (d.sources_[k]) return InvalidArgument("--data: input '" + specs[k].name + "' given twice");
+    if (d.sources_[k]) return InvalidArgument(flag_name + ": input '" + specs[k].name + "' given twice");
     const InputSpec& spec = specs[k];
     std::error_code ec;
-    if (!fs::exists(path, ec)) return NotFound("--data: '" + path + "' does not exist");
+    if (!fs::exists(path, ec)) return NotFound(flag_name + ": '" + path + "' does not exist");
     std::shared_ptr<Source> src;
     if (fs::is_directory(path, ec)) {
       std::vector<std::string> files;
@@ -312,7 +315,7 @@ Expected<Dataset> Dataset::Open(const std::vector<std::string>& data_flags, cons
         if (it->is_regular_file(ec) && IsSampleFile(it->path())) files.push_back(it->path().string());
       }
       std::sort(files.begin(), files.end());
-      if (files.empty()) return InvalidArgument("--data: folder '" + path + "' holds no images or .npy files");
+      if (files.empty()) return InvalidArgument(flag_name + ": folder '" + path + "' holds no images or .npy files");
       // One .npy that is a batch for this input: that is the dataset.
       if (files.size() == 1 && IsNpy(files[0])) {
         ASSIGN_OR_RETURN(HostTensor t, ReadNpy(files[0]));
@@ -335,7 +338,7 @@ Expected<Dataset> Dataset::Open(const std::vector<std::string>& data_flags, cons
         ASSIGN_OR_RETURN(src, OpenBatchNpy(path, std::move(t), path));
       } else {
         if (!ShapeFits(t.shape, spec.shape))
-          return InvalidArgument("--data: '" + path + "' holds " + ShapeText(t.shape) + ", which is neither one sample nor a batch of samples for input '" +
+          return InvalidArgument(flag_name + ": '" + path + "' holds " + ShapeText(t.shape) + ", which is neither one sample nor a batch of samples for input '" +
                                  spec.name + "' " + ShapeText(spec.shape));
         src = std::make_shared<Source>();
         src->given = path;
@@ -359,13 +362,13 @@ Expected<Dataset> Dataset::Open(const std::vector<std::string>& data_flags, cons
     const auto& s = d.sources_[k];
     if (!s || s->count == 1) continue;
     if (count != 0 && s->count != count)
-      return InvalidArgument("--data sources hold different numbers of samples (" + std::to_string(count) + " and " +
+      return InvalidArgument(flag_name + " sources hold different numbers of samples (" + std::to_string(count) + " and " +
                              std::to_string(s->count) + " for input '" + specs[k].name + "')");
     count = s->count;
   }
   if (random_count > 0) {
     if (count != 0 && count != random_count)
-      return InvalidArgument("--data random:" + std::to_string(random_count) + " disagrees with the " + std::to_string(count) +
+      return InvalidArgument(flag_name + " random:" + std::to_string(random_count) + " disagrees with the " + std::to_string(count) +
                              " samples of the other sources");
     count = random_count;
   }
@@ -374,7 +377,7 @@ Expected<Dataset> Dataset::Open(const std::vector<std::string>& data_flags, cons
     for (const auto& s : d.sources_) any = any || s;
     count = any ? 1 : 0;
   }
-  if (count == 0) return InvalidArgument("--data: no samples");
+  if (count == 0) return InvalidArgument(flag_name + ": no samples");
   d.order_.resize(count);
   for (size_t i = 0; i < count; ++i) d.order_[i] = i;
   for (const auto& s : d.sources_) {
@@ -597,6 +600,19 @@ Expected<std::vector<HostTensor>> Dataset::Load(size_t i, const std::vector<Inpu
     out.push_back(std::move(t));
   }
   return out;
+}
+
+SampleSplit SplitSamples(size_t total, size_t calibration, size_t evaluation, uint64_t seed) {
+  std::vector<size_t> order(total);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::mt19937_64 rng(seed);
+  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
+  SampleSplit s;
+  const size_t nc = std::min(calibration, total);
+  const size_t ne = std::min(evaluation, total - nc);
+  s.calibration.assign(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(nc));
+  s.evaluation.assign(order.begin() + static_cast<std::ptrdiff_t>(nc), order.begin() + static_cast<std::ptrdiff_t>(nc + ne));
+  return s;
 }
 
 }  // namespace edgeopt::eval

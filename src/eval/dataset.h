@@ -55,6 +55,7 @@ struct DatasetOptions {
   std::string class_names;  // a labels file: one class name per line, line k = class k
   std::string label_csv;    // FILE,LABEL rows (see above)
   uint64_t seed = 1;        // random sources and random inputs
+  std::string flag_name = "--data";  // the command-line flag the sources came from, for errors
 };
 
 class Dataset {
@@ -99,6 +100,15 @@ class Dataset {
   std::string description_;
   uint64_t seed_ = 1;
 };
+
+// Disjoint index sets from `total` samples, spread over the whole set (a seeded shuffle), so
+// sorted datasets (MNIST is sorted by label) still give every class: the first `calibration`
+// indices calibrate, the next `evaluation` evaluate (fewer if the set runs out).
+struct SampleSplit {
+  std::vector<size_t> calibration;
+  std::vector<size_t> evaluation;
+};
+SampleSplit SplitSamples(size_t total, size_t calibration, size_t evaluation, uint64_t seed = 1);
 
 // Converts one stored sample (from a .npy or raw file) to a model input: shape check (a leading
 // batch dimension of 1 may be missing), then dtype conversion per `pp` (see Preprocess). `what`

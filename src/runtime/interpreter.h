@@ -59,12 +59,18 @@ struct InterpreterOptions {
   const CpuFeatures* cpu = nullptr;
 };
 
-// Per-op timing of one invoke (filled when profiling is on).
+// Per-op timing of one invoke (filled when profiling is on). Times are steady_clock
+// nanoseconds; one op's end is the next op's begin (one clock read per op boundary), so the
+// durations add up exactly to the profiled invoke, including the profiler's own cost.
 struct OpTiming {
   int op_index = 0;
   int64_t begin_ns = 0;
   int64_t end_ns = 0;
 };
+
+// What profiling adds to each op's time: one clock read and its bookkeeping, in nanoseconds,
+// measured now on this machine (best of repeated back-to-back runs).
+double ProfilerCostPerOpNs();
 
 struct OpInfo {
   int index = 0;              // op index in the subgraph
@@ -236,6 +242,8 @@ class SubgraphExec : public KernelHost {
   bool in_invoke_ = false;
   bool profiling_ = false;
   std::vector<OpTiming> profile_;
+  std::vector<uint64_t> prof_ticks_;  // profiling: clock ticks at each op boundary
+  std::vector<uint32_t> prof_nodes_;  // profiling: node run between ticks k and k+1
   int current_node_ = -1;
 };
 

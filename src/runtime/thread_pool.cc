@@ -3,13 +3,13 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <chrono>
+
+#include "core/tick_clock.h"
 
 namespace edgeopt::rt {
 namespace {
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+// Trace slices: the profiler's cheap clock, on the steady_clock time line.
+int64_t NowNs() { return TickClock::ToSteadyNs(TickClock::Now()); }
 // About 50-100 microseconds of spinning before a worker sleeps.
 constexpr int kSpinIterations = 20000;
 // An idle worker gives its CPU away every ~2 microseconds while it spins: if it shares the CPU

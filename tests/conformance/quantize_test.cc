@@ -11,8 +11,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "eval/accuracy.h"
 #include "eval/agreement.h"
-#include "eval/samples.h"
+#include "eval/dataset.h"
 #include "eval/image.h"
 #include "eval/npy.h"
 #include "format/reader.h"
@@ -111,15 +112,18 @@ Expected<Samples> MakeSamples(const ModelCase& c, const Graph& g, int calibratio
   norm.hi = c.hi;
   const std::string path = std::string(c.data) == "mnist" ? testing::SharedDataDir() + "/mnist/images_uint8.npy"
                                                            : testing::SharedDataDir() + "/images";
-  ASSIGN_OR_RETURN(eval::SampleSet set, eval::SampleSet::Open(path, spec, norm));
-  const eval::SampleSplit split = eval::SplitSamples(set.size(), calibration, evaluation);
-  for (int64_t i : split.calibration) {
-    ASSIGN_OR_RETURN(eval::HostTensor t, set.Load(i));
-    s.calibration.push_back({std::move(t)});
+  const std::vector<eval::InputSpec> specs = {spec};
+  ASSIGN_OR_RETURN(eval::Dataset set, eval::Dataset::Open({path}, specs));
+  eval::Preprocess pp;
+  pp.norm = norm;
+  const eval::SampleSplit split = eval::SplitSamples(set.size(), static_cast<size_t>(calibration), static_cast<size_t>(evaluation));
+  for (size_t i : split.calibration) {
+    ASSIGN_OR_RETURN(std::vector<eval::HostTensor> t, set.Load(i, specs, pp));
+    s.calibration.push_back(std::move(t));
   }
-  for (int64_t i : split.evaluation) {
-    ASSIGN_OR_RETURN(eval::HostTensor t, set.Load(i));
-    s.evaluation.push_back({std::move(t)});
+  for (size_t i : split.evaluation) {
+    ASSIGN_OR_RETURN(std::vector<eval::HostTensor> t, set.Load(i, specs, pp));
+    s.evaluation.push_back(std::move(t));
   }
   return s;
 }
@@ -379,12 +383,15 @@ TEST(QuantizeAccuracy, MnistLstmInt8WithinHalfAPointOfFloat) {
   norm.kind = eval::PixelNormalization::Kind::kRange;
   norm.lo = 0;
   norm.hi = 1;
-  auto set = eval::SampleSet::Open(testing::SharedDataDir() + "/mnist/images_uint8.npy", InputSpecOf(*fg), norm);
+  const std::vector<eval::InputSpec> specs = {InputSpecOf(*fg)};
+  auto set = eval::Dataset::Open({testing::SharedDataDir() + "/mnist/images_uint8.npy"}, specs);
   ASSERT_TRUE(set.ok()) << set.status().ToString();
+  eval::Preprocess pp;
+  pp.norm = norm;
   const eval::SampleSplit split = eval::SplitSamples(set->size(), 100, set->size());
   optimize::QuantizeOptions o;
   o.mode = QuantMode::kInt8;
-  for (int64_t i : split.calibration) o.calibration.push_back({*set->Load(i)});
+  for (size_t i : split.calibration) o.calibration.push_back(*set->Load(i, specs, pp));
   Graph q = *fg;
   auto report = optimize::QuantizeModel(q, o);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
@@ -404,10 +411,11 @@ TEST(QuantizeAccuracy, MnistLstmInt8WithinHalfAPointOfFloat) {
   auto qi = rt::Interpreter::Create(*qm);
   ASSERT_TRUE(fi.ok() && qi.ok());
   int64_t float_correct = 0, int8_correct = 0, n = 0;
-  for (int64_t i : split.evaluation) {
-    auto x = set->Load(i);
-    ASSERT_TRUE(x.ok());
-    const int label = static_cast<int>(labels->At(i));
+  for (size_t i : split.evaluation) {
+    auto loaded = set->Load(i, specs, pp);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    const eval::HostTensor* x = &(*loaded)[0];
+    const int label = static_cast<int>(labels->At(static_cast<int64_t>(i)));
     int top[2] = {0, 0};
     rt::Interpreter* runs[2] = {fi->get(), qi->get()};
     for (int k = 0; k < 2; ++k) {
@@ -420,7 +428,7 @@ TEST(QuantizeAccuracy, MnistLstmInt8WithinHalfAPointOfFloat) {
       }
       runs[k]->ResetVariables();
       ASSERT_TRUE(runs[k]->Invoke().ok());
-      const auto v = eval::RealValues(*runs[k]->output(0));
+      const auto v = eval::TensorAsFloats(*runs[k]->output(0));
       top[k] = static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin());
     }
     float_correct += top[0] == label;

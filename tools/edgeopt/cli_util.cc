@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include "format/reader.h"
+
 namespace edgeopt::cli {
 namespace {
 
@@ -79,6 +81,31 @@ std::string OutputProblem(const std::string& path) {
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
     return "cannot write '" + path + "': directory '" + dir.string() + "' is not writable (" + std::strerror(errno) + ")";
   return "";
+}
+
+std::optional<Graph> ReadModelToRewrite(const std::string& command, const std::string& input, const std::string& output,
+                                        const std::string& json_path, int* exit_code) {
+  if (SameFile(input, output)) {
+    *exit_code = UsageError(command, "refusing to overwrite the input model '" + input +
+                                         "' (-o names the same file); write to another path");
+    return std::nullopt;
+  }
+  auto graph = ReadModelFile(input);
+  if (!graph.ok()) {
+    *exit_code = Fail(command, graph.status());
+    return std::nullopt;
+  }
+  if (std::string problem = OutputProblem(output); !problem.empty()) {
+    *exit_code = Fail(command, problem);
+    return std::nullopt;
+  }
+  if (!json_path.empty() && json_path != "-") {
+    if (std::string problem = OutputProblem(json_path); !problem.empty()) {
+      *exit_code = Fail(command, "--json: " + problem);
+      return std::nullopt;
+    }
+  }
+  return std::move(*graph);
 }
 
 }  // namespace edgeopt::cli

@@ -2,12 +2,14 @@
 // (re-exported from core/text_format.h) byte sizes and aligned tables.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "core/status.h"
 #include "core/text_format.h"
+#include "graph/graph.h"
 
 namespace edgeopt::cli {
 
@@ -40,5 +42,12 @@ bool SameFile(const std::string& a, const std::string& b);
 // Checks that `path` can be created: its folder exists, is a folder, is writable, and `path`
 // itself is not a folder. Returns "" or the problem.
 std::string OutputProblem(const std::string& path);
+
+// The start of every command that rewrites a model (IN -o OUT): refuses an -o naming the input,
+// reads the input model, and checks that `output` and `json_path` (when not "" or "-") can be
+// written, so that no work is done for a result that cannot be saved. On failure prints the
+// error, sets *exit_code (kExitUsage or kExitError) and returns nothing.
+std::optional<Graph> ReadModelToRewrite(const std::string& command, const std::string& input, const std::string& output,
+                                        const std::string& json_path, int* exit_code);
 
 }  // namespace edgeopt::cli

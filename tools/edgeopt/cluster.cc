@@ -57,14 +57,9 @@ int RunCluster(const ClusterFlags& f) {
   o.selection.skip_ops = f.skip_ops;
   o.selection.min_params = f.min_params;
 
-  if (SameFile(f.input, f.output))
-    return UsageError(kCmd, "refusing to overwrite the input model '" + f.input + "' (-o names the same file)");
-  auto graph = ReadModelFile(f.input);
-  if (!graph.ok()) return Fail(kCmd, graph.status());
-  if (std::string problem = OutputProblem(f.output); !problem.empty()) return Fail(kCmd, problem);
-  if (!f.json.empty() && f.json != "-") {
-    if (std::string problem = OutputProblem(f.json); !problem.empty()) return Fail(kCmd, "--json: " + problem);
-  }
+  int exit_code = kExitOk;
+  auto graph = ReadModelToRewrite(kCmd, f.input, f.output, f.json, &exit_code);
+  if (!graph) return exit_code;
   const Graph original = *graph;
   auto report = optimize::ClusterModel(*graph, o);
   if (!report.ok()) return Fail(kCmd, report.status().WithContext("'" + f.input + "'"));

@@ -50,13 +50,9 @@ std::string Change(uint64_t before, uint64_t after, bool bytes) {
 }
 
 int RunConvert(const ConvertOptions& o) {
-  if (SameFile(o.input, o.output)) {
-    return UsageError(kCmd, "refusing to overwrite the input model '" + o.input +
-                                "' (-o names the same file); write to another path");
-  }
-  auto graph = ReadModelFile(o.input);
-  if (!graph.ok()) return Fail(kCmd, graph.status());
-  if (std::string problem = OutputProblem(o.output); !problem.empty()) return Fail(kCmd, problem);
+  int exit_code = kExitOk;
+  auto graph = ReadModelToRewrite(kCmd, o.input, o.output, "", &exit_code);
+  if (!graph) return exit_code;
 
   const uint64_t size_before = graph->source ? graph->source->size() : 0;
   const GraphCounts before = Count(*graph);

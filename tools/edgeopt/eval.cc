@@ -31,6 +31,8 @@ struct EvalFlags {
   int threads = 0;
   int output = 0;
   uint64_t seed = 1;
+  bool keep_state = false;
+  uint64_t shuffle = 0;
   std::string json;
   PreprocessFlags pre;
 };
@@ -67,6 +69,9 @@ int RunEval(const EvalFlags& f) {
   if (f.data.empty()) return UsageError(kCmd, "--data is required (a folder, a .npy batch, images, or random:N)");
   if (f.samples < 0) return UsageError(kCmd, "--samples must not be negative");
   if (f.threads < 0) return UsageError(kCmd, "--threads must not be negative");
+  if (f.keep_state && f.threads > 1)
+    return UsageError(kCmd, "--keep-state runs the samples as one stream through one interpreter; drop --threads " +
+                                std::to_string(f.threads));
   auto pp = ParsePreprocess(f.pre);
   if (!pp.ok()) return UsageError(kCmd, pp.status().message());
   auto model = rt::Model::FromFile(f.model);
@@ -98,10 +103,14 @@ int RunEval(const EvalFlags& f) {
                           " (labels.npy beside a .npy batch, labels.csv, class subfolders or class names in file names; "
                           "or compare with --reference MODEL)");
 
-  const int threads = f.threads > 0 ? f.threads : static_cast<int>(std::max(1u, std::min(4u, std::thread::hardware_concurrency())));
+  const int threads = f.keep_state ? 1
+                     : f.threads > 0 ? f.threads
+                                     : static_cast<int>(std::max(1u, std::min(4u, std::thread::hardware_concurrency())));
   eval::EvalOptions eo;
   eo.run.pp = *pp;
   eo.run.threads = threads;
+  eo.run.keep_state = f.keep_state;
+  eo.run.shuffle_seed = f.shuffle;
   eo.output = f.output;
   eo.label_offset = f.label_offset;
   ProgressBar bar("evaluating");
@@ -121,7 +130,11 @@ int RunEval(const EvalFlags& f) {
             << "input      " << norm << "\n"
             << "samples    " << r->samples << " (" << Fmt(r->seconds, "%.2f") << " s, "
             << Fmt(r->samples ? 1000.0 * r->seconds / r->samples : 0, "%.3f") << " ms/sample, " << threads << " thread"
-            << (threads > 1 ? "s" : "") << ")\n\n";
+            << (threads > 1 ? "s" : "") << ")\n"
+            << "order      " << (f.shuffle ? "shuffled (seed " + std::to_string(f.shuffle) + ")" : std::string("data order"))
+            << (f.keep_state ? "; recurrent state carried from sample to sample (--keep-state, one stream)"
+                             : "; recurrent state reset before every sample")
+            << "\n\n";
   TextTable t({"metric", "value", ""});
   t.AlignRight(1);
   if (show_labels) {
@@ -162,6 +175,8 @@ int RunEval(const EvalFlags& f) {
     }
     j["seconds"] = r->seconds;
     j["threads"] = threads;
+    j["keep_state"] = f.keep_state;
+    j["shuffle_seed"] = f.shuffle;
     if (reference) {
       nlohmann::ordered_json rj;
       rj["model"] = f.reference;
@@ -214,6 +229,14 @@ void RegisterEval(CommandSet& commands) {
   sub->add_option("--output", f->output, "Output holding the class scores (default 0)")->type_name("K");
   AddPreprocessOptions(sub, &f->pre);
   sub->add_option("--seed", f->seed, "Seed of random inputs (default 1)")->type_name("S");
+  sub->add_flag("--keep-state", f->keep_state,
+                "Streaming models (LSTM/RNN): carry the recurrent state from one sample to the next, as an app "
+                "feeding one interpreter would, instead of resetting it per sample (default). Runs one stream, "
+                "one thread; the result then depends on the sample order");
+  sub->add_option("--shuffle", f->shuffle,
+                  "Visit the samples in a random order fixed by SEED (default 0: data order); matters only with "
+                  "--keep-state")
+      ->type_name("SEED");
   sub->add_option("--json", f->json, "Also write the results as JSON to FILE ('-': stdout): top1, top5 (percent), samples, ...")
       ->type_name("FILE");
   sub->footer(std::string(R"HELP(classify: the model's top-1/top-5 predictions (output K) against the labels. With
@@ -223,8 +246,14 @@ and the report adds the reference's accuracy, top-1/top-5 agreement and the outp
 
 )HELP") + kDataHelp + R"HELP(
 
+Recurrent state: by default every sample starts from the model's initial state (an LSTM sees
+each digit alone), so results do not depend on order or threads. --keep-state instead streams the
+samples through one interpreter without resetting (what a TFLite interpreter does when an app
+invokes it sample after sample); --shuffle SEED picks the order.
+
 Examples:
   edgeopt eval mnist_lstm_float.tflite --data ../shared/data/mnist --range 0,1
+  edgeopt eval mnist_lstm_float.tflite --data ../shared/data/mnist --range 0,1 --keep-state --shuffle 1
   edgeopt eval model_int8.tflite --data images/ --range 0,1 --reference model.tflite --task agreement
   edgeopt eval mobilenet.tflite --data imagenet_val/ --labels imagenet_labels.txt --json result.json)HELP");
 }

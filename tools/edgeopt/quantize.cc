@@ -3,6 +3,7 @@
 // result loads and runs -> compare with the float model on held-out samples -> atomic write.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
@@ -14,7 +15,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "eval/agreement.h"
-#include "eval/samples.h"
+#include "eval/dataset.h"
 #include "format/reader.h"
 #include "format/writer.h"
 #include "graph/inspect.h"
@@ -134,12 +135,9 @@ int RunQuantize(const QuantizeCliOptions& o) {
   if (!ParseCountOrAll(o.ranges, &max_ranges)) return UsageError(kCmd, "--ranges wants a count, 'all' or 'none'");
   auto norm = Normalization(o);
   if (!norm.ok()) return UsageError(kCmd, norm.status().message());
-  if (SameFile(o.input, o.output))
-    return UsageError(kCmd, "refusing to overwrite the input model '" + o.input + "' (-o names the same file)");
-
-  auto graph = ReadModelFile(o.input);
-  if (!graph.ok()) return Fail(kCmd, graph.status());
-  if (std::string problem = OutputProblem(o.output); !problem.empty()) return Fail(kCmd, problem);
+  int exit_code = kExitOk;
+  auto graph = ReadModelToRewrite(kCmd, o.input, o.output, "", &exit_code);
+  if (!graph) return exit_code;
   std::string why;
   if (optimize::IsAlreadyQuantized(*graph, &why))
     return Fail(kCmd, "'" + o.input + "' is already quantized (" + why +
@@ -161,29 +159,33 @@ int RunQuantize(const QuantizeCliOptions& o) {
     if ((*float_interp)->num_inputs() != 1)
       return Fail(kCmd, "--calibration supports models with one input; this model has " +
                             std::to_string((*float_interp)->num_inputs()));
-    const eval::InputSpec spec = eval::SpecOf(*(*float_interp)->input(0));
-    auto set = eval::SampleSet::Open(o.calibration, spec, *norm);
+    const std::vector<eval::InputSpec> specs = {eval::SpecOf(*(*float_interp)->input(0))};
+    eval::DatasetOptions dopts;
+    dopts.flag_name = "--calibration";
+    auto set = eval::Dataset::Open({o.calibration}, specs, dopts);
     if (!set.ok()) return Fail(kCmd, set.status());
-    const int64_t ncal = full_integer ? o.samples : 0;
+    eval::Preprocess pp;
+    pp.norm = *norm;
+    const size_t ncal = full_integer ? static_cast<size_t>(o.samples) : 0;
     if (full_integer && set->size() < 2 && o.eval_samples > 0)
       Warn(kCmd, "only one sample in '" + o.calibration + "': nothing is left for the held-out comparison");
-    const eval::SampleSplit split = eval::SplitSamples(set->size(), ncal, o.eval_samples);
+    const eval::SampleSplit split = eval::SplitSamples(set->size(), ncal, static_cast<size_t>(std::max(0, o.eval_samples)));
     Progress load("loading samples", !o.quiet && !o.json);
     const int total = static_cast<int>(split.calibration.size() + split.evaluation.size());
     int done = 0;
-    for (int64_t i : split.calibration) {
-      auto t = set->Load(i);
+    for (size_t i : split.calibration) {
+      auto t = set->Load(i, specs, pp);
       if (!t.ok()) return Fail(kCmd, t.status().WithContext("calibration data"));
-      q.calibration.push_back({std::move(*t)});
+      q.calibration.push_back(std::move(*t));
       load.Update(++done, total);
     }
-    for (int64_t i : split.evaluation) {
-      auto t = set->Load(i);
+    for (size_t i : split.evaluation) {
+      auto t = set->Load(i, specs, pp);
       if (!t.ok()) return Fail(kCmd, t.status().WithContext("evaluation data"));
-      eval_samples.push_back({std::move(*t)});
+      eval_samples.push_back(std::move(*t));
       load.Update(++done, total);
     }
-    data_note = set->description();
+    data_note = set->Describe();
     if (full_integer && static_cast<int64_t>(q.calibration.size()) < o.samples)
       data_note += " (" + std::to_string(q.calibration.size()) + " available for calibration)";
   } else {

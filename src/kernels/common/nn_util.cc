@@ -115,4 +115,29 @@ Status CheckLegacyBiasScale(const rt::KernelContext& ctx, const rt::RtTensor& in
   return Status::Ok();
 }
 
+Status PrepareConvRequant(const rt::KernelContext& ctx, ConvQuantType type, const rt::RtTensor& input,
+                          const rt::RtTensor& filter, const rt::RtTensor* bias, const rt::RtTensor& output,
+                          int channels, int channel_axis, int activation, ConvRequant* rq) {
+  RETURN_IF_ERROR(RequirePerTensorQuant(ctx, input, "input"));
+  RETURN_IF_ERROR(RequirePerTensorQuant(ctx, output, "output"));
+  RETURN_IF_ERROR(RequireWeightQuant(ctx, filter, channels, channel_axis, type != ConvQuantType::kUInt8));
+  if (type == ConvQuantType::kInt16 && (input.zero_point() != 0 || output.zero_point() != 0))
+    return ctx.Error("int16 input and output must have zero point 0 (input " + std::to_string(input.zero_point()) +
+                     ", output " + std::to_string(output.zero_point()) + ")");
+  if (type == ConvQuantType::kUInt8) {
+    if (filter.per_channel())
+      return ctx.UnsupportedError("uint8 filter " + Describe(filter) + " must be quantized per tensor");
+    RETURN_IF_ERROR(CheckLegacyBiasScale(ctx, input, filter, bias));
+    rq->multiplier.assign(1, 0);
+    rq->shift.assign(1, 0);
+    QuantizeMultiplier(LegacyConvMultiplier(input.scale(), filter.scale(), output.scale()), &rq->multiplier[0],
+                       &rq->shift[0]);
+  } else {
+    PerChannelQuant q = ComputePerChannelQuant(input.scale(), filter, output.scale(), channels);
+    rq->multiplier = std::move(q.multiplier);
+    rq->shift = std::move(q.shift);
+  }
+  return QuantizedActivation(ctx, activation, output, &rq->act_min, &rq->act_max);
+}
+
 }  // namespace edgeopt::kernels

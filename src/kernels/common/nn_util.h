@@ -88,4 +88,52 @@ inline float WeightScale(const rt::RtTensor& w, int c) {
 Status CheckLegacyBiasScale(const rt::KernelContext& ctx, const rt::RtTensor& input, const rt::RtTensor& weights,
                             const rt::RtTensor* bias);
 
+// Output requantization of a quantized convolution (CONV_2D, DEPTHWISE_CONV_2D). Validates the
+// quantization of input and output (per tensor), filter (per tensor or `channels` scales along
+// `channel_axis`; symmetric unless uint8) and, for uint8, the legacy bias scale; requires zero
+// points 0 for int16 (16x8). Computes LiteRT's multipliers: uint8, one legacy per-tensor
+// multiplier; int8/int16, one per output channel; and the fused activation's clamp bounds.
+enum class ConvQuantType { kUInt8, kInt8, kInt16 };
+struct ConvRequant {
+  std::vector<int32_t> multiplier;
+  std::vector<int> shift;
+  int32_t act_min = 0, act_max = 0;
+};
+Status PrepareConvRequant(const rt::KernelContext& ctx, ConvQuantType type, const rt::RtTensor& input,
+                          const rt::RtTensor& filter, const rt::RtTensor* bias, const rt::RtTensor& output,
+                          int channels, int channel_axis, int activation, ConvRequant* rq);
+
+// The window of a convolution from its options (Conv2DOptions, DepthwiseConv2DOptions: padding,
+// strides, dilation factors) for a filter_h x filter_w filter over an in_h x in_w image.
+template <class Options>
+Status ComputeConvWindow(const rt::KernelContext& ctx, const Options& o, int filter_h, int filter_w, int in_h, int in_w,
+                         WindowGeometry* g) {
+  WindowSpec spec;
+  spec.padding = o.padding;
+  spec.stride_h = o.stride_h;
+  spec.stride_w = o.stride_w;
+  spec.dilation_h = o.dilation_h_factor;
+  spec.dilation_w = o.dilation_w_factor;
+  spec.filter_h = filter_h;
+  spec.filter_w = filter_w;
+  return ComputeWindow(ctx, spec, in_h, in_w, g);
+}
+
+// The same for the reference kernels' dimension structs: reads d->k_h, k_w, in_h, in_w and fills
+// d's output size, leading padding, strides and dilations.
+template <class Options, class Dims>
+Status ComputeConvWindow(const rt::KernelContext& ctx, const Options& o, Dims* d) {
+  WindowGeometry g;
+  RETURN_IF_ERROR(ComputeConvWindow(ctx, o, d->k_h, d->k_w, d->in_h, d->in_w, &g));
+  d->out_h = g.out_h;
+  d->out_w = g.out_w;
+  d->pad_h = g.pad_h;
+  d->pad_w = g.pad_w;
+  d->stride_h = o.stride_h;
+  d->stride_w = o.stride_w;
+  d->dil_h = o.dilation_h_factor;
+  d->dil_w = o.dilation_w_factor;
+  return Status::Ok();
+}
+
 }  // namespace edgeopt::kernels

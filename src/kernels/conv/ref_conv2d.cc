@@ -94,9 +94,7 @@ class Conv2DKernel : public rt::OpKernel {
   ConvKind kind_;
   ConvDims d_;
   // Quantized paths.
-  std::vector<int32_t> multiplier_;
-  std::vector<int> shift_;
-  int32_t act_min_ = 0, act_max_ = 0;
+  ConvRequant rq_;  // quantized kinds: output multipliers and activation bounds
   bool int16_bias32_ = false;  // 16x8 with an int32 bias: int32 accumulation (newer LiteRT)
   // Float and hybrid paths.
   float fact_min_ = 0, fact_max_ = 0;
@@ -150,24 +148,7 @@ Status Conv2DKernel::Prepare(rt::KernelContext& ctx) {
   if (bias && bias->num_elements() != d.out_c)
     return ctx.Error("bias " + Describe(*bias) + " must have " + std::to_string(d.out_c) + " elements");
 
-  WindowSpec spec;
-  spec.padding = o.padding;
-  spec.stride_h = o.stride_h;
-  spec.stride_w = o.stride_w;
-  spec.dilation_h = o.dilation_h_factor;
-  spec.dilation_w = o.dilation_w_factor;
-  spec.filter_h = d.k_h;
-  spec.filter_w = d.k_w;
-  WindowGeometry g;
-  RETURN_IF_ERROR(ComputeWindow(ctx, spec, d.in_h, d.in_w, &g));
-  d.out_h = g.out_h;
-  d.out_w = g.out_w;
-  d.pad_h = g.pad_h;
-  d.pad_w = g.pad_w;
-  d.stride_h = o.stride_h;
-  d.stride_w = o.stride_w;
-  d.dil_h = o.dilation_h_factor;
-  d.dil_w = o.dilation_w_factor;
+  RETURN_IF_ERROR(ComputeConvWindow(ctx, o, &d));
   d_ = d;
 
   switch (kind_) {
@@ -189,27 +170,11 @@ Status Conv2DKernel::Prepare(rt::KernelContext& ctx) {
     case ConvKind::kUInt8:
     case ConvKind::kInt8:
     case ConvKind::kInt16: {
-      RETURN_IF_ERROR(RequirePerTensorQuant(ctx, *input, "input"));
-      RETURN_IF_ERROR(RequirePerTensorQuant(ctx, *output, "output"));
-      const bool symmetric = kind_ != ConvKind::kUInt8;
-      RETURN_IF_ERROR(RequireWeightQuant(ctx, *filter, d.out_c, 0, symmetric));
-      if (kind_ == ConvKind::kInt16 && (input->zero_point() != 0 || output->zero_point() != 0))
-        return ctx.Error("int16 input and output must have zero point 0 (input " + std::to_string(input->zero_point()) +
-                         ", output " + std::to_string(output->zero_point()) + ")");
-      if (kind_ == ConvKind::kUInt8) {
-        if (filter->per_channel())
-          return ctx.UnsupportedError("uint8 filter " + Describe(*filter) + " must be quantized per tensor");
-        RETURN_IF_ERROR(CheckLegacyBiasScale(ctx, *input, *filter, bias));
-        multiplier_.assign(1, 0);
-        shift_.assign(1, 0);
-        QuantizeMultiplier(LegacyConvMultiplier(input->scale(), filter->scale(), output->scale()), &multiplier_[0],
-                           &shift_[0]);
-      } else {
-        PerChannelQuant q = ComputePerChannelQuant(input->scale(), *filter, output->scale(), d.out_c);
-        multiplier_ = std::move(q.multiplier);
-        shift_ = std::move(q.shift);
-      }
-      RETURN_IF_ERROR(QuantizedActivation(ctx, o.fused_activation_function, *output, &act_min_, &act_max_));
+      const ConvQuantType type = kind_ == ConvKind::kUInt8  ? ConvQuantType::kUInt8
+                                 : kind_ == ConvKind::kInt16 ? ConvQuantType::kInt16
+                                                          : ConvQuantType::kInt8;
+      RETURN_IF_ERROR(PrepareConvRequant(ctx, type, *input, *filter, bias, *output, d.out_c, 0,
+                                         o.fused_activation_function, &rq_));
       int16_bias32_ = kind_ == ConvKind::kInt16 && bias && bias->type == DType::kInt32;
       break;
     }
@@ -247,8 +212,8 @@ Status Conv2DKernel::Invoke(rt::KernelContext& ctx) {
           d_, input->data_as<uint8_t>(), filter->data_as<uint8_t>(), w_off, [&](int) { return in_off; }, pool,
           [&](int, int64_t i, int oc, int64_t acc) {
             if (b) acc += b[oc];
-            int32_t v = MultiplyByQuantizedMultiplierRuy(WrapToInt32(acc), multiplier_[0], shift_[0]);
-            v = std::clamp(v + out_off, act_min_, act_max_);
+            int32_t v = MultiplyByQuantizedMultiplierRuy(WrapToInt32(acc), rq_.multiplier[0], rq_.shift[0]);
+            v = std::clamp(v + out_off, rq_.act_min, rq_.act_max);
             out[i] = static_cast<uint8_t>(v);
           });
       return Status::Ok();
@@ -261,8 +226,8 @@ Status Conv2DKernel::Invoke(rt::KernelContext& ctx) {
           d_, input->data_as<int8_t>(), filter->data_as<int8_t>(), 0, [&](int) { return in_off; }, pool,
           [&](int, int64_t i, int oc, int64_t acc) {
             if (b) acc += b[oc];
-            int32_t v = MultiplyByQuantizedMultiplierRuy(WrapToInt32(acc), multiplier_[oc], shift_[oc]);
-            v = std::clamp(v + out_off, act_min_, act_max_);
+            int32_t v = MultiplyByQuantizedMultiplierRuy(WrapToInt32(acc), rq_.multiplier[oc], rq_.shift[oc]);
+            v = std::clamp(v + out_off, rq_.act_min, rq_.act_max);
             out[i] = static_cast<int8_t>(v);
           });
       return Status::Ok();
@@ -274,16 +239,16 @@ Status Conv2DKernel::Invoke(rt::KernelContext& ctx) {
         ConvAccumulate<int64_t>(d_, input->data_as<int16_t>(), filter->data_as<int8_t>(), 0, no_offset, pool,
                                 [&](int, int64_t i, int oc, int64_t acc) {
                                   const int32_t a = WrapToInt32(acc + b[oc]);
-                                  const int32_t v = MultiplyByQuantizedMultiplier(a, multiplier_[oc], shift_[oc]);
-                                  out[i] = static_cast<int16_t>(std::clamp(v, act_min_, act_max_));
+                                  const int32_t v = MultiplyByQuantizedMultiplier(a, rq_.multiplier[oc], rq_.shift[oc]);
+                                  out[i] = static_cast<int16_t>(std::clamp(v, rq_.act_min, rq_.act_max));
                                 });
       } else {
         const int64_t* b = bias ? bias->data_as<int64_t>() : nullptr;
         ConvAccumulate<int64_t>(d_, input->data_as<int16_t>(), filter->data_as<int8_t>(), 0, no_offset, pool,
                                 [&](int, int64_t i, int oc, int64_t acc) {
                                   if (b) acc += b[oc];
-                                  const int32_t v = MultiplyByQuantizedMultiplier(acc, multiplier_[oc], shift_[oc]);
-                                  out[i] = static_cast<int16_t>(std::clamp(v, act_min_, act_max_));
+                                  const int32_t v = MultiplyByQuantizedMultiplier(acc, rq_.multiplier[oc], rq_.shift[oc]);
+                                  out[i] = static_cast<int16_t>(std::clamp(v, rq_.act_min, rq_.act_max));
                                 });
       }
       return Status::Ok();

@@ -33,16 +33,8 @@ class DepthwiseConv2DF32 : public rt::OpKernel {
     if (o.depth_multiplier != 0 && o.depth_multiplier != oc / c)
       return ctx.Error("depth_multiplier " + std::to_string(o.depth_multiplier) + " does not match the filter: " +
                        std::to_string(oc) + " channels for " + std::to_string(c) + " input channels");
-    WindowSpec spec;
-    spec.padding = o.padding;
-    spec.stride_h = o.stride_h;
-    spec.stride_w = o.stride_w;
-    spec.dilation_h = o.dilation_h_factor;
-    spec.dilation_w = o.dilation_w_factor;
-    spec.filter_h = f->dim(1);
-    spec.filter_w = f->dim(2);
     WindowGeometry wg;
-    RETURN_IF_ERROR(ComputeWindow(ctx, spec, in->dim(1), in->dim(2), &wg));
+    RETURN_IF_ERROR(ComputeConvWindow(ctx, o, f->dim(1), f->dim(2), in->dim(1), in->dim(2), &wg));
     dwconv::Geometry g;
     g.batch = in->dim(0);
     g.h = in->dim(1);

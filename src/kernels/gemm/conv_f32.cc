@@ -64,16 +64,8 @@ class Conv2DF32 : public rt::OpKernel {
       return ctx.UnsupportedError("input channels " + std::to_string(c) + " of " + Describe(*in) +
                                   " differ from the filter's " + std::to_string(ic) +
                                   " (grouped convolution is left to the reference kernel)");
-    WindowSpec spec;
-    spec.padding = o.padding;
-    spec.stride_h = o.stride_h;
-    spec.stride_w = o.stride_w;
-    spec.dilation_h = o.dilation_h_factor;
-    spec.dilation_w = o.dilation_w_factor;
-    spec.filter_h = kh;
-    spec.filter_w = kw;
     WindowGeometry wg;
-    RETURN_IF_ERROR(ComputeWindow(ctx, spec, h, wd, &wg));
+    RETURN_IF_ERROR(ComputeConvWindow(ctx, o, kh, kw, h, wd, &wg));
     const int oh = wg.out_h, ow = wg.out_w;
     pad_top_ = wg.pad_h;
     pad_left_ = wg.pad_w;

@@ -128,7 +128,19 @@ TEST_F(BenchmarkTest, ProfileTraceAndReports) {
   EXPECT_NEAR(percent, 100.0, 1e-6);
   EXPECT_NEAR(r->ops.back().cumulative_percent, 100.0, 1e-6);
   EXPECT_GT(r->profiled_invoke_ms, 0);
-  EXPECT_LE(r->profiled_ops_sum_ms, r->profiled_invoke_ms);
+  // Contiguous timestamps: the raw per-op times add up to the profiled invoke (exact up to
+  // floating-point rounding of the averages).
+  EXPECT_NEAR(r->profiled_raw_ops_sum_ms, r->profiled_invoke_ms, 1e-9 + 1e-9 * r->profiled_invoke_ms);
+  // The profiler's own cost is measured, stated and subtracted from every op (never below 0).
+  EXPECT_GT(r->profiler_clock_read_ns, 0);
+  EXPECT_GE(r->profiler_cost_ns_per_op, 0);  // measured in the runs: 0 when profiling added nothing
+  EXPECT_LE(r->profiler_cost_ns_per_op, r->profiler_clock_read_ns);
+  EXPECT_FALSE(r->profiler_clock.empty());
+  EXPECT_LE(r->profiled_ops_sum_ms, r->profiled_raw_ops_sum_ms);
+  EXPECT_GE(r->profiled_ops_sum_ms, r->profiled_raw_ops_sum_ms - 3 * r->profiler_cost_ns_per_op / 1e6 - 1e-12);
+  for (const auto& op : r->ops) EXPECT_GE(op.avg_ms, 0);
+  EXPECT_GE(r->profile_runs_averaged, 1);
+  EXPECT_LE(r->profile_runs_averaged, r->profile_runs);
 
   // Trace: one op event per run for each op that runs; one invoke event per run.
   std::map<int, std::map<int, int>> per_run;  // run -> op index -> events
@@ -165,10 +177,13 @@ TEST_F(BenchmarkTest, ProfileTraceAndReports) {
   for (const char* k : {"mean", "std", "min", "p50", "p90", "p99", "count"}) EXPECT_TRUE(j[0]["latency_ms"].contains(k)) << k;
   for (const char* k : {"arena_bytes", "packed_weight_bytes", "peak_rss_bytes"}) EXPECT_TRUE(j[0]["memory"].contains(k)) << k;
   for (const char* k : {"index", "type", "kernel", "ms", "percent", "macs"}) EXPECT_TRUE(j[0]["ops"][1].contains(k)) << k;
+  for (const char* k : {"overhead_ns_per_op", "profiler_clock", "overhead_percent", "raw_ops_sum_ms", "ops_sum_ms"})
+    EXPECT_TRUE(j[0]["profile"].contains(k)) << k;
 
   const std::string text = FormatBenchText(*r);
-  for (const char* s : {"Per-op profile (mean of 5 profiled runs", "folded at init", "By op type", "Slowest 3 ops",
-                        "per-op sum", "profiler cost", "latency (median): "})
+  for (const char* s : {"Per-op profile (mean of 1 of 5 profiled runs", "folded at init", "By op type", "Slowest 3 ops",
+                        "per-op sum", "profiler overhead: ", "ns per op", "subtracted; profiled invoke ",
+                        "latency (median): "})
     EXPECT_NE(text.find(s), std::string::npos) << s << "\n" << text;
 
   const std::string csv = BenchCsv({*r});

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -432,6 +433,21 @@ TEST(Interpreter, ProfilingRecordsEveryExecutedOp) {
     EXPECT_EQ(it.last_profile()[i].op_index, static_cast<int>(i));
     EXPECT_LE(it.last_profile()[i].begin_ns, it.last_profile()[i].end_ns);
   }
+  // One clock read per op boundary: each op begins exactly where the previous one ended, so the
+  // per-op times add up to the profiled invoke with nothing lost between ops.
+  for (size_t i = 1; i < 5; ++i) EXPECT_EQ(it.last_profile()[i].begin_ns, it.last_profile()[i - 1].end_ns);
+  // A second invoke reuses the buffers and records the same ops again (not appended).
+  ASSERT_TRUE(it.Invoke().ok());
+  EXPECT_EQ(it.last_profile().size(), 5u);
+  it.EnableProfiling(false);
+  ASSERT_TRUE(it.Invoke().ok());
+  EXPECT_EQ(it.last_profile().size(), 5u);  // the last profiled invoke stays readable
+}
+
+TEST(Interpreter, ProfilerCostPerOpIsMeasured) {
+  const double ns = ProfilerCostPerOpNs();
+  EXPECT_GT(ns, 0.0);
+  EXPECT_TRUE(std::isfinite(ns));
 }
 
 }  // namespace
