@@ -33,32 +33,6 @@ struct WindowGeometry {
 // computes the geometry as LiteRT's ComputePaddingHeightWidth. Errors name the op.
 Status ComputeWindow(const rt::KernelContext& ctx, const WindowSpec& spec, int in_h, int in_w, WindowGeometry* g);
 
-// The window of a CONV_2D / DEPTHWISE_CONV_2D from its options (padding, strides, dilations) for
-// a geometry `g` whose in_h/in_w/k_h/k_w are set: fills its strides, dilations, padding and
-// output size (the fast integer convolutions share their geometry fields' names).
-template <typename Options, typename Geom>
-Status FillConvWindow(const rt::KernelContext& ctx, const Options& o, Geom* g) {
-  WindowSpec spec;
-  spec.padding = o.padding;
-  spec.stride_h = o.stride_h;
-  spec.stride_w = o.stride_w;
-  spec.dilation_h = o.dilation_h_factor;
-  spec.dilation_w = o.dilation_w_factor;
-  spec.filter_h = g->k_h;
-  spec.filter_w = g->k_w;
-  WindowGeometry wg;
-  RETURN_IF_ERROR(ComputeWindow(ctx, spec, g->in_h, g->in_w, &wg));
-  g->out_h = wg.out_h;
-  g->out_w = wg.out_w;
-  g->pad_h = wg.pad_h;
-  g->pad_w = wg.pad_w;
-  g->stride_h = o.stride_h;
-  g->stride_w = o.stride_w;
-  g->dil_h = o.dilation_h_factor;
-  g->dil_w = o.dilation_w_factor;
-  return Status::Ok();
-}
-
 // "input 'x' int8, filter 'w' float32, output 'y' int8" for the tensors of `cc` given as
 // (role, input index) pairs (index -1: output 0); omitted optional inputs are skipped.
 std::string DescribeTypes(const rt::KernelCreateContext& cc, std::initializer_list<std::pair<const char*, int>> roles);
@@ -119,7 +93,8 @@ Status ComputeConvWindow(const rt::KernelContext& ctx, const Options& o, int fil
   return ComputeWindow(ctx, spec, in_h, in_w, g);
 }
 
-// The same for the reference kernels' dimension structs: reads d->k_h, k_w, in_h, in_w and fills
+// The same for the convolutions' dimension structs (reference and fast integer kernels): reads
+// d->k_h, k_w, in_h, in_w and fills
 // d's output size, leading padding, strides and dilations.
 template <class Options, class Dims>
 Status ComputeConvWindow(const rt::KernelContext& ctx, const Options& o, Dims* d) {

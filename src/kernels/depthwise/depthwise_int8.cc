@@ -126,7 +126,7 @@ class DepthwiseQuantKernel final : public FastKernel {
     g.k_h = filter->dim(1);
     g.k_w = filter->dim(2);
     if (filter->dim(3) != g.channels) return false;  // depth multiplier > 1: reference
-    RETURN_IF_ERROR(FillConvWindow(ctx, o, &g));
+    RETURN_IF_ERROR(ComputeConvWindow(ctx, o, &g));
     if (g.out_h <= 0 || g.out_w <= 0 || g.channels <= 0) return false;
     if (g.k_h > 16 || (g.k_h - 1) * g.dil_h + 1 > 64) return false;
 

@@ -140,7 +140,7 @@ class ConvQuantKernel final : public FastKernel {
     g.k_w = filter->dim(2);
     if (filter->dim(3) != g.in_c) return false;  // grouped convolution
     if (!filter->data || (bias && !bias->data)) return false;
-    RETURN_IF_ERROR(FillConvWindow(ctx, o, &g));
+    RETURN_IF_ERROR(ComputeConvWindow(ctx, o, &g));
     g.pointwise = g.k_h == 1 && g.k_w == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_h == 0 && g.pad_w == 0 &&
                   g.out_h == g.in_h && g.out_w == g.in_w;
     g_ = g;
