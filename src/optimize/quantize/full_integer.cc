@@ -621,7 +621,19 @@ Status QuantizeFullInteger(Graph& g, const QuantizeOptions& o, QuantizeReport* r
       auto values = ConstantAsFloat(g, c);
       if (static_cast<int>(k) == rule.weight) {
         const bool per_axis = rule.per_channel && o.per_channel && rule.weight_axis < static_cast<int>(c.shape.size());
-        auto qw = QuantizeSymmetricInt8(values, c.shape, per_axis, rule.weight_axis);
+        // Weight scales large enough that the int32 (int64 in 16x8: no limit needed) bias fits.
+        std::vector<float> min_scales;
+        if (!int16 && rule.bias >= 0 && rule.bias < static_cast<int>(original_inputs.size()) &&
+            original_inputs[rule.bias] >= 0 && data_in >= 0) {
+          const Tensor& b = sg.tensors[original_inputs[rule.bias]];
+          if (g.IsConstant(b) && b.type == DType::kFloat32) {
+            const std::vector<float> bv = ConstantAsFloat(g, b);
+            const int64_t channels = per_axis ? c.shape[rule.weight_axis] : 1;
+            if (!per_axis || static_cast<int64_t>(bv.size()) == channels)
+              min_scales = MinWeightScalesForBias(bv, params_of(original_inputs[rule.data]).scale, per_axis);
+          }
+        }
+        auto qw = QuantizeSymmetricInt8(values, c.shape, per_axis, rule.weight_axis, min_scales);
         weight_scales = qw.scales;
         c.name += "_int8";
         const int32_t idx = sg.AddTensor(std::move(c));

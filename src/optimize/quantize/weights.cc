@@ -27,7 +27,7 @@ std::vector<float> ConstantAsFloat(const Graph& g, const Tensor& t) {
 }
 
 QuantizedWeights QuantizeSymmetricInt8(std::span<const float> w, const std::vector<int32_t>& shape, bool per_axis,
-                                       int axis) {
+                                       int axis, std::span<const float> min_scales) {
   QuantizedWeights q;
   q.axis = per_axis ? axis : 0;
   int64_t channels = 1, inner = 1;
@@ -41,7 +41,10 @@ QuantizedWeights QuantizeSymmetricInt8(std::span<const float> w, const std::vect
     absmax[c] = std::max(absmax[c], std::fabs(w[i]));
   }
   q.scales.resize(absmax.size());
-  for (size_t c = 0; c < absmax.size(); ++c) q.scales[c] = absmax[c] > 0 ? absmax[c] / 127.0f : 1.0f;
+  for (size_t c = 0; c < absmax.size(); ++c) {
+    q.scales[c] = absmax[c] > 0 ? absmax[c] / 127.0f : 1.0f;
+    if (!min_scales.empty()) q.scales[c] = std::max(q.scales[c], min_scales[min_scales.size() == 1 ? 0 : c]);
+  }
   q.values.resize(w.size());
   for (size_t i = 0; i < w.size(); ++i) {
     const size_t c = per_axis ? static_cast<size_t>((static_cast<int64_t>(i) / inner) % channels) : 0;
@@ -49,6 +52,19 @@ QuantizedWeights QuantizeSymmetricInt8(std::span<const float> w, const std::vect
     q.values[i] = static_cast<int8_t>(std::clamp(v, -127.0f, 127.0f));
   }
   return q;
+}
+
+std::vector<float> MinWeightScalesForBias(std::span<const float> bias, float input_scale, bool per_axis,
+                                          double max_magnitude) {
+  std::vector<float> out(per_axis ? bias.size() : (bias.empty() ? 0 : 1), 0.0f);
+  if (!(input_scale > 0)) return out;
+  for (size_t c = 0; c < bias.size(); ++c) {
+    // Slightly above the exact bound so float rounding cannot push the quotient past it.
+    const double need = std::fabs(static_cast<double>(bias[c])) / (static_cast<double>(input_scale) * max_magnitude) * 1.0001;
+    float& s = out[per_axis ? c : 0];
+    s = std::max(s, static_cast<float>(need));
+  }
+  return out;
 }
 
 void SetInt8Weights(Graph& g, Tensor& t, const QuantizedWeights& q) {
