@@ -156,6 +156,7 @@ class ConvQuantKernel final : public FastKernel {
     spec.kind = kind_;
     spec.N = N;
     spec.K = K;
+    spec.packed = packed_.get();
     spec.activation = o.fused_activation_function;
     spec.per_channel_multipliers = kind_ != QuantKind::kUInt8;
     spec.int16_int32_bias = qgemm::Int16Rounding::kGemmlowp32;

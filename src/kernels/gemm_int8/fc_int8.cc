@@ -71,6 +71,7 @@ class FcQuantKernel final : public FastKernel {
     spec.kind = kind_;
     spec.N = units_;
     spec.K = depth_;
+    spec.packed = packed_.get();
     spec.activation = o.fused_activation_function;
     spec.per_channel_multipliers = per_channel;
     spec.int16_int32_bias = spec.int16_no_bias = qgemm::Int16Rounding::kSingleRound;

@@ -34,6 +34,7 @@ void PackWeightsImpl(const W* w, int N, int K, const std::vector<int32_t>& zero_
   out->panels = (N + kNR - 1) / kNR;
   out->data.Resize(static_cast<size_t>(out->panels) * out->K2 * 2 * kNR);
   int16_t* d = out->data.get();
+  out->abs_sum.assign(static_cast<size_t>(N), 0);
   for (int p = 0; p < out->panels; ++p) {
     int16_t* panel = d + static_cast<size_t>(p) * out->K2 * 2 * kNR;
     for (int j = 0; j < kNR; ++j) {
@@ -41,8 +42,11 @@ void PackWeightsImpl(const W* w, int N, int K, const std::vector<int32_t>& zero_
       if (n >= N) break;
       const int32_t zp = zero_points.empty() ? 0 : zero_points.size() == 1 ? zero_points[0] : zero_points[n];
       const W* row = w + static_cast<size_t>(n) * K;
-      for (int k = 0; k < K; ++k)
-        panel[(static_cast<size_t>(k / 2) * kNR + j) * 2 + (k & 1)] = static_cast<int16_t>(int32_t{row[k]} - zp);
+      for (int k = 0; k < K; ++k) {
+        const int32_t v = int32_t{row[k]} - zp;
+        panel[(static_cast<size_t>(k / 2) * kNR + j) * 2 + (k & 1)] = static_cast<int16_t>(v);
+        out->abs_sum[static_cast<size_t>(n)] += std::abs(v);
+      }
     }
   }
 }
@@ -76,10 +80,12 @@ void PackWeights(const uint8_t* w, int N, int K, const std::vector<int32_t>& zer
 }
 
 void BuildRequant8(int N, const int32_t* bias, const std::vector<int32_t>& multiplier, const std::vector<int>& shift,
-                   int32_t output_zero_point, int32_t act_min, int32_t act_max, Requant8* out) {
+                   int32_t output_zero_point, int32_t act_min, int32_t act_max, Requant8* out,
+                   const int64_t* acc_bound) {
   const int panels = (N + kNR - 1) / kNR;
   out->groups.assign(static_cast<size_t>(panels) * 2, RequantGroup{});
   out->any_left_shift = false;
+  out->bias_folded = false;
   out->act_min = act_min;
   out->act_max = act_max;
   for (int n = 0; n < panels * kNR; ++n) {
@@ -107,6 +113,21 @@ void BuildRequant8(int N, const int32_t* bias, const std::vector<int32_t>& multi
       g.round_o[lane / 2] = round;
       g.shift_o[lane / 2] = total;
     }
+  }
+  if (!acc_bound || out->any_left_shift) return;
+  for (int n = 0; n < N; ++n) {
+    const int64_t b = bias ? std::abs(int64_t{bias[n]}) : 0;
+    if (acc_bound[n] < 0 || acc_bound[n] + b >= (int64_t{1} << 31)) return;
+  }
+  out->bias_folded = true;
+  for (int n = 0; n < N; ++n) {
+    RequantGroup& g = out->groups[n / 8];
+    const int lane = n % 8;
+    // Wrapping uint64 arithmetic: the final per-element sum is the exact non-negative value.
+    const uint64_t add = static_cast<uint64_t>(int64_t{g.bias[lane]} * g.mult[lane]);
+    int64_t& round = lane % 2 == 0 ? g.round_e[lane / 2] : g.round_o[lane / 2];
+    round = static_cast<int64_t>(static_cast<uint64_t>(round) + add);
+    g.bias[lane] = 0;
   }
 }
 

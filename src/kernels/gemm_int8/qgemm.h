@@ -48,6 +48,7 @@ struct PackedB {
   int K2 = 0;      // k pairs: ceil(K / 2)
   int panels = 0;  // ceil(N / 16)
   AlignedArray<int16_t> data;
+  std::vector<int64_t> abs_sum;  // [N]: sum over k of |packed value| (bounds the accumulators)
 
   const int16_t* panel(int p) const { return data.get() + static_cast<size_t>(p) * K2 * 2 * kNR; }
   size_t bytes() const { return data.size * sizeof(int16_t); }
@@ -80,11 +81,19 @@ struct alignas(32) RequantGroup {
 struct Requant8 {
   std::vector<RequantGroup> groups;  // panels * 2
   bool any_left_shift = false;
+  // The bias is folded into round_e/round_o (as bias * m) and the output stage skips the int32
+  // bias add. Exact only when acc + bias cannot wrap in int32 (then (acc + bias) * m + round ==
+  // acc * m + (bias * m + round) in 64 bits), so BuildRequant8 sets it only when told a bound.
+  bool bias_folded = false;
   int32_t act_min = -128, act_max = 127;
 };
-// bias may be null; multiplier/shift have one entry per channel or one for all.
+// bias may be null; multiplier/shift have one entry per channel or one for all. acc_bound, if not
+// null, holds per output channel a bound on |accumulator| for any input (N entries); the bias is
+// folded (Requant8::bias_folded) when no channel has a left shift and every
+// acc_bound[n] + |bias[n]| < 2^31.
 void BuildRequant8(int N, const int32_t* bias, const std::vector<int32_t>& multiplier, const std::vector<int>& shift,
-                   int32_t output_zero_point, int32_t act_min, int32_t act_max, Requant8* out);
+                   int32_t output_zero_point, int32_t act_min, int32_t act_max, Requant8* out,
+                   const int64_t* acc_bound = nullptr);
 
 // Where a tile's results go. Rows of the tile are consecutive rows of C (row stride ldc).
 enum class OutKind { kInt8, kUInt8, kFloat, kInt16 };

@@ -60,8 +60,9 @@ namespace {
 
 // 8 lanes of ruy's requantization (see RequantGroup): x + bias, then ((x << l) * m + round) >> s
 // in 64 bits, plus the adjusted output zero point.
-inline __m256i RequantRuy(__m256i x, const RequantGroup& g, __m256i m_e, __m256i m_o, bool left) {
-  x = _mm256_add_epi32(x, _mm256_load_si256(reinterpret_cast<const __m256i*>(g.bias)));
+// folded: Requant8::bias_folded (the bias is inside round_e/round_o).
+inline __m256i RequantRuy(__m256i x, const RequantGroup& g, __m256i m_e, __m256i m_o, bool left, bool folded) {
+  if (!folded) x = _mm256_add_epi32(x, _mm256_load_si256(reinterpret_cast<const __m256i*>(g.bias)));
   if (left) x = _mm256_sllv_epi32(x, _mm256_load_si256(reinterpret_cast<const __m256i*>(g.left)));
   const __m256i x_o = _mm256_srli_epi64(x, 32);
   __m256i p_e = _mm256_mul_epi32(x, m_e);
@@ -74,7 +75,7 @@ inline __m256i RequantRuy(__m256i x, const RequantGroup& g, __m256i m_e, __m256i
   return _mm256_add_epi32(r, _mm256_load_si256(reinterpret_cast<const __m256i*>(g.zp_adj)));
 }
 
-template <bool kUnsigned, bool kLeft>
+template <bool kUnsigned, bool kLeft, bool kFolded = false>
 void StoreQuant8(const GemmOutput& out, const int32_t* acc, int rows, int64_t row0, int col0, int cols) {
   const Requant8& q = *out.q8;
   const RequantGroup& g0 = q.groups[col0 / 8];
@@ -89,10 +90,10 @@ void StoreQuant8(const GemmOutput& out, const int32_t* acc, int rows, int64_t ro
   for (int r = 0; r < rows; r += 2) {
     const int32_t* a = acc + r * kNR;
     const int32_t* b = r + 1 < rows ? a + kNR : a;
-    const __m256i ra0 = RequantRuy(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)), g0, m0, m0_o, kLeft);
-    const __m256i ra1 = RequantRuy(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 8)), g1, m1, m1_o, kLeft);
-    const __m256i rb0 = RequantRuy(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)), g0, m0, m0_o, kLeft);
-    const __m256i rb1 = RequantRuy(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 8)), g1, m1, m1_o, kLeft);
+    const __m256i ra0 = RequantRuy(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)), g0, m0, m0_o, kLeft, kFolded);
+    const __m256i ra1 = RequantRuy(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 8)), g1, m1, m1_o, kLeft, kFolded);
+    const __m256i rb0 = RequantRuy(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)), g0, m0, m0_o, kLeft, kFolded);
+    const __m256i rb1 = RequantRuy(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 8)), g1, m1, m1_o, kLeft, kFolded);
     // [a0-3 a8-11 | a4-7 a12-15] and the same for b, then bytes in order a0..15, b0..15.
     const __m256i va = _mm256_packs_epi32(ra0, ra1);
     const __m256i vb = _mm256_packs_epi32(rb0, rb1);
@@ -203,9 +204,11 @@ void StoreTile(const GemmOutput& out, const int32_t* acc, int rows, int64_t row0
   switch (out.kind) {
     case OutKind::kInt8:
       if (out.q8->any_left_shift) return StoreQuant8<false, true>(out, acc, rows, row0, col0, cols);
+      if (out.q8->bias_folded) return StoreQuant8<false, false, true>(out, acc, rows, row0, col0, cols);
       return StoreQuant8<false, false>(out, acc, rows, row0, col0, cols);
     case OutKind::kUInt8:
       if (out.q8->any_left_shift) return StoreQuant8<true, true>(out, acc, rows, row0, col0, cols);
+      if (out.q8->bias_folded) return StoreQuant8<true, false, true>(out, acc, rows, row0, col0, cols);
       return StoreQuant8<true, false>(out, acc, rows, row0, col0, cols);
     case OutKind::kFloat: return StoreFloat(out, acc, rows, row0, col0, cols);
     case OutKind::kInt16: return StoreInt16(out, acc, rows, row0, col0, cols);

@@ -1,5 +1,7 @@
 #include "kernels/gemm_int8/qgemm_ops_util.h"
 
+#include <algorithm>
+
 #include "kernels/common/kernel_util.h"
 #include "kernels/common/nn_util.h"
 #include "kernels/common/quant_utils.h"
@@ -64,8 +66,18 @@ Expected<bool> PrepareGemmOutput(rt::KernelContext& ctx, const GemmOpSpec& spec,
       if (!ShiftsSupported(shift)) return false;
       int32_t lo, hi;
       RETURN_IF_ERROR(QuantizedActivation(ctx, spec.activation, *output, &lo, &hi));
+      // |input - input_zero_point| <= max_in for any input, so |acc[n]| <= abs_sum[n] * max_in.
+      std::vector<int64_t> bound;
+      if (spec.packed && static_cast<int>(spec.packed->abs_sum.size()) == N &&
+          (input->type == DType::kInt8 || input->type == DType::kUInt8)) {
+        const int64_t zp = input->zero_point();
+        const int64_t max_in = input->type == DType::kInt8 ? std::max<int64_t>(127 - zp, zp + 128)
+                                                           : std::max<int64_t>(255 - zp, zp);
+        bound.resize(static_cast<size_t>(N));
+        for (int n = 0; n < N; ++n) bound[static_cast<size_t>(n)] = spec.packed->abs_sum[static_cast<size_t>(n)] * max_in;
+      }
       qgemm::BuildRequant8(N, bias ? bias->data_as<int32_t>() : nullptr, mult, shift, output->zero_point(), lo, hi,
-                           &st->q8);
+                           &st->q8, bound.empty() ? nullptr : bound.data());
       return true;
     }
     case QuantKind::kHybrid: {

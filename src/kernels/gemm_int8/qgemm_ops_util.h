@@ -61,6 +61,9 @@ struct GemmOpSpec {
   // int8/uint8 and 16x8: per-channel multipliers (ComputePerChannelQuant) or one legacy
   // multiplier for all channels.
   bool per_channel_multipliers = true;
+  // int8/uint8: the packed weights, whose per-channel abs_sum with the input's range bounds the
+  // accumulators (lets BuildRequant8 fold the bias); null: no bound known.
+  const qgemm::PackedB* packed = nullptr;
   // 16x8: the reference's rounding with an int32 bias, an int64 bias and no bias (kInt64Bias
   // requires sums that fit int32, else the op goes to the reference).
   qgemm::Int16Rounding int16_int32_bias = qgemm::Int16Rounding::kGemmlowp32;

@@ -42,6 +42,12 @@ TEST_F(QGemmTest, MicroKernelMatchesLoops) {
     const int32_t zp = static_cast<int32_t>(rng() % 256);
     PackedB pb;
     PackWeights(w.data(), N, K, {zp}, &pb);
+    ASSERT_EQ(pb.abs_sum.size(), static_cast<size_t>(N));
+    for (int n = 0; n < N; ++n) {
+      int64_t s = 0;
+      for (int k = 0; k < K; ++k) s += std::abs(int32_t{w[static_cast<size_t>(n) * K + k]} - zp);
+      ASSERT_EQ(pb.abs_sum[n], s) << "n " << n;
+    }
     std::vector<int16_t> a(static_cast<size_t>(6 * lda + kASlack));
     for (auto& v : a) v = static_cast<int16_t>(static_cast<int>(rng() % 511) - 255);
     alignas(32) int32_t acc[kMR * kNR];
@@ -97,6 +103,82 @@ TEST_F(QGemmTest, RuyRequantizationEdgeValues) {
           }
         }
   EXPECT_GT(checked, 1000000);
+}
+
+// The folded-bias output stage (Requant8::bias_folded) against the reference formula, with
+// accumulators up to the stated bound, biases that bring |acc + bias| right up to 2^31 - 1,
+// extreme multipliers and every right shift; and the cases where folding must be refused.
+TEST_F(QGemmTest, FoldedBiasRequantizationMatchesRuy) {
+  std::mt19937_64 rng(3);
+  const int N = 37;  // not a multiple of 8 or 16
+  std::vector<int32_t> ms = {0, 1 << 30, (1 << 30) + 1, INT32_MAX, INT32_MAX - 1, 1518500250};
+  int64_t checked = 0;
+  for (int shift = -31; shift <= 0; ++shift)
+    for (int32_t m0 : ms)
+      for (bool uns : {false, true}) {
+        std::vector<int32_t> mult(N), bias(N);
+        std::vector<int> shifts(N);
+        std::vector<int64_t> bound(N);
+        for (int n = 0; n < N; ++n) {
+          mult[n] = n % 3 == 0 ? m0 : (1 << 30) + static_cast<int32_t>(rng() % (1u << 30));
+          shifts[n] = n % 2 == 0 ? shift : -static_cast<int>(rng() % 32);
+          bound[n] = static_cast<int64_t>(rng() % (int64_t{1} << 31));
+          const int64_t room = (int64_t{1} << 31) - 1 - bound[n];
+          const int64_t b = n % 4 == 0 ? room : static_cast<int64_t>(rng() % static_cast<uint64_t>(room + 1));
+          bias[n] = static_cast<int32_t>(n % 2 == 0 ? b : -b);
+        }
+        const int32_t lo = uns ? 0 : -128, hi = uns ? 255 : 127, z = uns ? 3 : -7;
+        Requant8 q;
+        BuildRequant8(N, bias.data(), mult, shifts, z, lo, hi, &q, bound.data());
+        ASSERT_TRUE(q.bias_folded) << "shift " << shift;
+        for (int rep = 0; rep < 4; ++rep)
+          for (int col0 = 0; col0 < N; col0 += kNR) {
+            const int cols = std::min(kNR, N - col0);
+            alignas(32) int32_t acc[kMR * kNR];
+            for (int i = 0; i < kMR * kNR; ++i) {
+              const int n = col0 + i % kNR;
+              const int64_t bd = n < N ? bound[n] : 0;
+              // Both ends of the bound and random values in between.
+              const int64_t v = rep == 0 ? bd : rep == 1 ? -bd : static_cast<int64_t>(rng() % (2 * bd + 1)) - bd;
+              acc[i] = static_cast<int32_t>(v);
+            }
+            std::vector<uint8_t> out(static_cast<size_t>(kMR) * N);  // C is kMR x N
+            GemmOutput o;
+            o.kind = uns ? OutKind::kUInt8 : OutKind::kInt8;
+            o.q8 = &q;
+            o.c = out.data();
+            o.ldc = N;
+            StoreTile(o, acc, kMR, 0, col0, cols);
+            for (int r = 0; r < kMR; ++r)
+              for (int j = 0; j < cols; ++j) {
+                const int n = col0 + j;
+                const int32_t x = kernels::WrapToInt32(int64_t{acc[r * kNR + j]} + bias[n]);
+                int32_t v = kernels::MultiplyByQuantizedMultiplierRuy(x, mult[n], shifts[n]);
+                v = static_cast<int32_t>(static_cast<uint32_t>(v) + static_cast<uint32_t>(z));
+                v = std::min(std::max(v, lo), hi);
+                const uint8_t g = out[static_cast<size_t>(r) * N + n];
+                const int32_t got = uns ? g : static_cast<int8_t>(g);
+                ASSERT_EQ(got, v) << "acc " << acc[r * kNR + j] << " bias " << bias[n] << " m " << mult[n]
+                                  << " shift " << shifts[n];
+                ++checked;
+              }
+          }
+      }
+  EXPECT_GT(checked, 50000);
+
+  // Refused: a bound that lets acc + bias reach 2^31, any left shift, or no bound at all.
+  std::vector<int32_t> bias = {100, -5};
+  std::vector<int64_t> bound = {(int64_t{1} << 31) - 100, 10};
+  Requant8 q;
+  BuildRequant8(2, bias.data(), {1 << 30, 1 << 30}, {-1, -1}, 0, -128, 127, &q, bound.data());
+  EXPECT_FALSE(q.bias_folded);
+  bound[0] -= 1;
+  BuildRequant8(2, bias.data(), {1 << 30, 1 << 30}, {-1, -1}, 0, -128, 127, &q, bound.data());
+  EXPECT_TRUE(q.bias_folded);
+  BuildRequant8(2, bias.data(), {1 << 30, 1 << 30}, {-1, 1}, 0, -128, 127, &q, bound.data());
+  EXPECT_FALSE(q.bias_folded);
+  BuildRequant8(2, bias.data(), {1 << 30, 1 << 30}, {-1, -1}, 0, -128, 127, &q);
+  EXPECT_FALSE(q.bias_folded);
 }
 
 // ---- Whole operators, fast vs reference ----
