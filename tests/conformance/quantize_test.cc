@@ -515,6 +515,39 @@ TEST(QuantizeEqualization, RealModelsKeepTheirFloatOutputs) {
   }
 }
 
+// BlazeFace int8 vs its float model on held-out photos. Known to be garbage today (issue 5/8):
+// TFLite 2.9 runs our int8 file exactly as we do (RunsInTheReferenceRuntimeAndMatches), int16x8
+// reaches ~22 dB, and neither the bias floor nor more calibration data changes int8 (per-tensor
+// int8 activations are too coarse for this RELU (unbounded) network whose deep activations reach
+// +-1600). Printed as a known gap with the figure; the regression floor only checks the outputs
+// are finite and measured.
+TEST(QuantizeAccuracy, BlazeFaceInt8SnrVsFloat) {
+  EDGEOPT_REQUIRE_SHARED_MODELS();
+  const ModelCase& c = kModels[6];
+  auto fg = FloatModel(c);
+  if (!fg.ok()) GTEST_SKIP() << fg.status().ToString();
+  auto samples = MakeSamples(c, *fg, 8, 8);
+  ASSERT_TRUE(samples.ok()) << samples.status().ToString();
+  optimize::QuantizeOptions o;
+  o.mode = QuantMode::kInt8;
+  o.calibration = samples->calibration;
+  Graph q = *fg;
+  auto report = optimize::QuantizeModel(q, o);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  auto fm = rt::Model::FromGraph(*fg);
+  auto qm = rt::Model::FromGraph(q);
+  ASSERT_TRUE(fm.ok() && qm.ok());
+  auto a = eval::CompareModels(*fm, *qm, samples->evaluation);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_EQ(a->outputs.size(), 2u);
+  for (const auto& out : a->outputs) {
+    std::printf("[blazeface int8] %s SNR %.2f dB vs float on %lld held-out photos\n", out.name.c_str(), out.snr_db,
+                static_cast<long long>(out.samples));
+    EXPECT_FALSE(std::isnan(out.snr_db));
+    KnownGap(out.snr_db > 15.0, "blazeface int8 " + out.name + " SNR " + std::to_string(out.snr_db) + " dB (want > 15)");
+  }
+}
+
 // --io int8 --integer-only: int8 I/O and not one float op.
 TEST(QuantizeIntegerOnly, Int8IoHasNoFloatOp) {
   EDGEOPT_REQUIRE_SHARED_MODELS();
