@@ -14,11 +14,28 @@
 
 #include "core/status.h"
 #include "runtime/kernel.h"
+#include "runtime/registry.h"
 
 namespace edgeopt::kernels {
 
 // The factory registered for the op before the fast one (reference, possibly behind the float fast path).
 using RefFactory = const rt::KernelFactory&;
+
+// Registers `make` in front of the factory registered before for `code` (the reference family,
+// possibly behind the float fast path): `make` is given that earlier factory and returns a fast
+// kernel or declines with nullptr, and then the earlier factory takes the op.
+using FastMakeFn = std::unique_ptr<rt::OpKernel> (*)(const rt::KernelCreateContext&, RefFactory);
+inline void AddFastWithFallback(rt::OpRegistry& r, tflite::BuiltinOperator code, FastMakeFn make) {
+  Operator op;
+  op.code = code;
+  const rt::KernelFactory* prev = r.Find(op);
+  rt::KernelFactory fallback = prev ? *prev : rt::KernelFactory();
+  r.Add(code, [make, fallback](const rt::KernelCreateContext& cc) -> Expected<std::unique_ptr<rt::OpKernel>> {
+    if (!fallback) return cc.Error("no kernel registered for this op");
+    if (auto k = make(cc, fallback)) return k;
+    return fallback(cc);
+  });
+}
 
 // The reference kernel `reference` makes for this op (nullptr if it refuses the op: then the
 // fast path must decline too, and the reference factory reports the problem).

@@ -10,30 +10,10 @@
 
 namespace edgeopt::kernels {
 
-namespace {
-
-using MakeFn = std::unique_ptr<rt::OpKernel> (*)(const rt::KernelCreateContext&, RefFactory);
-
-void AddInt8First(rt::OpRegistry& r, tflite::BuiltinOperator code, MakeFn make) {
-  Operator op;
-  op.code = code;
-  const rt::KernelFactory* prev = r.Find(op);
-  rt::KernelFactory fallback = prev ? *prev : rt::KernelFactory();
-  r.Add(code, [make, fallback](const rt::KernelCreateContext& cc) -> Expected<std::unique_ptr<rt::OpKernel>> {
-    if (fallback) {
-      if (auto k = make(cc, fallback)) return k;
-      return fallback(cc);
-    }
-    return cc.Error("no kernel registered for this op");
-  });
-}
-
-}  // namespace
-
 void RegisterFastInt8Kernels(rt::OpRegistry& r) {
-  AddInt8First(r, tflite::BuiltinOperator_CONV_2D, MakeConv2DQuant);
-  AddInt8First(r, tflite::BuiltinOperator_FULLY_CONNECTED, MakeFullyConnectedQuant);
-  AddInt8First(r, tflite::BuiltinOperator_DEPTHWISE_CONV_2D, MakeDepthwiseQuant);
+  AddFastWithFallback(r, tflite::BuiltinOperator_CONV_2D, MakeConv2DQuant);
+  AddFastWithFallback(r, tflite::BuiltinOperator_FULLY_CONNECTED, MakeFullyConnectedQuant);
+  AddFastWithFallback(r, tflite::BuiltinOperator_DEPTHWISE_CONV_2D, MakeDepthwiseQuant);
 }
 
 }  // namespace edgeopt::kernels
