@@ -88,12 +88,14 @@ Graph OneOp(Kind kind, int h, int w, int in_c, int out_c, int k, int stride, dou
   return b.Finish();
 }
 
-void Run(benchmark::State& state, Kind kind) {
+void Run(benchmark::State& state, Kind kind, bool with_width = false) {
   const int h = static_cast<int>(state.range(0)), in_c = static_cast<int>(state.range(1));
   const int out_c = static_cast<int>(state.range(2)), k = static_cast<int>(state.range(3));
   const int stride = static_cast<int>(state.range(4));
+  // BM_Int8DepthwiseRect: a 6th argument, the width (square otherwise).
+  const int w = with_width ? static_cast<int>(state.range(5)) : h;
   double macs = 0;
-  auto model = rt::Model::FromGraph(OneOp(kind, h, h, in_c, out_c, k, stride, &macs));
+  auto model = rt::Model::FromGraph(OneOp(kind, h, w, in_c, out_c, k, stride, &macs));
   if (!model.ok()) return state.SkipWithError(model.status().ToString().c_str());
   rt::InterpreterOptions o;
   o.num_threads = 1;
@@ -110,12 +112,16 @@ void Run(benchmark::State& state, Kind kind) {
 }
 
 void BM_Int8Depthwise(benchmark::State& s) { Run(s, Kind::kDepthwise); }
+void BM_Int8DepthwiseRect(benchmark::State& s) { Run(s, Kind::kDepthwise, true); }
 void BM_Int8Conv(benchmark::State& s) { Run(s, Kind::kConv); }
 void BM_Int8Fc(benchmark::State& s) { Run(s, Kind::kFc); }
 
-// {h, in_c, out_c, k, stride}: MobileNetV2 layers.
+// {h, in_c, out_c, k, stride}: MobileNetV2 layers; depthwise 48x48x96 s2 and 12x12x384 are VWW-96-like.
 BENCHMARK(BM_Int8Depthwise)->Args({112, 32, 0, 3, 1})->Args({112, 96, 0, 3, 2})->Args({56, 144, 0, 3, 1})
-    ->Args({28, 192, 0, 3, 1})->Args({14, 576, 0, 3, 1})->Args({7, 960, 0, 3, 1});
+    ->Args({28, 192, 0, 3, 1})->Args({14, 576, 0, 3, 1})->Args({7, 960, 0, 3, 1})->Args({48, 96, 0, 3, 2})
+    ->Args({12, 384, 0, 3, 1});
+// {h, in_c, 0, k, stride, w}: DS-CNN (kws) 25x5x64; an odd shape (13x7x40).
+BENCHMARK(BM_Int8DepthwiseRect)->Args({25, 64, 0, 3, 1, 5})->Args({13, 40, 0, 3, 1, 7});
 BENCHMARK(BM_Int8Conv)->Args({112, 3, 32, 3, 2})->Args({112, 16, 96, 1, 1})->Args({56, 144, 24, 1, 1})
     ->Args({56, 24, 144, 1, 1})->Args({28, 192, 32, 1, 1})->Args({14, 384, 64, 1, 1})->Args({14, 64, 384, 1, 1})
     ->Args({7, 960, 160, 1, 1})->Args({7, 320, 1280, 1, 1});
