@@ -10,8 +10,10 @@
 // used by every output row that needs it); taps in the top/bottom padding are skipped.
 // Requantization is the reference MultiplyByQuantizedMultiplier (gemmlowp rounding), vectorized
 // (a shorter exact form when the accumulators are known to stay below 2^29, see RequantGroup).
-// 3x3 dilation-1 filters (stride 1 or 2, int8/uint8 outputs) have their own row loop for rows
-// whose three input rows are all inside the input: weights in registers, fixed tap offsets.
+// 3x3 dilation-1 filters (stride 1 or 2, int8/uint8 outputs) have their own row loop (every
+// row: filter rows in the top/bottom padding read a zero pair row): per 8 channels the 6 weight
+// vectors stay in registers and 4 output pixels are computed together, so each pair-row entry
+// is loaded once for the (up to two) taps of those pixels that use it.
 #pragma once
 
 #include <cstddef>
@@ -57,10 +59,14 @@ struct alignas(32) RequantGroup {
 enum class OutKind { kInt8, kUInt8, kFloat, kInt16 };
 
 // Everything fixed at Prepare. Channels are handled in blocks of 16 whose int16 pairs are stored
-// in the order vpunpck{l,h}wd produce: the first 8 dwords hold channels 0-3 and 8-11, the second
-// 4-7 and 12-15 (weights and requantization constants use the same order).
+// either in the order vpunpck{l,h}wd produce (float and int16 outputs: the first 8 dwords hold
+// channels 0-3 and 8-11, the second 4-7 and 12-15) or, when `natural` is set (int8/uint8
+// outputs), in channel order (first 8 dwords: channels 0-7), so that 8-channel groups can be
+// computed, requantized and stored on their own. Weights and requantization constants use the
+// same order as the pair rows.
 struct Plan {
   Geom g;
+  bool natural = false;  // set before BuildPlan
   int c16 = 0;      // channels rounded up to 16
   int pairs_w = 0;  // ceil(k_w / 2)
   int q = 1;        // pair-row entries exist at input columns x = j * q (2 when stride_w is even)
@@ -103,6 +109,10 @@ struct Args {
   void* output = nullptr;
   void* scratch = nullptr;  // ScratchBytes, 64-byte aligned
 };
+
+// The loop Run uses for the plan's rows: "3x3s1" / "3x3s2" (int8/uint8 3x3 dilation-1 loop, every
+// row, 8 channels x 4 pixels per step) or "generic".
+const char* LoopName(const Plan& plan);
 
 // AVX2 (depthwise_int8_avx2.cc).
 void Run(rt::ThreadPool& pool, const Plan& plan, const Args& args, bool uint8_input, bool int16_input);

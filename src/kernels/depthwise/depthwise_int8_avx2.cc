@@ -32,24 +32,33 @@ inline __m256i Load16(const int16_t* p, const int16_t* end) {
 }
 
 // Pair row of one input row: entry j, channel c = (x[j*q - pad][c], x[j*q - pad + dil][c]) minus
-// the zero point, zero outside the row; 16-channel blocks in the unpack order (see Plan).
+// the zero point, zero outside the row; 16-channel blocks in the plan's order (see Plan). For the
+// natural order each widened column is first reordered to channels [0-3 8-11 | 4-7 12-15], so
+// vpunpcklwd yields the pairs of channels 0-7 and vpunpckhwd those of 8-15.
+// Only the 16-channel blocks [cb_begin, cb_end) are built; entries are `entry_stride` int16 apart
+// (c16 * 2 for whole rows, 32 for the one-block rows of the 3x3 loop).
 template <typename T>
-void BuildPairRow(const Plan& p, const T* row, const T* end, int32_t zp, int16_t* dst) {
+void BuildPairRow(const Plan& p, const T* row, const T* end, int32_t zp, int16_t* dst, int cb_begin, int cb_end,
+                  size_t entry_stride) {
   const Geom& g = p.g;
   const int C = g.channels;
   const __m256i vzp = _mm256_set1_epi16(static_cast<int16_t>(zp));
   const __m256i zero = _mm256_setzero_si256();
+  const bool natural = p.natural;
+  const auto widen = [&](const T* src) {
+    const __m256i v = _mm256_sub_epi16(Load16(src, end), vzp);
+    return natural ? _mm256_permute4x64_epi64(v, 0xD8) : v;
+  };
   if (p.q == 1 && g.dil_w == 1) {
     // Entry j pairs columns j - pad and j - pad + 1: each column is widened once and carried
     // to the next entry.
-    const size_t c2 = static_cast<size_t>(p.c16) * 2;
-    for (int cb = 0; cb < p.c16; cb += 16) {
+    for (int cb = cb_begin; cb < cb_end; cb += 16) {
       const auto column = [&](int x) {
-        return x >= 0 && x < g.in_w ? _mm256_sub_epi16(Load16(row + int64_t{x} * C + cb, end), vzp) : zero;
+        return x >= 0 && x < g.in_w ? widen(row + int64_t{x} * C + cb) : zero;
       };
       __m256i prev = column(-g.pad_w);
-      int16_t* e = dst + cb * 2;
-      for (int j = 0; j < p.row_entries; ++j, e += c2) {
+      int16_t* e = dst + (cb - cb_begin) * 2;
+      for (int j = 0; j < p.row_entries; ++j, e += entry_stride) {
         const __m256i next = column(j - g.pad_w + 1);
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(e), _mm256_unpacklo_epi16(prev, next));
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(e + 16), _mm256_unpackhi_epi16(prev, next));
@@ -62,18 +71,19 @@ void BuildPairRow(const Plan& p, const T* row, const T* end, int32_t zp, int16_t
     const int x1 = j * p.q - g.pad_w;
     const int x2 = x1 + g.dil_w;
     const bool in1 = x1 >= 0 && x1 < g.in_w, in2 = x2 >= 0 && x2 < g.in_w;
-    int16_t* e = dst + static_cast<size_t>(j) * p.c16 * 2;
+    int16_t* e = dst + static_cast<size_t>(j) * entry_stride;
     if (!in1 && !in2) {
-      std::memset(e, 0, sizeof(int16_t) * 2 * p.c16);
+      std::memset(e, 0, sizeof(int16_t) * 2 * static_cast<size_t>(cb_end - cb_begin));
       continue;
     }
     const T* s1 = row + int64_t{x1} * C;
     const T* s2 = row + int64_t{x2} * C;
-    for (int cb = 0; cb < p.c16; cb += 16) {
-      const __m256i v1 = in1 ? _mm256_sub_epi16(Load16(s1 + cb, end), vzp) : zero;
-      const __m256i v2 = in2 ? _mm256_sub_epi16(Load16(s2 + cb, end), vzp) : zero;
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(e + cb * 2), _mm256_unpacklo_epi16(v1, v2));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(e + cb * 2 + 16), _mm256_unpackhi_epi16(v1, v2));
+    for (int cb = cb_begin; cb < cb_end; cb += 16) {
+      const __m256i v1 = in1 ? widen(s1 + cb) : zero;
+      const __m256i v2 = in2 ? widen(s2 + cb) : zero;
+      int16_t* d = e + (cb - cb_begin) * 2;
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), _mm256_unpacklo_epi16(v1, v2));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 16), _mm256_unpackhi_epi16(v1, v2));
     }
   }
 }
@@ -83,7 +93,8 @@ void BuildPairRow(const Plan& p, const T* row, const T* end, int32_t zp, int16_t
 // floor), then the rounding division by 2^e with ties away from zero, written as
 // x' = high - (high < 0), (x' >> e) + bit e-1 of x' (no overflow: high > INT32_MIN).
 // kBiasAdded: the accumulators already hold the bias.
-template <bool kLeft, bool kBiasAdded = false>
+// kAddZp = false: the caller adds the output zero point (in int16, see RowQuant8K3).
+template <bool kLeft, bool kBiasAdded = false, bool kAddZp = true>
 inline __m256i Requant(__m256i acc, const RequantGroup& g) {
   const auto ld = [](const int32_t* v) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(v)); };
   __m256i x = kBiasAdded ? acc : _mm256_add_epi32(acc, ld(g.bias));
@@ -96,7 +107,7 @@ inline __m256i Requant(__m256i acc, const RequantGroup& g) {
   const __m256i xa = _mm256_add_epi32(high, _mm256_and_si256(_mm256_srai_epi32(high, 31), ld(g.neg_adjust)));
   const __m256i r = _mm256_add_epi32(_mm256_srav_epi32(xa, ld(g.shift)),
                                      _mm256_and_si256(_mm256_srav_epi32(xa, ld(g.shift_m1)), ld(g.round_bit)));
-  return _mm256_add_epi32(r, ld(g.zp));
+  return kAddZp ? _mm256_add_epi32(r, ld(g.zp)) : r;
 }
 
 // The same result in fewer steps when Plan::fast_requant holds (no left shift, |acc + bias| <
@@ -104,31 +115,38 @@ inline __m256i Requant(__m256i acc, const RequantGroup& g) {
 // (round_e/round_o = 2^30 + 2^(30+e)), which leaves h = high + 2^(e-1); "high < 0" is then
 // h < neg_cmp (2^(e-1), or INT32_MIN when e = 0 so nothing is subtracted), and
 // result = (h - (high < 0)) >> e. No int32 overflow: |high| <= 2^29.
+template <bool kAddZp = true>
 inline __m256i RequantFast(__m256i x, const RequantGroup& g) {
   const auto ld = [](const void* v) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(v)); };
   const __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(x, ld(g.mult)), ld(g.round_e));
   const __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), ld(g.mult_o)), ld(g.round_o));
   const __m256i h = _mm256_blend_epi32(_mm256_srli_epi64(pe, 31), _mm256_slli_epi64(po, 1), 0xAA);
   const __m256i adjusted = _mm256_add_epi32(h, _mm256_cmpgt_epi32(ld(g.neg_cmp), h));
-  return _mm256_add_epi32(_mm256_srav_epi32(adjusted, ld(g.shift)), ld(g.zp));
+  const __m256i r = _mm256_srav_epi32(adjusted, ld(g.shift));
+  return kAddZp ? _mm256_add_epi32(r, ld(g.zp)) : r;
 }
 
 // Requantization modes of the int8/uint8 rows.
 enum RqMode { kRqPlain = 0, kRqLeft = 1, kRqFast = 2 };
 
-template <int kMode, bool kBiasAdded>
+template <int kMode, bool kBiasAdded, bool kAddZp = true>
 inline __m256i RequantMode(__m256i acc, const RequantGroup& g) {
   if constexpr (kMode == kRqFast) {
     const __m256i x = kBiasAdded ? acc : _mm256_add_epi32(acc, _mm256_load_si256(reinterpret_cast<const __m256i*>(g.bias)));
-    return RequantFast(x, g);
+    return RequantFast<kAddZp>(x, g);
   } else {
-    return Requant<kMode == kRqLeft, kBiasAdded>(acc, g);
+    return Requant<kMode == kRqLeft, kBiasAdded, kAddZp>(acc, g);
   }
 }
 
 struct RowCtx {
   const Plan* p;
   const int16_t* rows[16];  // pair row of each filter row (null: in the padding)
+  const int16_t* zero = nullptr;  // a pair row of zeros (RowQuant8K3 reads it for padding rows)
+  // RowQuant8K3: the rows hold channels [cb, cb_end) only (whole 16-channel blocks), entries `c2`
+  // int16 apart.
+  int cb = 0, cb_end = 0;
+  size_t c2 = 0;
   const Args* args;
   int b = 0;
   uint8_t* out = nullptr;   // output row (element size by kind)
@@ -163,12 +181,14 @@ inline void Accumulate(const RowCtx& r, int ox, int cb, __m256i* acc0, __m256i* 
   *acc1 = a1;
 }
 
-// 16 requantized int32 lanes (unpack order) to 16 int8/uint8 bytes in channel order, clamped.
+// 16 requantized int32 lanes (natural order: r0 = channels 0-7, r1 = 8-15) to 16 int8/uint8
+// bytes in channel order, clamped.
 template <bool kUnsigned>
 inline __m128i PackClamp8(__m256i r0, __m256i r1, __m256i lo, __m256i hi) {
-  const __m256i v16 = _mm256_packs_epi32(r0, r1);  // channels 0-7 | 8-15
+  const __m256i v16 = _mm256_packs_epi32(r0, r1);  // int16 [0-3 8-11 | 4-7 12-15]
   __m256i v8 = kUnsigned ? _mm256_packus_epi16(v16, v16) : _mm256_packs_epi16(v16, v16);
-  v8 = _mm256_permute4x64_epi64(v8, 0x08);
+  // dwords [0-3 8-11 0-3 8-11 | 4-7 12-15 4-7 12-15] -> [0-3 4-7 8-11 12-15 ...]
+  v8 = _mm256_permutevar8x32_epi32(v8, _mm256_setr_epi32(0, 4, 1, 5, 0, 4, 1, 5));
   v8 = kUnsigned ? _mm256_min_epu8(_mm256_max_epu8(v8, lo), hi) : _mm256_min_epi8(_mm256_max_epi8(v8, lo), hi);
   return _mm256_castsi256_si128(v8);
 }
@@ -201,71 +221,170 @@ void RowQuant8(const RowCtx& r) {
   }
 }
 
-// 3x3 filter, dilation 1 (either stride), rows with all three filter rows inside the input: the
-// 12 weight vectors of a 16-channel block stay in registers while the block walks along the row,
-// the bias starts the accumulators, and the taps are fixed offsets (kJ entries between the two
-// pairs of a filter row: 2 for stride 1, 1 when the pair rows hold even columns only). Rows
-// touching the top/bottom padding go to the generic loop.
+// acc += v * w (8 channels, two taps each). The empty asm keeps the sum in its register: without
+// it GCC computes all the products of a block first and adds them as a tree, spilling them.
+#define EDGEOPT_DW_MAC(acc, v, w)                                 \
+  do {                                                            \
+    acc = _mm256_add_epi32(acc, _mm256_madd_epi16((v), (w)));     \
+    asm("" : "+x"(acc));                                          \
+  } while (0)
+
+// The six weight vectors of one 8-channel group of a 3x3 filter (row r: taps 0-1 in wN[2r], tap
+// 2 and a zero in wN[2r + 1]). Plain members, no array: arrays of vectors stayed on the stack.
+struct W3x3 {
+  __m256i w0, w1, w2, w3, w4, w5;
+};
+
+// Accumulators of 4 output pixels of one 8-channel group of the 3x3 dilation-1 loop, started
+// at `bias` and stored to out[0..3]. e0/e1/e2 are the three pair rows at the first pixel's entry
+// and group, entries c2 int16 apart; pixel p uses entries p and p + kJ of each row (kJ = 2 for
+// stride 1, 1 for stride 2 where the pair rows hold even columns only). Each entry is loaded
+// once and multiplied with the weights of the (one or two) pixels that use it.
+template <int kJ>
+__attribute__((always_inline)) inline void Block3x3x4(const int16_t* e0, const int16_t* e1, const int16_t* e2,
+                                                      size_t c2, const W3x3& w, __m256i bias, __m256i* out) {
+  __m256i a0 = bias, a1 = bias, a2 = bias, a3 = bias;
+  const auto ld = [c2](const int16_t* e, int i) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e + static_cast<size_t>(i) * c2));
+  };
+#define EDGEOPT_DW_ROW(e, wa, wb)                                                                     \
+  do {                                                                                                \
+    if constexpr (kJ == 2) {                                                                          \
+      const __m256i v0 = ld(e, 0), v1 = ld(e, 1);                                                     \
+      EDGEOPT_DW_MAC(a0, v0, wa);                                                                     \
+      EDGEOPT_DW_MAC(a1, v1, wa);                                                                     \
+      const __m256i v2 = ld(e, 2);                                                                    \
+      EDGEOPT_DW_MAC(a2, v2, wa);                                                                     \
+      EDGEOPT_DW_MAC(a0, v2, wb);                                                                     \
+      const __m256i v3 = ld(e, 3);                                                                    \
+      EDGEOPT_DW_MAC(a3, v3, wa);                                                                     \
+      EDGEOPT_DW_MAC(a1, v3, wb);                                                                     \
+      EDGEOPT_DW_MAC(a2, ld(e, 4), wb);                                                               \
+      EDGEOPT_DW_MAC(a3, ld(e, 5), wb);                                                               \
+    } else {                                                                                          \
+      EDGEOPT_DW_MAC(a0, ld(e, 0), wa);                                                               \
+      const __m256i v1 = ld(e, 1);                                                                    \
+      EDGEOPT_DW_MAC(a1, v1, wa);                                                                     \
+      EDGEOPT_DW_MAC(a0, v1, wb);                                                                     \
+      const __m256i v2 = ld(e, 2);                                                                    \
+      EDGEOPT_DW_MAC(a2, v2, wa);                                                                     \
+      EDGEOPT_DW_MAC(a1, v2, wb);                                                                     \
+      const __m256i v3 = ld(e, 3);                                                                    \
+      EDGEOPT_DW_MAC(a3, v3, wa);                                                                     \
+      EDGEOPT_DW_MAC(a2, v3, wb);                                                                     \
+      EDGEOPT_DW_MAC(a3, ld(e, 4), wb);                                                               \
+    }                                                                                                 \
+  } while (0)
+  EDGEOPT_DW_ROW(e0, w.w0, w.w1);
+  EDGEOPT_DW_ROW(e1, w.w2, w.w3);
+  EDGEOPT_DW_ROW(e2, w.w4, w.w5);
+#undef EDGEOPT_DW_ROW
+  _mm256_store_si256(out, a0);
+  _mm256_store_si256(out + 1, a1);
+  _mm256_store_si256(out + 2, a2);
+  _mm256_store_si256(out + 3, a3);
+}
+
+// One pixel (the row's last W % 4).
+template <int kJ>
+__attribute__((always_inline)) inline void Block3x3x1(const int16_t* e0, const int16_t* e1, const int16_t* e2,
+                                                      size_t c2, const W3x3& w, __m256i bias, __m256i* out) {
+  const auto ld = [](const int16_t* e) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e)); };
+  __m256i a = bias;
+  const size_t j = kJ * c2;
+  EDGEOPT_DW_MAC(a, ld(e0), w.w0);
+  EDGEOPT_DW_MAC(a, ld(e0 + j), w.w1);
+  EDGEOPT_DW_MAC(a, ld(e1), w.w2);
+  EDGEOPT_DW_MAC(a, ld(e1 + j), w.w3);
+  EDGEOPT_DW_MAC(a, ld(e2), w.w4);
+  EDGEOPT_DW_MAC(a, ld(e2 + j), w.w5);
+  _mm256_store_si256(out, a);
+}
+#undef EDGEOPT_DW_MAC
+
+// Stores kNP pixels x 8 channels: requantized lanes r[i] (channels 0-7 of pixel i) packed with
+// saturation to int16, the output zero point added there (saturating: a lane that saturates is far
+// outside [act_min, act_max] either way, so the clamped bytes equal the int32 reference's),
+// packed to bytes and clamped. `valid` channels (1..8) are written per pixel, `stride` apart.
+template <int kNP, bool kUnsigned>
+__attribute__((always_inline)) inline void Store3x3(const __m256i* r, __m256i zp16, __m256i lo, __m256i hi,
+                                                    uint8_t* out, size_t stride, int valid) {
+  const __m256i r1 = kNP > 1 ? r[1] : r[0], r2 = kNP > 2 ? r[2] : r[0], r3 = kNP > 3 ? r[3] : r[0];
+  const __m256i a = _mm256_adds_epi16(_mm256_packs_epi32(r[0], r1), zp16);  // [p0 0-3 p1 0-3 | p0 4-7 p1 4-7]
+  const __m256i b = _mm256_adds_epi16(_mm256_packs_epi32(r2, r3), zp16);
+  __m256i v8 = kUnsigned ? _mm256_packus_epi16(a, b) : _mm256_packs_epi16(a, b);
+  // dwords [p0 0-3, p1 0-3, p2 0-3, p3 0-3 | p0 4-7, ...] -> 8 bytes per pixel.
+  v8 = _mm256_permutevar8x32_epi32(v8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  v8 = kUnsigned ? _mm256_min_epu8(_mm256_max_epu8(v8, lo), hi) : _mm256_min_epi8(_mm256_max_epi8(v8, lo), hi);
+  if (valid >= 8) {
+    const __m128i l = _mm256_castsi256_si128(v8);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out), l);
+    if (kNP > 1) _mm_storeh_pd(reinterpret_cast<double*>(out + stride), _mm_castsi128_pd(l));
+    if (kNP > 2) {
+      const __m128i h = _mm256_extracti128_si256(v8, 1);
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + 2 * stride), h);
+      if (kNP > 3) _mm_storeh_pd(reinterpret_cast<double*>(out + 3 * stride), _mm_castsi128_pd(h));
+    }
+  } else {
+    alignas(32) uint8_t tmp[32];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(tmp), v8);
+    for (int i = 0; i < kNP; ++i) std::memcpy(out + i * stride, tmp + 8 * i, static_cast<size_t>(valid));
+  }
+}
+
+// 3x3 filter, dilation 1, stride 1 (kJ = 2) or 2 (kJ = 1), int8/uint8 output, natural channel
+// order, one 16-channel block (r.cb; the pair rows hold that block only, entries r.c2 apart): every
+// output row (filter rows in the top/bottom padding read the zero pair row). Per 8-channel group
+// and chunk of up to kChunk pixels, two passes: the multiply-adds (6 weight vectors in registers,
+// 4 pixels at a time, Block3x3) into an L1 buffer, then requantization, packing and stores, so
+// neither pass runs out of the 16 vector registers.
 template <int kJ, bool kUnsigned, int kMode>
 void RowQuant8K3(const RowCtx& r) {
-  if (!r.rows[0] || !r.rows[1] || !r.rows[2]) return RowQuant8<3, 2, kUnsigned, kMode>(r);
   constexpr bool kLeft = kMode == kRqLeft;
+  constexpr int kChunk = 32;
   const Plan& p = *r.p;
   const int C = p.g.channels, W = p.g.out_w;
-  const size_t c2 = static_cast<size_t>(p.c16) * 2;
+  const size_t wc2 = static_cast<size_t>(p.c16) * 2, c2 = r.c2;
   const __m256i lo = _mm256_set1_epi8(static_cast<char>(p.act_min));
   const __m256i hi = _mm256_set1_epi8(static_cast<char>(p.act_max));
+  const __m256i zp16 = _mm256_set1_epi16(static_cast<int16_t>(p.requant[0].zp[0]));
+  const int16_t* rows[3];
+  for (int k = 0; k < 3; ++k) rows[k] = r.rows[k] ? r.rows[k] : r.zero;
   const auto ldu = [](const int16_t* v) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v)); };
-  for (int cb = 0; cb < p.c16; cb += 16) {
-    const int16_t* w = p.weights.data() + cb * 2;
-    const __m256i w00 = ldu(w), w01 = ldu(w + 16), w10 = ldu(w + c2), w11 = ldu(w + c2 + 16);
-    const __m256i w20 = ldu(w + 2 * c2), w21 = ldu(w + 2 * c2 + 16), w30 = ldu(w + 3 * c2), w31 = ldu(w + 3 * c2 + 16);
-    const __m256i w40 = ldu(w + 4 * c2), w41 = ldu(w + 4 * c2 + 16), w50 = ldu(w + 5 * c2), w51 = ldu(w + 5 * c2 + 16);
-    const RequantGroup& g0 = p.requant[cb / 8];
-    const RequantGroup& g1 = p.requant[cb / 8 + 1];
+  alignas(32) __m256i acc[kChunk];
+  for (int cg = r.cb; cg < std::min(C, r.cb_end); cg += 8) {
+    const int16_t* wp = p.weights.data() + cg * 2;
+    W3x3 w;
+    w.w0 = ldu(wp);
+    w.w1 = ldu(wp + wc2);
+    w.w2 = ldu(wp + 2 * wc2);
+    w.w3 = ldu(wp + 3 * wc2);
+    w.w4 = ldu(wp + 4 * wc2);
+    w.w5 = ldu(wp + 5 * wc2);
+    const RequantGroup& g = p.requant[cg / 8];
     // With a left shift the bias must be added before shifting: Requant adds it.
-    const __m256i b0 = kLeft ? _mm256_setzero_si256() : _mm256_load_si256(reinterpret_cast<const __m256i*>(g0.bias));
-    const __m256i b1 = kLeft ? _mm256_setzero_si256() : _mm256_load_si256(reinterpret_cast<const __m256i*>(g1.bias));
-    const int16_t* e0 = r.rows[0] + cb * 2;
-    const int16_t* e1 = r.rows[1] + cb * 2;
-    const int16_t* e2 = r.rows[2] + cb * 2;
-    const size_t j = kJ * c2;
-    uint8_t* out = r.out + cb;
-    const int valid = C - cb;
-    // One output pixel's 16 requantized int32 lanes (two vectors in unpack order).
-    const auto pixel = [&](size_t o, __m256i* r0, __m256i* r1) {
-      __m256i a0 = _mm256_add_epi32(b0, _mm256_madd_epi16(ldu(e0 + o), w00));
-      __m256i a1 = _mm256_add_epi32(b1, _mm256_madd_epi16(ldu(e0 + o + 16), w01));
-      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(ldu(e0 + o + j), w10));
-      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(ldu(e0 + o + j + 16), w11));
-      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(ldu(e1 + o), w20));
-      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(ldu(e1 + o + 16), w21));
-      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(ldu(e1 + o + j), w30));
-      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(ldu(e1 + o + j + 16), w31));
-      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(ldu(e2 + o), w40));
-      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(ldu(e2 + o + 16), w41));
-      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(ldu(e2 + o + j), w50));
-      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(ldu(e2 + o + j + 16), w51));
-      *r0 = RequantMode<kMode, !kLeft>(a0, g0);
-      *r1 = RequantMode<kMode, !kLeft>(a1, g1);
-    };
-    int ox = 0;
-    // Two pixels share the packing and clamping: bytes [a0-7 b0-7 | a8-15 b8-15], reordered.
-    for (; ox + 2 <= W; ox += 2, out += 2 * static_cast<size_t>(C)) {
-      __m256i ra0, ra1, rb0, rb1;
-      pixel(static_cast<size_t>(ox) * c2, &ra0, &ra1);
-      pixel(static_cast<size_t>(ox + 1) * c2, &rb0, &rb1);
-      const __m256i va = _mm256_packs_epi32(ra0, ra1), vb = _mm256_packs_epi32(rb0, rb1);
-      __m256i v8 = kUnsigned ? _mm256_packus_epi16(va, vb) : _mm256_packs_epi16(va, vb);
-      v8 = _mm256_permute4x64_epi64(v8, 0xD8);
-      v8 = kUnsigned ? _mm256_min_epu8(_mm256_max_epu8(v8, lo), hi) : _mm256_min_epi8(_mm256_max_epi8(v8, lo), hi);
-      Store16(out, valid, _mm256_castsi256_si128(v8));
-      Store16(out + C, valid, _mm256_extracti128_si256(v8, 1));
-    }
-    if (ox < W) {
-      __m256i r0, r1;
-      pixel(static_cast<size_t>(ox) * c2, &r0, &r1);
-      Store16(out, valid, PackClamp8<kUnsigned>(r0, r1, lo, hi));
+    const __m256i bias = kLeft ? _mm256_setzero_si256() : _mm256_load_si256(reinterpret_cast<const __m256i*>(g.bias));
+    const int valid = std::min(8, C - cg);
+    const int16_t* e0 = rows[0] + (cg - r.cb) * 2;
+    const int16_t* e1 = rows[1] + (cg - r.cb) * 2;
+    const int16_t* e2 = rows[2] + (cg - r.cb) * 2;
+    uint8_t* out = r.out + cg;
+    for (int ox0 = 0; ox0 < W; ox0 += kChunk) {
+      const int n = std::min(kChunk, W - ox0);
+      int i = 0;
+      for (; i + 4 <= n; i += 4, e0 += 4 * c2, e1 += 4 * c2, e2 += 4 * c2)
+        Block3x3x4<kJ>(e0, e1, e2, c2, w, bias, acc + i);
+      for (; i < n; ++i, e0 += c2, e1 += c2, e2 += c2) Block3x3x1<kJ>(e0, e1, e2, c2, w, bias, acc + i);
+      i = 0;
+      for (; i + 4 <= n; i += 4, out += 4 * static_cast<size_t>(C)) {
+        __m256i res[4];
+        for (int k = 0; k < 4; ++k) res[k] = RequantMode<kMode, !kLeft, false>(acc[i + k], g);
+        Store3x3<4, kUnsigned>(res, zp16, lo, hi, out, C, valid);
+      }
+      for (; i < n; ++i, out += C) {
+        __m256i res[1] = {RequantMode<kMode, !kLeft, false>(acc[i], g)};
+        Store3x3<1, kUnsigned>(res, zp16, lo, hi, out, C, valid);
+      }
     }
   }
 }
@@ -369,21 +488,27 @@ RowFn PickK3(const Plan& p) {
   return p.kind == OutKind::kInt8 ? PickK3Mode<kJ, false>(p) : PickK3Mode<kJ, true>(p);
 }
 
-RowFn Pick(const Plan& p) {
+// 1: the 3x3 loop with kJ = 1 (stride 2), 2: kJ = 2 (stride 1), 0: not that loop.
+int K3Step(const Plan& p) {
   const bool quant8 = p.kind == OutKind::kInt8 || p.kind == OutKind::kUInt8;
-  if (quant8 && p.g.k_h == 3 && p.g.k_w == 3 && p.g.dil_w == 1 && p.ox_step == 1) {
-    if (p.j_step == 2) return PickK3<2>(p);
-    if (p.j_step == 1) return PickK3<1>(p);
-  }
+  if (!quant8 || !p.natural || p.g.k_h != 3 || p.g.k_w != 3 || p.g.dil_w != 1 || p.ox_step != 1) return 0;
+  return p.j_step == 1 || p.j_step == 2 ? p.j_step : 0;
+}
+
+RowFn Pick(const Plan& p) {
+  if (K3Step(p) == 2) return PickK3<2>(p);
+  if (K3Step(p) == 1) return PickK3<1>(p);
   if (p.g.k_h == 3 && p.pairs_w == 2) return PickRow<3, 2>(p);
   if (p.g.k_h == 5 && p.pairs_w == 3) return PickRow<5, 3>(p);
   return PickRow<0, 0>(p);
 }
 
-size_t RingBytes(const Plan& p) {
-  const size_t bytes = static_cast<size_t>(p.ring) * p.row_entries * p.c16 * 2 * sizeof(int16_t);
+// The ring of pair rows and, after it, one pair row of zeros.
+size_t RowBytes(const Plan& p) {
+  const size_t bytes = static_cast<size_t>(p.row_entries) * p.c16 * 2 * sizeof(int16_t);
   return (bytes + 63) / 64 * 64;
 }
+size_t RingBytes(const Plan& p) { return RowBytes(p) * (static_cast<size_t>(p.ring) + 1); }
 size_t PerThreadBytes(const Plan& p) {
   return RingBytes(p) + static_cast<size_t>(p.c16) * 2 * sizeof(float) + 64;
 }
@@ -398,19 +523,36 @@ void RunTyped(rt::ThreadPool& pool, const Plan& p, const Args& args) {
   const int64_t total_rows = int64_t{g.batches} * g.out_h;
   const int threads = static_cast<int>(std::min<int64_t>(pool.num_threads(), total_rows));
   const size_t per_thread = PerThreadBytes(p);
+  const bool per_block = K3Step(p) != 0;
   auto work = [&](int slot) {
     const int64_t r0 = total_rows * slot / threads, r1 = total_rows * (slot + 1) / threads;
     uint8_t* base = static_cast<uint8_t*>(args.scratch) + per_thread * static_cast<size_t>(slot);
     int16_t* ring = reinterpret_cast<int16_t*>(base);
     float* scale = reinterpret_cast<float*>(base + RingBytes(p));
     float* fbias = scale + p.c16;
-    const size_t row_elems = static_cast<size_t>(p.row_entries) * p.c16 * 2;
+    int16_t* zero_row = ring + RowBytes(p) / sizeof(int16_t) * static_cast<size_t>(p.ring);
+    bool zero_ready = false;
+    // The 3x3 loop walks the rows once per band of 16-channel blocks, as many as keep the ring of
+    // 3 pair rows within ~24 KB (L1); the other loops build and use whole rows.
+    int block_ch = p.c16;
+    if (per_block) {
+      const int fit = 24 * 1024 / (p.ring * p.row_entries * 4) / 16 * 16;
+      const int bands = (p.c16 + std::max(fit, 16) - 1) / std::max(fit, 16);
+      block_ch = (p.c16 / 16 + bands - 1) / bands * 16;  // equal bands
+    }
+    const size_t entry_stride = static_cast<size_t>(block_ch) * 2;
+    const size_t row_elems = (static_cast<size_t>(p.row_entries) * entry_stride * sizeof(int16_t) + 63) / 64 * 64 /
+                             sizeof(int16_t);
     int64_t tags[64];
-    for (int i = 0; i < p.ring; ++i) tags[i] = -1;
     RowCtx r;
     r.p = &p;
     r.args = &args;
+    r.c2 = entry_stride;
     int last_batch = -1;
+    for (int cb = 0; cb < p.c16; cb += block_ch) {
+    for (int i = 0; i < p.ring; ++i) tags[i] = -1;
+    r.cb = cb;
+    r.cb_end = std::min(cb + block_ch, p.c16);
     for (int64_t row = r0; row < r1; ++row) {
       const int b = static_cast<int>(row / g.out_h), oy = static_cast<int>(row % g.out_h);
       const int32_t zp = args.batch_zero_point ? args.batch_zero_point[b] : args.input_zero_point;
@@ -429,22 +571,29 @@ void RunTyped(rt::ThreadPool& pool, const Plan& p, const Args& args) {
         const int iy = oy * g.stride_h - g.pad_h + ky * g.dil_h;
         if (iy < 0 || iy >= g.in_h) {
           r.rows[ky] = nullptr;
+          if (!zero_ready) {
+            std::memset(zero_row, 0, RowBytes(p));
+            zero_ready = true;
+          }
           continue;
         }
         const int slot_index = iy % p.ring;
         int16_t* dst = ring + row_elems * static_cast<size_t>(slot_index);
         const int64_t tag = int64_t{b} * g.in_h + iy;
         if (tags[slot_index] != tag) {
-          BuildPairRow<T>(p, in + (int64_t{b} * g.in_h + iy) * g.in_w * g.channels, in_end, zp, dst);
+          BuildPairRow<T>(p, in + (int64_t{b} * g.in_h + iy) * g.in_w * g.channels, in_end, zp, dst, cb,
+                          r.cb_end, entry_stride);
           tags[slot_index] = tag;
         }
         r.rows[ky] = dst;
       }
       r.b = b;
+      r.zero = zero_row;
       r.out = static_cast<uint8_t*>(args.output) + static_cast<size_t>(row) * g.out_w * g.channels * elem;
       r.scale = scale;
       r.fbias = args.float_bias ? fbias : nullptr;
       row_fn(r);
+    }
     }
   };
   if (threads <= 1) {
@@ -457,6 +606,14 @@ void RunTyped(rt::ThreadPool& pool, const Plan& p, const Args& args) {
 }
 
 }  // namespace
+
+const char* LoopName(const Plan& p) {
+  switch (K3Step(p)) {
+    case 2: return "3x3s1";
+    case 1: return "3x3s2";
+    default: return "generic";
+  }
+}
 
 size_t ScratchBytes(const Plan& p, int threads) { return PerThreadBytes(p) * static_cast<size_t>(std::max(threads, 1)); }
 
