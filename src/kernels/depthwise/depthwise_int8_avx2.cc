@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/common/quant_utils.h"
 #include "kernels/depthwise/depthwise_int8.h"
@@ -29,6 +30,15 @@ inline __m256i Load16(const int16_t* p, const int16_t* end) {
   alignas(32) int16_t tmp[16] = {};
   std::memcpy(tmp, p, sizeof(int16_t) * static_cast<size_t>(std::max<ptrdiff_t>(0, end - p)));
   return _mm256_load_si256(reinterpret_cast<const __m256i*>(tmp));
+}
+
+// 16 bytes (zeros beyond `end`).
+template <typename T>
+inline __m128i LoadBytes16(const T* p, const T* end) {
+  if (p + 16 <= end) return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  alignas(16) T tmp[16] = {};
+  std::memcpy(tmp, p, static_cast<size_t>(std::max<ptrdiff_t>(0, end - p)));
+  return _mm_load_si128(reinterpret_cast<const __m128i*>(tmp));
 }
 
 // Pair row of one input row: entry j, channel c = (x[j*q - pad][c], x[j*q - pad + dil][c]) minus
@@ -67,7 +77,34 @@ void BuildPairRow(const Plan& p, const T* row, const T* end, int32_t zp, int16_t
     }
     return;
   }
+  // 8-bit input, natural order: entries whose two columns are inside the row interleave the
+  // bytes of the two columns first (vpunpck{l,h}bw), so one widening gives the pairs of 8
+  // channels in order (no cross-lane shuffle); the entries at the ends take the path below.
+  int j_lo = p.row_entries, j_hi = p.row_entries;
+  if constexpr (sizeof(T) == 1) {
+    if (natural) {
+      // x1 = j * q - pad >= 0 and x1 + dil < in_w.
+      j_lo = (g.pad_w + p.q - 1) / p.q;
+      j_hi = std::max(j_lo, std::min(p.row_entries, (g.in_w - g.dil_w + g.pad_w + p.q - 1) / p.q));
+      const int64_t x_step = int64_t{g.dil_w} * C;
+      for (int j = j_lo; j < j_hi; ++j) {
+        const T* s1 = row + (int64_t{j} * p.q - g.pad_w) * C;
+        int16_t* e = dst + static_cast<size_t>(j) * entry_stride;
+        for (int cb = cb_begin; cb < cb_end; cb += 16) {
+          const __m128i a = LoadBytes16(s1 + cb, end), b = LoadBytes16(s1 + x_step + cb, end);
+          const __m128i lo = _mm_unpacklo_epi8(a, b), hi = _mm_unpackhi_epi8(a, b);
+          const __m256i p0 = std::is_signed_v<T> ? _mm256_cvtepi8_epi16(lo) : _mm256_cvtepu8_epi16(lo);
+          const __m256i p1 = std::is_signed_v<T> ? _mm256_cvtepi8_epi16(hi) : _mm256_cvtepu8_epi16(hi);
+          int16_t* d = e + (cb - cb_begin) * 2;
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), _mm256_sub_epi16(p0, vzp));
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 16), _mm256_sub_epi16(p1, vzp));
+        }
+      }
+    }
+  }
   for (int j = 0; j < p.row_entries; ++j) {
+    if (j == j_lo) j = j_hi;
+    if (j >= p.row_entries) break;
     const int x1 = j * p.q - g.pad_w;
     const int x2 = x1 + g.dil_w;
     const bool in1 = x1 >= 0 && x1 < g.in_w, in2 = x2 >= 0 && x2 < g.in_w;
