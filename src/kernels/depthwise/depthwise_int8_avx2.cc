@@ -179,11 +179,6 @@ inline __m256i RequantMode(__m256i acc, const RequantGroup& g) {
 struct RowCtx {
   const Plan* p;
   const int16_t* rows[16];  // pair row of each filter row (null: in the padding)
-  const int16_t* zero = nullptr;  // a pair row of zeros (RowQuant8K3 reads it for padding rows)
-  // RowQuant8K3: the rows hold channels [cb, cb_end) only (whole 16-channel blocks), entries `c2`
-  // int16 apart.
-  int cb = 0, cb_end = 0;
-  size_t c2 = 0;
   const Args* args;
   int b = 0;
   uint8_t* out = nullptr;   // output row (element size by kind)
@@ -369,27 +364,36 @@ __attribute__((always_inline)) inline void Store3x3(const __m256i* r, __m256i zp
   }
 }
 
+// A batch of output rows for the 3x3 loop: the pair rows of each (filter rows in the top/bottom
+// padding point at the zero row) hold channels [cb, cb_end) only, entries c2 int16 apart.
+constexpr int kMaxK3Batch = 62;
+struct K3Batch {
+  const Plan* p = nullptr;
+  int n = 0;
+  const int16_t* rows[kMaxK3Batch][3];
+  uint8_t* out[kMaxK3Batch];
+  int cb = 0, cb_end = 0;
+  size_t c2 = 0;
+};
+
 // 3x3 filter, dilation 1, stride 1 (kJ = 2) or 2 (kJ = 1), int8/uint8 output, natural channel
-// order, one 16-channel block (r.cb; the pair rows hold that block only, entries r.c2 apart): every
-// output row (filter rows in the top/bottom padding read the zero pair row). Per 8-channel group
-// and chunk of up to kChunk pixels, two passes: the multiply-adds (6 weight vectors in registers,
-// 4 pixels at a time, Block3x3) into an L1 buffer, then requantization, packing and stores, so
-// neither pass runs out of the 16 vector registers.
+// order. Per 8-channel group the 6 weight vectors are loaded once for the whole batch of rows;
+// per row and chunk of up to kChunk pixels, two passes: the multiply-adds (4 pixels at a time,
+// Block3x3x4) into an L1 buffer, then requantization, packing and stores, so neither pass runs
+// out of the 16 vector registers.
 template <int kJ, bool kUnsigned, int kMode>
-void RowQuant8K3(const RowCtx& r) {
+void RowsQuant8K3(const K3Batch& bt) {
   constexpr bool kLeft = kMode == kRqLeft;
   constexpr int kChunk = 32;
-  const Plan& p = *r.p;
+  const Plan& p = *bt.p;
   const int C = p.g.channels, W = p.g.out_w;
-  const size_t wc2 = static_cast<size_t>(p.c16) * 2, c2 = r.c2;
+  const size_t wc2 = static_cast<size_t>(p.c16) * 2, c2 = bt.c2;
   const __m256i lo = _mm256_set1_epi8(static_cast<char>(p.act_min));
   const __m256i hi = _mm256_set1_epi8(static_cast<char>(p.act_max));
   const __m256i zp16 = _mm256_set1_epi16(static_cast<int16_t>(p.requant[0].zp[0]));
-  const int16_t* rows[3];
-  for (int k = 0; k < 3; ++k) rows[k] = r.rows[k] ? r.rows[k] : r.zero;
   const auto ldu = [](const int16_t* v) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v)); };
   alignas(32) __m256i acc[kChunk];
-  for (int cg = r.cb; cg < std::min(C, r.cb_end); cg += 8) {
+  for (int cg = bt.cb; cg < std::min(C, bt.cb_end); cg += 8) {
     const int16_t* wp = p.weights.data() + cg * 2;
     W3x3 w;
     w.w0 = ldu(wp);
@@ -402,25 +406,28 @@ void RowQuant8K3(const RowCtx& r) {
     // With a left shift the bias must be added before shifting: Requant adds it.
     const __m256i bias = kLeft ? _mm256_setzero_si256() : _mm256_load_si256(reinterpret_cast<const __m256i*>(g.bias));
     const int valid = std::min(8, C - cg);
-    const int16_t* e0 = rows[0] + (cg - r.cb) * 2;
-    const int16_t* e1 = rows[1] + (cg - r.cb) * 2;
-    const int16_t* e2 = rows[2] + (cg - r.cb) * 2;
-    uint8_t* out = r.out + cg;
-    for (int ox0 = 0; ox0 < W; ox0 += kChunk) {
-      const int n = std::min(kChunk, W - ox0);
-      int i = 0;
-      for (; i + 4 <= n; i += 4, e0 += 4 * c2, e1 += 4 * c2, e2 += 4 * c2)
-        Block3x3x4<kJ>(e0, e1, e2, c2, w, bias, acc + i);
-      for (; i < n; ++i, e0 += c2, e1 += c2, e2 += c2) Block3x3x1<kJ>(e0, e1, e2, c2, w, bias, acc + i);
-      i = 0;
-      for (; i + 4 <= n; i += 4, out += 4 * static_cast<size_t>(C)) {
-        __m256i res[4];
-        for (int k = 0; k < 4; ++k) res[k] = RequantMode<kMode, !kLeft, false>(acc[i + k], g);
-        Store3x3<4, kUnsigned>(res, zp16, lo, hi, out, C, valid);
-      }
-      for (; i < n; ++i, out += C) {
-        __m256i res[1] = {RequantMode<kMode, !kLeft, false>(acc[i], g)};
-        Store3x3<1, kUnsigned>(res, zp16, lo, hi, out, C, valid);
+    const size_t off = static_cast<size_t>(cg - bt.cb) * 2;
+    for (int row = 0; row < bt.n; ++row) {
+      const int16_t* e0 = bt.rows[row][0] + off;
+      const int16_t* e1 = bt.rows[row][1] + off;
+      const int16_t* e2 = bt.rows[row][2] + off;
+      uint8_t* out = bt.out[row] + cg;
+      for (int ox0 = 0; ox0 < W; ox0 += kChunk) {
+        const int n = std::min(kChunk, W - ox0);
+        int i = 0;
+        for (; i + 4 <= n; i += 4, e0 += 4 * c2, e1 += 4 * c2, e2 += 4 * c2)
+          Block3x3x4<kJ>(e0, e1, e2, c2, w, bias, acc + i);
+        for (; i < n; ++i, e0 += c2, e1 += c2, e2 += c2) Block3x3x1<kJ>(e0, e1, e2, c2, w, bias, acc + i);
+        i = 0;
+        for (; i + 4 <= n; i += 4, out += 4 * static_cast<size_t>(C)) {
+          __m256i res[4];
+          for (int k = 0; k < 4; ++k) res[k] = RequantMode<kMode, !kLeft, false>(acc[i + k], g);
+          Store3x3<4, kUnsigned>(res, zp16, lo, hi, out, C, valid);
+        }
+        for (; i < n; ++i, out += C) {
+          __m256i res[1] = {RequantMode<kMode, !kLeft, false>(acc[i], g)};
+          Store3x3<1, kUnsigned>(res, zp16, lo, hi, out, C, valid);
+        }
       }
     }
   }
@@ -511,17 +518,19 @@ RowFn PickRow(const Plan& p) {
   return nullptr;
 }
 
+using K3Fn = void (*)(const K3Batch&);
+
 template <int kJ, bool kUnsigned>
-RowFn PickK3Mode(const Plan& p) {
+K3Fn PickK3Mode(const Plan& p) {
   switch (RqModeOf(p)) {
-    case kRqLeft: return RowQuant8K3<kJ, kUnsigned, kRqLeft>;
-    case kRqFast: return RowQuant8K3<kJ, kUnsigned, kRqFast>;
-    default: return RowQuant8K3<kJ, kUnsigned, kRqPlain>;
+    case kRqLeft: return RowsQuant8K3<kJ, kUnsigned, kRqLeft>;
+    case kRqFast: return RowsQuant8K3<kJ, kUnsigned, kRqFast>;
+    default: return RowsQuant8K3<kJ, kUnsigned, kRqPlain>;
   }
 }
 
 template <int kJ>
-RowFn PickK3(const Plan& p) {
+K3Fn PickK3(const Plan& p) {
   return p.kind == OutKind::kInt8 ? PickK3Mode<kJ, false>(p) : PickK3Mode<kJ, true>(p);
 }
 
@@ -533,21 +542,102 @@ int K3Step(const Plan& p) {
 }
 
 RowFn Pick(const Plan& p) {
-  if (K3Step(p) == 2) return PickK3<2>(p);
-  if (K3Step(p) == 1) return PickK3<1>(p);
   if (p.g.k_h == 3 && p.pairs_w == 2) return PickRow<3, 2>(p);
   if (p.g.k_h == 5 && p.pairs_w == 3) return PickRow<5, 3>(p);
   return PickRow<0, 0>(p);
 }
 
-// The ring of pair rows and, after it, one pair row of zeros.
+// One whole pair row (all channels); the generic loops' ring holds p.ring of them.
 size_t RowBytes(const Plan& p) {
   const size_t bytes = static_cast<size_t>(p.row_entries) * p.c16 * 2 * sizeof(int16_t);
   return (bytes + 63) / 64 * 64;
 }
-size_t RingBytes(const Plan& p) { return RowBytes(p) * (static_cast<size_t>(p.ring) + 1); }
+size_t RingBytes(const Plan& p) { return RowBytes(p) * static_cast<size_t>(p.ring); }
+
+// The 3x3 loop's pair rows: bands of 16-channel blocks (as many blocks as keep 3 pair rows within
+// kK3Ring bytes, i.e. in L1) and a ring of as many band rows as fit in kK3Ring (at least 3), so
+// that a batch of output rows can be computed per weight load (small images: all rows).
+constexpr size_t kK3Ring = 24 * 1024;
+struct K3Layout {
+  int block_ch = 16;
+  size_t row_bytes = 0;  // one band row, 64-byte multiple
+  int ring_rows = 3;
+  int batch = 1;  // output rows per batch: (batch - 1) * stride_h + 2 * dil_h + 1 <= ring_rows
+};
+K3Layout K3LayoutOf(const Plan& p) {
+  K3Layout l;
+  const int fit = std::max<int>(16, static_cast<int>(kK3Ring / (3 * static_cast<size_t>(p.row_entries) * 4)) / 16 * 16);
+  const int bands = (p.c16 + fit - 1) / fit;
+  l.block_ch = (p.c16 / 16 + bands - 1) / bands * 16;  // equal bands
+  l.row_bytes = (static_cast<size_t>(p.row_entries) * l.block_ch * 4 + 63) / 64 * 64;
+  const int span = 2 * p.g.dil_h + 1;  // input rows of one output row (<= 64, see PrepareFast)
+  l.ring_rows = static_cast<int>(std::clamp<size_t>(kK3Ring / l.row_bytes, span, kMaxK3Batch + 2));
+  l.batch = std::clamp((l.ring_rows - span) / p.g.stride_h + 1, 1, kMaxK3Batch);
+  return l;
+}
+
 size_t PerThreadBytes(const Plan& p) {
-  return RingBytes(p) + static_cast<size_t>(p.c16) * 2 * sizeof(float) + 64;
+  size_t bytes = RingBytes(p) + static_cast<size_t>(p.c16) * 2 * sizeof(float) + 64;
+  if (K3Step(p)) {
+    const K3Layout l = K3LayoutOf(p);
+    // The ring and a zero row of the widest band (RowBytes: all channels).
+    bytes = std::max(bytes, l.row_bytes * static_cast<size_t>(l.ring_rows) + RowBytes(p) + 64);
+  }
+  return bytes;
+}
+
+// The 3x3 loop over a thread's output rows [r0, r1): per band, batches of rows whose pair rows
+// are built into the ring (each input row once per band) and then computed per 8-channel group.
+template <typename T>
+void RunK3Rows(const Plan& p, const Args& args, K3Fn fn, int64_t r0, int64_t r1, uint8_t* scratch) {
+  const Geom& g = p.g;
+  const T* in = static_cast<const T*>(args.input);
+  const T* in_end = in + args.input_elements;
+  const K3Layout l = K3LayoutOf(p);
+  int16_t* ring = reinterpret_cast<int16_t*>(scratch);
+  const size_t row_elems = l.row_bytes / sizeof(int16_t);
+  int16_t* zero_row = ring + row_elems * static_cast<size_t>(l.ring_rows);
+  bool zero_ready = false;
+  int64_t tags[kMaxK3Batch + 2];
+  K3Batch bt;
+  bt.p = &p;
+  bt.c2 = static_cast<size_t>(l.block_ch) * 2;
+  for (int cb = 0; cb < p.c16; cb += l.block_ch) {
+    for (int i = 0; i < l.ring_rows; ++i) tags[i] = -1;
+    bt.cb = cb;
+    bt.cb_end = std::min(cb + l.block_ch, p.c16);
+    for (int64_t row = r0; row < r1;) {
+      const int b = static_cast<int>(row / g.out_h);
+      // Rows of one image only: their input rows are distinct modulo ring_rows.
+      const int64_t end = std::min<int64_t>({r1, row + l.batch, int64_t{b + 1} * g.out_h});
+      bt.n = static_cast<int>(end - row);
+      for (int k = 0; k < bt.n; ++k, ++row) {
+        const int oy = static_cast<int>(row % g.out_h);
+        for (int ky = 0; ky < 3; ++ky) {
+          const int iy = oy * g.stride_h - g.pad_h + ky * g.dil_h;
+          if (iy < 0 || iy >= g.in_h) {
+            if (!zero_ready) {
+              std::memset(zero_row, 0, RowBytes(p));
+              zero_ready = true;
+            }
+            bt.rows[k][ky] = zero_row;
+            continue;
+          }
+          const int slot = iy % l.ring_rows;
+          int16_t* dst = ring + row_elems * static_cast<size_t>(slot);
+          const int64_t tag = int64_t{b} * g.in_h + iy;
+          if (tags[slot] != tag) {
+            BuildPairRow<T>(p, in + (int64_t{b} * g.in_h + iy) * g.in_w * g.channels, in_end, args.input_zero_point,
+                            dst, cb, bt.cb_end, bt.c2);
+            tags[slot] = tag;
+          }
+          bt.rows[k][ky] = dst;
+        }
+        bt.out[k] = static_cast<uint8_t*>(args.output) + static_cast<size_t>(row) * g.out_w * g.channels;
+      }
+      fn(bt);
+    }
+  }
 }
 
 template <typename T>
@@ -556,40 +646,25 @@ void RunTyped(rt::ThreadPool& pool, const Plan& p, const Args& args) {
   const T* in = static_cast<const T*>(args.input);
   const T* in_end = in + args.input_elements;
   const size_t elem = p.kind == OutKind::kFloat ? sizeof(float) : p.kind == OutKind::kInt16 ? sizeof(int16_t) : 1;
-  const RowFn row_fn = Pick(p);
+  const K3Fn k3 = K3Step(p) == 2 ? PickK3<2>(p) : K3Step(p) == 1 ? PickK3<1>(p) : nullptr;
+  const RowFn row_fn = k3 ? nullptr : Pick(p);
   const int64_t total_rows = int64_t{g.batches} * g.out_h;
   const int threads = static_cast<int>(std::min<int64_t>(pool.num_threads(), total_rows));
   const size_t per_thread = PerThreadBytes(p);
-  const bool per_block = K3Step(p) != 0;
   auto work = [&](int slot) {
     const int64_t r0 = total_rows * slot / threads, r1 = total_rows * (slot + 1) / threads;
     uint8_t* base = static_cast<uint8_t*>(args.scratch) + per_thread * static_cast<size_t>(slot);
+    if (k3) return RunK3Rows<T>(p, args, k3, r0, r1, base);
     int16_t* ring = reinterpret_cast<int16_t*>(base);
     float* scale = reinterpret_cast<float*>(base + RingBytes(p));
     float* fbias = scale + p.c16;
-    int16_t* zero_row = ring + RowBytes(p) / sizeof(int16_t) * static_cast<size_t>(p.ring);
-    bool zero_ready = false;
-    // The 3x3 loop walks the rows once per band of 16-channel blocks, as many as keep the ring of
-    // 3 pair rows within ~24 KB (L1); the other loops build and use whole rows.
-    int block_ch = p.c16;
-    if (per_block) {
-      const int fit = 24 * 1024 / (p.ring * p.row_entries * 4) / 16 * 16;
-      const int bands = (p.c16 + std::max(fit, 16) - 1) / std::max(fit, 16);
-      block_ch = (p.c16 / 16 + bands - 1) / bands * 16;  // equal bands
-    }
-    const size_t entry_stride = static_cast<size_t>(block_ch) * 2;
-    const size_t row_elems = (static_cast<size_t>(p.row_entries) * entry_stride * sizeof(int16_t) + 63) / 64 * 64 /
-                             sizeof(int16_t);
+    const size_t row_elems = RowBytes(p) / sizeof(int16_t);
     int64_t tags[64];
+    for (int i = 0; i < p.ring; ++i) tags[i] = -1;
     RowCtx r;
     r.p = &p;
     r.args = &args;
-    r.c2 = entry_stride;
     int last_batch = -1;
-    for (int cb = 0; cb < p.c16; cb += block_ch) {
-    for (int i = 0; i < p.ring; ++i) tags[i] = -1;
-    r.cb = cb;
-    r.cb_end = std::min(cb + block_ch, p.c16);
     for (int64_t row = r0; row < r1; ++row) {
       const int b = static_cast<int>(row / g.out_h), oy = static_cast<int>(row % g.out_h);
       const int32_t zp = args.batch_zero_point ? args.batch_zero_point[b] : args.input_zero_point;
@@ -608,29 +683,23 @@ void RunTyped(rt::ThreadPool& pool, const Plan& p, const Args& args) {
         const int iy = oy * g.stride_h - g.pad_h + ky * g.dil_h;
         if (iy < 0 || iy >= g.in_h) {
           r.rows[ky] = nullptr;
-          if (!zero_ready) {
-            std::memset(zero_row, 0, RowBytes(p));
-            zero_ready = true;
-          }
           continue;
         }
         const int slot_index = iy % p.ring;
         int16_t* dst = ring + row_elems * static_cast<size_t>(slot_index);
         const int64_t tag = int64_t{b} * g.in_h + iy;
         if (tags[slot_index] != tag) {
-          BuildPairRow<T>(p, in + (int64_t{b} * g.in_h + iy) * g.in_w * g.channels, in_end, zp, dst, cb,
-                          r.cb_end, entry_stride);
+          BuildPairRow<T>(p, in + (int64_t{b} * g.in_h + iy) * g.in_w * g.channels, in_end, zp, dst, 0, p.c16,
+                          static_cast<size_t>(p.c16) * 2);
           tags[slot_index] = tag;
         }
         r.rows[ky] = dst;
       }
       r.b = b;
-      r.zero = zero_row;
       r.out = static_cast<uint8_t*>(args.output) + static_cast<size_t>(row) * g.out_w * g.channels * elem;
       r.scale = scale;
       r.fbias = args.float_bias ? fbias : nullptr;
       row_fn(r);
-    }
     }
   };
   if (threads <= 1) {
