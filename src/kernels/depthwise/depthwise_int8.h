@@ -78,6 +78,9 @@ struct Plan {
   std::vector<RequantGroup> requant;  // c16 / 8 groups
   bool any_left_shift = false;
   bool fast_requant = false;  // no left shift and |acc + bias| < 2^29 for any input (RequantFast)
+  // 3x3 loop in the short form: weights, bias and round_e/round_o doubled (FinishPlan), so the
+  // requantization finds its result in the high dwords of the products (RequantFast2).
+  bool doubled = false;
   int32_t act_min = 0, act_max = 0;
   OutKind kind = OutKind::kInt8;
   // Hybrid: out = float(acc) * (weight_scale[c] * batch_scale[b]) + bias[c].
@@ -109,6 +112,9 @@ struct Args {
   void* output = nullptr;
   void* scratch = nullptr;  // ScratchBytes, 64-byte aligned
 };
+
+// Last step after BuildRequant: switches plans of the 3x3 loop in the short form to `doubled`.
+void FinishPlan(Plan* plan);
 
 // The loop Run uses for the plan's rows: "3x3s1" / "3x3s2" (int8/uint8 3x3 dilation-1 loop, every
 // row, 8 channels x 4 pixels per step) or "generic".

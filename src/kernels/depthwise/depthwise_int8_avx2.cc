@@ -163,14 +163,32 @@ inline __m256i RequantFast(__m256i x, const RequantGroup& g) {
   return kAddZp ? _mm256_add_epi32(r, ld(g.zp)) : r;
 }
 
-// Requantization modes of the int8/uint8 rows.
-enum RqMode { kRqPlain = 0, kRqLeft = 1, kRqFast = 2 };
+// RequantFast on doubled accumulators x2 = 2 * (acc + bias) (Plan::doubled: |x2| < 2^30), with
+// round_e/round_o doubled too: the products 2 * (x * m + round) carry h = high + 2^(e-1) in their
+// high dwords, already in place for the odd lanes; the even lanes' move down with one in-lane
+// shuffle, replacing RequantFast's two 64-bit shifts.
+template <bool kAddZp = true>
+inline __m256i RequantFast2(__m256i x2, const RequantGroup& g) {
+  const auto ld = [](const void* v) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(v)); };
+  const __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(x2, ld(g.mult)), ld(g.round_e));
+  const __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x2, 32), ld(g.mult_o)), ld(g.round_o));
+  const __m256i h = _mm256_blend_epi32(_mm256_shuffle_epi32(pe, 0xF5), po, 0xAA);
+  const __m256i adjusted = _mm256_add_epi32(h, _mm256_cmpgt_epi32(ld(g.neg_cmp), h));
+  const __m256i r = _mm256_srav_epi32(adjusted, ld(g.shift));
+  return kAddZp ? _mm256_add_epi32(r, ld(g.zp)) : r;
+}
+
+// Requantization modes of the int8/uint8 rows (kRqFast2: the 3x3 loop only, doubled plans).
+enum RqMode { kRqPlain = 0, kRqLeft = 1, kRqFast = 2, kRqFast2 = 3 };
 
 template <int kMode, bool kBiasAdded, bool kAddZp = true>
 inline __m256i RequantMode(__m256i acc, const RequantGroup& g) {
   if constexpr (kMode == kRqFast) {
     const __m256i x = kBiasAdded ? acc : _mm256_add_epi32(acc, _mm256_load_si256(reinterpret_cast<const __m256i*>(g.bias)));
     return RequantFast<kAddZp>(x, g);
+  } else if constexpr (kMode == kRqFast2) {
+    static_assert(kBiasAdded, "doubled plans start the accumulators at the doubled bias");
+    return RequantFast2<kAddZp>(acc, g);
   } else {
     return Requant<kMode == kRqLeft, kBiasAdded, kAddZp>(acc, g);
   }
@@ -524,7 +542,7 @@ template <int kJ, bool kUnsigned>
 K3Fn PickK3Mode(const Plan& p) {
   switch (RqModeOf(p)) {
     case kRqLeft: return RowsQuant8K3<kJ, kUnsigned, kRqLeft>;
-    case kRqFast: return RowsQuant8K3<kJ, kUnsigned, kRqFast>;
+    case kRqFast: return p.doubled ? RowsQuant8K3<kJ, kUnsigned, kRqFast2> : RowsQuant8K3<kJ, kUnsigned, kRqFast>;
     default: return RowsQuant8K3<kJ, kUnsigned, kRqPlain>;
   }
 }
@@ -712,6 +730,18 @@ void RunTyped(rt::ThreadPool& pool, const Plan& p, const Args& args) {
 }
 
 }  // namespace
+
+void FinishPlan(Plan* p) {
+  if (!K3Step(*p) || !p->fast_requant || p->doubled) return;
+  // |w| <= 255 after the zero point, so 2w fits int16 and |2 * (acc + bias)| < 2^30.
+  for (int16_t& w : p->weights) w = static_cast<int16_t>(2 * w);
+  for (RequantGroup& g : p->requant) {
+    for (int32_t& b : g.bias) b *= 2;
+    for (int64_t& r : g.round_e) r *= 2;
+    for (int64_t& r : g.round_o) r *= 2;
+  }
+  p->doubled = true;
+}
 
 const char* LoopName(const Plan& p) {
   switch (K3Step(p)) {
