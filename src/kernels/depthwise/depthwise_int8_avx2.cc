@@ -68,12 +68,25 @@ void BuildPairRow(const Plan& p, const T* row, const T* end, int32_t zp, int16_t
       };
       __m256i prev = column(-g.pad_w);
       int16_t* e = dst + (cb - cb_begin) * 2;
-      for (int j = 0; j < p.row_entries; ++j, e += entry_stride) {
-        const __m256i next = column(j - g.pad_w + 1);
+      const auto emit = [&](__m256i next) {
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(e), _mm256_unpacklo_epi16(prev, next));
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(e + 16), _mm256_unpackhi_epi16(prev, next));
         prev = next;
+        e += entry_stride;
+      };
+      // Column x = j - pad + 1: left padding, then the columns whose 16 values can be loaded
+      // without a bounds check, then the rest (right padding, the input's last bytes).
+      int j = 0;
+      for (; j < p.row_entries && j - g.pad_w + 1 < 0; ++j) emit(zero);
+      const T* base = row + cb;
+      const ptrdiff_t room = end - base - 16;
+      const int x_fast = room < 0 ? 0 : static_cast<int>(std::min<ptrdiff_t>(g.in_w, room / C + 1));
+      const T* src = base + int64_t{j - g.pad_w + 1} * C;
+      for (; j < p.row_entries && j - g.pad_w + 1 < x_fast; ++j, src += C) {
+        const __m256i v = _mm256_sub_epi16(Load16(src, src + 16), vzp);
+        emit(natural ? _mm256_permute4x64_epi64(v, 0xD8) : v);
       }
+      for (; j < p.row_entries; ++j) emit(column(j - g.pad_w + 1));
     }
     return;
   }
