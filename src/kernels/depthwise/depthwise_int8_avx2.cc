@@ -100,17 +100,28 @@ void BuildPairRow(const Plan& p, const T* row, const T* end, int32_t zp, int16_t
       j_lo = (g.pad_w + p.q - 1) / p.q;
       j_hi = std::max(j_lo, std::min(p.row_entries, (g.in_w - g.dil_w + g.pad_w + p.q - 1) / p.q));
       const int64_t x_step = int64_t{g.dil_w} * C;
-      for (int j = j_lo; j < j_hi; ++j) {
-        const T* s1 = row + (int64_t{j} * p.q - g.pad_w) * C;
-        int16_t* e = dst + static_cast<size_t>(j) * entry_stride;
+      const auto entry = [&](const T* s1, int16_t* e, auto checked) {
         for (int cb = cb_begin; cb < cb_end; cb += 16) {
-          const __m128i a = LoadBytes16(s1 + cb, end), b = LoadBytes16(s1 + x_step + cb, end);
+          const __m128i a = checked ? LoadBytes16(s1 + cb, end)
+                                    : _mm_loadu_si128(reinterpret_cast<const __m128i*>(s1 + cb));
+          const __m128i b = checked ? LoadBytes16(s1 + x_step + cb, end)
+                                    : _mm_loadu_si128(reinterpret_cast<const __m128i*>(s1 + x_step + cb));
           const __m128i lo = _mm_unpacklo_epi8(a, b), hi = _mm_unpackhi_epi8(a, b);
           const __m256i p0 = std::is_signed_v<T> ? _mm256_cvtepi8_epi16(lo) : _mm256_cvtepu8_epi16(lo);
           const __m256i p1 = std::is_signed_v<T> ? _mm256_cvtepi8_epi16(hi) : _mm256_cvtepu8_epi16(hi);
           int16_t* d = e + (cb - cb_begin) * 2;
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), _mm256_sub_epi16(p0, vzp));
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 16), _mm256_sub_epi16(p1, vzp));
+        }
+      };
+      for (int j = j_lo; j < j_hi; ++j) {
+        const T* s1 = row + (int64_t{j} * p.q - g.pad_w) * C;
+        int16_t* e = dst + static_cast<size_t>(j) * entry_stride;
+        // The last block's 16 bytes of the second column end at s1 + x_step + cb_end.
+        if (s1 + x_step + cb_end <= end) {
+          entry(s1, e, std::false_type());
+        } else {
+          entry(s1, e, std::true_type());
         }
       }
     }
