@@ -159,7 +159,7 @@ class DepthwiseQuantKernel final : public FastKernel {
         RETURN_IF_ERROR(QuantizedActivation(ctx, o.fused_activation_function, *output, &plan_.act_min, &plan_.act_max));
         dwq::BuildRequant(plan_, bias ? bias->data_as<int32_t>() : nullptr, mult, shift, output->zero_point(), &plan_);
         plan_.kind = kind_ == DwKind::kUInt8 ? dwq::OutKind::kUInt8 : dwq::OutKind::kInt8;
-        dwq::FinishPlan(&plan_);
+        dwq::FinishPlan(&plan_, input->zero_point());
         break;
       }
       case DwKind::kHybrid: {

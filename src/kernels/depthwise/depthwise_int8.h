@@ -81,6 +81,9 @@ struct Plan {
   // 3x3 loop in the short form: weights, bias and round_e/round_o doubled (FinishPlan), so the
   // requantization finds its result in the high dwords of the products (RequantFast2).
   bool doubled = false;
+  // 3x3 loop: pair rows hold the raw input values (padding = input zero point) and the bias
+  // -zp * sum(weights) (FinishPlan), which saves the subtraction per widened value.
+  bool raw_input = false;
   int32_t act_min = 0, act_max = 0;
   OutKind kind = OutKind::kInt8;
   // Hybrid: out = float(acc) * (weight_scale[c] * batch_scale[b]) + bias[c].
@@ -113,8 +116,9 @@ struct Args {
   void* scratch = nullptr;  // ScratchBytes, 64-byte aligned
 };
 
-// Last step after BuildRequant: switches plans of the 3x3 loop in the short form to `doubled`.
-void FinishPlan(Plan* plan);
+// Last step after BuildRequant (int8/uint8 outputs): plans of the 3x3 loop switch to raw_input
+// (when the folded bias fits) and, in the short requantization form, to `doubled`.
+void FinishPlan(Plan* plan, int32_t input_zero_point);
 
 // The loop Run uses for the plan's rows: "3x3s1" / "3x3s2" (int8/uint8 3x3 dilation-1 loop, every
 // row, 8 channels x 4 pixels per step) or "generic".

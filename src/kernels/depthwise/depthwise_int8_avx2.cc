@@ -47,16 +47,19 @@ inline __m128i LoadBytes16(const T* p, const T* end) {
 // vpunpcklwd yields the pairs of channels 0-7 and vpunpckhwd those of 8-15.
 // Only the 16-channel blocks [cb_begin, cb_end) are built; entries are `entry_stride` int16 apart
 // (c16 * 2 for whole rows, 32 for the one-block rows of the 3x3 loop).
-template <typename T>
+// kRaw (Plan::raw_input): the values are stored as they are, padding as the zero point (the bias
+// holds -zp * sum(weights) instead).
+template <typename T, bool kRaw = false>
 void BuildPairRow(const Plan& p, const T* row, const T* end, int32_t zp, int16_t* dst, int cb_begin, int cb_end,
                   size_t entry_stride) {
   const Geom& g = p.g;
   const int C = g.channels;
   const __m256i vzp = _mm256_set1_epi16(static_cast<int16_t>(zp));
-  const __m256i zero = _mm256_setzero_si256();
+  const __m256i zero = kRaw ? vzp : _mm256_setzero_si256();  // a padding column
   const bool natural = p.natural;
+  const auto sub = [&](__m256i v) { return kRaw ? v : _mm256_sub_epi16(v, vzp); };
   const auto widen = [&](const T* src) {
-    const __m256i v = _mm256_sub_epi16(Load16(src, end), vzp);
+    const __m256i v = sub(Load16(src, end));
     return natural ? _mm256_permute4x64_epi64(v, 0xD8) : v;
   };
   if (p.q == 1 && g.dil_w == 1) {
@@ -83,7 +86,7 @@ void BuildPairRow(const Plan& p, const T* row, const T* end, int32_t zp, int16_t
       const int x_fast = room < 0 ? 0 : static_cast<int>(std::min<ptrdiff_t>(g.in_w, room / C + 1));
       const T* src = base + int64_t{j - g.pad_w + 1} * C;
       for (; j < p.row_entries && j - g.pad_w + 1 < x_fast; ++j, src += C) {
-        const __m256i v = _mm256_sub_epi16(Load16(src, src + 16), vzp);
+        const __m256i v = sub(Load16(src, src + 16));
         emit(natural ? _mm256_permute4x64_epi64(v, 0xD8) : v);
       }
       for (; j < p.row_entries; ++j) emit(column(j - g.pad_w + 1));
@@ -110,8 +113,8 @@ void BuildPairRow(const Plan& p, const T* row, const T* end, int32_t zp, int16_t
           const __m256i p0 = std::is_signed_v<T> ? _mm256_cvtepi8_epi16(lo) : _mm256_cvtepu8_epi16(lo);
           const __m256i p1 = std::is_signed_v<T> ? _mm256_cvtepi8_epi16(hi) : _mm256_cvtepu8_epi16(hi);
           int16_t* d = e + (cb - cb_begin) * 2;
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), _mm256_sub_epi16(p0, vzp));
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 16), _mm256_sub_epi16(p1, vzp));
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), sub(p0));
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 16), sub(p1));
         }
       };
       for (int j = j_lo; j < j_hi; ++j) {
@@ -134,7 +137,10 @@ void BuildPairRow(const Plan& p, const T* row, const T* end, int32_t zp, int16_t
     const bool in1 = x1 >= 0 && x1 < g.in_w, in2 = x2 >= 0 && x2 < g.in_w;
     int16_t* e = dst + static_cast<size_t>(j) * entry_stride;
     if (!in1 && !in2) {
-      std::memset(e, 0, sizeof(int16_t) * 2 * static_cast<size_t>(cb_end - cb_begin));
+      for (int cb = cb_begin; cb < cb_end; cb += 16) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(e + (cb - cb_begin) * 2), zero);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(e + (cb - cb_begin) * 2 + 16), zero);
+      }
       continue;
     }
     const T* s1 = row + int64_t{x1} * C;
@@ -659,7 +665,9 @@ void RunK3Rows(const Plan& p, const Args& args, K3Fn fn, int64_t r0, int64_t r1,
           const int iy = oy * g.stride_h - g.pad_h + ky * g.dil_h;
           if (iy < 0 || iy >= g.in_h) {
             if (!zero_ready) {
-              std::memset(zero_row, 0, RowBytes(p));
+              // Padding rows: zeros, or the zero point when the pair rows hold raw values.
+              std::fill_n(zero_row, RowBytes(p) / sizeof(int16_t),
+                          static_cast<int16_t>(p.raw_input ? args.input_zero_point : 0));
               zero_ready = true;
             }
             bt.rows[k][ky] = zero_row;
@@ -669,8 +677,12 @@ void RunK3Rows(const Plan& p, const Args& args, K3Fn fn, int64_t r0, int64_t r1,
           int16_t* dst = ring + row_elems * static_cast<size_t>(slot);
           const int64_t tag = int64_t{b} * g.in_h + iy;
           if (tags[slot] != tag) {
-            BuildPairRow<T>(p, in + (int64_t{b} * g.in_h + iy) * g.in_w * g.channels, in_end, args.input_zero_point,
-                            dst, cb, bt.cb_end, bt.c2);
+            const T* src = in + (int64_t{b} * g.in_h + iy) * g.in_w * g.channels;
+            if (p.raw_input) {
+              BuildPairRow<T, true>(p, src, in_end, args.input_zero_point, dst, cb, bt.cb_end, bt.c2);
+            } else {
+              BuildPairRow<T>(p, src, in_end, args.input_zero_point, dst, cb, bt.cb_end, bt.c2);
+            }
             tags[slot] = tag;
           }
           bt.rows[k][ky] = dst;
@@ -755,8 +767,23 @@ void RunTyped(rt::ThreadPool& pool, const Plan& p, const Args& args) {
 
 }  // namespace
 
-void FinishPlan(Plan* p) {
-  if (!K3Step(*p) || !p->fast_requant || p->doubled) return;
+void FinishPlan(Plan* p, int32_t input_zero_point) {
+  if (!K3Step(*p) || p->doubled || p->raw_input) return;
+  // Raw input values: acc + bias = sum(x * w) + (bias - zp * sum(w)), all partial sums far from
+  // int32 limits when |bias - zp * sum(w)| < 2^29 (|sum(x * w)| <= 9 * 255 * 255).
+  std::vector<int64_t> folded(p->c16);
+  bool fits = true;
+  for (int d = 0; d < p->c16; ++d) {
+    int64_t sum = 0;
+    for (int t = 0; t < p->g.k_h * p->pairs_w * 2; ++t) sum += p->weights[static_cast<size_t>(t / 2) * p->c16 * 2 + d * 2 + t % 2];
+    folded[d] = p->requant[d / 8].bias[d % 8] - int64_t{input_zero_point} * sum;
+    if (std::abs(folded[d]) >= (int64_t{1} << 29)) fits = false;
+  }
+  if (fits) {
+    for (int d = 0; d < p->c16; ++d) p->requant[d / 8].bias[d % 8] = static_cast<int32_t>(folded[d]);
+    p->raw_input = true;
+  }
+  if (!p->fast_requant) return;
   // |w| <= 255 after the zero point, so 2w fits int16 and |2 * (acc + bias)| < 2^30.
   for (int16_t& w : p->weights) w = static_cast<int16_t>(2 * w);
   for (RequantGroup& g : p->requant) {
