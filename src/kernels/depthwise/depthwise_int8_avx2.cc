@@ -64,7 +64,9 @@ void BuildPairRow(const Plan& p, const T* row, const T* end, int32_t zp, int16_t
   };
   if (p.q == 1 && g.dil_w == 1) {
     // Entry j pairs columns j - pad and j - pad + 1: each column is widened once and carried
-    // to the next entry.
+    // to the next entry. Unchecked loads for the columns inside the row when the row's last
+    // block ends inside the input (all rows but the input's last ones).
+    const int x_fast = row + int64_t{g.in_w - 1} * C + cb_end <= end ? g.in_w : 0;
     for (int cb = cb_begin; cb < cb_end; cb += 16) {
       const auto column = [&](int x) {
         return x >= 0 && x < g.in_w ? widen(row + int64_t{x} * C + cb) : zero;
@@ -81,10 +83,7 @@ void BuildPairRow(const Plan& p, const T* row, const T* end, int32_t zp, int16_t
       // without a bounds check, then the rest (right padding, the input's last bytes).
       int j = 0;
       for (; j < p.row_entries && j - g.pad_w + 1 < 0; ++j) emit(zero);
-      const T* base = row + cb;
-      const ptrdiff_t room = end - base - 16;
-      const int x_fast = room < 0 ? 0 : static_cast<int>(std::min<ptrdiff_t>(g.in_w, room / C + 1));
-      const T* src = base + int64_t{j - g.pad_w + 1} * C;
+      const T* src = row + cb + int64_t{j - g.pad_w + 1} * C;
       for (; j < p.row_entries && j - g.pad_w + 1 < x_fast; ++j, src += C) {
         const __m256i v = sub(Load16(src, src + 16));
         emit(natural ? _mm256_permute4x64_epi64(v, 0xD8) : v);
@@ -619,7 +618,12 @@ K3Layout K3LayoutOf(const Plan& p) {
   l.block_ch = (p.c16 / 16 + bands - 1) / bands * 16;  // equal bands
   l.row_bytes = (static_cast<size_t>(p.row_entries) * l.block_ch * 4 + 63) / 64 * 64;
   const int span = 2 * p.g.dil_h + 1;  // input rows of one output row (<= 64, see PrepareFast)
-  l.ring_rows = static_cast<int>(std::clamp<size_t>(kK3Ring / l.row_bytes, span, kMaxK3Batch + 2));
+  // A power of two (slot = iy & (ring_rows - 1)), at least span, at most 64.
+  int fit_rows = 1;
+  while (fit_rows * 2 <= static_cast<int>(std::min<size_t>(kK3Ring / l.row_bytes, 64))) fit_rows *= 2;
+  int min_rows = 1;
+  while (min_rows < span) min_rows *= 2;
+  l.ring_rows = std::max(fit_rows, min_rows);
   l.batch = std::clamp((l.ring_rows - span) / p.g.stride_h + 1, 1, kMaxK3Batch);
   return l;
 }
@@ -646,7 +650,8 @@ void RunK3Rows(const Plan& p, const Args& args, K3Fn fn, int64_t r0, int64_t r1,
   const size_t row_elems = l.row_bytes / sizeof(int16_t);
   int16_t* zero_row = ring + row_elems * static_cast<size_t>(l.ring_rows);
   bool zero_ready = false;
-  int64_t tags[kMaxK3Batch + 2];
+  int64_t tags[64];
+  const int ring_mask = l.ring_rows - 1;
   K3Batch bt;
   bt.p = &p;
   bt.c2 = static_cast<size_t>(l.block_ch) * 2;
@@ -654,13 +659,11 @@ void RunK3Rows(const Plan& p, const Args& args, K3Fn fn, int64_t r0, int64_t r1,
     for (int i = 0; i < l.ring_rows; ++i) tags[i] = -1;
     bt.cb = cb;
     bt.cb_end = std::min(cb + l.block_ch, p.c16);
+    int b = static_cast<int>(r0 / g.out_h), oy = static_cast<int>(r0 % g.out_h);
     for (int64_t row = r0; row < r1;) {
-      const int b = static_cast<int>(row / g.out_h);
       // Rows of one image only: their input rows are distinct modulo ring_rows.
-      const int64_t end = std::min<int64_t>({r1, row + l.batch, int64_t{b + 1} * g.out_h});
-      bt.n = static_cast<int>(end - row);
-      for (int k = 0; k < bt.n; ++k, ++row) {
-        const int oy = static_cast<int>(row % g.out_h);
+      bt.n = static_cast<int>(std::min<int64_t>({r1 - row, l.batch, g.out_h - oy}));
+      for (int k = 0; k < bt.n; ++k, ++row, ++oy) {
         for (int ky = 0; ky < 3; ++ky) {
           const int iy = oy * g.stride_h - g.pad_h + ky * g.dil_h;
           if (iy < 0 || iy >= g.in_h) {
@@ -673,7 +676,7 @@ void RunK3Rows(const Plan& p, const Args& args, K3Fn fn, int64_t r0, int64_t r1,
             bt.rows[k][ky] = zero_row;
             continue;
           }
-          const int slot = iy % l.ring_rows;
+          const int slot = iy & ring_mask;
           int16_t* dst = ring + row_elems * static_cast<size_t>(slot);
           const int64_t tag = int64_t{b} * g.in_h + iy;
           if (tags[slot] != tag) {
@@ -690,6 +693,10 @@ void RunK3Rows(const Plan& p, const Args& args, K3Fn fn, int64_t r0, int64_t r1,
         bt.out[k] = static_cast<uint8_t*>(args.output) + static_cast<size_t>(row) * g.out_w * g.channels;
       }
       fn(bt);
+      if (oy == g.out_h) {
+        oy = 0;
+        ++b;
+      }
     }
   }
 }
