@@ -600,10 +600,13 @@ size_t RowBytes(const Plan& p) {
 }
 size_t RingBytes(const Plan& p) { return RowBytes(p) * static_cast<size_t>(p.ring); }
 
-// The 3x3 loop's pair rows: bands of 16-channel blocks (as many blocks as keep 3 pair rows within
-// kK3Ring bytes, i.e. in L1) and a ring of as many band rows as fit in kK3Ring (at least 3), so
-// that a batch of output rows can be computed per weight load (small images: all rows).
-constexpr size_t kK3Ring = 24 * 1024;
+// The 3x3 loop's pair rows: bands of 16-channel blocks, as many blocks as keep 3 pair rows within
+// K3RingBytes, and a ring of as many band rows as fit in it (a power of two, at least the 3
+// filter rows), so that a batch of output rows is computed per weight load (small images: all
+// rows). Stride 1: 40 KB (measured: 24 KB makes 56x56x144 read its input in 5 bands, 48 KB
+// keeps 112x112x32's ring out of L1). Stride 2 reads 4x more input per output: 96 KB, one band
+// for 112x112x96 (its 1.2 MB input does not fit L2; each band reads it again).
+size_t K3RingBytes(const Plan& p) { return (p.g.stride_h == 1 ? 40 : 96) * size_t{1024}; }
 struct K3Layout {
   int block_ch = 16;
   size_t row_bytes = 0;  // one band row, 64-byte multiple
@@ -612,14 +615,14 @@ struct K3Layout {
 };
 K3Layout K3LayoutOf(const Plan& p) {
   K3Layout l;
-  const int fit = std::max<int>(16, static_cast<int>(kK3Ring / (3 * static_cast<size_t>(p.row_entries) * 4)) / 16 * 16);
+  const int fit = std::max<int>(16, static_cast<int>(K3RingBytes(p) / (3 * static_cast<size_t>(p.row_entries) * 4)) / 16 * 16);
   const int bands = (p.c16 + fit - 1) / fit;
   l.block_ch = (p.c16 / 16 + bands - 1) / bands * 16;  // equal bands
   l.row_bytes = (static_cast<size_t>(p.row_entries) * l.block_ch * 4 + 63) / 64 * 64;
   const int span = 2 * p.g.dil_h + 1;  // input rows of one output row (<= 64, see PrepareFast)
   // A power of two (slot = iy & (ring_rows - 1)), at least span, at most 64.
   int fit_rows = 1;
-  while (fit_rows * 2 <= static_cast<int>(std::min<size_t>(kK3Ring / l.row_bytes, 64))) fit_rows *= 2;
+  while (fit_rows * 2 <= static_cast<int>(std::min<size_t>(K3RingBytes(p) / l.row_bytes, 64))) fit_rows *= 2;
   int min_rows = 1;
   while (min_rows < span) min_rows *= 2;
   l.ring_rows = std::max(fit_rows, min_rows);
