@@ -314,70 +314,61 @@ struct W3x3 {
   __m256i w0, w1, w2, w3, w4, w5;
 };
 
-// Accumulators of 4 output pixels of one 8-channel group of the 3x3 dilation-1 loop, started
-// at `bias` and stored to out[0..3]. e0/e1/e2 are the three pair rows at the first pixel's entry
-// and group, entries c2 int16 apart; pixel p uses entries p and p + kJ of each row (kJ = 2 for
-// stride 1, 1 for stride 2 where the pair rows hold even columns only). Each entry is loaded
-// once and multiplied with the weights of the (one or two) pixels that use it.
-template <int kJ>
-__attribute__((always_inline)) inline void Block3x3x4(const int16_t* e0, const int16_t* e1, const int16_t* e2,
-                                                      size_t c2, const W3x3& w, __m256i bias, __m256i* out) {
+// Accumulators of kNP (1..4) consecutive output pixels of one 8-channel group of the 3x3
+// dilation-1 loop, started at `bias` and stored to out[0..kNP-1]. e0/e1/e2 are the three pair
+// rows at the first pixel's entry and group, entries c2 int16 apart; pixel p uses entries p and
+// p + kJ of each row (kJ = 2 for stride 1, 1 for stride 2 where the pair rows hold even columns
+// only). Each entry is loaded once and multiplied with the weights of the (one or two) pixels
+// that use it. Named accumulators, no array (arrays of vectors stayed on the stack).
+template <int kNP, int kJ>
+__attribute__((always_inline)) inline void Block3x3(const int16_t* e0, const int16_t* e1, const int16_t* e2,
+                                                    size_t c2, const W3x3& w, __m256i bias, __m256i* out) {
+  static_assert(kNP >= 1 && kNP <= 4 && (kJ == 1 || kJ == 2), "4 pixels at most");
   __m256i a0 = bias, a1 = bias, a2 = bias, a3 = bias;
   const auto ld = [c2](const int16_t* e, int i) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e + static_cast<size_t>(i) * c2));
   };
-#define EDGEOPT_DW_ROW(e, wa, wb)                                                                     \
-  do {                                                                                                \
-    if constexpr (kJ == 2) {                                                                          \
-      const __m256i v0 = ld(e, 0), v1 = ld(e, 1);                                                     \
-      EDGEOPT_DW_MAC(a0, v0, wa);                                                                     \
-      EDGEOPT_DW_MAC(a1, v1, wa);                                                                     \
-      const __m256i v2 = ld(e, 2);                                                                    \
-      EDGEOPT_DW_MAC(a2, v2, wa);                                                                     \
-      EDGEOPT_DW_MAC(a0, v2, wb);                                                                     \
-      const __m256i v3 = ld(e, 3);                                                                    \
-      EDGEOPT_DW_MAC(a3, v3, wa);                                                                     \
-      EDGEOPT_DW_MAC(a1, v3, wb);                                                                     \
-      EDGEOPT_DW_MAC(a2, ld(e, 4), wb);                                                               \
-      EDGEOPT_DW_MAC(a3, ld(e, 5), wb);                                                               \
-    } else {                                                                                          \
-      EDGEOPT_DW_MAC(a0, ld(e, 0), wa);                                                               \
-      const __m256i v1 = ld(e, 1);                                                                    \
-      EDGEOPT_DW_MAC(a1, v1, wa);                                                                     \
-      EDGEOPT_DW_MAC(a0, v1, wb);                                                                     \
-      const __m256i v2 = ld(e, 2);                                                                    \
-      EDGEOPT_DW_MAC(a2, v2, wa);                                                                     \
-      EDGEOPT_DW_MAC(a1, v2, wb);                                                                     \
-      const __m256i v3 = ld(e, 3);                                                                    \
-      EDGEOPT_DW_MAC(a3, v3, wa);                                                                     \
-      EDGEOPT_DW_MAC(a2, v3, wb);                                                                     \
-      EDGEOPT_DW_MAC(a3, ld(e, 4), wb);                                                               \
-    }                                                                                                 \
+// acc of pixel P (a compile-time constant) += v * wt.
+#define EDGEOPT_DW_MACP(P, v, wt)      \
+  do {                                 \
+    if constexpr ((P) == 0) {          \
+      EDGEOPT_DW_MAC(a0, v, wt);       \
+    } else if constexpr ((P) == 1) {   \
+      EDGEOPT_DW_MAC(a1, v, wt);       \
+    } else if constexpr ((P) == 2) {   \
+      EDGEOPT_DW_MAC(a2, v, wt);       \
+    } else {                           \
+      EDGEOPT_DW_MAC(a3, v, wt);       \
+    }                                  \
+  } while (0)
+// Entry I of a row: tap pair 0 of pixel I, tap pair 1 of pixel I - kJ.
+#define EDGEOPT_DW_ENTRY(e, I, wa, wb)                                          \
+  do {                                                                          \
+    if constexpr ((I) < kNP + kJ) {                                             \
+      const __m256i v = ld(e, I);                                               \
+      if constexpr ((I) < kNP) EDGEOPT_DW_MACP(I, v, wa);                       \
+      if constexpr ((I) >= kJ && (I) - kJ < kNP) EDGEOPT_DW_MACP((I) - kJ, v, wb); \
+    }                                                                           \
+  } while (0)
+#define EDGEOPT_DW_ROW(e, wa, wb)         \
+  do {                                    \
+    EDGEOPT_DW_ENTRY(e, 0, wa, wb);       \
+    EDGEOPT_DW_ENTRY(e, 1, wa, wb);       \
+    EDGEOPT_DW_ENTRY(e, 2, wa, wb);       \
+    EDGEOPT_DW_ENTRY(e, 3, wa, wb);       \
+    EDGEOPT_DW_ENTRY(e, 4, wa, wb);       \
+    EDGEOPT_DW_ENTRY(e, 5, wa, wb);       \
   } while (0)
   EDGEOPT_DW_ROW(e0, w.w0, w.w1);
   EDGEOPT_DW_ROW(e1, w.w2, w.w3);
   EDGEOPT_DW_ROW(e2, w.w4, w.w5);
 #undef EDGEOPT_DW_ROW
+#undef EDGEOPT_DW_ENTRY
+#undef EDGEOPT_DW_MACP
   _mm256_store_si256(out, a0);
-  _mm256_store_si256(out + 1, a1);
-  _mm256_store_si256(out + 2, a2);
-  _mm256_store_si256(out + 3, a3);
-}
-
-// One pixel (the row's last W % 4).
-template <int kJ>
-__attribute__((always_inline)) inline void Block3x3x1(const int16_t* e0, const int16_t* e1, const int16_t* e2,
-                                                      size_t c2, const W3x3& w, __m256i bias, __m256i* out) {
-  const auto ld = [](const int16_t* e) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e)); };
-  __m256i a = bias;
-  const size_t j = kJ * c2;
-  EDGEOPT_DW_MAC(a, ld(e0), w.w0);
-  EDGEOPT_DW_MAC(a, ld(e0 + j), w.w1);
-  EDGEOPT_DW_MAC(a, ld(e1), w.w2);
-  EDGEOPT_DW_MAC(a, ld(e1 + j), w.w3);
-  EDGEOPT_DW_MAC(a, ld(e2), w.w4);
-  EDGEOPT_DW_MAC(a, ld(e2 + j), w.w5);
-  _mm256_store_si256(out, a);
+  if constexpr (kNP > 1) _mm256_store_si256(out + 1, a1);
+  if constexpr (kNP > 2) _mm256_store_si256(out + 2, a2);
+  if constexpr (kNP > 3) _mm256_store_si256(out + 3, a3);
 }
 #undef EDGEOPT_DW_MAC
 
@@ -425,7 +416,7 @@ struct K3Batch {
 // 3x3 filter, dilation 1, stride 1 (kJ = 2) or 2 (kJ = 1), int8/uint8 output, natural channel
 // order. Per 8-channel group the 6 weight vectors are loaded once for the whole batch of rows;
 // per row and chunk of up to kChunk pixels, two passes: the multiply-adds (4 pixels at a time,
-// Block3x3x4) into an L1 buffer, then requantization, packing and stores, so neither pass runs
+// Block3x3) into an L1 buffer, then requantization, packing and stores, so neither pass runs
 // out of the 16 vector registers.
 template <int kJ, bool kUnsigned, int kMode>
 void RowsQuant8K3(const K3Batch& bt) {
@@ -462,17 +453,31 @@ void RowsQuant8K3(const K3Batch& bt) {
         const int n = std::min(kChunk, W - ox0);
         int i = 0;
         for (; i + 4 <= n; i += 4, e0 += 4 * c2, e1 += 4 * c2, e2 += 4 * c2)
-          Block3x3x4<kJ>(e0, e1, e2, c2, w, bias, acc + i);
-        for (; i < n; ++i, e0 += c2, e1 += c2, e2 += c2) Block3x3x1<kJ>(e0, e1, e2, c2, w, bias, acc + i);
+          Block3x3<4, kJ>(e0, e1, e2, c2, w, bias, acc + i);
+        switch (n - i) {  // the last 1-3 pixels in one block
+          case 3: Block3x3<3, kJ>(e0, e1, e2, c2, w, bias, acc + i); break;
+          case 2: Block3x3<2, kJ>(e0, e1, e2, c2, w, bias, acc + i); break;
+          case 1: Block3x3<1, kJ>(e0, e1, e2, c2, w, bias, acc + i); break;
+          default: break;
+        }
+        e0 += (n - i) * c2;
+        e1 += (n - i) * c2;
+        e2 += (n - i) * c2;
         i = 0;
         for (; i + 4 <= n; i += 4, out += 4 * static_cast<size_t>(C)) {
           __m256i res[4];
           for (int k = 0; k < 4; ++k) res[k] = RequantMode<kMode, !kLeft, false>(acc[i + k], g);
           Store3x3<4, kUnsigned>(res, zp16, lo, hi, out, C, valid);
         }
-        for (; i < n; ++i, out += C) {
-          __m256i res[1] = {RequantMode<kMode, !kLeft, false>(acc[i], g)};
-          Store3x3<1, kUnsigned>(res, zp16, lo, hi, out, C, valid);
+        if (i < n) {  // the last 1-3 pixels: one pack and clamp
+          __m256i res[4];
+          for (int k = 0; k < n - i; ++k) res[k] = RequantMode<kMode, !kLeft, false>(acc[i + k], g);
+          switch (n - i) {
+            case 3: Store3x3<3, kUnsigned>(res, zp16, lo, hi, out, C, valid); break;
+            case 2: Store3x3<2, kUnsigned>(res, zp16, lo, hi, out, C, valid); break;
+            default: Store3x3<1, kUnsigned>(res, zp16, lo, hi, out, C, valid); break;
+          }
+          out += static_cast<size_t>(n - i) * C;
         }
       }
     }
