@@ -10,10 +10,16 @@
 // used by every output row that needs it); taps in the top/bottom padding are skipped.
 // Requantization is the reference MultiplyByQuantizedMultiplier (gemmlowp rounding), vectorized
 // (a shorter exact form when the accumulators are known to stay below 2^29, see RequantGroup).
-// 3x3 dilation-1 filters (stride 1 or 2, int8/uint8 outputs) have their own row loop (every
-// row: filter rows in the top/bottom padding read a zero pair row): per 8 channels the 6 weight
-// vectors stay in registers and 4 output pixels are computed together, so each pair-row entry
-// is loaded once for the (up to two) taps of those pixels that use it.
+// 3x3 filters with horizontal dilation 1 (stride 1 or 2, int8/uint8 outputs; variants .../3x3s1,
+// .../3x3s2) have their own loop (depthwise_int8_avx2.cc, RowsQuant8K3): channels in natural
+// order; pair rows of a band of 16-channel blocks in a per-thread ring sized to stay in cache,
+// computed for a batch of output rows per weight load (small images: all rows at once); filter
+// rows in the top/bottom padding read a padding row; per 8 channels the 6 weight vectors stay in
+// registers and up to 4 output pixels are accumulated together (each pair-row entry loaded once
+// for the taps of those pixels that use it) into an L1 buffer, then requantized, packed and
+// stored in a second pass. When it fits, the pair rows hold raw input values (the zero point is
+// folded into the bias), and in the short requantization form weights and bias are doubled so the
+// results come out in the high dwords of the 64-bit products (FinishPlan).
 #pragma once
 
 #include <cstddef>
