@@ -322,6 +322,7 @@ Status QuantizeFullInteger(Graph& g, const QuantizeOptions& o, QuantizeReport* r
   ASSIGN_OR_RETURN(CalibrationResult cal, Calibrate(g, o));
   std::map<int32_t, Range>& ranges = cal.ranges;
   report->calibration_samples = static_cast<int>(o.calibration.size());
+  for (size_t s : cal.outlier_samples) report->outlier_samples.emplace_back(s, cal.sample_inflation[s]);
 
   std::regex skip_re;
   const bool has_skip_re = !o.skip_tensor_regex.empty();
