@@ -401,10 +401,11 @@ void RegisterQuantize(CommandSet& commands) {
                 "int8/int16x8: keep the biases as they are (by default each conv/FC bias absorbs the mean output error "
                 "E[(Wq-W)x] that weight quantization causes on the calibration samples)");
   sub->add_option("--outlier-factor", o->outlier_factor,
-                  "int8/int16x8: a calibration sample whose activations are more than X times the median sample's "
+                  "int8: a calibration sample whose activations are more than X times the median sample's "
                   "(in the upper quartile of the tensors) is left out of the ranges, so that one unrepresentative "
                   "sample (a blank image, a mask) cannot coarsen every scale; listed in the report. Needs 4 samples "
-                  "or more, never drops half of them (default 4; 0 keeps every sample)")
+                  "or more, never drops half of them (default 4; 0 keeps every sample; int16x8 keeps them all: its "
+                  "65536 levels afford the wider ranges)")
       ->type_name("X");
   sub->add_option("--min-elements", o->min_elements,
                   "dynamic: weights with fewer elements stay float (default 1024, as LiteRT)")

@@ -312,8 +312,13 @@ bool CanQuantizeOp(tflite::BuiltinOperator code, QuantMode mode) {
   return mode == QuantMode::kInt16x8 ? it->second.int16 : it->second.int8;
 }
 
-Status QuantizeFullInteger(Graph& g, const QuantizeOptions& o, QuantizeReport* report) {
-  const bool int16 = o.mode == QuantMode::kInt16x8;
+Status QuantizeFullInteger(Graph& g, const QuantizeOptions& options, QuantizeReport* report) {
+  const bool int16 = options.mode == QuantMode::kInt16x8;
+  // Outlier samples are left out for int8 only. With 65536 levels a range even 35x too wide still
+  // leaves typical inputs fine steps, while ranges from fewer samples clip more held-out values
+  // (BlazeFace 16x8 classificators: 24.5 dB keeping its two flat calibration images, 15.2 without).
+  QuantizeOptions o = options;
+  if (int16) o.outlier_factor = 0;
   const DType act_type = int16 ? DType::kInt16 : DType::kInt8;
   // Equalization and bias correction measure the float model on the calibration samples too: the
   // outlier samples that the ranges leave out (see Calibrate) are left out there as well, found by

@@ -41,8 +41,9 @@ struct QuantizeOptions {
   // and empirical correction of the bias for the mean error of weight quantization.
   bool equalize = true;
   bool bias_correction = true;
-  // Full integer: calibration samples whose activations are, over most of the network, more than
-  // this many times the median sample's are left out of the ranges (0: keep every sample).
+  // int8: calibration samples whose activations are, over a good part of the network, more than
+  // this many times the median sample's are left out of the ranges (0: keep every sample; int16x8
+  // always keeps them).
   double outlier_factor = 4.0;
   bool asymmetric_inputs = true;        // dynamic range: hybrid ops quantize activations asymmetrically
   int threads = 1;                      // calibration inference threads
