@@ -8,6 +8,8 @@
 //   padding, every fused activation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 #include <sstream>
 
@@ -105,6 +107,18 @@ TEST_F(QGemmTest, RuyRequantizationEdgeValues) {
   EXPECT_GT(checked, 1000000);
 }
 
+// An accumulator within +-bound whose requantized value (acc + bias) * m / 2^(31 + r) is a small
+// number plus or minus up to one output step, so that outputs are not saturated and the rounding
+// boundaries are hit (random accumulators up to a large bound almost always saturate).
+int64_t InRangeAcc(std::mt19937_64& rng, int32_t bias, int32_t m, int shift, int64_t bound) {
+  const int r = shift < 0 ? -shift : 0;
+  const double step = m > 0 ? std::ldexp(1.0, 31 + r) / m : 1.0;
+  const int64_t t = static_cast<int64_t>(rng() % 301) - 150;
+  const int64_t s = static_cast<int64_t>(step) + 1;
+  const int64_t x = std::llround(static_cast<double>(t) * step) + static_cast<int64_t>(rng() % (2 * s + 1)) - s;
+  return std::clamp<int64_t>(x - bias, -bound, bound);
+}
+
 // The folded-bias output stage (Requant8::bias_folded) against the reference formula, with
 // accumulators up to the stated bound, biases that bring |acc + bias| right up to 2^31 - 1,
 // extreme multipliers and every right shift; and the cases where folding must be refused.
@@ -131,15 +145,20 @@ TEST_F(QGemmTest, FoldedBiasRequantizationMatchesRuy) {
         Requant8 q;
         BuildRequant8(N, bias.data(), mult, shifts, z, lo, hi, &q, bound.data());
         ASSERT_TRUE(q.bias_folded) << "shift " << shift;
-        for (int rep = 0; rep < 4; ++rep)
+        for (int rep = 0; rep < 8; ++rep)
           for (int col0 = 0; col0 < N; col0 += kNR) {
             const int cols = std::min(kNR, N - col0);
             alignas(32) int32_t acc[kMR * kNR];
             for (int i = 0; i < kMR * kNR; ++i) {
               const int n = col0 + i % kNR;
               const int64_t bd = n < N ? bound[n] : 0;
-              // Both ends of the bound and random values in between.
-              const int64_t v = rep == 0 ? bd : rep == 1 ? -bd : static_cast<int64_t>(rng() % (2 * bd + 1)) - bd;
+              // Both ends of the bound, random values in between, and (rep >= 3) values whose
+              // result lands inside the 8-bit range, next to rounding boundaries.
+              const int64_t v = rep == 0   ? bd
+                                : rep == 1 ? -bd
+                                : rep == 2 ? static_cast<int64_t>(rng() % (2 * bd + 1)) - bd
+                                : n < N    ? InRangeAcc(rng, bias[n], mult[n], shifts[n], bd)
+                                           : 0;
               acc[i] = static_cast<int32_t>(v);
             }
             std::vector<uint8_t> out(static_cast<size_t>(kMR) * N);  // C is kMR x N
@@ -210,14 +229,20 @@ TEST_F(QGemmTest, HalfRangeRequantizationMatchesRuy) {
         BuildRequant8(N, bias.data(), mult, shifts, z, lo, hi, &q, bound.data());
         ASSERT_TRUE(q.half_range) << "shift " << shift;
         ASSERT_TRUE(q.bias_folded);
-        for (int rep = 0; rep < 4; ++rep)
+        for (int rep = 0; rep < 8; ++rep)
           for (int col0 = 0; col0 < N; col0 += kNR) {
             const int cols = std::min(kNR, N - col0);
             alignas(32) int32_t acc[kMR * kNR];
             for (int i = 0; i < kMR * kNR; ++i) {
               const int n = col0 + i % kNR;
               const int64_t bd = n < N ? bound[n] : 0;
-              const int64_t v = rep == 0 ? bd : rep == 1 ? -bd : static_cast<int64_t>(rng() % (2 * bd + 1)) - bd;
+              // Both ends of the bound, random values in between, and (rep >= 3) values whose
+              // result lands inside the 8-bit range, next to rounding boundaries.
+              const int64_t v = rep == 0   ? bd
+                                : rep == 1 ? -bd
+                                : rep == 2 ? static_cast<int64_t>(rng() % (2 * bd + 1)) - bd
+                                : n < N    ? InRangeAcc(rng, bias[n], mult[n], shifts[n], bd)
+                                           : 0;
               acc[i] = static_cast<int32_t>(v);
             }
             for (int rows : {kMR, 5}) {  // odd row counts take the single-row tail of the stage
