@@ -265,5 +265,43 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeLoop) {
       }
 }
 
+// The stride-1 3x3 loop instantiated for output widths 5 and 7 (variants .../3x3s1/w5 and
+// .../3x3s1/w7, checked): SAME and VALID padding (input widths 5/7 and 7/9), channel counts that
+// are not multiples of 8/16, heights below and above the batch of rows, vertical dilation, batch
+// 2, 1 and 2 threads, int8 and uint8, the three requantization forms.
+TEST_F(DepthwiseInt8Fast, ThreeByThreeNarrowWidths) {
+  struct S {
+    int n, h, w, c, dil_h, padding;
+  };
+  const S shapes[] = {{1, 25, 5, 64, 1, tflite::Padding_SAME}, {2, 3, 7, 13, 1, tflite::Padding_VALID},
+                      {1, 30, 7, 40, 1, tflite::Padding_SAME}, {1, 9, 9, 20, 2, tflite::Padding_VALID},
+                      {2, 7, 5, 5, 1, tflite::Padding_SAME},   {1, 1, 7, 72, 1, tflite::Padding_SAME}};
+  int i = 0;
+  for (const S& sh : shapes)
+    for (Path p : {Path::kInt8, Path::kUInt8})
+      for (int form = 0; form < 3; ++form) {
+        Case c;
+        c.path = p;
+        c.per_channel = p == Path::kInt8 && i % 3 != 0;
+        c.n = sh.n;
+        c.h = sh.h;
+        c.w = sh.w;
+        c.c = sh.c;
+        c.dil_h = sh.dil_h;
+        c.padding = sh.padding;
+        c.act = i % 2 ? tflite::ActivationFunctionType_RELU6 : tflite::ActivationFunctionType_NONE;
+        c.multiplier_above_one = form == 1 ? 1.7f : 0;
+        c.huge_bias = form == 2;
+        const int out_w = OutSize(c.padding, c.w, 3, 1, 1);
+        ASSERT_TRUE(out_w == 5 || out_w == 7) << c.Describe();
+        testing::FastCheck check;
+        check.op_type = "DEPTHWISE_CONV_2D";
+        check.variant = out_w == 5 ? "avx2/3x3s1/w5" : "avx2/3x3s1/w7";
+        check.threads = 1 + i % 2;
+        check.seed = 1700 + i++;
+        testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
+      }
+}
+
 }  // namespace
 }  // namespace edgeopt
