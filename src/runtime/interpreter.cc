@@ -718,14 +718,6 @@ const std::vector<OpTiming>& SubgraphExec::last_profile() const {
   return profile_;
 }
 
-Status SubgraphExec::RunProfiled() {
-  prof_ticks_[0] = TickClock::Read(prof_tsc_);
-  Status st = RunNodes();
-  prof_ticks_[prof_recorded_] = TickClock::Read(prof_tsc_);
-  profile_stale_ = true;
-  return st;
-}
-
 Status SubgraphExec::RunNodes() {
   const bool profiling = profiling_;
   size_t recorded = 0;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "core/tick_clock.h"
 #include "graph/graph.h"
 #include "runtime/delegate.h"
 #include "runtime/kernel.h"
@@ -223,9 +224,8 @@ class SubgraphExec : public KernelHost {
   };
 
   Status PrepareAll();
-  // Invoke without the profiler's first and last clock reads, and with them (see Invoke).
+  // Invoke without the profiler's first and last clock reads (see Invoke).
   Status RunNodes();
-  Status RunProfiled();
   // Runs node n once now if all its inputs are constant (constant folding).
   Status FoldNode(size_t n);
   Status PlanMemory();
@@ -257,16 +257,21 @@ class SubgraphExec : public KernelHost {
 };
 
 inline Status SubgraphExec::Invoke() {
-  // Profiling takes ONE clock read per op boundary: the first in RunProfiled before RunNodes,
-  // the next ones in RunNodes as each op after the first begins, the last in RunProfiled once
-  // RunNodes has returned. Op k ran from tick k to tick k+1, so the per-op times add up exactly to the
-  // profiled invoke, and everything the interpreter does around the kernels belongs to an op:
-  // RunNodes' entry (checks, the allocation when this invoke has to allocate) to the first, its
-  // exit to the last, the cancel check to the op before it. What stays outside (the call
-  // and this check; Invoke is inline) is a few instructions. The tick buffers are sized by
-  // EnableProfiling and ticks become times only when last_profile() asks, so a profiled invoke
-  // adds nothing but the clock reads and their stores.
-  return profiling_ ? RunProfiled() : RunNodes();
+  // Profiling takes ONE clock read per op boundary: the first before RunNodes, the next ones in
+  // RunNodes as each op after the first begins, the last once RunNodes has returned. Op k ran
+  // from tick k to tick k+1, so the per-op times add up exactly to the profiled invoke, and
+  // everything the interpreter does around the kernels belongs to an op: RunNodes' entry
+  // (checks, the allocation when this invoke has to allocate) to the first, its exit to the
+  // last, the cancel check to the op before it. What stays outside is this check and the call:
+  // Invoke is inline, so the profiled path adds no call of its own. The tick buffers are sized
+  // by EnableProfiling and ticks become times only when last_profile() asks, so a profiled
+  // invoke adds nothing but the clock reads and their stores.
+  if (!profiling_) return RunNodes();
+  prof_ticks_[0] = TickClock::Read(prof_tsc_);
+  Status st = RunNodes();
+  prof_ticks_[prof_recorded_] = TickClock::Read(prof_tsc_);
+  profile_stale_ = true;
+  return st;
 }
 
 inline Status Interpreter::Invoke() {
