@@ -35,10 +35,12 @@ enum class Kind { kConv, kDepthwise, kFc };
 
 // One int8 op: conv (k x k, stride s, `in_c` -> `out_c`), depthwise (k x k, stride s, in_c
 // channels) or FC ([h, in_c] x [out_c, in_c]).
-Graph OneOp(Kind kind, int h, int w, int in_c, int out_c, int k, int stride, double* macs) {
+// Convolutions may have a kh x kw (non-square) kernel.
+Graph OneOp(Kind kind, int h, int w, int in_c, int out_c, int kh, int kw, int stride, double* macs) {
   GraphBuilder b(5);
   std::mt19937_64& rng = b.rng();
   const int oh = (h + stride - 1) / stride, ow = (w + stride - 1) / stride;
+  const int k = kh;
   const float in_scale = 0.02f, out_scale = 0.05f;
   if (kind == Kind::kFc) {
     const auto x = b.Input("x", DType::kInt8, {h, in_c}, Act(in_scale, -3));
@@ -57,7 +59,7 @@ Graph OneOp(Kind kind, int h, int w, int in_c, int out_c, int k, int stride, dou
   const int oc = kind == Kind::kDepthwise ? in_c : out_c;
   QuantParams wq = PerChannel(oc, kind == Kind::kDepthwise ? 3 : 0, rng);
   const std::vector<int32_t> wshape =
-      kind == Kind::kDepthwise ? std::vector<int32_t>{1, k, k, oc} : std::vector<int32_t>{oc, k, k, in_c};
+      kind == Kind::kDepthwise ? std::vector<int32_t>{1, k, k, oc} : std::vector<int32_t>{oc, kh, kw, in_c};
   const auto wt = b.ConstRandom("w", DType::kInt8, wshape, -127, 127, wq);
   QuantParams bq;
   for (float s : wq.scale) {
@@ -82,18 +84,20 @@ Graph OneOp(Kind kind, int h, int w, int in_c, int out_c, int k, int stride, dou
     o.dilation_h_factor = o.dilation_w_factor = 1;
     o.fused_activation_function = tflite::ActivationFunctionType_RELU6;
     b.Op(tflite::BuiltinOperator_CONV_2D, {x, wt, bias}, {y}, o);
-    *macs = double(oh) * ow * oc * k * k * in_c;
+    *macs = double(oh) * ow * oc * kh * kw * in_c;
   }
   b.Output(y);
   return b.Finish();
 }
 
-void Run(benchmark::State& state, Kind kind) {
+// Args {h, in_c, out_c, k, stride} (square) or, rect, {h, in_c, out_c, kh, stride, w, kw}.
+void Run(benchmark::State& state, Kind kind, bool rect = false) {
   const int h = static_cast<int>(state.range(0)), in_c = static_cast<int>(state.range(1));
-  const int out_c = static_cast<int>(state.range(2)), k = static_cast<int>(state.range(3));
+  const int out_c = static_cast<int>(state.range(2)), kh = static_cast<int>(state.range(3));
   const int stride = static_cast<int>(state.range(4));
+  const int w = rect ? static_cast<int>(state.range(5)) : h, kw = rect ? static_cast<int>(state.range(6)) : kh;
   double macs = 0;
-  auto model = rt::Model::FromGraph(OneOp(kind, h, h, in_c, out_c, k, stride, &macs));
+  auto model = rt::Model::FromGraph(OneOp(kind, h, w, in_c, out_c, kh, kw, stride, &macs));
   if (!model.ok()) return state.SkipWithError(model.status().ToString().c_str());
   rt::InterpreterOptions o;
   o.num_threads = 1;
@@ -110,15 +114,23 @@ void Run(benchmark::State& state, Kind kind) {
 }
 
 void BM_Int8Depthwise(benchmark::State& s) { Run(s, Kind::kDepthwise); }
+void BM_Int8DepthwiseRect(benchmark::State& s) { Run(s, Kind::kDepthwise, true); }
 void BM_Int8Conv(benchmark::State& s) { Run(s, Kind::kConv); }
+void BM_Int8ConvRect(benchmark::State& s) { Run(s, Kind::kConv, true); }
 void BM_Int8Fc(benchmark::State& s) { Run(s, Kind::kFc); }
 
-// {h, in_c, out_c, k, stride}: MobileNetV2 layers.
+// {h, in_c, out_c, k, stride}: MobileNetV2 layers; depthwise 48x48x96 s2 and 12x12x384 are VWW-96-like.
 BENCHMARK(BM_Int8Depthwise)->Args({112, 32, 0, 3, 1})->Args({112, 96, 0, 3, 2})->Args({56, 144, 0, 3, 1})
-    ->Args({28, 192, 0, 3, 1})->Args({14, 576, 0, 3, 1})->Args({7, 960, 0, 3, 1});
+    ->Args({28, 192, 0, 3, 1})->Args({14, 576, 0, 3, 1})->Args({7, 960, 0, 3, 1})->Args({48, 96, 0, 3, 2})
+    ->Args({12, 384, 0, 3, 1});
+// {h, in_c, 0, kh, stride, w, kw}: DS-CNN (kws) 25x5x64; an odd shape (13x7x40).
+BENCHMARK(BM_Int8DepthwiseRect)->Args({25, 64, 0, 3, 1, 5, 3})->Args({13, 40, 0, 3, 1, 7, 3});
 BENCHMARK(BM_Int8Conv)->Args({112, 3, 32, 3, 2})->Args({112, 16, 96, 1, 1})->Args({56, 144, 24, 1, 1})
     ->Args({56, 24, 144, 1, 1})->Args({28, 192, 32, 1, 1})->Args({14, 384, 64, 1, 1})->Args({14, 64, 384, 1, 1})
-    ->Args({7, 960, 160, 1, 1})->Args({7, 320, 1280, 1, 1});
+    ->Args({7, 960, 160, 1, 1})->Args({7, 320, 1280, 1, 1})->Args({224, 3, 32, 3, 2});
+// kws_dscnn: the 10x4 stride-2 stem on [1,49,10,1] and the 1x1 64->64 on 25x5 pixels
+// ({h, in_c, out_c, kh, stride, w, kw}).
+BENCHMARK(BM_Int8ConvRect)->Args({49, 1, 64, 10, 2, 10, 4})->Args({25, 64, 64, 1, 1, 5, 1});
 BENCHMARK(BM_Int8Fc)->Args({1, 1280, 1001, 0, 0});
 
 }  // namespace

@@ -515,12 +515,14 @@ TEST(QuantizeEqualization, RealModelsKeepTheirFloatOutputs) {
   }
 }
 
-// BlazeFace int8 vs its float model on held-out photos. Known to be garbage today (issue 5/8):
-// TFLite 2.9 runs our int8 file exactly as we do (RunsInTheReferenceRuntimeAndMatches), int16x8
-// reaches ~22 dB, and neither the bias floor nor more calibration data changes int8 (per-tensor
-// int8 activations are too coarse for this RELU (unbounded) network whose deep activations reach
-// +-1600). Printed as a known gap with the figure; the regression floor only checks the outputs
-// are finite and measured.
+// BlazeFace int8 vs its float model on held-out photos (issue 5). The cause of the garbage
+// (-2.4 / -7.6 dB): two of the 8 calibration images (mnist_nine.bmp, dog_segmentation_mask.bmp:
+// flat images) drive this RELU network's second half to ~35x the photos' activations (activation_16
+// up to 278 vs about 5), and min/max over all samples gave every deep tensor a scale that left a
+// photo a handful of int8 levels. Calibration now leaves such outlier samples out of the ranges
+// (and of equalization/bias correction): 17.2 / 13.0 dB measured (the 8 held-out images here are
+// all photos; a flat image would itself be clipped). Classificators stay short of 15 dB: error
+// accumulates over ~35 int8 layers (int16x8 reaches ~22 dB, int8 weights alone ~20 / 13 dB).
 TEST(QuantizeAccuracy, BlazeFaceInt8SnrVsFloat) {
   EDGEOPT_REQUIRE_SHARED_MODELS();
   const ModelCase& c = kModels[6];
@@ -544,7 +546,10 @@ TEST(QuantizeAccuracy, BlazeFaceInt8SnrVsFloat) {
     std::printf("[blazeface int8] %s SNR %.2f dB vs float on %lld held-out photos\n", out.name.c_str(), out.snr_db,
                 static_cast<long long>(out.samples));
     EXPECT_FALSE(std::isnan(out.snr_db));
-    KnownGap(out.snr_db > 15.0, "blazeface int8 " + out.name + " SNR " + std::to_string(out.snr_db) + " dB (want > 15)");
+    // Regression floors (17.2 / 13.0 dB measured; before the outlier fix -2.4 / -7.6 dB).
+    EXPECT_GT(out.snr_db, out.name == "regressors" ? 15.0 : 10.0) << out.name;
+    if (out.name != "regressors")
+      KnownGap(out.snr_db > 15.0, "blazeface int8 " + out.name + " SNR " + std::to_string(out.snr_db) + " dB (want > 15)");
   }
 }
 

@@ -43,6 +43,7 @@ struct QuantizeCliOptions {
   bool per_tensor = false;
   bool no_equalize = false;
   bool no_bias_correction = false;
+  double outlier_factor = 4.0;
   int64_t min_elements = 1024;
   bool symmetric_inputs = false;
   std::string ranges = "20";
@@ -131,6 +132,8 @@ int RunQuantize(const QuantizeCliOptions& o) {
                                 " needs representative data: --calibration DIR (images or .npy files) or FILE.npy");
   if (o.samples < 1) return UsageError(kCmd, "--samples must be at least 1");
   if (o.percentile <= 50 || o.percentile > 100) return UsageError(kCmd, "--percentile must be in (50, 100]");
+  if (!(o.outlier_factor == 0 || o.outlier_factor > 1))
+    return UsageError(kCmd, "--outlier-factor must be 0 (keep every sample) or greater than 1");
   int max_ranges = 20;
   if (!ParseCountOrAll(o.ranges, &max_ranges)) return UsageError(kCmd, "--ranges wants a count, 'all' or 'none'");
   auto norm = Normalization(o);
@@ -155,6 +158,7 @@ int RunQuantize(const QuantizeCliOptions& o) {
   // Samples: calibration (full integer) and held-out evaluation samples, disjoint.
   std::vector<std::vector<eval::HostTensor>> eval_samples;
   std::string data_note;
+  std::vector<std::string> calibration_names;  // per calibration sample, for the report
   if (!o.calibration.empty()) {
     if ((*float_interp)->num_inputs() != 1)
       return Fail(kCmd, "--calibration supports models with one input; this model has " +
@@ -177,6 +181,7 @@ int RunQuantize(const QuantizeCliOptions& o) {
       auto t = set->Load(i, specs, pp);
       if (!t.ok()) return Fail(kCmd, t.status().WithContext("calibration data"));
       q.calibration.push_back(std::move(*t));
+      calibration_names.push_back(set->sample_name(i));
       load.Update(++done, total);
     }
     for (size_t i : split.evaluation) {
@@ -206,6 +211,7 @@ int RunQuantize(const QuantizeCliOptions& o) {
   q.per_channel = !o.per_tensor;
   q.equalize = !o.no_equalize;
   q.bias_correction = !o.no_bias_correction;
+  q.outlier_factor = o.outlier_factor;
   q.dynamic_min_elements = o.min_elements;
   q.asymmetric_inputs = !o.symmetric_inputs;
   q.threads = o.threads;
@@ -256,6 +262,11 @@ int RunQuantize(const QuantizeCliOptions& o) {
       j["calibration"] = {{"samples", report->calibration_samples},
                           {"calibrator", optimize::CalibratorName(q.calibrator)},
                           {"data", data_note}};
+      nlohmann::ordered_json outliers = nlohmann::ordered_json::array();
+      for (const auto& [s, x] : report->outlier_samples)
+        outliers.push_back({{"sample", s < calibration_names.size() ? calibration_names[s] : std::to_string(s)},
+                            {"inflation", x}});
+      j["calibration"]["outliers_left_out"] = outliers;
       j["equalized_layer_pairs"] = report->equalized_pairs;
       j["bias_corrected_layers"] = report->bias_corrected_ops;
       nlohmann::ordered_json ranges = nlohmann::ordered_json::array();
@@ -290,6 +301,14 @@ int RunQuantize(const QuantizeCliOptions& o) {
                                  optimize::CalibratorName(q.calibrator) +
                                  (q.calibrator == optimize::Calibrator::kPercentile ? " " + Number(q.percentile) : "") +
                                  "; " + data_note});
+    if (!report->outlier_samples.empty()) {
+      std::string list;
+      for (const auto& [s, x] : report->outlier_samples)
+        list += (list.empty() ? "" : ", ") + (s < calibration_names.size() ? calibration_names[s] : "#" + std::to_string(s)) +
+                " (activations " + Fixed(x, 1) + "x the median sample's)";
+      t.AddRow({"outliers", std::to_string(report->outlier_samples.size()) + " calibration sample(s) left out of the ranges: " +
+                                list + "; --outlier-factor 0 keeps them"});
+    }
     t.AddRow({"corrections", (q.equalize ? "equalized " + std::to_string(report->equalized_pairs) + " layer pairs"
                                          : std::string("no equalization (--no-equalize)")) +
                                  ", " +
@@ -381,6 +400,13 @@ void RegisterQuantize(CommandSet& commands) {
   sub->add_flag("--no-bias-correction", o->no_bias_correction,
                 "int8/int16x8: keep the biases as they are (by default each conv/FC bias absorbs the mean output error "
                 "E[(Wq-W)x] that weight quantization causes on the calibration samples)");
+  sub->add_option("--outlier-factor", o->outlier_factor,
+                  "int8: a calibration sample whose activations are more than X times the median sample's "
+                  "(in the upper quartile of the tensors) is left out of the ranges, so that one unrepresentative "
+                  "sample (a blank image, a mask) cannot coarsen every scale; listed in the report. Needs 4 samples "
+                  "or more, never drops half of them (default 4; 0 keeps every sample; int16x8 keeps them all: its "
+                  "65536 levels afford the wider ranges)")
+      ->type_name("X");
   sub->add_option("--min-elements", o->min_elements,
                   "dynamic: weights with fewer elements stay float (default 1024, as LiteRT)")
       ->type_name("N");

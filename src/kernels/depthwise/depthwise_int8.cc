@@ -15,8 +15,9 @@ namespace edgeopt::kernels {
 namespace dwq {
 namespace {
 
-// Channel held at position d of a 16-channel block stored in unpack order.
-int ChannelAt(int d) {
+// Channel held at position d of the 16-channel blocks (unpack order unless natural).
+int ChannelAt(int d, bool natural) {
+  if (natural) return d;
   const int block = d / 16, i = d % 16;
   return block * 16 + (i < 4 || i >= 12 ? i : i < 8 ? i + 4 : i - 4);
 }
@@ -42,7 +43,7 @@ void BuildPlan(const Geom& g, const W* weights, int32_t weight_zero_point, Plan*
   for (int ky = 0; ky < g.k_h; ++ky)
     for (int j = 0; j < p->pairs_w; ++j)
       for (int d = 0; d < p->c16; ++d) {
-        const int c = ChannelAt(d);
+        const int c = ChannelAt(d, p->natural);
         if (c >= C) continue;
         for (int e = 0; e < 2; ++e) {
           const int kx = 2 * j + e;
@@ -62,7 +63,7 @@ void BuildRequant(const Plan& p, const int32_t* bias, const std::vector<int32_t>
   plan->requant.assign(static_cast<size_t>(p.c16) / 8, RequantGroup{});
   plan->any_left_shift = false;
   for (int d = 0; d < p.c16; ++d) {
-    const int c = ChannelAt(d);
+    const int c = ChannelAt(d, p.natural);
     const bool real = c < C;
     const size_t k = multiplier.size() == 1 ? 0 : static_cast<size_t>(std::min(c, C - 1));
     const int s = real ? shift[k] : 0;
@@ -103,8 +104,8 @@ class DepthwiseQuantKernel final : public FastKernel {
  protected:
   std::string FastVariant() const override {
     switch (kind_) {
-      case DwKind::kInt8: return "depthwise_conv2d/int8/avx2";
-      case DwKind::kUInt8: return "depthwise_conv2d/uint8/avx2";
+      case DwKind::kInt8: return std::string("depthwise_conv2d/int8/avx2/") + dwq::LoopName(plan_);
+      case DwKind::kUInt8: return std::string("depthwise_conv2d/uint8/avx2/") + dwq::LoopName(plan_);
       case DwKind::kHybrid: return "depthwise_conv2d/hybrid/avx2";
       case DwKind::kInt16: return "depthwise_conv2d/int16x8/avx2";
     }
@@ -132,6 +133,7 @@ class DepthwiseQuantKernel final : public FastKernel {
 
     const int C = g.channels;
     plan_ = dwq::Plan();
+    plan_.natural = kind_ == DwKind::kInt8 || kind_ == DwKind::kUInt8;
     if (kind_ == DwKind::kUInt8) {
       dwq::BuildPlan(g, filter->data_as<uint8_t>(), filter->zero_point(), &plan_);
     } else {
@@ -157,6 +159,7 @@ class DepthwiseQuantKernel final : public FastKernel {
         RETURN_IF_ERROR(QuantizedActivation(ctx, o.fused_activation_function, *output, &plan_.act_min, &plan_.act_max));
         dwq::BuildRequant(plan_, bias ? bias->data_as<int32_t>() : nullptr, mult, shift, output->zero_point(), &plan_);
         plan_.kind = kind_ == DwKind::kUInt8 ? dwq::OutKind::kUInt8 : dwq::OutKind::kInt8;
+        dwq::FinishPlan(&plan_, input->zero_point());
         break;
       }
       case DwKind::kHybrid: {

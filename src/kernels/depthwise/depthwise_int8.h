@@ -10,8 +10,16 @@
 // used by every output row that needs it); taps in the top/bottom padding are skipped.
 // Requantization is the reference MultiplyByQuantizedMultiplier (gemmlowp rounding), vectorized
 // (a shorter exact form when the accumulators are known to stay below 2^29, see RequantGroup).
-// 3x3 dilation-1 filters (stride 1 or 2, int8/uint8 outputs) have their own row loop for rows
-// whose three input rows are all inside the input: weights in registers, fixed tap offsets.
+// 3x3 filters with horizontal dilation 1 (stride 1 or 2, int8/uint8 outputs; variants .../3x3s1,
+// .../3x3s2) have their own loop (depthwise_int8_avx2.cc, RowsQuant8K3): channels in natural
+// order; pair rows of a band of 16-channel blocks in a per-thread ring sized to stay in cache,
+// computed for a batch of output rows per weight load (small images: all rows at once); filter
+// rows in the top/bottom padding read a padding row; per 8 channels the 6 weight vectors stay in
+// registers and up to 4 output pixels are accumulated together (each pair-row entry loaded once
+// for the taps of those pixels that use it) into an L1 buffer, then requantized, packed and
+// stored in a second pass. When it fits, the pair rows hold raw input values (the zero point is
+// folded into the bias), and in the short requantization form weights and bias are doubled so the
+// results come out in the high dwords of the 64-bit products (FinishPlan).
 #pragma once
 
 #include <cstddef>
@@ -57,10 +65,14 @@ struct alignas(32) RequantGroup {
 enum class OutKind { kInt8, kUInt8, kFloat, kInt16 };
 
 // Everything fixed at Prepare. Channels are handled in blocks of 16 whose int16 pairs are stored
-// in the order vpunpck{l,h}wd produce: the first 8 dwords hold channels 0-3 and 8-11, the second
-// 4-7 and 12-15 (weights and requantization constants use the same order).
+// either in the order vpunpck{l,h}wd produce (float and int16 outputs: the first 8 dwords hold
+// channels 0-3 and 8-11, the second 4-7 and 12-15) or, when `natural` is set (int8/uint8
+// outputs), in channel order (first 8 dwords: channels 0-7), so that 8-channel groups can be
+// computed, requantized and stored on their own. Weights and requantization constants use the
+// same order as the pair rows.
 struct Plan {
   Geom g;
+  bool natural = false;  // set before BuildPlan
   int c16 = 0;      // channels rounded up to 16
   int pairs_w = 0;  // ceil(k_w / 2)
   int q = 1;        // pair-row entries exist at input columns x = j * q (2 when stride_w is even)
@@ -72,6 +84,12 @@ struct Plan {
   std::vector<RequantGroup> requant;  // c16 / 8 groups
   bool any_left_shift = false;
   bool fast_requant = false;  // no left shift and |acc + bias| < 2^29 for any input (RequantFast)
+  // 3x3 loop in the short form: weights, bias and round_e/round_o doubled (FinishPlan), so the
+  // requantization finds its result in the high dwords of the products (RequantFast2).
+  bool doubled = false;
+  // 3x3 loop: pair rows hold the raw input values (padding = input zero point) and the bias
+  // -zp * sum(weights) (FinishPlan), which saves the subtraction per widened value.
+  bool raw_input = false;
   int32_t act_min = 0, act_max = 0;
   OutKind kind = OutKind::kInt8;
   // Hybrid: out = float(acc) * (weight_scale[c] * batch_scale[b]) + bias[c].
@@ -103,6 +121,14 @@ struct Args {
   void* output = nullptr;
   void* scratch = nullptr;  // ScratchBytes, 64-byte aligned
 };
+
+// Last step after BuildRequant (int8/uint8 outputs): plans of the 3x3 loop switch to raw_input
+// (when the folded bias fits) and, in the short requantization form, to `doubled`.
+void FinishPlan(Plan* plan, int32_t input_zero_point);
+
+// The loop Run uses for the plan's rows: "3x3s1" / "3x3s2" (int8/uint8 3x3 dilation-1 loop, every
+// row, 8 channels x 4 pixels per step) or "generic".
+const char* LoopName(const Plan& plan);
 
 // AVX2 (depthwise_int8_avx2.cc).
 void Run(rt::ThreadPool& pool, const Plan& plan, const Args& args, bool uint8_input, bool int16_input);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/common/quant_utils.h"
 #include "kernels/depthwise/depthwise_int8.h"
@@ -31,49 +32,124 @@ inline __m256i Load16(const int16_t* p, const int16_t* end) {
   return _mm256_load_si256(reinterpret_cast<const __m256i*>(tmp));
 }
 
-// Pair row of one input row: entry j, channel c = (x[j*q - pad][c], x[j*q - pad + dil][c]) minus
-// the zero point, zero outside the row; 16-channel blocks in the unpack order (see Plan).
+// 16 bytes (zeros beyond `end`).
 template <typename T>
-void BuildPairRow(const Plan& p, const T* row, const T* end, int32_t zp, int16_t* dst) {
+inline __m128i LoadBytes16(const T* p, const T* end) {
+  if (p + 16 <= end) return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  alignas(16) T tmp[16] = {};
+  std::memcpy(tmp, p, static_cast<size_t>(std::max<ptrdiff_t>(0, end - p)));
+  return _mm_load_si128(reinterpret_cast<const __m128i*>(tmp));
+}
+
+// Pair row of one input row: entry j, channel c = (x[j*q - pad][c], x[j*q - pad + dil][c]) minus
+// the zero point, zero outside the row; 16-channel blocks in the plan's order (see Plan). For the
+// natural order each widened column is first reordered to channels [0-3 8-11 | 4-7 12-15], so
+// vpunpcklwd yields the pairs of channels 0-7 and vpunpckhwd those of 8-15.
+// Only the 16-channel blocks [cb_begin, cb_end) are built; entries are `entry_stride` int16 apart
+// (c16 * 2 for whole rows, 32 for the one-block rows of the 3x3 loop).
+// kRaw (Plan::raw_input): the values are stored as they are, padding as the zero point (the bias
+// holds -zp * sum(weights) instead).
+template <typename T, bool kRaw = false>
+void BuildPairRow(const Plan& p, const T* row, const T* end, int32_t zp, int16_t* dst, int cb_begin, int cb_end,
+                  size_t entry_stride) {
   const Geom& g = p.g;
   const int C = g.channels;
   const __m256i vzp = _mm256_set1_epi16(static_cast<int16_t>(zp));
-  const __m256i zero = _mm256_setzero_si256();
+  const __m256i zero = kRaw ? vzp : _mm256_setzero_si256();  // a padding column
+  const bool natural = p.natural;
+  const auto sub = [&](__m256i v) { return kRaw ? v : _mm256_sub_epi16(v, vzp); };
+  const auto widen = [&](const T* src) {
+    const __m256i v = sub(Load16(src, end));
+    return natural ? _mm256_permute4x64_epi64(v, 0xD8) : v;
+  };
   if (p.q == 1 && g.dil_w == 1) {
     // Entry j pairs columns j - pad and j - pad + 1: each column is widened once and carried
-    // to the next entry.
-    const size_t c2 = static_cast<size_t>(p.c16) * 2;
-    for (int cb = 0; cb < p.c16; cb += 16) {
+    // to the next entry. Unchecked loads for the columns inside the row when the row's last
+    // block ends inside the input (all rows but the input's last ones).
+    const int x_fast = row + int64_t{g.in_w - 1} * C + cb_end <= end ? g.in_w : 0;
+    for (int cb = cb_begin; cb < cb_end; cb += 16) {
       const auto column = [&](int x) {
-        return x >= 0 && x < g.in_w ? _mm256_sub_epi16(Load16(row + int64_t{x} * C + cb, end), vzp) : zero;
+        return x >= 0 && x < g.in_w ? widen(row + int64_t{x} * C + cb) : zero;
       };
       __m256i prev = column(-g.pad_w);
-      int16_t* e = dst + cb * 2;
-      for (int j = 0; j < p.row_entries; ++j, e += c2) {
-        const __m256i next = column(j - g.pad_w + 1);
+      int16_t* e = dst + (cb - cb_begin) * 2;
+      const auto emit = [&](__m256i next) {
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(e), _mm256_unpacklo_epi16(prev, next));
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(e + 16), _mm256_unpackhi_epi16(prev, next));
         prev = next;
+        e += entry_stride;
+      };
+      // Column x = j - pad + 1: left padding, then the columns whose 16 values can be loaded
+      // without a bounds check, then the rest (right padding, the input's last bytes).
+      int j = 0;
+      for (; j < p.row_entries && j - g.pad_w + 1 < 0; ++j) emit(zero);
+      const T* src = row + cb + int64_t{j - g.pad_w + 1} * C;
+      for (; j < p.row_entries && j - g.pad_w + 1 < x_fast; ++j, src += C) {
+        const __m256i v = sub(Load16(src, src + 16));
+        emit(natural ? _mm256_permute4x64_epi64(v, 0xD8) : v);
       }
+      for (; j < p.row_entries; ++j) emit(column(j - g.pad_w + 1));
     }
     return;
   }
+  // 8-bit input, natural order: entries whose two columns are inside the row interleave the
+  // bytes of the two columns first (vpunpck{l,h}bw), so one widening gives the pairs of 8
+  // channels in order (no cross-lane shuffle); the entries at the ends take the path below.
+  int j_lo = p.row_entries, j_hi = p.row_entries;
+  if constexpr (sizeof(T) == 1) {
+    if (natural) {
+      // x1 = j * q - pad >= 0 and x1 + dil < in_w.
+      j_lo = (g.pad_w + p.q - 1) / p.q;
+      j_hi = std::max(j_lo, std::min(p.row_entries, (g.in_w - g.dil_w + g.pad_w + p.q - 1) / p.q));
+      const int64_t x_step = int64_t{g.dil_w} * C;
+      const auto entry = [&](const T* s1, int16_t* e, auto checked) {
+        for (int cb = cb_begin; cb < cb_end; cb += 16) {
+          const __m128i a = checked ? LoadBytes16(s1 + cb, end)
+                                    : _mm_loadu_si128(reinterpret_cast<const __m128i*>(s1 + cb));
+          const __m128i b = checked ? LoadBytes16(s1 + x_step + cb, end)
+                                    : _mm_loadu_si128(reinterpret_cast<const __m128i*>(s1 + x_step + cb));
+          const __m128i lo = _mm_unpacklo_epi8(a, b), hi = _mm_unpackhi_epi8(a, b);
+          const __m256i p0 = std::is_signed_v<T> ? _mm256_cvtepi8_epi16(lo) : _mm256_cvtepu8_epi16(lo);
+          const __m256i p1 = std::is_signed_v<T> ? _mm256_cvtepi8_epi16(hi) : _mm256_cvtepu8_epi16(hi);
+          int16_t* d = e + (cb - cb_begin) * 2;
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), sub(p0));
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 16), sub(p1));
+        }
+      };
+      for (int j = j_lo; j < j_hi; ++j) {
+        const T* s1 = row + (int64_t{j} * p.q - g.pad_w) * C;
+        int16_t* e = dst + static_cast<size_t>(j) * entry_stride;
+        // The last block's 16 bytes of the second column end at s1 + x_step + cb_end.
+        if (s1 + x_step + cb_end <= end) {
+          entry(s1, e, std::false_type());
+        } else {
+          entry(s1, e, std::true_type());
+        }
+      }
+    }
+  }
   for (int j = 0; j < p.row_entries; ++j) {
+    if (j == j_lo) j = j_hi;
+    if (j >= p.row_entries) break;
     const int x1 = j * p.q - g.pad_w;
     const int x2 = x1 + g.dil_w;
     const bool in1 = x1 >= 0 && x1 < g.in_w, in2 = x2 >= 0 && x2 < g.in_w;
-    int16_t* e = dst + static_cast<size_t>(j) * p.c16 * 2;
+    int16_t* e = dst + static_cast<size_t>(j) * entry_stride;
     if (!in1 && !in2) {
-      std::memset(e, 0, sizeof(int16_t) * 2 * p.c16);
+      for (int cb = cb_begin; cb < cb_end; cb += 16) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(e + (cb - cb_begin) * 2), zero);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(e + (cb - cb_begin) * 2 + 16), zero);
+      }
       continue;
     }
     const T* s1 = row + int64_t{x1} * C;
     const T* s2 = row + int64_t{x2} * C;
-    for (int cb = 0; cb < p.c16; cb += 16) {
-      const __m256i v1 = in1 ? _mm256_sub_epi16(Load16(s1 + cb, end), vzp) : zero;
-      const __m256i v2 = in2 ? _mm256_sub_epi16(Load16(s2 + cb, end), vzp) : zero;
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(e + cb * 2), _mm256_unpacklo_epi16(v1, v2));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(e + cb * 2 + 16), _mm256_unpackhi_epi16(v1, v2));
+    for (int cb = cb_begin; cb < cb_end; cb += 16) {
+      const __m256i v1 = in1 ? widen(s1 + cb) : zero;
+      const __m256i v2 = in2 ? widen(s2 + cb) : zero;
+      int16_t* d = e + (cb - cb_begin) * 2;
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), _mm256_unpacklo_epi16(v1, v2));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 16), _mm256_unpackhi_epi16(v1, v2));
     }
   }
 }
@@ -83,7 +159,8 @@ void BuildPairRow(const Plan& p, const T* row, const T* end, int32_t zp, int16_t
 // floor), then the rounding division by 2^e with ties away from zero, written as
 // x' = high - (high < 0), (x' >> e) + bit e-1 of x' (no overflow: high > INT32_MIN).
 // kBiasAdded: the accumulators already hold the bias.
-template <bool kLeft, bool kBiasAdded = false>
+// kAddZp = false: the caller adds the output zero point (in int16, see RowQuant8K3).
+template <bool kLeft, bool kBiasAdded = false, bool kAddZp = true>
 inline __m256i Requant(__m256i acc, const RequantGroup& g) {
   const auto ld = [](const int32_t* v) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(v)); };
   __m256i x = kBiasAdded ? acc : _mm256_add_epi32(acc, ld(g.bias));
@@ -96,7 +173,7 @@ inline __m256i Requant(__m256i acc, const RequantGroup& g) {
   const __m256i xa = _mm256_add_epi32(high, _mm256_and_si256(_mm256_srai_epi32(high, 31), ld(g.neg_adjust)));
   const __m256i r = _mm256_add_epi32(_mm256_srav_epi32(xa, ld(g.shift)),
                                      _mm256_and_si256(_mm256_srav_epi32(xa, ld(g.shift_m1)), ld(g.round_bit)));
-  return _mm256_add_epi32(r, ld(g.zp));
+  return kAddZp ? _mm256_add_epi32(r, ld(g.zp)) : r;
 }
 
 // The same result in fewer steps when Plan::fast_requant holds (no left shift, |acc + bias| <
@@ -104,25 +181,45 @@ inline __m256i Requant(__m256i acc, const RequantGroup& g) {
 // (round_e/round_o = 2^30 + 2^(30+e)), which leaves h = high + 2^(e-1); "high < 0" is then
 // h < neg_cmp (2^(e-1), or INT32_MIN when e = 0 so nothing is subtracted), and
 // result = (h - (high < 0)) >> e. No int32 overflow: |high| <= 2^29.
+template <bool kAddZp = true>
 inline __m256i RequantFast(__m256i x, const RequantGroup& g) {
   const auto ld = [](const void* v) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(v)); };
   const __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(x, ld(g.mult)), ld(g.round_e));
   const __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), ld(g.mult_o)), ld(g.round_o));
   const __m256i h = _mm256_blend_epi32(_mm256_srli_epi64(pe, 31), _mm256_slli_epi64(po, 1), 0xAA);
   const __m256i adjusted = _mm256_add_epi32(h, _mm256_cmpgt_epi32(ld(g.neg_cmp), h));
-  return _mm256_add_epi32(_mm256_srav_epi32(adjusted, ld(g.shift)), ld(g.zp));
+  const __m256i r = _mm256_srav_epi32(adjusted, ld(g.shift));
+  return kAddZp ? _mm256_add_epi32(r, ld(g.zp)) : r;
 }
 
-// Requantization modes of the int8/uint8 rows.
-enum RqMode { kRqPlain = 0, kRqLeft = 1, kRqFast = 2 };
+// RequantFast on doubled accumulators x2 = 2 * (acc + bias) (Plan::doubled: |x2| < 2^30), with
+// round_e/round_o doubled too: the products 2 * (x * m + round) carry h = high + 2^(e-1) in their
+// high dwords, already in place for the odd lanes; the even lanes' move down with one in-lane
+// shuffle, replacing RequantFast's two 64-bit shifts.
+template <bool kAddZp = true>
+inline __m256i RequantFast2(__m256i x2, const RequantGroup& g) {
+  const auto ld = [](const void* v) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(v)); };
+  const __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(x2, ld(g.mult)), ld(g.round_e));
+  const __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x2, 32), ld(g.mult_o)), ld(g.round_o));
+  const __m256i h = _mm256_blend_epi32(_mm256_shuffle_epi32(pe, 0xF5), po, 0xAA);
+  const __m256i adjusted = _mm256_add_epi32(h, _mm256_cmpgt_epi32(ld(g.neg_cmp), h));
+  const __m256i r = _mm256_srav_epi32(adjusted, ld(g.shift));
+  return kAddZp ? _mm256_add_epi32(r, ld(g.zp)) : r;
+}
 
-template <int kMode, bool kBiasAdded>
+// Requantization modes of the int8/uint8 rows (kRqFast2: the 3x3 loop only, doubled plans).
+enum RqMode { kRqPlain = 0, kRqLeft = 1, kRqFast = 2, kRqFast2 = 3 };
+
+template <int kMode, bool kBiasAdded, bool kAddZp = true>
 inline __m256i RequantMode(__m256i acc, const RequantGroup& g) {
   if constexpr (kMode == kRqFast) {
     const __m256i x = kBiasAdded ? acc : _mm256_add_epi32(acc, _mm256_load_si256(reinterpret_cast<const __m256i*>(g.bias)));
-    return RequantFast(x, g);
+    return RequantFast<kAddZp>(x, g);
+  } else if constexpr (kMode == kRqFast2) {
+    static_assert(kBiasAdded, "doubled plans start the accumulators at the doubled bias");
+    return RequantFast2<kAddZp>(acc, g);
   } else {
-    return Requant<kMode == kRqLeft, kBiasAdded>(acc, g);
+    return Requant<kMode == kRqLeft, kBiasAdded, kAddZp>(acc, g);
   }
 }
 
@@ -163,12 +260,14 @@ inline void Accumulate(const RowCtx& r, int ox, int cb, __m256i* acc0, __m256i* 
   *acc1 = a1;
 }
 
-// 16 requantized int32 lanes (unpack order) to 16 int8/uint8 bytes in channel order, clamped.
+// 16 requantized int32 lanes (natural order: r0 = channels 0-7, r1 = 8-15) to 16 int8/uint8
+// bytes in channel order, clamped.
 template <bool kUnsigned>
 inline __m128i PackClamp8(__m256i r0, __m256i r1, __m256i lo, __m256i hi) {
-  const __m256i v16 = _mm256_packs_epi32(r0, r1);  // channels 0-7 | 8-15
+  const __m256i v16 = _mm256_packs_epi32(r0, r1);  // int16 [0-3 8-11 | 4-7 12-15]
   __m256i v8 = kUnsigned ? _mm256_packus_epi16(v16, v16) : _mm256_packs_epi16(v16, v16);
-  v8 = _mm256_permute4x64_epi64(v8, 0x08);
+  // dwords [0-3 8-11 0-3 8-11 | 4-7 12-15 4-7 12-15] -> [0-3 4-7 8-11 12-15 ...]
+  v8 = _mm256_permutevar8x32_epi32(v8, _mm256_setr_epi32(0, 4, 1, 5, 0, 4, 1, 5));
   v8 = kUnsigned ? _mm256_min_epu8(_mm256_max_epu8(v8, lo), hi) : _mm256_min_epi8(_mm256_max_epi8(v8, lo), hi);
   return _mm256_castsi256_si128(v8);
 }
@@ -201,71 +300,186 @@ void RowQuant8(const RowCtx& r) {
   }
 }
 
-// 3x3 filter, dilation 1 (either stride), rows with all three filter rows inside the input: the
-// 12 weight vectors of a 16-channel block stay in registers while the block walks along the row,
-// the bias starts the accumulators, and the taps are fixed offsets (kJ entries between the two
-// pairs of a filter row: 2 for stride 1, 1 when the pair rows hold even columns only). Rows
-// touching the top/bottom padding go to the generic loop.
+// acc += v * w (8 channels, two taps each). The empty asm keeps the sum in its register: without
+// it GCC computes all the products of a block first and adds them as a tree, spilling them.
+#define EDGEOPT_DW_MAC(acc, v, w)                                 \
+  do {                                                            \
+    acc = _mm256_add_epi32(acc, _mm256_madd_epi16((v), (w)));     \
+    asm("" : "+x"(acc));                                          \
+  } while (0)
+
+// The six weight vectors of one 8-channel group of a 3x3 filter (row r: taps 0-1 in wN[2r], tap
+// 2 and a zero in wN[2r + 1]). Plain members, no array: arrays of vectors stayed on the stack.
+struct W3x3 {
+  __m256i w0, w1, w2, w3, w4, w5;
+};
+
+// Accumulators of kNP (1..4) consecutive output pixels of one 8-channel group of the 3x3
+// dilation-1 loop, started at `bias` and stored to out[0..kNP-1]. e0/e1/e2 are the three pair
+// rows at the first pixel's entry and group, entries c2 int16 apart; pixel p uses entries p and
+// p + kJ of each row (kJ = 2 for stride 1, 1 for stride 2 where the pair rows hold even columns
+// only). Each entry is loaded once and multiplied with the weights of the (one or two) pixels
+// that use it. Named accumulators, no array (arrays of vectors stayed on the stack).
+template <int kNP, int kJ>
+__attribute__((always_inline)) inline void Block3x3(const int16_t* e0, const int16_t* e1, const int16_t* e2,
+                                                    size_t c2, const W3x3& w, __m256i bias, __m256i* out) {
+  static_assert(kNP >= 1 && kNP <= 4 && (kJ == 1 || kJ == 2), "4 pixels at most");
+  __m256i a0 = bias, a1 = bias, a2 = bias, a3 = bias;
+  const auto ld = [c2](const int16_t* e, int i) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e + static_cast<size_t>(i) * c2));
+  };
+// acc of pixel P (a compile-time constant) += v * wt.
+#define EDGEOPT_DW_MACP(P, v, wt)      \
+  do {                                 \
+    if constexpr ((P) == 0) {          \
+      EDGEOPT_DW_MAC(a0, v, wt);       \
+    } else if constexpr ((P) == 1) {   \
+      EDGEOPT_DW_MAC(a1, v, wt);       \
+    } else if constexpr ((P) == 2) {   \
+      EDGEOPT_DW_MAC(a2, v, wt);       \
+    } else {                           \
+      EDGEOPT_DW_MAC(a3, v, wt);       \
+    }                                  \
+  } while (0)
+// Entry I of a row: tap pair 0 of pixel I, tap pair 1 of pixel I - kJ.
+#define EDGEOPT_DW_ENTRY(e, I, wa, wb)                                          \
+  do {                                                                          \
+    if constexpr ((I) < kNP + kJ) {                                             \
+      const __m256i v = ld(e, I);                                               \
+      if constexpr ((I) < kNP) EDGEOPT_DW_MACP(I, v, wa);                       \
+      if constexpr ((I) >= kJ && (I) - kJ < kNP) EDGEOPT_DW_MACP((I) - kJ, v, wb); \
+    }                                                                           \
+  } while (0)
+#define EDGEOPT_DW_ROW(e, wa, wb)         \
+  do {                                    \
+    EDGEOPT_DW_ENTRY(e, 0, wa, wb);       \
+    EDGEOPT_DW_ENTRY(e, 1, wa, wb);       \
+    EDGEOPT_DW_ENTRY(e, 2, wa, wb);       \
+    EDGEOPT_DW_ENTRY(e, 3, wa, wb);       \
+    EDGEOPT_DW_ENTRY(e, 4, wa, wb);       \
+    EDGEOPT_DW_ENTRY(e, 5, wa, wb);       \
+  } while (0)
+  EDGEOPT_DW_ROW(e0, w.w0, w.w1);
+  EDGEOPT_DW_ROW(e1, w.w2, w.w3);
+  EDGEOPT_DW_ROW(e2, w.w4, w.w5);
+#undef EDGEOPT_DW_ROW
+#undef EDGEOPT_DW_ENTRY
+#undef EDGEOPT_DW_MACP
+  _mm256_store_si256(out, a0);
+  if constexpr (kNP > 1) _mm256_store_si256(out + 1, a1);
+  if constexpr (kNP > 2) _mm256_store_si256(out + 2, a2);
+  if constexpr (kNP > 3) _mm256_store_si256(out + 3, a3);
+}
+#undef EDGEOPT_DW_MAC
+
+// Stores kNP pixels x 8 channels: requantized lanes r[i] (channels 0-7 of pixel i) packed with
+// saturation to int16, the output zero point added there (saturating: a lane that saturates is far
+// outside [act_min, act_max] either way, so the clamped bytes equal the int32 reference's),
+// packed to bytes and clamped. `valid` channels (1..8) are written per pixel, `stride` apart.
+template <int kNP, bool kUnsigned>
+__attribute__((always_inline)) inline void Store3x3(const __m256i* r, __m256i zp16, __m256i lo, __m256i hi,
+                                                    uint8_t* out, size_t stride, int valid) {
+  const __m256i r1 = kNP > 1 ? r[1] : r[0], r2 = kNP > 2 ? r[2] : r[0], r3 = kNP > 3 ? r[3] : r[0];
+  const __m256i a = _mm256_adds_epi16(_mm256_packs_epi32(r[0], r1), zp16);  // [p0 0-3 p1 0-3 | p0 4-7 p1 4-7]
+  const __m256i b = _mm256_adds_epi16(_mm256_packs_epi32(r2, r3), zp16);
+  __m256i v8 = kUnsigned ? _mm256_packus_epi16(a, b) : _mm256_packs_epi16(a, b);
+  v8 = kUnsigned ? _mm256_min_epu8(_mm256_max_epu8(v8, lo), hi) : _mm256_min_epi8(_mm256_max_epi8(v8, lo), hi);
+  // dwords [p0 0-3, p1 0-3, p2 0-3, p3 0-3 | p0 4-7, ...] -> 8 bytes per pixel (in-lane unpacks:
+  // cheaper than vpermd here).
+  const __m128i l4 = _mm256_castsi256_si128(v8), h4 = _mm256_extracti128_si256(v8, 1);
+  const __m128i p01 = _mm_unpacklo_epi32(l4, h4), p23 = _mm_unpackhi_epi32(l4, h4);
+  if (valid >= 8) {
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out), p01);
+    if (kNP > 1) _mm_storeh_pd(reinterpret_cast<double*>(out + stride), _mm_castsi128_pd(p01));
+    if (kNP > 2) _mm_storel_epi64(reinterpret_cast<__m128i*>(out + 2 * stride), p23);
+    if (kNP > 3) _mm_storeh_pd(reinterpret_cast<double*>(out + 3 * stride), _mm_castsi128_pd(p23));
+  } else {
+    alignas(32) uint8_t tmp[32];
+    _mm_store_si128(reinterpret_cast<__m128i*>(tmp), p01);
+    _mm_store_si128(reinterpret_cast<__m128i*>(tmp + 16), p23);
+    for (int i = 0; i < kNP; ++i) std::memcpy(out + i * stride, tmp + 8 * i, static_cast<size_t>(valid));
+  }
+}
+
+// A batch of output rows for the 3x3 loop: the pair rows of each (filter rows in the top/bottom
+// padding point at the zero row) hold channels [cb, cb_end) only, entries c2 int16 apart.
+constexpr int kMaxK3Batch = 62;
+struct K3Batch {
+  const Plan* p = nullptr;
+  int n = 0;
+  const int16_t* rows[kMaxK3Batch][3];
+  uint8_t* out[kMaxK3Batch];
+  int cb = 0, cb_end = 0;
+  size_t c2 = 0;
+};
+
+// 3x3 filter, dilation 1, stride 1 (kJ = 2) or 2 (kJ = 1), int8/uint8 output, natural channel
+// order. Per 8-channel group the 6 weight vectors are loaded once for the whole batch of rows;
+// per row and chunk of up to kChunk pixels, two passes: the multiply-adds (4 pixels at a time,
+// Block3x3) into an L1 buffer, then requantization, packing and stores, so neither pass runs
+// out of the 16 vector registers.
 template <int kJ, bool kUnsigned, int kMode>
-void RowQuant8K3(const RowCtx& r) {
-  if (!r.rows[0] || !r.rows[1] || !r.rows[2]) return RowQuant8<3, 2, kUnsigned, kMode>(r);
+void RowsQuant8K3(const K3Batch& bt) {
   constexpr bool kLeft = kMode == kRqLeft;
-  const Plan& p = *r.p;
+  constexpr int kChunk = 32;
+  const Plan& p = *bt.p;
   const int C = p.g.channels, W = p.g.out_w;
-  const size_t c2 = static_cast<size_t>(p.c16) * 2;
+  const size_t wc2 = static_cast<size_t>(p.c16) * 2, c2 = bt.c2;
   const __m256i lo = _mm256_set1_epi8(static_cast<char>(p.act_min));
   const __m256i hi = _mm256_set1_epi8(static_cast<char>(p.act_max));
+  const __m256i zp16 = _mm256_set1_epi16(static_cast<int16_t>(p.requant[0].zp[0]));
   const auto ldu = [](const int16_t* v) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v)); };
-  for (int cb = 0; cb < p.c16; cb += 16) {
-    const int16_t* w = p.weights.data() + cb * 2;
-    const __m256i w00 = ldu(w), w01 = ldu(w + 16), w10 = ldu(w + c2), w11 = ldu(w + c2 + 16);
-    const __m256i w20 = ldu(w + 2 * c2), w21 = ldu(w + 2 * c2 + 16), w30 = ldu(w + 3 * c2), w31 = ldu(w + 3 * c2 + 16);
-    const __m256i w40 = ldu(w + 4 * c2), w41 = ldu(w + 4 * c2 + 16), w50 = ldu(w + 5 * c2), w51 = ldu(w + 5 * c2 + 16);
-    const RequantGroup& g0 = p.requant[cb / 8];
-    const RequantGroup& g1 = p.requant[cb / 8 + 1];
+  alignas(32) __m256i acc[kChunk];
+  for (int cg = bt.cb; cg < std::min(C, bt.cb_end); cg += 8) {
+    const int16_t* wp = p.weights.data() + cg * 2;
+    W3x3 w;
+    w.w0 = ldu(wp);
+    w.w1 = ldu(wp + wc2);
+    w.w2 = ldu(wp + 2 * wc2);
+    w.w3 = ldu(wp + 3 * wc2);
+    w.w4 = ldu(wp + 4 * wc2);
+    w.w5 = ldu(wp + 5 * wc2);
+    const RequantGroup& g = p.requant[cg / 8];
     // With a left shift the bias must be added before shifting: Requant adds it.
-    const __m256i b0 = kLeft ? _mm256_setzero_si256() : _mm256_load_si256(reinterpret_cast<const __m256i*>(g0.bias));
-    const __m256i b1 = kLeft ? _mm256_setzero_si256() : _mm256_load_si256(reinterpret_cast<const __m256i*>(g1.bias));
-    const int16_t* e0 = r.rows[0] + cb * 2;
-    const int16_t* e1 = r.rows[1] + cb * 2;
-    const int16_t* e2 = r.rows[2] + cb * 2;
-    const size_t j = kJ * c2;
-    uint8_t* out = r.out + cb;
-    const int valid = C - cb;
-    // One output pixel's 16 requantized int32 lanes (two vectors in unpack order).
-    const auto pixel = [&](size_t o, __m256i* r0, __m256i* r1) {
-      __m256i a0 = _mm256_add_epi32(b0, _mm256_madd_epi16(ldu(e0 + o), w00));
-      __m256i a1 = _mm256_add_epi32(b1, _mm256_madd_epi16(ldu(e0 + o + 16), w01));
-      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(ldu(e0 + o + j), w10));
-      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(ldu(e0 + o + j + 16), w11));
-      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(ldu(e1 + o), w20));
-      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(ldu(e1 + o + 16), w21));
-      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(ldu(e1 + o + j), w30));
-      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(ldu(e1 + o + j + 16), w31));
-      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(ldu(e2 + o), w40));
-      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(ldu(e2 + o + 16), w41));
-      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(ldu(e2 + o + j), w50));
-      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(ldu(e2 + o + j + 16), w51));
-      *r0 = RequantMode<kMode, !kLeft>(a0, g0);
-      *r1 = RequantMode<kMode, !kLeft>(a1, g1);
-    };
-    int ox = 0;
-    // Two pixels share the packing and clamping: bytes [a0-7 b0-7 | a8-15 b8-15], reordered.
-    for (; ox + 2 <= W; ox += 2, out += 2 * static_cast<size_t>(C)) {
-      __m256i ra0, ra1, rb0, rb1;
-      pixel(static_cast<size_t>(ox) * c2, &ra0, &ra1);
-      pixel(static_cast<size_t>(ox + 1) * c2, &rb0, &rb1);
-      const __m256i va = _mm256_packs_epi32(ra0, ra1), vb = _mm256_packs_epi32(rb0, rb1);
-      __m256i v8 = kUnsigned ? _mm256_packus_epi16(va, vb) : _mm256_packs_epi16(va, vb);
-      v8 = _mm256_permute4x64_epi64(v8, 0xD8);
-      v8 = kUnsigned ? _mm256_min_epu8(_mm256_max_epu8(v8, lo), hi) : _mm256_min_epi8(_mm256_max_epi8(v8, lo), hi);
-      Store16(out, valid, _mm256_castsi256_si128(v8));
-      Store16(out + C, valid, _mm256_extracti128_si256(v8, 1));
-    }
-    if (ox < W) {
-      __m256i r0, r1;
-      pixel(static_cast<size_t>(ox) * c2, &r0, &r1);
-      Store16(out, valid, PackClamp8<kUnsigned>(r0, r1, lo, hi));
+    const __m256i bias = kLeft ? _mm256_setzero_si256() : _mm256_load_si256(reinterpret_cast<const __m256i*>(g.bias));
+    const int valid = std::min(8, C - cg);
+    const size_t off = static_cast<size_t>(cg - bt.cb) * 2;
+    for (int row = 0; row < bt.n; ++row) {
+      const int16_t* e0 = bt.rows[row][0] + off;
+      const int16_t* e1 = bt.rows[row][1] + off;
+      const int16_t* e2 = bt.rows[row][2] + off;
+      uint8_t* out = bt.out[row] + cg;
+      for (int ox0 = 0; ox0 < W; ox0 += kChunk) {
+        const int n = std::min(kChunk, W - ox0);
+        int i = 0;
+        for (; i + 4 <= n; i += 4, e0 += 4 * c2, e1 += 4 * c2, e2 += 4 * c2)
+          Block3x3<4, kJ>(e0, e1, e2, c2, w, bias, acc + i);
+        switch (n - i) {  // the last 1-3 pixels in one block
+          case 3: Block3x3<3, kJ>(e0, e1, e2, c2, w, bias, acc + i); break;
+          case 2: Block3x3<2, kJ>(e0, e1, e2, c2, w, bias, acc + i); break;
+          case 1: Block3x3<1, kJ>(e0, e1, e2, c2, w, bias, acc + i); break;
+          default: break;
+        }
+        e0 += (n - i) * c2;
+        e1 += (n - i) * c2;
+        e2 += (n - i) * c2;
+        i = 0;
+        for (; i + 4 <= n; i += 4, out += 4 * static_cast<size_t>(C)) {
+          __m256i res[4];
+          for (int k = 0; k < 4; ++k) res[k] = RequantMode<kMode, !kLeft, false>(acc[i + k], g);
+          Store3x3<4, kUnsigned>(res, zp16, lo, hi, out, C, valid);
+        }
+        if (i < n) {  // the last 1-3 pixels: one pack and clamp
+          __m256i res[4];
+          for (int k = 0; k < n - i; ++k) res[k] = RequantMode<kMode, !kLeft, false>(acc[i + k], g);
+          switch (n - i) {
+            case 3: Store3x3<3, kUnsigned>(res, zp16, lo, hi, out, C, valid); break;
+            case 2: Store3x3<2, kUnsigned>(res, zp16, lo, hi, out, C, valid); break;
+            default: Store3x3<1, kUnsigned>(res, zp16, lo, hi, out, C, valid); break;
+          }
+          out += static_cast<size_t>(n - i) * C;
+        }
+      }
     }
   }
 }
@@ -355,37 +569,143 @@ RowFn PickRow(const Plan& p) {
   return nullptr;
 }
 
+using K3Fn = void (*)(const K3Batch&);
+
 template <int kJ, bool kUnsigned>
-RowFn PickK3Mode(const Plan& p) {
+K3Fn PickK3Mode(const Plan& p) {
   switch (RqModeOf(p)) {
-    case kRqLeft: return RowQuant8K3<kJ, kUnsigned, kRqLeft>;
-    case kRqFast: return RowQuant8K3<kJ, kUnsigned, kRqFast>;
-    default: return RowQuant8K3<kJ, kUnsigned, kRqPlain>;
+    case kRqLeft: return RowsQuant8K3<kJ, kUnsigned, kRqLeft>;
+    case kRqFast: return p.doubled ? RowsQuant8K3<kJ, kUnsigned, kRqFast2> : RowsQuant8K3<kJ, kUnsigned, kRqFast>;
+    default: return RowsQuant8K3<kJ, kUnsigned, kRqPlain>;
   }
 }
 
 template <int kJ>
-RowFn PickK3(const Plan& p) {
+K3Fn PickK3(const Plan& p) {
   return p.kind == OutKind::kInt8 ? PickK3Mode<kJ, false>(p) : PickK3Mode<kJ, true>(p);
 }
 
-RowFn Pick(const Plan& p) {
+// 1: the 3x3 loop with kJ = 1 (stride 2), 2: kJ = 2 (stride 1), 0: not that loop.
+int K3Step(const Plan& p) {
   const bool quant8 = p.kind == OutKind::kInt8 || p.kind == OutKind::kUInt8;
-  if (quant8 && p.g.k_h == 3 && p.g.k_w == 3 && p.g.dil_w == 1 && p.ox_step == 1) {
-    if (p.j_step == 2) return PickK3<2>(p);
-    if (p.j_step == 1) return PickK3<1>(p);
-  }
+  if (!quant8 || !p.natural || p.g.k_h != 3 || p.g.k_w != 3 || p.g.dil_w != 1 || p.ox_step != 1) return 0;
+  return p.j_step == 1 || p.j_step == 2 ? p.j_step : 0;
+}
+
+RowFn Pick(const Plan& p) {
   if (p.g.k_h == 3 && p.pairs_w == 2) return PickRow<3, 2>(p);
   if (p.g.k_h == 5 && p.pairs_w == 3) return PickRow<5, 3>(p);
   return PickRow<0, 0>(p);
 }
 
-size_t RingBytes(const Plan& p) {
-  const size_t bytes = static_cast<size_t>(p.ring) * p.row_entries * p.c16 * 2 * sizeof(int16_t);
+// One whole pair row (all channels); the generic loops' ring holds p.ring of them.
+size_t RowBytes(const Plan& p) {
+  const size_t bytes = static_cast<size_t>(p.row_entries) * p.c16 * 2 * sizeof(int16_t);
   return (bytes + 63) / 64 * 64;
 }
+size_t RingBytes(const Plan& p) { return RowBytes(p) * static_cast<size_t>(p.ring); }
+
+// The 3x3 loop's pair rows: bands of 16-channel blocks, as many blocks as keep 3 pair rows within
+// K3RingBytes, and a ring of as many band rows as fit in it (a power of two, at least the 3
+// filter rows), so that a batch of output rows is computed per weight load (small images: all
+// rows). Stride 1: 40 KB (measured: 24 KB makes 56x56x144 read its input in 5 bands, 48 KB
+// keeps 112x112x32's ring out of L1). Stride 2 reads 4x more input per output: 96 KB, one band
+// for 112x112x96 (its 1.2 MB input does not fit L2; each band reads it again).
+size_t K3RingBytes(const Plan& p) { return (p.g.stride_h == 1 ? 40 : 96) * size_t{1024}; }
+struct K3Layout {
+  int block_ch = 16;
+  size_t row_bytes = 0;  // one band row, 64-byte multiple
+  int ring_rows = 3;
+  int batch = 1;  // output rows per batch: (batch - 1) * stride_h + 2 * dil_h + 1 <= ring_rows
+};
+K3Layout K3LayoutOf(const Plan& p) {
+  K3Layout l;
+  const int fit = std::max<int>(16, static_cast<int>(K3RingBytes(p) / (3 * static_cast<size_t>(p.row_entries) * 4)) / 16 * 16);
+  const int bands = (p.c16 + fit - 1) / fit;
+  l.block_ch = (p.c16 / 16 + bands - 1) / bands * 16;  // equal bands
+  l.row_bytes = (static_cast<size_t>(p.row_entries) * l.block_ch * 4 + 63) / 64 * 64;
+  const int span = 2 * p.g.dil_h + 1;  // input rows of one output row (<= 64, see PrepareFast)
+  // A power of two (slot = iy & (ring_rows - 1)), at least span, at most 64.
+  int fit_rows = 1;
+  while (fit_rows * 2 <= static_cast<int>(std::min<size_t>(K3RingBytes(p) / l.row_bytes, 64))) fit_rows *= 2;
+  int min_rows = 1;
+  while (min_rows < span) min_rows *= 2;
+  l.ring_rows = std::max(fit_rows, min_rows);
+  l.batch = std::clamp((l.ring_rows - span) / p.g.stride_h + 1, 1, kMaxK3Batch);
+  return l;
+}
+
 size_t PerThreadBytes(const Plan& p) {
-  return RingBytes(p) + static_cast<size_t>(p.c16) * 2 * sizeof(float) + 64;
+  size_t bytes = RingBytes(p) + static_cast<size_t>(p.c16) * 2 * sizeof(float) + 64;
+  if (K3Step(p)) {
+    const K3Layout l = K3LayoutOf(p);
+    // The ring and a zero row of the widest band (RowBytes: all channels).
+    bytes = std::max(bytes, l.row_bytes * static_cast<size_t>(l.ring_rows) + RowBytes(p) + 64);
+  }
+  return bytes;
+}
+
+// The 3x3 loop over a thread's output rows [r0, r1): per band, batches of rows whose pair rows
+// are built into the ring (each input row once per band) and then computed per 8-channel group.
+template <typename T>
+void RunK3Rows(const Plan& p, const Args& args, K3Fn fn, int64_t r0, int64_t r1, uint8_t* scratch) {
+  const Geom& g = p.g;
+  const T* in = static_cast<const T*>(args.input);
+  const T* in_end = in + args.input_elements;
+  const K3Layout l = K3LayoutOf(p);
+  int16_t* ring = reinterpret_cast<int16_t*>(scratch);
+  const size_t row_elems = l.row_bytes / sizeof(int16_t);
+  int16_t* zero_row = ring + row_elems * static_cast<size_t>(l.ring_rows);
+  bool zero_ready = false;
+  int64_t tags[64];
+  const int ring_mask = l.ring_rows - 1;
+  K3Batch bt;
+  bt.p = &p;
+  bt.c2 = static_cast<size_t>(l.block_ch) * 2;
+  for (int cb = 0; cb < p.c16; cb += l.block_ch) {
+    for (int i = 0; i < l.ring_rows; ++i) tags[i] = -1;
+    bt.cb = cb;
+    bt.cb_end = std::min(cb + l.block_ch, p.c16);
+    int b = static_cast<int>(r0 / g.out_h), oy = static_cast<int>(r0 % g.out_h);
+    for (int64_t row = r0; row < r1;) {
+      // Rows of one image only: their input rows are distinct modulo ring_rows.
+      bt.n = static_cast<int>(std::min<int64_t>({r1 - row, l.batch, g.out_h - oy}));
+      for (int k = 0; k < bt.n; ++k, ++row, ++oy) {
+        for (int ky = 0; ky < 3; ++ky) {
+          const int iy = oy * g.stride_h - g.pad_h + ky * g.dil_h;
+          if (iy < 0 || iy >= g.in_h) {
+            if (!zero_ready) {
+              // Padding rows: zeros, or the zero point when the pair rows hold raw values.
+              std::fill_n(zero_row, RowBytes(p) / sizeof(int16_t),
+                          static_cast<int16_t>(p.raw_input ? args.input_zero_point : 0));
+              zero_ready = true;
+            }
+            bt.rows[k][ky] = zero_row;
+            continue;
+          }
+          const int slot = iy & ring_mask;
+          int16_t* dst = ring + row_elems * static_cast<size_t>(slot);
+          const int64_t tag = int64_t{b} * g.in_h + iy;
+          if (tags[slot] != tag) {
+            const T* src = in + (int64_t{b} * g.in_h + iy) * g.in_w * g.channels;
+            if (p.raw_input) {
+              BuildPairRow<T, true>(p, src, in_end, args.input_zero_point, dst, cb, bt.cb_end, bt.c2);
+            } else {
+              BuildPairRow<T>(p, src, in_end, args.input_zero_point, dst, cb, bt.cb_end, bt.c2);
+            }
+            tags[slot] = tag;
+          }
+          bt.rows[k][ky] = dst;
+        }
+        bt.out[k] = static_cast<uint8_t*>(args.output) + static_cast<size_t>(row) * g.out_w * g.channels;
+      }
+      fn(bt);
+      if (oy == g.out_h) {
+        oy = 0;
+        ++b;
+      }
+    }
+  }
 }
 
 template <typename T>
@@ -394,17 +714,19 @@ void RunTyped(rt::ThreadPool& pool, const Plan& p, const Args& args) {
   const T* in = static_cast<const T*>(args.input);
   const T* in_end = in + args.input_elements;
   const size_t elem = p.kind == OutKind::kFloat ? sizeof(float) : p.kind == OutKind::kInt16 ? sizeof(int16_t) : 1;
-  const RowFn row_fn = Pick(p);
+  const K3Fn k3 = K3Step(p) == 2 ? PickK3<2>(p) : K3Step(p) == 1 ? PickK3<1>(p) : nullptr;
+  const RowFn row_fn = k3 ? nullptr : Pick(p);
   const int64_t total_rows = int64_t{g.batches} * g.out_h;
   const int threads = static_cast<int>(std::min<int64_t>(pool.num_threads(), total_rows));
   const size_t per_thread = PerThreadBytes(p);
   auto work = [&](int slot) {
     const int64_t r0 = total_rows * slot / threads, r1 = total_rows * (slot + 1) / threads;
     uint8_t* base = static_cast<uint8_t*>(args.scratch) + per_thread * static_cast<size_t>(slot);
+    if (k3) return RunK3Rows<T>(p, args, k3, r0, r1, base);
     int16_t* ring = reinterpret_cast<int16_t*>(base);
     float* scale = reinterpret_cast<float*>(base + RingBytes(p));
     float* fbias = scale + p.c16;
-    const size_t row_elems = static_cast<size_t>(p.row_entries) * p.c16 * 2;
+    const size_t row_elems = RowBytes(p) / sizeof(int16_t);
     int64_t tags[64];
     for (int i = 0; i < p.ring; ++i) tags[i] = -1;
     RowCtx r;
@@ -435,7 +757,8 @@ void RunTyped(rt::ThreadPool& pool, const Plan& p, const Args& args) {
         int16_t* dst = ring + row_elems * static_cast<size_t>(slot_index);
         const int64_t tag = int64_t{b} * g.in_h + iy;
         if (tags[slot_index] != tag) {
-          BuildPairRow<T>(p, in + (int64_t{b} * g.in_h + iy) * g.in_w * g.channels, in_end, zp, dst);
+          BuildPairRow<T>(p, in + (int64_t{b} * g.in_h + iy) * g.in_w * g.channels, in_end, zp, dst, 0, p.c16,
+                          static_cast<size_t>(p.c16) * 2);
           tags[slot_index] = tag;
         }
         r.rows[ky] = dst;
@@ -457,6 +780,41 @@ void RunTyped(rt::ThreadPool& pool, const Plan& p, const Args& args) {
 }
 
 }  // namespace
+
+void FinishPlan(Plan* p, int32_t input_zero_point) {
+  if (!K3Step(*p) || p->doubled || p->raw_input) return;
+  // Raw input values: acc + bias = sum(x * w) + (bias - zp * sum(w)), all partial sums far from
+  // int32 limits when |bias - zp * sum(w)| < 2^29 (|sum(x * w)| <= 9 * 255 * 255).
+  std::vector<int64_t> folded(p->c16);
+  bool fits = true;
+  for (int d = 0; d < p->c16; ++d) {
+    int64_t sum = 0;
+    for (int t = 0; t < p->g.k_h * p->pairs_w * 2; ++t) sum += p->weights[static_cast<size_t>(t / 2) * p->c16 * 2 + d * 2 + t % 2];
+    folded[d] = p->requant[d / 8].bias[d % 8] - int64_t{input_zero_point} * sum;
+    if (std::abs(folded[d]) >= (int64_t{1} << 29)) fits = false;
+  }
+  if (fits) {
+    for (int d = 0; d < p->c16; ++d) p->requant[d / 8].bias[d % 8] = static_cast<int32_t>(folded[d]);
+    p->raw_input = true;
+  }
+  if (!p->fast_requant) return;
+  // |w| <= 255 after the zero point, so 2w fits int16 and |2 * (acc + bias)| < 2^30.
+  for (int16_t& w : p->weights) w = static_cast<int16_t>(2 * w);
+  for (RequantGroup& g : p->requant) {
+    for (int32_t& b : g.bias) b *= 2;
+    for (int64_t& r : g.round_e) r *= 2;
+    for (int64_t& r : g.round_o) r *= 2;
+  }
+  p->doubled = true;
+}
+
+const char* LoopName(const Plan& p) {
+  switch (K3Step(p)) {
+    case 2: return "3x3s1";
+    case 1: return "3x3s2";
+    default: return "generic";
+  }
+}
 
 size_t ScratchBytes(const Plan& p, int threads) { return PerThreadBytes(p) * static_cast<size_t>(std::max(threads, 1)); }
 

@@ -222,5 +222,48 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeRequantForms) {
         }
 }
 
+// The int8/uint8 3x3 dilation-1 loop (variant .../3x3s1 and .../3x3s2, checked): widths around
+// its 4-pixel blocks and 32-pixel chunks (1..70), heights that fill and wrap its ring of rows,
+// channel counts that are not multiples of 8/16 and channel bands (wide rows with many channels),
+// both paddings, vertical dilation, batch 2, 1 and 2 threads, and the requantization forms: the
+// usual scales (raw input values with the zero point in the bias, doubled short form), a left
+// shift (raw values, long form) and biases near 2^30 (too large to fold: zero-point-subtracted
+// values, long form).
+TEST_F(DepthwiseInt8Fast, ThreeByThreeLoop) {
+  struct S {
+    int n, h, w, c, stride, dil_h;
+  };
+  const S shapes[] = {{1, 1, 1, 1, 1, 1},   {1, 3, 2, 5, 1, 1},    {2, 5, 5, 64, 1, 1},  {1, 25, 5, 64, 1, 1},
+                      {1, 9, 37, 13, 1, 1}, {1, 4, 70, 24, 1, 2},  {2, 70, 6, 8, 1, 1},  {1, 6, 42, 200, 1, 1},
+                      {1, 7, 7, 72, 2, 1},  {2, 11, 9, 17, 2, 1},  {1, 8, 66, 40, 2, 1}, {1, 40, 3, 3, 2, 2},
+                      {1, 2, 9, 16, 2, 1},  {1, 13, 8, 33, 1, 2}};
+  int i = 0;
+  for (const S& sh : shapes)
+    for (Path p : {Path::kInt8, Path::kUInt8})
+      for (int form = 0; form < 3; ++form) {
+        Case c;
+        c.path = p;
+        c.per_channel = p == Path::kInt8 && i % 3 != 0;
+        c.n = sh.n;
+        c.h = sh.h;
+        c.w = sh.w;
+        c.c = sh.c;
+        c.stride_h = c.stride_w = sh.stride;
+        c.dil_h = sh.dil_h;
+        c.padding = i % 4 == 1 ? tflite::Padding_VALID : tflite::Padding_SAME;
+        if (OutSize(c.padding, c.h, 3, c.stride_h, c.dil_h) < 1 || OutSize(c.padding, c.w, 3, c.stride_w, 1) < 1)
+          c.padding = tflite::Padding_SAME;
+        c.act = i % 2 ? tflite::ActivationFunctionType_RELU6 : tflite::ActivationFunctionType_NONE;
+        c.multiplier_above_one = form == 1 ? 1.7f : 0;
+        c.huge_bias = form == 2;
+        testing::FastCheck check;
+        check.op_type = "DEPTHWISE_CONV_2D";
+        check.variant = sh.stride == 1 ? "avx2/3x3s1" : "avx2/3x3s2";
+        check.threads = 1 + i % 2;
+        check.seed = 1300 + i++;
+        testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
+      }
+}
+
 }  // namespace
 }  // namespace edgeopt

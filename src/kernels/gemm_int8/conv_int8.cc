@@ -108,6 +108,102 @@ class ConvPacker final : public APacker {
   const int32_t* batch_zp_;
 };
 
+// The input widened to int16 (minus the zero point) once per Invoke into a zero-padded image
+// that holds every tap any window reads, so that im2col is plain copies of contiguous int16 runs:
+// no bounds checks, no per-tap calls at the borders and no widening per window (a C = 1 or 3
+// stem otherwise spends most of its time in im2col, see README.md).
+struct PaddedImage {
+  int ph = 0, pw = 0;  // padded height / width (top/left padding = the conv's pad_h / pad_w)
+  int64_t elements = 0;  // batches * ph * pw * C
+  static constexpr int kSlack = 16;  // int16 read past the last run by CopyRun
+
+  void Init(const ConvGeom& g) {
+    const int need_h = (g.out_h - 1) * g.stride_h + (g.k_h - 1) * g.dil_h + 1;
+    const int need_w = (g.out_w - 1) * g.stride_w + (g.k_w - 1) * g.dil_w + 1;
+    ph = std::max(need_h, g.pad_h + g.in_h);
+    pw = std::max(need_w, g.pad_w + g.in_w);
+    elements = int64_t{g.batches} * ph * pw * g.in_c;
+  }
+  size_t bytes() const { return static_cast<size_t>(elements + kSlack) * sizeof(int16_t) + 64; }
+};
+
+// Fills the padded image (rows [r0, r1) of the batches * ph padded rows).
+template <typename T>
+void FillPadded(const ConvGeom& g, const PaddedImage& pi, const T* in, int64_t in_elements, int32_t zp, int64_t r0,
+                int64_t r1, int16_t* img) {
+  const int C = g.in_c;
+  const int64_t row_len = int64_t{pi.pw} * C;
+  for (int64_t r = r0; r < r1; ++r) {
+    const int b = static_cast<int>(r / pi.ph);
+    const int iy = static_cast<int>(r % pi.ph) - g.pad_h;
+    int16_t* dst = img + r * row_len;
+    if (iy < 0 || iy >= g.in_h) {
+      std::memset(dst, 0, sizeof(int16_t) * row_len);
+      continue;
+    }
+    const int64_t left = int64_t{g.pad_w} * C, inner = int64_t{g.in_w} * C;
+    // WidenSub writes up to 15 values past a run whose length is not a multiple of 16, which could
+    // land in the next row filled by another thread: whole vectors, then a scalar tail.
+    const T* src = in + (int64_t{b} * g.in_h + iy) * inner;
+    const int64_t main = inner / 16 * 16;
+    if (main > 0) qgemm::WidenSub(src, in + in_elements, static_cast<int>(main), zp, dst + left);
+    for (int64_t i = main; i < inner; ++i) dst[left + i] = static_cast<int16_t>(static_cast<int32_t>(src[i]) - zp);
+    std::memset(dst, 0, sizeof(int16_t) * left);
+    std::memset(dst + left + inner, 0, sizeof(int16_t) * (row_len - left - inner));
+  }
+}
+
+// Copies n int16 values; may read and write up to 7 values past n (callers write runs in
+// increasing address order, so an overrun is overwritten by the next run or lands in slack).
+inline void CopyRun(const int16_t* src, int n, int16_t* dst) {
+  if (n <= 4) {
+    std::memcpy(dst, src, 8);
+    return;
+  }
+  for (int i = 0; i < n; i += 8) std::memcpy(dst + i, src + i, 16);
+}
+
+class PaddedPacker final : public APacker {
+ public:
+  PaddedPacker(const ConvGeom& g, const PaddedImage& pi, const int16_t* img) : g_(g), pi_(pi), img_(img) {}
+
+  void Pack(int64_t row0, int rows, int16_t* dst, int64_t lda) const override {
+    const int C = g_.in_c;
+    const int64_t hw = int64_t{g_.out_h} * g_.out_w;
+    const int K = g_.k_h * g_.k_w * C;
+    const int64_t row_len = int64_t{pi_.pw} * C;
+    const int64_t ky_step = row_len * g_.dil_h;
+    const int seg = g_.k_w * C;
+    int b = static_cast<int>(row0 / hw);
+    const int pixel = static_cast<int>(row0 % hw);
+    int oy = pixel / g_.out_w, ox = pixel % g_.out_w;
+    for (int i = 0; i < rows; ++i) {
+      int16_t* row = dst + i * lda;
+      const int16_t* src = img_ + (int64_t{b} * pi_.ph + int64_t{oy} * g_.stride_h) * row_len + int64_t{ox} * g_.stride_w * C;
+      if (g_.dil_w == 1) {
+        for (int ky = 0; ky < g_.k_h; ++ky) CopyRun(src + ky * ky_step, seg, row + ky * seg);
+      } else {
+        for (int ky = 0; ky < g_.k_h; ++ky)
+          for (int kx = 0; kx < g_.k_w; ++kx)
+            CopyRun(src + ky * ky_step + int64_t{kx} * g_.dil_w * C, C, row + ky * seg + kx * C);
+      }
+      if (K < lda) row[K] = 0;  // the odd k's partner (its weights are zero; keep it defined)
+      if (++ox == g_.out_w) {
+        ox = 0;
+        if (++oy == g_.out_h) {
+          oy = 0;
+          ++b;
+        }
+      }
+    }
+  }
+
+ private:
+  ConvGeom g_;
+  PaddedImage pi_;
+  const int16_t* img_;
+};
+
 class ConvQuantKernel final : public FastKernel {
  public:
   ConvQuantKernel(std::unique_ptr<rt::OpKernel> ref, QuantKind kind) : FastKernel(std::move(ref)), kind_(kind) {}
@@ -116,11 +212,15 @@ class ConvQuantKernel final : public FastKernel {
 
  protected:
   std::string FastVariant() const override {
+    // Suffixes name the paths taken: "/padded" im2col from the padded int16 image,
+    // "/rqhalf" the half-range output stage (qgemm::Requant8::half_range).
+    std::string suffix = use_padded_ ? "/padded" : "";
+    if (out_.q8.half_range) suffix += "/rqhalf";
     switch (kind_) {
-      case QuantKind::kInt8: return "conv2d/int8/avx2";
-      case QuantKind::kUInt8: return "conv2d/uint8/avx2";
+      case QuantKind::kInt8: return "conv2d/int8/avx2" + suffix;
+      case QuantKind::kUInt8: return "conv2d/uint8/avx2" + suffix;
       case QuantKind::kHybrid: return hybrid_per_channel_ ? "conv2d/hybrid_per_channel/avx2" : "conv2d/hybrid/avx2";
-      case QuantKind::kInt16: return "conv2d/int16x8/avx2";
+      case QuantKind::kInt16: return "conv2d/int16x8/avx2" + suffix;
     }
     return "conv2d/avx2";
   }
@@ -172,6 +272,14 @@ class ConvQuantKernel final : public FastKernel {
       batch_zp_.assign(g.batches, 0);
     }
     gemm_scratch_ = ctx.RequestScratch(qgemm::GemmScratchBytes(*packed_, M, ctx.threads().num_threads()) + 64);
+    use_padded_ = false;
+    if (!g.pointwise && kind_ != QuantKind::kHybrid) {
+      padded_.Init(g);
+      if (padded_.bytes() <= kMaxPaddedBytes) {
+        use_padded_ = true;
+        img_scratch_ = ctx.RequestScratch(padded_.bytes());
+      }
+    }
     return true;
   }
 
@@ -180,6 +288,18 @@ class ConvQuantKernel final : public FastKernel {
     if (ctx.output(0)->num_elements() == 0) return Status::Ok();
     const int64_t M = int64_t{g_.batches} * g_.out_h * g_.out_w;
     void* scratch = AlignScratch(ctx.Scratch(gemm_scratch_));
+    if (use_padded_) {
+      int16_t* img = static_cast<int16_t*>(AlignScratch(ctx.Scratch(img_scratch_)));
+      switch (kind_) {
+        case QuantKind::kInt8: FillImage(ctx, input->data_as<int8_t>(), input->zero_point(), img); break;
+        case QuantKind::kUInt8: FillImage(ctx, input->data_as<uint8_t>(), input->zero_point(), img); break;
+        case QuantKind::kInt16: FillImage(ctx, input->data_as<int16_t>(), 0, img); break;
+        case QuantKind::kHybrid: return Internal("conv2d: padded im2col chosen for a hybrid op");
+      }
+      PaddedPacker pack(g_, padded_, img);
+      qgemm::RunGemm(ctx.threads(), M, *packed_, pack, MakeGemmOutput(out_, ctx, g_.out_c), scratch);
+      return Status::Ok();
+    }
     switch (kind_) {
       case QuantKind::kInt8: {
         ConvPacker<int8_t> pack(g_, input->data_as<int8_t>(), input->num_elements(), input->zero_point(), nullptr);
@@ -212,8 +332,31 @@ class ConvQuantKernel final : public FastKernel {
   }
 
  private:
+  static constexpr size_t kMaxPaddedBytes = size_t{32} << 20;
+
+  template <typename T>
+  void FillImage(rt::KernelContext& ctx, const T* in, int32_t zp, int16_t* img) const {
+    const int64_t rows = int64_t{g_.batches} * padded_.ph;
+    const int64_t in_elements = int64_t{g_.batches} * g_.in_h * g_.in_w * g_.in_c;
+    const int64_t row_bytes = int64_t{padded_.pw} * g_.in_c * 2;
+    // Rows of at least ~16 KB per thread (smaller images are not worth waking a thread for).
+    const int64_t min_rows = std::max<int64_t>(1, (16 << 10) / std::max<int64_t>(row_bytes, 1));
+    if (ctx.threads().num_threads() == 1 || rows < 2 * min_rows) {
+      FillPadded(g_, padded_, in, in_elements, zp, 0, rows, img);
+    } else {
+      ctx.threads().ParallelFor(rows, min_rows, [&](int64_t r0, int64_t r1) {
+        FillPadded(g_, padded_, in, in_elements, zp, r0, r1, img);
+      });
+    }
+    // The slack CopyRun may read past the last run: defined values.
+    std::memset(img + padded_.elements, 0, sizeof(int16_t) * PaddedImage::kSlack);
+  }
+
   QuantKind kind_;
   ConvGeom g_;
+  bool use_padded_ = false;
+  PaddedImage padded_;
+  int img_scratch_ = -1;
   std::shared_ptr<const PackedB> packed_;
   GemmOpOutput out_;
   int gemm_scratch_ = -1;

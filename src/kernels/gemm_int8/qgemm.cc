@@ -86,6 +86,7 @@ void BuildRequant8(int N, const int32_t* bias, const std::vector<int32_t>& multi
   out->groups.assign(static_cast<size_t>(panels) * 2, RequantGroup{});
   out->any_left_shift = false;
   out->bias_folded = false;
+  out->half_range = false;
   out->act_min = act_min;
   out->act_max = act_max;
   for (int n = 0; n < panels * kNR; ++n) {
@@ -115,11 +116,31 @@ void BuildRequant8(int N, const int32_t* bias, const std::vector<int32_t>& multi
     }
   }
   if (!acc_bound || out->any_left_shift) return;
+  bool half = true;
   for (int n = 0; n < N; ++n) {
     const int64_t b = bias ? std::abs(int64_t{bias[n]}) : 0;
     if (acc_bound[n] < 0 || acc_bound[n] + b >= (int64_t{1} << 31)) return;
+    const size_t c = multiplier.size() == 1 ? 0 : static_cast<size_t>(n);
+    if (acc_bound[n] + b >= (int64_t{1} << 30) || -shift[c] > 30) half = false;
   }
   out->bias_folded = true;
+  if (half) {
+    out->half_range = true;
+    for (int n = 0; n < panels * kNR; ++n) {
+      RequantGroup& g = out->groups[n / 8];
+      const int lane = n % 8;
+      const int right = static_cast<int>(lane % 2 == 0 ? g.shift_e[lane / 2] : g.shift_o[lane / 2]) - 31;
+      const int64_t round = (int64_t{1} << 61) + (int64_t{1} << 30) + (right > 0 ? int64_t{1} << (30 + right) : 0);
+      // 0 < bias * m + round < 2^63 (|bias| < 2^30, 0 <= m < 2^31); doubled it may pass 2^63, so
+      // it is kept as the uint64 bit pattern (the kernel's 64-bit add wraps the same way).
+      const uint64_t v = 2 * static_cast<uint64_t>(int64_t{g.bias[lane]} * g.mult[lane] + round);
+      (lane % 2 == 0 ? g.round_e : g.round_o)[lane / 2] = static_cast<int64_t>(v);
+      g.rshift[lane] = right;
+      g.zp_adj[lane] = output_zero_point - (int32_t{1} << (30 - right));
+      g.bias[lane] = 0;
+    }
+    return;
+  }
   for (int n = 0; n < N; ++n) {
     RequantGroup& g = out->groups[n / 8];
     const int lane = n % 8;

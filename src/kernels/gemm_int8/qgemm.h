@@ -75,6 +75,7 @@ struct alignas(32) RequantGroup {
   int64_t round_o[4];   // channels 1, 3, 5, 7
   int64_t shift_e[4];
   int64_t shift_o[4];
+  int32_t rshift[8];    // Requant8::half_range: the right shift r of each channel
 };
 
 // Per-output-channel requantization (ruy rounding) for int8/uint8 outputs.
@@ -85,12 +86,22 @@ struct Requant8 {
   // bias add. Exact only when acc + bias cannot wrap in int32 (then (acc + bias) * m + round ==
   // acc * m + (bias * m + round) in 64 bits), so BuildRequant8 sets it only when told a bound.
   bool bias_folded = false;
+  // "Half range" output stage (implies bias_folded): every |acc + bias| < 2^30 and every right
+  // shift r <= 30. Then 2 * acc fits in int32 and, with the offset 2^61 instead of 2^62,
+  //   2 * y = (2 * acc) * m + 2 * (bias * m + 2^61 + rounding) < 2^64,
+  // so floor(y / 2^31) is the high dword of that 64-bit sum and one 32-bit variable shift by r
+  // finishes: round_e/round_o hold 2 * (bias * m + 2^61 + rounding), zp_adj holds
+  // output_zero_point - 2^(30 - r) and rshift holds r. Two 64-bit shifts, the odd-lane shift and
+  // the blend shift of the general stage become shuffles (the shift unit is the bottleneck of
+  // the output stage on this machine).
+  bool half_range = false;
   int32_t act_min = -128, act_max = 127;
 };
 // bias may be null; multiplier/shift have one entry per channel or one for all. acc_bound, if not
 // null, holds per output channel a bound on |accumulator| for any input (N entries); the bias is
 // folded (Requant8::bias_folded) when no channel has a left shift and every
-// acc_bound[n] + |bias[n]| < 2^31.
+// acc_bound[n] + |bias[n]| < 2^31; the half-range stage (Requant8::half_range) is chosen when
+// moreover every acc_bound[n] + |bias[n]| < 2^30 and every right shift is at most 30.
 void BuildRequant8(int N, const int32_t* bias, const std::vector<int32_t>& multiplier, const std::vector<int>& shift,
                    int32_t output_zero_point, int32_t act_min, int32_t act_max, Requant8* out,
                    const int64_t* acc_bound = nullptr);

@@ -75,7 +75,20 @@ inline __m256i RequantRuy(__m256i x, const RequantGroup& g, __m256i m_e, __m256i
   return _mm256_add_epi32(r, _mm256_load_si256(reinterpret_cast<const __m256i*>(g.zp_adj)));
 }
 
-template <bool kUnsigned, bool kLeft, bool kFolded = false>
+// Requant8::half_range (see there): x = acc (the bias is folded), |x| < 2^30, right shift <= 30.
+inline __m256i RequantHalf(__m256i x, const RequantGroup& g, __m256i m_e, __m256i m_o) {
+  const __m256i x2 = _mm256_add_epi32(x, x);
+  __m256i p_e = _mm256_mul_epi32(x2, m_e);
+  __m256i p_o = _mm256_mul_epi32(_mm256_shuffle_epi32(x2, 0xF5), m_o);
+  p_e = _mm256_add_epi64(p_e, _mm256_load_si256(reinterpret_cast<const __m256i*>(g.round_e)));
+  p_o = _mm256_add_epi64(p_o, _mm256_load_si256(reinterpret_cast<const __m256i*>(g.round_o)));
+  // High dwords: even channels from p_e (moved down), odd channels from p_o (already in place).
+  __m256i h = _mm256_blend_epi32(_mm256_shuffle_epi32(p_e, 0xF5), p_o, 0xAA);
+  h = _mm256_srlv_epi32(h, _mm256_load_si256(reinterpret_cast<const __m256i*>(g.rshift)));
+  return _mm256_add_epi32(h, _mm256_load_si256(reinterpret_cast<const __m256i*>(g.zp_adj)));
+}
+
+template <bool kUnsigned, bool kLeft, bool kFolded = false, bool kHalf = false>
 void StoreQuant8(const GemmOutput& out, const int32_t* acc, int rows, int64_t row0, int col0, int cols) {
   const Requant8& q = *out.q8;
   const RequantGroup& g0 = q.groups[col0 / 8];
@@ -90,10 +103,14 @@ void StoreQuant8(const GemmOutput& out, const int32_t* acc, int rows, int64_t ro
   for (int r = 0; r < rows; r += 2) {
     const int32_t* a = acc + r * kNR;
     const int32_t* b = r + 1 < rows ? a + kNR : a;
-    const __m256i ra0 = RequantRuy(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)), g0, m0, m0_o, kLeft, kFolded);
-    const __m256i ra1 = RequantRuy(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 8)), g1, m1, m1_o, kLeft, kFolded);
-    const __m256i rb0 = RequantRuy(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)), g0, m0, m0_o, kLeft, kFolded);
-    const __m256i rb1 = RequantRuy(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 8)), g1, m1, m1_o, kLeft, kFolded);
+    auto rq = [&](const int32_t* p, const RequantGroup& g, __m256i m_e, __m256i m_o) {
+      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+      return kHalf ? RequantHalf(x, g, m_e, m_o) : RequantRuy(x, g, m_e, m_o, kLeft, kFolded);
+    };
+    const __m256i ra0 = rq(a, g0, m0, m0_o);
+    const __m256i ra1 = rq(a + 8, g1, m1, m1_o);
+    const __m256i rb0 = rq(b, g0, m0, m0_o);
+    const __m256i rb1 = rq(b + 8, g1, m1, m1_o);
     // [a0-3 a8-11 | a4-7 a12-15] and the same for b, then bytes in order a0..15, b0..15.
     const __m256i va = _mm256_packs_epi32(ra0, ra1);
     const __m256i vb = _mm256_packs_epi32(rb0, rb1);
@@ -204,10 +221,12 @@ void StoreTile(const GemmOutput& out, const int32_t* acc, int rows, int64_t row0
   switch (out.kind) {
     case OutKind::kInt8:
       if (out.q8->any_left_shift) return StoreQuant8<false, true>(out, acc, rows, row0, col0, cols);
+      if (out.q8->half_range) return StoreQuant8<false, false, true, true>(out, acc, rows, row0, col0, cols);
       if (out.q8->bias_folded) return StoreQuant8<false, false, true>(out, acc, rows, row0, col0, cols);
       return StoreQuant8<false, false>(out, acc, rows, row0, col0, cols);
     case OutKind::kUInt8:
       if (out.q8->any_left_shift) return StoreQuant8<true, true>(out, acc, rows, row0, col0, cols);
+      if (out.q8->half_range) return StoreQuant8<true, false, true, true>(out, acc, rows, row0, col0, cols);
       if (out.q8->bias_folded) return StoreQuant8<true, false, true>(out, acc, rows, row0, col0, cols);
       return StoreQuant8<true, false>(out, acc, rows, row0, col0, cols);
     case OutKind::kFloat: return StoreFloat(out, acc, rows, row0, col0, cols);

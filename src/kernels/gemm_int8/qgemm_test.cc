@@ -8,6 +8,8 @@
 //   padding, every fused activation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 #include <sstream>
 
@@ -105,6 +107,18 @@ TEST_F(QGemmTest, RuyRequantizationEdgeValues) {
   EXPECT_GT(checked, 1000000);
 }
 
+// An accumulator within +-bound whose requantized value (acc + bias) * m / 2^(31 + r) is a small
+// number plus or minus up to one output step, so that outputs are not saturated and the rounding
+// boundaries are hit (random accumulators up to a large bound almost always saturate).
+int64_t InRangeAcc(std::mt19937_64& rng, int32_t bias, int32_t m, int shift, int64_t bound) {
+  const int r = shift < 0 ? -shift : 0;
+  const double step = m > 0 ? std::ldexp(1.0, 31 + r) / m : 1.0;
+  const int64_t t = static_cast<int64_t>(rng() % 301) - 150;
+  const int64_t s = static_cast<int64_t>(step) + 1;
+  const int64_t x = std::llround(static_cast<double>(t) * step) + static_cast<int64_t>(rng() % (2 * s + 1)) - s;
+  return std::clamp<int64_t>(x - bias, -bound, bound);
+}
+
 // The folded-bias output stage (Requant8::bias_folded) against the reference formula, with
 // accumulators up to the stated bound, biases that bring |acc + bias| right up to 2^31 - 1,
 // extreme multipliers and every right shift; and the cases where folding must be refused.
@@ -131,15 +145,20 @@ TEST_F(QGemmTest, FoldedBiasRequantizationMatchesRuy) {
         Requant8 q;
         BuildRequant8(N, bias.data(), mult, shifts, z, lo, hi, &q, bound.data());
         ASSERT_TRUE(q.bias_folded) << "shift " << shift;
-        for (int rep = 0; rep < 4; ++rep)
+        for (int rep = 0; rep < 8; ++rep)
           for (int col0 = 0; col0 < N; col0 += kNR) {
             const int cols = std::min(kNR, N - col0);
             alignas(32) int32_t acc[kMR * kNR];
             for (int i = 0; i < kMR * kNR; ++i) {
               const int n = col0 + i % kNR;
               const int64_t bd = n < N ? bound[n] : 0;
-              // Both ends of the bound and random values in between.
-              const int64_t v = rep == 0 ? bd : rep == 1 ? -bd : static_cast<int64_t>(rng() % (2 * bd + 1)) - bd;
+              // Both ends of the bound, random values in between, and (rep >= 3) values whose
+              // result lands inside the 8-bit range, next to rounding boundaries.
+              const int64_t v = rep == 0   ? bd
+                                : rep == 1 ? -bd
+                                : rep == 2 ? static_cast<int64_t>(rng() % (2 * bd + 1)) - bd
+                                : n < N    ? InRangeAcc(rng, bias[n], mult[n], shifts[n], bd)
+                                           : 0;
               acc[i] = static_cast<int32_t>(v);
             }
             std::vector<uint8_t> out(static_cast<size_t>(kMR) * N);  // C is kMR x N
@@ -179,6 +198,99 @@ TEST_F(QGemmTest, FoldedBiasRequantizationMatchesRuy) {
   EXPECT_FALSE(q.bias_folded);
   BuildRequant8(2, bias.data(), {1 << 30, 1 << 30}, {-1, -1}, 0, -128, 127, &q);
   EXPECT_FALSE(q.bias_folded);
+}
+
+// The half-range output stage (Requant8::half_range) against the reference formula: |acc + bias|
+// up to 2^30 - 1, extreme multipliers, every right shift 0..30, N not a multiple of 8 or 16;
+// and the cases where it must be refused (bound reaching 2^30, a right shift of 31, a left shift).
+TEST_F(QGemmTest, HalfRangeRequantizationMatchesRuy) {
+  std::mt19937_64 rng(4);
+  const int N = 37;
+  const int64_t kLimit = int64_t{1} << 30;
+  std::vector<int32_t> ms = {0, 1 << 30, (1 << 30) + 1, INT32_MAX, INT32_MAX - 1, 1518500250};
+  int64_t checked = 0;
+  for (int shift = -30; shift <= 0; ++shift)
+    for (int32_t m0 : ms)
+      for (bool uns : {false, true}) {
+        std::vector<int32_t> mult(N), bias(N);
+        std::vector<int> shifts(N);
+        std::vector<int64_t> bound(N);
+        for (int n = 0; n < N; ++n) {
+          mult[n] = n % 3 == 0 ? m0 : (1 << 30) + static_cast<int32_t>(rng() % (1u << 30));
+          shifts[n] = n % 2 == 0 ? shift : -static_cast<int>(rng() % 31);
+          // Small bounds (real layers) and bounds right at the limit.
+          bound[n] = n % 5 == 0 ? static_cast<int64_t>(rng() % 600000) : static_cast<int64_t>(rng() % kLimit);
+          const int64_t room = kLimit - 1 - bound[n];
+          const int64_t b = n % 4 == 0 ? room : static_cast<int64_t>(rng() % static_cast<uint64_t>(room + 1));
+          bias[n] = static_cast<int32_t>(n % 2 == 0 ? b : -b);
+        }
+        const int32_t lo = uns ? 0 : -128, hi = uns ? 255 : 127, z = uns ? 3 : -7;
+        Requant8 q;
+        BuildRequant8(N, bias.data(), mult, shifts, z, lo, hi, &q, bound.data());
+        ASSERT_TRUE(q.half_range) << "shift " << shift;
+        ASSERT_TRUE(q.bias_folded);
+        for (int rep = 0; rep < 8; ++rep)
+          for (int col0 = 0; col0 < N; col0 += kNR) {
+            const int cols = std::min(kNR, N - col0);
+            alignas(32) int32_t acc[kMR * kNR];
+            for (int i = 0; i < kMR * kNR; ++i) {
+              const int n = col0 + i % kNR;
+              const int64_t bd = n < N ? bound[n] : 0;
+              // Both ends of the bound, random values in between, and (rep >= 3) values whose
+              // result lands inside the 8-bit range, next to rounding boundaries.
+              const int64_t v = rep == 0   ? bd
+                                : rep == 1 ? -bd
+                                : rep == 2 ? static_cast<int64_t>(rng() % (2 * bd + 1)) - bd
+                                : n < N    ? InRangeAcc(rng, bias[n], mult[n], shifts[n], bd)
+                                           : 0;
+              acc[i] = static_cast<int32_t>(v);
+            }
+            for (int rows : {kMR, 5}) {  // odd row counts take the single-row tail of the stage
+              std::vector<uint8_t> out(static_cast<size_t>(kMR) * N, 0xAB);
+              GemmOutput o;
+              o.kind = uns ? OutKind::kUInt8 : OutKind::kInt8;
+              o.q8 = &q;
+              o.c = out.data();
+              o.ldc = N;
+              StoreTile(o, acc, rows, 0, col0, cols);
+              for (int r = 0; r < kMR; ++r)
+                for (int j = 0; j < cols; ++j) {
+                  const int n = col0 + j;
+                  const uint8_t g = out[static_cast<size_t>(r) * N + n];
+                  if (r >= rows) {
+                    ASSERT_EQ(g, 0xAB) << "row " << r << " written";
+                    continue;
+                  }
+                  const int32_t x = kernels::WrapToInt32(int64_t{acc[r * kNR + j]} + bias[n]);
+                  int32_t v = kernels::MultiplyByQuantizedMultiplierRuy(x, mult[n], shifts[n]);
+                  v = static_cast<int32_t>(static_cast<uint32_t>(v) + static_cast<uint32_t>(z));
+                  v = std::min(std::max(v, lo), hi);
+                  const int32_t got = uns ? g : static_cast<int8_t>(g);
+                  ASSERT_EQ(got, v) << "acc " << acc[r * kNR + j] << " bias " << bias[n] << " m " << mult[n]
+                                    << " shift " << shifts[n];
+                  ++checked;
+                }
+            }
+          }
+      }
+  EXPECT_GT(checked, 50000);
+
+  std::vector<int32_t> bias = {100, -5};
+  std::vector<int64_t> bound = {kLimit - 100, 10};
+  Requant8 q;
+  BuildRequant8(2, bias.data(), {1 << 30, 1 << 30}, {-1, -30}, 0, -128, 127, &q, bound.data());
+  EXPECT_FALSE(q.half_range);  // |acc + bias| may reach 2^30
+  EXPECT_TRUE(q.bias_folded);
+  bound[0] -= 1;
+  BuildRequant8(2, bias.data(), {1 << 30, 1 << 30}, {-1, -30}, 0, -128, 127, &q, bound.data());
+  EXPECT_TRUE(q.half_range);
+  BuildRequant8(2, bias.data(), {1 << 30, 1 << 30}, {-1, -31}, 0, -128, 127, &q, bound.data());
+  EXPECT_FALSE(q.half_range);  // right shift 31
+  EXPECT_TRUE(q.bias_folded);
+  BuildRequant8(2, bias.data(), {1 << 30, 1 << 30}, {-1, 1}, 0, -128, 127, &q, bound.data());
+  EXPECT_FALSE(q.half_range);  // left shift
+  BuildRequant8(2, bias.data(), {1 << 30, 1 << 30}, {-1, -1}, 0, -128, 127, &q);
+  EXPECT_FALSE(q.half_range);  // no bound
 }
 
 // ---- Whole operators, fast vs reference ----
@@ -394,6 +506,60 @@ TEST_F(QGemmOps, RealisticLayers) {
         check.op_type = "CONV_2D";
         check.threads = threads;
         check.seed = 500 + i++;
+        testing::ExpectFastMatchesReference(BuildConv(c, check.seed), c.Describe("conv2d"), check);
+      }
+    }
+  }
+}
+
+// The paths of issue 6, each checked to be the one taken: im2col from the padded int16 image
+// (stems with C = 1 and 3, SAME / VALID, stride 1 / 2, dilation, odd K, N not a multiple of
+// 16, pixel counts not a multiple of the 6-row tile) and the half-range output stage on
+// small-K 1x1 layers; 1 and 2 threads, int8 and uint8.
+TEST_F(QGemmOps, PaddedIm2colAndHalfRangeStage) {
+  struct L {
+    int n, h, w, c, oc, kh, kw, stride_h, stride_w, dil, padding;
+    const char* variant;
+  };
+  const int kSame = tflite::Padding_SAME, kValid = tflite::Padding_VALID;
+  const L layers[] = {
+      {1, 49, 10, 1, 64, 10, 4, 2, 2, 1, kSame, "avx2/padded/rqhalf"},   // kws_dscnn stem
+      {1, 49, 10, 1, 37, 10, 4, 2, 2, 1, kValid, "avx2/padded/rqhalf"},
+      {1, 31, 29, 3, 32, 3, 3, 2, 2, 1, kSame, "avx2/padded/rqhalf"},    // MobileNet stem, odd size
+      {2, 17, 15, 3, 24, 3, 3, 2, 2, 1, kValid, "avx2/padded/rqhalf"},
+      {1, 13, 11, 1, 17, 5, 3, 1, 1, 1, kSame, "avx2/padded/rqhalf"},
+      {1, 12, 13, 2, 33, 3, 3, 1, 2, 2, kSame, "avx2/padded/rqhalf"},   // dilation 2
+      {1, 9, 10, 5, 19, 3, 2, 2, 1, 1, kSame, "avx2/padded/rqhalf"},
+      {1, 9, 9, 16, 20, 1, 1, 2, 2, 1, kSame, "avx2/padded/rqhalf"},    // 1x1 stride 2
+      {1, 25, 5, 64, 64, 1, 1, 1, 1, 1, kSame, "avx2/rqhalf"},          // kws 1x1 64->64, 125 px
+      {1, 23, 19, 16, 96, 1, 1, 1, 1, 1, kValid, "avx2/rqhalf"},        // K = 16, 437 px
+      {1, 11, 13, 17, 37, 1, 1, 1, 1, 1, kSame, "avx2/rqhalf"},         // odd K and N
+      {2, 7, 9, 24, 144, 1, 1, 1, 1, 1, kSame, "avx2/rqhalf"},
+  };
+  int i = 0;
+  for (const L& l : layers) {
+    for (Path p : {Path::kInt8, Path::kUInt8}) {
+      Case c;
+      c.path = p;
+      c.per_channel = p == Path::kInt8;
+      c.n = l.n;
+      c.h = l.h;
+      c.w = l.w;
+      c.c = l.c;
+      c.oc = l.oc;
+      c.kh = l.kh;
+      c.kw = l.kw;
+      c.stride_h = l.stride_h;
+      c.stride_w = l.stride_w;
+      c.dil_h = c.dil_w = l.dil;
+      c.padding = l.padding;
+      c.act = i % 3 == 0 ? tflite::ActivationFunctionType_RELU6 : tflite::ActivationFunctionType_NONE;
+      for (int threads : {1, 2}) {
+        testing::FastCheck check;
+        check.op_type = "CONV_2D";
+        check.variant = l.variant;
+        check.threads = threads;
+        check.seed = 900 + i++;
         testing::ExpectFastMatchesReference(BuildConv(c, check.seed), c.Describe("conv2d"), check);
       }
     }

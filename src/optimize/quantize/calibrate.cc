@@ -65,7 +65,51 @@ double KlForThreshold(const std::vector<double>& h, int bins, int levels) {
   return kl;
 }
 
+// The q-quantile (0..1) of v, the lower one between two elements.
+double Quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  const size_t at = static_cast<size_t>(std::floor(q * static_cast<double>(v.size() - 1)));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(at), v.end());
+  return v[at];
+}
+
 }  // namespace
+
+std::vector<size_t> FindOutlierSamples(const std::vector<std::vector<Range>>& per_sample, double factor,
+                                       std::vector<double>* inflation) {
+  const size_t n = per_sample.size();
+  if (inflation) inflation->assign(n, 1.0);
+  std::vector<size_t> outliers;
+  if (!(factor > 0) || n < kMinSamplesForOutliers) return outliers;
+  const size_t tensors = per_sample[0].size();
+  // Per tensor: each sample's magnitude over the median sample's magnitude.
+  std::vector<std::vector<double>> ratios(n);
+  for (size_t k = 0; k < tensors; ++k) {
+    std::vector<double> mag(n, -1.0);
+    std::vector<double> valid;
+    for (size_t s = 0; s < n; ++s) {
+      const Range& r = per_sample[s][k];
+      if (!r.valid) continue;
+      mag[s] = std::max(std::fabs(static_cast<double>(r.min)), std::fabs(static_cast<double>(r.max)));
+      valid.push_back(mag[s]);
+    }
+    if (valid.size() != n) continue;  // computed for every sample only (no control flow differences)
+    const double median = Quantile(valid, 0.5);
+    if (!(median > 0)) continue;
+    for (size_t s = 0; s < n; ++s) ratios[s].push_back(mag[s] / median);
+  }
+  if (ratios[0].empty()) return outliers;
+  for (size_t s = 0; s < n; ++s) {
+    // The upper quartile over the tensors: an outlier sample inflates a good part of the network
+    // (a quarter of its tensors at least), not one tensor.
+    const double x = Quantile(ratios[s], 0.75);
+    if (inflation) (*inflation)[s] = x;
+    if (x > factor) outliers.push_back(s);
+  }
+  // Never a majority: then the "outliers" are what the data looks like.
+  if (outliers.size() * 2 >= n) outliers.clear();
+  return outliers;
+}
 
 Range ChooseRange(const std::vector<double>& h, float lo, float hi, Calibrator c, double percentile, int levels) {
   Range r{lo, hi, true};
@@ -183,19 +227,23 @@ Expected<CalibrationResult> Calibrate(const Graph& g, const QuantizeOptions& o) 
   std::map<int32_t, Range>& ranges = result.ranges;
   for (int32_t t : watched) ranges[t] = Range{std::numeric_limits<float>::max(), std::numeric_limits<float>::lowest(), false};
   int done = 0;
-  for (size_t s = 0; s < o.calibration.size(); ++s) {
+  const size_t num_samples = o.calibration.size();
+  // Per sample and watched tensor: the sample's own range (invalid when never computed).
+  std::vector<std::vector<Range>> per_sample(num_samples, std::vector<Range>(watched.size()));
+  for (size_t s = 0; s < num_samples; ++s) {
     RETURN_IF_ERROR(feed(s));
-    for (int32_t t : watched) {
-      const rt::RtTensor* rt = interp->main().tensor(t);
+    for (size_t k = 0; k < watched.size(); ++k) {
+      const rt::RtTensor* rt = interp->main().tensor(watched[k]);
       if (!rt->data) continue;
       const float* v = rt->data_as<float>();
-      Range& r = ranges[t];
+      Range r{std::numeric_limits<float>::max(), std::numeric_limits<float>::lowest(), false};
       for (int64_t i = 0; i < rt->num_elements(); ++i) {
         if (!std::isfinite(v[i])) continue;
         r.min = std::min(r.min, v[i]);
         r.max = std::max(r.max, v[i]);
         r.valid = true;
       }
+      per_sample[s][k] = r;
     }
     for (int op : lstm_ops) {
       const int32_t in = sg.ops[op].inputs[0];
@@ -205,11 +253,28 @@ Expected<CalibrationResult> Calibrate(const Graph& g, const QuantizeOptions& o) 
     }
     if (o.progress) o.progress(++done, total);
   }
+  result.outlier_samples = FindOutlierSamples(per_sample, o.outlier_factor, &result.sample_inflation);
+  std::vector<char> excluded(num_samples, 0);
+  for (const size_t s : result.outlier_samples) excluded[s] = 1;
+  for (size_t k = 0; k < watched.size(); ++k) {
+    Range& r = ranges[watched[k]];
+    for (size_t s = 0; s < num_samples; ++s) {
+      const Range& x = per_sample[s][k];
+      if (!x.valid || excluded[s]) continue;
+      r.min = std::min(r.min, x.min);
+      r.max = std::max(r.max, x.max);
+      r.valid = true;
+    }
+  }
   if (needs_histogram) {
     std::map<int32_t, std::vector<double>> hist;
     for (int32_t t : watched)
       if (ranges[t].valid) hist[t].assign(kBins, 0.0);
     for (size_t s = 0; s < o.calibration.size(); ++s) {
+      if (excluded[s]) {
+        if (o.progress) o.progress(++done, total);
+        continue;
+      }
       RETURN_IF_ERROR(feed(s));
       for (auto& [t, h] : hist) {
         const rt::RtTensor* rt = interp->main().tensor(t);

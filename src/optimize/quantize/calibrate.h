@@ -27,7 +27,24 @@ struct CalibrationResult {
   // Internal values of UNIDIRECTIONAL_SEQUENCE_LSTM ops, keyed by op index (min/max whatever the
   // calibrator: they set power-of-two and hidden-state scales).
   std::map<int, LstmStats> lstm;
+  // Calibration samples left out of the ranges (FindOutlierSamples), and every sample's inflation.
+  std::vector<size_t> outlier_samples;
+  std::vector<double> sample_inflation;
 };
+
+// Outlier detection needs at least this many samples (a median of fewer says nothing).
+constexpr size_t kMinSamplesForOutliers = 4;
+
+// Calibration samples whose activations are far larger than the other samples' throughout the
+// network. per_sample[s][k] is sample s's own range of tensor k. For each tensor computed on every
+// sample, a sample's magnitude max(|min|, |max|) is divided by the median sample's; a sample's
+// inflation is the median of these ratios over the tensors (so one large tensor does not make an
+// outlier, a network-wide blow-up does). Samples whose inflation exceeds `factor` are outliers,
+// unless they would be half of the samples or more (or there are fewer than
+// kMinSamplesForOutliers samples, or factor <= 0: none). `inflation` (optional) receives every
+// sample's inflation.
+std::vector<size_t> FindOutlierSamples(const std::vector<std::vector<Range>>& per_sample, double factor,
+                                       std::vector<double>* inflation = nullptr);
 
 // Runs the float model on every sample (variables reset before each: a sample is one whole
 // sequence) and chooses ranges. Samples must match the model's inputs (count, dtype, shape);

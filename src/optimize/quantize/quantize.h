@@ -41,6 +41,10 @@ struct QuantizeOptions {
   // and empirical correction of the bias for the mean error of weight quantization.
   bool equalize = true;
   bool bias_correction = true;
+  // int8: calibration samples whose activations are, over a good part of the network, more than
+  // this many times the median sample's are left out of the ranges (0: keep every sample; int16x8
+  // always keeps them).
+  double outlier_factor = 4.0;
   bool asymmetric_inputs = true;        // dynamic range: hybrid ops quantize activations asymmetrically
   int threads = 1;                      // calibration inference threads
   // Progress of calibration: (done, total).
@@ -65,6 +69,9 @@ struct QuantizeReport {
   std::vector<std::string> conversion_ops;   // QUANTIZE/DEQUANTIZE inserted at float boundaries
   std::vector<TensorRange> ranges;           // calibration ranges per activation tensor
   int calibration_samples = 0;
+  // Calibration samples (indices into options.calibration) left out of the ranges as outliers,
+  // with their inflation (median over tensors of magnitude / the median sample's magnitude).
+  std::vector<std::pair<size_t, double>> outlier_samples;
   int equalized_pairs = 0;     // producer->consumer pairs rescaled by cross-layer equalization
   int bias_corrected_ops = 0;  // ops whose bias absorbed the mean weight-quantization error
 };
