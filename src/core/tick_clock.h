@@ -24,6 +24,17 @@ class TickClock {
 #endif
     return static_cast<uint64_t>(SteadyNs());
   }
+  // Now() for a caller that cached UsesTsc(): no check of the calibration, so a read in a hot
+  // loop is the clock read and nothing else.
+  static inline uint64_t Read(bool use_tsc) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (use_tsc) return __rdtsc();
+#else
+    (void)use_tsc;
+#endif
+    return static_cast<uint64_t>(SteadyNs());
+  }
+  static bool UsesTsc() { return Calibration().use_tsc; }
   // Converts tick counts read by Now() to nanoseconds on the steady_clock time line; get one
   // with Conversion() and reuse it to convert many ticks cheaply.
   struct Converter {

@@ -6,9 +6,9 @@
 #include <cstring>
 #include <mutex>
 #include <random>
-#include <thread>
 
 #include "core/half.h"
+#include "eval/workers.h"
 
 namespace edgeopt::eval {
 
@@ -159,14 +159,7 @@ Expected<DatasetOutputs> RunDataset(std::shared_ptr<const rt::Model> model, cons
       if (w == 0) report(false);
     }
   };
-  if (workers == 1) {
-    work(0);
-  } else {
-    std::vector<std::thread> pool;
-    for (int w = 1; w < workers; ++w) pool.emplace_back(work, w);
-    work(0);
-    for (auto& t : pool) t.join();
-  }
+  RunWorkers(workers, work);
   if (failed.load()) return first_error;
   report(true);
   return outputs;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <sstream>
@@ -25,18 +26,9 @@ int64_t NowNs() {
 }
 double MsSince(int64_t t0_ns) { return (NowNs() - t0_ns) / 1e6; }
 
-// What timing an invoke adds to its measured time: the interval between two back-to-back clock
-// reads, the fastest of many (so that it is never more than the real cost). Subtracted from
-// every timed invoke: at 0.3 us per invoke it is several percent.
-double TimerOverheadNs() {
-  uint64_t best = ~uint64_t{0};
-  for (int i = 0; i < 2000; ++i) {
-    const uint64_t a = TickClock::Now();
-    const uint64_t b = TickClock::Now();
-    best = std::min(best, b - a);
-  }
-  return TickClock::ToNs(best);
-}
+// Runs whose time is within this many back-to-back clock intervals of the median count as
+// "around the median" even beyond the middle fifth (see CentralRange).
+constexpr double kCentralSteps = 3;
 
 double Percentile(const std::vector<double>& sorted, double p) {
   if (sorted.empty()) return 0;
@@ -44,6 +36,49 @@ double Percentile(const std::vector<double>& sorted, double p) {
   const size_t lo = static_cast<size_t>(std::floor(pos));
   const size_t hi = std::min(lo + 1, sorted.size() - 1);
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
+}
+
+// The runs around the median of a sorted series, as an index range [first, last): the middle
+// fifth (on a shared machine a third of the runs can be disturbed by other processes, and they
+// would dominate plain or quartile-trimmed means), widened to every run within `near` of the
+// median, so that runs one clock step apart all count and their mean resolves a time finer than
+// the clock's step.
+std::pair<size_t, size_t> CentralRange(const std::vector<double>& sorted, double near) {
+  if (sorted.empty()) return {0, 0};
+  const size_t cut = sorted.size() * 2 / 5;
+  size_t first = cut, last = std::max(cut + 1, sorted.size() - cut);
+  const double median = Percentile(sorted, 50);
+  first = std::min<size_t>(first, static_cast<size_t>(std::lower_bound(sorted.begin(), sorted.end(), median - near) - sorted.begin()));
+  last = std::max<size_t>(last, static_cast<size_t>(std::upper_bound(sorted.begin(), sorted.end(), median + near) - sorted.begin()));
+  return {first, last};
+}
+
+double CentralMean(std::vector<double> v, double near) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto [first, last] = CentralRange(v, near);
+  double sum = 0;
+  for (size_t k = first; k < last; ++k) sum += v[k];
+  return sum / static_cast<double>(last - first);
+}
+
+// What timing an invoke adds to its measured time: the interval between two back-to-back clock
+// reads. Subtracted from every timed invoke: at 0.1 us per invoke it is ~10%. A mean of many
+// pairs (those around the median: an interrupt in one pair must not count), not the fastest: a
+// clock that ticks in steps (a virtualized TSC steps by ~10 ns) makes every interval a whole
+// number of steps, the fastest is then one step however long the reads really take, and only
+// the mean over pairs started at varied phases of the step is right.
+double TimerOverheadNs() {
+  constexpr int kPairs = 4000;
+  std::vector<double> ns(kPairs);
+  double fastest = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < kPairs; ++i) {
+    const uint64_t a = TickClock::Now();
+    const uint64_t b = TickClock::Now();
+    ns[static_cast<size_t>(i)] = TickClock::ToNs(b - a);
+    fastest = std::min(fastest, ns[static_cast<size_t>(i)]);
+  }
+  return CentralMean(std::move(ns), kCentralSteps * fastest);
 }
 
 std::vector<TensorBrief> Briefs(rt::SubgraphExec& sg, const std::vector<int32_t>& idx) {
@@ -133,7 +168,10 @@ Expected<BenchResult> MeasureWithThreads(const std::shared_ptr<const rt::Model>&
   if (profile) {
     r.profiler_clock = TickClock::Source();
     r.profiler_clock_read_ns = rt::ProfilerCostPerOpNs();
-    run_profiles.reserve(static_cast<size_t>(o.runs));
+    // Storage for every run's profile allocated now: no allocation between the timed invokes
+    // (an unprofiled invoke right after one would start with colder caches than a profiled one).
+    run_profiles.resize(static_cast<size_t>(o.runs));
+    for (auto& p : run_profiles) p.reserve(interp->ops().size());
   }
   r.timer_overhead_ns = TimerOverheadNs();
   const double timer_ms = r.timer_overhead_ns / 1e6;
@@ -162,7 +200,8 @@ Expected<BenchResult> MeasureWithThreads(const std::shared_ptr<const rt::Model>&
       const int64_t begin = TickClock::ToSteadyNs(tick0), end = TickClock::ToSteadyNs(tick1);
       if (run == 0) trace_origin = begin;
       profiled_times.push_back(std::max(0.0, TickClock::ToNs(tick1 - tick0) / 1e6 - timer_ms));
-      run_profiles.push_back(interp->last_profile());
+      const std::vector<rt::OpTiming>& last = interp->last_profile();
+      run_profiles[static_cast<size_t>(run)].assign(last.begin(), last.end());
       if (o.trace) {
         for (const auto& p : interp->last_profile()) {
           TraceEvent e;
@@ -202,6 +241,7 @@ Expected<BenchResult> MeasureWithThreads(const std::shared_ptr<const rt::Model>&
     }
   }
   r.latency = ComputeStats(times);
+  if (profile) run_profiles.resize(profiled_times.size());
 
   if (profile) {
     r.profiled = true;
@@ -212,27 +252,37 @@ Expected<BenchResult> MeasureWithThreads(const std::shared_ptr<const rt::Model>&
     r.profiler_overhead_pct = r.unprofiled_invoke_p50_ms > 0
                                   ? 100.0 * (r.profiled_invoke_p50_ms - r.unprofiled_invoke_p50_ms) / r.unprofiled_invoke_p50_ms
                                   : 0;
-    // Averages over the runs around the median: the middle fifth of the profiled runs ranked by
-    // the interpreter's own invoke time (at least one). On a shared machine a third of the runs
-    // can be disturbed by other processes (a time slice lost, caches flushed); they would
-    // dominate plain or quartile-trimmed means.
+    // The three series (unprofiled invokes, profiled invokes timed from outside, the profiled
+    // invokes' own op windows) are all reduced the same way: the mean of the runs around the
+    // median (CentralRange), so that what is compared was measured alike. A median alone would
+    // not do for tiny models: the clock may tick in steps of ~10 ns (a virtualized TSC), so one
+    // invoke's time is a whole number of steps and only a mean over runs that start at varied
+    // phases of the step resolves it.
+    const double near_ms = kCentralSteps * r.timer_overhead_ns / 1e6;
+    r.unprofiled_invoke_ref_ms = CentralMean(times, near_ms);
+    r.profiled_invoke_ref_ms = CentralMean(profiled_times, near_ms);
     std::vector<std::pair<int64_t, size_t>> by_total;
     for (size_t k = 0; k < run_profiles.size(); ++k) {
       const auto& prof = run_profiles[k];
       by_total.push_back({prof.empty() ? 0 : prof.back().end_ns - prof.front().begin_ns, k});
     }
     std::sort(by_total.begin(), by_total.end());
-    const size_t first = by_total.size() * 2 / 5;
-    const size_t kept = std::max<size_t>(1, by_total.size() - 2 * first);
-    by_total.erase(by_total.begin(), by_total.begin() + static_cast<std::ptrdiff_t>(first));
+    {
+      std::vector<double> totals;
+      for (const auto& [ns, k] : by_total) totals.push_back(ns / 1e6);
+      const auto [lo, hi] = CentralRange(totals, near_ms);
+      by_total.erase(by_total.begin() + static_cast<std::ptrdiff_t>(hi), by_total.end());
+      by_total.erase(by_total.begin(), by_total.begin() + static_cast<std::ptrdiff_t>(lo));
+    }
+    const size_t kept = by_total.size();
     r.profile_runs_averaged = static_cast<int>(kept);
     // The profiler's cost per op, measured where it matters: what profiling adds to an invoke
-    // (profiled minus unprofiled median, interleaved runs), per clock read (one per op plus the
-    // first). A clock read overlaps with the kernels' own work, so this is usually below the cost
-    // of back-to-back reads, which bounds it (busy-machine noise in the medians cannot make it
-    // larger, nor negative).
+    // (profiled minus unprofiled, interleaved runs), per clock read (one per op plus the first).
+    // A clock read overlaps with the kernels' own work, so this is usually below the cost of
+    // back-to-back reads, which bounds it (busy-machine noise cannot make it larger, nor
+    // negative).
     const size_t reads = run_profiles.empty() ? 1 : run_profiles.front().size() + 1;
-    const double added_ns = (r.profiled_invoke_p50_ms - r.unprofiled_invoke_p50_ms) * 1e6;
+    const double added_ns = (r.profiled_invoke_ref_ms - r.unprofiled_invoke_ref_ms) * 1e6;
     r.profiler_cost_ns_per_op = std::clamp(added_ns / static_cast<double>(reads), 0.0, r.profiler_clock_read_ns);
     std::map<int, double> op_total, op_raw_total;  // op index -> summed ms over the kept runs
     const double cost_ms = r.profiler_cost_ns_per_op / 1e6;
@@ -249,6 +299,7 @@ Expected<BenchResult> MeasureWithThreads(const std::shared_ptr<const rt::Model>&
     r.profiled_invoke_ms = invoke_total / n;
     for (const auto& [index, ms] : op_total) r.profiled_ops_sum_ms += ms / n;
     for (const auto& [index, ms] : op_raw_total) r.profiled_raw_ops_sum_ms += ms / n;
+    r.outside_ops_ms = r.unprofiled_invoke_ref_ms - r.profiled_ops_sum_ms;
     double cumulative = 0;
     for (const auto& info : interp->ops()) {
       OpProfile p;

@@ -8,9 +8,9 @@
 #include <map>
 #include <mutex>
 #include <set>
-#include <thread>
 
 #include "eval/accuracy.h"
+#include "eval/workers.h"
 
 namespace edgeopt::eval {
 namespace {
@@ -198,13 +198,72 @@ std::string ShellQuote(const std::string& s) {
   return q + "'";
 }
 
+void ChannelFit::Add(std::span<const float> ref, std::span<const float> cand, size_t channels) {
+  if (channels == 0 || ref.size() != cand.size()) return;
+  if (xx_.size() != channels) {
+    xx_.assign(channels, 0);
+    xy_.assign(channels, 0);
+    yy_.assign(channels, 0);
+  }
+  values_ += static_cast<int64_t>(ref.size());
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const size_t c = i % channels;
+    const double x = ref[i], y = cand[i];
+    xx_[c] += x * x;
+    xy_[c] += x * y;
+    yy_[c] += y * y;
+  }
+}
+
+void ChannelFit::Merge(const ChannelFit& o) {
+  if (o.xx_.empty()) return;
+  if (xx_.empty()) {
+    *this = o;
+    return;
+  }
+  values_ += o.values_;
+  for (size_t c = 0; c < xx_.size() && c < o.xx_.size(); ++c) {
+    xx_[c] += o.xx_[c];
+    xy_[c] += o.xy_[c];
+    yy_[c] += o.yy_[c];
+  }
+}
+
+std::vector<float> ChannelFit::RescaleFactors() const {
+  const size_t channels = xx_.size();
+  if (channels < 2 || values_ < kRescaleMinValuesPerChannel * static_cast<int64_t>(channels)) return {};
+  double xx = 0, xy = 0, yy = 0, residual = 0, far = 1;
+  std::vector<float> factors(channels, 1.0f);
+  for (size_t c = 0; c < channels; ++c) {
+    xx += xx_[c];
+    xy += xy_[c];
+    yy += yy_[c];
+    if (yy_[c] <= 0 || xx_[c] <= 0) {
+      residual += xx_[c];  // nothing to fit: a channel that is zero on one side
+      continue;
+    }
+    const double a = xy_[c] / yy_[c];
+    if (a <= 0) return {};  // a sign flip is not a rescale
+    factors[c] = static_cast<float>(a);
+    residual += std::max(0.0, xx_[c] - xy_[c] * xy_[c] / yy_[c]);
+    far = std::max(far, std::max(a, 1.0 / a));
+  }
+  if (yy <= 0 || xx <= 0) return {};
+  const double residual_one_factor = std::max(0.0, xx - xy * xy / yy);
+  if (far < kRescaleFactorFar || residual > kRescaleResidualRatio * residual_one_factor) return {};
+  return factors;
+}
+
 namespace {
 
 struct WorkerState {
   std::vector<ErrorAccumulator> layers;
+  std::vector<ChannelFit> channels;
   std::vector<ErrorAccumulator> outputs;
   std::vector<AgreementAccumulator> agreement;
 };
+
+size_t LastDim(const rt::RtTensor& t) { return t.shape.empty() ? 0 : static_cast<size_t>(std::max(0, t.shape.back())); }
 
 double NoiseFraction(double snr_db) { return std::isinf(snr_db) ? 0.0 : std::pow(10.0, -snr_db / 10.0); }
 
@@ -229,6 +288,11 @@ Expected<CompareReport> CompareLayers(std::shared_ptr<const rt::Model> ref, std:
     std::lock_guard<std::mutex> lock(mu);
     if (!failed.exchange(true)) first_error = st;
   };
+  // Pass 1 compares every matched tensor as it is and gathers the per-channel fits; pass 2 runs
+  // the samples again only when some tensors turned out to be rescaled (see ChannelFit), and
+  // compares those after undoing the factors.
+  std::vector<std::vector<float>> undo(matches.size());
+  bool second_pass = false;
   auto work = [&](int w) {
     auto rr = ModelRunner::Create(ref, 1, true);
     if (!rr.ok()) return fail(rr.status().WithContext("reference model"));
@@ -242,7 +306,8 @@ Expected<CompareReport> CompareLayers(std::shared_ptr<const rt::Model> ref, std:
       return fail(InvalidArgument("the models have different numbers of outputs (" + std::to_string((*rr)->num_outputs()) +
                                   " and " + std::to_string((*cr)->num_outputs()) + ")"));
     WorkerState& s = states[static_cast<size_t>(w)];
-    s.layers.resize(matches.size());
+    s.layers.assign(matches.size(), ErrorAccumulator());
+    s.channels.resize(matches.size());
     s.outputs.resize(static_cast<size_t>((*rr)->num_outputs()));
     s.agreement.resize(s.outputs.size());
     for (size_t i = static_cast<size_t>(w); i < n && !failed.load(); i += static_cast<size_t>(workers)) {
@@ -255,12 +320,29 @@ Expected<CompareReport> CompareLayers(std::shared_ptr<const rt::Model> ref, std:
       st = (*cr)->Run(cand_inputs);
       if (!st.ok()) return fail(st.WithContext("candidate model, sample " + data.sample_name(i)));
       for (size_t m = 0; m < matches.size(); ++m) {
+        if (second_pass && undo[m].empty()) continue;
         const rt::RtTensor& rt_ref = (*rr)->Tensor(matches[m].ref_tensor);
         const rt::RtTensor& rt_cand = (*cr)->Tensor(matches[m].cand_tensor);
         if (!rt_ref.data || !rt_cand.data || rt_ref.num_elements() != rt_cand.num_elements()) continue;
-        s.layers[m].Add(TensorAsFloats(rt_ref), TensorAsFloats(rt_cand));
-        if (IsIntegerQuantized(cg.main().tensors[matches[m].cand_tensor]) && rt_cand.scale() > 0)
-          s.layers[m].AddScale(rt_cand.scale());
+        const std::vector<float> ref_values = TensorAsFloats(rt_ref);
+        std::vector<float> cand_values = TensorAsFloats(rt_cand);
+        double step = IsIntegerQuantized(cg.main().tensors[matches[m].cand_tensor]) ? rt_cand.scale() : 0;
+        if (second_pass) {
+          // Undo the factors; the quantization step scales with them (their mean, as one step).
+          const std::vector<float>& f = undo[m];
+          for (size_t i = 0; i < cand_values.size(); ++i) cand_values[i] *= f[i % f.size()];
+          double mean = 0;
+          for (float v : f) mean += v;
+          step *= mean / static_cast<double>(f.size());
+        } else if (LastDim(rt_ref) == LastDim(rt_cand)) {
+          s.channels[m].Add(ref_values, cand_values, LastDim(rt_ref));
+        }
+        s.layers[m].Add(ref_values, cand_values);
+        if (step > 0) s.layers[m].AddScale(step);
+      }
+      if (second_pass) {
+        ++done;
+        continue;
       }
       for (int k = 0; k < (*rr)->num_outputs(); ++k) {
         const auto rv = (*rr)->Output(k);
@@ -280,14 +362,7 @@ Expected<CompareReport> CompareLayers(std::shared_ptr<const rt::Model> ref, std:
       }
     }
   };
-  if (workers == 1) {
-    work(0);
-  } else {
-    std::vector<std::thread> pool;
-    for (int w = 1; w < workers; ++w) pool.emplace_back(work, w);
-    work(0);
-    for (auto& t : pool) t.join();
-  }
+  RunWorkers(workers, work);
   if (failed.load()) return first_error;
   if (o.progress) o.progress(n, n);
 
@@ -299,6 +374,26 @@ Expected<CompareReport> CompareLayers(std::shared_ptr<const rt::Model> ref, std:
       total.outputs[k].Merge(states[w].outputs[k]);
       total.agreement[k].Merge(states[w].agreement[k]);
     }
+    for (size_t m = 0; m < total.channels.size() && m < states[w].channels.size(); ++m)
+      total.channels[m].Merge(states[w].channels[m]);
+  }
+  std::vector<ErrorStats> as_matched(total.layers.size());
+  for (size_t m = 0; m < total.layers.size(); ++m) {
+    as_matched[m] = total.layers[m].Finish();
+    undo[m] = total.channels[m].RescaleFactors();
+    second_pass = second_pass || !undo[m].empty();
+  }
+  if (second_pass) {
+    std::vector<ErrorAccumulator> before = total.layers;
+    done = 0;
+    RunWorkers(workers, work);
+    if (failed.load()) return first_error;
+    for (size_t m = 0; m < before.size(); ++m) {
+      if (undo[m].empty()) continue;
+      for (size_t w = 1; w < states.size(); ++w) states[0].layers[m].Merge(states[w].layers[m]);
+      before[m] = states[0].layers[m];
+    }
+    total.layers = std::move(before);
   }
 
   const Subgraph& rs = rg.main();
@@ -318,6 +413,12 @@ Expected<CompareReport> CompareLayers(std::shared_ptr<const rt::Model> ref, std:
     l.method = lm.method;
     l.is_output = lm.is_output;
     l.stats = m < total.layers.size() ? total.layers[m].Finish() : ErrorStats{};
+    if (m < undo.size() && !undo[m].empty()) {
+      l.rescaled = true;
+      l.rescale_min = *std::min_element(undo[m].begin(), undo[m].end());
+      l.rescale_max = *std::max_element(undo[m].begin(), undo[m].end());
+      l.snr_as_matched_db = as_matched[m].snr_db;
+    }
     l.flagged = l.stats.quantized() && l.stats.rmse_over_scale > kRmseOverScaleFlag;
     layer_of_tensor[lm.ref_tensor] = report.layers.size();
     report.layers.push_back(std::move(l));

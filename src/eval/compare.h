@@ -23,6 +23,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
+#include <span>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,6 +65,35 @@ struct LayerComparison {
   double snr_drop_db = 0;    // max(0, input_snr_db - stats.snr_db)
   double own_snr_db = 0;     // estimated SNR with exact inputs (inf: the layer adds no error)
   bool flagged = false;      // quantized and RMSE/scale > kRmseOverScaleFlag
+  // The candidate tensor is the reference times a positive factor per channel (last axis), as
+  // cross-layer equalization leaves a producer's output: `stats` (and the SNRs) are then measured
+  // after undoing the fitted factors, and the factors' range and the SNR as matched are kept.
+  bool rescaled = false;
+  double rescale_min = 1, rescale_max = 1;  // fitted reference/candidate factors per channel
+  double snr_as_matched_db = std::numeric_limits<double>::infinity();
+};
+
+// Whether per-channel factors explain a tensor's error: fitting one positive factor per channel
+// (reference ~ factor * candidate, least squares) must leave at most kRescaleResidualRatio of the
+// error a single factor for the whole tensor leaves, and the factors must be far from 1 (one at
+// least kRescaleFactorFar away, as a ratio). Quantization noise alone fits neither way.
+// A fit needs many values per channel: with few, one factor per channel fits noise too (a
+// 1001-class output over 8 samples would "fit" with factors from 0.3 to 5).
+constexpr double kRescaleResidualRatio = 0.25;
+constexpr double kRescaleFactorFar = 1.25;
+constexpr int64_t kRescaleMinValuesPerChannel = 64;
+
+// Per-channel sums for that fit, channel = index modulo the last dimension.
+class ChannelFit {
+ public:
+  void Add(std::span<const float> ref, std::span<const float> cand, size_t channels);
+  void Merge(const ChannelFit& o);
+  // The fitted factors when the rule above holds, else empty.
+  std::vector<float> RescaleFactors() const;
+
+ private:
+  std::vector<double> xx_, xy_, yy_;  // sum ref^2, ref*cand, cand^2 per channel
+  int64_t values_ = 0;
 };
 
 struct OutputComparison {

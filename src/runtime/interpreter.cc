@@ -134,6 +134,8 @@ Expected<std::unique_ptr<Interpreter>> Interpreter::Create(std::shared_ptr<const
   const Graph& g = it->model_->graph();
   for (size_t i = 0; i < g.subgraphs.size(); ++i)
     it->subgraphs_.push_back(std::make_unique<SubgraphExec>(it.get(), static_cast<int>(i)));
+  if (it->subgraphs_.empty()) return InvalidModel("the model has no subgraph");
+  it->main_ = it->subgraphs_[0].get();
   for (auto& sg : it->subgraphs_) RETURN_IF_ERROR(sg->Init());
   // Prepare now so shape/type problems surface when the model is loaded, and inputs have
   // storage as soon as the caller gets the interpreter.
@@ -152,13 +154,6 @@ int Interpreter::FindInput(const std::string& name) const { return subgraphs_[0]
 int Interpreter::FindOutput(const std::string& name) const { return subgraphs_[0]->FindOutput(name); }
 Status Interpreter::ResizeInput(int i, const Shape& shape) { return subgraphs_[0]->ResizeInput(i, shape); }
 Status Interpreter::AllocateTensors() { return subgraphs_[0]->AllocateTensors(); }
-
-Status Interpreter::Invoke() {
-  // A plain store: Cancel() from another thread needs no ordering with it (the op loop reads the
-  // flag relaxed), and a locked exchange here would cost every invoke ~10 ns.
-  cancel_.store(false, std::memory_order_relaxed);
-  return subgraphs_[0]->Invoke();
-}
 
 Status Interpreter::InvokeSubgraph(int index) {
   if (index < 0 || static_cast<size_t>(index) >= subgraphs_.size())
@@ -702,34 +697,54 @@ void* SubgraphExec::Scratch(int node, int id) {
   return arena_ + req.offset;
 }
 
-Status SubgraphExec::Invoke() {
-  // Profiling takes ONE clock read per op boundary: op k ran from tick k to tick k+1, so the
-  // per-op times add up exactly to the profiled invoke. Everything the interpreter does around
-  // the kernels belongs to an op: the entry checks (and the allocation, when this invoke has to
-  // allocate) to the first, the cancel check and any re-prepare to the op they precede. No
-  // allocation, lock or conversion happens between the first and the last read once the
-  // buffers have their size (they keep their capacity from one invoke to the next).
-  size_t recorded = 0;
-  if (profiling_) {
+void SubgraphExec::EnableProfiling(bool on) {
+  profiling_ = on;
+  // Sized here, once, so that a profiled invoke allocates nothing (the node list is fixed at Init).
+  if (on) {
     prof_ticks_.resize(nodes_.size() + 1);
     prof_nodes_.resize(nodes_.size());
-    prof_ticks_[0] = TickClock::Now();
+    prof_tsc_ = TickClock::UsesTsc();
   }
-  if (!allocated_) RETURN_IF_ERROR(AllocateTensors());
-  for (int i = 0; i < num_inputs(); ++i) {
-    const RtTensor& t = *input(i);
-    if (!t.data && t.num_elements() > 0) return Internal("input '" + t.name() + "' has no storage");
+}
+
+const std::vector<OpTiming>& SubgraphExec::last_profile() const {
+  if (profile_stale_) {
+    profile_.resize(prof_recorded_);
+    const TickClock::Converter to_ns = TickClock::Conversion();
+    for (size_t k = 0; k < prof_recorded_; ++k)
+      profile_[k] = {nodes_[prof_nodes_[k]].op_index, to_ns.ToSteadyNs(prof_ticks_[k]), to_ns.ToSteadyNs(prof_ticks_[k + 1])};
+    profile_stale_ = false;
+  }
+  return profile_;
+}
+
+Status SubgraphExec::RunNodes() {
+  const bool profiling = profiling_;
+  size_t recorded = 0;
+  if (profiling) prof_recorded_ = 0;
+  if (!allocated_) [[unlikely]] {
+    RETURN_IF_ERROR(AllocateTensors());
+  }
+  for (int32_t t : sg().inputs) {
+    const RtTensor& r = tensors_[t];
+    if (!r.data && r.num_elements() > 0) [[unlikely]]
+      return Internal("input '" + r.name() + "' has no storage");
   }
   in_invoke_ = true;
-  Status result = Status::Ok();
-  for (size_t n = 0; n < nodes_.size(); ++n) {
+  Status result;
+  const size_t num_nodes = nodes_.size();
+  for (size_t n = 0; n < num_nodes; ++n) {
     Node& node = nodes_[n];
     if (node.folded) continue;
-    if (owner_->cancel_.load(std::memory_order_relaxed)) {
+    if (owner_->cancel_.load(std::memory_order_relaxed)) [[unlikely]] {
       result = Cancelled("invoke cancelled before " + OpLabel(static_cast<int>(n)));
       break;
     }
-    if (node.reprepare_at_invoke || NodeHasDynamicInput(node)) {
+    if (profiling) {
+      if (recorded > 0) prof_ticks_[recorded] = TickClock::Read(prof_tsc_);
+      prof_nodes_[recorded++] = static_cast<uint32_t>(n);
+    }
+    if (node.reprepare_at_invoke || NodeHasDynamicInput(node)) [[unlikely]] {
       // Outputs of re-prepared ops get heap storage sized now.
       for (int32_t t : node.op->outputs)
         if (tensors_[t].alloc == Allocation::kNone) dynamic_[t] = 1;
@@ -753,40 +768,32 @@ Status SubgraphExec::Invoke() {
     KernelContext ctx = ContextFor(n);
     current_node_ = static_cast<int>(n);
     Status st = node.kernel->Invoke(ctx);
-    if (profiling_) {
-      prof_nodes_[recorded] = static_cast<uint32_t>(n);
-      prof_ticks_[++recorded] = TickClock::Now();
-    }
     current_node_ = -1;
-    if (!st.ok()) {
+    if (!st.ok()) [[unlikely]] {
       result = st.WithContext(OpLabel(static_cast<int>(n)));
       break;
     }
   }
   in_invoke_ = false;
-  if (profiling_) {
-    profile_.resize(recorded);
-    const TickClock::Converter to_ns = TickClock::Conversion();
-    for (size_t k = 0; k < recorded; ++k)
-      profile_[k] = {nodes_[prof_nodes_[k]].op_index, to_ns.ToSteadyNs(prof_ticks_[k]), to_ns.ToSteadyNs(prof_ticks_[k + 1])};
-  }
+  if (profiling) prof_recorded_ = recorded;
   return result;
 }
 
 double ProfilerCostPerOpNs() {
-  // The same bookkeeping SubgraphExec::Invoke does after each op (store the node, read the
-  // clock, store the tick), back to back; the fastest of many repetitions is the cost without
+  // The same bookkeeping SubgraphExec::RunNodes does at each op boundary (read the clock, store
+  // the tick and the node), back to back; the fastest of many repetitions is the cost without
   // interference from other processes.
   constexpr size_t kOps = 256;
   std::vector<uint64_t> ticks(kOps + 1);
   std::vector<uint32_t> nodes(kOps);
+  const bool tsc = TickClock::UsesTsc();
   double best = std::numeric_limits<double>::infinity();
   for (int rep = 0; rep < 64; ++rep) {
     size_t recorded = 0;
-    ticks[0] = TickClock::Now();
+    ticks[0] = TickClock::Read(tsc);
     for (size_t k = 0; k < kOps; ++k) {
       nodes[recorded] = static_cast<uint32_t>(k);
-      ticks[++recorded] = TickClock::Now();
+      ticks[++recorded] = TickClock::Read(tsc);
     }
     best = std::min(best, TickClock::ToNs(ticks[kOps] - ticks[0]) / static_cast<double>(kOps));
   }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_test_util.h"
+#include "eval/compare.h"
 #include "eval/npy.h"
 #include "format/reader.h"
 #include "optimize/quantize/quantize.h"
@@ -41,8 +42,9 @@ Graph IdentityClassifier() {
   return b.Finish();
 }
 
-// A small CNN classifier: [1,8,8,3] -> CONV 3x3 (16, RELU) -> CONV 3x3 (16, RELU) -> FC 10 -> SOFTMAX.
-Graph SmallCnn() {
+// A small CNN classifier: [1,8,8,3] -> CONV 3x3 (16, RELU) -> CONV 3x3 (16, RELU) -> FC 10 -> SOFTMAX
+// (RELU6 instead of RELU when `relu6`: the pair cross-layer equalization rescales).
+Graph SmallCnn(bool relu6 = false) {
   GraphBuilder b(5);
   const auto x = b.Input("image", DType::kFloat32, {1, 8, 8, 3});
   const auto w1 = b.ConstRandom("conv1/w", DType::kFloat32, {16, 3, 3, 3}, -0.5, 0.5);
@@ -51,7 +53,7 @@ Graph SmallCnn() {
   tflite::Conv2DOptionsT c;
   c.padding = tflite::Padding_SAME;
   c.stride_w = c.stride_h = 1;
-  c.fused_activation_function = tflite::ActivationFunctionType_RELU;
+  c.fused_activation_function = relu6 ? tflite::ActivationFunctionType_RELU6 : tflite::ActivationFunctionType_RELU;
   b.Op(BuiltinOperator_CONV_2D, {x, w1, b1}, {y1}, c);
   const auto w2 = b.ConstRandom("conv2/w", DType::kFloat32, {16, 3, 3, 16}, -0.3, 0.3);
   const auto b2 = b.ConstRandom("conv2/b", DType::kFloat32, {16}, -0.1, 0.1);
@@ -145,14 +147,15 @@ TEST(EvalCli, BadInputFailsCleanlyWithoutOutput) {
 }
 
 // Quantizes SmallCnn to int8 with the library; returns the int8 model's path.
-std::string WriteFloatAndInt8(const std::string& dir) {
-  Graph g = SmallCnn();
+// Writes f.tflite (SmallCnn) and its int8 quantization, returned. Without `equalize` each int8
+// tensor holds the float tensor's values; with it (the default of `edgeopt quantize`), conv1's
+// output channels are rescaled (compensated in conv2), which compare must recognize.
+std::string WriteFloatAndInt8(const std::string& dir, bool equalize = false, int* equalized_pairs = nullptr) {
+  Graph g = SmallCnn(/*relu6=*/equalize);
   EXPECT_TRUE(WriteModelFile(g, dir + "/f.tflite").ok());
   optimize::QuantizeOptions q;
   q.mode = optimize::QuantMode::kInt8;
-  // Layer-by-layer comparison needs each int8 tensor to hold the float tensor's values:
-  // cross-layer equalization rescales a producer's output channels (compensated in its consumer).
-  q.equalize = false;
+  q.equalize = equalize;
   for (int s = 0; s < 16; ++s) {
     eval::HostTensor t;
     t.type = DType::kFloat32;
@@ -165,6 +168,7 @@ std::string WriteFloatAndInt8(const std::string& dir) {
   }
   auto rep = optimize::QuantizeModel(g, q);
   EXPECT_TRUE(rep.ok()) << rep.status().ToString();
+  if (rep.ok() && equalized_pairs) *equalized_pairs = rep->equalized_pairs;
   EXPECT_TRUE(WriteModelFile(g, dir + "/q.tflite").ok());
   return dir + "/q.tflite";
 }
@@ -192,6 +196,8 @@ TEST(CompareCli, PerLayerMetricsOfAnInt8ModelAndSuggestions) {
     }
   }
   for (const char* t : {"conv1/relu", "conv2/relu", "logits", "probs"}) EXPECT_EQ(tensors.count(t), 1u) << t;
+  // Without equalization nothing is rescaled: quantization noise is not mistaken for it.
+  for (const auto& l : j["layers"]) EXPECT_FALSE(l["rescaled"].get<bool>()) << l.dump();
   ASSERT_EQ(j["outputs"].size(), 1u);
   EXPECT_TRUE(j["outputs"][0].contains("top1_agreement"));
   EXPECT_FALSE(j["worst_layers"].empty());
@@ -213,6 +219,46 @@ TEST(CompareCli, PerLayerMetricsOfAnInt8ModelAndSuggestions) {
   EXPECT_NE(r.exit_code, 0) << Describe(r);
   EXPECT_FALSE(r.signaled);
   EXPECT_FALSE(fs::exists(dir + "/bad.json"));
+  fs::remove_all(dir);
+}
+
+TEST(CompareCli, EqualizedTensorsAreMeasuredAfterUndoingTheRescale) {
+  const std::string dir = MakeTempDir("cli_compare_eq");
+  int pairs = 0;
+  const std::string q = WriteFloatAndInt8(dir, /*equalize=*/true, &pairs);
+  ASSERT_GE(pairs, 1) << "the test model must have an equalized pair";
+  CliResult r = RunEdgeopt({"compare", dir + "/f.tflite", q, "--data", "random:6", "--json", dir + "/c.json", "--csv",
+                            dir + "/c.csv"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const auto j = ReadJson(dir + "/c.json");
+  ASSERT_TRUE(j.is_object()) << ReadTextFile(dir + "/c.json");
+  std::set<std::string> rescaled;
+  for (const auto& l : j["layers"]) {
+    if (!l["rescaled"].get<bool>()) continue;
+    rescaled.insert(l["tensor"].get<std::string>());
+    // As matched, the rescaled tensor looks far off; after undoing the fitted factors its error is
+    // quantization noise, like the other int8 layers.
+    EXPECT_GT(l["snr_db"].get<double>(), l["snr_db_as_matched"].get<double>() + 6.0) << l.dump();
+    EXPECT_GT(l["snr_db"].get<double>(), 10.0) << l.dump();
+    EXPECT_LT(l["rmse_over_scale"].get<double>(), 5.0) << l.dump();
+    const double lo = l["rescale_factor_min"].get<double>(), hi = l["rescale_factor_max"].get<double>();
+    EXPECT_GT(lo, 0.0) << l.dump();
+    EXPECT_TRUE(hi >= eval::kRescaleFactorFar || 1.0 / lo >= eval::kRescaleFactorFar) << l.dump();
+  }
+  // The producer of the equalized pair is recognized; its consumer's output is unchanged by
+  // equalization and is not.
+  EXPECT_EQ(rescaled, std::set<std::string>{"conv1/relu"});
+  EXPECT_NE(r.out.find("rescaled (equalized)"), std::string::npos) << r.out;
+  // Not ranked worst for an error equalization made up: the worst layer is not the rescaled one
+  // unless its error after undoing the factors says so (its own SNR is that of quantization).
+  for (const auto& w : j["worst_layers"]) {
+    for (const auto& l : j["layers"]) {
+      if (l["tensor"] != w || !rescaled.count(w.get<std::string>())) continue;
+      EXPECT_GT(l["own_snr_db"].get<double>(), 10.0) << l.dump();
+    }
+  }
+  const std::string csv = ReadTextFile(dir + "/c.csv");
+  EXPECT_NE(csv.find(",rescaled\n"), std::string::npos) << csv;
   fs::remove_all(dir);
 }
 

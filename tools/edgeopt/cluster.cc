@@ -119,14 +119,6 @@ int RunCluster(const ClusterFlags& f) {
                           std::to_string(r.skipped.size()) + " left out"});
   t.AddRow({"storage", "dense float32, at most " + std::to_string(max_distinct) + " distinct values per " +
                            (o.per_channel ? "channel" : "layer") + " (a standard .tflite)"});
-  std::cout << t.Render("  ") << "\n" << SizeTable(before, after, "  ") << "\n";
-  std::cout << "  agreement with the original (edgeopt runtime)\n";
-  if (agreement.ok()) {
-    std::cout << AgreementText(*agreement, "    ");
-  } else {
-    std::cout << "    not measured: " << Printable(agreement.status().message()) << "\n";
-  }
-  std::cout << "\n";
   TextTable layers({"tensor", "op", "shape", "params", "distinct", "sparsity", "rmse"});
   layers.AlignRight(3);
   layers.AlignRight(4);
@@ -136,11 +128,7 @@ int RunCluster(const ClusterFlags& f) {
                    GroupDigits(l.distinct_before) + " -> " + GroupDigits(l.distinct_after),
                    Pct(l.params ? static_cast<double>(l.zeros_after) / l.params : 0.0), Rmse(l.rmse, l.max_abs_weight)});
   }
-  std::cout << layers.Render("  ");
-  if (!r.skipped.empty()) {
-    std::cout << "\n  left out:\n";
-    for (const auto& s : r.skipped) std::cout << "    " << Printable(s) << "\n";
-  }
+  PrintShrinkReport(t, *out, layers, r.skipped);
   for (const auto& n : r.notes) Warn(kCmd, n);
   return kExitOk;
 }

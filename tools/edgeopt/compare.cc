@@ -89,6 +89,12 @@ nlohmann::ordered_json ReportJson(const CompareFlags& f, const eval::CompareRepo
     e["input_snr_db"] = JsonNumber(l.input_snr_db);
     e["own_snr_db"] = JsonNumber(l.own_snr_db);
     e["flagged"] = l.flagged;
+    e["rescaled"] = l.rescaled;
+    if (l.rescaled) {
+      e["rescale_factor_min"] = l.rescale_min;
+      e["rescale_factor_max"] = l.rescale_max;
+      e["snr_db_as_matched"] = JsonNumber(l.snr_as_matched_db);
+    }
     layers.push_back(e);
   }
   j["layers"] = layers;
@@ -126,7 +132,7 @@ std::string CsvField(const std::string& s) {
 std::string ReportCsv(const eval::CompareReport& r) {
   std::ostringstream s;
   s << "index,op_index,op,tensor,candidate_tensor,candidate_dtype,match,shape,rmse,max_abs,mean_abs,snr_db,cosine,"
-       "rmse_over_scale,input_snr_db,own_snr_db,flagged,is_output\n";
+       "rmse_over_scale,input_snr_db,own_snr_db,flagged,is_output,rescaled\n";
   auto num = [](double v) { return std::isnan(v) || std::isinf(v) ? std::string(std::isinf(v) && v > 0 ? "inf" : "")
                                                                    : Fmt(v, "%.9g"); };
   for (size_t i = 0; i < r.layers.size(); ++i) {
@@ -135,7 +141,7 @@ std::string ReportCsv(const eval::CompareReport& r) {
       << l.cand_dtype << ',' << l.method << ',' << CsvField(ShapeText(l.shape)) << ',' << num(l.stats.rmse) << ','
       << num(l.stats.max_abs) << ',' << num(l.stats.mean_abs) << ',' << num(l.stats.snr_db) << ',' << num(l.stats.cosine)
       << ',' << num(l.stats.rmse_over_scale) << ',' << num(l.input_snr_db) << ',' << num(l.own_snr_db) << ','
-      << (l.flagged ? 1 : 0) << ',' << (l.is_output ? 1 : 0) << '\n';
+      << (l.flagged ? 1 : 0) << ',' << (l.is_output ? 1 : 0) << ',' << (l.rescaled ? 1 : 0) << '\n';
   }
   return s.str();
 }
@@ -219,6 +225,7 @@ int RunCompare(const CompareFlags& f) {
   for (size_t i = 0; i < limit; ++i) {
     const auto& l = r->layers[i];
     std::string mark = l.flagged ? "> 0.7" : "";
+    if (l.rescaled) mark += (mark.empty() ? "" : ", ") + std::string("rescaled (equalized)");
     for (size_t k = 0; k < r->worst.size(); ++k)
       if (r->worst[k] == i) mark += (mark.empty() ? "" : ", ") + std::string("worst #") + std::to_string(k + 1);
     std::string name = l.tensor;
@@ -233,6 +240,13 @@ int RunCompare(const CompareFlags& f) {
               << t.Render("  ");
     if (limit < r->layers.size())
       std::cout << "  ... " << r->layers.size() - limit << " more layers (--layers all lists every one)\n";
+    for (size_t i = 0; i < limit; ++i) {
+      const auto& l = r->layers[i];
+      if (!l.rescaled) continue;
+      std::cout << "  rescaled (equalized) " << Printable(l.tensor) << ": the candidate is the reference times a factor per "
+                << "channel (" << Fmt(1.0 / l.rescale_max, "%.3g") << " to " << Fmt(1.0 / l.rescale_min, "%.3g")
+                << "); metrics after undoing it (SNR as matched " << Db(l.snr_as_matched_db) << " dB)\n";
+    }
   }
 
   std::cout << "\nOutputs\n";
@@ -306,6 +320,11 @@ Per layer: RMSE, max abs error, SNR (dB), cosine similarity; for quantized candi
 RMSE/scale (0.29 = pure rounding noise; flagged above 0.7); own SNR, the layer's SNR with its
 inputs' error taken out. The quantized layers with the lowest own SNR are the worst; the
 suggestion is an `edgeopt quantize --skip-tensor` flag keeping them in float.
+Cross-layer equalization (on by default in `edgeopt quantize`) multiplies a producer's output
+channels by factors its consumer undoes: when one positive factor per channel (least squares)
+explains a tensor's error far better than one factor for the whole tensor and the factors are
+far from 1, the tensor is marked "rescaled (equalized)" (JSON "rescaled") and its metrics are
+computed after undoing the fitted factors (a second pass over the samples).
 
 )HELP") + kDataHelp + R"HELP(
 

@@ -210,4 +210,20 @@ Status WriteJson(const std::string& path, const nlohmann::ordered_json& j) {
   return WriteFileAtomically(path, text.data(), text.size());
 }
 
+void PrintShrinkReport(const TextTable& summary, const WrittenModel& written, const TextTable& layers,
+                       const std::vector<std::string>& skipped) {
+  std::cout << summary.Render("  ") << "\n" << SizeTable(written.before, written.after, "  ") << "\n";
+  std::cout << "  agreement with the original (edgeopt runtime)\n";
+  if (written.agreement.ok()) {
+    std::cout << AgreementText(*written.agreement, "    ");
+  } else {
+    std::cout << "    not measured: " << Printable(written.agreement.status().message()) << "\n";
+  }
+  std::cout << "\n" << layers.Render("  ");
+  if (!skipped.empty()) {
+    std::cout << "\n  left out:\n";
+    for (const auto& s : skipped) std::cout << "    " << Printable(s) << "\n";
+  }
+}
+
 }  // namespace edgeopt::cli

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/status.h"
+#include "core/text_format.h"
 #include "eval/agreement.h"
 #include "graph/graph.h"
 #include "optimize/compression.h"
@@ -61,6 +62,11 @@ nlohmann::ordered_json SizesJson(const optimize::CompressedSizes& before, const 
 
 // "8 seeded random inputs: 'scores' SNR 24.1 dB, top-1 8/8 (100%)" (one line per output).
 std::string AgreementText(const Agreement& a, const std::string& indent);
+
+// The text report prune and cluster print after "wrote FILE": their summary table, the file
+// sizes, the agreement (or why it was not measured), the per-layer table and the tensors left out.
+void PrintShrinkReport(const TextTable& summary, const WrittenModel& written, const TextTable& layers,
+                       const std::vector<std::string>& skipped);
 nlohmann::ordered_json AgreementJson(const Agreement& a);
 
 // Writes `j` to FILE atomically ("-": stdout).

@@ -122,14 +122,6 @@ int RunPrune(const PruneFlags& f) {
   t.AddRow({"encoding", o.encode_sparse ? std::to_string(r.sparse_encoded) +
                                               " weight tensor(s) stored sparse (.tflite SparsityParameters + DENSIFY)"
                                         : "dense float32 with exact zeros (--encode sparse stores them sparse)"});
-  std::cout << t.Render("  ") << "\n" << SizeTable(before, after, "  ") << "\n";
-  std::cout << "  agreement with the original (edgeopt runtime)\n";
-  if (agreement.ok()) {
-    std::cout << AgreementText(*agreement, "    ");
-  } else {
-    std::cout << "    not measured: " << Printable(agreement.status().message()) << "\n";
-  }
-  std::cout << "\n";
   TextTable layers({"tensor", "op", "shape", "params", "sparsity", "stored"});
   layers.AlignRight(3);
   layers.AlignRight(4);
@@ -140,11 +132,7 @@ int RunPrune(const PruneFlags& f) {
     layers.AddRow({Printable(l.tensor), l.op, ShapeText(l.shape), GroupDigits(l.params), sparsity,
                    (l.sparse_encoded ? "sparse " : "") + HumanBytes(l.bytes_after)});
   }
-  std::cout << layers.Render("  ");
-  if (!r.skipped.empty()) {
-    std::cout << "\n  left out:\n";
-    for (const auto& s : r.skipped) std::cout << "    " << Printable(s) << "\n";
-  }
+  PrintShrinkReport(t, *out, layers, r.skipped);
   return kExitOk;
 }
 

@@ -3,6 +3,7 @@
 // validation of quantization parameters every quantized kernel needs.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "core/status.h"
 #include "runtime/kernel.h"
+#include "runtime/thread_pool.h"
 
 namespace edgeopt::kernels {
 
@@ -28,6 +30,38 @@ struct WindowGeometry {
   int out_h = 0, out_w = 0;
   int pad_h = 0, pad_w = 0;  // leading (top/left) padding; the trailing side gets the rest
 };
+
+// One output pixel of a pooling window, clipped to the image: rows [fy_begin, fy_end) and
+// columns [fx_begin, fx_end) of the filter lie inside, starting at image row y0 + fy_begin and
+// column x0 + fx_begin of batch b.
+struct ClippedWindow {
+  int64_t row = 0;  // b * out_h + oy: output row over all batches
+  int b = 0, ox = 0;
+  int y0 = 0, x0 = 0;
+  int fy_begin = 0, fy_end = 0, fx_begin = 0, fx_end = 0;
+};
+
+// Calls fn(const ClippedWindow&) for every output pixel of `batches` images, output rows split
+// over the thread pool (pooling: each window reads only the valid part of the image).
+template <typename Fn>
+void ForEachClippedWindow(rt::ThreadPool& threads, int batches, const WindowGeometry& g, const WindowSpec& s, Fn&& fn) {
+  threads.ParallelFor(int64_t{batches} * g.out_h, 1, [&](int64_t begin, int64_t end) {
+    ClippedWindow w;
+    for (w.row = begin; w.row < end; ++w.row) {
+      w.b = static_cast<int>(w.row / g.out_h);
+      const int oy = static_cast<int>(w.row % g.out_h);
+      w.y0 = oy * s.stride_h - g.pad_h;
+      w.fy_begin = std::max(0, -w.y0);
+      w.fy_end = std::min(s.filter_h, g.in_h - w.y0);
+      for (w.ox = 0; w.ox < g.out_w; ++w.ox) {
+        w.x0 = w.ox * s.stride_w - g.pad_w;
+        w.fx_begin = std::max(0, -w.x0);
+        w.fx_end = std::min(s.filter_w, g.in_w - w.x0);
+        fn(static_cast<const ClippedWindow&>(w));
+      }
+    }
+  });
+}
 
 // Validates the spec (positive strides, dilations and filter sizes, SAME or VALID padding) and
 // computes the geometry as LiteRT's ComputePaddingHeightWidth. Errors name the op.

@@ -59,25 +59,15 @@ class PoolKernel : public rt::OpKernel {
 template <typename Fn>
 void PoolKernel::ForEachWindow(rt::KernelContext& ctx, Fn&& fn) const {
   const WindowGeometry g = g_;
-  const WindowSpec s = spec_;
   const int channels = channels_;
-  ctx.threads().ParallelFor(int64_t{batches_} * g.out_h, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t row = begin; row < end; ++row) {
-      const int b = static_cast<int>(row / g.out_h), oy = static_cast<int>(row % g.out_h);
-      const int y0 = oy * s.stride_h - g.pad_h;
-      const int fy_begin = std::max(0, -y0), fy_end = std::min(s.filter_h, g.in_h - y0);
-      for (int ox = 0; ox < g.out_w; ++ox) {
-        const int x0 = ox * s.stride_w - g.pad_w;
-        const int fx_begin = std::max(0, -x0), fx_end = std::min(s.filter_w, g.in_w - x0);
-        for (int c = 0; c < channels; ++c) {
-          const int64_t out_index = ((row * g.out_w) + ox) * channels + c;
-          fn(out_index, [&](auto&& visit) {
-            for (int fy = fy_begin; fy < fy_end; ++fy)
-              for (int fx = fx_begin; fx < fx_end; ++fx)
-                visit(((int64_t{b} * g.in_h + y0 + fy) * g.in_w + x0 + fx) * channels + c);
-          });
-        }
-      }
+  ForEachClippedWindow(ctx.threads(), batches_, g, spec_, [&](const ClippedWindow& w) {
+    for (int c = 0; c < channels; ++c) {
+      const int64_t out_index = ((w.row * g.out_w) + w.ox) * channels + c;
+      fn(out_index, [&](auto&& visit) {
+        for (int fy = w.fy_begin; fy < w.fy_end; ++fy)
+          for (int fx = w.fx_begin; fx < w.fx_end; ++fx)
+            visit(((int64_t{w.b} * g.in_h + w.y0 + fy) * g.in_w + w.x0 + fx) * channels + c);
+      });
     }
   });
 }

@@ -54,21 +54,12 @@ class PoolFastKernel final : public FastKernel {
     const WindowSpec s = spec_;
     const int channels = channels_, c8 = channels_ / 8 * 8;
     const int64_t row_stride = int64_t{g.in_w} * channels;
-    ctx.threads().ParallelFor(int64_t{batches_} * g.out_h, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t row = begin; row < end; ++row) {
-        const int b = static_cast<int>(row / g.out_h), oy = static_cast<int>(row % g.out_h);
-        const int y0 = oy * s.stride_h - g.pad_h;
-        const int fy_begin = std::max(0, -y0), fy_end = std::min(s.filter_h, g.in_h - y0);
-        for (int ox = 0; ox < g.out_w; ++ox) {
-          const int x0 = ox * s.stride_w - g.pad_w;
-          const int fx_begin = std::max(0, -x0), fx_end = std::min(s.filter_w, g.in_w - x0);
-          const T* win = in + ((int64_t{b} * g.in_h + y0 + fy_begin) * g.in_w + x0 + fx_begin) * channels;
-          T* o = out + (row * g.out_w + ox) * channels;
-          const int rows = fy_end - fy_begin, cols = fx_end - fx_begin;
-          if (c8) qconv::PoolPixel<T>(average_, win, rows, cols, row_stride, channels, o, c8, lo_, hi_);
-          for (int c = c8; c < channels; ++c) o[c] = TailChannel(win + c, rows, cols, row_stride, channels);
-        }
-      }
+    ForEachClippedWindow(ctx.threads(), batches_, g, s, [&](const ClippedWindow& w) {
+      const T* win = in + ((int64_t{w.b} * g.in_h + w.y0 + w.fy_begin) * g.in_w + w.x0 + w.fx_begin) * channels;
+      T* o = out + (w.row * g.out_w + w.ox) * channels;
+      const int rows = w.fy_end - w.fy_begin, cols = w.fx_end - w.fx_begin;
+      if (c8) qconv::PoolPixel<T>(average_, win, rows, cols, row_stride, channels, o, c8, lo_, hi_);
+      for (int c = c8; c < channels; ++c) o[c] = TailChannel(win + c, rows, cols, row_stride, channels);
     });
   }
 

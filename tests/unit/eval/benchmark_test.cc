@@ -141,6 +141,13 @@ TEST_F(BenchmarkTest, ProfileTraceAndReports) {
   for (const auto& op : r->ops) EXPECT_GE(op.avg_ms, 0);
   EXPECT_GE(r->profile_runs_averaged, 1);
   EXPECT_LE(r->profile_runs_averaged, r->profile_runs);
+  // The accounting: per-op sum + time outside ops = the unprofiled invoke they are checked
+  // against, a mean of measured runs (so within their range).
+  EXPECT_NEAR(r->profiled_ops_sum_ms + r->outside_ops_ms, r->unprofiled_invoke_ref_ms, 1e-12);
+  EXPECT_GE(r->unprofiled_invoke_ref_ms, r->latency.min);
+  EXPECT_LE(r->unprofiled_invoke_ref_ms, r->latency.max);
+  EXPECT_NEAR(r->ops_coverage_pct(), 100.0 * r->profiled_ops_sum_ms / r->unprofiled_invoke_ref_ms, 1e-9);
+  EXPECT_GT(r->profiled_invoke_ref_ms, 0);
 
   // Trace: one op event per run for each op that runs; one invoke event per run.
   std::map<int, std::map<int, int>> per_run;  // run -> op index -> events
@@ -177,11 +184,15 @@ TEST_F(BenchmarkTest, ProfileTraceAndReports) {
   for (const char* k : {"mean", "std", "min", "p50", "p90", "p99", "count"}) EXPECT_TRUE(j[0]["latency_ms"].contains(k)) << k;
   for (const char* k : {"arena_bytes", "packed_weight_bytes", "peak_rss_bytes"}) EXPECT_TRUE(j[0]["memory"].contains(k)) << k;
   for (const char* k : {"index", "type", "kernel", "ms", "percent", "macs"}) EXPECT_TRUE(j[0]["ops"][1].contains(k)) << k;
-  for (const char* k : {"overhead_ns_per_op", "profiler_clock", "overhead_percent", "raw_ops_sum_ms", "ops_sum_ms"})
+  for (const char* k : {"overhead_ns_per_op", "profiler_clock", "overhead_percent", "raw_ops_sum_ms", "ops_sum_ms",
+                        "outside_ops_ns", "unprofiled_invoke_ref_ms", "profiled_invoke_ref_ms"})
     EXPECT_TRUE(j[0]["profile"].contains(k)) << k;
+  EXPECT_NEAR(j[0]["profile"]["outside_ops_ns"].get<double>(), r->outside_ops_ms * 1e6, 1e-9);
 
   const std::string text = FormatBenchText(*r);
-  for (const char* s : {"Per-op profile (mean of 1 of 5 profiled runs", "folded at init", "By op type", "Slowest 3 ops",
+  const std::string averaged = "Per-op profile (mean of " + std::to_string(r->profile_runs_averaged) + " of 5 profiled runs";
+  EXPECT_NE(text.find(averaged), std::string::npos) << text;
+  for (const char* s : {"outside ops ", "ns per invoke (interpreter", "folded at init", "By op type", "Slowest 3 ops",
                         "per-op sum", "profiler overhead: ", "ns per op", "subtracted; profiled invoke ",
                         "latency (median): "})
     EXPECT_NE(text.find(s), std::string::npos) << s << "\n" << text;

@@ -439,9 +439,20 @@ TEST(Interpreter, ProfilingRecordsEveryExecutedOp) {
   // A second invoke reuses the buffers and records the same ops again (not appended).
   ASSERT_TRUE(it.Invoke().ok());
   EXPECT_EQ(it.last_profile().size(), 5u);
+  const std::vector<OpTiming> profiled = it.last_profile();
   it.EnableProfiling(false);
   ASSERT_TRUE(it.Invoke().ok());
-  EXPECT_EQ(it.last_profile().size(), 5u);  // the last profiled invoke stays readable
+  // The last profiled invoke stays readable, unchanged by unprofiled ones.
+  ASSERT_EQ(it.last_profile().size(), 5u);
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(it.last_profile()[i].begin_ns, profiled[i].begin_ns);
+    EXPECT_EQ(it.last_profile()[i].end_ns, profiled[i].end_ns);
+  }
+  // A profiled invoke after that replaces it (ticks become times when asked for).
+  it.EnableProfiling(true);
+  ASSERT_TRUE(it.Invoke().ok());
+  ASSERT_EQ(it.last_profile().size(), 5u);
+  EXPECT_GE(it.last_profile()[0].begin_ns, profiled[4].end_ns);
 }
 
 TEST(Interpreter, ProfilerCostPerOpIsMeasured) {
