@@ -20,8 +20,8 @@
 // stored in a second pass. When it fits, the pair rows hold raw input values (the zero point is
 // folded into the bias), and in the short requantization form weights and bias are doubled so the
 // results come out in the high dwords of the 64-bit products (FinishPlan).
-// Stride-1 outputs 5 or 7 pixels wide (kws_dscnn, MobileNetV2's 7x7) use instantiations of that
-// loop with the width as a compile-time constant (variants .../3x3s1/w5, .../3x3s1/w7).
+// Stride-1 outputs 1 to 8 pixels wide (e.g. kws_dscnn's 25x5, MobileNetV2's 7x7) use instantiations
+// of that loop with the width as a compile-time constant (variants .../3x3s1/w1 ... /w8).
 #pragma once
 
 #include <cstddef>

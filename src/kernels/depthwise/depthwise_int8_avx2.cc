@@ -584,23 +584,23 @@ K3Fn PickK3Mode(const Plan& p) {
   }
 }
 
-// Output widths with their own instantiation of the stride-1 3x3 loop (variant .../3x3s1/wN):
-// 5 (kws_dscnn's 25x5 maps) and 7 (MobileNetV2's last 7x7 layers); 0 = any width.
+// Narrow stride-1 outputs (1 to kNarrowK3 pixels wide: the last stages of most CNNs, audio and
+// keyword-spotting maps) have their own instantiation of the loop with the width as a
+// compile-time constant (variant .../3x3s1/wN); 0 = any width, the generic row loop.
+constexpr int kNarrowK3 = 8;
 int K3Width(const Plan& p) {
   if (p.j_step != 2) return 0;
-  return p.g.out_w == 5 || p.g.out_w == 7 ? p.g.out_w : 0;
+  return p.g.out_w >= 1 && p.g.out_w <= kNarrowK3 ? p.g.out_w : 0;
 }
 
-template <int kJ, bool kUnsigned>
+template <int kJ, bool kUnsigned, int kW = kNarrowK3>
 K3Fn PickK3Width(const Plan& p) {
-  if constexpr (kJ == 2) {
-    switch (K3Width(p)) {
-      case 5: return PickK3Mode<kJ, kUnsigned, 5>(p);
-      case 7: return PickK3Mode<kJ, kUnsigned, 7>(p);
-      default: break;
-    }
+  if constexpr (kJ == 2 && kW >= 1) {
+    if (K3Width(p) == kW) return PickK3Mode<kJ, kUnsigned, kW>(p);
+    return PickK3Width<kJ, kUnsigned, kW - 1>(p);
+  } else {
+    return PickK3Mode<kJ, kUnsigned, 0>(p);
   }
-  return PickK3Mode<kJ, kUnsigned, 0>(p);
 }
 
 template <int kJ>
@@ -833,7 +833,11 @@ void FinishPlan(Plan* p, int32_t input_zero_point) {
 
 const char* LoopName(const Plan& p) {
   switch (K3Step(p)) {
-    case 2: return K3Width(p) == 5 ? "3x3s1/w5" : K3Width(p) == 7 ? "3x3s1/w7" : "3x3s1";
+    case 2: {
+      static const char* const kNames[kNarrowK3 + 1] = {"3x3s1",    "3x3s1/w1", "3x3s1/w2", "3x3s1/w3", "3x3s1/w4",
+                                                        "3x3s1/w5", "3x3s1/w6", "3x3s1/w7", "3x3s1/w8"};
+      return kNames[K3Width(p)];
+    }
     case 1: return "3x3s2";
     default: return "generic";
   }

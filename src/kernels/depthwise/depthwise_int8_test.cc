@@ -265,8 +265,8 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeLoop) {
       }
 }
 
-// The stride-1 3x3 loop instantiated for output widths 5 and 7 (variants .../3x3s1/w5 and
-// .../3x3s1/w7, checked): SAME and VALID padding (input widths 5/7 and 7/9), channel counts that
+// The stride-1 3x3 loop instantiated for narrow output widths 1-8 (variants .../3x3s1/wN,
+// checked): SAME and VALID padding (input widths 5/7 and 7/9), channel counts that
 // are not multiples of 8/16, heights below and above the batch of rows, vertical dilation, batch
 // 2, 1 and 2 threads, int8 and uint8, the three requantization forms.
 TEST_F(DepthwiseInt8Fast, ThreeByThreeNarrowWidths) {
@@ -275,7 +275,11 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeNarrowWidths) {
   };
   const S shapes[] = {{1, 25, 5, 64, 1, tflite::Padding_SAME}, {2, 3, 7, 13, 1, tflite::Padding_VALID},
                       {1, 30, 7, 40, 1, tflite::Padding_SAME}, {1, 9, 9, 20, 2, tflite::Padding_VALID},
-                      {2, 7, 5, 5, 1, tflite::Padding_SAME},   {1, 1, 7, 72, 1, tflite::Padding_SAME}};
+                      {2, 7, 5, 5, 1, tflite::Padding_SAME},   {1, 1, 7, 72, 1, tflite::Padding_SAME},
+                      {1, 6, 1, 9, 1, tflite::Padding_SAME},   {1, 5, 4, 24, 1, tflite::Padding_VALID},
+                      {2, 4, 3, 17, 1, tflite::Padding_SAME},  {1, 11, 4, 33, 1, tflite::Padding_SAME},
+                      {1, 8, 8, 16, 1, tflite::Padding_VALID}, {1, 3, 8, 7, 1, tflite::Padding_SAME},
+                      {1, 12, 10, 8, 1, tflite::Padding_VALID}};
   int i = 0;
   for (const S& sh : shapes)
     for (Path p : {Path::kInt8, Path::kUInt8})
@@ -293,10 +297,10 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeNarrowWidths) {
         c.multiplier_above_one = form == 1 ? 1.7f : 0;
         c.huge_bias = form == 2;
         const int out_w = OutSize(c.padding, c.w, 3, 1, 1);
-        ASSERT_TRUE(out_w == 5 || out_w == 7) << c.Describe();
+        ASSERT_TRUE(out_w >= 1 && out_w <= 8) << c.Describe();
         testing::FastCheck check;
         check.op_type = "DEPTHWISE_CONV_2D";
-        check.variant = out_w == 5 ? "avx2/3x3s1/w5" : "avx2/3x3s1/w7";
+        check.variant = "avx2/3x3s1/w" + std::to_string(out_w);
         check.threads = 1 + i % 2;
         check.seed = 1700 + i++;
         testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
