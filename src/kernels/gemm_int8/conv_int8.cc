@@ -27,6 +27,16 @@ struct ConvGeom {
   int k_h = 0, k_w = 0;
   int stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1, pad_h = 0, pad_w = 0;
   bool pointwise = false;  // 1x1, stride 1, no padding: A row m is input pixel m
+  // The output pixel after (b, oy, ox) in row-major order (the rows of the GEMM's A).
+  void NextPixel(int* b, int* oy, int* ox) const {
+    if (++*ox == out_w) {
+      *ox = 0;
+      if (++*oy == out_h) {
+        *oy = 0;
+        ++*b;
+      }
+    }
+  }
 };
 
 // im2col of rows [row0, row0 + rows): row m = (batch, oy, ox) holds, for each (ky, kx), the
@@ -55,13 +65,7 @@ class ConvPacker final : public APacker {
         PackRow(b, oy, ox, zp, row);
       }
       if (K < lda) row[K] = 0;  // the odd k's partner (its weights are zero; keep it defined)
-      if (++ox == g_.out_w) {
-        ox = 0;
-        if (++oy == g_.out_h) {
-          oy = 0;
-          ++b;
-        }
-      }
+      g_.NextPixel(&b, &oy, &ox);
     }
   }
 
@@ -188,13 +192,7 @@ class PaddedPacker final : public APacker {
             CopyRun(src + ky * ky_step + int64_t{kx} * g_.dil_w * C, C, row + ky * seg + kx * C);
       }
       if (K < lda) row[K] = 0;  // the odd k's partner (its weights are zero; keep it defined)
-      if (++ox == g_.out_w) {
-        ox = 0;
-        if (++oy == g_.out_h) {
-          oy = 0;
-          ++b;
-        }
-      }
+      g_.NextPixel(&b, &oy, &ox);
     }
   }
 

@@ -119,97 +119,18 @@ int64_t InRangeAcc(std::mt19937_64& rng, int32_t bias, int32_t m, int shift, int
   return std::clamp<int64_t>(x - bias, -bound, bound);
 }
 
-// The folded-bias output stage (Requant8::bias_folded) against the reference formula, with
-// accumulators up to the stated bound, biases that bring |acc + bias| right up to 2^31 - 1,
-// extreme multipliers and every right shift; and the cases where folding must be refused.
-TEST_F(QGemmTest, FoldedBiasRequantizationMatchesRuy) {
-  std::mt19937_64 rng(3);
-  const int N = 37;  // not a multiple of 8 or 16
-  std::vector<int32_t> ms = {0, 1 << 30, (1 << 30) + 1, INT32_MAX, INT32_MAX - 1, 1518500250};
-  int64_t checked = 0;
-  for (int shift = -31; shift <= 0; ++shift)
-    for (int32_t m0 : ms)
-      for (bool uns : {false, true}) {
-        std::vector<int32_t> mult(N), bias(N);
-        std::vector<int> shifts(N);
-        std::vector<int64_t> bound(N);
-        for (int n = 0; n < N; ++n) {
-          mult[n] = n % 3 == 0 ? m0 : (1 << 30) + static_cast<int32_t>(rng() % (1u << 30));
-          shifts[n] = n % 2 == 0 ? shift : -static_cast<int>(rng() % 32);
-          bound[n] = static_cast<int64_t>(rng() % (int64_t{1} << 31));
-          const int64_t room = (int64_t{1} << 31) - 1 - bound[n];
-          const int64_t b = n % 4 == 0 ? room : static_cast<int64_t>(rng() % static_cast<uint64_t>(room + 1));
-          bias[n] = static_cast<int32_t>(n % 2 == 0 ? b : -b);
-        }
-        const int32_t lo = uns ? 0 : -128, hi = uns ? 255 : 127, z = uns ? 3 : -7;
-        Requant8 q;
-        BuildRequant8(N, bias.data(), mult, shifts, z, lo, hi, &q, bound.data());
-        ASSERT_TRUE(q.bias_folded) << "shift " << shift;
-        for (int rep = 0; rep < 8; ++rep)
-          for (int col0 = 0; col0 < N; col0 += kNR) {
-            const int cols = std::min(kNR, N - col0);
-            alignas(32) int32_t acc[kMR * kNR];
-            for (int i = 0; i < kMR * kNR; ++i) {
-              const int n = col0 + i % kNR;
-              const int64_t bd = n < N ? bound[n] : 0;
-              // Both ends of the bound, random values in between, and (rep >= 3) values whose
-              // result lands inside the 8-bit range, next to rounding boundaries.
-              const int64_t v = rep == 0   ? bd
-                                : rep == 1 ? -bd
-                                : rep == 2 ? static_cast<int64_t>(rng() % (2 * bd + 1)) - bd
-                                : n < N    ? InRangeAcc(rng, bias[n], mult[n], shifts[n], bd)
-                                           : 0;
-              acc[i] = static_cast<int32_t>(v);
-            }
-            std::vector<uint8_t> out(static_cast<size_t>(kMR) * N);  // C is kMR x N
-            GemmOutput o;
-            o.kind = uns ? OutKind::kUInt8 : OutKind::kInt8;
-            o.q8 = &q;
-            o.c = out.data();
-            o.ldc = N;
-            StoreTile(o, acc, kMR, 0, col0, cols);
-            for (int r = 0; r < kMR; ++r)
-              for (int j = 0; j < cols; ++j) {
-                const int n = col0 + j;
-                const int32_t x = kernels::WrapToInt32(int64_t{acc[r * kNR + j]} + bias[n]);
-                int32_t v = kernels::MultiplyByQuantizedMultiplierRuy(x, mult[n], shifts[n]);
-                v = static_cast<int32_t>(static_cast<uint32_t>(v) + static_cast<uint32_t>(z));
-                v = std::min(std::max(v, lo), hi);
-                const uint8_t g = out[static_cast<size_t>(r) * N + n];
-                const int32_t got = uns ? g : static_cast<int8_t>(g);
-                ASSERT_EQ(got, v) << "acc " << acc[r * kNR + j] << " bias " << bias[n] << " m " << mult[n]
-                                  << " shift " << shifts[n];
-                ++checked;
-              }
-          }
-      }
-  EXPECT_GT(checked, 50000);
-
-  // Refused: a bound that lets acc + bias reach 2^31, any left shift, or no bound at all.
-  std::vector<int32_t> bias = {100, -5};
-  std::vector<int64_t> bound = {(int64_t{1} << 31) - 100, 10};
-  Requant8 q;
-  BuildRequant8(2, bias.data(), {1 << 30, 1 << 30}, {-1, -1}, 0, -128, 127, &q, bound.data());
-  EXPECT_FALSE(q.bias_folded);
-  bound[0] -= 1;
-  BuildRequant8(2, bias.data(), {1 << 30, 1 << 30}, {-1, -1}, 0, -128, 127, &q, bound.data());
-  EXPECT_TRUE(q.bias_folded);
-  BuildRequant8(2, bias.data(), {1 << 30, 1 << 30}, {-1, 1}, 0, -128, 127, &q, bound.data());
-  EXPECT_FALSE(q.bias_folded);
-  BuildRequant8(2, bias.data(), {1 << 30, 1 << 30}, {-1, -1}, 0, -128, 127, &q);
-  EXPECT_FALSE(q.bias_folded);
-}
-
-// The half-range output stage (Requant8::half_range) against the reference formula: |acc + bias|
-// up to 2^30 - 1, extreme multipliers, every right shift 0..30, N not a multiple of 8 or 16;
-// and the cases where it must be refused (bound reaching 2^30, a right shift of 31, a left shift).
-TEST_F(QGemmTest, HalfRangeRequantizationMatchesRuy) {
-  std::mt19937_64 rng(4);
+// The bounded output stages against the reference formula: per-channel accumulator bounds
+// (small ones as in real layers, and ones right at the limit) with biases that bring |acc + bias|
+// up to `limit` - 1, extreme multipliers, every right shift 0..`max_right_shift`, N = 37 (not a
+// multiple of 8 or 16), full and 5-row tiles (rows past the tile must stay unwritten).
+// `half_range`: the stage must be the half-range one (limit 2^30), else the folded-bias one (2^31).
+// Returns the number of outputs checked.
+int64_t CheckBoundedOutputStage(uint64_t seed, int64_t limit, int max_right_shift, bool half_range) {
+  std::mt19937_64 rng(seed);
   const int N = 37;
-  const int64_t kLimit = int64_t{1} << 30;
   std::vector<int32_t> ms = {0, 1 << 30, (1 << 30) + 1, INT32_MAX, INT32_MAX - 1, 1518500250};
   int64_t checked = 0;
-  for (int shift = -30; shift <= 0; ++shift)
+  for (int shift = -max_right_shift; shift <= 0; ++shift)
     for (int32_t m0 : ms)
       for (bool uns : {false, true}) {
         std::vector<int32_t> mult(N), bias(N);
@@ -217,18 +138,18 @@ TEST_F(QGemmTest, HalfRangeRequantizationMatchesRuy) {
         std::vector<int64_t> bound(N);
         for (int n = 0; n < N; ++n) {
           mult[n] = n % 3 == 0 ? m0 : (1 << 30) + static_cast<int32_t>(rng() % (1u << 30));
-          shifts[n] = n % 2 == 0 ? shift : -static_cast<int>(rng() % 31);
-          // Small bounds (real layers) and bounds right at the limit.
-          bound[n] = n % 5 == 0 ? static_cast<int64_t>(rng() % 600000) : static_cast<int64_t>(rng() % kLimit);
-          const int64_t room = kLimit - 1 - bound[n];
+          shifts[n] = n % 2 == 0 ? shift : -static_cast<int>(rng() % static_cast<uint64_t>(max_right_shift + 1));
+          bound[n] = n % 5 == 0 ? static_cast<int64_t>(rng() % 600000) : static_cast<int64_t>(rng() % static_cast<uint64_t>(limit));
+          const int64_t room = limit - 1 - bound[n];
           const int64_t b = n % 4 == 0 ? room : static_cast<int64_t>(rng() % static_cast<uint64_t>(room + 1));
           bias[n] = static_cast<int32_t>(n % 2 == 0 ? b : -b);
         }
         const int32_t lo = uns ? 0 : -128, hi = uns ? 255 : 127, z = uns ? 3 : -7;
         Requant8 q;
         BuildRequant8(N, bias.data(), mult, shifts, z, lo, hi, &q, bound.data());
-        ASSERT_TRUE(q.half_range) << "shift " << shift;
-        ASSERT_TRUE(q.bias_folded);
+        EXPECT_TRUE(q.bias_folded) << "shift " << shift;
+        EXPECT_EQ(q.half_range, half_range) << "shift " << shift;
+        if (!q.bias_folded || q.half_range != half_range) return checked;
         for (int rep = 0; rep < 8; ++rep)
           for (int col0 = 0; col0 < N; col0 += kNR) {
             const int cols = std::min(kNR, N - col0);
@@ -246,7 +167,7 @@ TEST_F(QGemmTest, HalfRangeRequantizationMatchesRuy) {
               acc[i] = static_cast<int32_t>(v);
             }
             for (int rows : {kMR, 5}) {  // odd row counts take the single-row tail of the stage
-              std::vector<uint8_t> out(static_cast<size_t>(kMR) * N, 0xAB);
+              std::vector<uint8_t> out(static_cast<size_t>(kMR) * N, 0xAB);  // C is kMR x N
               GemmOutput o;
               o.kind = uns ? OutKind::kUInt8 : OutKind::kInt8;
               o.q8 = &q;
@@ -258,7 +179,8 @@ TEST_F(QGemmTest, HalfRangeRequantizationMatchesRuy) {
                   const int n = col0 + j;
                   const uint8_t g = out[static_cast<size_t>(r) * N + n];
                   if (r >= rows) {
-                    ASSERT_EQ(g, 0xAB) << "row " << r << " written";
+                    EXPECT_EQ(g, 0xAB) << "row " << r << " written";
+                    if (g != 0xAB) return checked;
                     continue;
                   }
                   const int32_t x = kernels::WrapToInt32(int64_t{acc[r * kNR + j]} + bias[n]);
@@ -266,14 +188,43 @@ TEST_F(QGemmTest, HalfRangeRequantizationMatchesRuy) {
                   v = static_cast<int32_t>(static_cast<uint32_t>(v) + static_cast<uint32_t>(z));
                   v = std::min(std::max(v, lo), hi);
                   const int32_t got = uns ? g : static_cast<int8_t>(g);
-                  ASSERT_EQ(got, v) << "acc " << acc[r * kNR + j] << " bias " << bias[n] << " m " << mult[n]
+                  EXPECT_EQ(got, v) << "acc " << acc[r * kNR + j] << " bias " << bias[n] << " m " << mult[n]
                                     << " shift " << shifts[n];
+                  if (got != v) return checked;
                   ++checked;
                 }
             }
           }
       }
-  EXPECT_GT(checked, 50000);
+  return checked;
+}
+
+// The folded-bias output stage (Requant8::bias_folded): |acc + bias| up to 2^31 - 1, every right
+// shift 0..31; and the cases where folding must be refused.
+TEST_F(QGemmTest, FoldedBiasRequantizationMatchesRuy) {
+  EXPECT_GT(CheckBoundedOutputStage(3, int64_t{1} << 31, 31, /*half_range=*/false), 50000);
+
+  // Refused: a bound that lets acc + bias reach 2^31, any left shift, or no bound at all.
+  std::vector<int32_t> bias = {100, -5};
+  std::vector<int64_t> bound = {(int64_t{1} << 31) - 100, 10};
+  Requant8 q;
+  BuildRequant8(2, bias.data(), {1 << 30, 1 << 30}, {-1, -1}, 0, -128, 127, &q, bound.data());
+  EXPECT_FALSE(q.bias_folded);
+  bound[0] -= 1;
+  BuildRequant8(2, bias.data(), {1 << 30, 1 << 30}, {-1, -1}, 0, -128, 127, &q, bound.data());
+  EXPECT_TRUE(q.bias_folded);
+  BuildRequant8(2, bias.data(), {1 << 30, 1 << 30}, {-1, 1}, 0, -128, 127, &q, bound.data());
+  EXPECT_FALSE(q.bias_folded);
+  BuildRequant8(2, bias.data(), {1 << 30, 1 << 30}, {-1, -1}, 0, -128, 127, &q);
+  EXPECT_FALSE(q.bias_folded);
+}
+
+// The half-range output stage (Requant8::half_range): |acc + bias| up to 2^30 - 1, every right
+// shift 0..30; and the cases where it must be refused (bound reaching 2^30, a right shift of 31,
+// a left shift).
+TEST_F(QGemmTest, HalfRangeRequantizationMatchesRuy) {
+  const int64_t kLimit = int64_t{1} << 30;
+  EXPECT_GT(CheckBoundedOutputStage(4, kLimit, 30, /*half_range=*/true), 50000);
 
   std::vector<int32_t> bias = {100, -5};
   std::vector<int64_t> bound = {kLimit - 100, 10};
