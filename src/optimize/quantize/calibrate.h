@@ -38,7 +38,7 @@ constexpr size_t kMinSamplesForOutliers = 4;
 // Calibration samples whose activations are far larger than the other samples' throughout the
 // network. per_sample[s][k] is sample s's own range of tensor k. For each tensor computed on every
 // sample, a sample's magnitude max(|min|, |max|) is divided by the median sample's; a sample's
-// inflation is the median of these ratios over the tensors (so one large tensor does not make an
+// inflation is the upper quartile of these ratios over the tensors (so one large tensor does not make an
 // outlier, a network-wide blow-up does). Samples whose inflation exceeds `factor` are outliers,
 // unless they would be half of the samples or more (or there are fewer than
 // kMinSamplesForOutliers samples, or factor <= 0: none). `inflation` (optional) receives every

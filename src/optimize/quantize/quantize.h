@@ -70,7 +70,7 @@ struct QuantizeReport {
   std::vector<TensorRange> ranges;           // calibration ranges per activation tensor
   int calibration_samples = 0;
   // Calibration samples (indices into options.calibration) left out of the ranges as outliers,
-  // with their inflation (median over tensors of magnitude / the median sample's magnitude).
+  // with their inflation (upper quartile over tensors of magnitude / the median sample's magnitude).
   std::vector<std::pair<size_t, double>> outlier_samples;
   int equalized_pairs = 0;     // producer->consumer pairs rescaled by cross-layer equalization
   int bias_corrected_ops = 0;  // ops whose bias absorbed the mean weight-quantization error
