@@ -1,6 +1,6 @@
 // Real quantized models with the fast integer kernels (src/kernels/gemm_int8, depthwise_int8):
 // - outputs byte-identical to edgeopt's reference kernels, 1 and 2 threads, and every int8/uint8
-//   CONV_2D / DEPTHWISE_CONV_2D of the model really ran an AVX2 integer variant;
+//   CONV_2D / DEPTHWISE_CONV_2D of the model really ran an AVX2 or AVX-512 integer variant;
 // - outputs equal to TFLite 2.9's built-in kernels with 0 LSB tolerance (the general real-model
 //   conformance test allows 1 LSB).
 #include <gtest/gtest.h>
@@ -35,7 +35,7 @@ TEST(FastInt8RealModels, MatchReferenceKernelsAndTflite29Exactly) {
       check.threads = threads;
       check.op_type = "CONV_2D";
       check.more_op_types = {"DEPTHWISE_CONV_2D", "FULLY_CONNECTED"};
-      check.variant = "8/avx2";  // int8/avx2 or uint8/avx2
+      check.variant = "8/avx";  // int8/avx2, uint8/avx2, int8/avx512vnni, ...
       check.seed = 7;
       testing::ExpectFastMatchesReference(*model, name, check);
       if (!have_tflite) continue;

@@ -23,6 +23,9 @@ struct FastCheck {
   std::string op_type;
   std::vector<std::string> more_op_types;  // further op types checked the same way
   std::string variant = "avx2";
+  // CPU features the fast run may use (null: this CPU's, rt::Cpu()); e.g. an "avx2" cap to test
+  // the AVX2 variants on an AVX-512 machine.
+  const rt::CpuFeatures* cpu = nullptr;
   // Inputs (random from `seed` when empty).
   std::vector<TensorValue> inputs;
 };

@@ -14,6 +14,7 @@
 #include "kernels/gemm_int8/ops_int8.h"
 #include "kernels/gemm_int8/qgemm.h"
 #include "kernels/gemm_int8/qgemm_ops_util.h"
+#include "kernels/gemm_int8/qgemm_vnni.h"
 
 namespace edgeopt::kernels {
 namespace {
@@ -128,50 +129,72 @@ struct PaddedImage {
     pw = std::max(need_w, g.pad_w + g.in_w);
     elements = int64_t{g.batches} * ph * pw * g.in_c;
   }
-  size_t bytes() const { return static_cast<size_t>(elements + kSlack) * sizeof(int16_t) + 64; }
+  // Scratch bytes for elements of `elem` bytes (int16 for the int16 GEMM, uint8 for VNNI).
+  size_t bytes(size_t elem = sizeof(int16_t)) const { return static_cast<size_t>(elements + kSlack) * elem + 64; }
 };
 
-// Fills the padded image (rows [r0, r1) of the batches * ph padded rows).
-template <typename T>
-void FillPadded(const ConvGeom& g, const PaddedImage& pi, const T* in, int64_t in_elements, int32_t zp, int64_t r0,
-                int64_t r1, int16_t* img) {
+// Fills rows [r0, r1) of the batches * ph padded rows: `border` outside the input, `run(src, n,
+// dst)` converts the n input values of a row.
+template <typename T, typename D, typename Run>
+void FillPaddedRows(const ConvGeom& g, const PaddedImage& pi, const T* in, D border, int64_t r0, int64_t r1, D* img,
+                    Run run) {
   const int C = g.in_c;
   const int64_t row_len = int64_t{pi.pw} * C;
   for (int64_t r = r0; r < r1; ++r) {
     const int b = static_cast<int>(r / pi.ph);
     const int iy = static_cast<int>(r % pi.ph) - g.pad_h;
-    int16_t* dst = img + r * row_len;
+    D* dst = img + r * row_len;
     if (iy < 0 || iy >= g.in_h) {
-      std::memset(dst, 0, sizeof(int16_t) * row_len);
+      std::fill(dst, dst + row_len, border);
       continue;
     }
     const int64_t left = int64_t{g.pad_w} * C, inner = int64_t{g.in_w} * C;
-    // WidenSub writes up to 15 values past a run whose length is not a multiple of 16, which could
-    // land in the next row filled by another thread: whole vectors, then a scalar tail.
-    const T* src = in + (int64_t{b} * g.in_h + iy) * inner;
-    const int64_t main = inner / 16 * 16;
-    if (main > 0) qgemm::WidenSub(src, in + in_elements, static_cast<int>(main), zp, dst + left);
-    for (int64_t i = main; i < inner; ++i) dst[left + i] = static_cast<int16_t>(static_cast<int32_t>(src[i]) - zp);
-    std::memset(dst, 0, sizeof(int16_t) * left);
-    std::memset(dst + left + inner, 0, sizeof(int16_t) * (row_len - left - inner));
+    run(in + (int64_t{b} * g.in_h + iy) * inner, inner, dst + left);
+    std::fill(dst, dst + left, border);
+    std::fill(dst + left + inner, dst + row_len, border);
   }
 }
 
-// Copies n int16 values; may read and write up to 7 values past n (callers write runs in
-// increasing address order, so an overrun is overwritten by the next run or lands in slack).
-inline void CopyRun(const int16_t* src, int n, int16_t* dst) {
-  if (n <= 4) {
+// int16 image: values minus the zero point, zero borders.
+template <typename T>
+void FillPadded(const ConvGeom& g, const PaddedImage& pi, const T* in, int64_t in_elements, int32_t zp, int64_t r0,
+                int64_t r1, int16_t* img) {
+  FillPaddedRows(g, pi, in, int16_t{0}, r0, r1, img, [&](const T* src, int64_t inner, int16_t* dst) {
+    // WidenSub writes up to 15 values past a run whose length is not a multiple of 16, which could
+    // land in the next row filled by another thread: whole vectors, then a scalar tail.
+    const int64_t main = inner / 16 * 16;
+    if (main > 0) qgemm::WidenSub(src, in + in_elements, static_cast<int>(main), zp, dst);
+    for (int64_t i = main; i < inner; ++i) dst[i] = static_cast<int16_t>(static_cast<int32_t>(src[i]) - zp);
+  });
+}
+
+// uint8 image for the VNNI GEMM: inputs in the uint8 domain (int8 with the sign bit flipped),
+// borders hold the zero point z_u so padding taps add nothing (qgemm_vnni.h).
+void FillPadded8(const ConvGeom& g, const PaddedImage& pi, const uint8_t* in, uint8_t flip, uint8_t z_u, int64_t r0,
+                 int64_t r1, uint8_t* img) {
+  FillPaddedRows(g, pi, in, z_u, r0, r1, img,
+                 [&](const uint8_t* src, int64_t inner, uint8_t* dst) { qgemm::CopyFlip(src, inner, flip, dst); });
+}
+
+// Copies n values; may read and write up to 16 bytes past n (callers write runs in increasing
+// address order, so an overrun is overwritten by the next run or lands in slack).
+template <typename D>
+inline void CopyRun(const D* src, int n, D* dst) {
+  constexpr int kStep = 16 / static_cast<int>(sizeof(D));
+  if (n * static_cast<int>(sizeof(D)) <= 8) {
     std::memcpy(dst, src, 8);
     return;
   }
-  for (int i = 0; i < n; i += 8) std::memcpy(dst + i, src + i, 16);
+  for (int i = 0; i < n; i += kStep) std::memcpy(dst + i, src + i, 16);
 }
 
-class PaddedPacker final : public APacker {
+// im2col from a padded image of D (int16 for qgemm::APacker, uint8 for qgemm::APacker8).
+template <typename D, typename Base>
+class PaddedPacker final : public Base {
  public:
-  PaddedPacker(const ConvGeom& g, const PaddedImage& pi, const int16_t* img) : g_(g), pi_(pi), img_(img) {}
+  PaddedPacker(const ConvGeom& g, const PaddedImage& pi, const D* img) : g_(g), pi_(pi), img_(img) {}
 
-  void Pack(int64_t row0, int rows, int16_t* dst, int64_t lda) const override {
+  void Pack(int64_t row0, int rows, D* dst, int64_t lda) const override {
     const int C = g_.in_c;
     const int64_t hw = int64_t{g_.out_h} * g_.out_w;
     const int K = g_.k_h * g_.k_w * C;
@@ -182,8 +205,8 @@ class PaddedPacker final : public APacker {
     const int pixel = static_cast<int>(row0 % hw);
     int oy = pixel / g_.out_w, ox = pixel % g_.out_w;
     for (int i = 0; i < rows; ++i) {
-      int16_t* row = dst + i * lda;
-      const int16_t* src = img_ + (int64_t{b} * pi_.ph + int64_t{oy} * g_.stride_h) * row_len + int64_t{ox} * g_.stride_w * C;
+      D* row = dst + i * lda;
+      const D* src = img_ + (int64_t{b} * pi_.ph + int64_t{oy} * g_.stride_h) * row_len + int64_t{ox} * g_.stride_w * C;
       if (g_.dil_w == 1) {
         for (int ky = 0; ky < g_.k_h; ++ky) CopyRun(src + ky * ky_step, seg, row + ky * seg);
       } else {
@@ -191,7 +214,8 @@ class PaddedPacker final : public APacker {
           for (int kx = 0; kx < g_.k_w; ++kx)
             CopyRun(src + ky * ky_step + int64_t{kx} * g_.dil_w * C, C, row + ky * seg + kx * C);
       }
-      if (K < lda) row[K] = 0;  // the odd k's partner (its weights are zero; keep it defined)
+      // Past K: multiplied by zero weights; zeros keep the VNNI row sums exact.
+      for (int64_t k = K; k < lda; ++k) row[k] = 0;
       g_.NextPixel(&b, &oy, &ox);
     }
   }
@@ -199,14 +223,15 @@ class PaddedPacker final : public APacker {
  private:
   ConvGeom g_;
   PaddedImage pi_;
-  const int16_t* img_;
+  const D* img_;
 };
 
 class ConvQuantKernel final : public FastKernel {
  public:
-  ConvQuantKernel(std::unique_ptr<rt::OpKernel> ref, QuantKind kind) : FastKernel(std::move(ref)), kind_(kind) {}
+  ConvQuantKernel(std::unique_ptr<rt::OpKernel> ref, QuantKind kind, bool vnni)
+      : FastKernel(std::move(ref)), kind_(kind), vnni_(vnni) {}
 
-  size_t PackedBytes() const override { return packed_ ? packed_->bytes() : 0; }
+  size_t PackedBytes() const override { return packed8_ ? packed8_->bytes() : packed_ ? packed_->bytes() : 0; }
 
  protected:
   std::string FastVariant() const override {
@@ -214,9 +239,10 @@ class ConvQuantKernel final : public FastKernel {
     // "/rqhalf" the half-range output stage (qgemm::Requant8::half_range).
     std::string suffix = use_padded_ ? "/padded" : "";
     if (out_.q8.half_range) suffix += "/rqhalf";
+    const std::string isa = use_vnni_ ? "/avx512vnni" : "/avx2";
     switch (kind_) {
-      case QuantKind::kInt8: return "conv2d/int8/avx2" + suffix;
-      case QuantKind::kUInt8: return "conv2d/uint8/avx2" + suffix;
+      case QuantKind::kInt8: return "conv2d/int8" + isa + suffix;
+      case QuantKind::kUInt8: return "conv2d/uint8" + isa + suffix;
       case QuantKind::kHybrid: return hybrid_per_channel_ ? "conv2d/hybrid_per_channel/avx2" : "conv2d/hybrid/avx2";
       case QuantKind::kInt16: return "conv2d/int16x8/avx2" + suffix;
     }
@@ -247,20 +273,37 @@ class ConvQuantKernel final : public FastKernel {
     if (K <= 0 || N <= 0) return false;
 
     std::vector<int32_t> weight_zp = {kind_ == QuantKind::kUInt8 ? filter->zero_point() : 0};
-    packed_ = GetPackedWeights(ctx, "conv", *filter, N, K, weight_zp);
+    if (!g.pointwise) padded_.Init(g);
+    // VNNI for int8 / uint8 when the A rows can be packed without the int16 paths' fallbacks
+    // (pointwise, or a padded uint8 image within the scratch limit).
+    use_vnni_ = vnni_ && (kind_ == QuantKind::kInt8 || kind_ == QuantKind::kUInt8) &&
+                (g.pointwise || padded_.bytes(sizeof(uint8_t)) <= kMaxPaddedBytes);
+    if (use_vnni_) {
+      packed8_ = GetPackedWeightsVnni(ctx, "conv", *filter, N, K, weight_zp);
+    } else {
+      packed_ = GetPackedWeights(ctx, "conv", *filter, N, K, weight_zp);
+    }
 
     const int64_t M = int64_t{g.batches} * g.out_h * g.out_w;
     GemmOpSpec spec;
     spec.kind = kind_;
     spec.N = N;
     spec.K = K;
-    spec.packed = packed_.get();
+    spec.abs_sum = use_vnni_ ? &packed8_->abs_sum : &packed_->abs_sum;
     spec.activation = o.fused_activation_function;
     spec.per_channel_multipliers = kind_ != QuantKind::kUInt8;
     spec.int16_int32_bias = qgemm::Int16Rounding::kGemmlowp32;
     spec.int16_int64_bias = spec.int16_no_bias = qgemm::Int16Rounding::kInt64Bias;
     ASSIGN_OR_RETURN(const bool supported, PrepareGemmOutput(ctx, spec, &out_));
     if (!supported) return false;
+    if (use_vnni_) {
+      const int32_t z_u = input->zero_point() + (kind_ == QuantKind::kInt8 ? 128 : 0);
+      qgemm::BuildVnniOutput(*packed8_, out_.q8, z_u, &vout_);
+      gemm_scratch_ = ctx.RequestScratch(qgemm::GemmVnniScratchBytes(*packed8_, M, ctx.threads().num_threads()) + 64);
+      use_padded_ = !g.pointwise;
+      if (use_padded_) img_scratch_ = ctx.RequestScratch(padded_.bytes(sizeof(uint8_t)));
+      return true;
+    }
     if (kind_ == QuantKind::kHybrid) {
       const auto& scales = filter->quant->scale;
       hybrid_per_channel_ =
@@ -272,7 +315,6 @@ class ConvQuantKernel final : public FastKernel {
     gemm_scratch_ = ctx.RequestScratch(qgemm::GemmScratchBytes(*packed_, M, ctx.threads().num_threads()) + 64);
     use_padded_ = false;
     if (!g.pointwise && kind_ != QuantKind::kHybrid) {
-      padded_.Init(g);
       if (padded_.bytes() <= kMaxPaddedBytes) {
         use_padded_ = true;
         img_scratch_ = ctx.RequestScratch(padded_.bytes());
@@ -286,6 +328,7 @@ class ConvQuantKernel final : public FastKernel {
     if (ctx.output(0)->num_elements() == 0) return Status::Ok();
     const int64_t M = int64_t{g_.batches} * g_.out_h * g_.out_w;
     void* scratch = AlignScratch(ctx.Scratch(gemm_scratch_));
+    if (use_vnni_) return InvokeVnni(ctx, M, scratch);
     if (use_padded_) {
       int16_t* img = static_cast<int16_t*>(AlignScratch(ctx.Scratch(img_scratch_)));
       switch (kind_) {
@@ -294,7 +337,7 @@ class ConvQuantKernel final : public FastKernel {
         case QuantKind::kInt16: FillImage(ctx, input->data_as<int16_t>(), 0, img); break;
         case QuantKind::kHybrid: return Internal("conv2d: padded im2col chosen for a hybrid op");
       }
-      PaddedPacker pack(g_, padded_, img);
+      PaddedPacker<int16_t, APacker> pack(g_, padded_, img);
       qgemm::RunGemm(ctx.threads(), M, *packed_, pack, MakeGemmOutput(out_, ctx, g_.out_c), scratch);
       return Status::Ok();
     }
@@ -332,25 +375,55 @@ class ConvQuantKernel final : public FastKernel {
  private:
   static constexpr size_t kMaxPaddedBytes = size_t{32} << 20;
 
-  template <typename T>
-  void FillImage(rt::KernelContext& ctx, const T* in, int32_t zp, int16_t* img) const {
+  Status InvokeVnni(rt::KernelContext& ctx, int64_t M, void* scratch) const {
+    const rt::RtTensor* input = ctx.input(0);
+    const uint8_t flip = kind_ == QuantKind::kInt8 ? 0x80 : 0;
+    void* c = ctx.output(0)->data;
+    if (!use_padded_) {
+      qgemm::ContiguousRowsPacker8 pack(input->data, g_.in_c, flip);
+      qgemm::RunGemmVnni(ctx.threads(), M, *packed8_, pack, vout_, c, g_.out_c, scratch);
+      return Status::Ok();
+    }
+    uint8_t* img = static_cast<uint8_t*>(AlignScratch(ctx.Scratch(img_scratch_)));
+    const auto z_u = static_cast<uint8_t>(input->zero_point() + (flip ? 128 : 0));
+    ForImageRows(ctx, sizeof(uint8_t), [&](int64_t r0, int64_t r1) {
+      FillPadded8(g_, padded_, input->data_as<uint8_t>(), flip, z_u, r0, r1, img);
+    });
+    std::memset(img + padded_.elements, 0, PaddedImage::kSlack);
+    PaddedPacker<uint8_t, qgemm::APacker8> pack(g_, padded_, img);
+    qgemm::RunGemmVnni(ctx.threads(), M, *packed8_, pack, vout_, c, g_.out_c, scratch);
+    return Status::Ok();
+  }
+
+  // Calls fill(r0, r1) over the padded image's rows, split over the threads when large.
+  template <typename Fill>
+  void ForImageRows(rt::KernelContext& ctx, size_t elem, Fill fill) const {
     const int64_t rows = int64_t{g_.batches} * padded_.ph;
-    const int64_t in_elements = int64_t{g_.batches} * g_.in_h * g_.in_w * g_.in_c;
-    const int64_t row_bytes = int64_t{padded_.pw} * g_.in_c * 2;
+    const int64_t row_bytes = int64_t{padded_.pw} * g_.in_c * static_cast<int64_t>(elem);
     // Rows of at least ~16 KB per thread (smaller images are not worth waking a thread for).
     const int64_t min_rows = std::max<int64_t>(1, (16 << 10) / std::max<int64_t>(row_bytes, 1));
     if (ctx.threads().num_threads() == 1 || rows < 2 * min_rows) {
-      FillPadded(g_, padded_, in, in_elements, zp, 0, rows, img);
+      fill(int64_t{0}, rows);
     } else {
-      ctx.threads().ParallelFor(rows, min_rows, [&](int64_t r0, int64_t r1) {
-        FillPadded(g_, padded_, in, in_elements, zp, r0, r1, img);
-      });
+      ctx.threads().ParallelFor(rows, min_rows, fill);
     }
+  }
+
+  template <typename T>
+  void FillImage(rt::KernelContext& ctx, const T* in, int32_t zp, int16_t* img) const {
+    const int64_t in_elements = int64_t{g_.batches} * g_.in_h * g_.in_w * g_.in_c;
+    ForImageRows(ctx, sizeof(int16_t), [&](int64_t r0, int64_t r1) {
+      FillPadded(g_, padded_, in, in_elements, zp, r0, r1, img);
+    });
     // The slack CopyRun may read past the last run: defined values.
     std::memset(img + padded_.elements, 0, sizeof(int16_t) * PaddedImage::kSlack);
   }
 
   QuantKind kind_;
+  bool vnni_ = false;      // the CPU runs the VNNI GEMM
+  bool use_vnni_ = false;  // this op does (int8 / uint8)
+  std::shared_ptr<const qgemm::PackedB8> packed8_;
+  qgemm::VnniOutput vout_;
   ConvGeom g_;
   bool use_padded_ = false;
   PaddedImage padded_;
@@ -378,7 +451,7 @@ std::unique_ptr<rt::OpKernel> MakeConv2DQuant(const rt::KernelCreateContext& cc,
   if (in->shape.size() == 4 && w->shape.size() == 4 && in->shape[3] != w->shape[3]) return nullptr;  // groups
   auto ref = MakeReferenceKernel(cc, reference);
   if (!ref) return nullptr;
-  return std::make_unique<ConvQuantKernel>(std::move(ref), *kind);
+  return std::make_unique<ConvQuantKernel>(std::move(ref), *kind, cc.cpu.has_avx512_vnni());
 }
 
 }  // namespace edgeopt::kernels

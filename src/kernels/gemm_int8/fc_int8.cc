@@ -9,6 +9,7 @@
 #include "kernels/gemm_int8/ops_int8.h"
 #include "kernels/gemm_int8/qgemm.h"
 #include "kernels/gemm_int8/qgemm_ops_util.h"
+#include "kernels/gemm_int8/qgemm_vnni.h"
 
 namespace edgeopt::kernels {
 namespace {
@@ -38,14 +39,15 @@ class RowPacker final : public qgemm::APacker {
 
 class FcQuantKernel final : public FastKernel {
  public:
-  FcQuantKernel(std::unique_ptr<rt::OpKernel> ref, QuantKind kind) : FastKernel(std::move(ref)), kind_(kind) {}
-  size_t PackedBytes() const override { return packed_ ? packed_->bytes() : 0; }
+  FcQuantKernel(std::unique_ptr<rt::OpKernel> ref, QuantKind kind, bool vnni)
+      : FastKernel(std::move(ref)), kind_(kind), vnni_(vnni) {}
+  size_t PackedBytes() const override { return packed8_ ? packed8_->bytes() : packed_ ? packed_->bytes() : 0; }
 
  protected:
   std::string FastVariant() const override {
     switch (kind_) {
-      case QuantKind::kInt8: return "fully_connected/int8/avx2";
-      case QuantKind::kUInt8: return "fully_connected/uint8/avx2";
+      case QuantKind::kInt8: return use_vnni_ ? "fully_connected/int8/avx512vnni" : "fully_connected/int8/avx2";
+      case QuantKind::kUInt8: return use_vnni_ ? "fully_connected/uint8/avx512vnni" : "fully_connected/uint8/avx2";
       case QuantKind::kHybrid: return "fully_connected/hybrid/avx2";
       case QuantKind::kInt16: return "fully_connected/int16x8/avx2";
     }
@@ -65,19 +67,31 @@ class FcQuantKernel final : public FastKernel {
     const bool per_channel = weights->per_channel();
     std::vector<int32_t> weight_zp = {0};
     if ((kind_ == QuantKind::kInt8 && !per_channel) || kind_ == QuantKind::kUInt8) weight_zp[0] = weights->zero_point();
-    packed_ = GetPackedWeights(ctx, "fc", *weights, units_, depth_, weight_zp);
+    use_vnni_ = vnni_ && (kind_ == QuantKind::kInt8 || kind_ == QuantKind::kUInt8);
+    if (use_vnni_) {
+      packed8_ = GetPackedWeightsVnni(ctx, "fc", *weights, units_, depth_, weight_zp);
+    } else {
+      packed_ = GetPackedWeights(ctx, "fc", *weights, units_, depth_, weight_zp);
+    }
 
     GemmOpSpec spec;
     spec.kind = kind_;
     spec.N = units_;
     spec.K = depth_;
-    spec.packed = packed_.get();
+    spec.abs_sum = use_vnni_ ? &packed8_->abs_sum : &packed_->abs_sum;
     spec.activation = o.fused_activation_function;
     spec.per_channel_multipliers = per_channel;
     spec.int16_int32_bias = spec.int16_no_bias = qgemm::Int16Rounding::kSingleRound;
     spec.int16_int64_bias = qgemm::Int16Rounding::kInt64Bias;
     ASSIGN_OR_RETURN(const bool supported, PrepareGemmOutput(ctx, spec, &out_));
     if (!supported) return false;
+    if (use_vnni_) {
+      const int32_t z_u = input->zero_point() + (kind_ == QuantKind::kInt8 ? 128 : 0);
+      qgemm::BuildVnniOutput(*packed8_, out_.q8, z_u, &vout_);
+      gemm_scratch_ =
+          ctx.RequestScratch(qgemm::GemmVnniScratchBytes(*packed8_, batches_, ctx.threads().num_threads()) + 64);
+      return true;
+    }
     if (kind_ == QuantKind::kHybrid) {
       asymmetric_ = o.asymmetric_quantize_inputs;
       qin_scratch_ = ctx.RequestScratch(static_cast<size_t>(input->num_elements()));
@@ -92,6 +106,11 @@ class FcQuantKernel final : public FastKernel {
     const rt::RtTensor* input = ctx.input(0);
     if (ctx.output(0)->num_elements() == 0) return Status::Ok();
     void* scratch = AlignScratch(ctx.Scratch(gemm_scratch_));
+    if (use_vnni_) {
+      qgemm::ContiguousRowsPacker8 pack(input->data, depth_, kind_ == QuantKind::kInt8 ? 0x80 : 0);
+      qgemm::RunGemmVnni(ctx.threads(), batches_, *packed8_, pack, vout_, ctx.output(0)->data, units_, scratch);
+      return Status::Ok();
+    }
     switch (kind_) {
       case QuantKind::kInt8: {
         RowPacker<int8_t> pack(input->data_as<int8_t>(), batches_, depth_, input->zero_point(), nullptr);
@@ -122,6 +141,10 @@ class FcQuantKernel final : public FastKernel {
 
  private:
   QuantKind kind_;
+  bool vnni_ = false;      // the CPU runs the VNNI GEMM
+  bool use_vnni_ = false;  // this op does (int8 / uint8)
+  std::shared_ptr<const qgemm::PackedB8> packed8_;
+  qgemm::VnniOutput vout_;
   int batches_ = 0, units_ = 0, depth_ = 0;
   std::shared_ptr<const qgemm::PackedB> packed_;
   GemmOpOutput out_;
@@ -148,7 +171,7 @@ std::unique_ptr<rt::OpKernel> MakeFullyConnectedQuant(const rt::KernelCreateCont
   if (*kind == QuantKind::kHybrid) return nullptr;
   auto ref = MakeReferenceKernel(cc, reference);
   if (!ref) return nullptr;
-  return std::make_unique<FcQuantKernel>(std::move(ref), *kind);
+  return std::make_unique<FcQuantKernel>(std::move(ref), *kind, cc.cpu.has_avx512_vnni());
 }
 
 }  // namespace edgeopt::kernels

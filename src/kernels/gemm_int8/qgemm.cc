@@ -23,6 +23,7 @@ void AlignedArray<T>::Resize(size_t n) {
 }
 
 template struct AlignedArray<int16_t>;
+template struct AlignedArray<int8_t>;  // qgemm_vnni.h
 
 namespace {
 

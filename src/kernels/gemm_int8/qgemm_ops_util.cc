@@ -8,10 +8,25 @@
 
 namespace edgeopt::kernels {
 
+namespace {
+
+// `make` once per model and op (through the model's packed-weight cache when there is one).
+template <typename Packed, typename Make>
+std::shared_ptr<const Packed> CachedPacking(rt::KernelContext& ctx, const std::string& key_prefix, int N, int K,
+                                            Make make) {
+  rt::PackedWeightCache* cache = ctx.host()->packed_cache();
+  if (!cache) return std::static_pointer_cast<const Packed>(make());
+  const std::string key = key_prefix + "/sg" + std::to_string(ctx.host()->subgraph_index()) + "/op" +
+                          std::to_string(ctx.op_index()) + "/" + std::to_string(N) + "x" + std::to_string(K);
+  return std::static_pointer_cast<const Packed>(cache->GetOrCreate(key, make));
+}
+
+}  // namespace
+
 std::shared_ptr<const qgemm::PackedB> GetPackedWeights(rt::KernelContext& ctx, const std::string& tag,
                                                        const rt::RtTensor& weights, int N, int K,
                                                        const std::vector<int32_t>& zero_points) {
-  auto make = [&]() -> std::shared_ptr<const void> {
+  return CachedPacking<qgemm::PackedB>(ctx, "qgemm-" + tag, N, K, [&]() -> std::shared_ptr<const void> {
     auto p = std::make_shared<qgemm::PackedB>();
     if (weights.type == DType::kUInt8) {
       qgemm::PackWeights(weights.data_as<uint8_t>(), N, K, zero_points, p.get());
@@ -19,12 +34,21 @@ std::shared_ptr<const qgemm::PackedB> GetPackedWeights(rt::KernelContext& ctx, c
       qgemm::PackWeights(weights.data_as<int8_t>(), N, K, zero_points, p.get());
     }
     return p;
-  };
-  rt::PackedWeightCache* cache = ctx.host()->packed_cache();
-  if (!cache) return std::static_pointer_cast<const qgemm::PackedB>(make());
-  const std::string key = "qgemm-" + tag + "/sg" + std::to_string(ctx.host()->subgraph_index()) + "/op" +
-                          std::to_string(ctx.op_index()) + "/" + std::to_string(N) + "x" + std::to_string(K);
-  return std::static_pointer_cast<const qgemm::PackedB>(cache->GetOrCreate(key, make));
+  });
+}
+
+std::shared_ptr<const qgemm::PackedB8> GetPackedWeightsVnni(rt::KernelContext& ctx, const std::string& tag,
+                                                            const rt::RtTensor& weights, int N, int K,
+                                                            const std::vector<int32_t>& zero_points) {
+  return CachedPacking<qgemm::PackedB8>(ctx, "qgemm8-" + tag, N, K, [&]() -> std::shared_ptr<const void> {
+    auto p = std::make_shared<qgemm::PackedB8>();
+    if (weights.type == DType::kUInt8) {
+      qgemm::PackWeightsVnni(weights.data_as<uint8_t>(), N, K, zero_points, p.get());
+    } else {
+      qgemm::PackWeightsVnni(weights.data_as<int8_t>(), N, K, zero_points, p.get());
+    }
+    return p;
+  });
 }
 
 bool GemmOpEligible(const rt::KernelCreateContext& cc) {
@@ -68,13 +92,13 @@ Expected<bool> PrepareGemmOutput(rt::KernelContext& ctx, const GemmOpSpec& spec,
       RETURN_IF_ERROR(QuantizedActivation(ctx, spec.activation, *output, &lo, &hi));
       // |input - input_zero_point| <= max_in for any input, so |acc[n]| <= abs_sum[n] * max_in.
       std::vector<int64_t> bound;
-      if (spec.packed && static_cast<int>(spec.packed->abs_sum.size()) == N &&
+      if (spec.abs_sum && static_cast<int>(spec.abs_sum->size()) == N &&
           (input->type == DType::kInt8 || input->type == DType::kUInt8)) {
         const int64_t zp = input->zero_point();
         const int64_t max_in = input->type == DType::kInt8 ? std::max<int64_t>(127 - zp, zp + 128)
                                                            : std::max<int64_t>(255 - zp, zp);
         bound.resize(static_cast<size_t>(N));
-        for (int n = 0; n < N; ++n) bound[static_cast<size_t>(n)] = spec.packed->abs_sum[static_cast<size_t>(n)] * max_in;
+        for (int n = 0; n < N; ++n) bound[static_cast<size_t>(n)] = (*spec.abs_sum)[static_cast<size_t>(n)] * max_in;
       }
       qgemm::BuildRequant8(N, bias ? bias->data_as<int32_t>() : nullptr, mult, shift, output->zero_point(), lo, hi,
                            &st->q8, bound.empty() ? nullptr : bound.data());

@@ -10,6 +10,7 @@
 #include "core/dtype.h"
 #include "core/status.h"
 #include "kernels/gemm_int8/qgemm.h"
+#include "kernels/gemm_int8/qgemm_vnni.h"
 #include "runtime/kernel.h"
 
 namespace edgeopt::kernels {
@@ -29,6 +30,10 @@ inline std::optional<QuantKind> ClassifyQuant(DType in, DType w, DType out) {
 std::shared_ptr<const qgemm::PackedB> GetPackedWeights(rt::KernelContext& ctx, const std::string& tag,
                                                        const rt::RtTensor& weights, int N, int K,
                                                        const std::vector<int32_t>& zero_points);
+// The same for the VNNI GEMM (int8 / uint8 weights, one zero point).
+std::shared_ptr<const qgemm::PackedB8> GetPackedWeightsVnni(rt::KernelContext& ctx, const std::string& tag,
+                                                            const rt::RtTensor& weights, int N, int K,
+                                                            const std::vector<int32_t>& zero_points);
 
 // Shifts the vectorized ruy requantization handles: left shifts of at most 30 bits (the
 // reference's wider shifts are undefined behaviour in C++; such scales do not occur in practice).
@@ -61,9 +66,10 @@ struct GemmOpSpec {
   // int8/uint8 and 16x8: per-channel multipliers (ComputePerChannelQuant) or one legacy
   // multiplier for all channels.
   bool per_channel_multipliers = true;
-  // int8/uint8: the packed weights, whose per-channel abs_sum with the input's range bounds the
-  // accumulators (lets BuildRequant8 fold the bias); null: no bound known.
-  const qgemm::PackedB* packed = nullptr;
+  // int8/uint8: per channel sum_k |w - weight zero point| (PackedB::abs_sum, PackedB8::abs_sum),
+  // which with the input's range bounds the accumulators (lets BuildRequant8 fold the bias);
+  // null: no bound known.
+  const std::vector<int64_t>* abs_sum = nullptr;
   // 16x8: the reference's rounding with an int32 bias, an int64 bias and no bias (kInt64Bias
   // requires sums that fit int32, else the op goes to the reference).
   qgemm::Int16Rounding int16_int32_bias = qgemm::Int16Rounding::kGemmlowp32;

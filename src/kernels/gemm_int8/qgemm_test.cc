@@ -12,10 +12,13 @@
 #include <cmath>
 #include <random>
 #include <sstream>
+#include <type_traits>
 
 #include "graph/builder.h"
 #include "kernels/common/quant_utils.h"
 #include "kernels/gemm_int8/qgemm.h"
+#include "kernels/gemm_int8/qgemm_vnni.h"
+#include "runtime/cpu.h"
 #include "support/fast_vs_reference.h"
 #include "support/nn_test_util.h"
 
@@ -244,6 +247,145 @@ TEST_F(QGemmTest, HalfRangeRequantizationMatchesRuy) {
   EXPECT_FALSE(q.half_range);  // no bound
 }
 
+// ---- The AVX-512 VNNI GEMM (qgemm_vnni.h) against the int16 GEMM, bit for bit ----
+
+class QGemmVnniTest : public QGemmTest {
+ protected:
+  void SetUp() override {
+    QGemmTest::SetUp();
+    if (IsSkipped()) return;
+    if (!rt::Cpu().has_avx512_vnni())
+      GTEST_SKIP() << "no AVX-512 VNNI (avx512f+bw+vl+dq+vnni) on this CPU or EDGEOPT_CPU caps it: the VNNI GEMM "
+                      "is not used here";
+  }
+};
+
+// int16 A rows (input - zero point) for RunGemm, from raw 8-bit rows of `depth` values.
+template <typename T>
+class WidenRows final : public APacker {
+ public:
+  WidenRows(const T* in, int depth, int32_t zp) : in_(in), depth_(depth), zp_(zp) {}
+  void Pack(int64_t row0, int rows, int16_t* dst, int64_t lda) const override {
+    for (int i = 0; i < rows; ++i)
+      for (int64_t k = 0; k < lda; ++k)
+        dst[i * lda + k] = k < depth_ ? static_cast<int16_t>(int32_t{in_[(row0 + i) * depth_ + k]} - zp_) : 0;
+  }
+
+ private:
+  const T* in_;
+  int depth_;
+  int32_t zp_;
+};
+
+// One random GEMM (8-bit input of type T, weights of type W) through RunGemm and RunGemmVnni
+// with the same Requant8; returns the VNNI weights' f (see qgemm_vnni.h) for coverage checks.
+template <typename T, typename W>
+int32_t CheckVnniGemm(std::mt19937_64& rng, int M, int K, int N, int threads, bool fits, bool bounded,
+                      bool left_shift, const std::string& what) {
+  constexpr bool kUnsigned = std::is_same_v<T, uint8_t>;
+  const int32_t in_zp = static_cast<int32_t>(rng() % 256) - (kUnsigned ? 0 : 128);
+  // Weights: `fits` keeps every w - zp inside int8, else the full range with a zero point that
+  // pushes some outside.
+  const int32_t w_lo = std::is_same_v<W, uint8_t> ? 0 : -128;
+  int32_t w_zp = std::is_same_v<W, uint8_t> ? static_cast<int32_t>(rng() % 256) : static_cast<int32_t>(rng() % 21) - 10;
+  std::vector<W> w(static_cast<size_t>(N) * K);
+  for (auto& v : w) {
+    int32_t x = w_lo + static_cast<int32_t>(rng() % 256);
+    if (fits) x = std::clamp(x, std::max(w_lo, w_zp - 128), std::min(w_lo + 255, w_zp + 127));
+    v = static_cast<W>(x);
+  }
+  if (!fits) w[0] = static_cast<W>(w_zp >= w_lo + 128 ? w_lo : w_lo + 255);  // at least one outside
+  std::vector<T> in(static_cast<size_t>(M) * K);
+  for (auto& v : in) v = static_cast<T>(rng());
+  std::vector<int32_t> mult(N), bias(N);
+  std::vector<int> shift(N);
+  // Scales that keep most outputs inside the 8-bit range (so rounding matters).
+  const int base_shift = -static_cast<int>(std::lround(std::log2(5500.0 * std::sqrt(double(K)) / 60.0)));
+  for (int n = 0; n < N; ++n) {
+    mult[n] = (1 << 30) + static_cast<int32_t>(rng() % (1u << 30));
+    shift[n] = left_shift && n % 3 == 0 ? 1 : std::min(0, base_shift + static_cast<int>(rng() % 5) - 2);
+    bias[n] = static_cast<int32_t>(rng() % 200001) - 100000;
+  }
+  PackedB b16;
+  PackWeights(w.data(), N, K, {w_zp}, &b16);
+  PackedB8 b8;
+  PackWeightsVnni(w.data(), N, K, {w_zp}, &b8);
+  EXPECT_EQ(b8.abs_sum, b16.abs_sum) << what;
+  const int64_t max_in = kUnsigned ? std::max(255 - in_zp, in_zp) : std::max(127 - in_zp, in_zp + 128);
+  std::vector<int64_t> bound(N);
+  for (int n = 0; n < N; ++n) bound[n] = b16.abs_sum[n] * max_in;
+  const int32_t out_zp = static_cast<int32_t>(rng() % 21) - 10 + (kUnsigned ? 128 : 0);
+  const int32_t lo = kUnsigned ? static_cast<int32_t>(rng() % 40) : -128 + static_cast<int32_t>(rng() % 40);
+  const int32_t hi = kUnsigned ? 255 - static_cast<int32_t>(rng() % 40) : 127 - static_cast<int32_t>(rng() % 40);
+  Requant8 q;
+  BuildRequant8(N, bias.data(), mult, shift, out_zp, lo, hi, &q, bounded ? bound.data() : nullptr);
+
+  rt::ThreadPool pool(threads);
+  std::vector<uint8_t> c16(static_cast<size_t>(M) * N, 0xCD), c8(static_cast<size_t>(M) * N, 0xCD);
+  {
+    AlignedArray<int8_t> scratch;
+    scratch.Resize(GemmScratchBytes(b16, M, threads));
+    GemmOutput o;
+    o.kind = kUnsigned ? OutKind::kUInt8 : OutKind::kInt8;
+    o.q8 = &q;
+    o.c = c16.data();
+    o.ldc = N;
+    RunGemm(pool, M, b16, WidenRows<T>(in.data(), K, in_zp), o, scratch.get());
+  }
+  {
+    VnniOutput vo;
+    BuildVnniOutput(b8, q, in_zp + (kUnsigned ? 0 : 128), &vo);
+    AlignedArray<int8_t> scratch;
+    scratch.Resize(GemmVnniScratchBytes(b8, M, threads));
+    ContiguousRowsPacker8 pack(in.data(), K, kUnsigned ? 0 : 0x80);
+    RunGemmVnni(pool, M, b8, pack, vo, c8.data(), N, scratch.get());
+  }
+  for (size_t i = 0; i < c16.size(); ++i) {
+    if (c16[i] != c8[i]) {
+      ADD_FAILURE() << what << ": row " << i / N << " column " << i % N << " int16 GEMM " << int{c16[i]} << " VNNI "
+                    << int{c8[i]} << (q.half_range ? " (half range)" : q.bias_folded ? " (folded)" : " (general)");
+      break;
+    }
+  }
+  return b8.f;
+}
+
+// M = 1..odd, K not a multiple of 4/16/64 (and K < 4), N not a multiple of 16 (1..4 panels and
+// more: every tile width), int8 and uint8 inputs and weights, weights inside / outside int8 after
+// the zero point (row-sum correction), the general / left-shift / folded / half-range output
+// stages, 1 and 2 threads.
+TEST_F(QGemmVnniTest, GemmMatchesInt16Gemm) {
+  std::mt19937_64 rng(31);
+  const int Ks[] = {1, 2, 3, 4, 5, 7, 15, 16, 17, 24, 27, 40, 63, 64, 65, 144, 255, 576, 961};
+  const int Ns[] = {1, 3, 8, 15, 16, 17, 24, 31, 33, 48, 64, 65, 96, 144, 160};
+  const int Ms[] = {1, 2, 5, 6, 7, 11, 12, 13, 23, 24, 25, 49, 97, 200};
+  int f_nonzero = 0, f_zero = 0, cases = 0;
+  for (int it = 0; it < 400 && !HasFailure(); ++it) {
+    const int K = Ks[it % std::size(Ks)];
+    const int N = Ns[(it / 3) % std::size(Ns)];
+    const int M = Ms[(it / 7) % std::size(Ms)];
+    const int threads = 1 + (it / 4) % 2;
+    const bool fits = it % 5 != 0;
+    const bool bounded = it % 4 != 1;
+    const bool left = it % 9 == 4;
+    std::ostringstream what;
+    what << "it " << it << " M " << M << " K " << K << " N " << N << " threads " << threads << (fits ? " fits" : "")
+         << (bounded ? " bounded" : "") << (left ? " left shift" : "");
+    int32_t f = 0;
+    switch (it % 4) {
+      case 0: f = CheckVnniGemm<int8_t, int8_t>(rng, M, K, N, threads, fits, bounded, left, what.str() + " s8/s8"); break;
+      case 1: f = CheckVnniGemm<uint8_t, uint8_t>(rng, M, K, N, threads, fits, bounded, left, what.str() + " u8/u8"); break;
+      case 2: f = CheckVnniGemm<uint8_t, uint8_t>(rng, M, K, N, threads, !fits, bounded, left, what.str() + " u8/u8"); break;
+      default: f = CheckVnniGemm<int8_t, int8_t>(rng, M, K, N, threads, !fits, bounded, left, what.str() + " s8/s8"); break;
+    }
+    (f != 0 ? f_nonzero : f_zero) += 1;
+    ++cases;
+  }
+  EXPECT_GT(f_nonzero, 40);  // the row-sum correction was exercised
+  EXPECT_GT(f_zero, 40);
+  EXPECT_EQ(cases, 400);
+}
+
 // ---- Whole operators, fast vs reference ----
 
 enum class Path { kInt8, kUInt8, kHybrid, kInt16 };
@@ -394,23 +536,40 @@ Case RandomFc(std::mt19937_64& rng, Path path) {
   return c;
 }
 
+// The integer GEMMs an op of `path` can run on this CPU: the int16 AVX2 one (CPU capped to
+// AVX2) and, for int8 / uint8 on a CPU with AVX-512 VNNI, the VNNI one.
+struct Isa {
+  const char* name;  // variant part: "avx2", "avx512vnni"
+  const rt::CpuFeatures* cpu;
+};
+std::vector<Isa> IsasFor(Path path) {
+  static const rt::CpuFeatures avx2 = rt::CapFeatures(rt::Cpu(), "avx2");
+  std::vector<Isa> v = {{"avx2", &avx2}};
+  if ((path == Path::kInt8 || path == Path::kUInt8) && rt::Cpu().has_avx512_vnni()) v.push_back({"avx512vnni", nullptr});
+  return v;
+}
+
 class QGemmOps : public QGemmTest {
  protected:
   template <typename Make, typename Build>
   void Run(const char* op, const char* type, Path path, int count, uint64_t seed, Make make, Build build) {
-    std::mt19937_64 rng(seed);
-    int failures = 0;
-    for (int i = 0; i < count && failures < 3; ++i) {
-      const Case c = make(rng, path);
-      testing::FastCheck check;
-      // Hybrid CONV_2D / FULLY_CONNECTED are declined by the fast path (not bit-exact yet): the
-      // cases still must match, but run the reference kernel.
-      if (path != Path::kHybrid) check.op_type = type;
-      check.threads = 1 + i % 2;
-      check.seed = seed * 1000 + i;
-      if (!testing::ExpectFastMatchesReference(build(c, check.seed), "case " + std::to_string(i) + ": " + c.Describe(op),
-                                               check))
-        ++failures;
+    for (const Isa& isa : IsasFor(path)) {
+      std::mt19937_64 rng(seed);
+      int failures = 0;
+      for (int i = 0; i < count && failures < 3; ++i) {
+        const Case c = make(rng, path);
+        testing::FastCheck check;
+        // Hybrid CONV_2D / FULLY_CONNECTED are declined by the fast path (not bit-exact yet): the
+        // cases still must match, but run the reference kernel.
+        if (path != Path::kHybrid) check.op_type = type;
+        check.variant = isa.name;
+        check.cpu = isa.cpu;
+        check.threads = 1 + i % 2;
+        check.seed = seed * 1000 + i;
+        if (!testing::ExpectFastMatchesReference(
+                build(c, check.seed), std::string(isa.name) + " case " + std::to_string(i) + ": " + c.Describe(op), check))
+          ++failures;
+      }
     }
   }
 };
@@ -452,18 +611,21 @@ TEST_F(QGemmOps, RealisticLayers) {
       c.kh = c.kw = l.k;
       c.stride_h = c.stride_w = l.stride;
       c.act = tflite::ActivationFunctionType_RELU6;
-      for (int threads : {1, 2}) {
-        testing::FastCheck check;
-        check.op_type = "CONV_2D";
-        check.threads = threads;
-        check.seed = 500 + i++;
-        testing::ExpectFastMatchesReference(BuildConv(c, check.seed), c.Describe("conv2d"), check);
-      }
+      for (const Isa& isa : IsasFor(p))
+        for (int threads : {1, 2}) {
+          testing::FastCheck check;
+          check.op_type = "CONV_2D";
+          check.variant = isa.name;
+          check.cpu = isa.cpu;
+          check.threads = threads;
+          check.seed = 500 + i++;
+          testing::ExpectFastMatchesReference(BuildConv(c, check.seed), c.Describe("conv2d"), check);
+        }
     }
   }
 }
 
-// The paths of issue 6, each checked to be the one taken: im2col from the padded int16 image
+// The paths of issue 6 (and their VNNI twins), each checked to be the one taken: im2col from the padded int16 image
 // (stems with C = 1 and 3, SAME / VALID, stride 1 / 2, dilation, odd K, N not a multiple of
 // 16, pixel counts not a multiple of the 6-row tile) and the half-range output stage on
 // small-K 1x1 layers; 1 and 2 threads, int8 and uint8.
@@ -474,18 +636,18 @@ TEST_F(QGemmOps, PaddedIm2colAndHalfRangeStage) {
   };
   const int kSame = tflite::Padding_SAME, kValid = tflite::Padding_VALID;
   const L layers[] = {
-      {1, 49, 10, 1, 64, 10, 4, 2, 2, 1, kSame, "avx2/padded/rqhalf"},   // kws_dscnn stem
-      {1, 49, 10, 1, 37, 10, 4, 2, 2, 1, kValid, "avx2/padded/rqhalf"},
-      {1, 31, 29, 3, 32, 3, 3, 2, 2, 1, kSame, "avx2/padded/rqhalf"},    // MobileNet stem, odd size
-      {2, 17, 15, 3, 24, 3, 3, 2, 2, 1, kValid, "avx2/padded/rqhalf"},
-      {1, 13, 11, 1, 17, 5, 3, 1, 1, 1, kSame, "avx2/padded/rqhalf"},
-      {1, 12, 13, 2, 33, 3, 3, 1, 2, 2, kSame, "avx2/padded/rqhalf"},   // dilation 2
-      {1, 9, 10, 5, 19, 3, 2, 2, 1, 1, kSame, "avx2/padded/rqhalf"},
-      {1, 9, 9, 16, 20, 1, 1, 2, 2, 1, kSame, "avx2/padded/rqhalf"},    // 1x1 stride 2
-      {1, 25, 5, 64, 64, 1, 1, 1, 1, 1, kSame, "avx2/rqhalf"},          // kws 1x1 64->64, 125 px
-      {1, 23, 19, 16, 96, 1, 1, 1, 1, 1, kValid, "avx2/rqhalf"},        // K = 16, 437 px
-      {1, 11, 13, 17, 37, 1, 1, 1, 1, 1, kSame, "avx2/rqhalf"},         // odd K and N
-      {2, 7, 9, 24, 144, 1, 1, 1, 1, 1, kSame, "avx2/rqhalf"},
+      {1, 49, 10, 1, 64, 10, 4, 2, 2, 1, kSame, "/padded/rqhalf"},   // kws_dscnn stem
+      {1, 49, 10, 1, 37, 10, 4, 2, 2, 1, kValid, "/padded/rqhalf"},
+      {1, 31, 29, 3, 32, 3, 3, 2, 2, 1, kSame, "/padded/rqhalf"},    // MobileNet stem, odd size
+      {2, 17, 15, 3, 24, 3, 3, 2, 2, 1, kValid, "/padded/rqhalf"},
+      {1, 13, 11, 1, 17, 5, 3, 1, 1, 1, kSame, "/padded/rqhalf"},
+      {1, 12, 13, 2, 33, 3, 3, 1, 2, 2, kSame, "/padded/rqhalf"},   // dilation 2
+      {1, 9, 10, 5, 19, 3, 2, 2, 1, 1, kSame, "/padded/rqhalf"},
+      {1, 9, 9, 16, 20, 1, 1, 2, 2, 1, kSame, "/padded/rqhalf"},    // 1x1 stride 2
+      {1, 25, 5, 64, 64, 1, 1, 1, 1, 1, kSame, "/rqhalf"},          // kws 1x1 64->64, 125 px
+      {1, 23, 19, 16, 96, 1, 1, 1, 1, 1, kValid, "/rqhalf"},        // K = 16, 437 px
+      {1, 11, 13, 17, 37, 1, 1, 1, 1, 1, kSame, "/rqhalf"},         // odd K and N
+      {2, 7, 9, 24, 144, 1, 1, 1, 1, 1, kSame, "/rqhalf"},
   };
   int i = 0;
   for (const L& l : layers) {
@@ -505,14 +667,16 @@ TEST_F(QGemmOps, PaddedIm2colAndHalfRangeStage) {
       c.dil_h = c.dil_w = l.dil;
       c.padding = l.padding;
       c.act = i % 3 == 0 ? tflite::ActivationFunctionType_RELU6 : tflite::ActivationFunctionType_NONE;
-      for (int threads : {1, 2}) {
-        testing::FastCheck check;
-        check.op_type = "CONV_2D";
-        check.variant = l.variant;
-        check.threads = threads;
-        check.seed = 900 + i++;
-        testing::ExpectFastMatchesReference(BuildConv(c, check.seed), c.Describe("conv2d"), check);
-      }
+      for (const Isa& isa : IsasFor(p))
+        for (int threads : {1, 2}) {
+          testing::FastCheck check;
+          check.op_type = "CONV_2D";
+          check.variant = std::string(isa.name) + l.variant;
+          check.cpu = isa.cpu;
+          check.threads = threads;
+          check.seed = 900 + i++;
+          testing::ExpectFastMatchesReference(BuildConv(c, check.seed), c.Describe("conv2d"), check);
+        }
     }
   }
 }

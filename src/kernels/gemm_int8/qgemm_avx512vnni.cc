@@ -1,0 +1,198 @@
+// AVX-512 VNNI parts of the int8 / uint8 GEMM (qgemm_vnni.h): the R x NV-panel micro-kernel with
+// the fused 16-lane requantization, and the byte helpers used to pack A.
+// GCC 12's AVX-512 headers start unmasked intrinsics from a self-initialized "undefined" vector,
+// which -Wuninitialized reports once inlined (GCC bug 105593, fixed in GCC 13).
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+#else
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <utility>
+
+#include "kernels/gemm_int8/qgemm_vnni.h"
+
+namespace edgeopt::kernels::qgemm {
+namespace {
+
+// Rows per tile for NV panels (16 NV output channels): R x NV accumulators, up to 24 of the 32
+// zmm registers; the rest hold the NV weight vectors and the broadcast A group.
+constexpr int RowsFor(int nv) { return nv == 4 ? 6 : nv == 3 ? 8 : 12; }
+
+struct TileArgs {
+  const uint8_t* a;
+  int64_t lda;
+  int K4;
+  const int8_t* b;          // first panel of the block
+  int64_t panel_stride;     // bytes between panels
+  const RequantPanel16* q;  // output constants of the first panel
+  const int32_t* row_term;  // per row, or null
+  uint8_t* c;
+  int64_t ldc;
+  int cols_last;            // valid columns of the last panel (1..16)
+  int32_t act_min, act_max;
+};
+
+inline __m512i Load(const void* p) { return _mm512_load_si512(p); }
+
+// ruy's requantization of 16 accumulators (the forms of qgemm.h's RequantGroup / Requant8):
+// general: ((x + bias) << left) * m + round, shifted right in 64 bits, plus the adjusted zero point;
+// a folded bias or no left shift leave bias / left at 0, so one form covers the three of AVX2.
+inline __m512i RequantGeneral(__m512i x, const RequantPanel16& q) {
+  x = _mm512_add_epi32(x, Load(q.bias));
+  x = _mm512_sllv_epi32(x, Load(q.left));
+  __m512i p_e = _mm512_mul_epi32(x, Load(q.mult));
+  __m512i p_o = _mm512_mul_epi32(_mm512_srli_epi64(x, 32), Load(q.mult_o));
+  p_e = _mm512_srlv_epi64(_mm512_add_epi64(p_e, Load(q.round_e)), Load(q.shift_e));
+  p_o = _mm512_srlv_epi64(_mm512_add_epi64(p_o, Load(q.round_o)), Load(q.shift_o));
+  // Odd lanes: the low dword of p_o's qwords moved up.
+  const __m512i r = _mm512_mask_shuffle_epi32(p_e, 0xAAAA, p_o, static_cast<_MM_PERM_ENUM>(0xA0));
+  return _mm512_add_epi32(r, Load(q.zp_adj));
+}
+
+// Requant8::half_range: 2x * m + round in 64 bits, the high dword shifted right by r.
+inline __m512i RequantHalf(__m512i x, const RequantPanel16& q) {
+  const __m512i x2 = _mm512_add_epi32(x, x);
+  __m512i p_e = _mm512_mul_epi32(x2, Load(q.mult));
+  __m512i p_o = _mm512_mul_epi32(_mm512_shuffle_epi32(x2, static_cast<_MM_PERM_ENUM>(0xF5)), Load(q.mult_o));
+  p_e = _mm512_add_epi64(p_e, Load(q.round_e));
+  p_o = _mm512_add_epi64(p_o, Load(q.round_o));
+  // Even lanes: the high dwords of p_e moved down; odd lanes: p_o's high dwords, in place.
+  __m512i h = _mm512_mask_shuffle_epi32(p_o, 0x5555, p_e, static_cast<_MM_PERM_ENUM>(0xF5));
+  h = _mm512_srlv_epi32(h, Load(q.rshift));
+  return _mm512_add_epi32(h, Load(q.zp_adj));
+}
+
+// Fully unrolled over rows and panels (GCC keeps acc[][] in registers only then).
+template <int R, int NV, bool kHalf>
+void Tile(const TileArgs& t) {
+  __m512i acc[R][NV];
+  _Pragma("GCC unroll 16")
+  for (int v = 0; v < NV; ++v) {
+    const __m512i init = Load(t.q[v].init);
+    _Pragma("GCC unroll 16")
+    for (int r = 0; r < R; ++r)
+      acc[r][v] = t.row_term ? _mm512_add_epi32(init, _mm512_set1_epi32(t.row_term[r])) : init;
+  }
+  const uint8_t* a = t.a;
+  const int8_t* b = t.b;
+  for (int k = 0; k < t.K4; ++k) {
+    __m512i w[NV];
+    _Pragma("GCC unroll 16")
+    for (int v = 0; v < NV; ++v) w[v] = Load(b + v * t.panel_stride);
+    _Pragma("GCC unroll 16")
+    for (int r = 0; r < R; ++r) {
+      int32_t group;
+      std::memcpy(&group, a + r * t.lda, 4);
+      const __m512i x = _mm512_set1_epi32(group);
+      _Pragma("GCC unroll 16")
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], x, w[v]);
+    }
+    a += 4;
+    b += 64;
+  }
+  const __m512i lo = _mm512_set1_epi32(t.act_min), hi = _mm512_set1_epi32(t.act_max);
+  const __mmask16 last = static_cast<__mmask16>((1u << t.cols_last) - 1);
+  _Pragma("GCC unroll 16")
+  for (int r = 0; r < R; ++r) {
+    uint8_t* c = t.c + r * t.ldc;
+    _Pragma("GCC unroll 16")
+    for (int v = 0; v < NV; ++v) {
+      __m512i y = kHalf ? RequantHalf(acc[r][v], t.q[v]) : RequantGeneral(acc[r][v], t.q[v]);
+      y = _mm512_min_epi32(_mm512_max_epi32(y, lo), hi);
+      const __m128i bytes = _mm512_cvtepi32_epi8(y);
+      if (v + 1 < NV || t.cols_last == 16) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(c + 16 * v), bytes);
+      } else {
+        _mm_mask_storeu_epi8(c + 16 * v, last, bytes);
+      }
+    }
+  }
+}
+
+using TileFn = void (*)(const TileArgs&);
+
+template <int NV, bool kHalf, size_t... I>
+constexpr std::array<TileFn, sizeof...(I)> TileTable(std::index_sequence<I...>) {
+  return {&Tile<static_cast<int>(I) + 1, NV, kHalf>...};
+}
+
+// Tiles of NV panels, indexed by rows - 1.
+template <int NV, bool kHalf>
+struct Tiles {
+  static constexpr auto table = TileTable<NV, kHalf>(std::make_index_sequence<RowsFor(NV)>());
+};
+
+template <bool kHalf>
+TileFn PickTile(int nv, int rows) {
+  switch (nv) {
+    case 4: return Tiles<4, kHalf>::table[static_cast<size_t>(rows - 1)];
+    case 3: return Tiles<3, kHalf>::table[static_cast<size_t>(rows - 1)];
+    case 2: return Tiles<2, kHalf>::table[static_cast<size_t>(rows - 1)];
+    default: return Tiles<1, kHalf>::table[static_cast<size_t>(rows - 1)];
+  }
+}
+
+}  // namespace
+
+void VnniChunk(const uint8_t* a, int64_t lda, int rows, const PackedB8& b, int p0, int p1, const VnniOutput& out,
+               const int32_t* row_term, uint8_t* c, int64_t ldc) {
+  const int np = p1 - p0;
+  if (np <= 0 || rows <= 0) return;
+  // Panels in blocks of at most 4, as even as possible (9 panels: 3 + 3 + 3, 6: 3 + 3).
+  const int blocks = (np + 3) / 4;
+  TileArgs t;
+  t.lda = lda;
+  t.K4 = b.K4;
+  t.panel_stride = int64_t{b.K4} * 64;
+  t.ldc = ldc;
+  t.act_min = out.act_min;
+  t.act_max = out.act_max;
+  int p = p0;
+  for (int blk = 0; blk < blocks; ++blk) {
+    const int nv = np / blocks + (blk < np % blocks ? 1 : 0);
+    const int mr = RowsFor(nv);
+    t.b = b.panel(p);
+    t.q = out.panels.data() + p;
+    t.cols_last = std::min(16, b.N - (p + nv - 1) * 16);
+    for (int r = 0; r < rows; r += mr) {
+      const int tr = std::min(mr, rows - r);
+      t.a = a + r * lda;
+      t.row_term = row_term ? row_term + r : nullptr;
+      t.c = c + r * ldc + p * 16;
+      (out.half_range ? PickTile<true>(nv, tr) : PickTile<false>(nv, tr))(t);
+    }
+    p += nv;
+  }
+}
+
+int32_t RowSumU8(const uint8_t* p, int64_t n) {
+  __m512i s = _mm512_setzero_si512();
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) s = _mm512_add_epi64(s, _mm512_sad_epu8(_mm512_loadu_si512(p + i), _mm512_setzero_si512()));
+  if (i < n) {
+    const __mmask64 m = _bzhi_u64(~uint64_t{0}, static_cast<unsigned>(n - i));
+    s = _mm512_add_epi64(s, _mm512_sad_epu8(_mm512_maskz_loadu_epi8(m, p + i), _mm512_setzero_si512()));
+  }
+  return static_cast<int32_t>(_mm512_reduce_add_epi64(s));
+}
+
+void CopyFlip(const uint8_t* src, int64_t n, uint8_t flip, uint8_t* dst) {
+  const __m512i f = _mm512_set1_epi8(static_cast<char>(flip));
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64)
+    _mm512_storeu_si512(dst + i, _mm512_xor_si512(_mm512_loadu_si512(src + i), f));
+  if (i < n) {
+    const __mmask64 m = _bzhi_u64(~uint64_t{0}, static_cast<unsigned>(n - i));
+    _mm512_mask_storeu_epi8(dst + i, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, src + i), f));
+  }
+}
+
+}  // namespace edgeopt::kernels::qgemm

@@ -1,0 +1,171 @@
+// Portable parts of the VNNI GEMM (qgemm_vnni.h): weight packing, the 16-lane output constants,
+// the blocked and threaded driver (the micro-kernel is in qgemm_avx512vnni.cc).
+#include "kernels/gemm_int8/qgemm_vnni.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
+
+namespace edgeopt::kernels::qgemm {
+namespace {
+
+template <typename W>
+void PackWeightsVnniImpl(const W* w, int N, int K, const std::vector<int32_t>& zero_points, PackedB8* out) {
+  const int32_t zp = zero_points.empty() ? 0 : zero_points[0];
+  out->K = K;
+  out->N = N;
+  out->K4 = (K + 3) / 4;
+  out->panels = (N + 15) / 16;
+  const size_t count = static_cast<size_t>(N) * K;
+  const bool fits = std::all_of(w, w + count, [&](W v) {
+    const int32_t d = int32_t{v} - zp;
+    return d >= -128 && d <= 127;
+  });
+  out->b_offset = fits ? zp : std::is_signed_v<W> ? 0 : 128;
+  out->f = out->b_offset - zp;
+  out->data.Resize(static_cast<size_t>(out->panels) * out->K4 * 64);
+  out->col_sum.assign(static_cast<size_t>(out->panels) * 16, 0);
+  out->abs_sum.assign(static_cast<size_t>(N), 0);
+  for (int n = 0; n < N; ++n) {
+    int8_t* panel = out->data.get() + static_cast<size_t>(n / 16) * out->K4 * 64;
+    const int j = n % 16;
+    const W* row = w + static_cast<size_t>(n) * K;
+    for (int k = 0; k < K; ++k) {
+      const int32_t v = int32_t{row[k]} - out->b_offset;
+      panel[static_cast<size_t>(k / 4) * 64 + j * 4 + k % 4] = static_cast<int8_t>(v);
+      out->col_sum[static_cast<size_t>(n)] += v;
+      out->abs_sum[static_cast<size_t>(n)] += std::abs(int32_t{row[k]} - zp);
+    }
+  }
+}
+
+constexpr int kRowQuantum = 24;                 // lcm of the tile heights 6, 8, 12
+constexpr size_t kAChunkBytes = 24 * 1024;      // one thread's packed A rows: L1-resident
+constexpr size_t kBBlockBytes = 160 * 1024;     // B panels used with one A chunk: L2-resident
+
+int64_t Lda(const PackedB8& b) { return int64_t{b.K4} * 4; }
+
+int64_t ChunkRows(const PackedB8& b, int64_t M, int threads) {
+  const int64_t quantum_bytes = kRowQuantum * Lda(b);
+  int64_t q = std::clamp<int64_t>(static_cast<int64_t>(kAChunkBytes) / std::max<int64_t>(quantum_bytes, 1), 1, 8);
+  const int64_t m_q = (M + kRowQuantum - 1) / kRowQuantum;
+  if (threads > 1) q = std::min(q, std::max<int64_t>(1, (m_q + threads - 1) / threads));
+  return q * kRowQuantum;
+}
+
+size_t Align64(size_t n) { return (n + 63) / 64 * 64; }
+
+// A rows (plus 64 bytes the im2col copies may overrun), then the row terms.
+size_t ABytes(const PackedB8& b, int64_t chunk_rows) { return Align64(static_cast<size_t>(chunk_rows * Lda(b)) + 64); }
+size_t PerThreadScratch(const PackedB8& b, int64_t chunk_rows) {
+  return ABytes(b, chunk_rows) + Align64(static_cast<size_t>(chunk_rows) * sizeof(int32_t));
+}
+
+}  // namespace
+
+void PackWeightsVnni(const int8_t* w, int N, int K, const std::vector<int32_t>& zero_points, PackedB8* out) {
+  PackWeightsVnniImpl(w, N, K, zero_points, out);
+}
+void PackWeightsVnni(const uint8_t* w, int N, int K, const std::vector<int32_t>& zero_points, PackedB8* out) {
+  PackWeightsVnniImpl(w, N, K, zero_points, out);
+}
+
+void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutput* out) {
+  out->panels.assign(static_cast<size_t>(b.panels), RequantPanel16{});
+  out->half_range = q.half_range;
+  out->act_min = q.act_min;
+  out->act_max = q.act_max;
+  // Wrapping int32 arithmetic (the accumulators wrap the same way).
+  const uint32_t row_const = static_cast<uint32_t>(b.f) * static_cast<uint32_t>(b.K) * static_cast<uint32_t>(z_u);
+  for (int n = 0; n < b.panels * 16; ++n) {
+    RequantPanel16& p = out->panels[static_cast<size_t>(n / 16)];
+    const RequantGroup& g = q.groups[static_cast<size_t>(n / 8)];
+    const int j = n % 16, lane = n % 8;
+    p.init[j] = static_cast<int32_t>(0u - static_cast<uint32_t>(z_u) * static_cast<uint32_t>(b.col_sum[n]) - row_const);
+    p.bias[j] = g.bias[lane];
+    p.left[j] = g.left[lane];
+    p.mult[j] = g.mult[lane];
+    p.mult_o[j] = j % 2 == 0 ? g.mult[lane + 1] : 0;
+    p.zp_adj[j] = g.zp_adj[lane];
+    p.rshift[j] = g.rshift[lane];
+    if (j % 2 == 0) {
+      p.round_e[j / 2] = g.round_e[lane / 2];
+      p.shift_e[j / 2] = g.shift_e[lane / 2];
+    } else {
+      p.round_o[j / 2] = g.round_o[lane / 2];
+      p.shift_o[j / 2] = g.shift_o[lane / 2];
+    }
+  }
+}
+
+void ContiguousRowsPacker8::Pack(int64_t row0, int rows, uint8_t* dst, int64_t lda) const {
+  for (int i = 0; i < rows; ++i) {
+    uint8_t* row = dst + i * lda;
+    CopyFlip(in_ + (row0 + i) * depth_, depth_, flip_, row);
+    for (int64_t k = depth_; k < lda; ++k) row[k] = 0;
+  }
+}
+
+size_t GemmVnniScratchBytes(const PackedB8& b, int64_t M, int threads) {
+  threads = std::max(threads, 1);
+  return PerThreadScratch(b, ChunkRows(b, M, threads)) * static_cast<size_t>(threads);
+}
+
+void RunGemmVnni(rt::ThreadPool& pool, int64_t M, const PackedB8& b, const APacker8& pack, const VnniOutput& out,
+                 void* c, int64_t ldc, void* scratch) {
+  if (M <= 0 || b.N <= 0) return;
+  const int threads = pool.num_threads();
+  const int64_t lda = Lda(b);
+  const int64_t chunk_rows = ChunkRows(b, M, threads);
+  const size_t per_thread = PerThreadScratch(b, chunk_rows);
+  const int64_t m_chunks = (M + chunk_rows - 1) / chunk_rows;
+  const int64_t panel_bytes = int64_t{b.K4} * 64;
+  int64_t block_panels = std::max<int64_t>(1, static_cast<int64_t>(kBBlockBytes) / panel_bytes);
+  int64_t n_blocks = (b.panels + block_panels - 1) / block_panels;
+  if (threads > 1 && m_chunks < 2 * threads) {
+    // Too few row chunks to keep the threads busy: cut the columns too.
+    const int64_t want = (2 * threads + m_chunks - 1) / m_chunks;
+    n_blocks = std::min<int64_t>(b.panels, std::max(n_blocks, want));
+  }
+  block_panels = (b.panels + n_blocks - 1) / n_blocks;
+  n_blocks = (b.panels + block_panels - 1) / block_panels;
+  const int64_t tasks = m_chunks * n_blocks;
+  uint8_t* c8 = static_cast<uint8_t*>(c);
+
+  std::atomic<int64_t> next{0};
+  auto worker = [&](int64_t slot) {
+    uint8_t* base = static_cast<uint8_t*>(scratch) + per_thread * static_cast<size_t>(slot);
+    uint8_t* a = base;
+    int32_t* row_term = reinterpret_cast<int32_t*>(base + ABytes(b, chunk_rows));
+    int64_t packed = -1;
+    for (;;) {
+      const int64_t task = next.fetch_add(1, std::memory_order_relaxed);
+      if (task >= tasks) break;
+      const int64_t mc = task / n_blocks, nb = task % n_blocks;
+      const int64_t row0 = mc * chunk_rows;
+      const int rows = static_cast<int>(std::min(chunk_rows, M - row0));
+      if (mc != packed) {
+        pack.Pack(row0, rows, a, lda);
+        if (b.f != 0)
+          for (int r = 0; r < rows; ++r)
+            row_term[r] = static_cast<int32_t>(static_cast<uint32_t>(b.f) *
+                                               static_cast<uint32_t>(RowSumU8(a + r * lda, lda)));
+        packed = mc;
+      }
+      const int p0 = static_cast<int>(nb * block_panels);
+      const int p1 = static_cast<int>(std::min<int64_t>(b.panels, p0 + block_panels));
+      VnniChunk(a, lda, rows, b, p0, p1, out, b.f != 0 ? row_term : nullptr, c8 + row0 * ldc, ldc);
+    }
+  };
+  if (tasks == 1 || threads == 1) {
+    worker(0);
+    return;
+  }
+  pool.ParallelFor(threads, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t s = begin; s < end; ++s) worker(s);
+  });
+}
+
+}  // namespace edgeopt::kernels::qgemm

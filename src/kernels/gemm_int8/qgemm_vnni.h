@@ -1,0 +1,123 @@
+// int8 / uint8 GEMM with AVX-512 VNNI (vpdpbusd: 64 u8 x s8 multiply-adds per instruction into
+// 16 int32 lanes) for CONV_2D and FULLY_CONNECTED, chosen at prepare time when the CPU has
+// avx512f+bw+vl+vnni (rt::CpuFeatures::has_avx512_vnni); the int16 GEMM of qgemm.h stays for
+// other CPUs and for 16x8 / hybrid.
+//
+// Operands (exact, no saturation: vpdpbusd sums u8 x s8 products into int32 without clamping):
+// - A (activations) as uint8 `a_u`: int8 inputs with the sign bit flipped (a + 128), uint8 inputs
+//   as they are. `z_u` is the input zero point in that domain (int8: zp + 128).
+// - B (weights) as int8 `w - b_offset`: b_offset = the weight zero point when every w - zp fits
+//   int8 (always for symmetric int8 weights), else 0 (int8) or 128 (uint8); then
+//   f = b_offset - zp is not 0.
+// - The accumulator the reference computes is
+//     sum_k (a_u - z_u)(w - zp) = sum_k a_u B - z_u sum_k B - f K z_u + f sum_k a_u
+//   i.e. the vpdpbusd sum plus a per-channel constant (VnniColumnTerms, the accumulators' start
+//   value) plus f times the row sum of A (computed while packing A, only when f != 0). Padding
+//   taps of a convolution hold z_u, so they add nothing, as in the reference. All of it wraps
+//   modulo 2^32 like the int16 GEMM, so the int32 accumulators are the same and the output stage
+//   (Requant8, ruy rounding: general, folded-bias or half-range form) gives the same bits.
+// - B is packed once: panels of 16 output channels, k in groups of 4:
+//   panel[k/4][channel 0..15][k%4] int8 (one zmm per k group), zero beyond N and K.
+// - A rows are packed per chunk as uint8 rows of K4 * 4 bytes (zero beyond K).
+// - The micro-kernel (qgemm_avx512vnni.cc) computes R rows x NV panels (R x 16 NV outputs, up
+//   to 24 zmm accumulators) and requantizes and stores them itself (16 lanes per instruction).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/gemm_int8/qgemm.h"
+
+namespace edgeopt::kernels::qgemm {
+
+// Weights [N][K] packed for vpdpbusd.
+struct PackedB8 {
+  int K = 0, N = 0;
+  int K4 = 0;      // k groups of 4: ceil(K / 4)
+  int panels = 0;  // ceil(N / 16)
+  int32_t b_offset = 0;  // packed value = w - b_offset
+  int32_t f = 0;         // b_offset - weight zero point (0: no row sums needed)
+  AlignedArray<int8_t> data;
+  std::vector<int32_t> col_sum;  // [panels * 16]: sum over k of the packed values (0 beyond N)
+  std::vector<int64_t> abs_sum;  // [N]: sum over k of |w - zero point| (bounds the accumulators)
+
+  const int8_t* panel(int p) const { return data.get() + static_cast<size_t>(p) * K4 * 64; }
+  size_t bytes() const { return data.size; }
+};
+
+// Packs int8 or uint8 weights with one zero point for all channels (empty: 0).
+void PackWeightsVnni(const int8_t* w, int N, int K, const std::vector<int32_t>& zero_points, PackedB8* out);
+void PackWeightsVnni(const uint8_t* w, int N, int K, const std::vector<int32_t>& zero_points, PackedB8* out);
+
+// Output-stage constants of 16 consecutive output channels, 16 lanes (built from a Requant8),
+// plus the accumulators' start value.
+struct alignas(64) RequantPanel16 {
+  int32_t init[16];     // per-channel column term of the accumulators (see the header comment)
+  int32_t bias[16];     // 0 when the bias is folded (Requant8::bias_folded)
+  int32_t left[16];
+  int32_t mult[16];     // even channels' multipliers in the even lanes (vpmuldq reads lanes 0, 2, ...)
+  int32_t mult_o[16];   // odd channels' multipliers moved to the even lanes
+  int32_t zp_adj[16];
+  int32_t rshift[16];   // half-range form
+  int64_t round_e[8], round_o[8];
+  int64_t shift_e[8], shift_o[8];
+};
+
+struct VnniOutput {
+  std::vector<RequantPanel16> panels;
+  bool half_range = false;
+  int32_t act_min = -128, act_max = 127;
+};
+
+// The output stage of `q` in 16-lane form, with the column terms for input zero point z_u
+// (already in the uint8 domain) of weights `b`.
+void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutput* out);
+
+// Fills rows [row0, row0 + rows) of A into dst: uint8 rows lda bytes apart holding K values,
+// zeros from K up to lda.
+class APacker8 {
+ public:
+  virtual ~APacker8() = default;
+  virtual void Pack(int64_t row0, int rows, uint8_t* dst, int64_t lda) const = 0;
+};
+
+// Scratch bytes RunGemmVnni needs for `threads` threads.
+size_t GemmVnniScratchBytes(const PackedB8& b, int64_t M, int threads);
+
+// int8 / uint8 C (row stride ldc) = requantize(A x B) for M rows; same task split as RunGemm.
+void RunGemmVnni(rt::ThreadPool& pool, int64_t M, const PackedB8& b, const APacker8& pack, const VnniOutput& out,
+                 void* c, int64_t ldc, void* scratch);
+
+// ---- AVX-512 VNNI entry points (qgemm_avx512vnni.cc) ----
+
+// Rows [0, rows) of a packed A chunk times panels [p0, p1) of B, requantized into C (c points at
+// row 0 / column 0 of the chunk; ldc bytes between rows). row_term: f * row sum per A row, or null.
+void VnniChunk(const uint8_t* a, int64_t lda, int rows, const PackedB8& b, int p0, int p1, const VnniOutput& out,
+               const int32_t* row_term, uint8_t* c, int64_t ldc);
+
+// Sum of n (a multiple of 64) bytes.
+int32_t RowSumU8(const uint8_t* p, int64_t n);
+
+// dst[i] = src[i] ^ flip for i < n (flip 0x80 turns int8 into the uint8 domain, 0 copies).
+void CopyFlip(const uint8_t* src, int64_t n, uint8_t flip, uint8_t* dst);
+
+}  // namespace edgeopt::kernels::qgemm
+
+namespace edgeopt::kernels::qgemm {
+
+// A rows that are contiguous runs of `depth` input values (FULLY_CONNECTED rows, pointwise
+// CONV_2D pixels): flip 0x80 for int8 inputs, 0 for uint8.
+class ContiguousRowsPacker8 final : public APacker8 {
+ public:
+  ContiguousRowsPacker8(const void* in, int depth, uint8_t flip)
+      : in_(static_cast<const uint8_t*>(in)), depth_(depth), flip_(flip) {}
+  void Pack(int64_t row0, int rows, uint8_t* dst, int64_t lda) const override;
+
+ private:
+  const uint8_t* in_;
+  int depth_;
+  uint8_t flip_;
+};
+
+}  // namespace edgeopt::kernels::qgemm
