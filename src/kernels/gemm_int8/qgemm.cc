@@ -158,50 +158,37 @@ size_t GemmScratchBytes(const PackedB& b, int64_t M, int threads) {
   return PerThreadScratch(b, ChunkRows(b, M, threads)) * static_cast<size_t>(threads);
 }
 
-void RunGemm(rt::ThreadPool& pool, int64_t M, const PackedB& b, const APacker& pack, const GemmOutput& out,
-             void* scratch) {
-  if (M <= 0 || b.N <= 0) return;
+void ForEachGemmTask(rt::ThreadPool& pool, int64_t M, int64_t chunk_rows, int panels, int64_t panel_bytes,
+                     const std::function<void(const GemmTask&)>& run) {
   const int threads = pool.num_threads();
-  const int64_t lda = Lda(b);
-  const int64_t chunk_rows = ChunkRows(b, M, threads);
-  const size_t per_thread = PerThreadScratch(b, chunk_rows);
   const int64_t m_chunks = (M + chunk_rows - 1) / chunk_rows;
-  const int64_t panel_bytes = int64_t{b.K2} * 2 * kNR * int64_t{sizeof(int16_t)};
-  int64_t block_panels = std::max<int64_t>(1, static_cast<int64_t>(kBBlockBytes) / panel_bytes);
-  int64_t n_blocks = (b.panels + block_panels - 1) / block_panels;
+  int64_t block_panels = std::max<int64_t>(1, static_cast<int64_t>(kBBlockBytes) / std::max<int64_t>(panel_bytes, 1));
+  int64_t n_blocks = (panels + block_panels - 1) / block_panels;
   if (threads > 1 && m_chunks < 2 * threads) {
     // Too few row chunks to keep the threads busy: cut the columns too.
     const int64_t want = (2 * threads + m_chunks - 1) / m_chunks;
-    n_blocks = std::min<int64_t>(b.panels, std::max(n_blocks, want));
+    n_blocks = std::min<int64_t>(panels, std::max(n_blocks, want));
   }
-  block_panels = (b.panels + n_blocks - 1) / n_blocks;
-  n_blocks = (b.panels + block_panels - 1) / block_panels;
+  block_panels = (panels + n_blocks - 1) / n_blocks;
+  n_blocks = (panels + block_panels - 1) / block_panels;
   const int64_t tasks = m_chunks * n_blocks;
 
   std::atomic<int64_t> next{0};
   auto worker = [&](int64_t slot) {
-    int16_t* a = reinterpret_cast<int16_t*>(static_cast<uint8_t*>(scratch) + per_thread * static_cast<size_t>(slot));
-    alignas(32) int32_t acc[kMR * kNR];
     int64_t packed = -1;
     for (;;) {
       const int64_t task = next.fetch_add(1, std::memory_order_relaxed);
       if (task >= tasks) break;
       const int64_t mc = task / n_blocks, nb = task % n_blocks;
-      const int64_t row0 = mc * chunk_rows;
-      const int rows = static_cast<int>(std::min(chunk_rows, M - row0));
-      if (mc != packed) {
-        pack.Pack(row0, rows, a, lda);
-        packed = mc;
-      }
-      const int p0 = static_cast<int>(nb * block_panels);
-      const int p1 = static_cast<int>(std::min<int64_t>(b.panels, p0 + block_panels));
-      for (int t = 0; t < rows; t += kMR) {
-        const int mr = std::min(kMR, rows - t);
-        for (int p = p0; p < p1; ++p) {
-          MicroKernel(mr, b.K2, a + t * lda, lda, b.panel(p), acc);
-          StoreTile(out, acc, mr, row0 + t, p * kNR, std::min(kNR, b.N - p * kNR));
-        }
-      }
+      GemmTask t;
+      t.slot = static_cast<int>(slot);
+      t.row0 = mc * chunk_rows;
+      t.rows = static_cast<int>(std::min(chunk_rows, M - t.row0));
+      t.new_chunk = mc != packed;
+      packed = mc;
+      t.p0 = static_cast<int>(nb * block_panels);
+      t.p1 = static_cast<int>(std::min<int64_t>(panels, t.p0 + block_panels));
+      run(t);
     }
   };
   if (tasks == 1 || threads == 1) {
@@ -210,6 +197,27 @@ void RunGemm(rt::ThreadPool& pool, int64_t M, const PackedB& b, const APacker& p
   }
   pool.ParallelFor(threads, 1, [&](int64_t begin, int64_t end) {
     for (int64_t s = begin; s < end; ++s) worker(s);
+  });
+}
+
+void RunGemm(rt::ThreadPool& pool, int64_t M, const PackedB& b, const APacker& pack, const GemmOutput& out,
+             void* scratch) {
+  if (M <= 0 || b.N <= 0) return;
+  const int64_t lda = Lda(b);
+  const int64_t chunk_rows = ChunkRows(b, M, pool.num_threads());
+  const size_t per_thread = PerThreadScratch(b, chunk_rows);
+  const int64_t panel_bytes = int64_t{b.K2} * 2 * kNR * int64_t{sizeof(int16_t)};
+  ForEachGemmTask(pool, M, chunk_rows, b.panels, panel_bytes, [&](const GemmTask& t) {
+    int16_t* a = reinterpret_cast<int16_t*>(static_cast<uint8_t*>(scratch) + per_thread * static_cast<size_t>(t.slot));
+    alignas(32) int32_t acc[kMR * kNR];
+    if (t.new_chunk) pack.Pack(t.row0, t.rows, a, lda);
+    for (int r = 0; r < t.rows; r += kMR) {
+      const int mr = std::min(kMR, t.rows - r);
+      for (int p = t.p0; p < t.p1; ++p) {
+        MicroKernel(mr, b.K2, a + r * lda, lda, b.panel(p), acc);
+        StoreTile(out, acc, mr, t.row0 + r, p * kNR, std::min(kNR, b.N - p * kNR));
+      }
+    }
   });
 }
 

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -154,6 +155,22 @@ size_t GemmScratchBytes(const PackedB& b, int64_t M, int threads);
 // aligned.
 void RunGemm(rt::ThreadPool& pool, int64_t M, const PackedB& b, const APacker& pack, const GemmOutput& out,
              void* scratch);
+
+// One task of a GEMM driver: rows [row0, row0 + rows) x B panels [p0, p1), on thread `slot`;
+// new_chunk: that thread's packed A does not hold these rows yet.
+struct GemmTask {
+  int slot = 0;
+  int64_t row0 = 0;
+  int rows = 0;
+  bool new_chunk = true;
+  int p0 = 0, p1 = 0;
+};
+// The task split of RunGemm and RunGemmVnni (qgemm_vnni.h): row chunks of chunk_rows x blocks of
+// B panels sized to stay in L2 (the columns are cut too when there are too few row chunks for
+// the threads), taken dynamically by the pool's threads; a thread keeps its chunk for the
+// chunk's following blocks.
+void ForEachGemmTask(rt::ThreadPool& pool, int64_t M, int64_t chunk_rows, int panels, int64_t panel_bytes,
+                     const std::function<void(const GemmTask&)>& run);
 
 // ---- AVX2 entry points (qgemm_avx2.cc) ----
 

@@ -10,10 +10,21 @@ namespace edgeopt::kernels {
 
 namespace {
 
-// `make` once per model and op (through the model's packed-weight cache when there is one).
-template <typename Packed, typename Make>
-std::shared_ptr<const Packed> CachedPacking(rt::KernelContext& ctx, const std::string& key_prefix, int N, int K,
-                                            Make make) {
+// Weights packed by pack(w, N, K, zero_points, Packed*) for int8 or uint8 weights, once per model
+// and op (through the model's packed-weight cache when there is one).
+template <typename Packed, typename Pack>
+std::shared_ptr<const Packed> CachedPacking(rt::KernelContext& ctx, const std::string& key_prefix,
+                                            const rt::RtTensor& weights, int N, int K,
+                                            const std::vector<int32_t>& zero_points, Pack pack) {
+  auto make = [&]() -> std::shared_ptr<const void> {
+    auto p = std::make_shared<Packed>();
+    if (weights.type == DType::kUInt8) {
+      pack(weights.data_as<uint8_t>(), N, K, zero_points, p.get());
+    } else {
+      pack(weights.data_as<int8_t>(), N, K, zero_points, p.get());
+    }
+    return p;
+  };
   rt::PackedWeightCache* cache = ctx.host()->packed_cache();
   if (!cache) return std::static_pointer_cast<const Packed>(make());
   const std::string key = key_prefix + "/sg" + std::to_string(ctx.host()->subgraph_index()) + "/op" +
@@ -26,29 +37,17 @@ std::shared_ptr<const Packed> CachedPacking(rt::KernelContext& ctx, const std::s
 std::shared_ptr<const qgemm::PackedB> GetPackedWeights(rt::KernelContext& ctx, const std::string& tag,
                                                        const rt::RtTensor& weights, int N, int K,
                                                        const std::vector<int32_t>& zero_points) {
-  return CachedPacking<qgemm::PackedB>(ctx, "qgemm-" + tag, N, K, [&]() -> std::shared_ptr<const void> {
-    auto p = std::make_shared<qgemm::PackedB>();
-    if (weights.type == DType::kUInt8) {
-      qgemm::PackWeights(weights.data_as<uint8_t>(), N, K, zero_points, p.get());
-    } else {
-      qgemm::PackWeights(weights.data_as<int8_t>(), N, K, zero_points, p.get());
-    }
-    return p;
-  });
+  return CachedPacking<qgemm::PackedB>(ctx, "qgemm-" + tag, weights, N, K, zero_points,
+                                       [](const auto* w, int n, int k, const std::vector<int32_t>& zp,
+                                          qgemm::PackedB* out) { qgemm::PackWeights(w, n, k, zp, out); });
 }
 
 std::shared_ptr<const qgemm::PackedB8> GetPackedWeightsVnni(rt::KernelContext& ctx, const std::string& tag,
                                                             const rt::RtTensor& weights, int N, int K,
                                                             const std::vector<int32_t>& zero_points) {
-  return CachedPacking<qgemm::PackedB8>(ctx, "qgemm8-" + tag, N, K, [&]() -> std::shared_ptr<const void> {
-    auto p = std::make_shared<qgemm::PackedB8>();
-    if (weights.type == DType::kUInt8) {
-      qgemm::PackWeightsVnni(weights.data_as<uint8_t>(), N, K, zero_points, p.get());
-    } else {
-      qgemm::PackWeightsVnni(weights.data_as<int8_t>(), N, K, zero_points, p.get());
-    }
-    return p;
-  });
+  return CachedPacking<qgemm::PackedB8>(ctx, "qgemm8-" + tag, weights, N, K, zero_points,
+                                        [](const auto* w, int n, int k, const std::vector<int32_t>& zp,
+                                           qgemm::PackedB8* out) { qgemm::PackWeightsVnni(w, n, k, zp, out); });
 }
 
 bool GemmOpEligible(const rt::KernelCreateContext& cc) {

@@ -3,7 +3,6 @@
 #include "kernels/gemm_int8/qgemm_vnni.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
@@ -43,7 +42,6 @@ void PackWeightsVnniImpl(const W* w, int N, int K, const std::vector<int32_t>& z
 
 constexpr int kRowQuantum = 24;                 // lcm of the tile heights 6, 8, 12
 constexpr size_t kAChunkBytes = 24 * 1024;      // one thread's packed A rows: L1-resident
-constexpr size_t kBBlockBytes = 160 * 1024;     // B panels used with one A chunk: L2-resident
 
 int64_t Lda(const PackedB8& b) { return int64_t{b.K4} * 4; }
 
@@ -116,55 +114,20 @@ size_t GemmVnniScratchBytes(const PackedB8& b, int64_t M, int threads) {
 void RunGemmVnni(rt::ThreadPool& pool, int64_t M, const PackedB8& b, const APacker8& pack, const VnniOutput& out,
                  void* c, int64_t ldc, void* scratch) {
   if (M <= 0 || b.N <= 0) return;
-  const int threads = pool.num_threads();
   const int64_t lda = Lda(b);
-  const int64_t chunk_rows = ChunkRows(b, M, threads);
+  const int64_t chunk_rows = ChunkRows(b, M, pool.num_threads());
   const size_t per_thread = PerThreadScratch(b, chunk_rows);
-  const int64_t m_chunks = (M + chunk_rows - 1) / chunk_rows;
-  const int64_t panel_bytes = int64_t{b.K4} * 64;
-  int64_t block_panels = std::max<int64_t>(1, static_cast<int64_t>(kBBlockBytes) / panel_bytes);
-  int64_t n_blocks = (b.panels + block_panels - 1) / block_panels;
-  if (threads > 1 && m_chunks < 2 * threads) {
-    // Too few row chunks to keep the threads busy: cut the columns too.
-    const int64_t want = (2 * threads + m_chunks - 1) / m_chunks;
-    n_blocks = std::min<int64_t>(b.panels, std::max(n_blocks, want));
-  }
-  block_panels = (b.panels + n_blocks - 1) / n_blocks;
-  n_blocks = (b.panels + block_panels - 1) / block_panels;
-  const int64_t tasks = m_chunks * n_blocks;
   uint8_t* c8 = static_cast<uint8_t*>(c);
-
-  std::atomic<int64_t> next{0};
-  auto worker = [&](int64_t slot) {
-    uint8_t* base = static_cast<uint8_t*>(scratch) + per_thread * static_cast<size_t>(slot);
-    uint8_t* a = base;
-    int32_t* row_term = reinterpret_cast<int32_t*>(base + ABytes(b, chunk_rows));
-    int64_t packed = -1;
-    for (;;) {
-      const int64_t task = next.fetch_add(1, std::memory_order_relaxed);
-      if (task >= tasks) break;
-      const int64_t mc = task / n_blocks, nb = task % n_blocks;
-      const int64_t row0 = mc * chunk_rows;
-      const int rows = static_cast<int>(std::min(chunk_rows, M - row0));
-      if (mc != packed) {
-        pack.Pack(row0, rows, a, lda);
-        if (b.f != 0)
-          for (int r = 0; r < rows; ++r)
-            row_term[r] = static_cast<int32_t>(static_cast<uint32_t>(b.f) *
-                                               static_cast<uint32_t>(RowSumU8(a + r * lda, lda)));
-        packed = mc;
-      }
-      const int p0 = static_cast<int>(nb * block_panels);
-      const int p1 = static_cast<int>(std::min<int64_t>(b.panels, p0 + block_panels));
-      VnniChunk(a, lda, rows, b, p0, p1, out, b.f != 0 ? row_term : nullptr, c8 + row0 * ldc, ldc);
+  ForEachGemmTask(pool, M, chunk_rows, b.panels, int64_t{b.K4} * 64, [&](const GemmTask& t) {
+    uint8_t* a = static_cast<uint8_t*>(scratch) + per_thread * static_cast<size_t>(t.slot);
+    int32_t* row_term = reinterpret_cast<int32_t*>(a + ABytes(b, chunk_rows));
+    if (t.new_chunk) {
+      pack.Pack(t.row0, t.rows, a, lda);
+      if (b.f != 0)
+        for (int r = 0; r < t.rows; ++r)
+          row_term[r] = static_cast<int32_t>(static_cast<uint32_t>(b.f) * static_cast<uint32_t>(RowSumU8(a + r * lda, lda)));
     }
-  };
-  if (tasks == 1 || threads == 1) {
-    worker(0);
-    return;
-  }
-  pool.ParallelFor(threads, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t s = begin; s < end; ++s) worker(s);
+    VnniChunk(a, lda, t.rows, b, t.p0, t.p1, out, b.f != 0 ? row_term : nullptr, c8 + t.row0 * ldc, ldc);
   });
 }
 
