@@ -1,4 +1,5 @@
-// Fast integer CONV_2D and FULLY_CONNECTED (AVX2 int16 GEMM, bit-exact with the references).
+// Fast integer CONV_2D and FULLY_CONNECTED (AVX2 int16 GEMM; int8/uint8 on AVX-512 VNNI with the
+// vpdpbusd GEMM of qgemm_vnni.h; bit-exact with the references).
 //
 // Registered by RegisterFastInt8Kernels (register_fast_int8.cc, after the float fast path) in
 // front of the factory registered before, which it gets as `reference` (kernels/common/fast_kernel.h).

@@ -1,4 +1,5 @@
-// Integer GEMM for quantized CONV_2D / FULLY_CONNECTED (int8, uint8, hybrid, 16x8) on AVX2.
+// Integer GEMM for quantized CONV_2D / FULLY_CONNECTED (int8, uint8, hybrid, 16x8) on AVX2
+// (int8 / uint8 on AVX-512 VNNI CPUs: qgemm_vnni.h).
 //
 // Design (README.md in this folder has the measurements behind it):
 // - Operands are widened to int16 and multiplied with vpmaddwd (16 MACs per instruction, no
