@@ -56,6 +56,7 @@ bool ExpectFastMatchesReference(std::shared_ptr<const rt::Model> model, const st
   ref_opts.reference_kernels_only = true;
   rt::InterpreterOptions fast_opts;
   fast_opts.num_threads = check.threads;
+  fast_opts.cpu = check.cpu;
   auto ref = RunOnce(model, inputs, ref_opts);
   auto fast = RunOnce(model, inputs, fast_opts);
   if (!ref.ok() || !fast.ok()) {

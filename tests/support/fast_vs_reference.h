@@ -23,6 +23,8 @@ struct FastCheck {
   std::string op_type;
   std::vector<std::string> more_op_types;  // further op types checked the same way
   std::string variant = "avx2";
+  // Feature set the fast run chooses kernels from (default: this CPU, see rt::Cpu()).
+  const rt::CpuFeatures* cpu = nullptr;
   // Inputs (random from `seed` when empty).
   std::vector<TensorValue> inputs;
 };

@@ -64,6 +64,23 @@ struct alignas(32) RequantGroup {
   int32_t neg_cmp[8];
 };
 
+// The same constants for 16 channels (the AVX-512 rows of the 3x3 loop): lanes 0-7 from one
+// RequantGroup, 8-15 from the next.
+struct alignas(64) RequantGroup16 {
+  int32_t bias[16];
+  int32_t mult[16];
+  int32_t left[16];
+  int32_t shift[16];
+  int32_t shift_m1[16];
+  int32_t round_bit[16];
+  int32_t neg_adjust[16];
+  int32_t zp[16];
+  int32_t mult_o[16];
+  int64_t round_e[8];
+  int64_t round_o[8];
+  int32_t neg_cmp[16];
+};
+
 enum class OutKind { kInt8, kUInt8, kFloat, kInt16 };
 
 // Everything fixed at Prepare. Channels are handled in blocks of 16 whose int16 pairs are stored
@@ -92,6 +109,10 @@ struct Plan {
   // 3x3 loop: pair rows hold the raw input values (padding = input zero point) and the bias
   // -zp * sum(weights) (FinishPlan), which saves the subtraction per widened value.
   bool raw_input = false;
+  // 3x3 loop with the AVX-512 VNNI rows (set before FinishPlan when the CPU has them; cleared
+  // there for plans of other loops). requant16: the constants of 16-channel groups.
+  bool avx512 = false;
+  std::vector<RequantGroup16> requant16;
   int32_t act_min = 0, act_max = 0;
   OutKind kind = OutKind::kInt8;
   // Hybrid: out = float(acc) * (weight_scale[c] * batch_scale[b]) + bias[c].
@@ -125,11 +146,14 @@ struct Args {
 };
 
 // Last step after BuildRequant (int8/uint8 outputs): plans of the 3x3 loop switch to raw_input
-// (when the folded bias fits) and, in the short requantization form, to `doubled`.
+// (when the folded bias fits) and, in the short requantization form, to `doubled`; with
+// `avx512` they get requant16.
 void FinishPlan(Plan* plan, int32_t input_zero_point);
 
-// The loop Run uses for the plan's rows: "3x3s1" / "3x3s2" (int8/uint8 3x3 dilation-1 loop, every
-// row, 8 channels x 4 pixels per step) or "generic".
+// The instruction set and loop Run uses for the plan's rows: "avx2/3x3s1" / "avx2/3x3s2"
+// (int8/uint8 3x3 dilation-1 loop, every row, 8 channels x 4 pixels per step; narrow stride-1
+// widths "avx2/3x3s1/wN"), "avx512/3x3s1[/wN]" / "avx512/3x3s2" (the same loop with AVX-512
+// VNNI rows, 16 channels x up to 8 pixels per step) or "avx2/generic".
 const char* LoopName(const Plan& plan);
 
 // AVX2 (depthwise_int8_avx2.cc).

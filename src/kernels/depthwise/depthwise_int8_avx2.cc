@@ -8,6 +8,7 @@
 
 #include "kernels/common/quant_utils.h"
 #include "kernels/depthwise/depthwise_int8.h"
+#include "kernels/depthwise/depthwise_int8_k3.h"
 
 namespace edgeopt::kernels::dwq {
 namespace {
@@ -207,9 +208,6 @@ inline __m256i RequantFast2(__m256i x2, const RequantGroup& g) {
   return kAddZp ? _mm256_add_epi32(r, ld(g.zp)) : r;
 }
 
-// Requantization modes of the int8/uint8 rows (kRqFast2: the 3x3 loop only, doubled plans).
-enum RqMode { kRqPlain = 0, kRqLeft = 1, kRqFast = 2, kRqFast2 = 3 };
-
 template <int kMode, bool kBiasAdded, bool kAddZp = true>
 inline __m256i RequantMode(__m256i acc, const RequantGroup& g) {
   if constexpr (kMode == kRqFast) {
@@ -401,18 +399,6 @@ __attribute__((always_inline)) inline void Store3x3(const __m256i* r, __m256i zp
   }
 }
 
-// A batch of output rows for the 3x3 loop: the pair rows of each (filter rows in the top/bottom
-// padding point at the zero row) hold channels [cb, cb_end) only, entries c2 int16 apart.
-constexpr int kMaxK3Batch = 62;
-struct K3Batch {
-  const Plan* p = nullptr;
-  int n = 0;
-  const int16_t* rows[kMaxK3Batch][3];
-  uint8_t* out[kMaxK3Batch];
-  int cb = 0, cb_end = 0;
-  size_t c2 = 0;
-};
-
 // 3x3 filter, dilation 1, stride 1 (kJ = 2) or 2 (kJ = 1), int8/uint8 output, natural channel
 // order. Per 8-channel group the 6 weight vectors are loaded once for the whole batch of rows;
 // per row and chunk of up to kChunk pixels, two passes: the multiply-adds (4 pixels at a time,
@@ -549,9 +535,6 @@ void RowInt16(const RowCtx& r) {
 
 using RowFn = void (*)(const RowCtx&);
 
-// The requantization mode of a plan.
-int RqModeOf(const Plan& p) { return p.any_left_shift ? kRqLeft : p.fast_requant ? kRqFast : kRqPlain; }
-
 template <int kKH, int kPW, bool kUnsigned>
 RowFn PickQuant8(const Plan& p) {
   switch (RqModeOf(p)) {
@@ -572,8 +555,6 @@ RowFn PickRow(const Plan& p) {
   return nullptr;
 }
 
-using K3Fn = void (*)(const K3Batch&);
-
 template <int kJ, bool kUnsigned, int kW>
 K3Fn PickK3Mode(const Plan& p) {
   switch (RqModeOf(p)) {
@@ -584,19 +565,11 @@ K3Fn PickK3Mode(const Plan& p) {
   }
 }
 
-// Narrow stride-1 outputs (1 to kNarrowK3 pixels wide: the last stages of most CNNs, audio and
-// keyword-spotting maps) have their own instantiation of the loop with the width as a
-// compile-time constant (variant .../3x3s1/wN); 0 = any width, the generic row loop.
-constexpr int kNarrowK3 = 8;
-int K3Width(const Plan& p) {
-  if (p.j_step != 2) return 0;
-  return p.g.out_w >= 1 && p.g.out_w <= kNarrowK3 ? p.g.out_w : 0;
-}
 
-template <int kJ, bool kUnsigned, int kW = kNarrowK3>
+template <int kJ, bool kUnsigned, int kW = kK3NarrowMax>
 K3Fn PickK3Width(const Plan& p) {
   if constexpr (kJ == 2 && kW >= 1) {
-    if (K3Width(p) == kW) return PickK3Mode<kJ, kUnsigned, kW>(p);
+    if (K3NarrowWidth(p) == kW) return PickK3Mode<kJ, kUnsigned, kW>(p);
     return PickK3Width<kJ, kUnsigned, kW - 1>(p);
   } else {
     return PickK3Mode<kJ, kUnsigned, 0>(p);
@@ -737,7 +710,10 @@ void RunTyped(rt::ThreadPool& pool, const Plan& p, const Args& args) {
   const T* in = static_cast<const T*>(args.input);
   const T* in_end = in + args.input_elements;
   const size_t elem = p.kind == OutKind::kFloat ? sizeof(float) : p.kind == OutKind::kInt16 ? sizeof(int16_t) : 1;
-  const K3Fn k3 = K3Step(p) == 2 ? PickK3<2>(p) : K3Step(p) == 1 ? PickK3<1>(p) : nullptr;
+  const K3Fn k3 = !K3Step(p)  ? nullptr
+                  : p.avx512  ? PickK3Avx512(p, K3Step(p))
+                  : K3Step(p) == 2 ? PickK3<2>(p)
+                                   : PickK3<1>(p);
   const RowFn row_fn = k3 ? nullptr : Pick(p);
   const int64_t total_rows = int64_t{g.batches} * g.out_h;
   const int threads = static_cast<int>(std::min<int64_t>(pool.num_threads(), total_rows));
@@ -802,10 +778,8 @@ void RunTyped(rt::ThreadPool& pool, const Plan& p, const Args& args) {
   });
 }
 
-}  // namespace
-
-void FinishPlan(Plan* p, int32_t input_zero_point) {
-  if (!K3Step(*p) || p->doubled || p->raw_input) return;
+// The 3x3 loop's plan: raw input values when the folded bias fits, doubled in the short form.
+void FoldZeroPointAndDouble(Plan* p, int32_t input_zero_point) {
   // Raw input values: acc + bias = sum(x * w) + (bias - zp * sum(w)), all partial sums far from
   // int32 limits when |bias - zp * sum(w)| < 2^29 (|sum(x * w)| <= 9 * 255 * 255).
   std::vector<int64_t> folded(p->c16);
@@ -831,15 +805,30 @@ void FinishPlan(Plan* p, int32_t input_zero_point) {
   p->doubled = true;
 }
 
+}  // namespace
+
+void FinishPlan(Plan* p, int32_t input_zero_point) {
+  if (!K3Step(*p)) {
+    p->avx512 = false;
+    return;
+  }
+  if (!p->doubled && !p->raw_input) FoldZeroPointAndDouble(p, input_zero_point);
+  if (p->avx512) BuildRequant16(p);
+}
+
 const char* LoopName(const Plan& p) {
   switch (K3Step(p)) {
     case 2: {
-      static const char* const kNames[kNarrowK3 + 1] = {"3x3s1",    "3x3s1/w1", "3x3s1/w2", "3x3s1/w3", "3x3s1/w4",
-                                                        "3x3s1/w5", "3x3s1/w6", "3x3s1/w7", "3x3s1/w8"};
-      return kNames[K3Width(p)];
+      static const char* const kAvx2[kK3NarrowMax + 1] = {
+          "avx2/3x3s1",    "avx2/3x3s1/w1", "avx2/3x3s1/w2", "avx2/3x3s1/w3", "avx2/3x3s1/w4",
+          "avx2/3x3s1/w5", "avx2/3x3s1/w6", "avx2/3x3s1/w7", "avx2/3x3s1/w8"};
+      static const char* const kAvx512[kK3NarrowMax + 1] = {
+          "avx512/3x3s1",    "avx512/3x3s1/w1", "avx512/3x3s1/w2", "avx512/3x3s1/w3", "avx512/3x3s1/w4",
+          "avx512/3x3s1/w5", "avx512/3x3s1/w6", "avx512/3x3s1/w7", "avx512/3x3s1/w8"};
+      return (p.avx512 ? kAvx512 : kAvx2)[K3NarrowWidth(p)];
     }
-    case 1: return "3x3s2";
-    default: return "generic";
+    case 1: return p.avx512 ? "avx512/3x3s2" : "avx2/3x3s2";
+    default: return "avx2/generic";
   }
 }
 
