@@ -339,29 +339,7 @@ __attribute__((always_inline)) inline void Block3x3(const int16_t* e0, const int
       EDGEOPT_DW_MAC(a3, v, wt);       \
     }                                  \
   } while (0)
-// Entry I of a row: tap pair 0 of pixel I, tap pair 1 of pixel I - kJ.
-#define EDGEOPT_DW_ENTRY(e, I, wa, wb)                                          \
-  do {                                                                          \
-    if constexpr ((I) < kNP + kJ) {                                             \
-      const __m256i v = ld(e, I);                                               \
-      if constexpr ((I) < kNP) EDGEOPT_DW_MACP(I, v, wa);                       \
-      if constexpr ((I) >= kJ && (I) - kJ < kNP) EDGEOPT_DW_MACP((I) - kJ, v, wb); \
-    }                                                                           \
-  } while (0)
-#define EDGEOPT_DW_ROW(e, wa, wb)         \
-  do {                                    \
-    EDGEOPT_DW_ENTRY(e, 0, wa, wb);       \
-    EDGEOPT_DW_ENTRY(e, 1, wa, wb);       \
-    EDGEOPT_DW_ENTRY(e, 2, wa, wb);       \
-    EDGEOPT_DW_ENTRY(e, 3, wa, wb);       \
-    EDGEOPT_DW_ENTRY(e, 4, wa, wb);       \
-    EDGEOPT_DW_ENTRY(e, 5, wa, wb);       \
-  } while (0)
-  EDGEOPT_DW_ROW(e0, w.w0, w.w1);
-  EDGEOPT_DW_ROW(e1, w.w2, w.w3);
-  EDGEOPT_DW_ROW(e2, w.w4, w.w5);
-#undef EDGEOPT_DW_ROW
-#undef EDGEOPT_DW_ENTRY
+  EDGEOPT_DW_K3_ROWS(e0, e1, e2, w, EDGEOPT_DW_MACP);
 #undef EDGEOPT_DW_MACP
   _mm256_store_si256(out, a0);
   if constexpr (kNP > 1) _mm256_store_si256(out + 1, a1);

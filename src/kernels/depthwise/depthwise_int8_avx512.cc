@@ -143,33 +143,7 @@ __attribute__((always_inline)) inline void Pixels(const int16_t* e0, const int16
     else if constexpr ((P) == 6) EDGEOPT_DW512_MAC(a6, v, wt); \
     else EDGEOPT_DW512_MAC(a7, v, wt);                      \
   } while (0)
-// Entry I of a row: tap pair 0 of pixel I, tap pair 1 of pixel I - kJ.
-#define EDGEOPT_DW512_ENTRY(e, I, wa, wb)                                                \
-  do {                                                                                   \
-    if constexpr ((I) < kNP + kJ) {                                                      \
-      const __m512i v = ld(e, I);                                                        \
-      if constexpr ((I) < kNP) EDGEOPT_DW512_MACP(I, v, wa);                             \
-      if constexpr ((I) >= kJ && (I) - kJ < kNP) EDGEOPT_DW512_MACP((I) - kJ, v, wb);    \
-    }                                                                                    \
-  } while (0)
-#define EDGEOPT_DW512_ROW(e, wa, wb)                                                     \
-  do {                                                                                   \
-    EDGEOPT_DW512_ENTRY(e, 0, wa, wb);                                                   \
-    EDGEOPT_DW512_ENTRY(e, 1, wa, wb);                                                   \
-    EDGEOPT_DW512_ENTRY(e, 2, wa, wb);                                                   \
-    EDGEOPT_DW512_ENTRY(e, 3, wa, wb);                                                   \
-    EDGEOPT_DW512_ENTRY(e, 4, wa, wb);                                                   \
-    EDGEOPT_DW512_ENTRY(e, 5, wa, wb);                                                   \
-    EDGEOPT_DW512_ENTRY(e, 6, wa, wb);                                                   \
-    EDGEOPT_DW512_ENTRY(e, 7, wa, wb);                                                   \
-    EDGEOPT_DW512_ENTRY(e, 8, wa, wb);                                                   \
-    EDGEOPT_DW512_ENTRY(e, 9, wa, wb);                                                   \
-  } while (0)
-  EDGEOPT_DW512_ROW(e0, w.w0, w.w1);
-  EDGEOPT_DW512_ROW(e1, w.w2, w.w3);
-  EDGEOPT_DW512_ROW(e2, w.w4, w.w5);
-#undef EDGEOPT_DW512_ROW
-#undef EDGEOPT_DW512_ENTRY
+  EDGEOPT_DW_K3_ROWS(e0, e1, e2, w, EDGEOPT_DW512_MACP);
 #undef EDGEOPT_DW512_MACP
   Finish4<std::min(kNP, 4), kUnsigned, kMode>(a0, a1, a2, a3, g, o, out);
   if constexpr (kNP > 4) Finish4<kNP - 4, kUnsigned, kMode>(a4, a5, a6, a7, g, o, out + 4 * o.stride);

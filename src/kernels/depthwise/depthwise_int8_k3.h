@@ -39,6 +39,40 @@ inline int K3NarrowWidth(const Plan& p) {
   return p.g.out_w >= 1 && p.g.out_w <= kK3NarrowMax ? p.g.out_w : 0;
 }
 
+// The multiply-add schedule of kNP consecutive output pixels (kNP + kJ <= 10), shared by the
+// AVX2 and AVX-512 rows. Used inside a function with compile-time kNP and kJ, a loader
+// `ld(e, i)` (entry i of pair row e) and a macro MACP(P, v, wt) (accumulator of pixel P += v * wt):
+// entry I of a row holds tap pair 0 of pixel I and tap pair 1 of pixel I - kJ, so each entry is
+// loaded once for the one or two pixels that use it. w.w0..w.w5: the weights of the three rows.
+#define EDGEOPT_DW_K3_ENTRY(e, I, wa, wb, MACP)                                 \
+  do {                                                                          \
+    if constexpr ((I) < kNP + kJ) {                                             \
+      const auto v = ld(e, I);                                                  \
+      if constexpr ((I) < kNP) MACP(I, v, wa);                                  \
+      if constexpr ((I) >= kJ && (I) - kJ < kNP) MACP((I) - kJ, v, wb);         \
+    }                                                                           \
+  } while (0)
+#define EDGEOPT_DW_K3_ROW(e, wa, wb, MACP)                                      \
+  do {                                                                          \
+    EDGEOPT_DW_K3_ENTRY(e, 0, wa, wb, MACP);                                    \
+    EDGEOPT_DW_K3_ENTRY(e, 1, wa, wb, MACP);                                    \
+    EDGEOPT_DW_K3_ENTRY(e, 2, wa, wb, MACP);                                    \
+    EDGEOPT_DW_K3_ENTRY(e, 3, wa, wb, MACP);                                    \
+    EDGEOPT_DW_K3_ENTRY(e, 4, wa, wb, MACP);                                    \
+    EDGEOPT_DW_K3_ENTRY(e, 5, wa, wb, MACP);                                    \
+    EDGEOPT_DW_K3_ENTRY(e, 6, wa, wb, MACP);                                    \
+    EDGEOPT_DW_K3_ENTRY(e, 7, wa, wb, MACP);                                    \
+    EDGEOPT_DW_K3_ENTRY(e, 8, wa, wb, MACP);                                    \
+    EDGEOPT_DW_K3_ENTRY(e, 9, wa, wb, MACP);                                    \
+  } while (0)
+#define EDGEOPT_DW_K3_ROWS(e0, e1, e2, w, MACP)                                 \
+  do {                                                                          \
+    static_assert(kNP + kJ <= 10, "entries 0..9 of a row");                     \
+    EDGEOPT_DW_K3_ROW(e0, (w).w0, (w).w1, MACP);                                \
+    EDGEOPT_DW_K3_ROW(e1, (w).w2, (w).w3, MACP);                                \
+    EDGEOPT_DW_K3_ROW(e2, (w).w4, (w).w5, MACP);                                \
+  } while (0)
+
 // AVX-512 VNNI rows of the loop for a plan with Plan::avx512 set; kj = 2 for stride 1, 1 for
 // stride 2 (depthwise_int8_avx512.cc).
 K3Fn PickK3Avx512(const Plan& p, int kj);
