@@ -533,31 +533,13 @@ RowFn PickRow(const Plan& p) {
   return nullptr;
 }
 
-template <int kJ, bool kUnsigned, int kW>
-K3Fn PickK3Mode(const Plan& p) {
-  switch (RqModeOf(p)) {
-    case kRqLeft: return RowsQuant8K3<kJ, kUnsigned, kRqLeft, kW>;
-    case kRqFast:
-      return p.doubled ? RowsQuant8K3<kJ, kUnsigned, kRqFast2, kW> : RowsQuant8K3<kJ, kUnsigned, kRqFast, kW>;
-    default: return RowsQuant8K3<kJ, kUnsigned, kRqPlain, kW>;
+// The AVX2 rows for K3Picker.
+struct Avx2Rows {
+  template <int kJ, bool kUnsigned, int kMode, int kW>
+  static void Fn(const K3Batch& bt) {
+    RowsQuant8K3<kJ, kUnsigned, kMode, kW>(bt);
   }
-}
-
-
-template <int kJ, bool kUnsigned, int kW = kK3NarrowMax>
-K3Fn PickK3Width(const Plan& p) {
-  if constexpr (kJ == 2 && kW >= 1) {
-    if (K3NarrowWidth(p) == kW) return PickK3Mode<kJ, kUnsigned, kW>(p);
-    return PickK3Width<kJ, kUnsigned, kW - 1>(p);
-  } else {
-    return PickK3Mode<kJ, kUnsigned, 0>(p);
-  }
-}
-
-template <int kJ>
-K3Fn PickK3(const Plan& p) {
-  return p.kind == OutKind::kInt8 ? PickK3Width<kJ, false>(p) : PickK3Width<kJ, true>(p);
-}
+};
 
 // 1: the 3x3 loop with kJ = 1 (stride 2), 2: kJ = 2 (stride 1), 0: not that loop.
 int K3Step(const Plan& p) {
@@ -688,10 +670,7 @@ void RunTyped(rt::ThreadPool& pool, const Plan& p, const Args& args) {
   const T* in = static_cast<const T*>(args.input);
   const T* in_end = in + args.input_elements;
   const size_t elem = p.kind == OutKind::kFloat ? sizeof(float) : p.kind == OutKind::kInt16 ? sizeof(int16_t) : 1;
-  const K3Fn k3 = !K3Step(p)  ? nullptr
-                  : p.avx512  ? PickK3Avx512(p, K3Step(p))
-                  : K3Step(p) == 2 ? PickK3<2>(p)
-                                   : PickK3<1>(p);
+  const K3Fn k3 = !K3Step(p) ? nullptr : p.avx512 ? PickK3Avx512(p, K3Step(p)) : K3Picker<Avx2Rows>::Pick(p, K3Step(p));
   const RowFn row_fn = k3 ? nullptr : Pick(p);
   const int64_t total_rows = int64_t{g.batches} * g.out_h;
   const int threads = static_cast<int>(std::min<int64_t>(pool.num_threads(), total_rows));

@@ -106,8 +106,9 @@ __attribute__((always_inline)) inline void Finish4(__m512i a0, __m512i a1, __m51
   Store4<kNP, kUnsigned>(r0, r1, r2, r3, o, out);
 }
 
-// The six weight vectors of one 16-channel group (row r: taps 0-1 in w[2r], tap 2 and a zero in
-// w[2r + 1]). Plain members: arrays of vectors stay on the stack.
+
+// The six weight vectors of one 16-channel group of a 3x3 filter (row r: taps 0-1 in wN[2r], tap
+// 2 and a zero in wN[2r + 1]). Plain members, no array: arrays of vectors stayed on the stack.
 struct W16 {
   __m512i w0, w1, w2, w3, w4, w5;
 };
@@ -205,34 +206,16 @@ void RowsQuant8K3Avx512(const K3Batch& bt) {
   }
 }
 
-template <int kJ, bool kUnsigned, int kW>
-K3Fn PickMode(const Plan& p) {
-  switch (RqModeOf(p)) {
-    case kRqLeft: return RowsQuant8K3Avx512<kJ, kUnsigned, kRqLeft, kW>;
-    case kRqFast:
-      return p.doubled ? RowsQuant8K3Avx512<kJ, kUnsigned, kRqFast2, kW>
-                       : RowsQuant8K3Avx512<kJ, kUnsigned, kRqFast, kW>;
-    default: return RowsQuant8K3Avx512<kJ, kUnsigned, kRqPlain, kW>;
+// The AVX-512 rows for K3Picker.
+struct Avx512Rows {
+  template <int kJ, bool kUnsigned, int kMode, int kW>
+  static void Fn(const K3Batch& bt) {
+    RowsQuant8K3Avx512<kJ, kUnsigned, kMode, kW>(bt);
   }
-}
-
-template <int kJ, bool kUnsigned, int kW = kK3NarrowMax>
-K3Fn PickWidth(const Plan& p) {
-  if constexpr (kJ == 2 && kW >= 1) {
-    if (K3NarrowWidth(p) == kW) return PickMode<kJ, kUnsigned, kW>(p);
-    return PickWidth<kJ, kUnsigned, kW - 1>(p);
-  } else {
-    return PickMode<kJ, kUnsigned, 0>(p);
-  }
-}
-
-template <int kJ>
-K3Fn PickSign(const Plan& p) {
-  return p.kind == OutKind::kUInt8 ? PickWidth<kJ, true>(p) : PickWidth<kJ, false>(p);
-}
+};
 
 }  // namespace
 
-K3Fn PickK3Avx512(const Plan& p, int kj) { return kj == 2 ? PickSign<2>(p) : PickSign<1>(p); }
+K3Fn PickK3Avx512(const Plan& p, int kj) { return K3Picker<Avx512Rows>::Pick(p, kj); }
 
 }  // namespace edgeopt::kernels::dwq

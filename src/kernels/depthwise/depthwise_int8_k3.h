@@ -39,6 +39,36 @@ inline int K3NarrowWidth(const Plan& p) {
   return p.g.out_w >= 1 && p.g.out_w <= kK3NarrowMax ? p.g.out_w : 0;
 }
 
+// The row function of a plan from a family of instantiations: Rows::Fn<kJ, kUnsigned, kMode, kW>
+// (kJ = 2 stride 1, 1 stride 2; kW: compile-time narrow width or 0), chosen by the plan's
+// requantization form, output type and narrow width.
+template <typename Rows>
+struct K3Picker {
+  template <int kJ, bool kUnsigned, int kW>
+  static K3Fn Mode(const Plan& p) {
+    switch (RqModeOf(p)) {
+      case kRqLeft: return Rows::template Fn<kJ, kUnsigned, kRqLeft, kW>;
+      case kRqFast:
+        return p.doubled ? Rows::template Fn<kJ, kUnsigned, kRqFast2, kW> : Rows::template Fn<kJ, kUnsigned, kRqFast, kW>;
+      default: return Rows::template Fn<kJ, kUnsigned, kRqPlain, kW>;
+    }
+  }
+  template <int kJ, bool kUnsigned, int kW = kK3NarrowMax>
+  static K3Fn Width(const Plan& p) {
+    if constexpr (kJ == 2 && kW >= 1) {
+      if (K3NarrowWidth(p) == kW) return Mode<kJ, kUnsigned, kW>(p);
+      return Width<kJ, kUnsigned, kW - 1>(p);
+    } else {
+      return Mode<kJ, kUnsigned, 0>(p);
+    }
+  }
+  template <int kJ>
+  static K3Fn Sign(const Plan& p) {
+    return p.kind == OutKind::kUInt8 ? Width<kJ, true>(p) : Width<kJ, false>(p);
+  }
+  static K3Fn Pick(const Plan& p, int kj) { return kj == 2 ? Sign<2>(p) : Sign<1>(p); }
+};
+
 // The multiply-add schedule of kNP consecutive output pixels (kNP + kJ <= 10), shared by the
 // AVX2 and AVX-512 rows. Used inside a function with compile-time kNP and kJ, a loader
 // `ld(e, i)` (entry i of pair row e) and a macro MACP(P, v, wt) (accumulator of pixel P += v * wt):
