@@ -3,6 +3,8 @@
 // time is the thread's CPU time, so figures stay meaningful on a machine shared with builds.
 // Counters: GOP/s (2 ops per MAC), the chosen kernel variant is in the label.
 //   build/bench/edgeopt_kernel_bench --benchmark_filter=Int8
+// A/B of kernel variants in one binary: EDGEOPT_CPU=avx2 keeps the AVX2 kernels on an AVX-512
+// machine (e.g. depthwise .../avx2/3x3s1 against .../avx512/3x3s1).
 #include <benchmark/benchmark.h>
 
 #include <random>

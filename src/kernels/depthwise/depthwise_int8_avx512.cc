@@ -106,7 +106,6 @@ __attribute__((always_inline)) inline void Finish4(__m512i a0, __m512i a1, __m51
   Store4<kNP, kUnsigned>(r0, r1, r2, r3, o, out);
 }
 
-
 // The six weight vectors of one 16-channel group of a 3x3 filter (row r: taps 0-1 in wN[2r], tap
 // 2 and a zero in wN[2r + 1]). Plain members, no array: arrays of vectors stayed on the stack.
 struct W16 {
