@@ -26,9 +26,10 @@
 // On CPUs with AVX-512 VNNI the same loop (driver, ring, pair rows, plan) runs AVX-512 rows
 // (depthwise_int8_avx512.cc, variants .../avx512/3x3s1[/wN], .../avx512/3x3s2): 16 channels per
 // zmm, vpdpwssd for the two taps of a pair, 8 pixels per step requantized straight from the
-// registers. Measured (edgeopt_kernel_bench, Zen 4, CPU time, 1 thread): 1.03x-1.44x the AVX2 rows
-// on MobileNetV2's layers; channel counts that leave a half-empty last 16-group (e.g. 40) gain
-// nothing.
+// registers; not for channel counts that leave many lanes empty (Avx512RowsPay). Measured (edgeopt_kernel_bench, Zen 4, CPU time, 1 thread, median of 5 alternated
+// rounds): 1.08x-1.33x the AVX2 rows on MobileNetV2's layers (least on the large stride-2 and
+// 112x112 layers), 1.20x on kws's 25x5x64; channel counts that leave a half-empty last 16-group
+// (e.g. 40) gain nothing.
 #pragma once
 
 #include <cstddef>
@@ -153,8 +154,8 @@ struct Args {
 };
 
 // Last step after BuildRequant (int8/uint8 outputs): plans of the 3x3 loop switch to raw_input
-// (when the folded bias fits) and, in the short requantization form, to `doubled`; with
-// `avx512` they get requant16.
+// (when the folded bias fits) and, in the short requantization form, to `doubled`; `avx512`
+// stays set only where Avx512RowsPay, and then they get requant16.
 void FinishPlan(Plan* plan, int32_t input_zero_point);
 
 // The instruction set and loop Run uses for the plan's rows: "avx2/3x3s1" / "avx2/3x3s2"
@@ -162,6 +163,11 @@ void FinishPlan(Plan* plan, int32_t input_zero_point);
 // widths "avx2/3x3s1/wN"), "avx512/3x3s1[/wN]" / "avx512/3x3s2" (the same loop with AVX-512
 // VNNI rows, 16 channels x up to 8 pixels per step) or "avx2/generic".
 const char* LoopName(const Plan& plan);
+
+// Whether the AVX-512 rows pay for a 3x3 plan of `channels` channels: not when a quarter or more of
+// the 16-lane groups' lanes would be empty (measured: 48x48x8 ran 1.5x slower than the AVX2 rows'
+// 8-channel groups, 13x7x40 the same).
+bool Avx512RowsPay(int channels);
 
 // AVX2 (depthwise_int8_avx2.cc).
 void Run(rt::ThreadPool& pool, const Plan& plan, const Args& args, bool uint8_input, bool int16_input);

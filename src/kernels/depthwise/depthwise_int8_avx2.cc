@@ -764,11 +764,17 @@ void FoldZeroPointAndDouble(Plan* p, int32_t input_zero_point) {
 
 }  // namespace
 
+bool Avx512RowsPay(int channels) {
+  const int c16 = (channels + 15) / 16 * 16;
+  return 4 * (c16 - channels) < c16;
+}
+
 void FinishPlan(Plan* p, int32_t input_zero_point) {
   if (!K3Step(*p)) {
     p->avx512 = false;
     return;
   }
+  if (!Avx512RowsPay(p->g.channels)) p->avx512 = false;
   if (!p->doubled && !p->raw_input) FoldZeroPointAndDouble(p, input_zero_point);
   if (p->avx512) BuildRequant16(p);
 }
