@@ -6,6 +6,8 @@
 // `isa` runs the same layer with this CPU's kernels (0) or capped to AVX2 (1), for side-by-side
 // A/B runs in one process.
 //   build/bench/edgeopt_kernel_bench --benchmark_filter=Int8
+// A/B of kernel variants in one binary: EDGEOPT_CPU=avx2 keeps the AVX2 kernels on an AVX-512
+// machine (e.g. depthwise .../avx2/3x3s1 against .../avx512/3x3s1).
 #include <benchmark/benchmark.h>
 
 #include <time.h>

@@ -35,7 +35,7 @@ TEST(FastInt8RealModels, MatchReferenceKernelsAndTflite29Exactly) {
       check.threads = threads;
       check.op_type = "CONV_2D";
       check.more_op_types = {"DEPTHWISE_CONV_2D", "FULLY_CONNECTED"};
-      check.variant = "8/avx";  // int8/avx2, uint8/avx2, int8/avx512vnni, ...
+      check.variant = "8/avx";  // int8/avx2, uint8/avx2, int8/avx512vnni, depthwise int8/avx512, ...
       check.seed = 7;
       testing::ExpectFastMatchesReference(*model, name, check);
       if (!have_tflite) continue;

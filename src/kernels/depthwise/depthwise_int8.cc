@@ -10,6 +10,7 @@
 #include "kernels/common/kernel_util.h"
 #include "kernels/common/nn_util.h"
 #include "kernels/common/quant_utils.h"
+#include "kernels/depthwise/depthwise_int8_k3.h"
 
 namespace edgeopt::kernels {
 namespace dwq {
@@ -91,6 +92,29 @@ void BuildRequant(const Plan& p, const int32_t* bias, const std::vector<int32_t>
   plan->fast_requant = !plan->any_left_shift && max_acc + max_bias < (int64_t{1} << 29);
 }
 
+void BuildRequant16(Plan* p) {
+  p->requant16.assign(p->requant.size() / 2, RequantGroup16{});
+  for (size_t i = 0; i < p->requant16.size(); ++i) {
+    RequantGroup16& d = p->requant16[i];
+    for (int h = 0; h < 2; ++h) {
+      const RequantGroup& s = p->requant[2 * i + h];
+      const auto copy8 = [h](const int32_t* src, int32_t* dst) { std::copy(src, src + 8, dst + 8 * h); };
+      copy8(s.bias, d.bias);
+      copy8(s.mult, d.mult);
+      copy8(s.left, d.left);
+      copy8(s.shift, d.shift);
+      copy8(s.shift_m1, d.shift_m1);
+      copy8(s.round_bit, d.round_bit);
+      copy8(s.neg_adjust, d.neg_adjust);
+      copy8(s.zp, d.zp);
+      copy8(s.mult_o, d.mult_o);
+      copy8(s.neg_cmp, d.neg_cmp);
+      std::copy(s.round_e, s.round_e + 4, d.round_e + 4 * h);
+      std::copy(s.round_o, s.round_o + 4, d.round_o + 4 * h);
+    }
+  }
+}
+
 }  // namespace dwq
 
 namespace {
@@ -99,13 +123,14 @@ enum class DwKind { kInt8, kUInt8, kHybrid, kInt16 };
 
 class DepthwiseQuantKernel final : public FastKernel {
  public:
-  DepthwiseQuantKernel(std::unique_ptr<rt::OpKernel> ref, DwKind kind) : FastKernel(std::move(ref)), kind_(kind) {}
+  DepthwiseQuantKernel(std::unique_ptr<rt::OpKernel> ref, DwKind kind, bool avx512)
+      : FastKernel(std::move(ref)), kind_(kind), avx512_(avx512) {}
 
  protected:
   std::string FastVariant() const override {
     switch (kind_) {
-      case DwKind::kInt8: return std::string("depthwise_conv2d/int8/avx2/") + dwq::LoopName(plan_);
-      case DwKind::kUInt8: return std::string("depthwise_conv2d/uint8/avx2/") + dwq::LoopName(plan_);
+      case DwKind::kInt8: return std::string("depthwise_conv2d/int8/") + dwq::LoopName(plan_);
+      case DwKind::kUInt8: return std::string("depthwise_conv2d/uint8/") + dwq::LoopName(plan_);
       case DwKind::kHybrid: return "depthwise_conv2d/hybrid/avx2";
       case DwKind::kInt16: return "depthwise_conv2d/int16x8/avx2";
     }
@@ -159,6 +184,7 @@ class DepthwiseQuantKernel final : public FastKernel {
         RETURN_IF_ERROR(QuantizedActivation(ctx, o.fused_activation_function, *output, &plan_.act_min, &plan_.act_max));
         dwq::BuildRequant(plan_, bias ? bias->data_as<int32_t>() : nullptr, mult, shift, output->zero_point(), &plan_);
         plan_.kind = kind_ == DwKind::kUInt8 ? dwq::OutKind::kUInt8 : dwq::OutKind::kInt8;
+        plan_.avx512 = avx512_;
         dwq::FinishPlan(&plan_, input->zero_point());
         break;
       }
@@ -230,6 +256,7 @@ class DepthwiseQuantKernel final : public FastKernel {
 
  private:
   DwKind kind_;
+  bool avx512_;  // the CPU has AVX-512 VNNI: the 3x3 loop's plans use its rows
   dwq::Plan plan_;
   int scratch_ = -1;
   int qin_scratch_ = -1;
@@ -261,7 +288,7 @@ std::unique_ptr<rt::OpKernel> MakeDepthwiseQuant(const rt::KernelCreateContext& 
   if (in->shape.size() == 4 && w->shape.size() == 4 && in->shape[3] != w->shape[3]) return nullptr;  // multiplier
   auto ref = MakeReferenceKernel(cc, reference);
   if (!ref) return nullptr;
-  return std::make_unique<DepthwiseQuantKernel>(std::move(ref), kind);
+  return std::make_unique<DepthwiseQuantKernel>(std::move(ref), kind, cc.cpu.has_avx512_vnni());
 }
 
 }  // namespace edgeopt::kernels

@@ -8,6 +8,7 @@
 
 #include "kernels/common/quant_utils.h"
 #include "kernels/depthwise/depthwise_int8.h"
+#include "kernels/depthwise/depthwise_int8_k3.h"
 
 namespace edgeopt::kernels::dwq {
 namespace {
@@ -207,9 +208,6 @@ inline __m256i RequantFast2(__m256i x2, const RequantGroup& g) {
   return kAddZp ? _mm256_add_epi32(r, ld(g.zp)) : r;
 }
 
-// Requantization modes of the int8/uint8 rows (kRqFast2: the 3x3 loop only, doubled plans).
-enum RqMode { kRqPlain = 0, kRqLeft = 1, kRqFast = 2, kRqFast2 = 3 };
-
 template <int kMode, bool kBiasAdded, bool kAddZp = true>
 inline __m256i RequantMode(__m256i acc, const RequantGroup& g) {
   if constexpr (kMode == kRqFast) {
@@ -341,29 +339,7 @@ __attribute__((always_inline)) inline void Block3x3(const int16_t* e0, const int
       EDGEOPT_DW_MAC(a3, v, wt);       \
     }                                  \
   } while (0)
-// Entry I of a row: tap pair 0 of pixel I, tap pair 1 of pixel I - kJ.
-#define EDGEOPT_DW_ENTRY(e, I, wa, wb)                                          \
-  do {                                                                          \
-    if constexpr ((I) < kNP + kJ) {                                             \
-      const __m256i v = ld(e, I);                                               \
-      if constexpr ((I) < kNP) EDGEOPT_DW_MACP(I, v, wa);                       \
-      if constexpr ((I) >= kJ && (I) - kJ < kNP) EDGEOPT_DW_MACP((I) - kJ, v, wb); \
-    }                                                                           \
-  } while (0)
-#define EDGEOPT_DW_ROW(e, wa, wb)         \
-  do {                                    \
-    EDGEOPT_DW_ENTRY(e, 0, wa, wb);       \
-    EDGEOPT_DW_ENTRY(e, 1, wa, wb);       \
-    EDGEOPT_DW_ENTRY(e, 2, wa, wb);       \
-    EDGEOPT_DW_ENTRY(e, 3, wa, wb);       \
-    EDGEOPT_DW_ENTRY(e, 4, wa, wb);       \
-    EDGEOPT_DW_ENTRY(e, 5, wa, wb);       \
-  } while (0)
-  EDGEOPT_DW_ROW(e0, w.w0, w.w1);
-  EDGEOPT_DW_ROW(e1, w.w2, w.w3);
-  EDGEOPT_DW_ROW(e2, w.w4, w.w5);
-#undef EDGEOPT_DW_ROW
-#undef EDGEOPT_DW_ENTRY
+  EDGEOPT_DW_K3_ROWS(e0, e1, e2, w, EDGEOPT_DW_MACP);
 #undef EDGEOPT_DW_MACP
   _mm256_store_si256(out, a0);
   if constexpr (kNP > 1) _mm256_store_si256(out + 1, a1);
@@ -400,18 +376,6 @@ __attribute__((always_inline)) inline void Store3x3(const __m256i* r, __m256i zp
     for (int i = 0; i < kNP; ++i) std::memcpy(out + i * stride, tmp + 8 * i, static_cast<size_t>(valid));
   }
 }
-
-// A batch of output rows for the 3x3 loop: the pair rows of each (filter rows in the top/bottom
-// padding point at the zero row) hold channels [cb, cb_end) only, entries c2 int16 apart.
-constexpr int kMaxK3Batch = 62;
-struct K3Batch {
-  const Plan* p = nullptr;
-  int n = 0;
-  const int16_t* rows[kMaxK3Batch][3];
-  uint8_t* out[kMaxK3Batch];
-  int cb = 0, cb_end = 0;
-  size_t c2 = 0;
-};
 
 // 3x3 filter, dilation 1, stride 1 (kJ = 2) or 2 (kJ = 1), int8/uint8 output, natural channel
 // order. Per 8-channel group the 6 weight vectors are loaded once for the whole batch of rows;
@@ -549,9 +513,6 @@ void RowInt16(const RowCtx& r) {
 
 using RowFn = void (*)(const RowCtx&);
 
-// The requantization mode of a plan.
-int RqModeOf(const Plan& p) { return p.any_left_shift ? kRqLeft : p.fast_requant ? kRqFast : kRqPlain; }
-
 template <int kKH, int kPW, bool kUnsigned>
 RowFn PickQuant8(const Plan& p) {
   switch (RqModeOf(p)) {
@@ -572,41 +533,13 @@ RowFn PickRow(const Plan& p) {
   return nullptr;
 }
 
-using K3Fn = void (*)(const K3Batch&);
-
-template <int kJ, bool kUnsigned, int kW>
-K3Fn PickK3Mode(const Plan& p) {
-  switch (RqModeOf(p)) {
-    case kRqLeft: return RowsQuant8K3<kJ, kUnsigned, kRqLeft, kW>;
-    case kRqFast:
-      return p.doubled ? RowsQuant8K3<kJ, kUnsigned, kRqFast2, kW> : RowsQuant8K3<kJ, kUnsigned, kRqFast, kW>;
-    default: return RowsQuant8K3<kJ, kUnsigned, kRqPlain, kW>;
+// The AVX2 rows for K3Picker.
+struct Avx2Rows {
+  template <int kJ, bool kUnsigned, int kMode, int kW>
+  static void Fn(const K3Batch& bt) {
+    RowsQuant8K3<kJ, kUnsigned, kMode, kW>(bt);
   }
-}
-
-// Narrow stride-1 outputs (1 to kNarrowK3 pixels wide: the last stages of most CNNs, audio and
-// keyword-spotting maps) have their own instantiation of the loop with the width as a
-// compile-time constant (variant .../3x3s1/wN); 0 = any width, the generic row loop.
-constexpr int kNarrowK3 = 8;
-int K3Width(const Plan& p) {
-  if (p.j_step != 2) return 0;
-  return p.g.out_w >= 1 && p.g.out_w <= kNarrowK3 ? p.g.out_w : 0;
-}
-
-template <int kJ, bool kUnsigned, int kW = kNarrowK3>
-K3Fn PickK3Width(const Plan& p) {
-  if constexpr (kJ == 2 && kW >= 1) {
-    if (K3Width(p) == kW) return PickK3Mode<kJ, kUnsigned, kW>(p);
-    return PickK3Width<kJ, kUnsigned, kW - 1>(p);
-  } else {
-    return PickK3Mode<kJ, kUnsigned, 0>(p);
-  }
-}
-
-template <int kJ>
-K3Fn PickK3(const Plan& p) {
-  return p.kind == OutKind::kInt8 ? PickK3Width<kJ, false>(p) : PickK3Width<kJ, true>(p);
-}
+};
 
 // 1: the 3x3 loop with kJ = 1 (stride 2), 2: kJ = 2 (stride 1), 0: not that loop.
 int K3Step(const Plan& p) {
@@ -737,7 +670,7 @@ void RunTyped(rt::ThreadPool& pool, const Plan& p, const Args& args) {
   const T* in = static_cast<const T*>(args.input);
   const T* in_end = in + args.input_elements;
   const size_t elem = p.kind == OutKind::kFloat ? sizeof(float) : p.kind == OutKind::kInt16 ? sizeof(int16_t) : 1;
-  const K3Fn k3 = K3Step(p) == 2 ? PickK3<2>(p) : K3Step(p) == 1 ? PickK3<1>(p) : nullptr;
+  const K3Fn k3 = !K3Step(p) ? nullptr : p.avx512 ? PickK3Avx512(p, K3Step(p)) : K3Picker<Avx2Rows>::Pick(p, K3Step(p));
   const RowFn row_fn = k3 ? nullptr : Pick(p);
   const int64_t total_rows = int64_t{g.batches} * g.out_h;
   const int threads = static_cast<int>(std::min<int64_t>(pool.num_threads(), total_rows));
@@ -802,10 +735,8 @@ void RunTyped(rt::ThreadPool& pool, const Plan& p, const Args& args) {
   });
 }
 
-}  // namespace
-
-void FinishPlan(Plan* p, int32_t input_zero_point) {
-  if (!K3Step(*p) || p->doubled || p->raw_input) return;
+// The 3x3 loop's plan: raw input values when the folded bias fits, doubled in the short form.
+void FoldZeroPointAndDouble(Plan* p, int32_t input_zero_point) {
   // Raw input values: acc + bias = sum(x * w) + (bias - zp * sum(w)), all partial sums far from
   // int32 limits when |bias - zp * sum(w)| < 2^29 (|sum(x * w)| <= 9 * 255 * 255).
   std::vector<int64_t> folded(p->c16);
@@ -831,15 +762,36 @@ void FinishPlan(Plan* p, int32_t input_zero_point) {
   p->doubled = true;
 }
 
+}  // namespace
+
+bool Avx512RowsPay(int channels) {
+  const int c16 = (channels + 15) / 16 * 16;
+  return 4 * (c16 - channels) < c16;
+}
+
+void FinishPlan(Plan* p, int32_t input_zero_point) {
+  if (!K3Step(*p)) {
+    p->avx512 = false;
+    return;
+  }
+  if (!Avx512RowsPay(p->g.channels)) p->avx512 = false;
+  if (!p->doubled && !p->raw_input) FoldZeroPointAndDouble(p, input_zero_point);
+  if (p->avx512) BuildRequant16(p);
+}
+
 const char* LoopName(const Plan& p) {
   switch (K3Step(p)) {
     case 2: {
-      static const char* const kNames[kNarrowK3 + 1] = {"3x3s1",    "3x3s1/w1", "3x3s1/w2", "3x3s1/w3", "3x3s1/w4",
-                                                        "3x3s1/w5", "3x3s1/w6", "3x3s1/w7", "3x3s1/w8"};
-      return kNames[K3Width(p)];
+      static const char* const kAvx2[kK3NarrowMax + 1] = {
+          "avx2/3x3s1",    "avx2/3x3s1/w1", "avx2/3x3s1/w2", "avx2/3x3s1/w3", "avx2/3x3s1/w4",
+          "avx2/3x3s1/w5", "avx2/3x3s1/w6", "avx2/3x3s1/w7", "avx2/3x3s1/w8"};
+      static const char* const kAvx512[kK3NarrowMax + 1] = {
+          "avx512/3x3s1",    "avx512/3x3s1/w1", "avx512/3x3s1/w2", "avx512/3x3s1/w3", "avx512/3x3s1/w4",
+          "avx512/3x3s1/w5", "avx512/3x3s1/w6", "avx512/3x3s1/w7", "avx512/3x3s1/w8"};
+      return (p.avx512 ? kAvx512 : kAvx2)[K3NarrowWidth(p)];
     }
-    case 1: return "3x3s2";
-    default: return "generic";
+    case 1: return p.avx512 ? "avx512/3x3s2" : "avx2/3x3s2";
+    default: return "avx2/generic";
   }
 }
 

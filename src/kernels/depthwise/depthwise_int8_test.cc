@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include "graph/builder.h"
+#include "kernels/depthwise/depthwise_int8.h"
+#include "runtime/cpu.h"
 #include "support/fast_vs_reference.h"
 #include "support/nn_test_util.h"
 
@@ -132,20 +134,37 @@ Case RandomCase(std::mt19937_64& rng, Path path) {
   }
 }
 
+// The instruction sets of the 3x3 loop's rows: AVX2 (features capped, so that machines with
+// AVX-512 still test it) and AVX-512 VNNI.
+const rt::CpuFeatures& Avx2Features() {
+  static const rt::CpuFeatures f = rt::CapFeatures(rt::CpuHardware(), "avx2");
+  return f;
+}
+bool HaveAvx512Vnni() { return rt::Cpu().has_avx512_vnni(); }
+// The rows expected for `channels` when `isa` is offered: AVX-512 falls back to AVX2 where too
+// many of its lanes would be empty (e.g. 8 channels).
+std::string IsaFor(const std::string& isa, int channels) {
+  return isa == "avx512" && !kernels::dwq::Avx512RowsPay(channels) ? "avx2" : isa;
+}
+
 class DepthwiseInt8Fast : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!testing::HaveAvx2()) GTEST_SKIP() << "no AVX2+FMA on this CPU: the fast integer depthwise is not built";
   }
+  // For the tests of the AVX-512 rows.
+  static bool SkipWithoutAvx512() { return !HaveAvx512Vnni(); }
   void Run(Path path, int count, uint64_t seed) {
     std::mt19937_64 rng(seed);
     int failures = 0, fast = 0;
     for (int i = 0; i < count && failures < 3; ++i) {
       const Case c = RandomCase(rng, path);
       testing::FastCheck check;
-      // Depth multiplier 1 must run the AVX2 kernel; others must still match (reference).
+      // Depth multiplier 1 must run the fast kernel (AVX2, or AVX-512 for the 3x3 loop); others
+      // must still match (reference).
       if (c.mult == 1) {
         check.op_type = "DEPTHWISE_CONV_2D";
+        check.variant = "/avx";
         ++fast;
       }
       check.threads = 1 + i % 2;
@@ -185,6 +204,7 @@ TEST_F(DepthwiseInt8Fast, RealisticLayers) {
       for (int threads : {1, 2}) {
         testing::FastCheck check;
         check.op_type = "DEPTHWISE_CONV_2D";
+        check.variant = "/avx";  // avx2 or, for the 3x3 layers on AVX-512 CPUs, avx512
         check.threads = threads;
         check.seed = 700 + i++;
         testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
@@ -216,6 +236,7 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeRequantForms) {
           c.huge_bias = form == 2;
           testing::FastCheck check;
           check.op_type = "DEPTHWISE_CONV_2D";
+          check.variant = "/avx";  // avx2 or avx512 (CPUs with AVX-512 VNNI)
           check.threads = 1 + i % 2;
           check.seed = 900 + i++;
           testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
@@ -229,7 +250,7 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeRequantForms) {
 // usual scales (raw input values with the zero point in the bias, doubled short form), a left
 // shift (raw values, long form) and biases near 2^30 (too large to fold: zero-point-subtracted
 // values, long form).
-TEST_F(DepthwiseInt8Fast, ThreeByThreeLoop) {
+void CheckThreeByThreeLoop(const char* isa, const rt::CpuFeatures& cpu) {
   struct S {
     int n, h, w, c, stride, dil_h;
   };
@@ -258,18 +279,25 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeLoop) {
         c.huge_bias = form == 2;
         testing::FastCheck check;
         check.op_type = "DEPTHWISE_CONV_2D";
-        check.variant = sh.stride == 1 ? "avx2/3x3s1" : "avx2/3x3s2";
+        check.variant = IsaFor(isa, c.c) + (sh.stride == 1 ? "/3x3s1" : "/3x3s2");
+        check.cpu = &cpu;
         check.threads = 1 + i % 2;
         check.seed = 1300 + i++;
         testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
       }
 }
 
+TEST_F(DepthwiseInt8Fast, ThreeByThreeLoop) { CheckThreeByThreeLoop("avx2", Avx2Features()); }
+TEST_F(DepthwiseInt8Fast, ThreeByThreeLoopAvx512) {
+  if (SkipWithoutAvx512()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU (or EDGEOPT_CPU caps it): the AVX-512 rows are not used";
+  CheckThreeByThreeLoop("avx512", rt::Cpu());
+}
+
 // The stride-1 3x3 loop instantiated for narrow output widths 1-8 (variants .../3x3s1/wN,
 // checked): SAME and VALID padding (input widths 5/7 and 7/9), channel counts that
 // are not multiples of 8/16, heights below and above the batch of rows, vertical dilation, batch
 // 2, 1 and 2 threads, int8 and uint8, the three requantization forms.
-TEST_F(DepthwiseInt8Fast, ThreeByThreeNarrowWidths) {
+void CheckThreeByThreeNarrowWidths(const char* isa, const rt::CpuFeatures& cpu) {
   struct S {
     int n, h, w, c, dil_h, padding;
   };
@@ -300,11 +328,58 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeNarrowWidths) {
         ASSERT_TRUE(out_w >= 1 && out_w <= 8) << c.Describe();
         testing::FastCheck check;
         check.op_type = "DEPTHWISE_CONV_2D";
-        check.variant = "avx2/3x3s1/w" + std::to_string(out_w);
+        check.variant = IsaFor(isa, c.c) + "/3x3s1/w" + std::to_string(out_w);
+        check.cpu = &cpu;
         check.threads = 1 + i % 2;
         check.seed = 1700 + i++;
         testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
       }
+}
+
+TEST_F(DepthwiseInt8Fast, ThreeByThreeNarrowWidths) { CheckThreeByThreeNarrowWidths("avx2", Avx2Features()); }
+TEST_F(DepthwiseInt8Fast, ThreeByThreeNarrowWidthsAvx512) {
+  if (SkipWithoutAvx512()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU (or EDGEOPT_CPU caps it): the AVX-512 rows are not used";
+  CheckThreeByThreeNarrowWidths("avx512", rt::Cpu());
+}
+
+// The AVX-512 rows over every output width 1..70 (8-pixel steps and each 1..7 tail), channel
+// counts with partial 16-lane groups and bands (13, 15, 29, 31, 45, 48, 100, 200), stride 1
+// and 2, SAME and VALID, vertical dilation, batch 2, int8 and uint8, the requantization forms
+// (doubled short form, long form with raw values and a left shift, long form with
+// zero-point-subtracted values), 1 and 2 threads; and the variant chosen by default on a CPU with
+// AVX-512 VNNI is the AVX-512 one.
+TEST_F(DepthwiseInt8Fast, ThreeByThreeAvx512Widths) {
+  if (SkipWithoutAvx512()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU (or EDGEOPT_CPU caps it): the AVX-512 rows are not used";
+  const int channels[] = {13, 15, 29, 31, 45, 48, 100, 200};
+  int i = 0;
+  for (int w = 1; w <= 70; ++w) {
+    Case c;
+    c.path = i % 3 == 2 ? Path::kUInt8 : Path::kInt8;
+    c.per_channel = c.path == Path::kInt8 && i % 4 != 0;
+    c.stride_h = c.stride_w = 1 + i % 2;
+    c.n = i % 5 == 0 ? 2 : 1;
+    c.h = 2 + i % 7;
+    c.w = c.stride_w == 1 ? w : 2 * w - (i / 2) % 2;
+    c.c = channels[i % 8];
+    c.dil_h = i % 6 == 3 ? 2 : 1;
+    c.padding = i % 4 == 1 ? tflite::Padding_VALID : tflite::Padding_SAME;
+    if (c.padding == tflite::Padding_VALID) {
+      c.w += 2;  // the same output width
+      c.h += 2 * c.dil_h;
+    }
+    c.act = i % 2 ? tflite::ActivationFunctionType_RELU6 : tflite::ActivationFunctionType_NONE;
+    const int form = i % 3;
+    c.multiplier_above_one = form == 1 ? 1.7f : 0;
+    c.huge_bias = form == 2;
+    ASSERT_EQ(OutSize(c.padding, c.w, 3, c.stride_w, 1), w) << c.Describe();
+    ASSERT_TRUE(kernels::dwq::Avx512RowsPay(c.c)) << c.Describe();
+    testing::FastCheck check;
+    check.op_type = "DEPTHWISE_CONV_2D";
+    check.variant = c.stride_w == 1 ? "avx512/3x3s1" : "avx512/3x3s2";
+    check.threads = 1 + (i / 2) % 2;
+    check.seed = 2100 + i++;
+    testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
+  }
 }
 
 }  // namespace

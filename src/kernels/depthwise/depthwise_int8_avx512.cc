@@ -1,0 +1,220 @@
+// AVX-512 VNNI rows of the int8/uint8 3x3 dilation-1 depthwise loop (variants .../avx512/3x3s1,
+// .../avx512/3x3s2). The driver, the pair-row ring and the plan are shared with the AVX2 rows
+// (depthwise_int8_avx2.cc, RowsQuant8K3; depthwise_int8.h describes the method). What differs:
+// - 16 channels per zmm: a 64-byte pair-row entry of a 16-channel block (natural order: pairs of
+//   channels 0-7, then 8-15) and the matching 64 bytes of weights are one register each.
+// - vpdpwssd adds the two taps' products to the accumulator in one instruction (AVX2: vpmaddwd +
+//   vpaddd), so a 3x3 filter costs 6 instructions per 16 channels and pixel.
+// - 32 registers hold 8 accumulators, the 6 weights and the bias, so up to 8 pixels are computed
+//   per step and requantized straight from the registers (the AVX2 rows go through an L1 buffer).
+// - The requantization is the same arithmetic on 16 lanes; in the doubled short form one masked
+//   in-lane shuffle merges the even lanes' high dwords into the odd lanes' products. The output
+//   stage packs 4 pixels x 16 channels with the zero point added in int16 (as Store3x3), and one
+//   vpermd puts each pixel's 16 bytes in one 128-bit lane; channel tails use masked stores.
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "kernels/depthwise/depthwise_int8_k3.h"
+
+// GCC 12's AVX-512 headers initialize their "undefined" pass-through operands with themselves
+// (`__m512i __Y = __Y;`), which -Wmaybe-uninitialized reports at every inlined use (GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+namespace edgeopt::kernels::dwq {
+namespace {
+
+inline __m512i Ld(const void* p) { return _mm512_load_si512(p); }
+
+// The reference MultiplyByQuantizedMultiplier on 16 lanes in the plan's form (see RequantGroup
+// and the AVX2 Requant / RequantFast / RequantFast2, whose steps these are), without the output
+// zero point. kRqLeft: acc does not hold the bias (it is added before the left shift); the other
+// forms start the accumulators at the bias (doubled in kRqFast2).
+template <int kMode>
+__attribute__((always_inline)) inline __m512i Requant16(__m512i acc, const RequantGroup16& g) {
+  if constexpr (kMode == kRqFast || kMode == kRqFast2) {
+    const __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(acc, Ld(g.mult)), Ld(g.round_e));
+    const __m512i po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(acc, 32), Ld(g.mult_o)), Ld(g.round_o));
+    __m512i h;
+    if constexpr (kMode == kRqFast2) {
+      // Doubled: h sits in the high dwords of both products; odd lanes are there already.
+      h = _mm512_mask_shuffle_epi32(po, 0x5555, pe, _MM_PERM_DDBB);
+    } else {
+      h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 31), _mm512_slli_epi64(po, 1));
+    }
+    const __mmask16 neg = _mm512_cmpgt_epi32_mask(Ld(g.neg_cmp), h);
+    return _mm512_srav_epi32(_mm512_mask_sub_epi32(h, neg, h, _mm512_set1_epi32(1)), Ld(g.shift));
+  } else {
+    __m512i x = acc;
+    if constexpr (kMode == kRqLeft) x = _mm512_sllv_epi32(_mm512_add_epi32(acc, Ld(g.bias)), Ld(g.left));
+    const __m512i round = _mm512_set1_epi64(int64_t{1} << 30);
+    const __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(x, Ld(g.mult)), round);
+    const __m512i po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), Ld(g.mult_o)), round);
+    const __m512i high = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 31), _mm512_slli_epi64(po, 1));
+    const __m512i xa = _mm512_add_epi32(high, _mm512_and_si512(_mm512_srai_epi32(high, 31), Ld(g.neg_adjust)));
+    return _mm512_add_epi32(_mm512_srav_epi32(xa, Ld(g.shift)),
+                            _mm512_and_si512(_mm512_srav_epi32(xa, Ld(g.shift_m1)), Ld(g.round_bit)));
+  }
+}
+
+struct OutStage {
+  __m512i zp16, lo, hi;
+  __m512i order;  // dword 4j + k <- 4k + j: pixel j's 16 bytes into 128-bit lane j
+  __mmask16 mask;  // channels written (all 16 but in the last group)
+  bool full;
+  size_t stride;   // bytes between output pixels
+};
+
+// Stores kNP (1..4) pixels x 16 channels from the requantized lanes r0..r3: packed to int16 with
+// saturation, the output zero point added there (saturating: a lane that saturates is far outside
+// [act_min, act_max] either way, so the clamped bytes equal the int32 reference's), packed to
+// bytes and clamped. After the packs, dword j of 128-bit lane k holds pixel j's channels 4k..4k+3.
+template <int kNP, bool kUnsigned>
+__attribute__((always_inline)) inline void Store4(__m512i r0, __m512i r1, __m512i r2, __m512i r3, const OutStage& o,
+                                                  uint8_t* out) {
+  const __m512i a = _mm512_adds_epi16(_mm512_packs_epi32(r0, r1), o.zp16);
+  const __m512i b = _mm512_adds_epi16(_mm512_packs_epi32(r2, r3), o.zp16);
+  __m512i v8 = kUnsigned ? _mm512_packus_epi16(a, b) : _mm512_packs_epi16(a, b);
+  v8 = kUnsigned ? _mm512_min_epu8(_mm512_max_epu8(v8, o.lo), o.hi) : _mm512_min_epi8(_mm512_max_epi8(v8, o.lo), o.hi);
+  v8 = _mm512_permutexvar_epi32(o.order, v8);
+  const __m128i p0 = _mm512_castsi512_si128(v8);
+  const __m128i p1 = _mm512_extracti32x4_epi32(v8, 1);
+  const __m128i p2 = _mm512_extracti32x4_epi32(v8, 2);
+  const __m128i p3 = _mm512_extracti32x4_epi32(v8, 3);
+  if (o.full) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), p0);
+    if constexpr (kNP > 1) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + o.stride), p1);
+    if constexpr (kNP > 2) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * o.stride), p2);
+    if constexpr (kNP > 3) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 3 * o.stride), p3);
+  } else {
+    _mm_mask_storeu_epi8(out, o.mask, p0);
+    if constexpr (kNP > 1) _mm_mask_storeu_epi8(out + o.stride, o.mask, p1);
+    if constexpr (kNP > 2) _mm_mask_storeu_epi8(out + 2 * o.stride, o.mask, p2);
+    if constexpr (kNP > 3) _mm_mask_storeu_epi8(out + 3 * o.stride, o.mask, p3);
+  }
+}
+
+template <int kNP, bool kUnsigned, int kMode>
+__attribute__((always_inline)) inline void Finish4(__m512i a0, __m512i a1, __m512i a2, __m512i a3,
+                                                   const RequantGroup16& g, const OutStage& o, uint8_t* out) {
+  const __m512i r0 = Requant16<kMode>(a0, g);
+  const __m512i r1 = kNP > 1 ? Requant16<kMode>(a1, g) : r0;
+  const __m512i r2 = kNP > 2 ? Requant16<kMode>(a2, g) : r0;
+  const __m512i r3 = kNP > 3 ? Requant16<kMode>(a3, g) : r0;
+  Store4<kNP, kUnsigned>(r0, r1, r2, r3, o, out);
+}
+
+// The six weight vectors of one 16-channel group of a 3x3 filter (row r: taps 0-1 in wN[2r], tap
+// 2 and a zero in wN[2r + 1]). Plain members, no array: arrays of vectors stayed on the stack.
+struct W16 {
+  __m512i w0, w1, w2, w3, w4, w5;
+};
+
+// acc += the two taps' products (vpdpwssd). The empty asm keeps each accumulator in its register
+// and the order of the adds (see EDGEOPT_DW_MAC in the AVX2 rows).
+#define EDGEOPT_DW512_MAC(acc, v, w)             \
+  do {                                           \
+    acc = _mm512_dpwssd_epi32(acc, (v), (w));    \
+    asm("" : "+v"(acc));                         \
+  } while (0)
+
+// kNP (1..8) consecutive output pixels of one 16-channel group: accumulated from the bias, then
+// requantized and stored. e0/e1/e2: the three pair rows at the first pixel's entry, entries c2
+// int16 apart; pixel i uses entries i and i + kJ of each row, and each entry is loaded once for
+// the (one or two) pixels that use it.
+template <int kNP, int kJ, bool kUnsigned, int kMode>
+__attribute__((always_inline)) inline void Pixels(const int16_t* e0, const int16_t* e1, const int16_t* e2, size_t c2,
+                                                  const W16& w, __m512i bias, const RequantGroup16& g,
+                                                  const OutStage& o, uint8_t* out) {
+  static_assert(kNP >= 1 && kNP <= 8 && (kJ == 1 || kJ == 2), "8 pixels at most");
+  __m512i a0 = bias, a1 = bias, a2 = bias, a3 = bias, a4 = bias, a5 = bias, a6 = bias, a7 = bias;
+  const auto ld = [c2](const int16_t* e, int i) { return _mm512_loadu_si512(e + static_cast<size_t>(i) * c2); };
+// acc of pixel P (a compile-time constant) += v * wt.
+#define EDGEOPT_DW512_MACP(P, v, wt)                        \
+  do {                                                      \
+    if constexpr ((P) == 0) EDGEOPT_DW512_MAC(a0, v, wt);   \
+    else if constexpr ((P) == 1) EDGEOPT_DW512_MAC(a1, v, wt); \
+    else if constexpr ((P) == 2) EDGEOPT_DW512_MAC(a2, v, wt); \
+    else if constexpr ((P) == 3) EDGEOPT_DW512_MAC(a3, v, wt); \
+    else if constexpr ((P) == 4) EDGEOPT_DW512_MAC(a4, v, wt); \
+    else if constexpr ((P) == 5) EDGEOPT_DW512_MAC(a5, v, wt); \
+    else if constexpr ((P) == 6) EDGEOPT_DW512_MAC(a6, v, wt); \
+    else EDGEOPT_DW512_MAC(a7, v, wt);                      \
+  } while (0)
+  EDGEOPT_DW_K3_ROWS(e0, e1, e2, w, EDGEOPT_DW512_MACP);
+#undef EDGEOPT_DW512_MACP
+  Finish4<std::min(kNP, 4), kUnsigned, kMode>(a0, a1, a2, a3, g, o, out);
+  if constexpr (kNP > 4) Finish4<kNP - 4, kUnsigned, kMode>(a4, a5, a6, a7, g, o, out + 4 * o.stride);
+}
+#undef EDGEOPT_DW512_MAC
+
+// The rows of a batch (see K3Batch and the AVX2 RowsQuant8K3): per 16-channel group the weights
+// and the bias are loaded once for all rows; each row is computed 8 pixels at a time, the last 1-7
+// in one step. kW > 0: the output width as a compile-time constant (narrow stride-1 rows, see
+// K3NarrowWidth), so that a row is one step without loop or switch.
+template <int kJ, bool kUnsigned, int kMode, int kW>
+void RowsQuant8K3Avx512(const K3Batch& bt) {
+  constexpr bool kLeft = kMode == kRqLeft;
+  const Plan& p = *bt.p;
+  const int C = p.g.channels, W = kW ? kW : p.g.out_w;
+  const size_t wc2 = static_cast<size_t>(p.c16) * 2, c2 = bt.c2;
+  OutStage o;
+  o.zp16 = _mm512_set1_epi16(static_cast<int16_t>(p.requant[0].zp[0]));
+  o.lo = _mm512_set1_epi8(static_cast<char>(p.act_min));
+  o.hi = _mm512_set1_epi8(static_cast<char>(p.act_max));
+  o.order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  o.stride = static_cast<size_t>(C);
+  const auto ldw = [](const int16_t* v) { return _mm512_loadu_si512(v); };
+  for (int cg = bt.cb; cg < std::min(C, bt.cb_end); cg += 16) {
+    const int16_t* wp = p.weights.data() + cg * 2;
+    W16 w;
+    w.w0 = ldw(wp);
+    w.w1 = ldw(wp + wc2);
+    w.w2 = ldw(wp + 2 * wc2);
+    w.w3 = ldw(wp + 3 * wc2);
+    w.w4 = ldw(wp + 4 * wc2);
+    w.w5 = ldw(wp + 5 * wc2);
+    const RequantGroup16& g = p.requant16[cg / 16];
+    // With a left shift the bias must be added before shifting: Requant16 adds it.
+    const __m512i bias = kLeft ? _mm512_setzero_si512() : Ld(g.bias);
+    const int valid = std::min(16, C - cg);
+    o.full = valid == 16;
+    o.mask = static_cast<__mmask16>((1u << valid) - 1);
+    const size_t off = static_cast<size_t>(cg - bt.cb) * 2;
+    for (int row = 0; row < bt.n; ++row) {
+      const int16_t* e0 = bt.rows[row][0] + off;
+      const int16_t* e1 = bt.rows[row][1] + off;
+      const int16_t* e2 = bt.rows[row][2] + off;
+      uint8_t* out = bt.out[row] + cg;
+      int ox = 0;
+      for (; ox + 8 <= W; ox += 8, e0 += 8 * c2, e1 += 8 * c2, e2 += 8 * c2, out += 8 * o.stride)
+        Pixels<8, kJ, kUnsigned, kMode>(e0, e1, e2, c2, w, bias, g, o, out);
+      switch (W - ox) {
+        case 7: Pixels<7, kJ, kUnsigned, kMode>(e0, e1, e2, c2, w, bias, g, o, out); break;
+        case 6: Pixels<6, kJ, kUnsigned, kMode>(e0, e1, e2, c2, w, bias, g, o, out); break;
+        case 5: Pixels<5, kJ, kUnsigned, kMode>(e0, e1, e2, c2, w, bias, g, o, out); break;
+        case 4: Pixels<4, kJ, kUnsigned, kMode>(e0, e1, e2, c2, w, bias, g, o, out); break;
+        case 3: Pixels<3, kJ, kUnsigned, kMode>(e0, e1, e2, c2, w, bias, g, o, out); break;
+        case 2: Pixels<2, kJ, kUnsigned, kMode>(e0, e1, e2, c2, w, bias, g, o, out); break;
+        case 1: Pixels<1, kJ, kUnsigned, kMode>(e0, e1, e2, c2, w, bias, g, o, out); break;
+        default: break;
+      }
+    }
+  }
+}
+
+// The AVX-512 rows for K3Picker.
+struct Avx512Rows {
+  template <int kJ, bool kUnsigned, int kMode, int kW>
+  static void Fn(const K3Batch& bt) {
+    RowsQuant8K3Avx512<kJ, kUnsigned, kMode, kW>(bt);
+  }
+};
+
+}  // namespace
+
+K3Fn PickK3Avx512(const Plan& p, int kj) { return K3Picker<Avx512Rows>::Pick(p, kj); }
+
+}  // namespace edgeopt::kernels::dwq
