@@ -72,15 +72,17 @@ using GemvFn = void (*)(size_t nc, size_t kc, const float* a, const float* w, si
                         float* c, MinMax mm);
 
 struct Ukernels {
-  const char* isa;  // "avx2", "scalar": the last part of variant names
+  const char* isa;  // "avx512", "avx2", "scalar": the last part of variant names
   int mr;           // rows per tile
+  int nr;           // columns per tile (a multiple of kNr): N blocks are cut in multiples of it
   GemmFn gemm;
   IgemmFn igemm;
   GemvFn gemv;
 };
 
 const Ukernels& ScalarUkernels();
-const Ukernels& Avx2Ukernels();  // needs AVX2 + FMA: select through SelectUkernels
+const Ukernels& Avx2Ukernels();    // needs AVX2 + FMA: select through SelectUkernels
+const Ukernels& Avx512Ukernels();  // needs CpuFeatures::has_avx512(): select through SelectUkernels
 // The fastest family this CPU runs.
 const Ukernels& SelectUkernels(const rt::CpuFeatures& cpu);
 
