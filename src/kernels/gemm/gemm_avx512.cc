@@ -1,12 +1,13 @@
 // AVX-512 micro-kernels: 12×32 tiles over pairs of the 16-column panels (24 zmm accumulators,
-// two B vectors and one broadcast of A per k: 27 of the 32 zmm registers). Same packing as every
-// family (gemm.h), so only the tile differs: per k, 2 loads of B and 12 broadcasts feed 24 zmm
-// multiply-adds (the AVX2 6×16 tile needs 8 loads for 12 ymm multiply-adds), and each B block
-// read from L2 serves twice as many rows.
+// two B vectors and one broadcast of A per k: 27 of the 32 zmm registers) for K ≥ 96, 12×16
+// tiles for smaller K (see GroupFor). Same packing as every family (gemm.h), so only the tile
+// differs: per k, 2 loads of B and 12 broadcasts feed 24 zmm multiply-adds (the AVX2 6×16 tile
+// needs 8 loads for 12 ymm multiply-adds), and each B block read from L2 serves twice as many
+// rows.
 //
-// Column tails: a last group of 17..24 columns runs one zmm and one ymm per row, 9..16 one zmm,
-// 1..8 one ymm (Zen 4 executes a zmm multiply-add as two ymm halves, so a ymm on the padding
-// half costs half as much). Tiles of fewer than 12 rows run instances compiled for that many rows.
+// Column tails: a last group of 9..16 columns runs one zmm per row, 1..8 one ymm (Zen 4 executes
+// a zmm multiply-add as two ymm halves, so a ymm on the padding half costs half as much). Tiles
+// of fewer than 12 rows run instances compiled for that many rows.
 // GCC 12's AVX-512 intrinsics start "undefined" vectors with a self-assignment (__Y = __Y) that
 // -Wuninitialized reports inside every inlined min/max/cast (GCC bug 105593, fixed in GCC 13).
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -25,8 +26,8 @@ inline size_t Min(size_t a, size_t b) { return a < b ? a : b; }
 // mask of the first n (0..16) lanes
 inline __mmask16 Lanes(size_t n) { return static_cast<__mmask16>((1u << n) - 1u); }
 
-// MR rows × (16·NZ + 8·kHalf) columns. Panel j of the group is at w[j]; the ymm half reads the
-// first 8 columns of panel NZ. Row r of C is at c + r·c_stride (computed where used: twelve row
+// MR rows × (16·NZ + 8·kHalf) columns (used: NZ = 2 or 1 without the half, or the half alone).
+// Panel j of the group is at w[j]; the ymm half reads the first 8 columns of panel NZ. Row r of C is at c + r·c_stride (computed where used: twelve row
 // pointers would not fit the general registers beside A's).
 template <int MR, int NZ, bool kHalf>
 struct Tile {
@@ -139,16 +140,16 @@ inline void IgemmGroup(size_t kc, size_t taps, const float* const* ind, const fl
   t.Store(c, c_stride, cols, mm);
 }
 
-// Which tile a group of `cols` remaining columns (> 0) takes: 25..32 columns two zmm, 17..24 a
-// zmm and a ymm, 9..16 one zmm, 1..8 one ymm. Groups cover 32 columns (two panels) or 16.
+// Which tile a group of `cols` remaining columns (> 0) takes: 25..32 columns two zmm, 9..16
+// (and 17..24, then 1..8) one zmm, 1..8 one ymm. Groups cover 32 columns (two panels) or 16.
 // Two-panel groups only when K ≥ kWideMinK: measured on Zen 4 (edgeopt_kernel_bench, hot
-// caches), 12×32 tiles lose 5-15% against 12×16 ones for K = 16..32 and win only a few percent
-// for large K and small M.
-constexpr size_t kWideMinK = 64;
-enum class Group { kTwo, kOneHalf, kOne, kHalf };
+// caches), 12×32 tiles lose 5-15% against 12×16 ones for K = 16..64 and win 5-20% for K ≥ 96;
+// a zmm + ymm tile for 17..24 columns lost to a zmm tile followed by a ymm one (74 vs 88
+// GFLOP/s at K = 144, N = 24).
+constexpr size_t kWideMinK = 96;
+enum class Group { kTwo, kOne, kHalf };
 inline Group GroupFor(size_t cols, bool wide) {
   if (wide && cols > 24) return Group::kTwo;
-  if (wide && cols > 16) return Group::kOneHalf;
   if (cols > 8) return Group::kOne;
   return Group::kHalf;
 }
@@ -160,12 +161,11 @@ inline void ForEachGroup(size_t nc, size_t k, const float* w, size_t w_stride, c
   const bool wide = k >= kWideMinK;
   while (nc > 0) {
     const Group g = GroupFor(nc, wide);
-    const bool two_panels = g == Group::kTwo || g == Group::kOneHalf;
+    const bool two_panels = g == Group::kTwo;
     const float* wp[2] = {w, two_panels ? w + w_stride : w};
     const size_t cols = Min(nc, two_panels ? 2 * kNr : kNr);
     switch (g) {
       case Group::kTwo: run.template Group<2, false>(wp, bias, c, cols); break;
-      case Group::kOneHalf: run.template Group<1, true>(wp, bias, c, cols); break;
       case Group::kOne: run.template Group<1, false>(wp, bias, c, cols); break;
       case Group::kHalf: run.template Group<0, true>(wp, bias, c, cols); break;
     }
