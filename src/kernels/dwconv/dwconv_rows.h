@@ -111,24 +111,35 @@ inline void SlidingTile(const RowTaps& rt, ptrdiff_t off, int ix0, int width, co
   StoreTile<V, T, kMasked>(acc, out, s.c, mask, vmin, vmax);
 }
 
+// Channel blocks [cb_begin, cb_end) of the pixels from output column ox, whose first filter
+// column reads input column ix0: block.template operator()<kMasked>(off, w, out), with `off` the
+// offset of that input column and channel block inside an input row, `w` the block's packed
+// weights, `out` its first output; kMasked for the last, partial block.
+template <int L, typename Block>
+inline void ForChannelBlocks(const Geometry& g, int ox, int ix0, int cb_begin, int cb_end, const float* packed,
+                             size_t wblock, float* out_row, const Block& block) {
+  const int full_blocks = g.c / L;
+  float* o = out_row + static_cast<ptrdiff_t>(ox) * g.c;
+  for (int cb = cb_begin; cb < cb_end; ++cb) {
+    const ptrdiff_t off = static_cast<ptrdiff_t>(ix0) * g.c + cb * L;
+    if (cb < full_blocks)
+      block.template operator()<false>(off, packed + cb * wblock, o + cb * L);
+    else
+      block.template operator()<true>(off, packed + cb * wblock, o + cb * L);
+  }
+}
+
 // T pixels from output column ox over channel blocks with the sliding kernel.
 template <typename V, int T, int S, int D, int KW, bool kBorder>
 inline void SlidingPixels(const Geometry& g, const RowTaps& rt, int ox, int cb_begin, int cb_end, const Strides& s,
                           const float* packed, size_t wblock, float* out_row, typename V::Mask tail_mask,
                           typename V::T vmin, typename V::T vmax) {
-  constexpr int L = V::kLanes;
   const int ix0 = ox * S - g.pad_left;
-  const int full_blocks = g.c / L;
-  float* o = out_row + static_cast<ptrdiff_t>(ox) * g.c;
-  for (int cb = cb_begin; cb < cb_end; ++cb) {
-    const ptrdiff_t off = static_cast<ptrdiff_t>(ix0) * g.c + cb * L;
-    const float* w = packed + cb * wblock;
-    float* oc = o + cb * L;
-    if (cb < full_blocks)
-      SlidingTile<V, T, S, D, KW, false, kBorder>(rt, off, ix0, g.w, s, w, oc, tail_mask, vmin, vmax);
-    else
-      SlidingTile<V, T, S, D, KW, true, kBorder>(rt, off, ix0, g.w, s, w, oc, tail_mask, vmin, vmax);
-  }
+  ForChannelBlocks<V::kLanes>(g, ox, ix0, cb_begin, cb_end, packed, wblock, out_row,
+                              [&]<bool kMasked>(ptrdiff_t off, const float* w, float* oc) {
+                                SlidingTile<V, T, S, D, KW, kMasked, kBorder>(rt, off, ix0, g.w, s, w, oc, tail_mask,
+                                                                              vmin, vmax);
+                              });
 }
 
 // One group of T interior pixels (or one clipped border pixel) over channel blocks.
@@ -136,24 +147,17 @@ template <typename V, int T, int KW, bool kClip>
 inline void Pixels(const Geometry& g, const RowTaps& rt, int ox, int cb_begin, int cb_end, const Strides& s,
                    const float* packed, size_t wblock, float* out_row, typename V::Mask tail_mask, typename V::T vmin,
                    typename V::T vmax) {
-  constexpr int L = V::kLanes;
   const int ix0 = ox * g.sw - g.pad_left;
   int kx0 = 0, kx1 = g.kw;
   if (kClip) {
     kx0 = ix0 < 0 ? (-ix0 + g.dw - 1) / g.dw : 0;
     kx1 = g.w - 1 - ix0 < 0 ? 0 : std::min(g.kw, (g.w - 1 - ix0) / g.dw + 1);
   }
-  const int full_blocks = g.c / L;
-  float* o = out_row + static_cast<ptrdiff_t>(ox) * g.c;
-  for (int cb = cb_begin; cb < cb_end; ++cb) {
-    const ptrdiff_t off = static_cast<ptrdiff_t>(ix0) * g.c + cb * L;
-    const float* w = packed + cb * wblock;
-    float* oc = o + cb * L;
-    if (cb < full_blocks)
-      Tile<V, T, KW, false, kClip>(rt, off, kx0, kx1, g.kw, s, w, oc, tail_mask, vmin, vmax);
-    else
-      Tile<V, T, KW, true, kClip>(rt, off, kx0, kx1, g.kw, s, w, oc, tail_mask, vmin, vmax);
-  }
+  ForChannelBlocks<V::kLanes>(g, ox, ix0, cb_begin, cb_end, packed, wblock, out_row,
+                              [&]<bool kMasked>(ptrdiff_t off, const float* w, float* oc) {
+                                Tile<V, T, KW, kMasked, kClip>(rt, off, kx0, kx1, g.kw, s, w, oc, tail_mask, vmin,
+                                                               vmax);
+                              });
 }
 
 // Output columns whose filter window lies inside the image: [*lo, *hi).
