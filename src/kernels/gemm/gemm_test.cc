@@ -35,6 +35,8 @@ TEST(GemmF32, SelectsTheWidestFamilyTheCpuHas) {
   EXPECT_STREQ(SelectUkernels(rt::CapFeatures(hw, "avx2")).isa, "avx2");
   if (!hw.has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512 (F, BW, VL, DQ)";
   EXPECT_STREQ(SelectUkernels(hw).isa, "avx512");
+  EXPECT_STREQ(SelectUkernels(hw, kAvx512MinK).isa, "avx512");
+  EXPECT_STREQ(SelectUkernels(hw, kAvx512MinK - 1).isa, "avx2");
   EXPECT_EQ(Avx512Ukernels().mr, 12);
 }
 
