@@ -5,17 +5,17 @@
 
 namespace edgeopt::kernels::dwconv {
 
-AlignedFloats PackWeights(const float* filter, const float* bias, int kh, int kw, int c) {
+AlignedFloats PackWeights(const float* filter, const float* bias, int kh, int kw, int c, int block) {
   const int taps = kh * kw;
-  const size_t wblock = static_cast<size_t>(taps + 1) * kChannelBlock;
-  AlignedFloats packed(static_cast<size_t>(ChannelBlocks(c)) * wblock);
+  const size_t wblock = static_cast<size_t>(taps + 1) * block;
+  AlignedFloats packed(static_cast<size_t>(ChannelBlocks(c, block)) * wblock);
   float* p = packed.data();
-  for (int cb = 0; cb < ChannelBlocks(c); ++cb) {
+  for (int cb = 0; cb < ChannelBlocks(c, block); ++cb) {
     float* blk = p + cb * wblock;
-    const int c0 = cb * kChannelBlock, n = std::min(kChannelBlock, c - c0);
+    const int c0 = cb * block, n = std::min(block, c - c0);
     for (int j = 0; j < n; ++j) {
       blk[j] = bias ? bias[c0 + j] : 0.0f;
-      for (int t = 0; t < taps; ++t) blk[(t + 1) * kChannelBlock + j] = filter[static_cast<size_t>(t) * c + c0 + j];
+      for (int t = 0; t < taps; ++t) blk[(t + 1) * block + j] = filter[static_cast<size_t>(t) * c + c0 + j];
     }
   }
   return packed;

@@ -1,16 +1,17 @@
 // Float32 depthwise convolution kernels (NHWC, filter [1, KH, KW, C·depth_multiplier]).
 //
-// The vector kernels (depth multiplier 1) work on one output row at a time: for a tile of up to
-// 8 output pixels and 8 channels they keep 8 accumulators in registers and, per filter tap, load
-// the tap's 8 weights once and multiply-add them into all 8 pixels, so every multiply-add needs
+// The vector kernels (depth multiplier 1; dwconv_rows.h, on 8-lane AVX2 or 16-lane AVX-512
+// vectors) work on one output row at a time: for a tile of up to 8 output pixels and one channel
+// block (a vector) they keep 8 accumulators in registers and, per filter tap, load the tap's
+// weights once and multiply-add them into all 8 pixels, so every multiply-add needs
 // about one load (the input) — instead of two (input and weight) when pixels are done one by one.
 // Filter rows that fall into the top/bottom padding are skipped; columns in the left/right
 // padding are handled by running border pixels alone with the taps clipped. 3×3 and 5×5 filters
 // get instances with the filter width known at compile time; other sizes, strides and dilations
 // run the same code with runtime loops. The last channel block is masked.
 //
-// Weights are packed once per channel block of 8: [bias 8][tap 0: 8]...[tap KH·KW-1: 8], with
-// zeros past the last channel.
+// Weights are packed once per channel block of B = 8 (AVX2) or 16 (AVX-512) channels:
+// [bias B][tap 0: B]...[tap KH·KW-1: B], with zeros past the last channel.
 #pragma once
 
 #include <cstddef>
@@ -20,7 +21,8 @@
 
 namespace edgeopt::kernels::dwconv {
 
-constexpr int kChannelBlock = 8;
+constexpr int kAvx2ChannelBlock = 8;
+constexpr int kAvx512ChannelBlock = 16;
 
 struct Geometry {
   int batch = 0, h = 0, w = 0, c = 0;  // input (c = input channels)
@@ -32,14 +34,18 @@ struct Geometry {
   int out_c() const { return c * depth_multiplier; }
 };
 
-// Packs filter [1, kh, kw, c] (depth multiplier 1) and bias [c] (or null) into channel blocks.
-AlignedFloats PackWeights(const float* filter, const float* bias, int kh, int kw, int c);
-inline int ChannelBlocks(int c) { return (c + kChannelBlock - 1) / kChannelBlock; }
+// Packs filter [1, kh, kw, c] (depth multiplier 1) and bias [c] (or null) into channel blocks
+// of `block` channels.
+AlignedFloats PackWeights(const float* filter, const float* bias, int kh, int kw, int c, int block);
+inline int ChannelBlocks(int c, int block) { return (c + block - 1) / block; }
 
 // Output rows [row_begin, row_end) of the batch·oh rows, channel blocks [cb_begin, cb_end).
-// Depth multiplier 1 only. `packed` comes from PackWeights.
+// Depth multiplier 1 only. `packed` comes from PackWeights with kAvx2ChannelBlock /
+// kAvx512ChannelBlock. RowsAvx512 needs CpuFeatures::has_avx512().
 void RowsAvx2(const Geometry& g, const float* in, const float* packed, float* out, int row_begin, int row_end,
               int cb_begin, int cb_end, gemm::MinMax mm);
+void RowsAvx512(const Geometry& g, const float* in, const float* packed, float* out, int row_begin, int row_end,
+                int cb_begin, int cb_end, gemm::MinMax mm);
 
 // Portable path for any depth multiplier (also the fallback without AVX2): filter [1,kh,kw,oc]
 // and bias as in the model. Output rows [row_begin, row_end).

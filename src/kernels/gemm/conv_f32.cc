@@ -222,7 +222,8 @@ std::unique_ptr<rt::OpKernel> MakeConv2DF32(const rt::KernelCreateContext& cc) {
   MinMax mm;
   if (!FusedMinMax(o.fused_activation_function, &mm)) return nullptr;
   if (o.padding != tflite::Padding_SAME && o.padding != tflite::Padding_VALID) return nullptr;
-  return std::make_unique<Conv2DF32>(gemm::SelectUkernels(cc.cpu), mm);
+  const auto& fs = cc.input(1)->shape;
+  return std::make_unique<Conv2DF32>(gemm::SelectUkernels(cc.cpu, int64_t{fs[1]} * fs[2] * fs[3]), mm);
 }
 
 std::unique_ptr<rt::OpKernel> MakeFullyConnectedF32(const rt::KernelCreateContext& cc) {
@@ -231,7 +232,8 @@ std::unique_ptr<rt::OpKernel> MakeFullyConnectedF32(const rt::KernelCreateContex
   MinMax mm;
   if (!FusedMinMax(o.fused_activation_function, &mm)) return nullptr;
   if (o.weights_format != tflite::FullyConnectedOptionsWeightsFormat_DEFAULT) return nullptr;
-  return std::make_unique<FullyConnectedF32>(gemm::SelectUkernels(cc.cpu), mm, o.keep_num_dims);
+  return std::make_unique<FullyConnectedF32>(gemm::SelectUkernels(cc.cpu, cc.input(1)->shape[1]), mm,
+                                             o.keep_num_dims);
 }
 
 }  // namespace edgeopt::kernels

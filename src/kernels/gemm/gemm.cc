@@ -148,11 +148,12 @@ void ScalarGemv(size_t nc, size_t kc, const float* a, const float* w, size_t w_s
 }  // namespace
 
 const Ukernels& ScalarUkernels() {
-  static const Ukernels k{"scalar", kScalarMr, ScalarGemm, ScalarIgemm, ScalarGemv};
+  static const Ukernels k{"scalar", kScalarMr, kNr, ScalarGemm, ScalarIgemm, ScalarGemv};
   return k;
 }
 
-const Ukernels& SelectUkernels(const rt::CpuFeatures& cpu) {
+const Ukernels& SelectUkernels(const rt::CpuFeatures& cpu, int64_t k) {
+  if (cpu.has_avx512() && (k < 0 || k >= kAvx512MinK)) return Avx512Ukernels();
   return cpu.has_avx2_fma() ? Avx2Ukernels() : ScalarUkernels();
 }
 
@@ -167,17 +168,18 @@ constexpr size_t kL2BlockFloats = 48 * 1024;  // 192 KB of B per N block
 constexpr size_t kMaxKc = 512;                 // 6 rows × 512 × 4 B = 12 KB of A per tile
 
 struct Plan {
-  size_t nc;       // columns per N block (multiple of kNr)
+  size_t nc;       // columns per N block (multiple of uk.nr)
   size_t n_blocks;
   size_t mc;       // tiles per M chunk
   size_t m_chunks;
 };
 
-Plan MakePlan(size_t m, size_t n, size_t k, int mr, int threads) {
+Plan MakePlan(size_t m, size_t n, size_t k, const Ukernels& uk, int threads) {
   Plan p;
+  const size_t mr = uk.mr, nr = uk.nr;
   const size_t tiles = (m + mr - 1) / mr;
   const size_t padded_n = (n + kNr - 1) / kNr * kNr;
-  p.nc = std::max<size_t>(kNr, kL2BlockFloats / std::max<size_t>(1, std::min(k, kMaxKc)) / kNr * kNr);
+  p.nc = std::max<size_t>(nr, kL2BlockFloats / std::max<size_t>(1, std::min(k, kMaxKc)) / nr * nr);
   p.nc = std::min(p.nc, padded_n);
   if (threads > 1) {
     // About four tasks per thread, each at least ~64K multiply-adds; prefer cutting M (each
@@ -186,8 +188,9 @@ Plan MakePlan(size_t m, size_t n, size_t k, int mr, int threads) {
     const size_t target = static_cast<size_t>(TaskCount(threads, static_cast<int64_t>(std::max<size_t>(1, macs >> 16)), 1));
     size_t n_blocks = (padded_n + p.nc - 1) / p.nc;
     if (tiles * n_blocks < target) {
-      const size_t want_n_blocks = std::min(padded_n / kNr, (target + tiles - 1) / tiles);
-      if (want_n_blocks > n_blocks) p.nc = (padded_n / kNr + want_n_blocks - 1) / want_n_blocks * kNr;
+      const size_t units = (padded_n + nr - 1) / nr;
+      const size_t want_n_blocks = std::min(units, (target + tiles - 1) / tiles);
+      if (want_n_blocks > n_blocks) p.nc = (units + want_n_blocks - 1) / want_n_blocks * nr;
     }
     n_blocks = (padded_n + p.nc - 1) / p.nc;
     const size_t m_chunks = std::max<size_t>(1, std::min(tiles, (target + n_blocks - 1) / n_blocks));
@@ -223,7 +226,7 @@ void Gemm(const Ukernels& uk, rt::ThreadPool* pool, size_t m, const float* a, si
     return;
   }
 
-  const Plan plan = MakePlan(m, n, k, uk.mr, threads);
+  const Plan plan = MakePlan(m, n, k, uk, threads);
   const size_t tiles = (m + uk.mr - 1) / uk.mr;
   RunTasks(pool, static_cast<int64_t>(plan.n_blocks * plan.m_chunks), [&](int64_t task) {
     const size_t nb = static_cast<size_t>(task) / plan.m_chunks, mb = static_cast<size_t>(task) % plan.m_chunks;
@@ -252,7 +255,7 @@ void IGemm(const Ukernels& uk, rt::ThreadPool* pool, size_t m, size_t taps, cons
   if (m == 0 || n == 0) return;
   const size_t kc = k / taps;
   const int threads = pool ? pool->num_threads() : 1;
-  const Plan plan = MakePlan(m, n, k, uk.mr, threads);
+  const Plan plan = MakePlan(m, n, k, uk, threads);
   const size_t tiles = (m + uk.mr - 1) / uk.mr;
   RunTasks(pool, static_cast<int64_t>(plan.n_blocks * plan.m_chunks), [&](int64_t task) {
     const size_t nb = static_cast<size_t>(task) / plan.m_chunks, mb = static_cast<size_t>(task) % plan.m_chunks;

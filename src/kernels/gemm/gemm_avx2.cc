@@ -247,7 +247,7 @@ void Gemv1x16(size_t nc, size_t kc, const float* a, const float* w, size_t w_str
 }  // namespace
 
 const Ukernels& Avx2Ukernels() {
-  static const Ukernels k{"avx2", kMr, Gemm6x16, Igemm6x16, Gemv1x16};
+  static const Ukernels k{"avx2", kMr, kNr, Gemm6x16, Igemm6x16, Gemv1x16};
   return k;
 }
 

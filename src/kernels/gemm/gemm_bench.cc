@@ -1,6 +1,7 @@
 // Float32 GEMM / indirect GEMM / depthwise microbenchmarks on MobileNet layer shapes.
 // Counters: GFLOPS (2 flops per multiply-add) and pct_peak, the share of this core's AVX2 FMA
-// peak measured in-process with bench/peak_avx2.cc's loop.
+// peak measured in-process with bench/peak_avx2.cc's loop (on Zen 4 the AVX-512 peak is the same
+// number of flops: one zmm multiply-add per cycle and port instead of two ymm).
 // 1-thread cases are timed in CPU time, and so is their peak (bench/micro/peak_cpu_avx2.cc, the
 // same loop): on a loaded machine wall time counts the time a thread was descheduled. 2-thread
 // cases ("/2t" names) are timed in wall time against twice the wall-time peak (best of five),
@@ -62,14 +63,22 @@ void SetCounters(benchmark::State& state, double flops_per_iter, int threads) {
         benchmark::Counter(flops_per_iter * 100.0 / peak, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-const gemm::Ukernels& Family(int64_t avx2) { return avx2 ? gemm::Avx2Ukernels() : gemm::ScalarUkernels(); }
+// Kernel family argument: 0 scalar, 1 AVX2, 2 AVX-512. Null (and a skip message) when this CPU
+// (after the EDGEOPT_CPU cap) lacks it.
+const gemm::Ukernels* Family(benchmark::State& state, int64_t isa) {
+  if (isa == 2 && !rt::Cpu().has_avx512()) state.SkipWithError("no AVX-512");
+  if (isa == 1 && !rt::Cpu().has_avx2_fma()) state.SkipWithError("no AVX2");
+  if (state.error_occurred()) return nullptr;
+  return isa == 2 ? &gemm::Avx512Ukernels() : isa == 1 ? &gemm::Avx2Ukernels() : &gemm::ScalarUkernels();
+}
 
-// Args: M, K, N, threads, avx2 (1) or scalar (0).
+// Args: M, K, N, threads, isa (0 scalar, 1 AVX2, 2 AVX-512).
 void BM_GemmF32(benchmark::State& state) {
   const size_t m = state.range(0), k = state.range(1), n = state.range(2);
   const int threads = static_cast<int>(state.range(3));
-  if (state.range(4) && !rt::Cpu().has_avx2_fma()) return state.SkipWithError("no AVX2");
-  const gemm::Ukernels& uk = Family(state.range(4));
+  const gemm::Ukernels* family = Family(state, state.range(4));
+  if (!family) return;
+  const gemm::Ukernels& uk = *family;
   auto a = Random(m * k, 1), w = Random(n * k, 2), bias = Random(n, 3);
   std::vector<float> c(m * n);
   const gemm::PackedB packed = gemm::PackedB::FromNK(w.data(), bias.data(), static_cast<int>(n), static_cast<int>(k));
@@ -91,27 +100,30 @@ void GemmShapes(benchmark::internal::Benchmark* b) {
       {1, 1280, 1001},     {112 * 112, 8, 16},  {28 * 28, 64, 64},  {7 * 7, 256, 256},
       {33 * 33, 512, 256}, {33 * 33, 480, 160},  // DeepLabV3 ASPP / projection
   };
-  for (const auto& s : shapes) b->Args({s[0], s[1], s[2], 1, 1});
+  for (const auto& s : shapes)
+    for (int64_t isa : {1, 2}) b->Args({s[0], s[1], s[2], 1, isa});
   b->Args({56 * 56, 24, 144, 1, 0});
   b->Args({7 * 7, 320, 1280, 1, 0});
-  b->ArgNames({"M", "K", "N", "thr", "avx2"});
+  b->ArgNames({"M", "K", "N", "thr", "isa"});
 }
 void GemmShapes2t(benchmark::internal::Benchmark* b) {
   for (const auto& s : std::vector<std::vector<int64_t>>{{112 * 112, 16, 96}, {56 * 56, 24, 144}, {14 * 14, 96, 576},
                                                          {7 * 7, 320, 1280}, {1, 1280, 1001}})
-    b->Args({s[0], s[1], s[2], 2, 1});
-  b->ArgNames({"M", "K", "N", "thr", "avx2"});
+    for (int64_t isa : {1, 2}) b->Args({s[0], s[1], s[2], 2, isa});
+  b->ArgNames({"M", "K", "N", "thr", "isa"});
   b->UseRealTime();
 }
 BENCHMARK(BM_GemmF32)->Apply(GemmShapes);
 BENCHMARK(BM_GemmF32)->Name("BM_GemmF32/2t")->Apply(GemmShapes2t);
 
-// First-layer 3×3 stride-2 convolution as an indirect GEMM. Args: H=W, Cin, Cout, threads.
+// First-layer 3×3 stride-2 convolution as an indirect GEMM. Args: H=W, Cin, Cout, threads,
+// im2col, isa.
 void BM_IgemmF32Conv3x3s2(benchmark::State& state) {
-  if (!rt::Cpu().has_avx2_fma()) return state.SkipWithError("no AVX2");
+  const gemm::Ukernels* family = Family(state, state.range(5));
+  if (!family) return;
   const int h = static_cast<int>(state.range(0)), cin = static_cast<int>(state.range(1));
   const int cout = static_cast<int>(state.range(2)), threads = static_cast<int>(state.range(3));
-  const gemm::Ukernels& uk = gemm::Avx2Ukernels();
+  const gemm::Ukernels& uk = *family;
   const int oh = ComputeOutSize(0 /*SAME*/, h, 3, 2), ow = oh;
   int off;
   const int pad = ComputePadding(2, 1, h, 3, oh, &off);
@@ -154,22 +166,28 @@ void BM_IgemmF32Conv3x3s2(benchmark::State& state) {
 }
 // Last argument: 0 indirect GEMM (what CONV_2D uses), 1 tiled im2col + GEMM (for comparison).
 BENCHMARK(BM_IgemmF32Conv3x3s2)
-    ->Args({224, 3, 32, 1, 0})
-    ->Args({224, 3, 32, 1, 1})
-    ->Args({224, 3, 8, 1, 0})
-    ->Args({224, 3, 8, 1, 1})
-    ->Args({56, 32, 64, 1, 0})
-    ->Args({56, 32, 64, 1, 1})
-    ->ArgNames({"H", "Cin", "Cout", "thr", "im2col"});
+    ->Args({224, 3, 32, 1, 0, 1})
+    ->Args({224, 3, 32, 1, 1, 1})
+    ->Args({224, 3, 32, 1, 0, 2})
+    ->Args({224, 3, 8, 1, 0, 1})
+    ->Args({224, 3, 8, 1, 1, 1})
+    ->Args({224, 3, 8, 1, 0, 2})
+    ->Args({56, 32, 64, 1, 0, 1})
+    ->Args({56, 32, 64, 1, 1, 1})
+    ->Args({56, 32, 64, 1, 0, 2})
+    ->ArgNames({"H", "Cin", "Cout", "thr", "im2col", "isa"});
 BENCHMARK(BM_IgemmF32Conv3x3s2)
     ->Name("BM_IgemmF32Conv3x3s2/2t")
-    ->Args({224, 3, 32, 2, 0})
-    ->ArgNames({"H", "Cin", "Cout", "thr", "im2col"})
+    ->Args({224, 3, 32, 2, 0, 1})
+    ->Args({224, 3, 32, 2, 0, 2})
+    ->ArgNames({"H", "Cin", "Cout", "thr", "im2col", "isa"})
     ->UseRealTime();
 
-// Depthwise 3×3 / 5×5 SAME. Args: H=W, C, K, stride, threads.
+// Depthwise 3×3 / 5×5 SAME. Args: H=W, C, K, stride, threads, isa (1 AVX2, 2 AVX-512).
 void BM_DwConvF32(benchmark::State& state) {
-  if (!rt::Cpu().has_avx2_fma()) return state.SkipWithError("no AVX2");
+  if (!Family(state, state.range(5))) return;
+  const bool avx512 = state.range(5) == 2;
+  const int block = avx512 ? dwconv::kAvx512ChannelBlock : dwconv::kAvx2ChannelBlock;
   dwconv::Geometry g;
   g.batch = 1;
   g.h = g.w = static_cast<int>(state.range(0));
@@ -182,31 +200,39 @@ void BM_DwConvF32(benchmark::State& state) {
   g.pad_top = g.pad_left = ComputePadding(g.sh, 1, g.h, g.kh, g.oh, &off);
   auto in = Random(static_cast<size_t>(g.h) * g.w * g.c, 1), w = Random(static_cast<size_t>(g.kh) * g.kw * g.c, 2);
   auto bias = Random(g.c, 3);
-  const AlignedFloats packed = dwconv::PackWeights(w.data(), bias.data(), g.kh, g.kw, g.c);
+  const AlignedFloats packed = dwconv::PackWeights(w.data(), bias.data(), g.kh, g.kw, g.c, block);
   std::vector<float> out(static_cast<size_t>(g.oh) * g.ow * g.c);
   rt::ThreadPool pool(threads);
-  const int cbs = dwconv::ChannelBlocks(g.c);
+  const int cbs = dwconv::ChannelBlocks(g.c, block);
+  const auto rows = avx512 ? dwconv::RowsAvx512 : dwconv::RowsAvx2;
   for (auto _ : state) {
     pool.ParallelFor(g.oh, 1, [&](int64_t r0, int64_t r1) {
-      dwconv::RowsAvx2(g, in.data(), packed.data(), out.data(), static_cast<int>(r0), static_cast<int>(r1), 0, cbs,
-                       {0.0f, 6.0f});
+      rows(g, in.data(), packed.data(), out.data(), static_cast<int>(r0), static_cast<int>(r1), 0, cbs, {0.0f, 6.0f});
     });
     benchmark::ClobberMemory();
   }
   SetCounters(state, 2.0 * g.oh * g.ow * g.c * g.kh * g.kw, threads);
 }
+void DwShapes(benchmark::internal::Benchmark* b) {
+  for (const auto& s : std::vector<std::vector<int64_t>>{{112, 32, 3, 1},
+                                                         {112, 96, 3, 2},
+                                                         {28, 96, 3, 2},
+                                                         {56, 144, 3, 1},
+                                                         {28, 192, 3, 1},
+                                                         {14, 576, 3, 1},
+                                                         {7, 960, 3, 1},
+                                                         {112, 8, 3, 1},
+                                                         {28, 240, 5, 1}})
+    for (int64_t isa : {1, 2}) b->Args({s[0], s[1], s[2], s[3], 1, isa});
+  b->ArgNames({"H", "C", "K", "s", "thr", "isa"});
+}
+BENCHMARK(BM_DwConvF32)->Apply(DwShapes);
 BENCHMARK(BM_DwConvF32)
-    ->Args({112, 32, 3, 1, 1})
-    ->Args({112, 96, 3, 2, 1})
-    ->Args({28, 96, 3, 2, 1})
-    ->Args({56, 144, 3, 1, 1})
-    ->Args({28, 192, 3, 1, 1})
-    ->Args({14, 576, 3, 1, 1})
-    ->Args({7, 960, 3, 1, 1})
-    ->Args({112, 8, 3, 1, 1})
-    ->Args({28, 240, 5, 1, 1})
-    ->ArgNames({"H", "C", "K", "s", "thr"});
-BENCHMARK(BM_DwConvF32)->Name("BM_DwConvF32/2t")->Args({56, 144, 3, 1, 2})->ArgNames({"H", "C", "K", "s", "thr"})->UseRealTime();
+    ->Name("BM_DwConvF32/2t")
+    ->Args({56, 144, 3, 1, 2, 1})
+    ->Args({56, 144, 3, 1, 2, 2})
+    ->ArgNames({"H", "C", "K", "s", "thr", "isa"})
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace edgeopt::kernels

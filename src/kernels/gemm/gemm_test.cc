@@ -1,4 +1,5 @@
-// GEMM / indirect GEMM / GEMV micro-kernels and drivers against straightforward loops.
+// GEMM / indirect GEMM / GEMV micro-kernels and drivers against straightforward loops, for every
+// family this CPU runs (portable, AVX2, AVX-512).
 //
 // Tolerance: float sums in a different order differ by rounding only. Each output is checked
 // against |got - ref| <= 2e-5 * (|bias| + sum_k |a_k * b_k|) + 1e-30 — a relative 2e-5 of the
@@ -22,7 +23,21 @@ namespace {
 std::vector<const Ukernels*> Families() {
   std::vector<const Ukernels*> f = {&ScalarUkernels()};
   if (rt::CpuHardware().has_avx2_fma()) f.push_back(&Avx2Ukernels());
+  if (rt::CpuHardware().has_avx512()) f.push_back(&Avx512Ukernels());
   return f;
+}
+
+// The fastest family is the one chosen; a cap selects the others.
+TEST(GemmF32, SelectsTheWidestFamilyTheCpuHas) {
+  const rt::CpuFeatures& hw = rt::CpuHardware();
+  EXPECT_STREQ(SelectUkernels(rt::CapFeatures(hw, "generic")).isa, "scalar");
+  if (!hw.has_avx2_fma()) GTEST_SKIP() << "this CPU has no AVX2+FMA";
+  EXPECT_STREQ(SelectUkernels(rt::CapFeatures(hw, "avx2")).isa, "avx2");
+  if (!hw.has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512 (F, BW, VL, DQ)";
+  EXPECT_STREQ(SelectUkernels(hw).isa, "avx512");
+  EXPECT_STREQ(SelectUkernels(hw, kAvx512MinK).isa, "avx512");
+  EXPECT_STREQ(SelectUkernels(hw, kAvx512MinK - 1).isa, "avx2");
+  EXPECT_EQ(Avx512Ukernels().mr, 12);
 }
 
 std::vector<float> Random(std::mt19937& rng, size_t n, float lo = -1.0f, float hi = 1.0f) {
@@ -87,8 +102,9 @@ TEST(GemmF32, AnyShapeStrideClampAndThreads) {
   rt::ThreadPool pool2(2);
   int cases = 0;
   for (const Ukernels* uk : Families())
-    for (size_t m : {1, 2, 5, 6, 7, 13, 37, 100})
-      for (size_t n : {1, 7, 8, 9, 16, 17, 33, 100})
+    for (size_t m : {1, 2, 5, 6, 7, 11, 12, 13, 25, 37, 100})
+      // Column groups of the 12×32 AVX-512 tile: 1..8 (ymm), 9..16, 17..24 (zmm + ymm), 25..32.
+      for (size_t n : {1, 7, 8, 9, 16, 17, 24, 25, 31, 32, 33, 40, 100})
         for (size_t k : {1, 3, 8, 17, 64, 515}) {
           const size_t a_stride = k + (m % 3), c_stride = n + (k % 2) * 5;
           auto a = Random(rng, m * a_stride);
@@ -108,15 +124,15 @@ TEST(GemmF32, AnyShapeStrideClampAndThreads) {
             for (size_t j = n; j < c_stride; ++j) ASSERT_EQ(c[i * c_stride + j], 1234.0f) << what;
           ++cases;
         }
-  EXPECT_GT(cases, 700);
+  EXPECT_GT(cases, 2000);
 }
 
 TEST(GemmF32, IndirectWithZeroRows) {
   std::mt19937 rng(3);
   rt::ThreadPool pool2(2);
   for (const Ukernels* uk : Families())
-    for (size_t m : {1, 5, 6, 7, 29})
-      for (size_t n : {3, 8, 16, 21, 48})
+    for (size_t m : {1, 5, 6, 7, 12, 13, 29})
+      for (size_t n : {3, 8, 16, 21, 24, 32, 48})
         for (size_t taps : {1, 4, 9})
           for (size_t kc : {1, 3, 8, 13}) {
             const size_t k = taps * kc;
@@ -152,7 +168,7 @@ TEST(GemmF32, GemvLargeK) {
   std::mt19937 rng(4);
   rt::ThreadPool pool2(2);
   for (const Ukernels* uk : Families())
-    for (size_t n : {1, 16, 63, 64, 65, 130, 1001})
+    for (size_t n : {1, 16, 63, 64, 65, 127, 128, 130, 1001})
       for (size_t k : {1, 2, 7, 256, 1024}) {
         auto a = Random(rng, k);
         auto w = Random(rng, n * k);

@@ -1,7 +1,8 @@
 // The fast float32 operators (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, AVERAGE/MAX_POOL_2D,
 // ADD/SUB/MUL) run through the interpreter against straightforward loops written here, over many
-// generated shapes, with the AVX2 kernels and with the portable ones (EDGEOPT-style CPU cap), at
-// 1 and 2 threads. Then a set of graphs against TFLite 2.9 (CompareGraph).
+// generated shapes, with the AVX-512 and AVX2 kernels (when the CPU has them) and with the
+// portable ones (EDGEOPT-style CPU cap), at 1 and 2 threads. Then a set of graphs against
+// TFLite 2.9 (CompareGraph).
 //
 // Tolerance: |got - ref| <= 2e-5 * (|bias| + sum over the window of |x * w|) per output, i.e. a
 // relative 2e-5 of the magnitude the products accumulate (so it scales with K); pooling and
@@ -44,13 +45,14 @@ double Act(double x, int act) {
   return std::min<double>(std::max<double>(x, lo), hi);
 }
 
-// Which kernel families to run: the CPU's best, and the portable fallback.
+// Which kernel families to run: AVX-512 and AVX2 when the CPU has them, and the portable fallback.
 struct Family {
   const char* name;
   rt::CpuFeatures cpu;
 };
 std::vector<Family> Families() {
   std::vector<Family> f;
+  if (rt::CpuHardware().has_avx512()) f.push_back({"avx512", rt::CpuHardware()});
   if (rt::CpuHardware().has_avx2_fma()) f.push_back({"avx2", rt::CapFeatures(rt::CpuHardware(), "avx2")});
   f.push_back({"generic", rt::CapFeatures(rt::CpuHardware(), "generic")});
   return f;
@@ -176,9 +178,19 @@ TEST(FastF32Ops, Conv2DMatchesLoops) {
       {2, 3, 3, 5, 9, 3, 3, 1, 1, 1, 1, tflite::Padding_VALID, 0, false},
       {1, 6, 7, 20, 70, 1, 1, 2, 2, 1, 1, tflite::Padding_VALID, 1, true},  // 1x1 stride 2
       {1, 13, 11, 6, 17, 3, 3, 1, 1, 2, 3, tflite::Padding_SAME, 2, true},  // dilated
+      // MobileNetV2 shapes for the 12×32 AVX-512 tile: stem, small N (16, 24) and small K
+      // (16, 24), a 7×7 layer (M = 49: a 1-row tail tile), the classifier (M = 1).
+      {1, 23, 23, 3, 32, 3, 3, 2, 2, 1, 1, tflite::Padding_SAME, 2, true},
+      {1, 14, 14, 32, 16, 1, 1, 1, 1, 1, 1, tflite::Padding_SAME, 0, true},
+      {1, 14, 13, 16, 96, 1, 1, 1, 1, 1, 1, tflite::Padding_SAME, 2, true},
+      {1, 11, 11, 144, 24, 1, 1, 1, 1, 1, 1, tflite::Padding_SAME, 0, true},
+      {1, 11, 11, 24, 144, 1, 1, 1, 1, 1, 1, tflite::Padding_SAME, 2, true},
+      {1, 7, 7, 320, 1280, 1, 1, 1, 1, 1, 1, tflite::Padding_VALID, 2, true},
+      {1, 1, 1, 1280, 1001, 1, 1, 1, 1, 1, 1, tflite::Padding_VALID, 0, true},
+      {2, 9, 10, 24, 40, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 1, true},
   };
   std::uniform_int_distribution<int> pick(0, 1 << 30);
-  const int hs[] = {1, 2, 5, 8, 13}, cins[] = {1, 3, 4, 8, 9, 17, 32}, couts[] = {1, 5, 8, 16, 17, 33, 48};
+  const int hs[] = {1, 2, 5, 8, 13}, cins[] = {1, 3, 4, 8, 9, 17, 32}, couts[] = {1, 5, 8, 16, 17, 24, 33, 48, 64};
   const int ks[] = {1, 1, 2, 3, 3, 5};
   for (int i = 0; i < 120; ++i) {
     ConvCase c;
@@ -186,7 +198,7 @@ TEST(FastF32Ops, Conv2DMatchesLoops) {
     c.h = hs[pick(rng) % 5];
     c.w = hs[pick(rng) % 5] + pick(rng) % 3;
     c.cin = cins[pick(rng) % 7];
-    c.cout = couts[pick(rng) % 7];
+    c.cout = couts[pick(rng) % 9];
     c.kh = ks[pick(rng) % 6];
     c.kw = pick(rng) % 3 ? c.kh : ks[pick(rng) % 6];
     c.sh = 1 + pick(rng) % 2;
@@ -288,9 +300,60 @@ TEST(FastF32Ops, DepthwiseMatchesLoops) {
   cases.push_back({1, 3, 3, 8, 1, 5, 5, 1, 1, 1, 1, tflite::Padding_SAME, 0, true});  // filter > image
   cases.push_back({1, 6, 30, 12, 1, 1, 1, 1, 1, 1, 1, tflite::Padding_VALID, 0, true});
   cases.push_back({1, 7, 7, 40, 1, 7, 7, 1, 1, 1, 1, tflite::Padding_VALID, 0, true});
+  // Whole 16-channel blocks on wide rows (the AVX-512 kernels), with and without a tail block.
+  cases.push_back({1, 6, 29, 32, 1, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 2, true});
+  cases.push_back({1, 9, 30, 48, 1, 3, 3, 2, 2, 1, 1, tflite::Padding_SAME, 2, true});
+  cases.push_back({1, 5, 27, 40, 1, 3, 3, 1, 1, 1, 1, tflite::Padding_VALID, 1, true});
+  cases.push_back({1, 9, 35, 33, 1, 3, 3, 1, 1, 2, 2, tflite::Padding_SAME, 0, true});
   int n = 0;
   for (const Family& fam : Families())
     for (const DwCase& c : cases) CheckDw(c, rng, 1 + (n++ % 2), fam);
+}
+
+// The AVX-512 kernels are the ones chosen when the CPU has AVX-512 (for GEMMs from K = 64 on),
+// the AVX2 ones under the cap.
+TEST(FastF32Ops, ChoosesAvx512WhenTheCpuHasIt) {
+  if (!rt::CpuHardware().has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512 (F, BW, VL, DQ)";
+  GraphBuilder b;
+  auto x = b.Input("x", DType::kFloat32, {1, 8, 8, 16});
+  auto t0 = b.Tensor("t0", DType::kFloat32, {1, 8, 8, 24});
+  tflite::Conv2DOptionsT co;
+  co.padding = tflite::Padding_SAME;
+  co.stride_h = co.stride_w = 1;
+  b.Op(tflite::BuiltinOperator_CONV_2D, {x, b.ConstRandom("w0", DType::kFloat32, {24, 3, 3, 16}),
+                                         b.ConstRandom("b0", DType::kFloat32, {24})}, {t0}, co);
+  auto t1 = b.Tensor("t1", DType::kFloat32, {1, 8, 8, 24});
+  tflite::DepthwiseConv2DOptionsT dopt;
+  dopt.padding = tflite::Padding_SAME;
+  dopt.stride_h = dopt.stride_w = 1;
+  dopt.depth_multiplier = 1;
+  b.Op(tflite::BuiltinOperator_DEPTHWISE_CONV_2D, {t0, b.ConstRandom("w1", DType::kFloat32, {1, 3, 3, 24}),
+                                                   b.ConstRandom("b1", DType::kFloat32, {24})}, {t1}, dopt);
+  auto t2 = b.Tensor("t2", DType::kFloat32, {1, 10});
+  tflite::FullyConnectedOptionsT fo;
+  b.Op(tflite::BuiltinOperator_FULLY_CONNECTED, {t1, b.ConstRandom("w2", DType::kFloat32, {10, 8 * 8 * 24}), kNoTensor},
+       {t2}, fo);
+  b.Output(t2);
+  auto t3 = b.Tensor("t3", DType::kFloat32, {1, 8, 8, 16});  // K = 24: AVX2 even with AVX-512
+  b.Op(tflite::BuiltinOperator_CONV_2D, {t1, b.ConstRandom("w3", DType::kFloat32, {16, 1, 1, 24}),
+                                         b.ConstRandom("b3", DType::kFloat32, {16})}, {t3}, co);
+  b.Output(t3);
+  const Graph g = b.Finish();
+  for (const auto& [cpu, isa] : {std::pair{rt::CpuHardware(), "avx512"},
+                                 std::pair{rt::CapFeatures(rt::CpuHardware(), "avx2"), "avx2"}}) {
+    auto model = rt::Model::FromGraph(g);
+    ASSERT_TRUE(model.ok());
+    rt::InterpreterOptions io;
+    io.cpu = &cpu;
+    auto interp = rt::Interpreter::Create(*model, io);
+    ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+    ASSERT_TRUE((*interp)->AllocateTensors().ok());
+    std::vector<std::string> variants;
+    for (const auto& op : (*interp)->ops()) variants.push_back(op.variant);
+    EXPECT_EQ(variants, (std::vector<std::string>{std::string("conv2d/f32/") + isa,
+                                                  std::string("depthwise_conv2d/f32/") + isa,
+                                                  std::string("fully_connected/f32/") + isa, "conv2d/f32/avx2"}));
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,0 +1,301 @@
+// AVX-512 micro-kernels: 12×32 tiles over pairs of the 16-column panels (24 zmm accumulators,
+// two B vectors and one broadcast of A per k: 27 of the 32 zmm registers) for K ≥ 96, 12×16
+// tiles for smaller K (see GroupFor). Same packing as every family (gemm.h), so only the tile
+// differs: per k, 2 loads of B and 12 broadcasts feed 24 zmm multiply-adds (the AVX2 6×16 tile
+// needs 8 loads for 12 ymm multiply-adds), and each B block read from L2 serves twice as many
+// rows.
+//
+// Column tails: a last group of 9..16 columns runs one zmm per row, 1..8 one ymm (Zen 4 executes
+// a zmm multiply-add as two ymm halves, so a ymm on the padding half costs half as much). Tiles
+// of fewer than 12 rows run instances compiled for that many rows.
+// GCC 12's AVX-512 intrinsics start "undefined" vectors with a self-assignment (__Y = __Y) that
+// -Wuninitialized reports inside every inlined min/max/cast (GCC bug 105593, fixed in GCC 13).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include "kernels/gemm/gemm.h"
+
+namespace edgeopt::kernels::gemm {
+namespace {
+
+constexpr int kMr = 12;
+
+inline size_t Min(size_t a, size_t b) { return a < b ? a : b; }
+
+// mask of the first n (0..16) lanes
+inline __mmask16 Lanes(size_t n) { return static_cast<__mmask16>((1u << n) - 1u); }
+
+// MR rows × (16·NZ + 8·kHalf) columns (used: NZ = 2 or 1 without the half, or the half alone).
+// Panel j of the group is at w[j]; the ymm half reads the first 8 columns of panel NZ. Row r of C is at c + r·c_stride (computed where used: twelve row
+// pointers would not fit the general registers beside A's).
+template <int MR, int NZ, bool kHalf>
+struct Tile {
+  static constexpr int kZ = NZ > 0 ? NZ : 1;
+  __m512 acc[MR][kZ];
+  __m256 half[MR];
+
+  inline void Init(const float* bias, float* c, size_t c_stride, size_t cols) {
+    if (bias) {
+#pragma GCC unroll 16
+      for (int j = 0; j < NZ; ++j) {
+        const __m512 b = _mm512_load_ps(bias + 16 * j);
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) acc[r][j] = b;
+      }
+      if (kHalf) {
+        const __m256 b = _mm256_load_ps(bias + 16 * NZ);
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) half[r] = b;
+      }
+      return;
+    }
+#pragma GCC unroll 16
+    for (int j = 0; j < NZ; ++j) {
+      const __mmask16 m = Lanes(Min(16, cols - Min(cols, 16 * j)));
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) acc[r][j] = _mm512_maskz_loadu_ps(m, c + r * c_stride + 16 * j);
+    }
+    if (kHalf) {
+      const __mmask8 m = static_cast<__mmask8>(Lanes(Min(8, cols - 16 * NZ)));
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) half[r] = _mm256_maskz_loadu_ps(m, c + r * c_stride + 16 * NZ);
+    }
+  }
+
+  inline void Step(const float* const* w, const float* const* a, size_t k) {
+    __m512 b[kZ];
+#pragma GCC unroll 16
+    for (int j = 0; j < NZ; ++j) b[j] = _mm512_load_ps(w[j] + k * kNr);
+    __m256 bh = kHalf ? _mm256_load_ps(w[NZ] + k * kNr) : _mm256_setzero_ps();
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      if (NZ > 0) {
+        const __m512 va = _mm512_set1_ps(a[r][k]);
+#pragma GCC unroll 16
+        for (int j = 0; j < NZ; ++j) acc[r][j] = _mm512_fmadd_ps(va, b[j], acc[r][j]);
+        if (kHalf) half[r] = _mm256_fmadd_ps(_mm512_castps512_ps256(va), bh, half[r]);
+      } else {
+        half[r] = _mm256_fmadd_ps(_mm256_set1_ps(a[r][k]), bh, half[r]);
+      }
+    }
+  }
+
+  inline void Store(float* c, size_t c_stride, size_t cols, MinMax mm) {
+    const __m512 vmin = _mm512_set1_ps(mm.min), vmax = _mm512_set1_ps(mm.max);
+    // max(min, x) then min(max, x): a NaN accumulator stays NaN, as with std::min/std::max.
+#pragma GCC unroll 16
+    for (int j = 0; j < NZ; ++j) {
+      const size_t n = Min(16, cols - Min(cols, 16 * j));
+      const __mmask16 m = Lanes(n);
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) {
+        const __m512 v = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc[r][j]));
+        if (n == 16)
+          _mm512_storeu_ps(c + r * c_stride + 16 * j, v);
+        else
+          _mm512_mask_storeu_ps(c + r * c_stride + 16 * j, m, v);
+      }
+    }
+    if (kHalf) {
+      const __m256 hmin = _mm512_castps512_ps256(vmin), hmax = _mm512_castps512_ps256(vmax);
+      const __mmask8 m = static_cast<__mmask8>(Lanes(Min(8, cols - 16 * NZ)));
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r)
+        _mm256_mask_storeu_ps(c + r * c_stride + 16 * NZ, m, _mm256_min_ps(hmax, _mm256_max_ps(hmin, half[r])));
+    }
+  }
+};
+
+// One column group of a direct GEMM tile: rows ar[0..MR), K = kc.
+template <int MR, int NZ, bool kHalf>
+inline void GemmGroup(size_t kc, const float* const* ar, const float* const* wp, const float* bias, float* c,
+                      size_t c_stride, size_t cols, MinMax mm) {
+  Tile<MR, NZ, kHalf> t;
+  t.Init(bias, c, c_stride, cols);
+  size_t k = 0;
+  for (; k + 2 <= kc; k += 2) {
+    t.Step(wp, ar, k);
+    t.Step(wp, ar, k + 1);
+  }
+  if (k < kc) t.Step(wp, ar, k);
+  t.Store(c, c_stride, cols, mm);
+}
+
+// One column group of an indirect GEMM tile: per tap, rows from the indirection buffer.
+template <int MR, int NZ, bool kHalf>
+inline void IgemmGroup(size_t kc, size_t taps, const float* const* ind, const float* const* wp, const float* bias,
+                       float* c, size_t c_stride, size_t cols, MinMax mm) {
+  Tile<MR, NZ, kHalf> t;
+  t.Init(bias, c, c_stride, cols);
+  const float* wt[2] = {wp[0], wp[1]};
+  for (size_t tap = 0; tap < taps; ++tap, ind += kMr) {
+    const float* ar[MR];
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) ar[r] = ind[r];
+    for (size_t k = 0; k < kc; ++k) t.Step(wt, ar, k);
+    wt[0] += kc * kNr;
+    wt[1] += kc * kNr;
+  }
+  t.Store(c, c_stride, cols, mm);
+}
+
+// Which tile a group of `cols` remaining columns (> 0) takes: 25..32 columns two zmm, 9..16
+// (and 17..24, then 1..8) one zmm, 1..8 one ymm. Groups cover 32 columns (two panels) or 16.
+// Two-panel groups only when K ≥ kWideMinK: measured on Zen 4 (edgeopt_kernel_bench, hot
+// caches), 12×32 tiles lose 5-15% against 12×16 ones for K = 16..64 and win 5-20% for K ≥ 96;
+// a zmm + ymm tile for 17..24 columns lost to a zmm tile followed by a ymm one (74 vs 88
+// GFLOP/s at K = 144, N = 24).
+constexpr size_t kWideMinK = 96;
+enum class Group { kTwo, kOne, kHalf };
+inline Group GroupFor(size_t cols, bool wide) {
+  if (wide && cols > 24) return Group::kTwo;
+  if (cols > 8) return Group::kOne;
+  return Group::kHalf;
+}
+
+// Walks nc columns in groups: Run::template Group<NZ, kHalf>(wp, bias, c, cols). k: the whole K.
+template <typename Run>
+inline void ForEachGroup(size_t nc, size_t k, const float* w, size_t w_stride, const float* bias, float* c,
+                         const Run& run) {
+  const bool wide = k >= kWideMinK;
+  while (nc > 0) {
+    const Group g = GroupFor(nc, wide);
+    const bool two_panels = g == Group::kTwo;
+    const float* wp[2] = {w, two_panels ? w + w_stride : w};
+    const size_t cols = Min(nc, two_panels ? 2 * kNr : kNr);
+    switch (g) {
+      case Group::kTwo: run.template Group<2, false>(wp, bias, c, cols); break;
+      case Group::kOne: run.template Group<1, false>(wp, bias, c, cols); break;
+      case Group::kHalf: run.template Group<0, true>(wp, bias, c, cols); break;
+    }
+    const size_t panels = two_panels ? 2 : 1;
+    nc -= cols;
+    w += panels * w_stride;
+    if (bias) bias += panels * kNr;
+    c += panels * kNr;
+  }
+}
+
+template <int MR>
+struct GemmRun {
+  const float* ar[MR];
+  size_t kc, c_stride;
+  MinMax mm;
+  template <int NZ, bool kHalf>
+  void Group(const float* const* wp, const float* bias, float* c, size_t cols) const {
+    GemmGroup<MR, NZ, kHalf>(kc, ar, wp, bias, c, c_stride, cols, mm);
+  }
+};
+
+template <int MR>
+void GemmMr(size_t nc, size_t kc, const float* a, size_t a_stride, const float* w, size_t w_stride,
+            const float* bias, float* c, size_t c_stride, MinMax mm) {
+  GemmRun<MR> run;
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) run.ar[r] = a + r * a_stride;
+  run.kc = kc;
+  run.c_stride = c_stride;
+  run.mm = mm;
+  ForEachGroup(nc, kc, w, w_stride, bias, c, run);
+}
+
+template <int MR>
+struct IgemmRun {
+  const float* const* ind;
+  size_t kc, taps, c_stride;
+  MinMax mm;
+  template <int NZ, bool kHalf>
+  void Group(const float* const* wp, const float* bias, float* c, size_t cols) const {
+    IgemmGroup<MR, NZ, kHalf>(kc, taps, ind, wp, bias, c, c_stride, cols, mm);
+  }
+};
+
+template <int MR>
+void IgemmMr(size_t nc, size_t kc, size_t taps, const float* const* ind, const float* w, size_t w_stride,
+             const float* bias, float* c, size_t c_stride, MinMax mm) {
+  ForEachGroup(nc, kc * taps, w, w_stride, bias, c, IgemmRun<MR>{ind, kc, taps, c_stride, mm});
+}
+
+template <template <int> class Fn, typename... Args>
+inline void ByRows(size_t mr, Args... args) {
+  switch (mr) {
+    case 12: return Fn<12>::Run(args...);
+    case 11: return Fn<11>::Run(args...);
+    case 10: return Fn<10>::Run(args...);
+    case 9: return Fn<9>::Run(args...);
+    case 8: return Fn<8>::Run(args...);
+    case 7: return Fn<7>::Run(args...);
+    case 6: return Fn<6>::Run(args...);
+    case 5: return Fn<5>::Run(args...);
+    case 4: return Fn<4>::Run(args...);
+    case 3: return Fn<3>::Run(args...);
+    case 2: return Fn<2>::Run(args...);
+    case 1: return Fn<1>::Run(args...);
+    default: return;
+  }
+}
+
+template <int MR>
+struct GemmRows {
+  template <typename... Args>
+  static void Run(Args... args) { GemmMr<MR>(args...); }
+};
+template <int MR>
+struct IgemmRows {
+  template <typename... Args>
+  static void Run(Args... args) { IgemmMr<MR>(args...); }
+};
+
+void Gemm12x32(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* w, size_t w_stride,
+               const float* bias, float* c, size_t c_stride, MinMax mm) {
+  ByRows<GemmRows>(mr, nc, kc, a, a_stride, w, w_stride, bias, c, c_stride, mm);
+}
+
+void Igemm12x32(size_t mr, size_t nc, size_t kc, size_t taps, const float* const* ind, const float* w,
+                size_t w_stride, const float* bias, float* c, size_t c_stride, MinMax mm) {
+  ByRows<IgemmRows>(mr, nc, kc, taps, ind, w, w_stride, bias, c, c_stride, mm);
+}
+
+// One row: eight panels at a time (eight zmm accumulators, eight weight streams, enough loads in
+// flight for weights that come from L3 or memory), then one panel at a time with K unrolled by
+// two.
+void Gemv1x16(size_t nc, size_t kc, const float* a, const float* w, size_t w_stride, const float* bias, float* c,
+              MinMax mm) {
+  const __m512 vmin = _mm512_set1_ps(mm.min), vmax = _mm512_set1_ps(mm.max);
+  constexpr int kP = 8;
+  for (; nc >= kP * kNr; nc -= kP * kNr, w += kP * w_stride, bias += kP * kNr, c += kP * kNr) {
+    __m512 acc[kP];
+    #pragma GCC unroll 16
+    for (int j = 0; j < kP; ++j) acc[j] = _mm512_load_ps(bias + 16 * j);
+    for (size_t k = 0; k < kc; ++k) {
+      const __m512 va = _mm512_set1_ps(a[k]);
+      #pragma GCC unroll 16
+      for (int j = 0; j < kP; ++j) acc[j] = _mm512_fmadd_ps(va, _mm512_load_ps(w + j * w_stride + k * kNr), acc[j]);
+    }
+    #pragma GCC unroll 16
+    for (int j = 0; j < kP; ++j) _mm512_storeu_ps(c + 16 * j, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc[j])));
+  }
+  for (; nc > 0; w += w_stride, bias += kNr, c += kNr) {
+    __m512 a0 = _mm512_load_ps(bias), a1 = _mm512_setzero_ps();
+    size_t k = 0;
+    for (; k + 2 <= kc; k += 2) {
+      a0 = _mm512_fmadd_ps(_mm512_set1_ps(a[k]), _mm512_load_ps(w + k * kNr), a0);
+      a1 = _mm512_fmadd_ps(_mm512_set1_ps(a[k + 1]), _mm512_load_ps(w + k * kNr + kNr), a1);
+    }
+    if (k < kc) a0 = _mm512_fmadd_ps(_mm512_set1_ps(a[k]), _mm512_load_ps(w + k * kNr), a0);
+    const __m512 v = _mm512_min_ps(vmax, _mm512_max_ps(vmin, _mm512_add_ps(a0, a1)));
+    const size_t cols = Min(kNr, nc);
+    _mm512_mask_storeu_ps(c, Lanes(cols), v);
+    nc -= cols;
+  }
+}
+
+}  // namespace
+
+const Ukernels& Avx512Ukernels() {
+  static const Ukernels k{"avx512", kMr, 2 * kNr, Gemm12x32, Igemm12x32, Gemv1x16};
+  return k;
+}
+
+}  // namespace edgeopt::kernels::gemm
