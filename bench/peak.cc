@@ -1,9 +1,11 @@
 // edgeopt_peak: measures this core's fp32 FMA and int8 dot-product peaks with register-only
-// loops (no memory traffic), for the "share of peak" figures in kernel benchmarks.
+// loops (no memory traffic), for the "share of peak" figures in kernel benchmarks, and the cost
+// of moving data between two CPUs, which bounds what a second thread gives.
 #include "peak.h"
 
 #include <cstdio>
 
+#include "core_link.h"
 #include "runtime/cpu.h"
 
 int main() {
@@ -24,5 +26,7 @@ int main() {
   show("int8 MAC*2, AVX-VNNI (ops)", hw.avxvnni, bench::PeakInt8AvxVnni);
   show("fp32 FMA, AVX-512 (flops)", hw.has_avx512(), bench::PeakFp32FmaAvx512);
   show("int8 MAC*2, AVX-512 VNNI (ops)", hw.has_avx512_vnni(), bench::PeakInt8Avx512Vnni);
+  // Not a peak but the other bound of multi-threaded speed-ups (see core_link.h).
+  std::printf("%s\n", bench::MeasureCoreLink().ToString().c_str());
   return 0;
 }

@@ -33,6 +33,7 @@
 #include <thread>
 #include <vector>
 
+#include "core_link.h"
 #include "runtime/interpreter.h"
 #include "support/conformance.h"
 #include "support/float_stand_ins.h"
@@ -128,6 +129,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", testing::TfliteOracle::MissingReason().c_str());
     return 1;
   }
+  // 2-thread figures depend on how far apart the host placed the CPUs: say so before and after.
+  const bool multi = std::any_of(args.threads.begin(), args.threads.end(), [](int t) { return t > 1; });
+  if (multi) std::printf("before: %s\n", bench::MeasureCoreLink().ToString().c_str());
   std::printf("%-44s %3s %12s %12s %8s  %s\n", "model", "thr", "edgeopt ms", "tflite ms", "ratio", "tflite config");
   for (const std::string& path : args.models) {
     auto model = rt::Model::FromFile(path);
@@ -234,5 +238,6 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
     }
   }
+  if (multi) std::printf("after: %s\n", bench::MeasureCoreLink().ToString().c_str());
   return 0;
 }
