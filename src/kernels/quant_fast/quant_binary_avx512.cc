@@ -57,24 +57,26 @@ struct Pot {
   explicit Pot(int e)
       : half(_mm512_set1_epi32(e > 0 ? int32_t{1} << (e - 1) : 0)), corr(_mm512_set1_epi32(e > 0 ? 1 : 0)),
         count(_mm_cvtsi32_si128(e)) {}
-  __m512i operator()(__m512i y, __mmask16 neg) const {
-    const __m512i t = _mm512_add_epi32(y, half);
+  __m512i operator()(__m512i y, __mmask16 neg) const { return Halved(_mm512_add_epi32(y, half), neg); }
+  // The same given t = y + half.
+  __m512i Halved(__m512i t, __mmask16 neg) const {
     return _mm512_sra_epi32(_mm512_mask_sub_epi32(t, neg, t, corr), count);
   }
 };
 
-// One input's step: x (16 values widened) -> RoundingDivideByPOT(h, e).
+// One input's step: x (16 values widened) -> RoundingDivideByPOT(h, e). The constant c_hi
+// carries offset*mh and the rounding half 2^(e-1) (|h| + 2^(e-1) < 2^31).
 struct InputScale {
   __m512i mh, ml, c_hi, c_lo, neg_below;
   Pot pot;
   InputScale(int32_t offset, int32_t mult, int shift)
       : mh(_mm512_set1_epi32(mult >> 11)), ml(_mm512_set1_epi32(mult & 2047)),
-        c_hi(_mm512_set1_epi32(offset * (mult >> 11))), c_lo(_mm512_set1_epi32(offset * (mult & 2047) + 1024)),
-        neg_below(_mm512_set1_epi32(-offset)), pot(-shift) {}
+        c_hi(_mm512_set1_epi32(offset * (mult >> 11) + (shift < 0 ? int32_t{1} << (-shift - 1) : 0))),
+        c_lo(_mm512_set1_epi32(offset * (mult & 2047) + 1024)), neg_below(_mm512_set1_epi32(-offset)), pot(-shift) {}
   __m512i operator()(__m512i x) const {
     const __m512i lo = _mm512_srai_epi32(_mm512_add_epi32(_mm512_mullo_epi32(x, ml), c_lo), 11);
-    const __m512i h = _mm512_add_epi32(_mm512_add_epi32(_mm512_mullo_epi32(x, mh), c_hi), lo);
-    return pot(h, _mm512_cmplt_epi32_mask(x, neg_below));
+    const __m512i t = _mm512_add_epi32(_mm512_add_epi32(_mm512_mullo_epi32(x, mh), c_hi), lo);
+    return pot.Halved(t, _mm512_cmplt_epi32_mask(x, neg_below));
   }
 };
 
