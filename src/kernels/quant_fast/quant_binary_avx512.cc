@@ -17,6 +17,7 @@
 // result >= 0, and for a result of 0 both branches give 0.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 
 // GCC 12's unmasked AVX-512 intrinsics start from a self-initialized "undefined" vector, which
 // -Wmaybe-uninitialized reports at every inlined use (GCC bug 105593, fixed in GCC 13).
@@ -51,11 +52,12 @@ inline __m512i Srdhm(__m512i x, __m512i m) {
 
 // RoundingDivideByPOT by a fixed e in [0, 31] for values y with |y| + 2^(e-1) < 2^31; `neg`
 // marks lanes whose y is < 0 (or 0).
+// `extra` (a multiple of 2^e) rides in the rounding constant and comes out as extra >> e added.
 struct Pot {
   __m512i half, corr;
   __m128i count;
-  explicit Pot(int e)
-      : half(_mm512_set1_epi32(e > 0 ? int32_t{1} << (e - 1) : 0)), corr(_mm512_set1_epi32(e > 0 ? 1 : 0)),
+  explicit Pot(int e, int32_t extra = 0)
+      : half(_mm512_set1_epi32((e > 0 ? int32_t{1} << (e - 1) : 0) + extra)), corr(_mm512_set1_epi32(e > 0 ? 1 : 0)),
         count(_mm_cvtsi32_si128(e)) {}
   __m512i operator()(__m512i y, __mmask16 neg) const { return Halved(_mm512_add_epi32(y, half), neg); }
   // The same given t = y + half.
@@ -96,7 +98,19 @@ inline __m512i Load16(const T* p, __mmask16 k) {
   return Widen<T>(_mm_maskz_loadu_epi8(k, p));
 }
 
-// The output step and the store of 16 (or the `k` lanes of a tail).
+// Whether the output offset can ride in the output rounding constant: no left shift, and
+// |q| + 2^(e-1) + |out_offset| * 2^e < 2^31 for |q| <= 2^29. Then
+// (q + 2^(e-1) + out_offset * 2^e - [q < 0]) >> e = RoundingDivideByPOT(q, e) + out_offset.
+bool OutputOffsetFolds(const QuantBinaryParams& p) {
+  if (p.out_shift > 0) return false;
+  const int e = -p.out_shift;
+  const int64_t half = e > 0 ? int64_t{1} << (e - 1) : 0;
+  return (int64_t{1} << 29) + half + std::abs(int64_t{p.out_offset}) * (int64_t{1} << e) < (int64_t{1} << 31);
+}
+
+// The output step: raw = v1 ± v2 -> clamp(MultiplyByQuantizedMultiplier(raw) + out_offset).
+// kFold (OutputOffsetFolds): no left shift and the offset inside the rounding constant.
+template <bool kFold>
 struct OutputStage {
   __m512i mult, out_off, lo, hi;
   __m128i left;
@@ -105,11 +119,14 @@ struct OutputStage {
   explicit OutputStage(const QuantBinaryParams& p)
       : mult(_mm512_set1_epi32(p.out_mult)), out_off(_mm512_set1_epi32(p.out_offset)),
         lo(_mm512_set1_epi32(p.act_min)), hi(_mm512_set1_epi32(p.act_max)),
-        left(_mm_cvtsi32_si128(std::max(p.out_shift, 0))), pot(std::max(-p.out_shift, 0)), sub(p.sub) {}
+        left(_mm_cvtsi32_si128(std::max(p.out_shift, 0))),
+        pot(std::max(-p.out_shift, 0), kFold ? p.out_offset * (int32_t{1} << -p.out_shift) : 0), sub(p.sub) {}
   __m512i operator()(__m512i v1, __m512i v2) const {
     const __m512i raw = sub ? _mm512_sub_epi32(v1, v2) : _mm512_add_epi32(v1, v2);
-    const __m512i q = Srdhm(_mm512_sll_epi32(raw, left), mult);
-    const __m512i v = _mm512_add_epi32(pot(q, _mm512_cmplt_epi32_mask(raw, _mm512_setzero_si512())), out_off);
+    const __mmask16 neg = _mm512_cmplt_epi32_mask(raw, _mm512_setzero_si512());
+    __m512i v;
+    if constexpr (kFold) v = pot(Srdhm(raw, mult), neg);
+    else v = _mm512_add_epi32(pot(Srdhm(_mm512_sll_epi32(raw, left), mult), neg), out_off);
     return _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
   }
 };
@@ -126,12 +143,10 @@ inline void Store16(T* p, __m512i v, __mmask16 k) {
 
 inline __mmask16 TailMask(int64_t rest) { return static_cast<__mmask16>((1u << rest) - 1); }
 
-}  // namespace
-
-template <typename T>
-void AddSubRun512(const T* a, int a_step, const T* b, int b_step, T* o, int64_t n, const QuantBinaryParams& p) {
+template <typename T, bool kFold>
+void Run512(const T* a, int a_step, const T* b, int b_step, T* o, int64_t n, const QuantBinaryParams& p) {
   const InputScale s1(p.in1_offset, p.in1_mult, p.in1_shift), s2(p.in2_offset, p.in2_mult, p.in2_shift);
-  const OutputStage out(p);
+  const OutputStage<kFold> out(p);
   // A broadcast input: its one scaled value, splatted.
   const __m512i c1 = _mm512_set1_epi32(a_step ? 0 : AddSubScaledInput(a[0], p.in1_offset, p.left_shift, p.in1_mult, p.in1_shift));
   const __m512i c2 = _mm512_set1_epi32(b_step ? 0 : AddSubScaledInput(b[0], p.in2_offset, p.left_shift, p.in2_mult, p.in2_shift));
@@ -154,12 +169,12 @@ void AddSubRun512(const T* a, int a_step, const T* b, int b_step, T* o, int64_t 
   }
 }
 
-template <typename T>
-void AddSubChannelRows512(const T* full, bool full_is_first, const int32_t* vec, T* o, int64_t rows, int channels,
-                          const QuantBinaryParams& p) {
+template <typename T, bool kFold>
+void ChannelRows512(const T* full, bool full_is_first, const int32_t* vec, T* o, int64_t rows, int channels,
+                    const QuantBinaryParams& p) {
   const InputScale sf = full_is_first ? InputScale(p.in1_offset, p.in1_mult, p.in1_shift)
                                       : InputScale(p.in2_offset, p.in2_mult, p.in2_shift);
-  const OutputStage out(p);
+  const OutputStage<kFold> out(p);
   const int c16 = channels / 16 * 16;
   const __mmask16 k = TailMask(channels - c16);
   for (int64_t r = 0; r < rows; ++r, full += channels, o += channels) {
@@ -175,6 +190,21 @@ void AddSubChannelRows512(const T* full, bool full_is_first, const int32_t* vec,
       Store16(o + c, full_is_first ? out(vf, vv) : out(vv, vf), k);
     }
   }
+}
+
+}  // namespace
+
+template <typename T>
+void AddSubRun512(const T* a, int a_step, const T* b, int b_step, T* o, int64_t n, const QuantBinaryParams& p) {
+  if (OutputOffsetFolds(p)) Run512<T, true>(a, a_step, b, b_step, o, n, p);
+  else Run512<T, false>(a, a_step, b, b_step, o, n, p);
+}
+
+template <typename T>
+void AddSubChannelRows512(const T* full, bool full_is_first, const int32_t* vec, T* o, int64_t rows, int channels,
+                          const QuantBinaryParams& p) {
+  if (OutputOffsetFolds(p)) ChannelRows512<T, true>(full, full_is_first, vec, o, rows, channels, p);
+  else ChannelRows512<T, false>(full, full_is_first, vec, o, rows, channels, p);
 }
 
 #define EDGEOPT_QBIN512_INSTANTIATE(T)                                                                    \
