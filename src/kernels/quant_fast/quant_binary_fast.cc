@@ -1,4 +1,5 @@
-// Fast quantized ADD / SUB / MUL (int8, uint8, int16), AVX2 runs from quant_binary_avx2.cc,
+// Fast quantized ADD / SUB / MUL (int8, uint8, int16), AVX2 runs from quant_binary_avx2.cc (int8 /
+// uint8 ADD/SUB: 16-lane AVX-512 runs from quant_binary_avx512.cc where the CPU has them),
 // bit-exact with elementwise/ref_binary.cc. Same-shape inputs and a single-element input run
 // as one stretch (split over threads); a per-channel vector over the last dimension is scaled
 // once per invoke and added to every row (split over threads); any other broadcast runs
@@ -34,13 +35,14 @@ bool PotScaleInt16(const Operator& op) {
 
 class QuantBinaryKernel final : public FastKernel {
  public:
-  QuantBinaryKernel(std::unique_ptr<rt::OpKernel> ref, tflite::BuiltinOperator op, DType type)
-      : FastKernel(std::move(ref)), op_(op), type_(type) {}
+  QuantBinaryKernel(std::unique_ptr<rt::OpKernel> ref, tflite::BuiltinOperator op, DType type, bool cpu_avx512)
+      : FastKernel(std::move(ref)), op_(op), type_(type), cpu_avx512_(cpu_avx512) {}
 
  protected:
   std::string FastVariant() const override {
     const char* name = op_ == tflite::BuiltinOperator_ADD ? "add" : op_ == tflite::BuiltinOperator_SUB ? "sub" : "mul";
-    return std::string(name) + "/" + (p_.pot_int16 ? std::string("int16_pot") : TypeName(type_)) + "/avx2";
+    return std::string(name) + "/" + (p_.pot_int16 ? std::string("int16_pot") : TypeName(type_)) +
+           (avx512_ ? "/avx512" : "/avx2");
   }
 
   Expected<bool> PrepareFast(rt::KernelContext& ctx) override {
@@ -66,6 +68,8 @@ class QuantBinaryKernel final : public FastKernel {
     if (!QuantizedActivationRange(FusedActivation(ctx.op()), out, &p_.act_min, &p_.act_max)) return false;
     if (add_sub) ComputeAddSubMultipliers(a.scale(), b.scale(), out.scale(), type_ == DType::kInt16 ? 15 : 20, &p_);
     else ComputeMulMultiplier(a.scale(), b.scale(), out.scale(), &p_);
+    // 16 lanes for int8 / uint8 ADD/SUB on AVX-512 CPUs, within the bounds its exactness needs.
+    avx512_ = add_sub && type_ != DType::kInt16 && cpu_avx512_ && qbin::AddSubAvx512Applies(p_);
     out_shape_ = out.shape;
     n_ = out.num_elements();
     const int64_t na = a.num_elements(), nb = b.num_elements();
@@ -84,7 +88,7 @@ class QuantBinaryKernel final : public FastKernel {
         channel_vector_ = true;
         vec_is_b_ = na == n_;
         channels_ = channels;
-        vec_.assign(static_cast<size_t>((channels + 7) / 8 * 8), 0);
+        vec_.assign(static_cast<size_t>((channels + 15) / 16 * 16), 0);
       }
     }
     return true;
@@ -109,7 +113,8 @@ class QuantBinaryKernel final : public FastKernel {
       if (p_.pot_int16) qbin::AddSubPotInt16Run(a, a_step, b, b_step, o, n, p_);
       else qbin::AddSubRun<T>(a, a_step, b, b_step, o, n, p_);
     } else {
-      qbin::AddSubRun<T>(a, a_step, b, b_step, o, n, p_);
+      if (avx512_) qbin::AddSubRun512<T>(a, a_step, b, b_step, o, n, p_);
+      else qbin::AddSubRun<T>(a, a_step, b, b_step, o, n, p_);
     }
   }
 
@@ -144,7 +149,12 @@ class QuantBinaryKernel final : public FastKernel {
       ctx.threads().ParallelFor(rows, std::max<int64_t>(1, 16384 / channels_), [&](int64_t begin, int64_t end) {
         const int64_t off = begin * channels_;
         if (mul) qbin::MulChannelRows<T>(full + off, full_is_first, vec_.data(), o + off, end - begin, channels_, p_);
-        else qbin::AddSubChannelRows<T>(full + off, full_is_first, vec_.data(), o + off, end - begin, channels_, p_);
+        else if constexpr (!std::is_same_v<T, int16_t>) {
+          if (avx512_) qbin::AddSubChannelRows512<T>(full + off, full_is_first, vec_.data(), o + off, end - begin, channels_, p_);
+          else qbin::AddSubChannelRows<T>(full + off, full_is_first, vec_.data(), o + off, end - begin, channels_, p_);
+        } else {
+          qbin::AddSubChannelRows<T>(full + off, full_is_first, vec_.data(), o + off, end - begin, channels_, p_);
+        }
       });
       return;
     }
@@ -156,11 +166,13 @@ class QuantBinaryKernel final : public FastKernel {
 
   tflite::BuiltinOperator op_;
   DType type_;
+  bool cpu_avx512_;
   QuantBinaryParams p_;
   rt::Shape out_shape_;
   int64_t n_ = 0;
   int a_step_ = 1, b_step_ = 1;
   bool flat_ = true;
+  bool avx512_ = false;
   std::vector<int64_t> sa_, sb_;
   // Per-channel vector broadcast: the small input's scaled values (padded to a multiple of 8).
   bool channel_vector_ = false, vec_is_b_ = true;
@@ -176,7 +188,7 @@ std::unique_ptr<rt::OpKernel> MakeQuantBinaryFast(const rt::KernelCreateContext&
   if (!a || !(a->type == DType::kInt8 || a->type == DType::kUInt8 || a->type == DType::kInt16)) return nullptr;
   auto ref = MakeReferenceKernel(cc, reference);
   if (!ref) return nullptr;
-  return std::make_unique<QuantBinaryKernel>(std::move(ref), cc.op.code, a->type);
+  return std::make_unique<QuantBinaryKernel>(std::move(ref), cc.op.code, a->type, cc.cpu.has_avx512());
 }
 
 }  // namespace edgeopt::kernels

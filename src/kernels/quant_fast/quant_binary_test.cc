@@ -6,12 +6,14 @@
 // TFLite 2.9 directly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <sstream>
 
 #include "graph/builder.h"
 #include "kernels/quant_fast/quant_binary.h"
+#include "runtime/cpu.h"
 #include "support/fast_vs_reference.h"
 #include "support/nn_test_util.h"
 
@@ -42,6 +44,20 @@ struct BinCase {
     return s.str();
   }
 };
+
+// The variant the fast kernel picks for `op` on `type` with features `cpu`: int8 / uint8 ADD/SUB
+// run the 16-lane AVX-512 code where the CPU has it, everything else the AVX2 code.
+std::string ExpectedIsa(tflite::BuiltinOperator op, DType type, const rt::CpuFeatures& cpu) {
+  const bool add_sub = op != tflite::BuiltinOperator_MUL;
+  return add_sub && type != DType::kInt16 && cpu.has_avx512() ? "/avx512" : "/avx2";
+}
+
+// This CPU's features, and (on an AVX-512 CPU) the same capped to AVX2 so both variants run.
+std::vector<rt::CpuFeatures> FeatureLevels() {
+  std::vector<rt::CpuFeatures> levels{rt::Cpu()};
+  if (rt::Cpu().has_avx512()) levels.push_back(rt::CapFeatures(rt::Cpu(), "avx2"));
+  return levels;
+}
 
 std::vector<int32_t> BroadcastOut(std::vector<int32_t> a, std::vector<int32_t> b) {
   while (a.size() < b.size()) a.insert(a.begin(), 1);
@@ -119,12 +135,15 @@ TEST(QuantBinaryFast, MatchesReferenceRandom) {
     for (DType type : {DType::kInt8, DType::kUInt8, DType::kInt16}) {
       for (int i = 0; i < 40; ++i) {
         const BinCase c = RandomBinCase(rng, op, type);
-        testing::FastCheck check;
-        check.seed = 100 + i;
-        check.threads = (i % 3 == 0) ? 2 : 1;
-        check.op_type = tflite::EnumNameBuiltinOperator(op);
-        check.variant = "/avx2";
-        if (!testing::ExpectFastMatchesReference(BuildBinary(c), c.Describe(), check)) return;
+        for (const rt::CpuFeatures& cpu : FeatureLevels()) {
+          testing::FastCheck check;
+          check.seed = 100 + i;
+          check.threads = (i % 3 == 0) ? 2 : 1;
+          check.op_type = tflite::EnumNameBuiltinOperator(op);
+          check.variant = ExpectedIsa(op, type, cpu);
+          check.cpu = &cpu;
+          if (!testing::ExpectFastMatchesReference(BuildBinary(c), c.Describe(), check)) return;
+        }
         ++cases;
       }
     }
@@ -182,11 +201,15 @@ TEST(QuantBinaryFast, ExtremeParameters) {
           c.qb.zero_point = {hi};
           c.qo.zero_point = {(k % 2) ? lo : hi};
           c.act = k % 4;
-          testing::FastCheck check;
-          check.seed = ++k;
-          check.op_type = tflite::EnumNameBuiltinOperator(op);
-          check.variant = "/avx2";
-          if (!testing::ExpectFastMatchesReference(BuildBinary(c), c.Describe(), check)) return;
+          ++k;
+          for (const rt::CpuFeatures& cpu : FeatureLevels()) {
+            testing::FastCheck check;
+            check.seed = k;
+            check.op_type = tflite::EnumNameBuiltinOperator(op);
+            check.variant = ExpectedIsa(op, type, cpu);
+            check.cpu = &cpu;
+            if (!testing::ExpectFastMatchesReference(BuildBinary(c), c.Describe(), check)) return;
+          }
         }
       }
     }
@@ -203,11 +226,14 @@ TEST(QuantBinaryFast, LargeTensorsOverTwoThreads) {
       BinCase c = RandomBinCase(rng, op, DType::kInt8);
       c.a = {1, 64, 64, 33};
       c.b = scalar ? std::vector<int32_t>{1} : c.a;
-      testing::FastCheck check;
-      check.threads = 2;
-      check.op_type = tflite::EnumNameBuiltinOperator(op);
-      check.variant = "/avx2";
-      if (!testing::ExpectFastMatchesReference(BuildBinary(c), c.Describe(), check)) return;
+      for (const rt::CpuFeatures& cpu : FeatureLevels()) {
+        testing::FastCheck check;
+        check.threads = 2;
+        check.op_type = tflite::EnumNameBuiltinOperator(op);
+        check.variant = ExpectedIsa(op, DType::kInt8, cpu);
+        check.cpu = &cpu;
+        if (!testing::ExpectFastMatchesReference(BuildBinary(c), c.Describe(), check)) return;
+      }
     }
   }
 }
@@ -249,6 +275,133 @@ TEST(QuantBinaryFast, VectorRequantizeIsExact) {
         ASSERT_EQ(got[i], want) << "x " << x[i] << " mult " << mult << " shift " << shift;
       }
     }
+  }
+}
+
+// The 16-lane AVX-512 ADD/SUB through the interpreter: same-shape runs of every length 1..1000
+// step 37 (odd ones: tails of 1..15 lanes) and a few round ones, a scalar on either side,
+// per-channel vectors with channel counts that are not multiples of 16, general broadcasts,
+// int8 and uint8, random and extreme quantization, every fused activation, 1 and 2 threads.
+TEST(QuantBinaryFast, Avx512AddSubMatchesReference) {
+  if (!rt::Cpu().has_avx512()) GTEST_SKIP() << "no AVX-512 (F, BW, VL, DQ) on this CPU";
+  std::mt19937_64 rng(512);
+  int k = 0;
+  std::vector<int> lengths;
+  for (int n = 1; n <= 1000; n += 37) lengths.push_back(n);
+  for (int n : {15, 16, 17, 31, 32, 33, 64, 1024, 4099}) lengths.push_back(n);
+  for (auto op : {tflite::BuiltinOperator_ADD, tflite::BuiltinOperator_SUB}) {
+    for (DType type : {DType::kInt8, DType::kUInt8}) {
+      for (int n : lengths) {
+        BinCase c = RandomBinCase(rng, op, type);
+        switch (k % 5) {
+          case 0: case 1: c.a = c.b = {n}; break;
+          case 2: c.a = {n}; c.b = {1}; break;
+          case 3: c.a = {1}; c.b = {1, n}; break;
+          default: c.a = {1, 3, 1 + n % 70}; c.b = {1 + n % 70}; break;
+        }
+        if (k % 7 == 3) std::swap(c.a, c.b);
+        if (k % 11 == 5) {  // the widest input scale ratio and output scales at both ends
+          c.qb.scale = {c.qa.scale[0] * (k % 2 ? 3e-6f : 3e5f)};
+          c.qo.scale = {c.qa.scale[0] * (k % 4 < 2 ? 1e-6f : 1e3f)};
+        }
+        testing::FastCheck check;
+        check.seed = 900 + k;
+        check.threads = 1 + k % 2;
+        check.op_type = tflite::EnumNameBuiltinOperator(op);
+        check.variant = "/avx512";
+        ++k;
+        if (!testing::ExpectFastMatchesReference(BuildBinary(c), c.Describe(), check)) return;
+      }
+    }
+  }
+}
+
+// The AVX-512 ADD/SUB runs against the scalar steps on every (x1, x2) pair of 8-bit values for
+// parameters at the ends of the ranges AddSubAvx512Applies admits: multipliers 0, 2^30, 2^31 - 1
+// and others, input shifts 0..-31, output shifts -31..31, offsets of +-255, both broadcast forms
+// and the per-channel rows.
+template <typename T>
+void CheckAvx512AllPairs(const kernels::QuantBinaryParams& p) {
+  ASSERT_TRUE(kernels::qbin::AddSubAvx512Applies(p));
+  constexpr int kN = 256;
+  std::vector<T> a(kN * kN), b(kN * kN), got(kN * kN), want(kN * kN);
+  for (int i = 0; i < kN; ++i)
+    for (int j = 0; j < kN; ++j) {
+      a[i * kN + j] = static_cast<T>(i);
+      b[i * kN + j] = static_cast<T>(j);
+    }
+  auto scalar = [&](T x1, T x2) {
+    const int32_t v1 = kernels::AddSubScaledInput(x1, p.in1_offset, p.left_shift, p.in1_mult, p.in1_shift);
+    const int32_t v2 = kernels::AddSubScaledInput(x2, p.in2_offset, p.left_shift, p.in2_mult, p.in2_shift);
+    const int32_t raw = p.sub ? v1 - v2 : v1 + v2;
+    const int32_t v = kernels::MultiplyByQuantizedMultiplier(raw, p.out_mult, p.out_shift) + p.out_offset;
+    return static_cast<T>(std::min(std::max(v, p.act_min), p.act_max));
+  };
+  for (size_t i = 0; i < a.size(); ++i) want[i] = scalar(a[i], b[i]);
+  // Same shape, with a start that is not a multiple of 16 and an odd length.
+  kernels::qbin::AddSubRun512<T>(a.data(), 1, b.data(), 1, got.data(), kN * kN, p);
+  for (size_t i = 0; i < a.size(); ++i)
+    ASSERT_EQ(int{got[i]}, int{want[i]}) << "x1 " << int{a[i]} << " x2 " << int{b[i]};
+  kernels::qbin::AddSubRun512<T>(a.data() + 3, 1, b.data() + 3, 1, got.data() + 3, kN * kN - 10, p);
+  for (size_t i = 3; i < a.size() - 7; ++i) ASSERT_EQ(int{got[i]}, int{want[i]}) << "offset run at " << i;
+  // A broadcast scalar on either side.
+  for (int s = 0; s < kN; s += 51) {
+    const T x = static_cast<T>(s);
+    kernels::qbin::AddSubRun512<T>(&x, 0, b.data(), 1, got.data(), kN - 1, p);
+    for (int j = 0; j < kN - 1; ++j) ASSERT_EQ(int{got[j]}, int{scalar(x, b[j])}) << "scalar a " << s;
+    kernels::qbin::AddSubRun512<T>(b.data(), 1, &x, 0, got.data(), kN - 1, p);
+    for (int j = 0; j < kN - 1; ++j) ASSERT_EQ(int{got[j]}, int{scalar(b[j], x)}) << "scalar b " << s;
+  }
+  // Per-channel rows: 37 channels, the vector scaled as the kernel does.
+  constexpr int kC = 37;
+  for (bool full_is_first : {true, false}) {
+    std::vector<int32_t> vec(48, 0);
+    for (int c = 0; c < kC; ++c)
+      vec[c] = full_is_first ? kernels::AddSubScaledInput(b[c * 7], p.in2_offset, p.left_shift, p.in2_mult, p.in2_shift)
+                             : kernels::AddSubScaledInput(b[c * 7], p.in1_offset, p.left_shift, p.in1_mult, p.in1_shift);
+    const int rows = kN * kN / kC;
+    kernels::qbin::AddSubChannelRows512<T>(a.data(), full_is_first, vec.data(), got.data(), rows, kC, p);
+    for (int i = 0; i < rows * kC; ++i) {
+      const T v = b[(i % kC) * 7];
+      ASSERT_EQ(int{got[i]}, int{full_is_first ? scalar(a[i], v) : scalar(v, a[i])}) << "rows at " << i;
+    }
+  }
+}
+
+TEST(QuantBinaryFast, Avx512AllPairsExtremeParameters) {
+  if (!rt::Cpu().has_avx512()) GTEST_SKIP() << "no AVX-512 (F, BW, VL, DQ) on this CPU";
+  std::mt19937_64 rng(31);
+  // Low 11 bits (the split of the input multiplier) all ones, zero, and with few trailing zeros so
+  // v * (m mod 2^11) hits the rounding tie (an odd multiple of 2^10) for some |v| <= 255.
+  const int32_t mults[] = {0,          1,          2047,       1 << 30,    (1 << 30) + 2047, (1 << 30) + 1024,
+                           0x7FFFFFFF, 1518500250, 1234567891, (1 << 30) + (1 << 20) + 8,      1610612736 + 128};
+  constexpr int kM = sizeof(mults) / sizeof(mults[0]);
+  for (int it = 0; it < 66; ++it) {
+    kernels::QuantBinaryParams p;
+    p.left_shift = 20;
+    p.sub = it % 2;
+    p.in1_mult = mults[it % kM];
+    p.in2_mult = mults[(it / kM + it) % kM];
+    p.in1_shift = it % 4 == 1 ? 0 : -std::uniform_int_distribution<int>(0, 31)(rng);
+    p.in2_shift = it % 3 == 0 ? 0 : -std::uniform_int_distribution<int>(0, 31)(rng);
+    p.out_mult = it % 6 == 0 ? 0x7FFFFFFF : mults[(it * 5 + 3) % kM];
+    p.out_shift = it < 8 ? -31 + it : it < 16 ? it - 8 + 24 : std::uniform_int_distribution<int>(-31, 31)(rng);
+    if (it % 4 < 2) {
+      p.in1_offset = Pick(rng, {-255, 0, 127, 128, 255}) * (it % 2 ? 1 : -1);
+      p.in2_offset = std::uniform_int_distribution<int>(-127, 128)(rng);
+      p.out_offset = std::uniform_int_distribution<int>(-128, 127)(rng);
+      p.act_min = -128 + it % 3 * 64;
+      p.act_max = 127 - it % 5 * 30;
+      CheckAvx512AllPairs<int8_t>(p);
+    } else {
+      p.in1_offset = -Pick(rng, {0, 1, 128, 255});
+      p.in2_offset = -std::uniform_int_distribution<int>(0, 255)(rng);
+      p.out_offset = std::uniform_int_distribution<int>(0, 255)(rng);
+      p.act_min = it % 3 * 60;
+      p.act_max = 255 - it % 5 * 40;
+      CheckAvx512AllPairs<uint8_t>(p);
+    }
+    if (::testing::Test::HasFatalFailure()) return;
   }
 }
 
