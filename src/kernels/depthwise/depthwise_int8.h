@@ -121,6 +121,13 @@ struct Plan {
   // there for plans of other loops). requant16: the constants of 16-channel groups.
   bool avx512 = false;
   std::vector<RequantGroup16> requant16;
+  // AVX-512 rows, doubled plans: requant16's round_e/round_o hold zp * 2^(e + 32) more and
+  // neg_cmp zp * 2^e more, so the shifted result already includes the output zero point zp
+  // ((h + zp * 2^e) >> e = (h >> e) + zp; set when |h + 2^(e-1) + zp * 2^e| < 2^31 for every lane).
+  bool zp_folded = false;
+  // zp_folded and act_min >= zp: a negative requantized value (h < 0) gives at most zp and is
+  // clamped to act_min whatever its rounding, so the rows skip the ties-away adjustment.
+  bool floor_clamps = false;
   int32_t act_min = 0, act_max = 0;
   OutKind kind = OutKind::kInt8;
   // Hybrid: out = float(acc) * (weight_scale[c] * batch_scale[b]) + bias[c].

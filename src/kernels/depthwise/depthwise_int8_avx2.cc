@@ -535,6 +535,7 @@ RowFn PickRow(const Plan& p) {
 
 // The AVX2 rows for K3Picker.
 struct Avx2Rows {
+  static constexpr bool kFoldsZeroPoint = false;
   template <int kJ, bool kUnsigned, int kMode, int kW>
   static void Fn(const K3Batch& bt) {
     RowsQuant8K3<kJ, kUnsigned, kMode, kW>(bt);
@@ -776,7 +777,10 @@ void FinishPlan(Plan* p, int32_t input_zero_point) {
   }
   if (!Avx512RowsPay(p->g.channels)) p->avx512 = false;
   if (!p->doubled && !p->raw_input) FoldZeroPointAndDouble(p, input_zero_point);
-  if (p->avx512) BuildRequant16(p);
+  if (p->avx512) {
+    BuildRequant16(p);
+    FoldOutputZeroPoint16(p);
+  }
 }
 
 const char* LoopName(const Plan& p) {

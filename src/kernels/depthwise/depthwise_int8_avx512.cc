@@ -30,20 +30,24 @@ inline __m512i Ld(const void* p) { return _mm512_load_si512(p); }
 
 // The reference MultiplyByQuantizedMultiplier on 16 lanes in the plan's form (see RequantGroup
 // and the AVX2 Requant / RequantFast / RequantFast2, whose steps these are), without the output
-// zero point. kRqLeft: acc does not hold the bias (it is added before the left shift); the other
-// forms start the accumulators at the bias (doubled in kRqFast2).
+// zero point (but for kRqFast2Zp / kRqFast2ZpFloor, whose constants hold it: Plan::zp_folded).
+// kRqLeft: acc does not hold the bias (it is added before the left shift); the other forms start
+// the accumulators at the bias (doubled in the kRqFast2 forms).
 template <int kMode>
 __attribute__((always_inline)) inline __m512i Requant16(__m512i acc, const RequantGroup16& g) {
-  if constexpr (kMode == kRqFast || kMode == kRqFast2) {
+  constexpr bool kDoubled = kMode == kRqFast2 || kMode == kRqFast2Zp || kMode == kRqFast2ZpFloor;
+  if constexpr (kMode == kRqFast || kDoubled) {
     const __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(acc, Ld(g.mult)), Ld(g.round_e));
     const __m512i po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(acc, 32), Ld(g.mult_o)), Ld(g.round_o));
     __m512i h;
-    if constexpr (kMode == kRqFast2) {
+    if constexpr (kDoubled) {
       // Doubled: h sits in the high dwords of both products; odd lanes are there already.
       h = _mm512_mask_shuffle_epi32(po, 0x5555, pe, _MM_PERM_DDBB);
     } else {
       h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 31), _mm512_slli_epi64(po, 1));
     }
+    // Plan::floor_clamps: results of h < 0 are clamped to act_min with or without the adjustment.
+    if constexpr (kMode == kRqFast2ZpFloor) return _mm512_srav_epi32(h, Ld(g.shift));
     const __mmask16 neg = _mm512_cmpgt_epi32_mask(Ld(g.neg_cmp), h);
     return _mm512_srav_epi32(_mm512_mask_sub_epi32(h, neg, h, _mm512_set1_epi32(1)), Ld(g.shift));
   } else {
@@ -68,14 +72,18 @@ struct OutStage {
 };
 
 // Stores kNP (1..4) pixels x 16 channels from the requantized lanes r0..r3: packed to int16 with
-// saturation, the output zero point added there (saturating: a lane that saturates is far outside
-// [act_min, act_max] either way, so the clamped bytes equal the int32 reference's), packed to
-// bytes and clamped. After the packs, dword j of 128-bit lane k holds pixel j's channels 4k..4k+3.
-template <int kNP, bool kUnsigned>
+// saturation, the output zero point added there unless the lanes hold it (kHasZp; saturating: a
+// lane that saturates is far outside [act_min, act_max] either way, so the clamped bytes equal the
+// int32 reference's), packed to bytes and clamped. After the packs, dword j of 128-bit lane k
+// holds pixel j's channels 4k..4k+3.
+template <int kNP, bool kUnsigned, bool kHasZp>
 __attribute__((always_inline)) inline void Store4(__m512i r0, __m512i r1, __m512i r2, __m512i r3, const OutStage& o,
                                                   uint8_t* out) {
-  const __m512i a = _mm512_adds_epi16(_mm512_packs_epi32(r0, r1), o.zp16);
-  const __m512i b = _mm512_adds_epi16(_mm512_packs_epi32(r2, r3), o.zp16);
+  __m512i a = _mm512_packs_epi32(r0, r1), b = _mm512_packs_epi32(r2, r3);
+  if constexpr (!kHasZp) {
+    a = _mm512_adds_epi16(a, o.zp16);
+    b = _mm512_adds_epi16(b, o.zp16);
+  }
   __m512i v8 = kUnsigned ? _mm512_packus_epi16(a, b) : _mm512_packs_epi16(a, b);
   v8 = kUnsigned ? _mm512_min_epu8(_mm512_max_epu8(v8, o.lo), o.hi) : _mm512_min_epi8(_mm512_max_epi8(v8, o.lo), o.hi);
   v8 = _mm512_permutexvar_epi32(o.order, v8);
@@ -103,7 +111,7 @@ __attribute__((always_inline)) inline void Finish4(__m512i a0, __m512i a1, __m51
   const __m512i r1 = kNP > 1 ? Requant16<kMode>(a1, g) : r0;
   const __m512i r2 = kNP > 2 ? Requant16<kMode>(a2, g) : r0;
   const __m512i r3 = kNP > 3 ? Requant16<kMode>(a3, g) : r0;
-  Store4<kNP, kUnsigned>(r0, r1, r2, r3, o, out);
+  Store4<kNP, kUnsigned, kMode == kRqFast2Zp || kMode == kRqFast2ZpFloor>(r0, r1, r2, r3, o, out);
 }
 
 // The six weight vectors of one 16-channel group of a 3x3 filter (row r: taps 0-1 in wN[2r], tap
@@ -207,6 +215,7 @@ void RowsQuant8K3Avx512(const K3Batch& bt) {
 
 // The AVX-512 rows for K3Picker.
 struct Avx512Rows {
+  static constexpr bool kFoldsZeroPoint = true;
   template <int kJ, bool kUnsigned, int kMode, int kW>
   static void Fn(const K3Batch& bt) {
     RowsQuant8K3Avx512<kJ, kUnsigned, kMode, kW>(bt);

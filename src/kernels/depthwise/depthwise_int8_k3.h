@@ -22,8 +22,10 @@ struct K3Batch {
   size_t c2 = 0;
 };
 
-// Requantization modes of the int8/uint8 rows (kRqFast2: the 3x3 loop only, doubled plans).
-enum RqMode { kRqPlain = 0, kRqLeft = 1, kRqFast = 2, kRqFast2 = 3 };
+// Requantization modes of the int8/uint8 rows (kRqFast2: the 3x3 loop only, doubled plans;
+// kRqFast2Zp / kRqFast2ZpFloor: the AVX-512 rows only, doubled plans with Plan::zp_folded, the
+// latter also with Plan::floor_clamps).
+enum RqMode { kRqPlain = 0, kRqLeft = 1, kRqFast = 2, kRqFast2 = 3, kRqFast2Zp = 4, kRqFast2ZpFloor = 5 };
 
 // The requantization mode of a plan (kRqFast also for doubled plans).
 inline int RqModeOf(const Plan& p) { return p.any_left_shift ? kRqLeft : p.fast_requant ? kRqFast : kRqPlain; }
@@ -49,6 +51,11 @@ struct K3Picker {
     switch (RqModeOf(p)) {
       case kRqLeft: return Rows::template Fn<kJ, kUnsigned, kRqLeft, kW>;
       case kRqFast:
+        if constexpr (Rows::kFoldsZeroPoint) {
+          if (p.zp_folded)
+            return p.floor_clamps ? Rows::template Fn<kJ, kUnsigned, kRqFast2ZpFloor, kW>
+                                  : Rows::template Fn<kJ, kUnsigned, kRqFast2Zp, kW>;
+        }
         return p.doubled ? Rows::template Fn<kJ, kUnsigned, kRqFast2, kW> : Rows::template Fn<kJ, kUnsigned, kRqFast, kW>;
       default: return Rows::template Fn<kJ, kUnsigned, kRqPlain, kW>;
     }
@@ -109,5 +116,9 @@ K3Fn PickK3Avx512(const Plan& p, int kj);
 
 // Plan::requant16 from Plan::requant (two 8-lane groups per 16-lane group).
 void BuildRequant16(Plan* p);
+
+// AVX-512 rows of a doubled plan: folds the output zero point into requant16 (Plan::zp_folded)
+// where every lane allows it, and sets Plan::floor_clamps (see there).
+void FoldOutputZeroPoint16(Plan* p);
 
 }  // namespace edgeopt::kernels::dwq
