@@ -616,6 +616,7 @@ void RunK3Rows(const Plan& p, const Args& args, K3Fn fn, int64_t r0, int64_t r1,
   bool zero_ready = false;
   int64_t tags[64];
   const int ring_mask = l.ring_rows - 1;
+  const PairRowFn build512 = sizeof(T) == 1 ? PickPairRowAvx512(p, std::is_same_v<T, uint8_t>) : nullptr;
   K3Batch bt;
   bt.p = &p;
   bt.c2 = static_cast<size_t>(l.block_ch) * 2;
@@ -645,7 +646,9 @@ void RunK3Rows(const Plan& p, const Args& args, K3Fn fn, int64_t r0, int64_t r1,
           const int64_t tag = int64_t{b} * g.in_h + iy;
           if (tags[slot] != tag) {
             const T* src = in + (int64_t{b} * g.in_h + iy) * g.in_w * g.channels;
-            if (p.raw_input) {
+            if (build512) {
+              build512(p, src, in_end, args.input_zero_point, dst, cb, bt.cb_end, bt.c2);
+            } else if (p.raw_input) {
               BuildPairRow<T, true>(p, src, in_end, args.input_zero_point, dst, cb, bt.cb_end, bt.c2);
             } else {
               BuildPairRow<T>(p, src, in_end, args.input_zero_point, dst, cb, bt.cb_end, bt.c2);

@@ -14,13 +14,16 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "kernels/depthwise/depthwise_int8_k3.h"
 
 // GCC 12's AVX-512 headers initialize their "undefined" pass-through operands with themselves
-// (`__m512i __Y = __Y;`), which -Wmaybe-uninitialized reports at every inlined use (GCC bug 105593).
+// (`__m512i __Y = __Y;`), which -Wmaybe-uninitialized (and, for _mm512_zextsi256_si512,
+// -Wuninitialized) reports at every inlined use (GCC bug 105593).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 namespace edgeopt::kernels::dwq {
@@ -222,7 +225,55 @@ struct Avx512Rows {
   }
 };
 
+// Pair rows of the stride-1 3x3 loop (horizontal stride and dilation 1): entry j of a 16-channel
+// block pairs columns j - pad and j - pad + 1, channels in natural order. Each column is widened
+// once (masked load at the input's end) and one vpermt2w interleaves it with the previous one.
+template <typename T, bool kRaw>
+void PairRowS1(const Plan& p, const void* row_v, const void* end_v, int32_t zp, int16_t* dst, int cb_begin,
+               int cb_end, size_t entry_stride) {
+  const T* row = static_cast<const T*>(row_v);
+  const T* end = static_cast<const T*>(end_v);
+  const Geom& g = p.g;
+  const int C = g.channels;
+  const __m256i vzp = _mm256_set1_epi16(static_cast<int16_t>(zp));
+  const __m512i pad = _mm512_zextsi256_si512(kRaw ? vzp : _mm256_setzero_si256());
+  // Word 2i <- first column's channel i, word 2i + 1 <- second column's (the second operand).
+  alignas(64) int16_t order[32];
+  for (int i = 0; i < 16; ++i) {
+    order[2 * i] = static_cast<int16_t>(i);
+    order[2 * i + 1] = static_cast<int16_t>(32 + i);
+  }
+  const __m512i idx = _mm512_load_si512(order);
+  const auto widen = [&](const T* src) {
+    const ptrdiff_t left = end - src;
+    const __m128i b = left >= 16 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src))
+                                 : _mm_maskz_loadu_epi8(left > 0 ? static_cast<__mmask16>((1u << left) - 1) : 0, src);
+    const __m256i v = std::is_signed_v<T> ? _mm256_cvtepi8_epi16(b) : _mm256_cvtepu8_epi16(b);
+    return _mm512_zextsi256_si512(kRaw ? v : _mm256_sub_epi16(v, vzp));
+  };
+  for (int cb = cb_begin; cb < cb_end; cb += 16) {
+    const auto column = [&](int x) { return x >= 0 && x < g.in_w ? widen(row + int64_t{x} * C + cb) : pad; };
+    __m512i prev = column(-g.pad_w);
+    int16_t* e = dst + static_cast<size_t>(cb - cb_begin) * 2;
+    for (int j = 0; j < p.row_entries; ++j, e += entry_stride) {
+      const __m512i next = column(j - g.pad_w + 1);
+      _mm512_store_si512(e, _mm512_permutex2var_epi16(prev, idx, next));
+      prev = next;
+    }
+  }
+}
+
+template <typename T>
+PairRowFn PickPairRowTyped(const Plan& p) {
+  return p.raw_input ? PairRowS1<T, true> : PairRowS1<T, false>;
+}
+
 }  // namespace
+
+PairRowFn PickPairRowAvx512(const Plan& p, bool uint8_input) {
+  if (!p.avx512 || !p.natural || p.q != 1 || p.g.dil_w != 1) return nullptr;
+  return uint8_input ? PickPairRowTyped<uint8_t>(p) : PickPairRowTyped<int8_t>(p);
+}
 
 K3Fn PickK3Avx512(const Plan& p, int kj) { return K3Picker<Avx512Rows>::Pick(p, kj); }
 
