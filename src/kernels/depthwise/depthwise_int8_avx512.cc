@@ -225,11 +225,12 @@ struct Avx512Rows {
   }
 };
 
-// Pair rows of the stride-1 3x3 loop (horizontal stride and dilation 1): entry j of a 16-channel
-// block pairs columns j - pad and j - pad + 1, channels in natural order. Each column is widened
-// once (masked load at the input's end) and one vpermt2w interleaves it with the previous one.
+// Pair rows of the 3x3 loop (horizontal stride 1 or 2, dilation 1): entry j of a 16-channel
+// block pairs columns j * q - pad and j * q - pad + 1, channels in natural order. Columns are
+// widened (masked load at the input's end) and one vpermt2w interleaves two into an entry; at
+// stride 1 each column is widened once and carried to the next entry.
 template <typename T, bool kRaw>
-void PairRowS1(const Plan& p, const void* row_v, const void* end_v, int32_t zp, int16_t* dst, int cb_begin,
+void PairRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t zp, int16_t* dst, int cb_begin,
                int cb_end, size_t entry_stride) {
   const T* row = static_cast<const T*>(row_v);
   const T* end = static_cast<const T*>(end_v);
@@ -253,8 +254,14 @@ void PairRowS1(const Plan& p, const void* row_v, const void* end_v, int32_t zp, 
   };
   for (int cb = cb_begin; cb < cb_end; cb += 16) {
     const auto column = [&](int x) { return x >= 0 && x < g.in_w ? widen(row + int64_t{x} * C + cb) : pad; };
-    __m512i prev = column(-g.pad_w);
     int16_t* e = dst + static_cast<size_t>(cb - cb_begin) * 2;
+    if (p.q == 2) {
+      // Stride 2: entry j pairs columns 2j - pad and 2j - pad + 1, each used by one entry.
+      for (int j = 0, x = -g.pad_w; j < p.row_entries; ++j, x += 2, e += entry_stride)
+        _mm512_store_si512(e, _mm512_permutex2var_epi16(column(x), idx, column(x + 1)));
+      continue;
+    }
+    __m512i prev = column(-g.pad_w);
     for (int j = 0; j < p.row_entries; ++j, e += entry_stride) {
       const __m512i next = column(j - g.pad_w + 1);
       _mm512_store_si512(e, _mm512_permutex2var_epi16(prev, idx, next));
@@ -265,13 +272,13 @@ void PairRowS1(const Plan& p, const void* row_v, const void* end_v, int32_t zp, 
 
 template <typename T>
 PairRowFn PickPairRowTyped(const Plan& p) {
-  return p.raw_input ? PairRowS1<T, true> : PairRowS1<T, false>;
+  return p.raw_input ? PairRowK3<T, true> : PairRowK3<T, false>;
 }
 
 }  // namespace
 
 PairRowFn PickPairRowAvx512(const Plan& p, bool uint8_input) {
-  if (!p.avx512 || !p.natural || p.q != 1 || p.g.dil_w != 1) return nullptr;
+  if (!p.avx512 || !p.natural || (p.q != 1 && p.q != 2) || p.g.dil_w != 1) return nullptr;
   return uint8_input ? PickPairRowTyped<uint8_t>(p) : PickPairRowTyped<int8_t>(p);
 }
 

@@ -119,8 +119,8 @@ K3Fn PickK3Avx512(const Plan& p, int kj);
 // apart, as BuildPairRow in depthwise_int8_avx2.cc does (raw values when Plan::raw_input).
 using PairRowFn = void (*)(const Plan& p, const void* row, const void* end, int32_t zp, int16_t* dst, int cb_begin,
                            int cb_end, size_t entry_stride);
-// The AVX-512 builder for the stride-1 rows of a plan with Plan::avx512 (one vpermt2w interleaves
-// two widened columns into a 64-byte entry); nullptr for other plans.
+// The AVX-512 builder for the 3x3 loop's rows of a plan with Plan::avx512 (one vpermt2w
+// interleaves two widened columns into a 64-byte entry); nullptr for other plans.
 PairRowFn PickPairRowAvx512(const Plan& p, bool uint8_input);
 
 // Plan::requant16 from Plan::requant (two 8-lane groups per 16-lane group).
