@@ -115,6 +115,26 @@ void BuildRequant16(Plan* p) {
   }
 }
 
+void FoldOutputZeroPoint16(Plan* p) {
+  p->zp_folded = false;
+  p->floor_clamps = false;
+  if (!p->avx512 || !p->doubled) return;
+  // |h| <= 2^29 (|acc + bias| < 2^29, multiplier < 2^31), the rounding term 2^(e-1) <= 2^e.
+  for (const RequantGroup16& g : p->requant16)
+    for (int lane = 0; lane < 16; ++lane)
+      if ((std::abs(int64_t{g.zp[lane]}) + 1) * (int64_t{1} << g.shift[lane]) + (int64_t{1} << 29) >= (int64_t{1} << 31))
+        return;
+  for (RequantGroup16& g : p->requant16)
+    for (int lane = 0; lane < 16; ++lane) {
+      const int64_t zp_e = int64_t{g.zp[lane]} << g.shift[lane];
+      const int q = lane / 8 * 4 + lane % 8 / 2;  // this lane's 64-bit product in round_e / round_o
+      (lane % 2 == 0 ? g.round_e : g.round_o)[q] += zp_e * (int64_t{1} << 32);
+      if (g.shift[lane] > 0) g.neg_cmp[lane] = static_cast<int32_t>(g.neg_cmp[lane] + zp_e);
+    }
+  p->zp_folded = true;
+  p->floor_clamps = p->act_min >= p->requant[0].zp[0];
+}
+
 }  // namespace dwq
 
 namespace {

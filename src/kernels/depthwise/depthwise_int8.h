@@ -26,7 +26,10 @@
 // On CPUs with AVX-512 VNNI the same loop (driver, ring, pair rows, plan) runs AVX-512 rows
 // (depthwise_int8_avx512.cc, variants .../avx512/3x3s1[/wN], .../avx512/3x3s2): 16 channels per
 // zmm, vpdpwssd for the two taps of a pair, 8 pixels per step requantized straight from the
-// registers; not for channel counts that leave many lanes empty (Avx512RowsPay). Measured (edgeopt_kernel_bench, Zen 4, CPU time, 1 thread, median of 5 alternated
+// registers; not for channel counts that leave many lanes empty (Avx512RowsPay). There the
+// doubled short form also carries the output zero point in its rounding constants (zp_folded)
+// and, under RELU/RELU6-like clamps, skips the ties-away adjustment (floor_clamps), and the
+// stride-1 pair rows are built with one vpermt2w per entry (PickPairRowAvx512). Measured (edgeopt_kernel_bench, Zen 4, CPU time, 1 thread, median of 5 alternated
 // rounds): 1.08x-1.33x the AVX2 rows on MobileNetV2's layers (least on the large stride-2 and
 // 112x112 layers), 1.20x on kws's 25x5x64; channel counts that leave a half-empty last 16-group
 // (e.g. 40) gain nothing.
@@ -121,6 +124,13 @@ struct Plan {
   // there for plans of other loops). requant16: the constants of 16-channel groups.
   bool avx512 = false;
   std::vector<RequantGroup16> requant16;
+  // AVX-512 rows, doubled plans: requant16's round_e/round_o hold zp * 2^(e + 32) more and
+  // neg_cmp zp * 2^e more, so the shifted result already includes the output zero point zp
+  // ((h + zp * 2^e) >> e = (h >> e) + zp; set when |h + 2^(e-1) + zp * 2^e| < 2^31 for every lane).
+  bool zp_folded = false;
+  // zp_folded and act_min >= zp: a negative requantized value (h < 0) gives at most zp and is
+  // clamped to act_min whatever its rounding, so the rows skip the ties-away adjustment.
+  bool floor_clamps = false;
   int32_t act_min = 0, act_max = 0;
   OutKind kind = OutKind::kInt8;
   // Hybrid: out = float(acc) * (weight_scale[c] * batch_scale[b]) + bias[c].

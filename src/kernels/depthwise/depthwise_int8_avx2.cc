@@ -535,6 +535,7 @@ RowFn PickRow(const Plan& p) {
 
 // The AVX2 rows for K3Picker.
 struct Avx2Rows {
+  static constexpr bool kFoldsZeroPoint = false;
   template <int kJ, bool kUnsigned, int kMode, int kW>
   static void Fn(const K3Batch& bt) {
     RowsQuant8K3<kJ, kUnsigned, kMode, kW>(bt);
@@ -603,8 +604,12 @@ size_t PerThreadBytes(const Plan& p) {
 
 // The 3x3 loop over a thread's output rows [r0, r1): per band, batches of rows whose pair rows
 // are built into the ring (each input row once per band) and then computed per 8-channel group.
-template <typename T>
-void RunK3Rows(const Plan& p, const Args& args, K3Fn fn, int64_t r0, int64_t r1, uint8_t* scratch) {
+// build512: PickPairRowAvx512's builder (the AVX-512 stride-1 rows), else nullptr (BuildPairRow);
+// a template flag, so that the BuildPairRow loop stays as it was (measured: a runtime choice
+// here made the stride-2 layers 15-25% slower).
+template <typename T, bool kBuild512>
+void RunK3Rows(const Plan& p, const Args& args, K3Fn fn, PairRowFn build512, int64_t r0, int64_t r1,
+               uint8_t* scratch) {
   const Geom& g = p.g;
   const T* in = static_cast<const T*>(args.input);
   const T* in_end = in + args.input_elements;
@@ -644,7 +649,9 @@ void RunK3Rows(const Plan& p, const Args& args, K3Fn fn, int64_t r0, int64_t r1,
           const int64_t tag = int64_t{b} * g.in_h + iy;
           if (tags[slot] != tag) {
             const T* src = in + (int64_t{b} * g.in_h + iy) * g.in_w * g.channels;
-            if (p.raw_input) {
+            if constexpr (kBuild512) {
+              build512(p, src, in_end, args.input_zero_point, dst, cb, bt.cb_end, bt.c2);
+            } else if (p.raw_input) {
               BuildPairRow<T, true>(p, src, in_end, args.input_zero_point, dst, cb, bt.cb_end, bt.c2);
             } else {
               BuildPairRow<T>(p, src, in_end, args.input_zero_point, dst, cb, bt.cb_end, bt.c2);
@@ -672,13 +679,17 @@ void RunTyped(rt::ThreadPool& pool, const Plan& p, const Args& args) {
   const size_t elem = p.kind == OutKind::kFloat ? sizeof(float) : p.kind == OutKind::kInt16 ? sizeof(int16_t) : 1;
   const K3Fn k3 = !K3Step(p) ? nullptr : p.avx512 ? PickK3Avx512(p, K3Step(p)) : K3Picker<Avx2Rows>::Pick(p, K3Step(p));
   const RowFn row_fn = k3 ? nullptr : Pick(p);
+  const PairRowFn build512 = k3 && sizeof(T) == 1 ? PickPairRowAvx512(p, std::is_same_v<T, uint8_t>) : nullptr;
   const int64_t total_rows = int64_t{g.batches} * g.out_h;
   const int threads = static_cast<int>(std::min<int64_t>(pool.num_threads(), total_rows));
   const size_t per_thread = PerThreadBytes(p);
   auto work = [&](int slot) {
     const int64_t r0 = total_rows * slot / threads, r1 = total_rows * (slot + 1) / threads;
     uint8_t* base = static_cast<uint8_t*>(args.scratch) + per_thread * static_cast<size_t>(slot);
-    if (k3) return RunK3Rows<T>(p, args, k3, r0, r1, base);
+    if (k3) {
+      return build512 ? RunK3Rows<T, true>(p, args, k3, build512, r0, r1, base)
+                      : RunK3Rows<T, false>(p, args, k3, nullptr, r0, r1, base);
+    }
     int16_t* ring = reinterpret_cast<int16_t*>(base);
     float* scale = reinterpret_cast<float*>(base + RingBytes(p));
     float* fbias = scale + p.c16;
@@ -776,7 +787,10 @@ void FinishPlan(Plan* p, int32_t input_zero_point) {
   }
   if (!Avx512RowsPay(p->g.channels)) p->avx512 = false;
   if (!p->doubled && !p->raw_input) FoldZeroPointAndDouble(p, input_zero_point);
-  if (p->avx512) BuildRequant16(p);
+  if (p->avx512) {
+    BuildRequant16(p);
+    FoldOutputZeroPoint16(p);
+  }
 }
 
 const char* LoopName(const Plan& p) {

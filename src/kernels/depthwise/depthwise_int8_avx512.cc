@@ -14,13 +14,16 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "kernels/depthwise/depthwise_int8_k3.h"
 
 // GCC 12's AVX-512 headers initialize their "undefined" pass-through operands with themselves
-// (`__m512i __Y = __Y;`), which -Wmaybe-uninitialized reports at every inlined use (GCC bug 105593).
+// (`__m512i __Y = __Y;`), which -Wmaybe-uninitialized (and, for _mm512_zextsi256_si512,
+// -Wuninitialized) reports at every inlined use (GCC bug 105593).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 namespace edgeopt::kernels::dwq {
@@ -30,20 +33,24 @@ inline __m512i Ld(const void* p) { return _mm512_load_si512(p); }
 
 // The reference MultiplyByQuantizedMultiplier on 16 lanes in the plan's form (see RequantGroup
 // and the AVX2 Requant / RequantFast / RequantFast2, whose steps these are), without the output
-// zero point. kRqLeft: acc does not hold the bias (it is added before the left shift); the other
-// forms start the accumulators at the bias (doubled in kRqFast2).
+// zero point (but for kRqFast2Zp / kRqFast2ZpFloor, whose constants hold it: Plan::zp_folded).
+// kRqLeft: acc does not hold the bias (it is added before the left shift); the other forms start
+// the accumulators at the bias (doubled in the kRqFast2 forms).
 template <int kMode>
 __attribute__((always_inline)) inline __m512i Requant16(__m512i acc, const RequantGroup16& g) {
-  if constexpr (kMode == kRqFast || kMode == kRqFast2) {
+  constexpr bool kDoubled = kMode == kRqFast2 || kMode == kRqFast2Zp || kMode == kRqFast2ZpFloor;
+  if constexpr (kMode == kRqFast || kDoubled) {
     const __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(acc, Ld(g.mult)), Ld(g.round_e));
     const __m512i po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(acc, 32), Ld(g.mult_o)), Ld(g.round_o));
     __m512i h;
-    if constexpr (kMode == kRqFast2) {
+    if constexpr (kDoubled) {
       // Doubled: h sits in the high dwords of both products; odd lanes are there already.
       h = _mm512_mask_shuffle_epi32(po, 0x5555, pe, _MM_PERM_DDBB);
     } else {
       h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 31), _mm512_slli_epi64(po, 1));
     }
+    // Plan::floor_clamps: results of h < 0 are clamped to act_min with or without the adjustment.
+    if constexpr (kMode == kRqFast2ZpFloor) return _mm512_srav_epi32(h, Ld(g.shift));
     const __mmask16 neg = _mm512_cmpgt_epi32_mask(Ld(g.neg_cmp), h);
     return _mm512_srav_epi32(_mm512_mask_sub_epi32(h, neg, h, _mm512_set1_epi32(1)), Ld(g.shift));
   } else {
@@ -68,14 +75,18 @@ struct OutStage {
 };
 
 // Stores kNP (1..4) pixels x 16 channels from the requantized lanes r0..r3: packed to int16 with
-// saturation, the output zero point added there (saturating: a lane that saturates is far outside
-// [act_min, act_max] either way, so the clamped bytes equal the int32 reference's), packed to
-// bytes and clamped. After the packs, dword j of 128-bit lane k holds pixel j's channels 4k..4k+3.
-template <int kNP, bool kUnsigned>
+// saturation, the output zero point added there unless the lanes hold it (kHasZp; saturating: a
+// lane that saturates is far outside [act_min, act_max] either way, so the clamped bytes equal the
+// int32 reference's), packed to bytes and clamped. After the packs, dword j of 128-bit lane k
+// holds pixel j's channels 4k..4k+3.
+template <int kNP, bool kUnsigned, bool kHasZp>
 __attribute__((always_inline)) inline void Store4(__m512i r0, __m512i r1, __m512i r2, __m512i r3, const OutStage& o,
                                                   uint8_t* out) {
-  const __m512i a = _mm512_adds_epi16(_mm512_packs_epi32(r0, r1), o.zp16);
-  const __m512i b = _mm512_adds_epi16(_mm512_packs_epi32(r2, r3), o.zp16);
+  __m512i a = _mm512_packs_epi32(r0, r1), b = _mm512_packs_epi32(r2, r3);
+  if constexpr (!kHasZp) {
+    a = _mm512_adds_epi16(a, o.zp16);
+    b = _mm512_adds_epi16(b, o.zp16);
+  }
   __m512i v8 = kUnsigned ? _mm512_packus_epi16(a, b) : _mm512_packs_epi16(a, b);
   v8 = kUnsigned ? _mm512_min_epu8(_mm512_max_epu8(v8, o.lo), o.hi) : _mm512_min_epi8(_mm512_max_epi8(v8, o.lo), o.hi);
   v8 = _mm512_permutexvar_epi32(o.order, v8);
@@ -103,7 +114,7 @@ __attribute__((always_inline)) inline void Finish4(__m512i a0, __m512i a1, __m51
   const __m512i r1 = kNP > 1 ? Requant16<kMode>(a1, g) : r0;
   const __m512i r2 = kNP > 2 ? Requant16<kMode>(a2, g) : r0;
   const __m512i r3 = kNP > 3 ? Requant16<kMode>(a3, g) : r0;
-  Store4<kNP, kUnsigned>(r0, r1, r2, r3, o, out);
+  Store4<kNP, kUnsigned, kMode == kRqFast2Zp || kMode == kRqFast2ZpFloor>(r0, r1, r2, r3, o, out);
 }
 
 // The six weight vectors of one 16-channel group of a 3x3 filter (row r: taps 0-1 in wN[2r], tap
@@ -207,13 +218,69 @@ void RowsQuant8K3Avx512(const K3Batch& bt) {
 
 // The AVX-512 rows for K3Picker.
 struct Avx512Rows {
+  static constexpr bool kFoldsZeroPoint = true;
   template <int kJ, bool kUnsigned, int kMode, int kW>
   static void Fn(const K3Batch& bt) {
     RowsQuant8K3Avx512<kJ, kUnsigned, kMode, kW>(bt);
   }
 };
 
+// Pair rows of the 3x3 loop (horizontal stride 1 or 2, dilation 1): entry j of a 16-channel
+// block pairs columns j * q - pad and j * q - pad + 1, channels in natural order. Columns are
+// widened (masked load at the input's end) and one vpermt2w interleaves two into an entry; at
+// stride 1 each column is widened once and carried to the next entry.
+template <typename T, bool kRaw>
+void PairRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t zp, int16_t* dst, int cb_begin,
+               int cb_end, size_t entry_stride) {
+  const T* row = static_cast<const T*>(row_v);
+  const T* end = static_cast<const T*>(end_v);
+  const Geom& g = p.g;
+  const int C = g.channels;
+  const __m256i vzp = _mm256_set1_epi16(static_cast<int16_t>(zp));
+  const __m512i pad = _mm512_zextsi256_si512(kRaw ? vzp : _mm256_setzero_si256());
+  // Word 2i <- first column's channel i, word 2i + 1 <- second column's (the second operand).
+  alignas(64) int16_t order[32];
+  for (int i = 0; i < 16; ++i) {
+    order[2 * i] = static_cast<int16_t>(i);
+    order[2 * i + 1] = static_cast<int16_t>(32 + i);
+  }
+  const __m512i idx = _mm512_load_si512(order);
+  const auto widen = [&](const T* src) {
+    const ptrdiff_t left = end - src;
+    const __m128i b = left >= 16 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src))
+                                 : _mm_maskz_loadu_epi8(left > 0 ? static_cast<__mmask16>((1u << left) - 1) : 0, src);
+    const __m256i v = std::is_signed_v<T> ? _mm256_cvtepi8_epi16(b) : _mm256_cvtepu8_epi16(b);
+    return _mm512_zextsi256_si512(kRaw ? v : _mm256_sub_epi16(v, vzp));
+  };
+  for (int cb = cb_begin; cb < cb_end; cb += 16) {
+    const auto column = [&](int x) { return x >= 0 && x < g.in_w ? widen(row + int64_t{x} * C + cb) : pad; };
+    int16_t* e = dst + static_cast<size_t>(cb - cb_begin) * 2;
+    if (p.q == 2) {
+      // Stride 2: entry j pairs columns 2j - pad and 2j - pad + 1, each used by one entry.
+      for (int j = 0, x = -g.pad_w; j < p.row_entries; ++j, x += 2, e += entry_stride)
+        _mm512_store_si512(e, _mm512_permutex2var_epi16(column(x), idx, column(x + 1)));
+      continue;
+    }
+    __m512i prev = column(-g.pad_w);
+    for (int j = 0; j < p.row_entries; ++j, e += entry_stride) {
+      const __m512i next = column(j - g.pad_w + 1);
+      _mm512_store_si512(e, _mm512_permutex2var_epi16(prev, idx, next));
+      prev = next;
+    }
+  }
+}
+
+template <typename T>
+PairRowFn PickPairRowTyped(const Plan& p) {
+  return p.raw_input ? PairRowK3<T, true> : PairRowK3<T, false>;
+}
+
 }  // namespace
+
+PairRowFn PickPairRowAvx512(const Plan& p, bool uint8_input) {
+  if (!p.avx512 || !p.natural || (p.q != 1 && p.q != 2) || p.g.dil_w != 1) return nullptr;
+  return uint8_input ? PickPairRowTyped<uint8_t>(p) : PickPairRowTyped<int8_t>(p);
+}
 
 K3Fn PickK3Avx512(const Plan& p, int kj) { return K3Picker<Avx512Rows>::Pick(p, kj); }
 

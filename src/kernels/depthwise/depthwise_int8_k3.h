@@ -22,8 +22,10 @@ struct K3Batch {
   size_t c2 = 0;
 };
 
-// Requantization modes of the int8/uint8 rows (kRqFast2: the 3x3 loop only, doubled plans).
-enum RqMode { kRqPlain = 0, kRqLeft = 1, kRqFast = 2, kRqFast2 = 3 };
+// Requantization modes of the int8/uint8 rows (kRqFast2: the 3x3 loop only, doubled plans;
+// kRqFast2Zp / kRqFast2ZpFloor: the AVX-512 rows only, doubled plans with Plan::zp_folded, the
+// latter also with Plan::floor_clamps).
+enum RqMode { kRqPlain = 0, kRqLeft = 1, kRqFast = 2, kRqFast2 = 3, kRqFast2Zp = 4, kRqFast2ZpFloor = 5 };
 
 // The requantization mode of a plan (kRqFast also for doubled plans).
 inline int RqModeOf(const Plan& p) { return p.any_left_shift ? kRqLeft : p.fast_requant ? kRqFast : kRqPlain; }
@@ -49,6 +51,11 @@ struct K3Picker {
     switch (RqModeOf(p)) {
       case kRqLeft: return Rows::template Fn<kJ, kUnsigned, kRqLeft, kW>;
       case kRqFast:
+        if constexpr (Rows::kFoldsZeroPoint) {
+          if (p.zp_folded)
+            return p.floor_clamps ? Rows::template Fn<kJ, kUnsigned, kRqFast2ZpFloor, kW>
+                                  : Rows::template Fn<kJ, kUnsigned, kRqFast2Zp, kW>;
+        }
         return p.doubled ? Rows::template Fn<kJ, kUnsigned, kRqFast2, kW> : Rows::template Fn<kJ, kUnsigned, kRqFast, kW>;
       default: return Rows::template Fn<kJ, kUnsigned, kRqPlain, kW>;
     }
@@ -107,7 +114,20 @@ struct K3Picker {
 // stride 2 (depthwise_int8_avx512.cc).
 K3Fn PickK3Avx512(const Plan& p, int kj);
 
+// Builds the pair rows of channel blocks [cb_begin, cb_end) of one input row (row, end: the
+// input row and the input's end, of the plan's 8-bit type) into dst, entries entry_stride int16
+// apart, as BuildPairRow in depthwise_int8_avx2.cc does (raw values when Plan::raw_input).
+using PairRowFn = void (*)(const Plan& p, const void* row, const void* end, int32_t zp, int16_t* dst, int cb_begin,
+                           int cb_end, size_t entry_stride);
+// The AVX-512 builder for the 3x3 loop's rows of a plan with Plan::avx512 (one vpermt2w
+// interleaves two widened columns into a 64-byte entry); nullptr for other plans.
+PairRowFn PickPairRowAvx512(const Plan& p, bool uint8_input);
+
 // Plan::requant16 from Plan::requant (two 8-lane groups per 16-lane group).
 void BuildRequant16(Plan* p);
+
+// AVX-512 rows of a doubled plan: folds the output zero point into requant16 (Plan::zp_folded)
+// where every lane allows it, and sets Plan::floor_clamps (see there).
+void FoldOutputZeroPoint16(Plan* p);
 
 }  // namespace edgeopt::kernels::dwq

@@ -382,5 +382,74 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeAvx512Widths) {
   }
 }
 
+// The AVX-512 rows' doubled form with the output zero point folded into the rounding constants
+// (Plan::zp_folded), with and without the ties-away adjustment (Plan::floor_clamps: activations
+// whose minimum is at or above the zero point, RELU and RELU6, against NONE and RELU_N1_TO_1),
+// int8 and uint8 (random zero points), per-tensor and per-channel, stride 1 and 2, odd widths and
+// channel counts, 1 and 2 threads.
+TEST_F(DepthwiseInt8Fast, ThreeByThreeAvx512ZeroPointFold) {
+  if (SkipWithoutAvx512()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU (or EDGEOPT_CPU caps it): the AVX-512 rows are not used";
+  const int acts[] = {tflite::ActivationFunctionType_NONE, tflite::ActivationFunctionType_RELU,
+                      tflite::ActivationFunctionType_RELU6, tflite::ActivationFunctionType_RELU_N1_TO_1};
+  const int channels[] = {13, 32, 45, 100};
+  int i = 0;
+  for (int act : acts)
+    for (Path p : {Path::kInt8, Path::kUInt8})
+      for (int stride : {1, 2})
+        for (int k = 0; k < 3; ++k) {
+          Case c;
+          c.path = p;
+          c.per_channel = p == Path::kInt8 && i % 3 != 0;
+          c.n = i % 5 == 0 ? 2 : 1;
+          c.h = 3 + i % 6;
+          c.w = 5 + (i * 7) % 23;
+          c.c = channels[i % 4];
+          c.stride_h = c.stride_w = stride;
+          c.padding = i % 3 == 1 ? tflite::Padding_VALID : tflite::Padding_SAME;
+          c.act = act;
+          testing::FastCheck check;
+          check.op_type = "DEPTHWISE_CONV_2D";
+          check.variant = stride == 1 ? "avx512/3x3s1" : "avx512/3x3s2";
+          check.threads = 1 + i % 2;
+          check.seed = 2600 + i++;
+          testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
+        }
+}
+
+// When the output zero point may be folded (every lane: (|zp| + 1) * 2^e + 2^29 < 2^31), and
+// when the adjustment for negative values may be skipped (act_min >= zp).
+TEST(DepthwiseInt8Plan, FoldOutputZeroPointConditions) {
+  kernels::dwq::Geom g;
+  g.batches = 1;
+  g.in_h = g.in_w = g.out_h = g.out_w = 4;
+  g.channels = 30;
+  g.k_h = g.k_w = 3;
+  g.pad_h = g.pad_w = 1;
+  const std::vector<int8_t> w(9 * 30, 3);
+  const std::vector<int32_t> bias(30, 100);
+  struct T {
+    int shift;  // QuantizeMultiplier's exponent: right shift -shift
+    int32_t zp, act_min;
+    bool folded, floor;
+  };
+  const T cases[] = {{-8, 5, 5, true, true},          {-8, 5, -128, true, false},    {-8, -128, -128, true, true},
+                     {-24, 127, 127, false, false},    {-20, 127, 127, true, true},   {-20, -128, -127, true, true},
+                     {-24, -128, -128, false, false},  {0, 3, -128, true, false}};
+  for (const T& t : cases) {
+    kernels::dwq::Plan p;
+    p.natural = true;
+    kernels::dwq::BuildPlan(g, w.data(), 0, &p);
+    p.act_min = t.act_min;
+    p.act_max = 127;
+    p.kind = kernels::dwq::OutKind::kInt8;
+    kernels::dwq::BuildRequant(p, bias.data(), {1 << 30}, {t.shift}, t.zp, &p);
+    p.avx512 = true;
+    kernels::dwq::FinishPlan(&p, 0);
+    EXPECT_TRUE(p.doubled) << t.shift;
+    EXPECT_EQ(p.zp_folded, t.folded) << "shift " << t.shift << " zp " << t.zp;
+    EXPECT_EQ(p.floor_clamps, t.floor) << "shift " << t.shift << " zp " << t.zp << " act_min " << t.act_min;
+  }
+}
+
 }  // namespace
 }  // namespace edgeopt
