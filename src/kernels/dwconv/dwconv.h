@@ -16,6 +16,7 @@
 
 #include <cstddef>
 
+#include "kernels/common/nn_util.h"
 #include "kernels/gemm/aligned.h"
 #include "kernels/gemm/gemm.h"
 
@@ -37,6 +38,29 @@ struct Geometry {
   int in_row0 = 0, out_row0 = 0;
   int out_c() const { return c * depth_multiplier; }
 };
+
+// The geometry of a DEPTHWISE_CONV_2D with input [batch, h, w, c], filter [1, kh, kw, c·dm] and
+// the window ComputeConvWindow gave for it.
+inline Geometry GeometryOf(const tflite::DepthwiseConv2DOptionsT& o, const WindowGeometry& wg, int batch, int h, int w,
+                           int c, int kh, int kw, int depth_multiplier) {
+  Geometry g;
+  g.batch = batch;
+  g.h = h;
+  g.w = w;
+  g.c = c;
+  g.oh = wg.out_h;
+  g.ow = wg.out_w;
+  g.kh = kh;
+  g.kw = kw;
+  g.sh = o.stride_h;
+  g.sw = o.stride_w;
+  g.dh = o.dilation_h_factor;
+  g.dw = o.dilation_w_factor;
+  g.pad_top = wg.pad_h;
+  g.pad_left = wg.pad_w;
+  g.depth_multiplier = depth_multiplier;
+  return g;
+}
 
 // Packs filter [1, kh, kw, c] (depth multiplier 1) and bias [c] (or null) into channel blocks
 // of `block` channels.

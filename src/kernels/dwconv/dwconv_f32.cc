@@ -36,22 +36,8 @@ class DepthwiseConv2DF32 : public rt::OpKernel {
                        std::to_string(oc) + " channels for " + std::to_string(c) + " input channels");
     WindowGeometry wg;
     RETURN_IF_ERROR(ComputeConvWindow(ctx, o, f->dim(1), f->dim(2), in->dim(1), in->dim(2), &wg));
-    dwconv::Geometry g;
-    g.batch = in->dim(0);
-    g.h = in->dim(1);
-    g.w = in->dim(2);
-    g.c = c;
-    g.kh = f->dim(1);
-    g.kw = f->dim(2);
-    g.sh = o.stride_h;
-    g.sw = o.stride_w;
-    g.dh = o.dilation_h_factor;
-    g.dw = o.dilation_w_factor;
-    g.depth_multiplier = oc / c;
-    g.oh = wg.out_h;
-    g.ow = wg.out_w;
-    g.pad_top = wg.pad_h;
-    g.pad_left = wg.pad_w;
+    const dwconv::Geometry g =
+        dwconv::GeometryOf(o, wg, in->dim(0), in->dim(1), in->dim(2), c, f->dim(1), f->dim(2), oc / c);
     g_ = g;
     RETURN_IF_ERROR(ctx.SetOutputShape(0, {g.batch, g.oh, g.ow, oc}));
     vector_path_ = vec_ && g.depth_multiplier == 1 && g.kh <= 64;

@@ -140,22 +140,8 @@ class DwChainF32 : public rt::OpKernel {
     const auto& o = *dw_.options;
     WindowGeometry wg;
     RETURN_IF_ERROR(ComputeConvWindow(ctx, o, dwf->dim(1), dwf->dim(2), h, w, &wg));
-    dwconv::Geometry& g = g_;
-    g = {};
-    g.batch = batch;
-    g.h = h;
-    g.w = w;
-    g.c = c;
-    g.oh = wg.out_h;
-    g.ow = wg.out_w;
-    g.kh = dwf->dim(1);
-    g.kw = dwf->dim(2);
-    g.sh = o.stride_h;
-    g.sw = o.stride_w;
-    g.dh = o.dilation_h_factor;
-    g.dw = o.dilation_w_factor;
-    g.pad_top = wg.pad_h;
-    g.pad_left = wg.pad_w;
+    g_ = dwconv::GeometryOf(o, wg, batch, h, w, c, dwf->dim(1), dwf->dim(2), 1);
+    const dwconv::Geometry& g = g_;
     cout_ = pww->dim(0);
     RETURN_IF_ERROR(ctx.SetOutputShape(0, {batch, g.oh, g.ow, cout_}));
 
