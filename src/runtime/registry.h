@@ -19,8 +19,13 @@ struct FusedRun {
   std::unique_ptr<Operator> op;
   std::unique_ptr<OpKernel> kernel;
 };
+// Limits the interpreter puts on fusions (InterpreterOptions).
+struct FusionLimits {
+  // Fuse a run only if a tensor inside it has at least this many bytes.
+  size_t min_inner_bytes = 0;
+};
 // Looks for a run starting at cc.op (cc.op_index).
-using FusionMatcher = FusedRun (*)(const KernelCreateContext& cc);
+using FusionMatcher = FusedRun (*)(const KernelCreateContext& cc, const FusionLimits& limits);
 
 class OpRegistry {
  public:

@@ -89,6 +89,10 @@ bool MatchDepthwise(const rt::KernelCreateContext& cc, Depthwise* dw) {
   if (!ConstantFloat(cc, 1, {1, f->shape[1], f->shape[2], c}) || !ConstantFloat(cc, 2, {c})) return false;
   const auto& o = GetOptions<tflite::DepthwiseConv2DOptionsT>(cc.op);
   if (o.depth_multiplier != 0 && o.depth_multiplier != 1) return false;
+  // Dilated filters (DeepLab's atrous blocks) need (kh-1)·dh halo rows per band: with wide
+  // channels a band shrinks to one row and every band streams all the 1×1 weights again
+  // (DeepLabV3's 33×33×480 dilation-4 blocks ran ~10× slower fused).
+  if (o.dilation_h_factor != 1 || o.dilation_w_factor != 1) return false;
   if (o.padding != tflite::Padding_SAME && o.padding != tflite::Padding_VALID) return false;
   if (!FusedMinMax(o.fused_activation_function, &dw->mm)) return false;
   dw->vec = dwconv::SelectVectorRows(cc.cpu, c);
@@ -268,7 +272,7 @@ class DwChainF32 : public rt::OpKernel {
 
 }  // namespace
 
-rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc) {
+rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits) {
   rt::FusedRun run;
   if (cc.reference_only) return run;
   const Subgraph& s = cc.subgraph;
@@ -286,6 +290,9 @@ rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc) {
   }
   if (first_dw + 1 >= n || !MatchDepthwise(ContextOf(cc, first_dw), &dw) || !PrivateLink(s, first_dw)) return run;
   if (!MatchPointwise(ContextOf(cc, first_dw + 1), &project)) return run;
+  int64_t inner = s.tensors[s.ops[first_dw].outputs[0]].num_elements();
+  if (expand) inner = std::max(inner, s.tensors[s.ops[i].outputs[0]].num_elements());
+  if (inner * static_cast<int64_t>(sizeof(float)) < static_cast<int64_t>(limits.min_inner_bytes)) return run;
   auto op = std::make_unique<Operator>();
   op->code = tflite::BuiltinOperator_CUSTOM;
   op->custom_code = expand ? "FUSED_PW_DW_PW" : "FUSED_DW_PW";

@@ -95,6 +95,7 @@ Result RunChain(const std::shared_ptr<const rt::Model>& model, const std::vector
   io.num_threads = threads;
   io.cpu = &cpu;
   io.fuse_ops = fuse;
+  io.fuse_min_inner_bytes = 0;
   auto interp = rt::Interpreter::Create(model, io);
   EXPECT_TRUE(interp.ok()) << interp.status().ToString();
   if (!interp.ok()) return r;
@@ -119,7 +120,7 @@ std::vector<ChainCase> Cases() {
       {1, 23, 11, 16, 96, 24, 3, 2, 1, P::Padding_SAME, R6, false},
       {1, 30, 9, 7, 33, 17, 5, 1, 1, P::Padding_SAME, R6, false},
       {1, 25, 27, 6, 18, 11, 5, 2, 1, P::Padding_VALID, R6, false},
-      {1, 20, 20, 4, 20, 4, 3, 1, 2, P::Padding_SAME, NONE, true},
+      {1, 20, 20, 4, 20, 4, 3, 1, 1, P::Padding_SAME, NONE, true},
       {2, 1, 1, 9, 17, 3, 3, 1, 1, P::Padding_SAME, R6, false},
       {1, 3, 40, 12, 8, 12, 3, 2, 1, P::Padding_SAME, R6, false},
       // depthwise -> project only
@@ -167,6 +168,19 @@ TEST(FusedDwChainF32, MatchesUnfused) {
   EXPECT_GT(fused_runs, 0);
 }
 
+// Dilated depthwise filters are not fused (see MatchDepthwise).
+TEST(FusedDwChainF32, LeavesDilatedDepthwiseAlone) {
+  if (!rt::CpuHardware().has_avx2_fma()) GTEST_SKIP() << "no AVX2+FMA";
+  auto model = rt::Model::FromGraph(
+      MakeChain({1, 20, 20, 4, 20, 4, 3, 1, 2, tflite::Padding_SAME, tflite::ActivationFunctionType_NONE, true}, 9));
+  ASSERT_TRUE(model.ok());
+  rt::InterpreterOptions io;
+  io.fuse_min_inner_bytes = 0;
+  auto interp = rt::Interpreter::Create(*model, io);
+  ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+  for (const auto& info : (*interp)->ops()) EXPECT_EQ(info.variant.rfind("fused", 0), std::string::npos) << info.variant;
+}
+
 // Intermediates that are read elsewhere (here: also subgraph outputs) stay out of fused runs: with
 // the expansion's output shared only depthwise -> project fuses, with the depthwise output
 // shared nothing does.
@@ -179,7 +193,9 @@ TEST(FusedDwChainF32, LeavesSharedIntermediatesAlone) {
     s.outputs.push_back(s.ops[shared].outputs[0]);  // expand output, then depthwise output
     auto model = rt::Model::FromGraph(std::move(g));
     ASSERT_TRUE(model.ok());
-    auto interp = rt::Interpreter::Create(*model, {});
+    rt::InterpreterOptions io;
+    io.fuse_min_inner_bytes = 0;
+    auto interp = rt::Interpreter::Create(*model, io);
     ASSERT_TRUE(interp.ok()) << interp.status().ToString();
     const auto ops = (*interp)->ops();
     ASSERT_EQ(ops.size(), 3u);
@@ -187,6 +203,21 @@ TEST(FusedDwChainF32, LeavesSharedIntermediatesAlone) {
     EXPECT_EQ(ops[1].variant.rfind("fused/dw+pw/", 0) == 0, shared == 0) << ops[1].variant;
     EXPECT_EQ(ops[2].variant == "fused into #1", shared == 0) << ops[2].variant;
     ASSERT_TRUE((*interp)->Invoke().ok());
+  }
+}
+
+// By default only chains with a large intermediate fuse (InterpreterOptions::fuse_min_inner_bytes).
+TEST(FusedDwChainF32, DefaultLimitLeavesSmallChainsAlone) {
+  if (!rt::CpuHardware().has_avx2_fma()) GTEST_SKIP() << "no AVX2+FMA";
+  using P = tflite::Padding;
+  const auto R6 = tflite::ActivationFunctionType_RELU6;
+  // expansion 40×40×96 floats = 600 KB: below the default 1 MB; 64×64×96 = 1.5 MB: above.
+  for (int side : {40, 64}) {
+    auto model = rt::Model::FromGraph(MakeChain({1, side, side, 16, 96, 24, 3, 2, 1, P::Padding_SAME, R6, false}, 5));
+    ASSERT_TRUE(model.ok());
+    auto interp = rt::Interpreter::Create(*model, {});
+    ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+    EXPECT_EQ((*interp)->ops().front().variant.rfind("fused/", 0) == 0, side == 64) << side;
   }
 }
 
@@ -215,20 +246,26 @@ TEST(FusedDwChainF32, RealFloatModels) {
     const auto inputs = testing::RandomInputs((*model)->graph(), o);
     auto ref = testing::RunTflite29(*bytes, inputs);
     ASSERT_TRUE(ref.ok()) << ref.status().ToString();
-    for (int threads : {1, 2}) {
-      rt::InterpreterOptions io;
-      io.num_threads = threads;
-      auto fused = testing::RunEdgeopt(*model, inputs, io);
-      ASSERT_TRUE(fused.ok()) << name << ": " << fused.status().ToString();
-      io.fuse_ops = false;
-      auto plain = testing::RunEdgeopt(*model, inputs, io);
-      ASSERT_TRUE(plain.ok()) << name << ": " << plain.status().ToString();
-      auto vs_tflite = testing::CompareOutputs(*fused, *ref, o);
-      EXPECT_TRUE(vs_tflite.ok) << name << " threads " << threads << " vs TFLite 2.9: " << vs_tflite.Summary();
-      auto vs_plain = testing::CompareOutputs(*fused, *plain, o);
-      EXPECT_TRUE(vs_plain.ok) << name << " threads " << threads << " vs unfused: " << vs_plain.Summary();
-    }
+    // The default limit (only large intermediates) and every chain fused.
+    for (size_t min_inner : {rt::InterpreterOptions().fuse_min_inner_bytes, size_t{0}})
+      for (int threads : {1, 2}) {
+        const std::string what = std::string(name) + " threads " + std::to_string(threads) + " min_inner_bytes " +
+                                 std::to_string(min_inner);
+        rt::InterpreterOptions io;
+        io.num_threads = threads;
+        io.fuse_min_inner_bytes = min_inner;
+        auto fused = testing::RunEdgeopt(*model, inputs, io);
+        ASSERT_TRUE(fused.ok()) << what << ": " << fused.status().ToString();
+        io.fuse_ops = false;
+        auto plain = testing::RunEdgeopt(*model, inputs, io);
+        ASSERT_TRUE(plain.ok()) << what << ": " << plain.status().ToString();
+        auto vs_tflite = testing::CompareOutputs(*fused, *ref, o);
+        EXPECT_TRUE(vs_tflite.ok) << what << " vs TFLite 2.9: " << vs_tflite.Summary();
+        auto vs_plain = testing::CompareOutputs(*fused, *plain, o);
+        EXPECT_TRUE(vs_plain.ok) << what << " vs unfused: " << vs_plain.Summary();
+      }
     rt::InterpreterOptions io;
+    io.fuse_min_inner_bytes = 0;
     auto interp = rt::Interpreter::Create(*model, io);
     ASSERT_TRUE(interp.ok());
     int fused_ops = 0;

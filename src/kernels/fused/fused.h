@@ -15,7 +15,8 @@ namespace edgeopt::kernels::fused {
 
 // Float32 MobileNet blocks: [1×1 CONV_2D ->] DEPTHWISE_CONV_2D (depth multiplier 1, vector
 // kernels) -> 1×1 CONV_2D, constant weights, clamp activations, each intermediate read only by
-// the next op and not a subgraph output (dw_chain_f32.cc).
-rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc);
+// the next op and not a subgraph output, the largest of them (static shapes) at least
+// limits.min_inner_bytes (dw_chain_f32.cc).
+rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
 
 }  // namespace edgeopt::kernels::fused
