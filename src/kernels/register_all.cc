@@ -32,6 +32,8 @@ void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterFastQuantKernels(r);
   // Last: the sparse float32 FC / 1x1 conv variants wrap the (fast or reference) dense kernel.
   kernels::RegisterSparseFloatKernels(r);
+  // Fusions of consecutive ops, tried before the ops one by one.
+  kernels::RegisterFusions(r);
 }
 
 }  // namespace edgeopt::rt

@@ -57,5 +57,7 @@ void RegisterFastQuantKernels(rt::OpRegistry& r);
 // the earlier factories made in the sparse variant (fully_connected/sparse_op.h), which decides
 // at prepare time between sparse and dense.
 void RegisterSparseFloatKernels(rt::OpRegistry& r);
+// fused/: matchers for runs of ops one kernel computes together (fused/fused.h).
+void RegisterFusions(rt::OpRegistry& r);
 
 }  // namespace edgeopt::kernels

@@ -128,6 +128,7 @@ Expected<std::unique_ptr<Interpreter>> Interpreter::Create(std::shared_ptr<const
   it->model_ = std::move(model);
   it->options_ = options;
   if (!it->options_.cpu) it->options_.cpu = &Cpu();
+  if (const char* fuse = std::getenv("EDGEOPT_FUSE"); fuse && std::strcmp(fuse, "0") == 0) it->options_.fuse_ops = false;
   int threads = options.num_threads;
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   it->pool_ = std::make_unique<ThreadPool>(threads);
@@ -303,6 +304,10 @@ Status SubgraphExec::Init() {
       i = end;
       continue;
     }
+    if (size_t taken = TryFuse(i, claimed_by)) {
+      i += taken;
+      continue;
+    }
     const Operator& op = s.ops[i];
     const std::string label = "subgraph " + std::to_string(index_) + " op " + std::to_string(i) + " (" + op.type_name() + ")";
     const KernelFactory* f = app ? app->Find(op) : nullptr;
@@ -326,6 +331,36 @@ Status SubgraphExec::Init() {
     ++i;
   }
   return Status::Ok();
+}
+
+size_t SubgraphExec::TryFuse(size_t i, const std::vector<int>& claimed_by) {
+  const InterpreterOptions& o = owner_->options_;
+  const OpRegistry& builtin = OpRegistry::Builtin();
+  if (!o.fuse_ops || o.reference_kernels_only || o.preserve_all_tensors || builtin.fusions().empty()) return 0;
+  const Graph& g = owner_->model_->graph();
+  const Subgraph& s = sg();
+  const OpRegistry* app = o.op_resolver.get();
+  KernelCreateContext cc{g, s, index_, s.ops[i], static_cast<int>(i), *o.cpu, o.reference_kernels_only};
+  const FusionLimits limits{o.fuse_min_inner_bytes};
+  for (FusionMatcher match : builtin.fusions()) {
+    FusedRun run = match(cc, limits);
+    if (run.num_ops < 2 || i + run.num_ops > s.ops.size() || !run.kernel || !run.op) continue;
+    // Ops a delegate claimed or the application overrides are not fused.
+    bool free = true;
+    for (size_t k = i; k < i + run.num_ops; ++k)
+      free = free && claimed_by[k] < 0 && !(app && app->Find(s.ops[k]));
+    if (!free) continue;
+    Node node;
+    node.op = run.op.get();
+    node.partition_op = std::move(run.op);
+    for (size_t k = i; k < i + run.num_ops; ++k) node.partition_ops.push_back(static_cast<int>(k));
+    node.fused = true;
+    node.kernel = std::move(run.kernel);
+    node.op_index = static_cast<int>(i);
+    nodes_.push_back(std::move(node));
+    return static_cast<size_t>(run.num_ops);
+  }
+  return 0;
 }
 
 void SubgraphExec::ResetVariables() {
@@ -424,7 +459,7 @@ bool SubgraphExec::NodeHasDynamicInput(const Node& node) const {
 }
 
 KernelContext SubgraphExec::ContextFor(size_t n) {
-  return KernelContext(this, &owner_->model_->graph(), nodes_[n].op, static_cast<int>(n));
+  return KernelContext(this, &owner_->model_->graph(), nodes_[n].op, static_cast<int>(n), nodes_[n].op_index);
 }
 
 Status SubgraphExec::PrepareNode(size_t n) {
@@ -884,7 +919,8 @@ std::vector<OpInfo> SubgraphExec::ops() const {
   std::vector<OpInfo> out;
   for (size_t n = 0; n < nodes_.size(); ++n) {
     const Node& node = nodes_[n];
-    KernelContext ctx(const_cast<SubgraphExec*>(this), &owner_->model_->graph(), node.op, static_cast<int>(n));
+    KernelContext ctx(const_cast<SubgraphExec*>(this), &owner_->model_->graph(), node.op, static_cast<int>(n),
+                      node.op_index);
     if (node.partition_ops.empty()) {
       OpInfo info;
       info.index = node.op_index;
@@ -902,6 +938,13 @@ std::vector<OpInfo> SubgraphExec::ops() const {
         info.variant = node.kernel->variant();
         info.backend = node.backend;
         info.partition = static_cast<int>(n);
+        if (node.fused) {
+          // The run's time and work are on its first op; the others say where they went.
+          if (op == node.op_index)
+            info.macs = node.kernel->Macs(ctx);
+          else
+            info.variant = "fused into #" + std::to_string(node.op_index);
+        }
         out.push_back(std::move(info));
       }
     }

@@ -103,12 +103,19 @@ class KernelHost {
 
 class KernelContext {
  public:
-  KernelContext(KernelHost* host, const Graph* graph, const Operator* op, int op_index)
-      : host_(host), graph_(graph), op_(op), op_index_(op_index) {}
+  // op_index: the interpreter's step (node) running the op, which owns scratch memory;
+  // graph_op_index: the op's index in the subgraph (the first op of a fused or delegated run),
+  // or -1 for the same as op_index.
+  KernelContext(KernelHost* host, const Graph* graph, const Operator* op, int op_index, int graph_op_index = -1)
+      : host_(host), graph_(graph), op_(op), op_index_(op_index),
+        graph_op_index_(graph_op_index < 0 ? op_index : graph_op_index) {}
 
   const Operator& op() const { return *op_; }
   const Graph& graph() const { return *graph_; }
   int op_index() const { return op_index_; }
+  // Stable across interpreters of one model whatever ops they fuse or delegate: keys of
+  // packed-weight caches use it.
+  int graph_op_index() const { return graph_op_index_; }
 
   int num_inputs() const { return static_cast<int>(op_->inputs.size()); }
   int num_outputs() const { return static_cast<int>(op_->outputs.size()); }
@@ -149,6 +156,7 @@ class KernelContext {
   const Graph* graph_;
   const Operator* op_;
   int op_index_;
+  int graph_op_index_;
 };
 
 // Weights packed by kernels, shared by every Interpreter of one Model. Keys identify the op and

@@ -2,11 +2,30 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "runtime/kernel.h"
 
 namespace edgeopt::rt {
+
+// A run of consecutive ops [first, first + num_ops) that one kernel computes (a fusion). `op` is
+// the synthetic operator the interpreter runs in their place: the inputs the kernel reads (from
+// outside the run, constants included) and the outputs it writes; tensors inside the run belong
+// to the kernel and are not planned.
+struct FusedRun {
+  int num_ops = 0;  // 0: no match
+  std::unique_ptr<Operator> op;
+  std::unique_ptr<OpKernel> kernel;
+};
+// Limits the interpreter puts on fusions (InterpreterOptions).
+struct FusionLimits {
+  // Fuse a run only if a tensor inside it has at least this many bytes.
+  size_t min_inner_bytes = 0;
+};
+// Looks for a run starting at cc.op (cc.op_index).
+using FusionMatcher = FusedRun (*)(const KernelCreateContext& cc, const FusionLimits& limits);
 
 class OpRegistry {
  public:
@@ -23,6 +42,8 @@ class OpRegistry {
     return it == builtins_.end() ? nullptr : &it->second;
   }
   bool empty() const { return builtins_.empty() && customs_.empty(); }
+  void AddFusion(FusionMatcher m) { fusions_.push_back(m); }
+  const std::vector<FusionMatcher>& fusions() const { return fusions_; }
   std::vector<std::string> Names() const;
 
   // Every kernel edgeopt ships (built once, immutable).
@@ -31,6 +52,7 @@ class OpRegistry {
  private:
   std::map<int, KernelFactory> builtins_;
   std::map<std::string, KernelFactory> customs_;
+  std::vector<FusionMatcher> fusions_;
 };
 
 // Defined in src/kernels/register_all.cc: adds every built-in kernel family.

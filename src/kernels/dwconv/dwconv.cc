@@ -21,13 +21,20 @@ AlignedFloats PackWeights(const float* filter, const float* bias, int kh, int kw
   return packed;
 }
 
+const VectorRows* SelectVectorRows(const rt::CpuFeatures& cpu, int c) {
+  static constexpr VectorRows kAvx2{"avx2", "f32dw", kAvx2ChannelBlock, RowsAvx2};
+  static constexpr VectorRows kAvx512{"avx512", "f32dw16", kAvx512ChannelBlock, RowsAvx512};
+  if (cpu.has_avx512() && c > kAvx2ChannelBlock) return &kAvx512;
+  return cpu.has_avx2_fma() ? &kAvx2 : nullptr;
+}
+
 void RowsGeneric(const Geometry& g, const float* in, const float* filter, const float* bias, float* out,
                  int row_begin, int row_end, gemm::MinMax mm) {
   const int oc_n = g.out_c(), dm = g.depth_multiplier;
   for (int row = row_begin; row < row_end; ++row) {
     const int b = row / g.oh, oy = row % g.oh;
     for (int ox = 0; ox < g.ow; ++ox) {
-      float* o = out + (static_cast<size_t>(row) * g.ow + ox) * oc_n;
+      float* o = out + (static_cast<ptrdiff_t>(row - g.out_row0) * g.ow + ox) * oc_n;
       for (int oc = 0; oc < oc_n; ++oc) o[oc] = bias ? bias[oc] : 0.0f;
       for (int ky = 0; ky < g.kh; ++ky) {
         const int iy = oy * g.sh - g.pad_top + ky * g.dh;
@@ -35,7 +42,7 @@ void RowsGeneric(const Geometry& g, const float* in, const float* filter, const 
         for (int kx = 0; kx < g.kw; ++kx) {
           const int ix = ox * g.sw - g.pad_left + kx * g.dw;
           if (ix < 0 || ix >= g.w) continue;
-          const float* ip = in + ((static_cast<size_t>(b) * g.h + iy) * g.w + ix) * g.c;
+          const float* ip = in + ((static_cast<ptrdiff_t>(b) * g.h + iy - g.in_row0) * g.w + ix) * g.c;
           const float* wp = filter + (static_cast<size_t>(ky) * g.kw + kx) * oc_n;
           if (dm == 1) {
             for (int c = 0; c < oc_n; ++c) o[c] += ip[c] * wp[c];

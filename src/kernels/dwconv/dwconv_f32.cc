@@ -17,19 +17,8 @@ using gemm::MinMax;
 
 class DepthwiseConv2DF32 : public rt::OpKernel {
  public:
-  // The vector kernels: channel block, packing key and row function of one instruction set.
-  struct Vector {
-    const char* variant;
-    const char* pack_key;
-    int block;
-    decltype(&dwconv::RowsAvx2) rows;
-  };
-  static constexpr Vector kAvx2{"depthwise_conv2d/f32/avx2", "f32dw", dwconv::kAvx2ChannelBlock, dwconv::RowsAvx2};
-  static constexpr Vector kAvx512{"depthwise_conv2d/f32/avx512", "f32dw16", dwconv::kAvx512ChannelBlock,
-                                  dwconv::RowsAvx512};
-
   // vec: null on CPUs without AVX2 (portable path only).
-  DepthwiseConv2DF32(const Vector* vec, MinMax mm) : vec_(vec), mm_(mm) {}
+  DepthwiseConv2DF32(const dwconv::VectorRows* vec, MinMax mm) : vec_(vec), mm_(mm) {}
 
   // Shapes are checked as the reference kernel checks them (kernels/depthwise), with its messages.
   Status Prepare(rt::KernelContext& ctx) override {
@@ -47,22 +36,8 @@ class DepthwiseConv2DF32 : public rt::OpKernel {
                        std::to_string(oc) + " channels for " + std::to_string(c) + " input channels");
     WindowGeometry wg;
     RETURN_IF_ERROR(ComputeConvWindow(ctx, o, f->dim(1), f->dim(2), in->dim(1), in->dim(2), &wg));
-    dwconv::Geometry g;
-    g.batch = in->dim(0);
-    g.h = in->dim(1);
-    g.w = in->dim(2);
-    g.c = c;
-    g.kh = f->dim(1);
-    g.kw = f->dim(2);
-    g.sh = o.stride_h;
-    g.sw = o.stride_w;
-    g.dh = o.dilation_h_factor;
-    g.dw = o.dilation_w_factor;
-    g.depth_multiplier = oc / c;
-    g.oh = wg.out_h;
-    g.ow = wg.out_w;
-    g.pad_top = wg.pad_h;
-    g.pad_left = wg.pad_w;
+    const dwconv::Geometry g =
+        dwconv::GeometryOf(o, wg, in->dim(0), in->dim(1), in->dim(2), c, f->dim(1), f->dim(2), oc / c);
     g_ = g;
     RETURN_IF_ERROR(ctx.SetOutputShape(0, {g.batch, g.oh, g.ow, oc}));
     vector_path_ = vec_ && g.depth_multiplier == 1 && g.kh <= 64;
@@ -118,14 +93,16 @@ class DepthwiseConv2DF32 : public rt::OpKernel {
     return Status::Ok();
   }
 
-  std::string variant() const override { return vector_path_ ? vec_->variant : "depthwise_conv2d/f32/scalar"; }
+  std::string variant() const override {
+    return std::string("depthwise_conv2d/f32/") + (vector_path_ ? vec_->isa : "scalar");
+  }
   int64_t Macs(const rt::KernelContext&) const override {
     return int64_t{g_.batch} * g_.oh * g_.ow * g_.out_c() * g_.kh * g_.kw;
   }
   size_t PackedBytes() const override { return packed_ ? packed_->bytes() : 0; }
 
  private:
-  const Vector* const vec_;
+  const dwconv::VectorRows* const vec_;
   const MinMax mm_;
   dwconv::Geometry g_;
   bool vector_path_ = false;
@@ -149,13 +126,7 @@ std::unique_ptr<rt::OpKernel> MakeDepthwiseConv2DF32(const rt::KernelCreateConte
   MinMax mm;
   if (!FusedMinMax(o.fused_activation_function, &mm)) return nullptr;
   if (o.padding != tflite::Padding_SAME && o.padding != tflite::Padding_VALID) return nullptr;
-  // Up to 8 channels fill only half of a zmm block: AVX2 is faster there (112×112×8 3×3: 34 vs
-  // 30 GFLOP/s on Zen 4), AVX-512 from 9 channels on.
-  const bool wide = cc.cpu.has_avx512() && in->shape[3] > dwconv::kAvx2ChannelBlock;
-  const DepthwiseConv2DF32::Vector* vec = wide                    ? &DepthwiseConv2DF32::kAvx512
-                                          : cc.cpu.has_avx2_fma() ? &DepthwiseConv2DF32::kAvx2
-                                                                  : nullptr;
-  return std::make_unique<DepthwiseConv2DF32>(vec, mm);
+  return std::make_unique<DepthwiseConv2DF32>(dwconv::SelectVectorRows(cc.cpu, in->shape[3]), mm);
 }
 
 }  // namespace edgeopt::kernels

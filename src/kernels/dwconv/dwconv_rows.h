@@ -173,7 +173,7 @@ RowTaps TapsOfRow(const Geometry& g, const float* in, int row) {
   for (int ky = 0; ky < g.kh; ++ky) {
     const int iy = oy * g.sh - g.pad_top + ky * g.dh;
     if (iy < 0 || iy >= g.h) continue;
-    rt.rows[rt.n] = in + (static_cast<ptrdiff_t>(b) * g.h + iy) * g.w * g.c;
+    rt.rows[rt.n] = in + (static_cast<ptrdiff_t>(b) * g.h + iy - g.in_row0) * g.w * g.c;
     rt.kys[rt.n++] = ky;
   }
   return rt;
@@ -209,7 +209,7 @@ void GroupRows(const Geometry& g, const float* in, const float* packed, float* o
   InteriorColumns(g, &lo, &hi);
   for (int row = row_begin; row < row_end; ++row) {
     const RowTaps rt = TapsOfRow(g, in, row);
-    float* o = out + static_cast<ptrdiff_t>(row) * g.ow * g.c;
+    float* o = out + static_cast<ptrdiff_t>(row - g.out_row0) * g.ow * g.c;
     for (int ox = 0; ox < lo; ++ox)
       Group::template Run<1, true>(g, rt, ox, cb_begin, cb_end, s, packed, wblock, o, tail_mask, vmin, vmax);
     int ox = lo;

@@ -30,7 +30,7 @@ Status SparseGemmOpKernel::Prepare(rt::KernelContext& ctx) {
   if (!csr_) {
     // Weights are constant: pack once per model (interpreters sharing the model share it).
     const std::string key = "sparse_f32_csr/sg" + std::to_string(ctx.host()->subgraph_index()) + "/op" +
-                            std::to_string(ctx.op_index());
+                            std::to_string(ctx.graph_op_index());
     const float* data = w->data_as<float>();
     auto packed = ctx.host()->packed_cache()->GetOrCreate(key, [&]() -> std::shared_ptr<const void> {
       return std::make_shared<const sparse::CsrF32>(sparse::PackCsr(data, n, static_cast<int>(k)));

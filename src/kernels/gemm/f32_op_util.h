@@ -37,16 +37,25 @@ inline bool ConstantOrFolded(const rt::KernelCreateContext& cc, int i) {
   return true;
 }
 
-// Packed data for one op, made once per model and shared by every interpreter of it (through the
-// model's PackedWeightCache; made privately if the host has none). `what` names the layout.
+// Packed data for graph op `graph_op` of ctx's subgraph, made once per model and shared by every
+// interpreter of it (through the model's PackedWeightCache; made privately if the host has none).
+// `what` names the layout. A fused kernel packs each op it runs under that op's own key, so
+// fused and unfused interpreters of one model share the packed weights.
 template <typename T>
-std::shared_ptr<const T> GetOrPack(rt::KernelContext& ctx, const std::string& what, const std::function<T()>& make) {
+std::shared_ptr<const T> GetOrPackFor(rt::KernelContext& ctx, int graph_op, const std::string& what,
+                                      const std::function<T()>& make) {
   rt::PackedWeightCache* cache = ctx.host() ? ctx.host()->packed_cache() : nullptr;
   if (!cache) return std::make_shared<const T>(make());
   const std::string key = what + "/sg" + std::to_string(ctx.host()->subgraph_index()) + "/op" +
-                          std::to_string(ctx.op_index());
+                          std::to_string(graph_op);
   return std::static_pointer_cast<const T>(
       cache->GetOrCreate(key, [&]() -> std::shared_ptr<const void> { return std::make_shared<const T>(make()); }));
+}
+
+// The same for the op ctx runs.
+template <typename T>
+std::shared_ptr<const T> GetOrPack(rt::KernelContext& ctx, const std::string& what, const std::function<T()>& make) {
+  return GetOrPackFor<T>(ctx, ctx.graph_op_index(), what, make);
 }
 
 }  // namespace edgeopt::kernels

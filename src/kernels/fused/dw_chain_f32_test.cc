@@ -1,0 +1,280 @@
+// Fused depthwise chains (dw_chain_f32.cc): generated [1×1 ->] depthwise -> 1×1 blocks run fused
+// and unfused (InterpreterOptions::fuse_ops) in the same process must give the same outputs.
+// Fused and unfused run the same micro-kernels in the same accumulation order, so the expected
+// difference is zero; the check allows 1e-6 relative to the output's magnitude (stated, not
+// needed today) so that a future kernel change that reorders a sum does not turn this test into
+// a kernel-equality test. Then the real float models against TFLite 2.9.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "format/writer.h"
+#include "graph/builder.h"
+#include "optimize/quantize/dequantize.h"
+#include "runtime/cpu.h"
+#include "runtime/interpreter.h"
+#include "support/conformance.h"
+#include "support/core/model_files.h"
+
+namespace edgeopt {
+namespace {
+
+struct ChainCase {
+  int batch, h, w, cin, expand, cout, k, stride, dilation;
+  tflite::Padding padding;
+  tflite::ActivationFunctionType act;
+  bool residual;  // an ADD of the block input after the project (the input has a second reader)
+  std::string Name() const {
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "b%d %dx%dx%d expand %d -> %d k%d s%d d%d %s act%d%s", batch, h, w, cin, expand,
+                  cout, k, stride, dilation, padding == tflite::Padding_SAME ? "SAME" : "VALID",
+                  static_cast<int>(act), residual ? " +add" : "");
+    return buf;
+  }
+};
+
+// expand == 0: depthwise -> project only.
+Graph MakeChain(const ChainCase& c, uint64_t seed) {
+  GraphBuilder b(seed);
+  const int mid = c.expand ? c.expand : c.cin;
+  auto x = b.Input("x", DType::kFloat32, {c.batch, c.h, c.w, c.cin});
+  int32_t t = x;
+  if (c.expand) {
+    auto w = b.ConstRandom("we", DType::kFloat32, {mid, 1, 1, c.cin});
+    auto bias = b.ConstRandom("be", DType::kFloat32, {mid});
+    auto e = b.Tensor("e", DType::kFloat32, {c.batch, c.h, c.w, mid});
+    tflite::Conv2DOptionsT o;
+    o.padding = tflite::Padding_SAME;
+    o.stride_h = o.stride_w = 1;
+    o.fused_activation_function = c.act;
+    b.Op(tflite::BuiltinOperator_CONV_2D, {x, w, bias}, {e}, o);
+    t = e;
+  }
+  const int eff = (c.k - 1) * c.dilation + 1;
+  const int oh = c.padding == tflite::Padding_SAME ? (c.h + c.stride - 1) / c.stride : (c.h - eff) / c.stride + 1;
+  const int ow = c.padding == tflite::Padding_SAME ? (c.w + c.stride - 1) / c.stride : (c.w - eff) / c.stride + 1;
+  auto f = b.ConstRandom("wd", DType::kFloat32, {1, c.k, c.k, mid});
+  auto fb = b.ConstRandom("bd", DType::kFloat32, {mid});
+  auto d = b.Tensor("d", DType::kFloat32, {c.batch, oh, ow, mid});
+  tflite::DepthwiseConv2DOptionsT dwo;
+  dwo.padding = c.padding;
+  dwo.stride_h = dwo.stride_w = c.stride;
+  dwo.dilation_h_factor = dwo.dilation_w_factor = c.dilation;
+  dwo.depth_multiplier = 1;
+  dwo.fused_activation_function = c.act;
+  b.Op(tflite::BuiltinOperator_DEPTHWISE_CONV_2D, {t, f, fb}, {d}, dwo);
+  auto wp = b.ConstRandom("wp", DType::kFloat32, {c.cout, 1, 1, mid});
+  auto bp = b.ConstRandom("bp", DType::kFloat32, {c.cout});
+  auto y = b.Tensor("y", DType::kFloat32, {c.batch, oh, ow, c.cout});
+  tflite::Conv2DOptionsT po;
+  po.padding = tflite::Padding_VALID;
+  po.stride_h = po.stride_w = 1;
+  b.Op(tflite::BuiltinOperator_CONV_2D, {d, wp, bp}, {y}, po);
+  if (c.residual) {
+    auto z = b.Tensor("z", DType::kFloat32, {c.batch, oh, ow, c.cout});
+    b.Op(tflite::BuiltinOperator_ADD, {y, x}, {z}, tflite::AddOptionsT{});
+    y = z;
+  }
+  b.Output(y);
+  return b.Finish();
+}
+
+struct Result {
+  std::vector<float> out;
+  std::string first_variant;
+};
+
+Result RunChain(const std::shared_ptr<const rt::Model>& model, const std::vector<float>& x, int threads,
+           const rt::CpuFeatures& cpu, bool fuse) {
+  Result r;
+  rt::InterpreterOptions io;
+  io.num_threads = threads;
+  io.cpu = &cpu;
+  io.fuse_ops = fuse;
+  io.fuse_min_inner_bytes = 0;
+  auto interp = rt::Interpreter::Create(model, io);
+  EXPECT_TRUE(interp.ok()) << interp.status().ToString();
+  if (!interp.ok()) return r;
+  std::memcpy((*interp)->input(0)->data, x.data(), x.size() * sizeof(float));
+  Status st = (*interp)->Invoke();
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  const rt::RtTensor* o = (*interp)->output(0);
+  r.out.assign(o->data_as<float>(), o->data_as<float>() + o->num_elements());
+  r.first_variant = (*interp)->ops().front().variant;
+  return r;
+}
+
+std::vector<ChainCase> Cases() {
+  using P = tflite::Padding;
+  const auto R6 = tflite::ActivationFunctionType_RELU6, NONE = tflite::ActivationFunctionType_NONE;
+  std::vector<ChainCase> v = {
+      // batch, h, w, cin, expand, cout, k, stride, dilation, padding, act, residual
+      {1, 17, 13, 5, 24, 7, 3, 1, 1, P::Padding_SAME, R6, false},
+      {2, 17, 13, 5, 24, 5, 3, 1, 1, P::Padding_SAME, R6, true},
+      {1, 18, 15, 8, 40, 16, 3, 2, 1, P::Padding_SAME, R6, false},
+      {2, 19, 21, 3, 13, 9, 3, 2, 1, P::Padding_VALID, NONE, false},
+      {1, 23, 11, 16, 96, 24, 3, 2, 1, P::Padding_SAME, R6, false},
+      {1, 30, 9, 7, 33, 17, 5, 1, 1, P::Padding_SAME, R6, false},
+      {1, 25, 27, 6, 18, 11, 5, 2, 1, P::Padding_VALID, R6, false},
+      {1, 20, 20, 4, 20, 4, 3, 1, 1, P::Padding_SAME, NONE, true},
+      {2, 1, 1, 9, 17, 3, 3, 1, 1, P::Padding_SAME, R6, false},
+      {1, 3, 40, 12, 8, 12, 3, 2, 1, P::Padding_SAME, R6, false},
+      // depthwise -> project only
+      {1, 17, 13, 24, 0, 7, 3, 1, 1, P::Padding_SAME, R6, false},
+      {2, 16, 19, 13, 0, 20, 3, 2, 1, P::Padding_SAME, R6, false},
+      {1, 15, 15, 32, 0, 64, 3, 2, 1, P::Padding_VALID, NONE, false},
+      {2, 9, 7, 8, 0, 5, 5, 1, 1, P::Padding_SAME, R6, false},
+      // tall enough for several bands per thread (each band holds at most 384 KB of buffers)
+      {1, 150, 40, 8, 96, 8, 3, 1, 1, P::Padding_SAME, R6, true},
+      {1, 151, 37, 16, 144, 24, 3, 2, 1, P::Padding_SAME, R6, false},
+      {2, 120, 61, 40, 0, 24, 3, 1, 1, P::Padding_SAME, R6, false},
+  };
+  return v;
+}
+
+TEST(FusedDwChainF32, MatchesUnfused) {
+  std::vector<std::pair<const char*, rt::CpuFeatures>> families;
+  if (rt::CpuHardware().has_avx512()) families.push_back({"avx512", rt::CpuHardware()});
+  if (rt::CpuHardware().has_avx2_fma()) families.push_back({"avx2", rt::CapFeatures(rt::CpuHardware(), "avx2")});
+  if (families.empty()) GTEST_SKIP() << "no AVX2+FMA: the fused chains need the vector depthwise kernels";
+  uint64_t seed = 7;
+  int fused_runs = 0;
+  for (const ChainCase& c : Cases()) {
+    auto model = rt::Model::FromGraph(MakeChain(c, ++seed));
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    std::mt19937_64 rng(seed);
+    const auto x = RandomFloats(rng, static_cast<size_t>(c.batch) * c.h * c.w * c.cin, -1.0f, 1.0f);
+    for (const auto& [fam, cpu] : families)
+      for (int threads : {1, 2}) {
+        const std::string what = c.Name() + " " + fam + " threads " + std::to_string(threads);
+        const Result fused = RunChain(*model, x, threads, cpu, true);
+        const Result plain = RunChain(*model, x, threads, cpu, false);
+        EXPECT_EQ(fused.first_variant.rfind("fused/", 0), 0u) << what << ": not fused (" << fused.first_variant << ")";
+        EXPECT_EQ(plain.first_variant.rfind("fused/", 0), std::string::npos) << what;
+        fused_runs += fused.first_variant.rfind("fused/", 0) == 0;
+        ASSERT_EQ(fused.out.size(), plain.out.size()) << what;
+        double scale = 1e-30;
+        for (float v : plain.out) scale = std::max<double>(scale, std::fabs(v));
+        int bad = 0;
+        for (size_t i = 0; i < plain.out.size(); ++i)
+          if (!(std::fabs(fused.out[i] - plain.out[i]) <= 1e-6 * scale) && bad++ < 5)
+            ADD_FAILURE() << what << " element " << i << ": fused " << fused.out[i] << " unfused " << plain.out[i];
+      }
+  }
+  EXPECT_GT(fused_runs, 0);
+}
+
+// Dilated depthwise filters are not fused (see MatchDepthwise).
+TEST(FusedDwChainF32, LeavesDilatedDepthwiseAlone) {
+  if (!rt::CpuHardware().has_avx2_fma()) GTEST_SKIP() << "no AVX2+FMA";
+  auto model = rt::Model::FromGraph(
+      MakeChain({1, 20, 20, 4, 20, 4, 3, 1, 2, tflite::Padding_SAME, tflite::ActivationFunctionType_NONE, true}, 9));
+  ASSERT_TRUE(model.ok());
+  rt::InterpreterOptions io;
+  io.fuse_min_inner_bytes = 0;
+  auto interp = rt::Interpreter::Create(*model, io);
+  ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+  for (const auto& info : (*interp)->ops()) EXPECT_EQ(info.variant.rfind("fused", 0), std::string::npos) << info.variant;
+}
+
+// Intermediates that are read elsewhere (here: also subgraph outputs) stay out of fused runs: with
+// the expansion's output shared only depthwise -> project fuses, with the depthwise output
+// shared nothing does.
+TEST(FusedDwChainF32, LeavesSharedIntermediatesAlone) {
+  if (!rt::CpuHardware().has_avx2_fma()) GTEST_SKIP() << "no AVX2+FMA";
+  ChainCase c{1, 9, 9, 4, 12, 6, 3, 1, 1, tflite::Padding_SAME, tflite::ActivationFunctionType_RELU6, false};
+  for (int shared : {0, 1}) {
+    Graph g = MakeChain(c, 3);
+    Subgraph& s = g.subgraphs[0];
+    s.outputs.push_back(s.ops[shared].outputs[0]);  // expand output, then depthwise output
+    auto model = rt::Model::FromGraph(std::move(g));
+    ASSERT_TRUE(model.ok());
+    rt::InterpreterOptions io;
+    io.fuse_min_inner_bytes = 0;
+    auto interp = rt::Interpreter::Create(*model, io);
+    ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+    const auto ops = (*interp)->ops();
+    ASSERT_EQ(ops.size(), 3u);
+    EXPECT_EQ(ops[0].variant.rfind("fused", 0), std::string::npos) << ops[0].variant;
+    EXPECT_EQ(ops[1].variant.rfind("fused/dw+pw/", 0) == 0, shared == 0) << ops[1].variant;
+    EXPECT_EQ(ops[2].variant == "fused into #1", shared == 0) << ops[2].variant;
+    ASSERT_TRUE((*interp)->Invoke().ok());
+  }
+}
+
+// By default only chains with a large intermediate fuse (InterpreterOptions::fuse_min_inner_bytes).
+TEST(FusedDwChainF32, DefaultLimitLeavesSmallChainsAlone) {
+  if (!rt::CpuHardware().has_avx2_fma()) GTEST_SKIP() << "no AVX2+FMA";
+  using P = tflite::Padding;
+  const auto R6 = tflite::ActivationFunctionType_RELU6;
+  // expansion 40×40×96 floats = 600 KB: below the default 1 MB; 64×64×96 = 1.5 MB: above.
+  for (int side : {40, 64}) {
+    auto model = rt::Model::FromGraph(MakeChain({1, side, side, 16, 96, 24, 3, 2, 1, P::Padding_SAME, R6, false}, 5));
+    ASSERT_TRUE(model.ok());
+    auto interp = rt::Interpreter::Create(*model, {});
+    ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+    EXPECT_EQ((*interp)->ops().front().variant.rfind("fused/", 0) == 0, side == 64) << side;
+  }
+}
+
+// The float twin of MobileNetV2 and the float models of ../shared: fused (the default) against
+// TFLite 2.9 and against the same interpreter with fusion off, at 1 and 2 threads.
+TEST(FusedDwChainF32, RealFloatModels) {
+  if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)";
+  EDGEOPT_REQUIRE_SHARED_MODELS();
+  for (const char* name : {"mobilenet_v2_1.0_224_ptq_int8.tflite", "mobilenet_v1_0.25_224_float.tflite",
+                           "vww_96_float.tflite"}) {
+    const std::string path = testing::SharedModel(name);
+    if (path.empty()) continue;
+    auto read = rt::Model::FromFile(path);
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    Graph g = (*read)->graph();
+    if (g.subgraphs[0].tensors[g.subgraphs[0].inputs[0]].type != DType::kFloat32) {
+      ASSERT_TRUE(optimize::DequantizeModel(g).ok()) << name;
+    }
+    auto bytes = SerializeModel(g);
+    ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+    auto model = rt::Model::FromGraph(std::move(g));
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    testing::CompareOptions o;
+    o.rtol = 1e-5;
+    o.atol = 1e-6;
+    const auto inputs = testing::RandomInputs((*model)->graph(), o);
+    auto ref = testing::RunTflite29(*bytes, inputs);
+    ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+    // The default limit (only large intermediates) and every chain fused.
+    for (size_t min_inner : {rt::InterpreterOptions().fuse_min_inner_bytes, size_t{0}})
+      for (int threads : {1, 2}) {
+        const std::string what = std::string(name) + " threads " + std::to_string(threads) + " min_inner_bytes " +
+                                 std::to_string(min_inner);
+        rt::InterpreterOptions io;
+        io.num_threads = threads;
+        io.fuse_min_inner_bytes = min_inner;
+        auto fused = testing::RunEdgeopt(*model, inputs, io);
+        ASSERT_TRUE(fused.ok()) << what << ": " << fused.status().ToString();
+        io.fuse_ops = false;
+        auto plain = testing::RunEdgeopt(*model, inputs, io);
+        ASSERT_TRUE(plain.ok()) << what << ": " << plain.status().ToString();
+        auto vs_tflite = testing::CompareOutputs(*fused, *ref, o);
+        EXPECT_TRUE(vs_tflite.ok) << what << " vs TFLite 2.9: " << vs_tflite.Summary();
+        auto vs_plain = testing::CompareOutputs(*fused, *plain, o);
+        EXPECT_TRUE(vs_plain.ok) << what << " vs unfused: " << vs_plain.Summary();
+      }
+    rt::InterpreterOptions io;
+    io.fuse_min_inner_bytes = 0;
+    auto interp = rt::Interpreter::Create(*model, io);
+    ASSERT_TRUE(interp.ok());
+    int fused_ops = 0;
+    for (const auto& info : (*interp)->ops()) fused_ops += info.variant.rfind("fused", 0) == 0;
+    if (rt::CpuHardware().has_avx2_fma()) {
+      EXPECT_GT(fused_ops, 0) << name;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace edgeopt

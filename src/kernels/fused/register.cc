@@ -1,0 +1,9 @@
+// Registration of the fusion matchers (see fused.h).
+#include "kernels/fused/fused.h"
+#include "kernels/registration.h"
+
+namespace edgeopt::kernels {
+
+void RegisterFusions(rt::OpRegistry& r) { r.AddFusion(fused::MatchDwChainF32); }
+
+}  // namespace edgeopt::kernels
