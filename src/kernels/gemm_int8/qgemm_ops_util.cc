@@ -28,7 +28,7 @@ std::shared_ptr<const Packed> CachedPacking(rt::KernelContext& ctx, const std::s
   rt::PackedWeightCache* cache = ctx.host()->packed_cache();
   if (!cache) return std::static_pointer_cast<const Packed>(make());
   const std::string key = key_prefix + "/sg" + std::to_string(ctx.host()->subgraph_index()) + "/op" +
-                          std::to_string(ctx.op_index()) + "/" + std::to_string(N) + "x" + std::to_string(K);
+                          std::to_string(ctx.graph_op_index()) + "/" + std::to_string(N) + "x" + std::to_string(K);
   return std::static_pointer_cast<const Packed>(cache->GetOrCreate(key, make));
 }
 
