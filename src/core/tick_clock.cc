@@ -13,7 +13,7 @@ namespace {
 bool HasInvariantTsc() {
 #if defined(__x86_64__) || defined(__i386__)
   unsigned a = 0, b = 0, c = 0, d = 0;
-  if (__get_cpuid_max(0x80000000u, nullptr) < 0x80000007u) return false;
+  if (static_cast<unsigned>(__get_cpuid_max(0x80000000u, nullptr)) < 0x80000007u) return false;  // int in clang, unsigned in GCC
   if (!__get_cpuid(0x80000007u, &a, &b, &c, &d)) return false;
   return (d >> 8) & 1u;
 #else
