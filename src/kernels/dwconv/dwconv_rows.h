@@ -185,14 +185,14 @@ RowTaps TapsOfRow(const Geometry& g, const float* in, int row) {
 template <typename V, int S, int D, int KW>
 struct SlidingGroup {
   template <int T, bool kBorder, typename... Args>
-  static void Run(Args... args) { SlidingPixels<V, T, S, D, KW, kBorder>(args...); }
+  static void Run(const Args&... args) { SlidingPixels<V, T, S, D, KW, kBorder>(args...); }
 };
 // ... or the general kernel (runtime strides, dilations, filter sizes; border taps clipped).
 // KW: compile-time filter width, or 0.
 template <typename V, int KW>
 struct GeneralGroup {
   template <int T, bool kBorder, typename... Args>
-  static void Run(Args... args) { Pixels<V, T, KW, kBorder>(args...); }
+  static void Run(const Args&... args) { Pixels<V, T, KW, kBorder>(args...); }
 };
 
 // Output rows [row_begin, row_end): border pixels one by one, the interior in groups of 8, 4, 2,
