@@ -7,8 +7,16 @@
 //            pointer to the input pixel's C channels or to a zero row (padding). It is sized at
 //            prepare and filled at the first invoke (the input's address is known only then),
 //            again only if that address changes.
+//            Without horizontal dilation a filter row's KW pixels are contiguous in the input,
+//            so a tap is a whole filter row (KW·C floats, the packed weights' K order): KH taps
+//            instead of KH·KW, which matters most for few input channels (an RGB stem has
+//            3-float taps otherwise). A filter row that is partly in the left/right padding
+//            points into a scratch copy of its in-image pixels with zeros around them, which
+//            each invoke refreshes (only border pixels: a few KB).
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include "kernels/common/kernel_util.h"
@@ -86,12 +94,17 @@ class Conv2DF32 : public rt::OpKernel {
     if (!packed_) packed_ = PackNK(ctx, oc, kh * kw * ic);
     if (gemm_m_ == 0) {
       const size_t m = static_cast<size_t>(batch) * oh * ow;
-      indirection_.assign(gemm::IndirectionSize(m, static_cast<size_t>(kh) * kw, uk_.mr), nullptr);
-      if (zero_.size() < static_cast<size_t>(c)) zero_.Reset(c);
+      row_taps_ = o.dilation_w_factor == 1;
+      const size_t taps = row_taps_ ? kh : static_cast<size_t>(kh) * kw;
+      indirection_.assign(gemm::IndirectionSize(m, taps, uk_.mr), nullptr);
+      const size_t tap_floats = static_cast<size_t>(row_taps_ ? kw : 1) * c;
+      if (zero_.size() < tap_floats) zero_.Reset(tap_floats);
       indirection_base_ = nullptr;
     } else {
       indirection_.clear();
     }
+    border_.clear();
+    scratch_.Reset(0);
     return Status::Ok();
   }
 
@@ -106,9 +119,10 @@ class Conv2DF32 : public rt::OpKernel {
       return Status::Ok();
     }
     if (in != indirection_base_) BuildIndirection(in);
+    if (!border_.empty()) RefreshBorder(in);
     const size_t m = static_cast<size_t>(g.batch) * g.oh * g.ow;
-    gemm::IGemm(uk_, &ctx.threads(), m, static_cast<size_t>(g.kh) * g.kw, indirection_.data(), *packed_, out,
-                packed_->n(), mm_);
+    gemm::IGemm(uk_, &ctx.threads(), m, row_taps_ ? g.kh : static_cast<size_t>(g.kh) * g.kw, indirection_.data(),
+                *packed_, out, packed_->n(), mm_);
     return Status::Ok();
   }
 
@@ -117,7 +131,8 @@ class Conv2DF32 : public rt::OpKernel {
     return packed_ ? int64_t{geom_.batch} * geom_.oh * geom_.ow * packed_->n() * packed_->k() : 0;
   }
   size_t PackedBytes() const override {
-    return (packed_ ? packed_->bytes() : 0) + indirection_.size() * sizeof(void*) + zero_.bytes();
+    return (packed_ ? packed_->bytes() : 0) + indirection_.size() * sizeof(void*) + zero_.bytes() + scratch_.bytes() +
+           border_.size() * sizeof(BorderRow);
   }
 
  private:
@@ -125,11 +140,52 @@ class Conv2DF32 : public rt::OpKernel {
     int batch, h, w, c, oh, ow, kh, kw, sh, sw, dh, dw;
   };
 
+  // A filter row partly in the left/right padding: scratch_[index · KW·C ...) holds the input
+  // row `iy` of image `b` from column ix0 on, zeros where it leaves the image.
+  struct BorderRow {
+    int b, iy, ix0;
+  };
+
   void BuildIndirection(const float* in) {
     const Geometry& g = geom_;
     const size_t m = static_cast<size_t>(g.batch) * g.oh * g.ow;
-    const size_t taps = static_cast<size_t>(g.kh) * g.kw;
     const int mr = uk_.mr;
+    if (row_taps_) {
+      // Taps are filter rows; border rows of one (image, row, column) share a scratch copy
+      // (tail rows repeat the last pixel, and neighbouring output rows may read one input row).
+      border_.clear();
+      std::map<std::tuple<int, int, int>, size_t> border_index;
+      const size_t row_floats = static_cast<size_t>(g.kw) * g.c;
+      std::vector<std::pair<size_t, size_t>> border_slots;  // (indirection slot, border row)
+      for (size_t tile = 0; tile * mr < m; ++tile)
+        for (int r = 0; r < mr; ++r) {
+          const size_t p = std::min(m - 1, tile * mr + r);
+          const int b = static_cast<int>(p / (static_cast<size_t>(g.oh) * g.ow));
+          const int rem = static_cast<int>(p % (static_cast<size_t>(g.oh) * g.ow));
+          const int oy = rem / g.ow, ox = rem % g.ow;
+          const int ix0 = ox * g.sw - pad_left_;
+          for (int ky = 0; ky < g.kh; ++ky) {
+            const int iy = oy * g.sh - pad_top_ + ky * g.dh;
+            const size_t slot = (tile * g.kh + ky) * mr + r;
+            const float* ptr = zero_.data();
+            if (iy >= 0 && iy < g.h && ix0 + g.kw > 0 && ix0 < g.w) {
+              if (ix0 >= 0 && ix0 + g.kw <= g.w) {
+                ptr = in + ((static_cast<size_t>(b) * g.h + iy) * g.w + ix0) * g.c;
+              } else {
+                auto [it, added] = border_index.try_emplace({b, iy, ix0}, border_.size());
+                if (added) border_.push_back({b, iy, ix0});
+                border_slots.emplace_back(slot, it->second);
+              }
+            }
+            indirection_[slot] = ptr;
+          }
+        }
+      if (scratch_.size() < border_.size() * row_floats) scratch_.Reset(border_.size() * row_floats);
+      for (const auto& [slot, index] : border_slots) indirection_[slot] = scratch_.data() + index * row_floats;
+      indirection_base_ = in;
+      return;
+    }
+    const size_t taps = static_cast<size_t>(g.kh) * g.kw;
     for (size_t tile = 0; tile * mr < m; ++tile)
       for (int r = 0; r < mr; ++r) {
         const size_t p = std::min(m - 1, tile * mr + r);
@@ -149,15 +205,37 @@ class Conv2DF32 : public rt::OpKernel {
     indirection_base_ = in;
   }
 
+  // Copies the current input into the border rows' scratch (the data changes every invoke).
+  void RefreshBorder(const float* in) {
+    const Geometry& g = geom_;
+    const size_t row_floats = static_cast<size_t>(g.kw) * g.c;
+    for (size_t i = 0; i < border_.size(); ++i) {
+      const BorderRow& br = border_[i];
+      float* dst = scratch_.data() + i * row_floats;
+      const float* src_row = in + (static_cast<size_t>(br.b) * g.h + br.iy) * g.w * g.c;
+      for (int kx = 0; kx < g.kw; ++kx) {
+        const int ix = br.ix0 + kx;
+        float* d = dst + static_cast<size_t>(kx) * g.c;
+        if (ix >= 0 && ix < g.w)
+          std::memcpy(d, src_row + static_cast<size_t>(ix) * g.c, sizeof(float) * g.c);
+        else
+          std::memset(d, 0, sizeof(float) * g.c);
+      }
+    }
+  }
+
   const gemm::Ukernels& uk_;
   const MinMax mm_;
   std::shared_ptr<const PackedB> packed_;
   Geometry geom_{};
   int pad_top_ = 0, pad_left_ = 0;
   size_t gemm_m_ = 0, gemm_k_stride_ = 0;
+  bool row_taps_ = false;  // taps are whole filter rows (no horizontal dilation)
   std::vector<const float*> indirection_;
   const float* indirection_base_ = nullptr;
   AlignedFloats zero_;
+  std::vector<BorderRow> border_;
+  AlignedFloats scratch_;
 };
 
 class FullyConnectedF32 : public rt::OpKernel {
@@ -223,7 +301,7 @@ std::unique_ptr<rt::OpKernel> MakeConv2DF32(const rt::KernelCreateContext& cc) {
   if (!FusedMinMax(o.fused_activation_function, &mm)) return nullptr;
   if (o.padding != tflite::Padding_SAME && o.padding != tflite::Padding_VALID) return nullptr;
   const auto& fs = cc.input(1)->shape;
-  return std::make_unique<Conv2DF32>(gemm::SelectUkernels(cc.cpu, int64_t{fs[1]} * fs[2] * fs[3]), mm);
+  return std::make_unique<Conv2DF32>(gemm::SelectUkernels(cc.cpu, int64_t{fs[1]} * fs[2] * fs[3], fs[0]), mm);
 }
 
 std::unique_ptr<rt::OpKernel> MakeFullyConnectedF32(const rt::KernelCreateContext& cc) {
@@ -232,7 +310,7 @@ std::unique_ptr<rt::OpKernel> MakeFullyConnectedF32(const rt::KernelCreateContex
   MinMax mm;
   if (!FusedMinMax(o.fused_activation_function, &mm)) return nullptr;
   if (o.weights_format != tflite::FullyConnectedOptionsWeightsFormat_DEFAULT) return nullptr;
-  return std::make_unique<FullyConnectedF32>(gemm::SelectUkernels(cc.cpu, cc.input(1)->shape[1]), mm,
+  return std::make_unique<FullyConnectedF32>(gemm::SelectUkernels(cc.cpu, cc.input(1)->shape[1], cc.input(1)->shape[0]), mm,
                                              o.keep_num_dims);
 }
 

@@ -152,8 +152,8 @@ const Ukernels& ScalarUkernels() {
   return k;
 }
 
-const Ukernels& SelectUkernels(const rt::CpuFeatures& cpu, int64_t k) {
-  if (cpu.has_avx512() && (k < 0 || k >= kAvx512MinK)) return Avx512Ukernels();
+const Ukernels& SelectUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n) {
+  if (cpu.has_avx512() && (k < 0 || k >= kAvx512MinK || (n > 0 && n <= 8))) return Avx512Ukernels();
   return cpu.has_avx2_fma() ? Avx2Ukernels() : ScalarUkernels();
 }
 

@@ -83,11 +83,14 @@ struct Ukernels {
 const Ukernels& ScalarUkernels();
 const Ukernels& Avx2Ukernels();    // needs AVX2 + FMA: select through SelectUkernels
 const Ukernels& Avx512Ukernels();  // needs CpuFeatures::has_avx512(): select through SelectUkernels
-// The fastest family this CPU runs for a GEMM of depth k (k < 0: unknown): AVX-512 from
-// kAvx512MinK on, below that AVX2 (in MobileNetV2 the 112×112 1×1 layer with K = 16 ran in
-// 0.42-0.46 ms with AVX2 vs 0.55-0.59 ms with AVX-512, the K = 27 stem 0.31-0.33 vs 0.34-0.35).
+// The fastest family this CPU runs for a GEMM of depth k and n columns (< 0: unknown):
+// AVX-512 from kAvx512MinK on, below that AVX2 (in MobileNetV2 the 112×112 1×1 layer with
+// K = 16 ran in 0.42-0.46 ms with AVX2 vs 0.55-0.59 ms with AVX-512, the K = 27 stem
+// 0.31-0.33 vs 0.34-0.35) — except for n <= 8, where the AVX2 6×16 tile would spend half its
+// multiply-adds on padding columns and the AVX-512 family runs 12-row one-ymm tiles (the
+// 3×3 stem of MobileNetV1 0.25 / vww_96, 8 columns, K = 27: 0.130-0.132 vs 0.146-0.147 ms).
 constexpr int64_t kAvx512MinK = 64;
-const Ukernels& SelectUkernels(const rt::CpuFeatures& cpu, int64_t k = -1);
+const Ukernels& SelectUkernels(const rt::CpuFeatures& cpu, int64_t k = -1, int64_t n = -1);
 
 // C = A · B + bias, clamped. pool may be null (single thread).
 void Gemm(const Ukernels& uk, rt::ThreadPool* pool, size_t m, const float* a, size_t a_stride, const PackedB& b,

@@ -37,6 +37,11 @@ TEST(GemmF32, SelectsTheWidestFamilyTheCpuHas) {
   EXPECT_STREQ(SelectUkernels(hw).isa, "avx512");
   EXPECT_STREQ(SelectUkernels(hw, kAvx512MinK).isa, "avx512");
   EXPECT_STREQ(SelectUkernels(hw, kAvx512MinK - 1).isa, "avx2");
+  EXPECT_STREQ(SelectUkernels(hw, kAvx512MinK - 1, 9).isa, "avx2");
+  // 8 columns or fewer: the AVX-512 family's one-ymm tiles, whatever the depth.
+  EXPECT_STREQ(SelectUkernels(hw, 27, 8).isa, "avx512");
+  EXPECT_STREQ(SelectUkernels(hw, 1, 1).isa, "avx512");
+  EXPECT_STREQ(SelectUkernels(rt::CapFeatures(hw, "avx2"), 27, 8).isa, "avx2");
   EXPECT_EQ(Avx512Ukernels().mr, 12);
 }
 

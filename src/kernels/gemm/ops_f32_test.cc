@@ -215,6 +215,61 @@ TEST(FastF32Ops, Conv2DMatchesLoops) {
     for (const ConvCase& c : cases) CheckConv(c, rng, 1 + (n++ % 2), fam);
 }
 
+// Filter-row taps read border pixels from a scratch copy that each invoke refreshes: new data
+// in the same input buffer, and a new input buffer (a resize moves it), must both be seen.
+TEST(FastF32Ops, Conv2DBorderRowsFollowTheInput) {
+  std::mt19937 rng(5);
+  // An RGB stem whose right column pads (SAME, stride 2, even width) and one padded on both
+  // sides (odd width, stride 1), filters 3 and 5 wide, batch 2.
+  const ConvCase cases[] = {{2, 12, 12, 3, 8, 3, 3, 2, 2, 1, 1, tflite::Padding_SAME, 3, true},
+                            {1, 7, 9, 4, 20, 5, 5, 1, 1, 1, 1, tflite::Padding_SAME, 0, true}};
+  for (const Family& fam : Families())
+    for (const ConvCase& c : cases) {
+      const int oh = kernels::ComputeOutSize(c.padding, c.h, c.kh, c.sh, c.dh);
+      const int ow = kernels::ComputeOutSize(c.padding, c.w, c.kw, c.sw, c.dw);
+      GraphBuilder b;
+      auto in = b.Input("x", DType::kFloat32, {c.batch, c.h, c.w, c.cin});
+      auto wi = b.Const<float>("w", DType::kFloat32, {c.cout, c.kh, c.kw, c.cin},
+                               Random(rng, static_cast<size_t>(c.cout) * c.kh * c.kw * c.cin));
+      auto bi = b.Const<float>("b", DType::kFloat32, {c.cout}, Random(rng, c.cout));
+      auto y = b.Tensor("y", DType::kFloat32, {c.batch, oh, ow, c.cout});
+      tflite::Conv2DOptionsT o;
+      o.padding = c.padding;
+      o.stride_h = c.sh;
+      o.stride_w = c.sw;
+      b.Op(tflite::BuiltinOperator_CONV_2D, {in, wi, bi}, {y}, o);
+      b.Output(y);
+      auto model = rt::Model::FromGraph(b.Finish());
+      ASSERT_TRUE(model.ok());
+      rt::InterpreterOptions fast_opt, ref_opt;
+      fast_opt.cpu = &fam.cpu;
+      ref_opt.reference_kernels_only = true;
+      auto fast = rt::Interpreter::Create(*model, fast_opt);
+      auto ref = rt::Interpreter::Create(*model, ref_opt);
+      ASSERT_TRUE(fast.ok() && ref.ok());
+      ASSERT_TRUE((*fast)->AllocateTensors().ok() && (*ref)->AllocateTensors().ok());
+      const size_t n = static_cast<size_t>(c.batch) * c.h * c.w * c.cin;
+      for (int round = 0; round < 3; ++round) {
+        if (round == 2) {  // a resize to the same shape re-plans; the input may move
+          ASSERT_TRUE((*fast)->ResizeInput(0, {c.batch, c.h, c.w, c.cin}).ok());
+          ASSERT_TRUE((*fast)->AllocateTensors().ok());
+        }
+        const std::vector<float> x = Random(rng, n);
+        std::memcpy((*fast)->input(0)->data, x.data(), n * sizeof(float));
+        std::memcpy((*ref)->input(0)->data, x.data(), n * sizeof(float));
+        ASSERT_TRUE((*fast)->Invoke().ok());
+        ASSERT_TRUE((*ref)->Invoke().ok());
+        const float* got = (*fast)->output(0)->data_as<float>();
+        const float* want = (*ref)->output(0)->data_as<float>();
+        int bad = 0;
+        for (int64_t i = 0; i < (*ref)->output(0)->num_elements(); ++i)
+          if (!(std::fabs(got[i] - want[i]) <= 1e-4f * (1.0f + std::fabs(want[i]))) && bad++ < 5)
+            ADD_FAILURE() << c.Name() << " " << fam.name << " round " << round << " element " << i << ": got "
+                          << got[i] << " want " << want[i];
+      }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // DEPTHWISE_CONV_2D
 
