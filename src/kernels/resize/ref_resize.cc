@@ -8,15 +8,21 @@
 //    same exact values in 8.8 fixed point, so one formula covers both.)
 //  bilinear int8/int16: reference ResizeBilinearInteger: 10-bit fixed-point positions, 20-bit
 //    weights products, rounded half away from zero.
+//    With AVX2 or AVX-512 (and not reference-only), float32 other than that 2x case runs the
+//    same arithmetic on vectors of channels, output rows split between threads
+//    (bilinear_row.h; `resize_bilinear/float32/avx512`): identical bits, tested so.
 //  nearest: float coordinates as reference GetNearestNeighbor (floor, or round with
 //    align_corners; half_pixel_centers adds 0.5); a pure copy, so dtype-generic.
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "kernels/common/index_copy.h"
 #include "kernels/common/planned_kernel.h"
 #include "kernels/resize/resize.h"
+#include "runtime/cpu.h"
 
 namespace edgeopt::kernels::resize {
 namespace {
@@ -173,9 +179,13 @@ void BilinearInteger(const rt::RtTensor& in, const rt::Shape& out_shape, bool al
     }
 }
 
+// The reference arithmetic for every type; float32 runs the vector rows (bilinear_row.h) on the
+// thread pool when a fast row function is given, except for the 2x upsample that TFLite 2.9
+// computes with its own averaging kernel (kept as the reference does it).
 class ResizeBilinearKernel : public ResizeBase {
  public:
-  ResizeBilinearKernel() : ResizeBase("resize_bilinear/any/ref") {}
+  ResizeBilinearKernel(BilinearRowFn fast, const char* isa)
+      : ResizeBase("resize_bilinear/any/ref"), fast_(fast), isa_(isa) {}
 
  protected:
   Status Check(rt::KernelContext& ctx) override {
@@ -189,14 +199,39 @@ class ResizeBilinearKernel : public ResizeBase {
     set_variant("resize_bilinear/" + TypeName(t) + "/ref");
     return Status::Ok();
   }
-  Status Plan(rt::KernelContext& ctx) override { return PlanSize(ctx); }
+  Status Plan(rt::KernelContext& ctx) override {
+    RETURN_IF_ERROR(PlanSize(ctx));
+    const rt::RtTensor& in = *ctx.input(0);
+    use_fast_ = fast_ && in.type == DType::kFloat32 && !TwoByTwo(in);
+    set_variant(use_fast_ ? std::string("resize_bilinear/float32/") + isa_ : "resize_bilinear/" + TypeName(in.type) + "/ref");
+    if (!use_fast_) return Status::Ok();
+    // Per output column and row: the reference's positions (InterpolationFloat) and fractions.
+    const int32_t in_h = in.shape[1], in_w = in.shape[2], depth = in.shape[3];
+    const float h_scale = FloatScale(in_h, out_shape_[1], align_), w_scale = FloatScale(in_w, out_shape_[2], align_);
+    cols_.resize(out_shape_[2]);
+    for (int32_t x = 0; x < out_shape_[2]; ++x) {
+      float ix;
+      int32_t x0, x1;
+      InterpolationFloat(x, w_scale, half_pixel_, in_w, &ix, &x0, &x1);
+      cols_[x] = {int64_t{x0} * depth, int64_t{x1} * depth, ix - x0};
+    }
+    rows_.resize(out_shape_[1]);
+    for (int32_t y = 0; y < out_shape_[1]; ++y) {
+      float iy;
+      InterpolationFloat(y, h_scale, half_pixel_, in_h, &iy, &rows_[y].y0, &rows_[y].y1);
+      rows_[y].fy = iy - rows_[y].y0;
+    }
+    return Status::Ok();
+  }
   Status Run(rt::KernelContext& ctx) override {
     const rt::RtTensor& in = *ctx.input(0);
     rt::RtTensor& out = *ctx.output(0);
     if (out.num_elements() == 0) return Status::Ok();
     switch (in.type) {
       case DType::kFloat32:
-        if (!align_ && !half_pixel_ && out_shape_[1] == 2 * in.shape[1] && out_shape_[2] == 2 * in.shape[2]) {
+        if (use_fast_) {
+          RunFast(ctx);
+        } else if (TwoByTwo(in)) {
           Bilinear2x2Float(in, out_shape_, out.data_as<float>());
         } else {
           BilinearFloatMath<float>(in, out_shape_, align_, half_pixel_, out.data_as<float>());
@@ -210,8 +245,57 @@ class ResizeBilinearKernel : public ResizeBase {
   }
 
  private:
+  struct Row {
+    int32_t y0, y1;
+    float fy;
+  };
+
+  bool TwoByTwo(const rt::RtTensor& in) const {
+    return !align_ && !half_pixel_ && out_shape_[1] == 2 * in.shape[1] && out_shape_[2] == 2 * in.shape[2];
+  }
+
+  // Output rows (over all images) split between threads, at least ~16K outputs per part.
+  void RunFast(rt::KernelContext& ctx) {
+    const rt::RtTensor& in = *ctx.input(0);
+    const int32_t in_h = in.shape[1], depth = in.shape[3], out_h = out_shape_[1], out_w = out_shape_[2];
+    const int64_t in_row = int64_t{in.shape[2]} * depth, out_row = int64_t{out_w} * depth;
+    const float* x = in.data_as<float>();
+    float* o = ctx.output(0)->data_as<float>();
+    const int64_t rows = int64_t{out_shape_[0]} * out_h;
+    ctx.threads().ParallelFor(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, out_row)),
+                              [&](int64_t begin, int64_t end) {
+                                for (int64_t r = begin; r < end; ++r) {
+                                  const int64_t b = r / out_h;
+                                  const Row& row = rows_[r % out_h];
+                                  const float* image = x + b * in_h * in_row;
+                                  fast_(image + row.y0 * in_row, image + row.y1 * in_row, cols_.data(), out_w, depth,
+                                        row.fy, o + r * out_row);
+                                }
+                              });
+  }
+
+  const BilinearRowFn fast_;  // null: the reference arithmetic only
+  const char* const isa_;
   bool align_ = false, half_pixel_ = false;
+  bool use_fast_ = false;
+  std::vector<BilinearColumn> cols_;
+  std::vector<Row> rows_;
 };
+
+rt::KernelFactory BilinearFactory() {
+  return [](const rt::KernelCreateContext& cc) -> Expected<std::unique_ptr<rt::OpKernel>> {
+    BilinearRowFn fast = nullptr;
+    const char* isa = "";
+    if (!cc.reference_only && cc.cpu.has_avx512()) {
+      fast = BilinearRowAvx512();
+      isa = "avx512";
+    } else if (!cc.reference_only && cc.cpu.has_avx2_fma()) {
+      fast = BilinearRowAvx2();
+      isa = "avx2";
+    }
+    return std::unique_ptr<rt::OpKernel>(new ResizeBilinearKernel(fast, isa));
+  };
+}
 
 // ---------------------------------------------------------------------------------------------
 // Nearest neighbor
@@ -267,7 +351,7 @@ class ResizeNearestKernel : public ResizeBase {
 }  // namespace
 
 void RegisterResize(rt::OpRegistry& r) {
-  r.Add(tflite::BuiltinOperator_RESIZE_BILINEAR, MakeKernelFactory<ResizeBilinearKernel>());
+  r.Add(tflite::BuiltinOperator_RESIZE_BILINEAR, BilinearFactory());
   r.Add(tflite::BuiltinOperator_RESIZE_NEAREST_NEIGHBOR, MakeKernelFactory<ResizeNearestKernel>());
 }
 

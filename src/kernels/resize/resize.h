@@ -2,6 +2,8 @@
 // RegisterResizeKernels (register.cc).
 #pragma once
 
+#include <cstdint>
+
 #include "runtime/registry.h"
 
 namespace edgeopt::kernels::resize {
@@ -9,5 +11,23 @@ namespace edgeopt::kernels::resize {
 void RegisterResize(rt::OpRegistry& r);      // ref_resize.cc: RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR
 void RegisterSpaceDepth(rt::OpRegistry& r);  // ref_space.cc: DEPTH_TO_SPACE, SPACE_TO_DEPTH,
                                              // BATCH_TO_SPACE_ND, SPACE_TO_BATCH_ND
+
+}  // namespace edgeopt::kernels::resize
+
+namespace edgeopt::kernels::resize {
+
+// Fast float32 RESIZE_BILINEAR rows (bilinear_row.h, compiled per instruction set). The
+// reference kernel's arithmetic exactly: per output pixel the four corner weights
+// (1-fy)(1-fx), (1-fy)fx, fy(1-fx), fy·fx, and the corner products added to 0 in the order
+// top-left, top-right, bottom-left, bottom-right, each product rounded before its addition.
+struct BilinearColumn {
+  int64_t x0, x1;  // offsets (floats) of the left and right input pixels inside a row
+  float fx;        // fraction between them
+};
+// One output row from input rows r0 (top) and r1 (bottom) at fraction fy.
+using BilinearRowFn = void (*)(const float* r0, const float* r1, const BilinearColumn* cols, int32_t out_w,
+                               int32_t depth, float fy, float* out);
+BilinearRowFn BilinearRowAvx2();    // bilinear_f32_avx2.cc: needs AVX2
+BilinearRowFn BilinearRowAvx512();  // bilinear_f32_avx512.cc: needs AVX-512 F/BW/VL/DQ
 
 }  // namespace edgeopt::kernels::resize
