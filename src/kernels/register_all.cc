@@ -30,6 +30,8 @@ void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterFastInt8Kernels(r);
   // Fast integer elementwise / quantize / pooling kernels (they decline float ops).
   kernels::RegisterFastQuantKernels(r);
+  // Hybrid CONV_2D / FULLY_CONNECTED (they decline every other type combination).
+  kernels::RegisterHybridKernels(r);
   // Last: the sparse float32 FC / 1x1 conv variants wrap the (fast or reference) dense kernel.
   kernels::RegisterSparseFloatKernels(r);
   // Fusions of consecutive ops, tried before the ops one by one.

@@ -53,6 +53,9 @@ void RegisterFastInt8Kernels(rt::OpRegistry& r);
 // AVERAGE/MAX_POOL_2D and spatial MEAN (quant_fast/register.cc) in front of the factories
 // registered before.
 void RegisterFastQuantKernels(rt::OpRegistry& r);
+// Hybrid (dynamic-range: float activations, int8 weights) CONV_2D / FULLY_CONNECTED on
+// AVX-512 VNNI (kernels/hybrid), in front of the factories registered before.
+void RegisterHybridKernels(rt::OpRegistry& r);
 // Last: float32 FULLY_CONNECTED / 1x1 CONV_2D with sparse constant weights wrap whatever kernel
 // the earlier factories made in the sparse variant (fully_connected/sparse_op.h), which decides
 // at prepare time between sparse and dense.

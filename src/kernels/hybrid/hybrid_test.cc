@@ -1,0 +1,154 @@
+// The AVX-512 VNNI hybrid CONV_2D / FULLY_CONNECTED against the reference kernels, bit for bit:
+// depths that are not multiples of 4, unit counts that are not multiples of 16, batches, padding
+// (the zero point in padded taps), strides, dilation, symmetric / asymmetric input quantization,
+// per-tensor / per-channel (and all-equal per-channel) weight scales, activations, 1 and 2
+// threads, repeated invokes with new inputs.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "graph/builder.h"
+#include "runtime/cpu.h"
+#include "runtime/interpreter.h"
+
+namespace edgeopt {
+namespace {
+
+std::vector<float> Randoms(std::mt19937& rng, size_t n, float lo, float hi) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// Weights: int8 values with per-unit (or one) scales; equal_scales repeats one scale per unit.
+int32_t AddWeights(GraphBuilder& b, std::mt19937& rng, const std::vector<int32_t>& shape, bool per_channel,
+                   bool equal_scales) {
+  size_t n = 1;
+  for (int32_t d : shape) n *= d;
+  std::uniform_int_distribution<int> v(-127, 127);
+  std::vector<int8_t> w(n);
+  for (auto& x : w) x = static_cast<int8_t>(v(rng));
+  w[0] = -128 + 1;  // extremes
+  w[n - 1] = 127;
+  QuantParams q;
+  std::uniform_real_distribution<float> s(0.001f, 0.05f);
+  const int units = per_channel ? shape[0] : 1;
+  const float common = s(rng);
+  for (int u = 0; u < units; ++u) {
+    q.scale.push_back(equal_scales ? common : s(rng));
+    q.zero_point.push_back(0);
+  }
+  q.quantized_dimension = 0;
+  return b.Const<int8_t>("w", DType::kInt8, shape, w, q);
+}
+
+// Runs the graph with fast kernels (on `cpu`, `threads`) and reference kernels; inputs change
+// every round; outputs and the chosen fast variant are compared.
+void CompareWithReference(const Graph& g, std::mt19937& rng, int threads, const std::string& want_variant,
+                          const std::string& what) {
+  auto model = rt::Model::FromGraph(g);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  rt::InterpreterOptions fast_opt, ref_opt;
+  fast_opt.num_threads = threads;
+  ref_opt.reference_kernels_only = true;
+  auto fast = rt::Interpreter::Create(*model, fast_opt);
+  auto ref = rt::Interpreter::Create(*model, ref_opt);
+  ASSERT_TRUE(fast.ok() && ref.ok());
+  ASSERT_TRUE((*fast)->AllocateTensors().ok() && (*ref)->AllocateTensors().ok());
+  EXPECT_EQ((*fast)->ops()[0].variant, want_variant) << what;
+  const int64_t n = (*fast)->input(0)->num_elements();
+  for (int round = 0; round < 3; ++round) {
+    // Round 1 is all zeros (scale 1, zero point 0), round 2 is one-signed (asymmetric zero point
+    // at the range end).
+    std::vector<float> x = round == 1 ? std::vector<float>(n, 0.0f) : Randoms(rng, n, round == 2 ? 0.1f : -3.0f, 2.0f);
+    std::memcpy((*fast)->input(0)->data, x.data(), n * sizeof(float));
+    std::memcpy((*ref)->input(0)->data, x.data(), n * sizeof(float));
+    ASSERT_TRUE((*fast)->Invoke().ok());
+    ASSERT_TRUE((*ref)->Invoke().ok());
+    const rt::RtTensor* got = (*fast)->output(0);
+    const rt::RtTensor* want = (*ref)->output(0);
+    ASSERT_EQ(got->shape, want->shape);
+    int bad = 0;
+    for (int64_t i = 0; i < want->num_elements(); ++i)
+      if (std::memcmp(got->data_as<float>() + i, want->data_as<float>() + i, sizeof(float)) != 0 && bad++ < 5)
+        ADD_FAILURE() << what << " threads " << threads << " round " << round << " element " << i << ": got "
+                      << got->data_as<float>()[i] << " want " << want->data_as<float>()[i];
+  }
+}
+
+bool HasVnni() { return rt::CpuHardware().has_avx512_vnni(); }
+
+TEST(HybridFast, FullyConnectedMatchesReferenceBitForBit) {
+  if (!HasVnni()) GTEST_SKIP() << "this CPU has no AVX-512 VNNI: hybrid ops run the reference kernel";
+  std::mt19937 rng(41);
+  const int depths[] = {1, 3, 4, 5, 17, 64, 67, 640};
+  const int units[] = {1, 7, 16, 17, 33, 128};
+  int n = 0;
+  for (int depth : depths)
+    for (int u : units)
+      for (int variant = 0; variant < 2; ++variant, ++n) {
+        const int batches = 1 + n % 5;
+        const bool per_channel = n % 3 != 0, asymmetric = n % 2 == 0, bias = n % 4 != 3;
+        GraphBuilder b;
+        auto x = b.Input("x", DType::kFloat32, {batches, depth});
+        std::vector<int32_t> ins = {x, AddWeights(b, rng, {u, depth}, per_channel, n % 7 == 0)};
+        if (bias) ins.push_back(b.Const<float>("b", DType::kFloat32, {u}, Randoms(rng, u, -1, 1)));
+        auto y = b.Tensor("y", DType::kFloat32, {batches, u});
+        tflite::FullyConnectedOptionsT o;
+        o.asymmetric_quantize_inputs = asymmetric;
+        o.fused_activation_function = static_cast<tflite::ActivationFunctionType>(n % 4 == 1 ? 1 : n % 4 == 2 ? 3 : 0);
+        b.Op(tflite::BuiltinOperator_FULLY_CONNECTED, ins, {y}, o);
+        b.Output(y);
+        CompareWithReference(b.Finish(), rng, 1 + n % 2, "fully_connected/hybrid/avx512vnni",
+                             "fc batches " + std::to_string(batches) + " depth " + std::to_string(depth) + " units " +
+                                 std::to_string(u) + (per_channel ? " per-channel" : "") +
+                                 (asymmetric ? " asymmetric" : ""));
+      }
+}
+
+TEST(HybridFast, Conv2DMatchesReferenceBitForBit) {
+  if (!HasVnni()) GTEST_SKIP() << "this CPU has no AVX-512 VNNI: hybrid ops run the reference kernel";
+  std::mt19937 rng(42);
+  struct Case {
+    int batch, h, w, c, oc, kh, kw, s, d;
+    bool same;
+  };
+  std::vector<Case> cases = {{1, 49, 10, 1, 64, 10, 4, 2, 1, true},  // kws stem: 10x4 stride 2, one channel
+                             {1, 25, 5, 64, 64, 1, 1, 1, 1, true},   // pointwise
+                             {2, 9, 7, 3, 17, 3, 3, 2, 1, true},
+                             {1, 8, 8, 5, 33, 3, 3, 1, 2, true},    // dilated
+                             {1, 6, 11, 6, 16, 5, 3, 1, 1, false},  // VALID
+                             {2, 5, 5, 13, 7, 3, 3, 1, 1, true},
+                             {1, 1, 1, 70, 40, 1, 1, 1, 1, false},
+                             {1, 12, 12, 16, 48, 3, 3, 2, 1, true}};
+  int n = 0;
+  for (const Case& c : cases)
+    for (int scales = 0; scales < 3; ++scales, ++n) {  // per tensor, per channel, per channel all equal
+      GraphBuilder b;
+      auto x = b.Input("x", DType::kFloat32, {c.batch, c.h, c.w, c.c});
+      std::vector<int32_t> ins = {x, AddWeights(b, rng, {c.oc, c.kh, c.kw, c.c}, scales > 0, scales == 2)};
+      ins.push_back(b.Const<float>("b", DType::kFloat32, {c.oc}, Randoms(rng, c.oc, -1, 1)));
+      const int ekh = (c.kh - 1) * c.d + 1, ekw = (c.kw - 1) * c.d + 1;
+      const int oh = c.same ? (c.h + c.s - 1) / c.s : (c.h - ekh) / c.s + 1;
+      const int ow = c.same ? (c.w + c.s - 1) / c.s : (c.w - ekw) / c.s + 1;
+      auto y = b.Tensor("y", DType::kFloat32, {c.batch, oh, ow, c.oc});
+      tflite::Conv2DOptionsT o;
+      o.padding = c.same ? tflite::Padding_SAME : tflite::Padding_VALID;
+      o.stride_h = o.stride_w = c.s;
+      o.dilation_h_factor = o.dilation_w_factor = c.d;
+      o.fused_activation_function = static_cast<tflite::ActivationFunctionType>(n % 3 == 1 ? 1 : 0);
+      b.Op(tflite::BuiltinOperator_CONV_2D, ins, {y}, o);
+      b.Output(y);
+      CompareWithReference(b.Finish(), rng, 1 + n % 2, "conv2d/hybrid/avx512vnni",
+                           "conv " + std::to_string(c.batch) + "x" + std::to_string(c.h) + "x" + std::to_string(c.w) +
+                               "x" + std::to_string(c.c) + " -> " + std::to_string(c.oc) + " k" + std::to_string(c.kh) +
+                               "x" + std::to_string(c.kw) + " scales " + std::to_string(scales));
+    }
+}
+
+}  // namespace
+}  // namespace edgeopt
