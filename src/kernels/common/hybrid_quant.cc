@@ -6,6 +6,18 @@
 
 namespace edgeopt::kernels {
 
+bool SymmetricParams(float lo, float hi, float* scale, float* inverse) {
+  const float range = std::max(std::fabs(lo), std::fabs(hi));
+  if (range == 0) {
+    *scale = 1;
+    return false;
+  }
+  constexpr int32_t kScale = 127;
+  *scale = range / kScale;
+  *inverse = kScale / range;
+  return true;
+}
+
 void SymmetricQuantizeFloats(const float* values, int64_t n, int8_t* quantized, float* scale) {
   float lo = 0, hi = 0;
   if (n > 0) {
@@ -13,37 +25,27 @@ void SymmetricQuantizeFloats(const float* values, int64_t n, int8_t* quantized, 
     lo = *mm.first;
     hi = *mm.second;
   }
-  const float range = std::max(std::fabs(lo), std::fabs(hi));
-  if (range == 0) {
+  float inverse;
+  if (!SymmetricParams(lo, hi, scale, &inverse)) {
     std::memset(quantized, 0, static_cast<size_t>(n));
-    *scale = 1;
     return;
   }
   constexpr int32_t kScale = 127;
-  *scale = range / kScale;
-  const float inverse = kScale / range;
   for (int64_t i = 0; i < n; ++i) {
     const auto q = static_cast<int32_t>(std::round(values[i] * inverse));
     quantized[i] = static_cast<int8_t>(std::clamp(q, -kScale, kScale));
   }
 }
 
-void AsymmetricQuantizeFloats(const float* values, int64_t n, int8_t* quantized, float* scale, int32_t* zero_point) {
+bool AsymmetricParams(float lo, float hi, float* scale, int32_t* zero_point, float* inverse) {
   constexpr int32_t kMin = -128, kMax = 127;
   constexpr double qmin = kMin, qmax = kMax;
-  float lo = 0, hi = 0;
-  if (n > 0) {
-    const auto mm = std::minmax_element(values, values + n);
-    lo = *mm.first;
-    hi = *mm.second;
-  }
   const double rmin = std::fmin(0.0, static_cast<double>(lo));
   const double rmax = std::fmax(0.0, static_cast<double>(hi));
   if (rmin == rmax) {
-    std::memset(quantized, 0, static_cast<size_t>(n));
     *scale = 1;
     *zero_point = 0;
-    return;
+    return false;
   }
   // The zero point comes from whichever range end gives the smaller rounding error (LiteRT).
   const double s = (rmax - rmin) / (qmax - qmin);
@@ -62,7 +64,24 @@ void AsymmetricQuantizeFloats(const float* values, int64_t n, int8_t* quantized,
   }
   *scale = static_cast<float>(s);
   *zero_point = nudged;
-  const auto inverse = static_cast<float>(1.0 / static_cast<double>(*scale));  // as LiteRT: in double
+  *inverse = static_cast<float>(1.0 / static_cast<double>(*scale));  // as LiteRT: in double
+  return true;
+}
+
+void AsymmetricQuantizeFloats(const float* values, int64_t n, int8_t* quantized, float* scale, int32_t* zero_point) {
+  constexpr int32_t kMin = -128, kMax = 127;
+  float lo = 0, hi = 0;
+  if (n > 0) {
+    const auto mm = std::minmax_element(values, values + n);
+    lo = *mm.first;
+    hi = *mm.second;
+  }
+  float inverse;
+  if (!AsymmetricParams(lo, hi, scale, zero_point, &inverse)) {
+    std::memset(quantized, 0, static_cast<size_t>(n));
+    return;
+  }
+  const int32_t nudged = *zero_point;
   for (int64_t i = 0; i < n; ++i) {
     const auto q = static_cast<int32_t>(std::round(static_cast<float>(nudged) + values[i] * inverse));
     quantized[i] = static_cast<int8_t>(std::clamp(q, kMin, kMax));

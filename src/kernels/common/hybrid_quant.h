@@ -17,6 +17,11 @@ void SymmetricQuantizeFloats(const float* values, int64_t n, int8_t* quantized, 
 // *scale = 1, *zero_point = 0.
 void AsymmetricQuantizeFloats(const float* values, int64_t n, int8_t* quantized, float* scale, int32_t* zero_point);
 
+// The parameters alone, from a row's minimum and maximum (for vector versions of the loops
+// above). False for an all-zero range: then every q is 0 and *scale = 1 (*zero_point = 0).
+bool SymmetricParams(float lo, float hi, float* scale, float* inverse);
+bool AsymmetricParams(float lo, float hi, float* scale, int32_t* zero_point, float* inverse);
+
 // Quantizes `rows` rows of `cols` floats each, symmetric or asymmetric (zero_points may be null
 // when symmetric; they are then not written).
 void QuantizeRows(const float* values, int64_t rows, int64_t cols, bool asymmetric, int8_t* quantized, float* scales,

@@ -33,4 +33,9 @@ struct PackedWeights {
 void DotVnni(const PackedWeights& p, const uint8_t* a, size_t a_stride, int rows, int j0, int j1, int32_t* sums,
              size_t sums_stride);
 
+// QuantizeRows (common/hybrid_quant.h) on AVX-512, the same values bit for bit
+// (quantize_avx512.cc).
+void QuantizeRowsAvx512(const float* values, int64_t rows, int64_t cols, bool asymmetric, int8_t* quantized,
+                        float* scales, int32_t* zero_points);
+
 }  // namespace edgeopt::kernels::hybrid

@@ -1,6 +1,7 @@
 // Fast hybrid ("dynamic range") CONV_2D and FULLY_CONNECTED: float input and output, constant
 // int8 weights. As the reference kernels (conv/ref_conv2d.cc, fully_connected/ref.cc) do, the
-// input is quantized per batch at every invoke with LiteRT's own rounding (QuantizeRows); the
+// input is quantized per batch at every invoke with LiteRT's own rounding (QuantizeRows, here
+// vectorized: QuantizeRowsAvx512); the
 // int8 x int8 dot products then run on AVX-512 VNNI (hybrid_dot.h) instead of scalar loops, and
 // each output is scaled back exactly as the reference scales it — same integers, same float
 // operations in the same order, so the outputs are the reference's bit for bit.
@@ -103,7 +104,7 @@ class HybridFullyConnected final : public FastKernel {
 
   Status InvokeFast(rt::KernelContext& ctx) override {
     const PackedWeights& p = *packed_;
-    QuantizeRows(ctx.input(0)->data_as<float>(), batches_, depth_, asymmetric_, q_.data(), batch_scale_.data(),
+    QuantizeRowsAvx512(ctx.input(0)->data_as<float>(), batches_, depth_, asymmetric_, q_.data(), batch_scale_.data(),
                  batch_zp_.data());
     for (int64_t r = 0; r < batches_; ++r)
       for (int k = 0; k < depth_; ++k)
@@ -195,7 +196,7 @@ class HybridConv2D final : public FastKernel {
   Status InvokeFast(rt::KernelContext& ctx) override {
     const PackedWeights& p = *packed_;
     const int64_t per_batch = int64_t{g_.h} * g_.w * g_.c;
-    QuantizeRows(ctx.input(0)->data_as<float>(), g_.batch, per_batch, per_channel_, q_.data(), batch_scale_.data(),
+    QuantizeRowsAvx512(ctx.input(0)->data_as<float>(), g_.batch, per_batch, per_channel_, q_.data(), batch_scale_.data(),
                  batch_zp_.data());
     const rt::RtTensor* bias = ctx.input(2);
     const float* b = bias ? bias->data_as<float>() : nullptr;

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "graph/builder.h"
+#include "kernels/common/hybrid_quant.h"
+#include "kernels/hybrid/hybrid_dot.h"
 #include "runtime/cpu.h"
 #include "runtime/interpreter.h"
 
@@ -152,3 +154,44 @@ TEST(HybridFast, Conv2DMatchesReferenceBitForBit) {
 
 }  // namespace
 }  // namespace edgeopt
+
+namespace edgeopt::kernels::hybrid {
+namespace {
+
+// The vector input quantization against QuantizeRows, bit for bit: lengths around the vector
+// width, exact ties (x·inverse = k + 1/2: std::round goes away from zero), -0, one-signed rows,
+// all-zero rows, symmetric and asymmetric.
+TEST(HybridFast, VectorQuantizeMatchesQuantizeRows) {
+  if (!rt::CpuHardware().has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512";
+  std::mt19937 rng(43);
+  std::vector<std::vector<float>> rows;
+  for (int n : {1, 2, 15, 16, 17, 31, 33, 64, 100, 1000}) {
+    rows.push_back(edgeopt::Randoms(rng, n, -5.0f, 3.0f));
+    rows.push_back(edgeopt::Randoms(rng, n, 0.25f, 9.0f));
+    rows.push_back(edgeopt::Randoms(rng, n, -7.0f, -0.5f));
+    rows.push_back(std::vector<float>(n, 0.0f));
+  }
+  // Ties with scale 1: symmetric max |x| = 127, asymmetric range [-128, 127].
+  std::vector<float> ties = {127.0f, -128.0f, -0.0f};
+  for (int k = -127; k < 127; ++k) ties.push_back(static_cast<float>(k) + 0.5f);
+  rows.push_back(ties);
+  for (const auto& row : rows)
+    for (bool asymmetric : {false, true})
+      for (int64_t nrows : {1, 2}) {
+        const int64_t cols = static_cast<int64_t>(row.size()) / nrows;
+        if (cols == 0) continue;
+        std::vector<int8_t> want(row.size(), 1), got(row.size(), 2);
+        std::vector<float> want_scale(nrows), got_scale(nrows);
+        std::vector<int32_t> want_zp(nrows), got_zp(nrows);
+        QuantizeRows(row.data(), nrows, cols, asymmetric, want.data(), want_scale.data(), want_zp.data());
+        QuantizeRowsAvx512(row.data(), nrows, cols, asymmetric, got.data(), got_scale.data(), got_zp.data());
+        const size_t n = static_cast<size_t>(nrows * cols);
+        EXPECT_EQ(std::vector<int8_t>(got.begin(), got.begin() + n), std::vector<int8_t>(want.begin(), want.begin() + n))
+            << "length " << row.size() << " rows " << nrows << (asymmetric ? " asymmetric" : " symmetric");
+        EXPECT_EQ(got_scale, want_scale);
+        EXPECT_EQ(got_zp, want_zp);
+      }
+}
+
+}  // namespace
+}  // namespace edgeopt::kernels::hybrid

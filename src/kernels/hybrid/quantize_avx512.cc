@@ -1,0 +1,78 @@
+// AVX-512 version of QuantizeRows (common/hybrid_quant.h) for the hybrid kernels: the same
+// parameters (SymmetricParams / AsymmetricParams from the row's min and max) and the same
+// values bit for bit — the product rounded to float, then (asymmetric) the float zero point
+// added, then std::round's half-away-from-zero, then the clamp.
+// GCC 12's AVX-512 intrinsics start "undefined" vectors with a self-assignment that
+// -Wuninitialized reports (GCC bug 105593, fixed in GCC 13).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "kernels/common/hybrid_quant.h"
+#include "kernels/hybrid/hybrid_dot.h"
+
+namespace edgeopt::kernels::hybrid {
+namespace {
+
+// A value the compiler may not fuse with the next addition (that would round once, not twice).
+inline __m512 Opaque(__m512 v) {
+  asm("" : "+v"(v));
+  return v;
+}
+
+inline __mmask16 Lanes(int64_t n) { return static_cast<__mmask16>(n >= 16 ? 0xffff : (1u << n) - 1u); }
+
+void MinMax(const float* x, int64_t n, float* lo, float* hi) {
+  __m512 mn = _mm512_set1_ps(x[0]), mx = mn;
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = Lanes(n - i);
+    const __m512 v = _mm512_mask_loadu_ps(mn, m, x + i);  // lanes past n repeat a value already seen
+    mn = _mm512_min_ps(mn, v);
+    mx = _mm512_max_ps(mx, _mm512_mask_loadu_ps(mx, m, x + i));
+  }
+  *lo = _mm512_reduce_min_ps(mn);
+  *hi = _mm512_reduce_max_ps(mx);
+}
+
+// std::round: truncate, then one step away from zero when the dropped part is at least 1/2
+// (the dropped part v - trunc(v) is exact in float).
+inline __m512i RoundAway(__m512 v) {
+  const __m512 t = _mm512_roundscale_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __m512 frac = _mm512_sub_ps(v, t);
+  const __mmask16 up = _mm512_cmp_ps_mask(_mm512_abs_ps(frac), _mm512_set1_ps(0.5f), _CMP_GE_OQ);
+  const __m512 one = _mm512_or_ps(_mm512_and_ps(v, _mm512_set1_ps(-0.0f)), _mm512_set1_ps(1.0f));
+  return _mm512_cvttps_epi32(_mm512_mask_add_ps(t, up, t, one));
+}
+
+}  // namespace
+
+void QuantizeRowsAvx512(const float* values, int64_t rows, int64_t cols, bool asymmetric, int8_t* quantized,
+                        float* scales, int32_t* zero_points) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* x = values + r * cols;
+    int8_t* q = quantized + r * cols;
+    float lo = 0, hi = 0, inverse = 0;
+    if (cols > 0) MinMax(x, cols, &lo, &hi);
+    int32_t zp = 0;
+    const bool nonzero = asymmetric ? AsymmetricParams(lo, hi, &scales[r], &zp, &inverse)
+                                    : SymmetricParams(lo, hi, &scales[r], &inverse);
+    if (zero_points) zero_points[r] = zp;
+    if (!nonzero) {
+      std::memset(q, 0, static_cast<size_t>(cols));
+      continue;
+    }
+    const __m512 inv = _mm512_set1_ps(inverse), zpf = _mm512_set1_ps(static_cast<float>(zp));
+    const __m512i qmin = _mm512_set1_epi32(asymmetric ? -128 : -127), qmax = _mm512_set1_epi32(127);
+    for (int64_t i = 0; i < cols; i += 16) {
+      const __mmask16 m = Lanes(cols - i);
+      __m512 v = Opaque(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), inv));
+      if (asymmetric) v = _mm512_add_ps(zpf, v);
+      const __m512i qi = _mm512_min_epi32(_mm512_max_epi32(RoundAway(v), qmin), qmax);
+      _mm_mask_storeu_epi8(q + i, m, _mm512_cvtepi32_epi8(qi));
+    }
+  }
+}
+
+}  // namespace edgeopt::kernels::hybrid
