@@ -28,10 +28,23 @@ struct PackedWeights {
   static PackedWeights FromNK(const int8_t* w, int n, int k);
 };
 
-// sums[r·sums_stride + 16·j + u] = Σ_k a[r·a_stride + k] · w[16·j + u][k] (uint8 a, kp bytes per
-// row readable; bytes past K meet zero weights) for rows [0, rows) and blocks [j0, j1).
-void DotVnni(const PackedWeights& p, const uint8_t* a, size_t a_stride, int rows, int j0, int j1, int32_t* sums,
-             size_t sums_stride);
+// The output stage of rows of one batch, after their products: out[u] =
+// clamp(float(sum - (128 + zero_point)·Σw[u]) · scale[u] + bias[u], lo, hi), the reference's
+// float operations in its order. scale: the batch's input scale times unit u's weight scale,
+// multiplied as the reference multiplies them; bias: zeros when the op has none (v + 0 is v:
+// v is never -0 here, the integer-to-float conversion gives +0). Both hold blocks·16 floats.
+struct OutputStage {
+  const float* scale;
+  const float* bias;
+  int32_t zero_point;
+  float lo, hi;
+};
+
+// The products of rows [0, rows) of one batch (uint8 a, kp bytes per row readable; bytes past K
+// meet zero weights) with blocks [j0, j1) of units, then the output stage: out row r at
+// out + r·out_stride, units past n not written.
+void DotVnniFloat(const PackedWeights& p, const uint8_t* a, size_t a_stride, int rows, int j0, int j1,
+                  const OutputStage& os, float* out, size_t out_stride);
 
 // QuantizeRows (common/hybrid_quant.h) on AVX-512, the same values bit for bit
 // (quantize_avx512.cc).

@@ -69,12 +69,6 @@ Plan SplitWork(rt::ThreadPool& pool, int64_t rows, int blocks, int64_t macs) {
   return p;
 }
 
-// The integer sum the reference computes, wrapped to int32: VNNI sum minus (128 + zp)·Σw.
-inline int32_t Unbias(int32_t vnni_sum, int32_t zero_point, int32_t weight_sum) {
-  return static_cast<int32_t>(static_cast<uint32_t>(vnni_sum) -
-                              static_cast<uint32_t>(128 + zero_point) * static_cast<uint32_t>(weight_sum));
-}
-
 class HybridFullyConnected final : public FastKernel {
  public:
   explicit HybridFullyConnected(std::unique_ptr<rt::OpKernel> ref) : FastKernel(std::move(ref)) {}
@@ -97,6 +91,13 @@ class HybridFullyConnected final : public FastKernel {
                                        [&] { return PackedWeights::FromNK(w->data_as<int8_t>(), units_, depth_); });
     q_.assign(static_cast<size_t>(batches_) * depth_, 0);
     a_.assign(static_cast<size_t>(batches_) * packed_->kp, 0);
+    const size_t padded = static_cast<size_t>(packed_->blocks()) * kUnits;
+    row_scale_.assign(static_cast<size_t>(batches_) * padded, 0.0f);
+    bias_.assign(padded, 0.0f);
+    if (const rt::RtTensor* bias = ctx.input(2)) {
+      if (!bias->data) return false;
+      std::copy(bias->data_as<float>(), bias->data_as<float>() + units_, bias_.begin());
+    }
     batch_scale_.assign(batches_, 0.0f);
     batch_zp_.assign(batches_, 0);
     return true;
@@ -109,28 +110,21 @@ class HybridFullyConnected final : public FastKernel {
     for (int64_t r = 0; r < batches_; ++r)
       for (int k = 0; k < depth_; ++k)
         a_[r * p.kp + k] = static_cast<uint8_t>(q_[r * depth_ + k]) ^ 0x80;
-    const rt::RtTensor* bias = ctx.input(2);
-    const float* b = bias ? bias->data_as<float>() : nullptr;
     float* out = ctx.output(0)->data_as<float>();
+    const size_t padded = static_cast<size_t>(p.blocks()) * kUnits;
+    for (int64_t r = 0; r < batches_; ++r)
+      for (int u = 0; u < units_; ++u)  // as the reference: the batch scale times the weight scale
+        row_scale_[r * padded + u] = per_channel_ ? batch_scale_[r] * scales_[u] : batch_scale_[r] * scales_[0];
     const Plan plan = SplitWork(ctx.threads(), batches_, p.blocks(), batches_ * int64_t{units_} * depth_);
     ctx.threads().ParallelTasks(plan.row_tasks * plan.block_tasks, [&](int64_t t) {
       const int64_t r0 = batches_ * (t / plan.block_tasks) / plan.row_tasks;
       const int64_t r1 = batches_ * (t / plan.block_tasks + 1) / plan.row_tasks;
       const int j0 = static_cast<int>(p.blocks() * (t % plan.block_tasks) / plan.block_tasks);
       const int j1 = static_cast<int>(p.blocks() * (t % plan.block_tasks + 1) / plan.block_tasks);
-      if (r0 == r1 || j0 == j1) return;
-      const size_t stride = static_cast<size_t>(p.blocks()) * kUnits;
-      std::vector<int32_t> sums(static_cast<size_t>(r1 - r0) * stride);
-      DotVnni(p, a_.data() + r0 * p.kp, p.kp, static_cast<int>(r1 - r0), j0, j1, sums.data(), stride);
-      const int u1 = std::min(units_, j1 * kUnits);
-      for (int64_t r = r0; r < r1; ++r)
-        for (int u = j0 * kUnits; u < u1; ++u) {
-          // As the reference: the batch scale times the unit's (or the tensor's) weight scale.
-          const float scale = per_channel_ ? batch_scale_[r] * scales_[u] : batch_scale_[r] * scales_[0];
-          float v = static_cast<float>(Unbias(sums[(r - r0) * stride + u], batch_zp_[r], p.sums[u])) * scale;
-          if (b) v = b[u] + v;
-          out[r * units_ + u] = std::min(std::max(v, lo_), hi_);
-        }
+      for (int64_t r = r0; r < r1; ++r) {  // every row is its own batch: its own scale and zero point
+        const OutputStage os{row_scale_.data() + r * padded, bias_.data(), batch_zp_[r], lo_, hi_};
+        DotVnniFloat(p, a_.data() + r * p.kp, p.kp, 1, j0, j1, os, out + r * units_, units_);
+      }
     });
     return Status::Ok();
   }
@@ -148,6 +142,7 @@ class HybridFullyConnected final : public FastKernel {
   std::vector<uint8_t> a_;
   std::vector<float> batch_scale_;
   std::vector<int32_t> batch_zp_;
+  std::vector<float> row_scale_, bias_;  // per batch row / per unit, padded to whole blocks
 };
 
 class HybridConv2D final : public FastKernel {
@@ -190,6 +185,13 @@ class HybridConv2D final : public FastKernel {
     a_.assign(static_cast<size_t>(Rows()) * packed_->kp, 0);
     batch_scale_.assign(g_.batch, 0.0f);
     batch_zp_.assign(g_.batch, 0);
+    const size_t padded = static_cast<size_t>(packed_->blocks()) * kUnits;
+    batch_scales_.assign(static_cast<size_t>(g_.batch) * padded, 0.0f);
+    bias_.assign(padded, 0.0f);
+    if (const rt::RtTensor* bias = ctx.input(2)) {
+      if (!bias->data) return false;
+      std::copy(bias->data_as<float>(), bias->data_as<float>() + out_c_, bias_.begin());
+    }
     return true;
   }
 
@@ -198,10 +200,12 @@ class HybridConv2D final : public FastKernel {
     const int64_t per_batch = int64_t{g_.h} * g_.w * g_.c;
     QuantizeRowsAvx512(ctx.input(0)->data_as<float>(), g_.batch, per_batch, per_channel_, q_.data(), batch_scale_.data(),
                  batch_zp_.data());
-    const rt::RtTensor* bias = ctx.input(2);
-    const float* b = bias ? bias->data_as<float>() : nullptr;
     float* out = ctx.output(0)->data_as<float>();
-    const int64_t rows = Rows();
+    const size_t padded = static_cast<size_t>(p.blocks()) * kUnits;
+    for (int bi = 0; bi < g_.batch; ++bi)
+      for (int u = 0; u < out_c_; ++u)  // as the reference multiplies them
+        batch_scales_[bi * padded + u] = per_channel_ ? scales_[u] * batch_scale_[bi] : batch_scale_[bi] * scales_[0];
+    const int64_t rows = Rows(), pixels = int64_t{g_.oh} * g_.ow;
     const Plan plan = SplitWork(ctx.threads(), rows, p.blocks(), rows * int64_t{out_c_} * p.k);
     // Each row task gathers its own rows; when blocks of units are split too (few rows), the
     // rows are gathered once before.
@@ -213,21 +217,12 @@ class HybridConv2D final : public FastKernel {
       const int j1 = static_cast<int>(p.blocks() * (t % plan.block_tasks + 1) / plan.block_tasks);
       if (r0 == r1 || j0 == j1) return;
       if (plan.block_tasks == 1) Gather(r0, r1);
-      const size_t stride = static_cast<size_t>(p.blocks()) * kUnits;
-      std::vector<int32_t> sums(static_cast<size_t>(r1 - r0) * stride);
-      DotVnni(p, a_.data() + r0 * p.kp, p.kp, static_cast<int>(r1 - r0), j0, j1, sums.data(), stride);
-      const int u1 = std::min(out_c_, j1 * kUnits);
-      const int64_t pixels = int64_t{g_.oh} * g_.ow;
-      for (int64_t r = r0; r < r1; ++r) {
+      for (int64_t r = r0; r < r1;) {  // by batch: each has its own scale and zero point
         const int bi = static_cast<int>(r / pixels);
-        for (int u = j0 * kUnits; u < u1; ++u) {
-          const int32_t acc = Unbias(sums[(r - r0) * stride + u], batch_zp_[bi], p.sums[u]);
-          // As the reference: per channel w_scale·batch_scale, per tensor batch_scale·w_scale.
-          float v = static_cast<float>(acc) *
-                    (per_channel_ ? scales_[u] * batch_scale_[bi] : batch_scale_[bi] * scales_[0]);
-          if (b) v += b[u];
-          out[r * out_c_ + u] = std::min(std::max(v, lo_), hi_);
-        }
+        const int64_t end = std::min(r1, (bi + 1) * pixels);
+        const OutputStage os{batch_scales_.data() + bi * padded, bias_.data(), batch_zp_[bi], lo_, hi_};
+        DotVnniFloat(p, a_.data() + r * p.kp, p.kp, static_cast<int>(end - r), j0, j1, os, out + r * out_c_, out_c_);
+        r = end;
       }
     });
     return Status::Ok();
@@ -279,6 +274,7 @@ class HybridConv2D final : public FastKernel {
   std::vector<uint8_t> a_;
   std::vector<float> batch_scale_;
   std::vector<int32_t> batch_zp_;
+  std::vector<float> batch_scales_, bias_;  // per batch x unit / per unit, padded to whole blocks
 };
 
 // Hybrid: float input and output, int8 weights (a float or absent bias), AVX-512 VNNI present.

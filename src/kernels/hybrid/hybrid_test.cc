@@ -133,7 +133,7 @@ TEST(HybridFast, Conv2DMatchesReferenceBitForBit) {
       GraphBuilder b;
       auto x = b.Input("x", DType::kFloat32, {c.batch, c.h, c.w, c.c});
       std::vector<int32_t> ins = {x, AddWeights(b, rng, {c.oc, c.kh, c.kw, c.c}, scales > 0, scales == 2)};
-      ins.push_back(b.Const<float>("b", DType::kFloat32, {c.oc}, Randoms(rng, c.oc, -1, 1)));
+      if (n % 4 != 3) ins.push_back(b.Const<float>("b", DType::kFloat32, {c.oc}, Randoms(rng, c.oc, -1, 1)));
       const int ekh = (c.kh - 1) * c.d + 1, ekw = (c.kw - 1) * c.d + 1;
       const int oh = c.same ? (c.h + c.s - 1) / c.s : (c.h - ekh) / c.s + 1;
       const int ow = c.same ? (c.w + c.s - 1) / c.s : (c.w - ekw) / c.s + 1;
