@@ -27,4 +27,9 @@ bool AsymmetricParams(float lo, float hi, float* scale, int32_t* zero_point, flo
 void QuantizeRows(const float* values, int64_t rows, int64_t cols, bool asymmetric, int8_t* quantized, float* scales,
                   int32_t* zero_points);
 
+// QuantizeRows on AVX-512 (F, BW, VL, DQ: the caller checks), the same bytes, scales and zero
+// points (hybrid_quant_avx512.cc).
+void QuantizeRowsAvx512(const float* values, int64_t rows, int64_t cols, bool asymmetric, int8_t* quantized,
+                        float* scales, int32_t* zero_points);
+
 }  // namespace edgeopt::kernels

@@ -46,9 +46,4 @@ struct OutputStage {
 void DotVnniFloat(const PackedWeights& p, const uint8_t* a, size_t a_stride, int rows, int j0, int j1,
                   const OutputStage& os, float* out, size_t out_stride);
 
-// QuantizeRows (common/hybrid_quant.h) on AVX-512, the same values bit for bit
-// (quantize_avx512.cc).
-void QuantizeRowsAvx512(const float* values, int64_t rows, int64_t cols, bool asymmetric, int8_t* quantized,
-                        float* scales, int32_t* zero_points);
-
 }  // namespace edgeopt::kernels::hybrid

@@ -1,4 +1,4 @@
-// AVX-512 version of QuantizeRows (common/hybrid_quant.h) for the hybrid kernels: the same
+// AVX-512 version of QuantizeRows (hybrid_quant.h) for the hybrid kernels: the same
 // parameters (SymmetricParams / AsymmetricParams from the row's min and max) and the same
 // values bit for bit — the product rounded to float, then (asymmetric) the float zero point
 // added, then std::round's half-away-from-zero, then the clamp.
@@ -11,9 +11,8 @@
 #include <cstring>
 
 #include "kernels/common/hybrid_quant.h"
-#include "kernels/hybrid/hybrid_dot.h"
 
-namespace edgeopt::kernels::hybrid {
+namespace edgeopt::kernels {
 namespace {
 
 // A value the compiler may not fuse with the next addition (that would round once, not twice).
@@ -75,4 +74,4 @@ void QuantizeRowsAvx512(const float* values, int64_t rows, int64_t cols, bool as
   }
 }
 
-}  // namespace edgeopt::kernels::hybrid
+}  // namespace edgeopt::kernels
