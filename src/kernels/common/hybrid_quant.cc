@@ -6,6 +6,20 @@
 
 namespace edgeopt::kernels {
 
+namespace {
+
+// The row's minimum and maximum (0 and 0 for an empty row).
+void RowMinMax(const float* values, int64_t n, float* lo, float* hi) {
+  *lo = *hi = 0;
+  if (n > 0) {
+    const auto mm = std::minmax_element(values, values + n);
+    *lo = *mm.first;
+    *hi = *mm.second;
+  }
+}
+
+}  // namespace
+
 bool SymmetricParams(float lo, float hi, float* scale, float* inverse) {
   const float range = std::max(std::fabs(lo), std::fabs(hi));
   if (range == 0) {
@@ -19,12 +33,8 @@ bool SymmetricParams(float lo, float hi, float* scale, float* inverse) {
 }
 
 void SymmetricQuantizeFloats(const float* values, int64_t n, int8_t* quantized, float* scale) {
-  float lo = 0, hi = 0;
-  if (n > 0) {
-    const auto mm = std::minmax_element(values, values + n);
-    lo = *mm.first;
-    hi = *mm.second;
-  }
+  float lo, hi;
+  RowMinMax(values, n, &lo, &hi);
   float inverse;
   if (!SymmetricParams(lo, hi, scale, &inverse)) {
     std::memset(quantized, 0, static_cast<size_t>(n));
@@ -70,12 +80,8 @@ bool AsymmetricParams(float lo, float hi, float* scale, int32_t* zero_point, flo
 
 void AsymmetricQuantizeFloats(const float* values, int64_t n, int8_t* quantized, float* scale, int32_t* zero_point) {
   constexpr int32_t kMin = -128, kMax = 127;
-  float lo = 0, hi = 0;
-  if (n > 0) {
-    const auto mm = std::minmax_element(values, values + n);
-    lo = *mm.first;
-    hi = *mm.second;
-  }
+  float lo, hi;
+  RowMinMax(values, n, &lo, &hi);
   float inverse;
   if (!AsymmetricParams(lo, hi, scale, zero_point, &inverse)) {
     std::memset(quantized, 0, static_cast<size_t>(n));

@@ -53,7 +53,25 @@ namespace {
 // a FULLY_CONNECTED with batch 1).
 struct Plan {
   int64_t row_tasks = 1, block_tasks = 1;
+  int64_t tasks() const { return row_tasks * block_tasks; }
+  // Task t's rows [*r0, *r1) and blocks [*j0, *j1) of `rows` rows and `blocks` blocks.
+  void Range(int64_t t, int64_t rows, int blocks, int64_t* r0, int64_t* r1, int* j0, int* j1) const {
+    *r0 = rows * (t / block_tasks) / row_tasks;
+    *r1 = rows * (t / block_tasks + 1) / row_tasks;
+    *j0 = static_cast<int>(blocks * (t % block_tasks) / block_tasks);
+    *j1 = static_cast<int>(blocks * (t % block_tasks + 1) / block_tasks);
+  }
 };
+
+// The bias (zeros without one) padded to whole blocks; false if its data is not there yet.
+bool PaddedBias(const rt::KernelContext& ctx, int n, size_t padded, std::vector<float>* out) {
+  out->assign(padded, 0.0f);
+  const rt::RtTensor* bias = ctx.input(2);
+  if (!bias) return true;
+  if (!bias->data) return false;
+  std::copy(bias->data_as<float>(), bias->data_as<float>() + n, out->begin());
+  return true;
+}
 
 Plan SplitWork(rt::ThreadPool& pool, int64_t rows, int blocks, int64_t macs) {
   Plan p;
@@ -93,11 +111,7 @@ class HybridFullyConnected final : public FastKernel {
     a_.assign(static_cast<size_t>(batches_) * packed_->kp, 0);
     const size_t padded = static_cast<size_t>(packed_->blocks()) * kUnits;
     row_scale_.assign(static_cast<size_t>(batches_) * padded, 0.0f);
-    bias_.assign(padded, 0.0f);
-    if (const rt::RtTensor* bias = ctx.input(2)) {
-      if (!bias->data) return false;
-      std::copy(bias->data_as<float>(), bias->data_as<float>() + units_, bias_.begin());
-    }
+    if (!PaddedBias(ctx, units_, padded, &bias_)) return false;
     batch_scale_.assign(batches_, 0.0f);
     batch_zp_.assign(batches_, 0);
     return true;
@@ -116,11 +130,10 @@ class HybridFullyConnected final : public FastKernel {
       for (int u = 0; u < units_; ++u)  // as the reference: the batch scale times the weight scale
         row_scale_[r * padded + u] = per_channel_ ? batch_scale_[r] * scales_[u] : batch_scale_[r] * scales_[0];
     const Plan plan = SplitWork(ctx.threads(), batches_, p.blocks(), batches_ * int64_t{units_} * depth_);
-    ctx.threads().ParallelTasks(plan.row_tasks * plan.block_tasks, [&](int64_t t) {
-      const int64_t r0 = batches_ * (t / plan.block_tasks) / plan.row_tasks;
-      const int64_t r1 = batches_ * (t / plan.block_tasks + 1) / plan.row_tasks;
-      const int j0 = static_cast<int>(p.blocks() * (t % plan.block_tasks) / plan.block_tasks);
-      const int j1 = static_cast<int>(p.blocks() * (t % plan.block_tasks + 1) / plan.block_tasks);
+    ctx.threads().ParallelTasks(plan.tasks(), [&](int64_t t) {
+      int64_t r0, r1;
+      int j0, j1;
+      plan.Range(t, batches_, p.blocks(), &r0, &r1, &j0, &j1);
       for (int64_t r = r0; r < r1; ++r) {  // every row is its own batch: its own scale and zero point
         const OutputStage os{row_scale_.data() + r * padded, bias_.data(), batch_zp_[r], lo_, hi_};
         DotVnniFloat(p, a_.data() + r * p.kp, p.kp, 1, j0, j1, os, out + r * units_, units_);
@@ -187,11 +200,7 @@ class HybridConv2D final : public FastKernel {
     batch_zp_.assign(g_.batch, 0);
     const size_t padded = static_cast<size_t>(packed_->blocks()) * kUnits;
     batch_scales_.assign(static_cast<size_t>(g_.batch) * padded, 0.0f);
-    bias_.assign(padded, 0.0f);
-    if (const rt::RtTensor* bias = ctx.input(2)) {
-      if (!bias->data) return false;
-      std::copy(bias->data_as<float>(), bias->data_as<float>() + out_c_, bias_.begin());
-    }
+    if (!PaddedBias(ctx, out_c_, padded, &bias_)) return false;
     return true;
   }
 
@@ -210,11 +219,10 @@ class HybridConv2D final : public FastKernel {
     // Each row task gathers its own rows; when blocks of units are split too (few rows), the
     // rows are gathered once before.
     if (plan.block_tasks > 1) Gather(0, rows);
-    ctx.threads().ParallelTasks(plan.row_tasks * plan.block_tasks, [&](int64_t t) {
-      const int64_t r0 = rows * (t / plan.block_tasks) / plan.row_tasks;
-      const int64_t r1 = rows * (t / plan.block_tasks + 1) / plan.row_tasks;
-      const int j0 = static_cast<int>(p.blocks() * (t % plan.block_tasks) / plan.block_tasks);
-      const int j1 = static_cast<int>(p.blocks() * (t % plan.block_tasks + 1) / plan.block_tasks);
+    ctx.threads().ParallelTasks(plan.tasks(), [&](int64_t t) {
+      int64_t r0, r1;
+      int j0, j1;
+      plan.Range(t, rows, p.blocks(), &r0, &r1, &j0, &j1);
       if (r0 == r1 || j0 == j1) return;
       if (plan.block_tasks == 1) Gather(r0, r1);
       for (int64_t r = r0; r < r1;) {  // by batch: each has its own scale and zero point
