@@ -21,24 +21,23 @@
 // custom options are the raw 12-byte TfLiteTransposeConvParams {padding (1 SAME, 2 VALID),
 // stride_width, stride_height}. The output size is stride * (in - 1) + kernel - pad_total with
 // pad_total = SAME ? max(0, kernel - (in - 1) % stride - 1) : 0; the leading padding is half of it.
+//
+// Float32 with constant (or folded) weights and a constant output shape runs on the packed
+// GEMM instead when the CPU has AVX2 (transpose_conv.h; variant `.../f32/gemm_avx512`): the same
+// products summed in another order, within float rounding of these loops.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "kernels/common/kernel_util.h"
 #include "kernels/common/nn_util.h"
 #include "kernels/common/quant_utils.h"
 #include "kernels/conv/conv_kernels.h"
+#include "kernels/conv/transpose_conv.h"
 
 namespace edgeopt::kernels {
 namespace {
-
-struct TransposeDims {
-  int batches = 0, in_h = 0, in_w = 0, in_c = 0;
-  int out_h = 0, out_w = 0, out_c = 0;
-  int k_h = 0, k_w = 0;
-  int stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
-};
 
 // finish(out_index, oc, acc) for every output element, where acc sums
 // (in + in_offset) * (w + w_offset) over the (input pixel, tap) pairs landing on it.
@@ -84,12 +83,13 @@ enum class TcKind { kFloat, kUInt8, kInt8, kInt16 };
 
 class TransposeConvKernel : public rt::OpKernel {
  public:
-  explicit TransposeConvKernel(TcKind kind) : kind_(kind) {}
+  // fast: the float GEMM engine (transpose_conv.h), or null.
+  TransposeConvKernel(TcKind kind, std::unique_ptr<TransposeConvF32> fast) : kind_(kind), fast_(std::move(fast)) {}
   Status Prepare(rt::KernelContext& ctx) override;
   Status Invoke(rt::KernelContext& ctx) override;
   std::string variant() const override {
     switch (kind_) {
-      case TcKind::kFloat: return "transpose_conv/f32/ref";
+      case TcKind::kFloat: return use_fast_ ? std::string("transpose_conv/f32/gemm_") + fast_->isa() : "transpose_conv/f32/ref";
       case TcKind::kUInt8: return "transpose_conv/uint8/ref";
       case TcKind::kInt8: return "transpose_conv/int8/ref";
       case TcKind::kInt16: return "transpose_conv/int16x8/ref";
@@ -105,6 +105,8 @@ class TransposeConvKernel : public rt::OpKernel {
   Status ResolveOutput(rt::KernelContext& ctx);
 
   TcKind kind_;
+  std::unique_ptr<TransposeConvF32> fast_;
+  bool use_fast_ = false;  // float with a constant output shape and weights
   TransposeDims d_;
   bool dynamic_output_ = false;
   std::vector<int32_t> multiplier_;
@@ -201,12 +203,15 @@ Status TransposeConvKernel::Prepare(rt::KernelContext& ctx) {
       break;
   }
   dynamic_output_ = !shape_t->is_constant() && !ctx.in_invoke();
+  use_fast_ = false;
   if (dynamic_output_) {
     ctx.MarkOutputDynamic(0);
     return Status::Ok();
   }
   if (!shape_t->data) return ctx.Error("output_shape " + Describe(*shape_t) + " has no data");
-  return ResolveOutput(ctx);
+  RETURN_IF_ERROR(ResolveOutput(ctx));
+  use_fast_ = kind_ == TcKind::kFloat && fast_ && !ctx.in_invoke() && fast_->Prepare(ctx, d_, *weights);
+  return Status::Ok();
 }
 
 Status TransposeConvKernel::Invoke(rt::KernelContext& ctx) {
@@ -221,6 +226,10 @@ Status TransposeConvKernel::Invoke(rt::KernelContext& ctx) {
     case TcKind::kFloat: {
       const float* b = bias ? bias->data_as<float>() : nullptr;
       float* out = output->data_as<float>();
+      if (use_fast_) {
+        fast_->Run(ctx, *weights, input->data_as<float>(), b, fact_min_, fact_max_, out);
+        return Status::Ok();
+      }
       TransposeConvGather<float>(d_, input->data_as<float>(), 0, weights->data_as<float>(), 0, pool,
                                  [&](int64_t i, int oc, float acc) {
                                    if (b) acc += b[oc];
@@ -283,6 +292,8 @@ Status TransposeConvKernel::Invoke(rt::KernelContext& ctx) {
 // MediaPipe's Convolution2DTransposeBias.
 class TransposeConvBiasKernel : public rt::OpKernel {
  public:
+  // fast: the float GEMM engine (transpose_conv.h), or null.
+  explicit TransposeConvBiasKernel(std::unique_ptr<TransposeConvF32> fast) : fast_(std::move(fast)) {}
   Status Prepare(rt::KernelContext& ctx) override {
     RETURN_IF_ERROR(CheckInputCount(ctx, 3, 3));
     RETURN_IF_ERROR(CheckOutputCount(ctx, 1));
@@ -329,22 +340,33 @@ class TransposeConvBiasKernel : public rt::OpKernel {
     if (d.in_h <= 0 || d.in_w <= 0 || d.out_h < 0 || d.out_w < 0)
       return ctx.Error("input " + Describe(*input) + " gives no valid output size");
     d_ = d;
-    return ctx.SetOutputShape(0, {d.batches, d.out_h, d.out_w, d.out_c});
+    RETURN_IF_ERROR(ctx.SetOutputShape(0, {d.batches, d.out_h, d.out_w, d.out_c}));
+    use_fast_ = fast_ && !ctx.in_invoke() && fast_->Prepare(ctx, d_, *weights);
+    return Status::Ok();
   }
   Status Invoke(rt::KernelContext& ctx) override {
     const float* b = ctx.input(2)->data_as<float>();
     float* out = ctx.output(0)->data_as<float>();
     if (ctx.output(0)->num_elements() == 0) return Status::Ok();
+    if (use_fast_) {
+      const float inf = std::numeric_limits<float>::infinity();
+      fast_->Run(ctx, *ctx.input(1), ctx.input(0)->data_as<float>(), b, -inf, inf, out);
+      return Status::Ok();
+    }
     TransposeConvGather<float>(d_, ctx.input(0)->data_as<float>(), 0, ctx.input(1)->data_as<float>(), 0, ctx.threads(),
                                [&](int64_t i, int oc, float acc) { out[i] = b[oc] + acc; });
     return Status::Ok();
   }
-  std::string variant() const override { return "transpose_conv_bias/f32/ref"; }
+  std::string variant() const override {
+    return use_fast_ ? std::string("transpose_conv_bias/f32/gemm_") + fast_->isa() : "transpose_conv_bias/f32/ref";
+  }
   int64_t Macs(const rt::KernelContext&) const override {
     return int64_t{d_.batches} * d_.in_h * d_.in_w * d_.in_c * d_.k_h * d_.k_w * d_.out_c;
   }
 
  private:
+  std::unique_ptr<TransposeConvF32> fast_;
+  bool use_fast_ = false;
   TransposeDims d_;
 };
 
@@ -378,7 +400,8 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateTransposeConv(const rt::KernelCrea
     return unsupported();
   }
   if (out->type != in->type || (bias && bias->type != bias_type)) return unsupported();
-  return std::unique_ptr<rt::OpKernel>(new TransposeConvKernel(kind));
+  return std::unique_ptr<rt::OpKernel>(
+      new TransposeConvKernel(kind, kind == TcKind::kFloat ? MakeTransposeConvF32(cc) : nullptr));
 }
 
 Expected<std::unique_ptr<rt::OpKernel>> CreateTransposeConvBias(const rt::KernelCreateContext& cc) {
@@ -389,7 +412,7 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateTransposeConvBias(const rt::Kernel
                       "; only float32 is supported");
   }
   if (cc.output(0) && cc.output(0)->type != DType::kFloat32) return cc.Error("only float32 outputs are supported");
-  return std::unique_ptr<rt::OpKernel>(new TransposeConvBiasKernel());
+  return std::unique_ptr<rt::OpKernel>(new TransposeConvBiasKernel(MakeTransposeConvF32(cc)));
 }
 
 }  // namespace edgeopt::kernels

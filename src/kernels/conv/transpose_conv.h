@@ -1,0 +1,64 @@
+// Float32 TRANSPOSE_CONV / Convolution2DTransposeBias on the packed GEMM (kernels/gemm), used by
+// the reference kernels of ref_transpose_conv.cc when the CPU has AVX2 or AVX-512 and the
+// interpreter is not reference-only.
+//
+// Every input pixel's products with every filter tap come from one GEMM,
+//   P[m][(ky·KW + kx)·Cout + co] = Σ_ci in[m][ci] · w[co][ky][kx][ci]   (M = input pixels),
+// then each output pixel gathers the products of the (input pixel, tap) pairs that land on it,
+// taps in the reference's order (ky, then kx), adds the bias and clamps. Float sums, so the
+// results differ from the reference's single running sum by rounding only (tested with a
+// relative tolerance).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "kernels/gemm/gemm.h"
+#include "runtime/kernel.h"
+
+namespace edgeopt::kernels {
+
+struct TransposeDims {
+  int batches = 0, in_h = 0, in_w = 0, in_c = 0;
+  int out_h = 0, out_w = 0, out_c = 0;
+  int k_h = 0, k_w = 0;
+  int stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+};
+
+class TransposeConvF32 {
+ public:
+  explicit TransposeConvF32(const gemm::Ukernels& uk) : uk_(uk) {}
+
+  // After the shapes are known: asks for the products' scratch (false if it would exceed
+  // 256 MB) and packs the weights [Cout, KH, KW, Cin] if their data is there (constants; weights
+  // that constant folding produces are packed at the first Run).
+  bool Prepare(rt::KernelContext& ctx, const TransposeDims& d, const rt::RtTensor& weights);
+  // bias may be null; out = clamp(Σ products + bias, lo, hi).
+  void Run(rt::KernelContext& ctx, const rt::RtTensor& weights, const float* in, const float* bias, float lo, float hi,
+           float* out);
+  const char* isa() const { return uk_.isa; }
+
+ private:
+  struct Tap {
+    int in;   // input row (or column)
+    int tap;  // filter row (or column)
+  };
+  void Pack(rt::KernelContext& ctx, const rt::RtTensor& weights);
+
+  const gemm::Ukernels& uk_;
+  TransposeDims d_;
+  std::shared_ptr<const gemm::PackedB> packed_;
+  int scratch_ = -1;
+  // Per output row: the (input row, filter row) pairs landing on it, filter rows ascending.
+  std::vector<std::vector<Tap>> rows_;
+  // Per output column ox: offsets col_offset_[col_begin_[ox] .. col_begin_[ox + 1]) of the
+  // products landing on it (input column · N + filter column · Cout), filter columns ascending.
+  std::vector<int> col_begin_;
+  std::vector<size_t> col_offset_;
+};
+
+// The fast float engine for this CPU, or null (no AVX2, reference kernels only, or weights that
+// are neither constant nor folded from constants).
+std::unique_ptr<TransposeConvF32> MakeTransposeConvF32(const rt::KernelCreateContext& cc);
+
+}  // namespace edgeopt::kernels
