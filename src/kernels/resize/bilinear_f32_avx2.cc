@@ -28,5 +28,6 @@ struct Avx2Vec {
 }  // namespace
 
 BilinearRowFn BilinearRowAvx2() { return BilinearRow<Avx2Vec>; }
+BilinearRowInt8Fn BilinearRowInt8Avx2() { return BilinearRowInt8; }
 
 }  // namespace edgeopt::kernels::resize

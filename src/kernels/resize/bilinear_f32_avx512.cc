@@ -25,8 +25,35 @@ struct Avx512Vec {
   static Mask TailMask(int n) { return static_cast<Mask>((1u << n) - 1u); }  // first n (0..15) lanes
 };
 
+// The int8 row (resize.h) on 16 channels at a time in int32 lanes, masked channel tails (a
+// plain loop vectorizes over 64 int8 lanes and leaves depths below 64 to scalar code).
+void BilinearRowInt8Zmm(const int8_t* r0, const int8_t* r1, const BilinearColumnQ* cols, int32_t out_w, int32_t depth,
+                        int32_t dy, int8_t* out) {
+  const __m512i wy0 = _mm512_set1_epi32(1024 - dy), wy1 = _mm512_set1_epi32(dy);
+  const __m512i half = _mm512_set1_epi32(1 << 19);
+  for (int32_t x = 0; x < out_w; ++x, out += depth) {
+    const BilinearColumnQ& col = cols[x];
+    const __m512i wx0 = _mm512_set1_epi32(1024 - col.dx), wx1 = _mm512_set1_epi32(col.dx);
+    const int8_t *p00 = r0 + col.x0, *p01 = r0 + col.x1, *p10 = r1 + col.x0, *p11 = r1 + col.x1;
+    for (int32_t c = 0; c < depth; c += 16) {
+      const __mmask16 m = depth - c >= 16 ? static_cast<__mmask16>(0xffff)
+                                          : static_cast<__mmask16>((1u << (depth - c)) - 1u);
+      auto load = [&](const int8_t* p) { return _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, p + c)); };
+      const __m512i left = _mm512_add_epi32(_mm512_mullo_epi32(load(p00), wy0), _mm512_mullo_epi32(load(p10), wy1));
+      const __m512i right = _mm512_add_epi32(_mm512_mullo_epi32(load(p01), wy0), _mm512_mullo_epi32(load(p11), wy1));
+      const __m512i v = _mm512_add_epi32(_mm512_mullo_epi32(left, wx0), _mm512_mullo_epi32(right, wx1));
+      // Half away from zero, then the division by 2^20 truncating toward zero.
+      const __m512i magnitude = _mm512_srai_epi32(_mm512_add_epi32(_mm512_abs_epi32(v), half), 20);
+      const __mmask16 positive = _mm512_cmpgt_epi32_mask(v, _mm512_setzero_si512());
+      const __m512i r = _mm512_mask_mov_epi32(_mm512_sub_epi32(_mm512_setzero_si512(), magnitude), positive, magnitude);
+      _mm_mask_storeu_epi8(out + c, m, _mm512_cvtepi32_epi8(r));  // keeps the low byte, as the cast
+    }
+  }
+}
+
 }  // namespace
 
 BilinearRowFn BilinearRowAvx512() { return BilinearRow<Avx512Vec>; }
+BilinearRowInt8Fn BilinearRowInt8Avx512() { return BilinearRowInt8Zmm; }
 
 }  // namespace edgeopt::kernels::resize

@@ -8,8 +8,8 @@
 //    same exact values in 8.8 fixed point, so one formula covers both.)
 //  bilinear int8/int16: reference ResizeBilinearInteger: 10-bit fixed-point positions, 20-bit
 //    weights products, rounded half away from zero.
-//    With AVX2 or AVX-512 (and not reference-only), float32 other than that 2x case runs the
-//    same arithmetic on vectors of channels, output rows split between threads
+//    With AVX2 or AVX-512 (and not reference-only), float32 other than that 2x case and int8
+//    run the same arithmetic on vectors of channels, output rows split between threads
 //    (bilinear_row.h; `resize_bilinear/float32/avx512`): identical bits, tested so.
 //  nearest: float coordinates as reference GetNearestNeighbor (floor, or round with
 //    align_corners; half_pixel_centers adds 0.5); a pure copy, so dtype-generic.
@@ -147,15 +147,18 @@ void Bilinear2x2Float(const rt::RtTensor& in, const rt::Shape& out_shape, float*
       }
 }
 
+// Input pixels per output pixel in 1/1024 units, rounded to nearest.
+int32_t IntegerScale(int32_t in, int32_t out, bool align) {
+  if (align && out > 1) return ((1 << 10) * (in - 1) + (out - 1) / 2) / (out - 1);
+  return ((1 << 10) * in + out / 2) / out;
+}
+
 template <typename T>
 void BilinearInteger(const rt::RtTensor& in, const rt::Shape& out_shape, bool align, bool half_pixel, T* out) {
   const int32_t batches = in.shape[0], in_h = in.shape[1], in_w = in.shape[2], depth = in.shape[3];
   const int32_t out_h = out_shape[1], out_w = out_shape[2];
   const T* x = in.data_as<T>();
-  int32_t h_scale = ((1 << 10) * in_h + out_h / 2) / out_h;
-  int32_t w_scale = ((1 << 10) * in_w + out_w / 2) / out_w;
-  if (align && out_h > 1) h_scale = ((1 << 10) * (in_h - 1) + (out_h - 1) / 2) / (out_h - 1);
-  if (align && out_w > 1) w_scale = ((1 << 10) * (in_w - 1) + (out_w - 1) / 2) / (out_w - 1);
+  const int32_t h_scale = IntegerScale(in_h, out_h, align), w_scale = IntegerScale(in_w, out_w, align);
   auto at = [&](int32_t b, int32_t y, int32_t xx) { return x + ((static_cast<int64_t>(b) * in_h + y) * in_w + xx) * depth; };
   T* o = out;
   for (int32_t b = 0; b < batches; ++b)
@@ -179,13 +182,19 @@ void BilinearInteger(const rt::RtTensor& in, const rt::Shape& out_shape, bool al
     }
 }
 
-// The reference arithmetic for every type; float32 runs the vector rows (bilinear_row.h) on the
-// thread pool when a fast row function is given, except for the 2x upsample that TFLite 2.9
-// computes with its own averaging kernel (kept as the reference does it).
+// The reference arithmetic for every type; float32 and int8 run the row functions of
+// bilinear_row.h on the thread pool when they are given (same results bit for bit), except for
+// the float 2x upsample that TFLite 2.9 computes with its own averaging kernel (kept as the
+// reference does it).
+struct BilinearFast {
+  BilinearRowFn f32 = nullptr;
+  BilinearRowInt8Fn i8 = nullptr;
+  const char* isa = "";
+};
+
 class ResizeBilinearKernel : public ResizeBase {
  public:
-  ResizeBilinearKernel(BilinearRowFn fast, const char* isa)
-      : ResizeBase("resize_bilinear/any/ref"), fast_(fast), isa_(isa) {}
+  explicit ResizeBilinearKernel(BilinearFast fast) : ResizeBase("resize_bilinear/any/ref"), fast_(fast) {}
 
  protected:
   Status Check(rt::KernelContext& ctx) override {
@@ -202,24 +211,40 @@ class ResizeBilinearKernel : public ResizeBase {
   Status Plan(rt::KernelContext& ctx) override {
     RETURN_IF_ERROR(PlanSize(ctx));
     const rt::RtTensor& in = *ctx.input(0);
-    use_fast_ = fast_ && in.type == DType::kFloat32 && !TwoByTwo(in);
-    set_variant(use_fast_ ? std::string("resize_bilinear/float32/") + isa_ : "resize_bilinear/" + TypeName(in.type) + "/ref");
+    use_fast_ = (fast_.f32 && in.type == DType::kFloat32 && !TwoByTwo(in)) || (fast_.i8 && in.type == DType::kInt8);
+    set_variant("resize_bilinear/" + TypeName(in.type) + "/" + (use_fast_ ? fast_.isa : "ref"));
     if (!use_fast_) return Status::Ok();
-    // Per output column and row: the reference's positions (InterpolationFloat) and fractions.
+    // Per output column and row: the reference's positions and fractions.
     const int32_t in_h = in.shape[1], in_w = in.shape[2], depth = in.shape[3];
-    const float h_scale = FloatScale(in_h, out_shape_[1], align_), w_scale = FloatScale(in_w, out_shape_[2], align_);
-    cols_.resize(out_shape_[2]);
-    for (int32_t x = 0; x < out_shape_[2]; ++x) {
-      float ix;
-      int32_t x0, x1;
-      InterpolationFloat(x, w_scale, half_pixel_, in_w, &ix, &x0, &x1);
-      cols_[x] = {int64_t{x0} * depth, int64_t{x1} * depth, ix - x0};
-    }
-    rows_.resize(out_shape_[1]);
-    for (int32_t y = 0; y < out_shape_[1]; ++y) {
-      float iy;
-      InterpolationFloat(y, h_scale, half_pixel_, in_h, &iy, &rows_[y].y0, &rows_[y].y1);
-      rows_[y].fy = iy - rows_[y].y0;
+    const int32_t out_h = out_shape_[1], out_w = out_shape_[2];
+    cols_.resize(out_w);
+    colsq_.resize(out_w);
+    rows_.resize(out_h);
+    if (in.type == DType::kFloat32) {
+      const float h_scale = FloatScale(in_h, out_h, align_), w_scale = FloatScale(in_w, out_w, align_);
+      for (int32_t x = 0; x < out_w; ++x) {
+        float ix;
+        int32_t x0, x1;
+        InterpolationFloat(x, w_scale, half_pixel_, in_w, &ix, &x0, &x1);
+        cols_[x] = {int64_t{x0} * depth, int64_t{x1} * depth, ix - x0};
+      }
+      for (int32_t y = 0; y < out_h; ++y) {
+        float iy;
+        InterpolationFloat(y, h_scale, half_pixel_, in_h, &iy, &rows_[y].y0, &rows_[y].y1);
+        rows_[y].fy = iy - rows_[y].y0;
+      }
+    } else {
+      const int32_t h_scale = IntegerScale(in_h, out_h, align_), w_scale = IntegerScale(in_w, out_w, align_);
+      for (int32_t x = 0; x < out_w; ++x) {
+        int32_t ix, x0, x1;
+        InterpolationInteger(x, w_scale, half_pixel_, in_w, &ix, &x0, &x1);
+        colsq_[x] = {int64_t{x0} * depth, int64_t{x1} * depth, ix - (1 << 10) * x0};
+      }
+      for (int32_t y = 0; y < out_h; ++y) {
+        int32_t iy;
+        InterpolationInteger(y, h_scale, half_pixel_, in_h, &iy, &rows_[y].y0, &rows_[y].y1);
+        rows_[y].dy = iy - (1 << 10) * rows_[y].y0;
+      }
     }
     return Status::Ok();
   }
@@ -227,11 +252,21 @@ class ResizeBilinearKernel : public ResizeBase {
     const rt::RtTensor& in = *ctx.input(0);
     rt::RtTensor& out = *ctx.output(0);
     if (out.num_elements() == 0) return Status::Ok();
+    if (use_fast_) {
+      if (in.type == DType::kFloat32) {
+        RunRows<float>(ctx, [&](const float* r0, const float* r1, const Row& row, float* o) {
+          fast_.f32(r0, r1, cols_.data(), out_shape_[2], in.shape[3], row.fy, o);
+        });
+      } else {
+        RunRows<int8_t>(ctx, [&](const int8_t* r0, const int8_t* r1, const Row& row, int8_t* o) {
+          fast_.i8(r0, r1, colsq_.data(), out_shape_[2], in.shape[3], row.dy, o);
+        });
+      }
+      return Status::Ok();
+    }
     switch (in.type) {
       case DType::kFloat32:
-        if (use_fast_) {
-          RunFast(ctx);
-        } else if (TwoByTwo(in)) {
+        if (TwoByTwo(in)) {
           Bilinear2x2Float(in, out_shape_, out.data_as<float>());
         } else {
           BilinearFloatMath<float>(in, out_shape_, align_, half_pixel_, out.data_as<float>());
@@ -247,53 +282,51 @@ class ResizeBilinearKernel : public ResizeBase {
  private:
   struct Row {
     int32_t y0, y1;
-    float fy;
+    float fy;    // float32: fraction
+    int32_t dy;  // int8: fraction in 1/1024 units
   };
 
   bool TwoByTwo(const rt::RtTensor& in) const {
     return !align_ && !half_pixel_ && out_shape_[1] == 2 * in.shape[1] && out_shape_[2] == 2 * in.shape[2];
   }
 
-  // Output rows (over all images) split between threads, at least ~16K outputs per part.
-  void RunFast(rt::KernelContext& ctx) {
+  // Output rows (over all images) split between threads, at least ~16K outputs per part:
+  // row_fn(top input row, bottom input row, row plan, output row).
+  template <typename T, typename RowFn>
+  void RunRows(rt::KernelContext& ctx, const RowFn& row_fn) {
     const rt::RtTensor& in = *ctx.input(0);
     const int32_t in_h = in.shape[1], depth = in.shape[3], out_h = out_shape_[1], out_w = out_shape_[2];
     const int64_t in_row = int64_t{in.shape[2]} * depth, out_row = int64_t{out_w} * depth;
-    const float* x = in.data_as<float>();
-    float* o = ctx.output(0)->data_as<float>();
+    const T* x = in.data_as<T>();
+    T* o = ctx.output(0)->data_as<T>();
     const int64_t rows = int64_t{out_shape_[0]} * out_h;
     ctx.threads().ParallelFor(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, out_row)),
                               [&](int64_t begin, int64_t end) {
                                 for (int64_t r = begin; r < end; ++r) {
-                                  const int64_t b = r / out_h;
                                   const Row& row = rows_[r % out_h];
-                                  const float* image = x + b * in_h * in_row;
-                                  fast_(image + row.y0 * in_row, image + row.y1 * in_row, cols_.data(), out_w, depth,
-                                        row.fy, o + r * out_row);
+                                  const T* image = x + r / out_h * in_h * in_row;
+                                  row_fn(image + row.y0 * in_row, image + row.y1 * in_row, row, o + r * out_row);
                                 }
                               });
   }
 
-  const BilinearRowFn fast_;  // null: the reference arithmetic only
-  const char* const isa_;
+  const BilinearFast fast_;  // null functions: the reference arithmetic only
   bool align_ = false, half_pixel_ = false;
   bool use_fast_ = false;
   std::vector<BilinearColumn> cols_;
+  std::vector<BilinearColumnQ> colsq_;
   std::vector<Row> rows_;
 };
 
 rt::KernelFactory BilinearFactory() {
   return [](const rt::KernelCreateContext& cc) -> Expected<std::unique_ptr<rt::OpKernel>> {
-    BilinearRowFn fast = nullptr;
-    const char* isa = "";
+    BilinearFast fast;
     if (!cc.reference_only && cc.cpu.has_avx512()) {
-      fast = BilinearRowAvx512();
-      isa = "avx512";
+      fast = {BilinearRowAvx512(), BilinearRowInt8Avx512(), "avx512"};
     } else if (!cc.reference_only && cc.cpu.has_avx2_fma()) {
-      fast = BilinearRowAvx2();
-      isa = "avx2";
+      fast = {BilinearRowAvx2(), BilinearRowInt8Avx2(), "avx2"};
     }
-    return std::unique_ptr<rt::OpKernel>(new ResizeBilinearKernel(fast, isa));
+    return std::unique_ptr<rt::OpKernel>(new ResizeBilinearKernel(fast));
   };
 }
 

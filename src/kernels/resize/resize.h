@@ -30,4 +30,18 @@ using BilinearRowFn = void (*)(const float* r0, const float* r1, const BilinearC
 BilinearRowFn BilinearRowAvx2();    // bilinear_f32_avx2.cc: needs AVX2
 BilinearRowFn BilinearRowAvx512();  // bilinear_f32_avx512.cc: needs AVX-512 F/BW/VL/DQ
 
+// int8 RESIZE_BILINEAR rows: the reference's 10-bit fixed point (BilinearInteger) exactly. Per
+// output column the two input columns (offsets in elements) and the fraction dx (1/1024 units);
+// per row dy. The reference's sum p00(1024-dy)(1024-dx) + p10·dy(1024-dx) + p01(1024-dy)dx +
+// p11·dy·dx is computed as (1024-dx)(p00(1024-dy) + p10·dy) + dx(p01(1024-dy) + p11·dy): the same
+// integer, and within int32 for int8 (|fractions| <= 1536 with half-pixel centers: < 2^31).
+struct BilinearColumnQ {
+  int64_t x0, x1;
+  int32_t dx;
+};
+using BilinearRowInt8Fn = void (*)(const int8_t* r0, const int8_t* r1, const BilinearColumnQ* cols, int32_t out_w,
+                                   int32_t depth, int32_t dy, int8_t* out);
+BilinearRowInt8Fn BilinearRowInt8Avx2();    // bilinear_f32_avx2.cc
+BilinearRowInt8Fn BilinearRowInt8Avx512();  // bilinear_f32_avx512.cc
+
 }  // namespace edgeopt::kernels::resize

@@ -277,73 +277,92 @@ TEST(ResizeKernels, Errors) {
 namespace edgeopt {
 namespace {
 
-// The vector float32 bilinear rows against the reference arithmetic, bit for bit: channel
-// counts around the vector widths, up- and downsampling, every coordinate mode, batch 2, 1 and 2
-// threads, AVX-512 and AVX2.
+// The vector float32 and int8 bilinear rows against the reference arithmetic, bit for bit:
+// channel counts around the vector widths, up- and downsampling, every coordinate mode (half
+// pixel centers give negative fractions at the first row/column), batch 2, 1 and 2 threads,
+// AVX-512 and AVX2.
 TEST(ResizeBilinearFast, MatchesReferenceBitForBit) {
   std::mt19937 rng(31);
   std::uniform_real_distribution<float> val(-4.0f, 4.0f);
+  std::uniform_int_distribution<int> byte(-128, 127);
   struct Case {
     int32_t b, h, w, c, oh, ow;
   };
   std::vector<Case> cases = {{1, 33, 33, 21, 257, 257}, {2, 5, 7, 1, 9, 13},  {1, 4, 4, 8, 3, 5},
                              {1, 6, 3, 16, 13, 7},      {2, 3, 5, 17, 8, 8},  {1, 2, 9, 31, 5, 20},
-                             {1, 1, 1, 40, 6, 4},       {1, 7, 7, 33, 1, 1}};
-  const int32_t depths[] = {1, 3, 7, 8, 9, 15, 16, 23, 32, 47};
+                             {1, 1, 1, 40, 6, 4},       {1, 7, 7, 33, 1, 1},  {1, 24, 24, 24, 48, 48}};
+  const int32_t depths[] = {1, 3, 7, 8, 9, 15, 16, 23, 32, 47, 64, 65};
   for (int i = 0; i < 24; ++i) {
     std::uniform_int_distribution<int32_t> dim(1, 12);
-    cases.push_back({1 + i % 2, dim(rng), dim(rng), depths[i % 10], dim(rng) * 2, dim(rng)});
+    cases.push_back({1 + i % 2, dim(rng), dim(rng), depths[i % 12], dim(rng) * 2, dim(rng)});
   }
   std::vector<std::pair<const char*, rt::CpuFeatures>> cpus;
   if (rt::CpuHardware().has_avx512()) cpus.push_back({"avx512", rt::CpuHardware()});
   if (rt::CpuHardware().has_avx2_fma()) cpus.push_back({"avx2", rt::CapFeatures(rt::CpuHardware(), "avx2")});
-  if (cpus.empty()) GTEST_SKIP() << "this CPU has no AVX2: there is no vector float32 bilinear path";
+  if (cpus.empty()) GTEST_SKIP() << "this CPU has no AVX2: there is no vector bilinear path";
   int n = 0;
-  for (const Case& c : cases)
-    for (int mode = 0; mode < 3; ++mode) {
-      GraphBuilder b;
-      auto x = b.Input("x", DType::kFloat32, {c.b, c.h, c.w, c.c});
-      auto size = b.Const<int32_t>("size", DType::kInt32, {2}, {c.oh, c.ow});
-      auto y = b.Tensor("y", DType::kFloat32, {c.b, c.oh, c.ow, c.c});
-      tflite::ResizeBilinearOptionsT o;
-      o.align_corners = mode == 1;
-      o.half_pixel_centers = mode == 2;
-      b.Op(tflite::BuiltinOperator_RESIZE_BILINEAR, {x, size}, {y}, o);
-      b.Output(y);
-      auto model = rt::Model::FromGraph(b.Finish());
-      ASSERT_TRUE(model.ok());
-      std::vector<float> input(static_cast<size_t>(c.b) * c.h * c.w * c.c);
-      for (float& v : input) v = val(rng);
-      input[0] = -0.0f;  // a negative zero product: the reference's 0 + (-0) gives +0
-      auto run = [&](bool reference, const rt::CpuFeatures* cpu, int threads, std::string* variant) {
-        rt::InterpreterOptions io;
-        io.reference_kernels_only = reference;
-        io.cpu = cpu;
-        io.num_threads = threads;
-        auto interp = rt::Interpreter::Create(*model, io);
-        EXPECT_TRUE(interp.ok());
-        EXPECT_TRUE((*interp)->AllocateTensors().ok());
-        std::memcpy((*interp)->input(0)->data, input.data(), input.size() * sizeof(float));
-        EXPECT_TRUE((*interp)->Invoke().ok());
-        if (variant) *variant = (*interp)->ops()[0].variant;
-        const rt::RtTensor* out = (*interp)->output(0);
-        return std::vector<float>(out->data_as<float>(), out->data_as<float>() + out->num_elements());
-      };
-      const std::vector<float> want = run(true, nullptr, 1, nullptr);
-      for (const auto& [isa, cpu] : cpus) {
-        std::string variant;
-        const std::vector<float> got = run(false, &cpu, 1 + n++ % 2, &variant);
-        const bool two_by_two = mode == 0 && c.oh == 2 * c.h && c.ow == 2 * c.w;
-        EXPECT_EQ(variant, two_by_two ? std::string("resize_bilinear/float32/ref")
-                                      : std::string("resize_bilinear/float32/") + isa);
-        ASSERT_EQ(got.size(), want.size());
-        int bad = 0;
-        for (size_t i = 0; i < got.size(); ++i)
-          if (std::memcmp(&got[i], &want[i], sizeof(float)) != 0 && bad++ < 5)
-            ADD_FAILURE() << isa << " " << c.b << "x" << c.h << "x" << c.w << "x" << c.c << " -> " << c.oh << "x" << c.ow
-                          << " mode " << mode << " element " << i << ": got " << got[i] << " want " << want[i];
+  for (const DType type : {DType::kFloat32, DType::kInt8})
+    for (const Case& c : cases)
+      for (int mode = 0; mode < 3; ++mode) {
+        QuantParams q;
+        if (type == DType::kInt8) {
+          q.scale = {0.05f};
+          q.zero_point = {-3};
+        }
+        GraphBuilder b;
+        auto x = b.Input("x", type, {c.b, c.h, c.w, c.c}, q);
+        auto size = b.Const<int32_t>("size", DType::kInt32, {2}, {c.oh, c.ow});
+        auto y = b.Tensor("y", type, {c.b, c.oh, c.ow, c.c}, q);
+        tflite::ResizeBilinearOptionsT o;
+        o.align_corners = mode == 1;
+        o.half_pixel_centers = mode == 2;
+        b.Op(tflite::BuiltinOperator_RESIZE_BILINEAR, {x, size}, {y}, o);
+        b.Output(y);
+        auto model = rt::Model::FromGraph(b.Finish());
+        ASSERT_TRUE(model.ok());
+        const size_t count = static_cast<size_t>(c.b) * c.h * c.w * c.c;
+        std::vector<uint8_t> input(count * (type == DType::kFloat32 ? 4 : 1));
+        if (type == DType::kFloat32) {
+          std::vector<float> f(count);
+          for (float& v : f) v = val(rng);
+          f[0] = -0.0f;  // a negative zero product: the reference's 0 + (-0) gives +0
+          std::memcpy(input.data(), f.data(), input.size());
+        } else {
+          for (auto& v : input) v = static_cast<uint8_t>(byte(rng));
+          input[0] = 0x80;  // -128 and 127 at the extremes
+          input[count - 1] = 0x7f;
+        }
+        auto run = [&](bool reference, const rt::CpuFeatures* cpu, int threads, std::string* variant) {
+          rt::InterpreterOptions io;
+          io.reference_kernels_only = reference;
+          io.cpu = cpu;
+          io.num_threads = threads;
+          auto interp = rt::Interpreter::Create(*model, io);
+          EXPECT_TRUE(interp.ok());
+          EXPECT_TRUE((*interp)->AllocateTensors().ok());
+          std::memcpy((*interp)->input(0)->data, input.data(), input.size());
+          EXPECT_TRUE((*interp)->Invoke().ok());
+          if (variant) *variant = (*interp)->ops()[0].variant;
+          const rt::RtTensor* out = (*interp)->output(0);
+          const auto* bytes = static_cast<const uint8_t*>(out->data);
+          return std::vector<uint8_t>(bytes, bytes + out->num_elements() * (type == DType::kFloat32 ? 4 : 1));
+        };
+        const std::vector<uint8_t> want = run(true, nullptr, 1, nullptr);
+        for (const auto& [isa, cpu] : cpus) {
+          std::string variant;
+          const std::vector<uint8_t> got = run(false, &cpu, 1 + n++ % 2, &variant);
+          const bool two_by_two = type == DType::kFloat32 && mode == 0 && c.oh == 2 * c.h && c.ow == 2 * c.w;
+          const std::string tname = type == DType::kFloat32 ? "float32" : "int8";
+          EXPECT_EQ(variant, "resize_bilinear/" + tname + "/" + (two_by_two ? std::string("ref") : std::string(isa)));
+          ASSERT_EQ(got.size(), want.size());
+          const size_t esize = type == DType::kFloat32 ? 4 : 1;
+          int bad = 0;
+          for (size_t i = 0; i < got.size(); i += esize)
+            if (std::memcmp(&got[i], &want[i], esize) != 0 && bad++ < 5)
+              ADD_FAILURE() << tname << " " << isa << " " << c.b << "x" << c.h << "x" << c.w << "x" << c.c << " -> "
+                            << c.oh << "x" << c.ow << " mode " << mode << " element " << i / esize;
+        }
       }
-    }
 }
 
 }  // namespace
