@@ -12,13 +12,21 @@
 //              LiteRT's arithmetic (hybrid FULLY_CONNECTED's); 2.9's hybrid BATCH_MATMUL returns
 //              garbage, so the tests compare with 2.9's FULLY_CONNECTED / CONV_2D instead.
 // Ranks up to 5 (2.9 stops at 4).
+//
+// float32 on a CPU with AVX2 (not reference-only) runs on the packed GEMM (kernels/gemm):
+// each distinct rhs matrix packed once when rhs is constant, at every invoke otherwise; adj_x
+// lhs matrices transposed into scratch first. Sums in another order than these loops: within
+// float rounding (variant `batch_matmul/f32/gemm_avx512`).
 #include <algorithm>
+#include <limits>
+#include <memory>
 
 #include "kernels/common/broadcast.h"
 #include "kernels/common/hybrid_quant.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/common/nn_util.h"
 #include "kernels/common/quant_utils.h"
+#include "kernels/gemm/gemm.h"
 #include "kernels/registration.h"
 
 namespace edgeopt::kernels {
@@ -28,12 +36,13 @@ enum class MmKind { kFloat, kHybrid, kInt8, kInt16 };
 
 class BatchMatMulKernel : public rt::OpKernel {
  public:
-  explicit BatchMatMulKernel(MmKind kind) : kind_(kind) {}
+  // gemm: the float GEMM family to run float32 on (null: the loops below).
+  BatchMatMulKernel(MmKind kind, const gemm::Ukernels* gemm) : kind_(kind), gemm_(gemm) {}
   Status Prepare(rt::KernelContext& ctx) override;
   Status Invoke(rt::KernelContext& ctx) override;
   std::string variant() const override {
     switch (kind_) {
-      case MmKind::kFloat: return "batch_matmul/f32/ref";
+      case MmKind::kFloat: return gemm_ ? std::string("batch_matmul/f32/gemm_") + gemm_->isa : "batch_matmul/f32/ref";
       case MmKind::kHybrid: return "batch_matmul/hybrid/ref";
       case MmKind::kInt8: return "batch_matmul/int8/ref";
       case MmKind::kInt16: return "batch_matmul/int16/ref";
@@ -66,7 +75,14 @@ class BatchMatMulKernel : public rt::OpKernel {
     });
   }
 
+  // float32 on the packed GEMM.
+  void InvokeGemm(rt::KernelContext& ctx);
+
   MmKind kind_;
+  const gemm::Ukernels* gemm_;
+  std::vector<std::unique_ptr<gemm::PackedB>> packed_rhs_;  // per rhs matrix (kept when constant)
+  bool packed_constant_ = false;
+  int lhs_transposed_scratch_ = -1;
   bool adj_x_ = false, adj_y_ = false;
   int m_ = 0, n_ = 0, k_ = 0;
   int64_t batches_ = 0;
@@ -125,7 +141,12 @@ Status BatchMatMulKernel::Prepare(rt::KernelContext& ctx) {
   out_shape.push_back(n_);
 
   switch (kind_) {
-    case MmKind::kFloat: break;
+    case MmKind::kFloat:
+      packed_rhs_.clear();
+      packed_constant_ = false;
+      if (gemm_ && adj_x_)
+        lhs_transposed_scratch_ = ctx.RequestScratch(sizeof(float) * static_cast<size_t>(m_) * k_);
+      break;
     case MmKind::kHybrid: {
       const int n_axis = adj_y_ ? rr - 2 : rr - 1;
       RETURN_IF_ERROR(RequireWeightQuant(ctx, *rhs, n_, n_axis, /*symmetric=*/true));
@@ -160,6 +181,10 @@ Status BatchMatMulKernel::Invoke(rt::KernelContext& ctx) {
   const int k_depth = k_;
   switch (kind_) {
     case MmKind::kFloat: {
+      if (gemm_) {
+        InvokeGemm(ctx);
+        return Status::Ok();
+      }
       const float* x = lhs->data_as<float>();
       const float* y = rhs->data_as<float>();
       float* out = output->data_as<float>();
@@ -230,6 +255,43 @@ Status BatchMatMulKernel::Invoke(rt::KernelContext& ctx) {
   return Status::Ok();
 }
 
+void BatchMatMulKernel::InvokeGemm(rt::KernelContext& ctx) {
+  const rt::RtTensor* lhs = ctx.input(0);
+  const rt::RtTensor* rhs = ctx.input(1);
+  const float* x = lhs->data_as<float>();
+  const float* y = rhs->data_as<float>();
+  float* out = ctx.output(0)->data_as<float>();
+  if (k_ == 0) {  // empty sums
+    std::fill(out, out + ctx.output(0)->num_elements(), 0.0f);
+    return;
+  }
+  const int64_t rhs_matrices = rhs->num_elements() / (int64_t{k_} * n_);
+  // Pack the rhs matrices: once for constants, at every invoke otherwise.
+  if (!packed_constant_) {
+    packed_rhs_.resize(rhs_matrices);
+    for (int64_t i = 0; i < rhs_matrices; ++i) {
+      const float* yi = y + i * k_ * n_;
+      packed_rhs_[i] = std::make_unique<gemm::PackedB>(adj_y_ ? gemm::PackedB::FromNK(yi, nullptr, n_, k_)
+                                                              : gemm::PackedB::FromKN(yi, nullptr, n_, k_));
+    }
+    packed_constant_ = rhs->is_constant();
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  const gemm::MinMax no_clamp{-inf, inf};
+  const int64_t per_batch = int64_t{m_} * n_;
+  float* transposed = adj_x_ ? ctx.Scratch<float>(lhs_transposed_scratch_) : nullptr;
+  for (int64_t b = 0; b < batches_; ++b) {
+    const float* xb = x + x_batch_offset_[b] * m_ * k_;
+    if (adj_x_) {  // lhs matrix [k, m]: rows of A must be contiguous
+      for (int k = 0; k < k_; ++k)
+        for (int m = 0; m < m_; ++m) transposed[int64_t{m} * k_ + k] = xb[int64_t{k} * m_ + m];
+      xb = transposed;
+    }
+    gemm::Gemm(*gemm_, &ctx.threads(), m_, xb, k_, *packed_rhs_[y_batch_offset_[b]], out + b * per_batch, n_,
+               no_clamp);
+  }
+}
+
 Expected<std::unique_ptr<rt::OpKernel>> CreateBatchMatMul(const rt::KernelCreateContext& cc) {
   const Tensor* lhs = cc.input(0);
   const Tensor* rhs = cc.input(1);
@@ -252,7 +314,15 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateBatchMatMul(const rt::KernelCreate
   }
   const DType out_type = kind == MmKind::kHybrid ? DType::kFloat32 : lhs->type;
   if (out->type != out_type) return unsupported();
-  return std::unique_ptr<rt::OpKernel>(new BatchMatMulKernel(kind));
+  const gemm::Ukernels* fast = nullptr;
+  if (kind == MmKind::kFloat && !cc.reference_only && cc.cpu.has_avx2_fma()) {
+    const auto& rs = rhs->shape;
+    const bool adj_y = GetOptions<tflite::BatchMatMulOptionsT>(cc.op).adj_y;
+    const int64_t k = rs.size() >= 2 ? rs[rs.size() - (adj_y ? 1 : 2)] : -1;
+    const int64_t n = rs.size() >= 2 ? rs[rs.size() - (adj_y ? 2 : 1)] : -1;
+    fast = &gemm::SelectUkernels(cc.cpu, k, n);
+  }
+  return std::unique_ptr<rt::OpKernel>(new BatchMatMulKernel(kind, fast));
 }
 
 }  // namespace

@@ -1,0 +1,94 @@
+// float32 BATCH_MATMUL on the packed GEMM against the reference loops: ranks 2-5 with batch
+// broadcasting, every adj_x / adj_y combination, constant rhs (packed once) and rhs given as an
+// input (packed at every invoke: new values must be seen), odd sizes, 1 and 2 threads.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "graph/builder.h"
+#include "runtime/cpu.h"
+#include "runtime/interpreter.h"
+
+namespace edgeopt {
+namespace {
+
+TEST(BatchMatMulGemm, MatchesReference) {
+  if (!rt::CpuHardware().has_avx2_fma()) GTEST_SKIP() << "this CPU has no AVX2: BATCH_MATMUL runs the reference loops";
+  std::mt19937 rng(91);
+  std::uniform_real_distribution<float> val(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> dim(1, 37);
+  struct Batch {
+    std::vector<int32_t> lhs, rhs;
+  };
+  const Batch batches[] = {{{}, {}}, {{3}, {3}}, {{2, 1}, {1, 4}}, {{1}, {5}}, {{2, 3}, {}}, {{2, 1, 2}, {1, 3, 1}}};
+  int n_case = 0;
+  for (const Batch& bd : batches)
+    for (int adj = 0; adj < 4; ++adj)
+      for (bool rhs_input : {false, true}) {
+        const bool adj_x = adj & 1, adj_y = adj & 2;
+        const int m = dim(rng), k = n_case % 7 == 0 ? 1 : dim(rng) * (n_case % 3 + 1), n = dim(rng);
+        std::vector<int32_t> ls = bd.lhs, rs = bd.rhs;
+        ls.push_back(adj_x ? k : m);
+        ls.push_back(adj_x ? m : k);
+        rs.push_back(adj_y ? n : k);
+        rs.push_back(adj_y ? k : n);
+        std::vector<int32_t> out_batch = bd.lhs.size() >= bd.rhs.size() ? bd.lhs : bd.rhs;
+        for (size_t i = 0; i < std::min(bd.lhs.size(), bd.rhs.size()); ++i) {
+          const size_t ol = out_batch.size() - 1 - i;
+          out_batch[ol] = std::max(bd.lhs[bd.lhs.size() - 1 - i], bd.rhs[bd.rhs.size() - 1 - i]);
+        }
+        std::vector<int32_t> os = out_batch;
+        os.push_back(m);
+        os.push_back(n);
+        size_t rn = 1;
+        for (int32_t d : rs) rn *= d;
+        std::vector<float> rv(rn);
+        for (float& v : rv) v = val(rng);
+        GraphBuilder b;
+        auto x = b.Input("x", DType::kFloat32, ls);
+        auto yv = rhs_input ? b.Input("y", DType::kFloat32, rs) : b.Const<float>("y", DType::kFloat32, rs, rv);
+        auto out = b.Tensor("out", DType::kFloat32, os);
+        tflite::BatchMatMulOptionsT o;
+        o.adj_x = adj_x;
+        o.adj_y = adj_y;
+        b.Op(tflite::BuiltinOperator_BATCH_MATMUL, {x, yv}, {out}, o);
+        b.Output(out);
+        auto model = rt::Model::FromGraph(b.Finish());
+        ASSERT_TRUE(model.ok()) << model.status().ToString();
+        rt::InterpreterOptions fast_opt, ref_opt;
+        fast_opt.num_threads = 1 + n_case++ % 2;
+        ref_opt.reference_kernels_only = true;
+        auto fast = rt::Interpreter::Create(*model, fast_opt);
+        auto ref = rt::Interpreter::Create(*model, ref_opt);
+        ASSERT_TRUE(fast.ok() && ref.ok());
+        ASSERT_TRUE((*fast)->AllocateTensors().ok() && (*ref)->AllocateTensors().ok());
+        EXPECT_EQ((*fast)->ops()[0].variant.rfind("batch_matmul/f32/gemm_", 0), 0u) << (*fast)->ops()[0].variant;
+        for (int round = 0; round < 2; ++round) {
+          for (int i = 0; i < (rhs_input ? 2 : 1); ++i) {
+            std::vector<float> in((*fast)->input(i)->num_elements());
+            for (float& v : in) v = val(rng);
+            std::memcpy((*fast)->input(i)->data, in.data(), in.size() * sizeof(float));
+            std::memcpy((*ref)->input(i)->data, in.data(), in.size() * sizeof(float));
+          }
+          ASSERT_TRUE((*fast)->Invoke().ok());
+          ASSERT_TRUE((*ref)->Invoke().ok());
+          const rt::RtTensor* got = (*fast)->output(0);
+          const rt::RtTensor* want = (*ref)->output(0);
+          ASSERT_EQ(got->shape, want->shape);
+          const float tol = 1e-5f * k + 1e-6f;  // sums of k products of values in [-1, 1]
+          int bad = 0;
+          for (int64_t e = 0; e < want->num_elements(); ++e)
+            if (!(std::fabs(got->data_as<float>()[e] - want->data_as<float>()[e]) <= tol) && bad++ < 5)
+              ADD_FAILURE() << "case " << n_case << " m" << m << " k" << k << " n" << n << " adj " << adj
+                            << (rhs_input ? " rhs input" : " rhs constant") << " round " << round << " element " << e
+                            << ": got " << got->data_as<float>()[e] << " want " << want->data_as<float>()[e];
+        }
+      }
+}
+
+}  // namespace
+}  // namespace edgeopt
