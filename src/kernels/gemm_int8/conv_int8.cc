@@ -235,10 +235,16 @@ class ConvQuantKernel final : public FastKernel {
 
  protected:
   std::string FastVariant() const override {
-    // Suffixes name the paths taken: "/padded" im2col from the padded int16 image,
-    // "/rqhalf" the half-range output stage (qgemm::Requant8::half_range).
+    // Suffixes name the paths taken: "/padded" im2col from the padded image, "/rqhalf" the
+    // half-range output stage (qgemm::Requant8::half_range, VnniStage::kHalf), "/rqhigh" the VNNI
+    // high-dword stage (VnniStage::kHigh).
     std::string suffix = use_padded_ ? "/padded" : "";
-    if (out_.q8.half_range) suffix += "/rqhalf";
+    if (use_vnni_) {
+      if (vout_.stage == qgemm::VnniStage::kHigh) suffix += "/rqhigh";
+      if (vout_.stage == qgemm::VnniStage::kHalf) suffix += "/rqhalf";
+    } else if (out_.q8.half_range) {
+      suffix += "/rqhalf";
+    }
     const std::string isa = use_vnni_ ? "/avx512vnni" : "/avx2";
     switch (kind_) {
       case QuantKind::kInt8: return "conv2d/int8" + isa + suffix;

@@ -40,6 +40,12 @@ void PackWeightsVnniImpl(const W* w, int N, int K, const std::vector<int32_t>& z
   }
 }
 
+// VnniStage::kHigh's constant bias * m + 2^30 + 2^(30 + r) + zero_point * 2^(31 + r) (r >= 1).
+__int128 HighConstant(const Requant8::Channel& ch, int32_t output_zero_point) {
+  return __int128{ch.bias} * ch.mult + (__int128{1} << 30) + (__int128{1} << (30 + ch.right)) +
+         __int128{output_zero_point} * (__int128{1} << (31 + ch.right));
+}
+
 constexpr int kRowQuantum = 24;                 // lcm of the tile heights 6, 8, 12
 constexpr size_t kAChunkBytes = 24 * 1024;      // one thread's packed A rows: L1-resident
 
@@ -70,11 +76,42 @@ void PackWeightsVnni(const uint8_t* w, int N, int K, const std::vector<int32_t>&
   PackWeightsVnniImpl(w, N, K, zero_points, out);
 }
 
+bool HighStageFits(const Requant8::Channel& ch, int32_t output_zero_point) {
+  if (ch.acc_bound < 0 || ch.left != 0 || ch.right < 1 || ch.right > 31 || ch.mult < 0) return false;
+  const int64_t bias = ch.bias;
+  if (ch.acc_bound + (bias < 0 ? -bias : bias) >= (int64_t{1} << 31)) return false;
+  const __int128 c = HighConstant(ch, output_zero_point);
+  const __int128 span = __int128{ch.acc_bound} * ch.mult;
+  const __int128 limit = __int128{1} << 63;
+  return c - span >= -limit && c + span < limit;
+}
+
+VnniStore StoreFor(int32_t act_min, int32_t act_max) {
+  if (act_min <= -128 && act_max >= 127) return VnniStore::kSat;
+  if (act_max == 127) return VnniStore::kLoSat;
+  if (act_min >= 0 && act_max == 255) return VnniStore::kLoUSat;
+  return VnniStore::kClamp;
+}
+
 void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutput* out) {
   out->panels.assign(static_cast<size_t>(b.panels), RequantPanel16{});
-  out->half_range = q.half_range;
+  const bool high = !q.channels.empty() && std::all_of(q.channels.begin(), q.channels.end(), [&](const auto& ch) {
+    return HighStageFits(ch, q.output_zero_point);
+  });
+  out->stage = high ? VnniStage::kHigh : q.half_range ? VnniStage::kHalf : VnniStage::kGeneral;
+  // The general and half-range forms keep their clamps and truncation.
+  out->store = high ? StoreFor(q.act_min, q.act_max) : VnniStore::kClamp;
   out->act_min = q.act_min;
   out->act_max = q.act_max;
+  if (high) {
+    for (int n = 0; n < b.N; ++n) {
+      const Requant8::Channel& ch = q.channels[static_cast<size_t>(n)];
+      RequantPanel16& p = out->panels[static_cast<size_t>(n / 16)];
+      const int j = n % 16;
+      (j % 2 == 0 ? p.high_e : p.high_o)[j / 2] = static_cast<int64_t>(HighConstant(ch, q.output_zero_point));
+      p.high_shift[j] = ch.right - 1;
+    }
+  }
   // Wrapping int32 arithmetic (the accumulators wrap the same way).
   const uint32_t row_const = static_cast<uint32_t>(b.f) * static_cast<uint32_t>(b.K) * static_cast<uint32_t>(z_u);
   for (int n = 0; n < b.panels * 16; ++n) {
