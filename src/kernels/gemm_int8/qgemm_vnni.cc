@@ -136,6 +136,12 @@ void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutp
 }
 
 void ContiguousRowsPacker8::Pack(int64_t row0, int rows, uint8_t* dst, int64_t lda) const {
+  if (lda == depth_) {
+    // Depth a multiple of 4: the packed rows are the input rows, flipped in one pass (one call
+    // per row cost ~10 cycles of masks and tails for depth 16 or 24, as much as the copy).
+    CopyFlip(in_ + row0 * depth_, int64_t{rows} * depth_, flip_, dst);
+    return;
+  }
   for (int i = 0; i < rows; ++i) {
     uint8_t* row = dst + i * lda;
     CopyFlip(in_ + (row0 + i) * depth_, depth_, flip_, row);
