@@ -29,6 +29,7 @@ constexpr int RowsFor(int nv) { return nv == 4 ? 6 : nv == 3 ? 8 : 12; }
 struct TileArgs {
   const uint8_t* a;
   int64_t lda;
+  const int32_t* koff;      // k group g of a row at a + koff[g]
   int K4;
   const int8_t* b;          // first panel of the block
   int64_t panel_stride;     // bytes between panels
@@ -114,10 +115,11 @@ void Tile(const TileArgs& t) {
     for (int r = 0; r < R; ++r)
       acc[r][v] = t.row_term ? _mm512_add_epi32(init, _mm512_set1_epi32(t.row_term[r])) : init;
   }
-  const uint8_t* a = t.a;
   const int8_t* b = t.b;
+  const int32_t* koff = t.koff;
   const int64_t lda = t.lda, panel_stride = t.panel_stride;
   for (int k = 0; k < t.K4; ++k) {
+    const uint8_t* a = t.a + koff[k];
     __m512i w[NV];
     _Pragma("GCC unroll 16")
     for (int v = 0; v < NV; ++v) w[v] = Load(b + v * panel_stride);
@@ -129,7 +131,6 @@ void Tile(const TileArgs& t) {
       _Pragma("GCC unroll 16")
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], x, w[v]);
     }
-    a += 4;
     b += 64;
   }
   // Without this GCC 12 keeps the accumulators of the high-dword stage's tiles on the stack
@@ -198,14 +199,15 @@ TileFn PickTile(const VnniOutput& out, int nv, int rows) {
 
 }  // namespace
 
-void VnniChunk(const uint8_t* a, int64_t lda, int rows, const PackedB8& b, int p0, int p1, const VnniOutput& out,
-               const int32_t* row_term, uint8_t* c, int64_t ldc) {
+void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, const PackedB8& b, int p0, int p1,
+               const VnniOutput& out, const int32_t* row_term, uint8_t* c, int64_t ldc) {
   const int np = p1 - p0;
   if (np <= 0 || rows <= 0) return;
   // Panels in blocks of at most 4, as even as possible (9 panels: 3 + 3 + 3, 6: 3 + 3).
   const int blocks = (np + 3) / 4;
   TileArgs t;
   t.lda = lda;
+  t.koff = koff;
   t.K4 = b.K4;
   t.panel_stride = int64_t{b.K4} * 64;
   t.ldc = ldc;

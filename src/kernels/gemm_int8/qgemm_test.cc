@@ -798,15 +798,75 @@ TEST_F(QGemmOps, PaddedIm2colAndHalfRangeStage) {
         for (int threads : {1, 2}) {
           testing::FastCheck check;
           check.op_type = "CONV_2D";
-          // The VNNI GEMM takes its high-dword stage where the int16 GEMM takes the half-range one.
+          // The VNNI GEMM takes its high-dword stage where the int16 GEMM takes the half-range
+          // one, and reads windows of C = 4k in place (int8; uint8 only when its weights fit int8
+          // after the zero point, which these random weights may not: not checked).
           std::string variant = l.variant;
           if (isa.cpu == nullptr && variant.ends_with("/rqhalf")) variant.replace(variant.size() - 4, 4, "high");
+          if (isa.cpu == nullptr && l.c % 4 == 0 && variant.starts_with("/padded"))
+            variant = p == Path::kInt8 ? "/direct" + variant.substr(7) : "";
           check.variant = std::string(isa.name) + variant;
           check.cpu = isa.cpu;
           check.threads = threads;
           check.seed = 900 + i++;
           testing::ExpectFastMatchesReference(BuildConv(c, check.seed), c.Describe("conv2d"), check);
         }
+    }
+  }
+}
+
+// Convolutions whose windows the VNNI GEMM reads in place from the padded image (C a multiple of
+// 4, int8: "/direct"): 3x3 stride 1 / 2, SAME / VALID, dilation, non-square filters, batch 2,
+// output rows wider than a tile (12 rows) and not a multiple of it, N not a multiple of 16;
+// weights past the direct path's limit take the packed im2col; uint8 (weights may leave int8
+// after the zero point: then packed) must match either way. 1 and 2 threads, every activation.
+TEST_F(QGemmOps, DirectIm2colVnni) {
+  if (!rt::Cpu().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  struct L {
+    int n, h, w, c, oc, kh, kw, stride_h, stride_w, dil, padding;
+    const char* variant;  // int8
+  };
+  const int kSame = tflite::Padding_SAME, kValid = tflite::Padding_VALID;
+  const L layers[] = {
+      {1, 32, 32, 16, 16, 3, 3, 1, 1, 1, kSame, "/direct/rqhigh"},   // CIFAR ResNet-8
+      {1, 16, 16, 32, 32, 3, 3, 1, 1, 1, kSame, "/direct/rqhigh"},
+      {1, 8, 8, 64, 64, 3, 3, 1, 1, 1, kSame, "/direct/rqhigh"},
+      {1, 32, 32, 16, 32, 3, 3, 2, 2, 1, kSame, "/direct/rqhigh"},
+      {2, 9, 11, 8, 17, 3, 3, 2, 2, 1, kValid, "/direct/rqhigh"},
+      {1, 13, 7, 4, 33, 5, 3, 1, 2, 1, kSame, "/direct/rqhigh"},
+      {1, 12, 13, 8, 20, 3, 3, 1, 1, 2, kSame, "/direct/rqhigh"},    // dilation 2
+      {1, 30, 29, 12, 48, 3, 3, 1, 1, 1, kSame, "/direct/rqhigh"},   // 29 windows per row
+      {2, 5, 27, 20, 65, 2, 4, 1, 3, 1, kValid, "/direct/rqhigh"},
+      {1, 6, 6, 64, 320, 3, 3, 1, 1, 1, kSame, "/padded/rqhigh"},    // 184 KB of weights
+  };
+  const int acts[] = {tflite::ActivationFunctionType_NONE, tflite::ActivationFunctionType_RELU,
+                      tflite::ActivationFunctionType_RELU6, tflite::ActivationFunctionType_RELU_N1_TO_1};
+  int i = 0;
+  for (const L& l : layers) {
+    for (Path p : {Path::kInt8, Path::kUInt8}) {
+      Case c;
+      c.path = p;
+      c.per_channel = p == Path::kInt8;
+      c.n = l.n;
+      c.h = l.h;
+      c.w = l.w;
+      c.c = l.c;
+      c.oc = l.oc;
+      c.kh = l.kh;
+      c.kw = l.kw;
+      c.stride_h = l.stride_h;
+      c.stride_w = l.stride_w;
+      c.dil_h = c.dil_w = l.dil;
+      c.padding = l.padding;
+      c.act = acts[i % 4];
+      for (int threads : {1, 2}) {
+        testing::FastCheck check;
+        check.op_type = "CONV_2D";
+        check.variant = std::string("avx512vnni") + (p == Path::kInt8 ? l.variant : "");
+        check.threads = threads;
+        check.seed = 1300 + i++;
+        testing::ExpectFastMatchesReference(BuildConv(c, check.seed), c.Describe("conv2d"), check);
+      }
     }
   }
 }

@@ -27,6 +27,8 @@ void PackWeightsVnniImpl(const W* w, int N, int K, const std::vector<int32_t>& z
   out->data.Resize(static_cast<size_t>(out->panels) * out->K4 * 64);
   out->col_sum.assign(static_cast<size_t>(out->panels) * 16, 0);
   out->abs_sum.assign(static_cast<size_t>(N), 0);
+  out->packed_koff.resize(static_cast<size_t>(out->K4));
+  for (int g = 0; g < out->K4; ++g) out->packed_koff[static_cast<size_t>(g)] = 4 * g;
   for (int n = 0; n < N; ++n) {
     int8_t* panel = out->data.get() + static_cast<size_t>(n / 16) * out->K4 * 64;
     const int j = n % 16;
@@ -170,7 +172,8 @@ void RunGemmVnni(rt::ThreadPool& pool, int64_t M, const PackedB8& b, const APack
         for (int r = 0; r < t.rows; ++r)
           row_term[r] = static_cast<int32_t>(static_cast<uint32_t>(b.f) * static_cast<uint32_t>(RowSumU8(a + r * lda, lda)));
     }
-    VnniChunk(a, lda, t.rows, b, t.p0, t.p1, out, b.f != 0 ? row_term : nullptr, c8 + t.row0 * ldc, ldc);
+    VnniChunk(a, lda, b.packed_koff.data(), t.rows, b, t.p0, t.p1, out, b.f != 0 ? row_term : nullptr,
+              c8 + t.row0 * ldc, ldc);
   });
 }
 

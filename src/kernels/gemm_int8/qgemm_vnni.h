@@ -41,6 +41,7 @@ struct PackedB8 {
   AlignedArray<int8_t> data;
   std::vector<int32_t> col_sum;  // [panels * 16]: sum over k of the packed values (0 beyond N)
   std::vector<int64_t> abs_sum;  // [N]: sum over k of |w - zero point| (bounds the accumulators)
+  std::vector<int32_t> packed_koff;  // [K4]: 4 g, where k group g lies in a packed A row (VnniChunk)
 
   const int8_t* panel(int p) const { return data.get() + static_cast<size_t>(p) * K4 * 64; }
   size_t bytes() const { return data.size; }
@@ -130,10 +131,12 @@ void RunGemmVnni(rt::ThreadPool& pool, int64_t M, const PackedB8& b, const APack
 
 // ---- AVX-512 VNNI entry points (qgemm_avx512vnni.cc) ----
 
-// Rows [0, rows) of a packed A chunk times panels [p0, p1) of B, requantized into C (c points at
-// row 0 / column 0 of the chunk; ldc bytes between rows). row_term: f * row sum per A row, or null.
-void VnniChunk(const uint8_t* a, int64_t lda, int rows, const PackedB8& b, int p0, int p1, const VnniOutput& out,
-               const int32_t* row_term, uint8_t* c, int64_t ldc);
+// Rows [0, rows) of A times panels [p0, p1) of B, requantized into C (c points at row 0 /
+// column 0 of the chunk; ldc bytes between rows). Row r's k group g (4 bytes) is read at
+// a + r * lda + koff[g]: koff[g] = 4 g for packed rows (PackedB8::packed_koff), other tables
+// read a convolution's windows in place. row_term: f * row sum per A row, or null.
+void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, const PackedB8& b, int p0, int p1,
+               const VnniOutput& out, const int32_t* row_term, uint8_t* c, int64_t ldc);
 
 // Sum of n (a multiple of 64) bytes.
 int32_t RowSumU8(const uint8_t* p, int64_t n);
