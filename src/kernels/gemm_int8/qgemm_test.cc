@@ -287,9 +287,13 @@ class WidenRows final : public APacker {
 struct VnniCase {
   int M = 1, K = 1, N = 1, threads = 1;
   bool fits = true, bounded = true, left_shift = false, zero_right = false, extreme = false;
+  // Channel N / 2 with every weight at the zero point and a bias and shift that the high-dword
+  // form's int64 bound refuses (its output is a constant; BuildVnniOutput's constant channel).
+  bool dead_channel = false;
   int act = 0;
 };
 struct VnniUsed {
+  bool dead_refused = false;  // the dead channel alone would not fit HighStageFits
   int32_t f = 0;  // the VNNI weights' f (see qgemm_vnni.h)
   VnniStage stage = VnniStage::kGeneral;
   VnniStore store = VnniStore::kClamp;
@@ -329,6 +333,8 @@ VnniUsed CheckVnniGemm(std::mt19937_64& rng, const VnniCase& c, const std::strin
     v = static_cast<W>(x);
   }
   if (!c.fits) w[0] = static_cast<W>(w_zp >= w_lo + 128 ? w_lo : w_lo + 255);  // at least one outside
+  const int dead = c.dead_channel && N > 1 ? N / 2 : -1;
+  if (dead >= 0) std::fill_n(w.begin() + static_cast<ptrdiff_t>(dead) * K, K, static_cast<W>(w_zp));
   std::vector<T> in(static_cast<size_t>(M) * K);
   for (auto& v : in) v = static_cast<T>(rng());
   std::vector<int32_t> mult(N), bias(N);
@@ -376,6 +382,18 @@ VnniUsed CheckVnniGemm(std::mt19937_64& rng, const VnniCase& c, const std::strin
       }
     }
   }
+  VnniUsed used;
+  if (dead >= 0) {
+    out_zp = std::max(out_zp, 1);
+    bias[dead] = INT32_MAX - 5;
+    shift[dead] = -31;
+    Requant8::Channel ch;
+    ch.bias = bias[dead];
+    ch.mult = mult[dead];
+    ch.right = 31;
+    ch.acc_bound = 1;  // any nonzero bound: the int64 bound alone refuses this channel
+    used.dead_refused = !HighStageFits(ch, out_zp);
+  }
   int32_t lo = kUnsigned ? static_cast<int32_t>(rng() % 40) : -128 + static_cast<int32_t>(rng() % 40);
   int32_t hi = kUnsigned ? 255 - static_cast<int32_t>(rng() % 40) : 127 - static_cast<int32_t>(rng() % 40);
   switch (c.act) {
@@ -415,7 +433,10 @@ VnniUsed CheckVnniGemm(std::mt19937_64& rng, const VnniCase& c, const std::strin
       break;
     }
   }
-  return {b8.f, vo.stage, vo.store};
+  used.f = b8.f;
+  used.stage = vo.stage;
+  used.store = vo.store;
+  return used;
 }
 
 // M = 1..odd, K not a multiple of 4/16/64 (and K < 4), N not a multiple of 16 (1..4 panels and
@@ -429,7 +450,7 @@ TEST_F(QGemmVnniTest, GemmMatchesInt16Gemm) {
   const int Ms[] = {1, 2, 5, 6, 7, 11, 12, 13, 23, 24, 25, 49, 97, 200};
   const int kCases = 600;
   int f_nonzero = 0, f_zero = 0, cases = 0;
-  int stages[3] = {}, high_stores[4] = {}, extreme_high = 0;
+  int stages[3] = {}, high_stores[4] = {}, extreme_high = 0, dead_high = 0;
   for (int it = 0; it < kCases && !HasFailure(); ++it) {
     VnniCase c;
     c.K = Ks[it % std::size(Ks)];
@@ -442,10 +463,12 @@ TEST_F(QGemmVnniTest, GemmMatchesInt16Gemm) {
     c.zero_right = it % 7 == 3;
     c.act = (it / 2) % 4;
     c.extreme = it % 6 == 5;
+    c.dead_channel = it % 8 == 2;
     std::ostringstream what;
     what << "it " << it << " M " << c.M << " K " << c.K << " N " << c.N << " threads " << c.threads
          << (c.fits ? " fits" : "") << (c.bounded ? " bounded" : "") << (c.left_shift ? " left shift" : "")
-         << (c.zero_right ? " zero right shift" : "") << (c.extreme ? " extreme" : "") << " act " << c.act;
+         << (c.zero_right ? " zero right shift" : "") << (c.extreme ? " extreme" : "")
+         << (c.dead_channel ? " dead channel" : "") << " act " << c.act;
     VnniUsed u;
     const bool flip = it % 4 >= 2;  // weights outside int8 for the other half of the fits cases
     if (flip) c.fits = !c.fits;
@@ -458,6 +481,7 @@ TEST_F(QGemmVnniTest, GemmMatchesInt16Gemm) {
     if (u.stage == VnniStage::kHigh) {
       high_stores[static_cast<int>(u.store)] += 1;
       if (c.extreme) ++extreme_high;
+      if (u.dead_refused) ++dead_high;
     }
     ++cases;
   }
@@ -466,6 +490,7 @@ TEST_F(QGemmVnniTest, GemmMatchesInt16Gemm) {
   for (int s : stages) EXPECT_GT(s, 30);       // general, half range, high dword
   for (int s : high_stores) EXPECT_GT(s, 20);  // kClamp, kSat, kLoSat, kLoUSat
   EXPECT_GT(extreme_high, 30);
+  EXPECT_GT(dead_high, 20);  // constant channels that only the constant form admits
   EXPECT_EQ(cases, kCases);
 }
 

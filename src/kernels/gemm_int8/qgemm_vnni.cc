@@ -7,6 +7,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "kernels/common/quant_utils.h"
+
 namespace edgeopt::kernels::qgemm {
 namespace {
 
@@ -41,6 +43,11 @@ void PackWeightsVnniImpl(const W* w, int N, int K, const std::vector<int32_t>& z
     }
   }
 }
+
+// A channel whose weights all equal their zero point (accumulator bound 0): its accumulator is
+// 0 for every input, so its output is a constant (dead channels of pruned models, e.g. vww_96,
+// whose large biases would not fit the high-dword form's int64 bound otherwise).
+bool ConstantChannel(const Requant8::Channel& ch) { return ch.acc_bound == 0; }
 
 // VnniStage::kHigh's constant bias * m + 2^30 + 2^(30 + r) + zero_point * 2^(31 + r) (r >= 1).
 __int128 HighConstant(const Requant8::Channel& ch, int32_t output_zero_point) {
@@ -98,7 +105,7 @@ VnniStore StoreFor(int32_t act_min, int32_t act_max) {
 void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutput* out) {
   out->panels.assign(static_cast<size_t>(b.panels), RequantPanel16{});
   const bool high = !q.channels.empty() && std::all_of(q.channels.begin(), q.channels.end(), [&](const auto& ch) {
-    return HighStageFits(ch, q.output_zero_point);
+    return ConstantChannel(ch) || HighStageFits(ch, q.output_zero_point);
   });
   out->stage = high ? VnniStage::kHigh : q.half_range ? VnniStage::kHalf : VnniStage::kGeneral;
   // The general and half-range forms keep their clamps and truncation.
@@ -110,6 +117,16 @@ void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutp
       const Requant8::Channel& ch = q.channels[static_cast<size_t>(n)];
       RequantPanel16& p = out->panels[static_cast<size_t>(n / 16)];
       const int j = n % 16;
+      if (ConstantChannel(ch)) {
+        // acc is 0 for every input: y = C = the reference's output (before the clamp) * 2^32,
+        // shift 0.
+        const int32_t v = static_cast<int32_t>(
+            static_cast<uint32_t>(MultiplyByQuantizedMultiplierRuy(ch.bias, ch.mult, ch.left - ch.right)) +
+            static_cast<uint32_t>(q.output_zero_point));
+        (j % 2 == 0 ? p.high_e : p.high_o)[j / 2] = static_cast<int64_t>(uint64_t{static_cast<uint32_t>(v)} << 32);
+        p.high_shift[j] = 0;
+        continue;
+      }
       (j % 2 == 0 ? p.high_e : p.high_o)[j / 2] = static_cast<int64_t>(HighConstant(ch, q.output_zero_point));
       p.high_shift[j] = ch.right - 1;
     }

@@ -110,8 +110,9 @@ bool HighStageFits(const Requant8::Channel& ch, int32_t output_zero_point);
 VnniStore StoreFor(int32_t act_min, int32_t act_max);
 
 // The output stage of `q` in 16-lane form, with the column terms for input zero point z_u
-// (already in the uint8 domain) of weights `b`: the high-dword form when every channel fits it,
-// else Requant8's own form.
+// (already in the uint8 domain) of weights `b`: the high-dword form when every channel fits it
+// or has an accumulator bound of 0 (weights all at the zero point: its output is a constant,
+// stored as C = output * 2^32 with shift 0), else Requant8's own form.
 void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutput* out);
 
 // Fills rows [row0, row0 + rows) of A into dst: uint8 rows lda bytes apart holding K values,
