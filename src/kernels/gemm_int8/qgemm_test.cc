@@ -743,26 +743,43 @@ TEST_F(QGemmOps, FullyConnectedInt16x8) {
   Run("fully_connected", "FULLY_CONNECTED", Path::kInt16, 60, 24, RandomFc, BuildFc);
 }
 
+// A convolution of the layer tests below and the variant (suffix) it must run.
+struct ConvLayer {
+  int n, h, w, c, oc, kh, kw, stride_h, stride_w, dil, padding;
+  const char* variant;
+};
+
+// The Case of layer `l` for `path` (int8 per channel, uint8 per tensor) with activation `act`.
+Case LayerCase(const ConvLayer& l, Path path, int act) {
+  Case c;
+  c.path = path;
+  c.per_channel = path == Path::kInt8;
+  c.n = l.n;
+  c.h = l.h;
+  c.w = l.w;
+  c.c = l.c;
+  c.oc = l.oc;
+  c.kh = l.kh;
+  c.kw = l.kw;
+  c.stride_h = l.stride_h;
+  c.stride_w = l.stride_w;
+  c.dil_h = c.dil_w = l.dil;
+  c.padding = l.padding;
+  c.act = act;
+  return c;
+}
+
 // Larger layers like those of real networks (many tiles, several panel blocks, both threads).
 TEST_F(QGemmOps, RealisticLayers) {
-  struct L {
-    int h, w, c, oc, k, stride;
-  };
-  const L layers[] = {{28, 28, 32, 96, 1, 1}, {14, 14, 96, 40, 1, 1}, {7, 7, 320, 1280, 1, 1},
-                      {30, 30, 3, 32, 3, 2},  {12, 12, 64, 64, 3, 1}, {9, 5, 960, 320, 1, 1}};
+  const int kSame = tflite::Padding_SAME;
+  const ConvLayer layers[] = {
+      {1, 28, 28, 32, 96, 1, 1, 1, 1, 1, kSame, ""},     {1, 14, 14, 96, 40, 1, 1, 1, 1, 1, kSame, ""},
+      {1, 7, 7, 320, 1280, 1, 1, 1, 1, 1, kSame, ""},    {1, 30, 30, 3, 32, 3, 3, 2, 2, 1, kSame, ""},
+      {1, 12, 12, 64, 64, 3, 3, 1, 1, 1, kSame, ""},     {1, 9, 5, 960, 320, 1, 1, 1, 1, 1, kSame, ""}};
   int i = 0;
-  for (const L& l : layers) {
+  for (const ConvLayer& l : layers) {
     for (Path p : {Path::kInt8, Path::kUInt8}) {
-      Case c;
-      c.path = p;
-      c.per_channel = p == Path::kInt8;
-      c.h = l.h;
-      c.w = l.w;
-      c.c = l.c;
-      c.oc = l.oc;
-      c.kh = c.kw = l.k;
-      c.stride_h = c.stride_w = l.stride;
-      c.act = tflite::ActivationFunctionType_RELU6;
+      const Case c = LayerCase(l, p, tflite::ActivationFunctionType_RELU6);
       for (const Isa& isa : IsasFor(p))
         for (int threads : {1, 2}) {
           testing::FastCheck check;
@@ -782,12 +799,8 @@ TEST_F(QGemmOps, RealisticLayers) {
 // 16, pixel counts not a multiple of the 6-row tile) and the half-range output stage on
 // small-K 1x1 layers; 1 and 2 threads, int8 and uint8.
 TEST_F(QGemmOps, PaddedIm2colAndHalfRangeStage) {
-  struct L {
-    int n, h, w, c, oc, kh, kw, stride_h, stride_w, dil, padding;
-    const char* variant;
-  };
   const int kSame = tflite::Padding_SAME, kValid = tflite::Padding_VALID;
-  const L layers[] = {
+  const ConvLayer layers[] = {
       {1, 49, 10, 1, 64, 10, 4, 2, 2, 1, kSame, "/padded/rqhalf"},   // kws_dscnn stem
       {1, 49, 10, 1, 37, 10, 4, 2, 2, 1, kValid, "/padded/rqhalf"},
       {1, 31, 29, 3, 32, 3, 3, 2, 2, 1, kSame, "/padded/rqhalf"},    // MobileNet stem, odd size
@@ -802,23 +815,9 @@ TEST_F(QGemmOps, PaddedIm2colAndHalfRangeStage) {
       {2, 7, 9, 24, 144, 1, 1, 1, 1, 1, kSame, "/rqhalf"},
   };
   int i = 0;
-  for (const L& l : layers) {
+  for (const ConvLayer& l : layers) {
     for (Path p : {Path::kInt8, Path::kUInt8}) {
-      Case c;
-      c.path = p;
-      c.per_channel = p == Path::kInt8;
-      c.n = l.n;
-      c.h = l.h;
-      c.w = l.w;
-      c.c = l.c;
-      c.oc = l.oc;
-      c.kh = l.kh;
-      c.kw = l.kw;
-      c.stride_h = l.stride_h;
-      c.stride_w = l.stride_w;
-      c.dil_h = c.dil_w = l.dil;
-      c.padding = l.padding;
-      c.act = i % 3 == 0 ? tflite::ActivationFunctionType_RELU6 : tflite::ActivationFunctionType_NONE;
+      const Case c = LayerCase(l, p, i % 3 == 0 ? tflite::ActivationFunctionType_RELU6 : tflite::ActivationFunctionType_NONE);
       for (const Isa& isa : IsasFor(p))
         for (int threads : {1, 2}) {
           testing::FastCheck check;
@@ -847,12 +846,8 @@ TEST_F(QGemmOps, PaddedIm2colAndHalfRangeStage) {
 // after the zero point: then packed) must match either way. 1 and 2 threads, every activation.
 TEST_F(QGemmOps, DirectIm2colVnni) {
   if (!rt::Cpu().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
-  struct L {
-    int n, h, w, c, oc, kh, kw, stride_h, stride_w, dil, padding;
-    const char* variant;  // int8
-  };
   const int kSame = tflite::Padding_SAME, kValid = tflite::Padding_VALID;
-  const L layers[] = {
+  const ConvLayer layers[] = {  // variants: int8
       {1, 32, 32, 16, 16, 3, 3, 1, 1, 1, kSame, "/direct/rqhigh"},   // CIFAR ResNet-8
       {1, 16, 16, 32, 32, 3, 3, 1, 1, 1, kSame, "/direct/rqhigh"},
       {1, 8, 8, 64, 64, 3, 3, 1, 1, 1, kSame, "/direct/rqhigh"},
@@ -867,23 +862,9 @@ TEST_F(QGemmOps, DirectIm2colVnni) {
   const int acts[] = {tflite::ActivationFunctionType_NONE, tflite::ActivationFunctionType_RELU,
                       tflite::ActivationFunctionType_RELU6, tflite::ActivationFunctionType_RELU_N1_TO_1};
   int i = 0;
-  for (const L& l : layers) {
+  for (const ConvLayer& l : layers) {
     for (Path p : {Path::kInt8, Path::kUInt8}) {
-      Case c;
-      c.path = p;
-      c.per_channel = p == Path::kInt8;
-      c.n = l.n;
-      c.h = l.h;
-      c.w = l.w;
-      c.c = l.c;
-      c.oc = l.oc;
-      c.kh = l.kh;
-      c.kw = l.kw;
-      c.stride_h = l.stride_h;
-      c.stride_w = l.stride_w;
-      c.dil_h = c.dil_w = l.dil;
-      c.padding = l.padding;
-      c.act = acts[i % 4];
+      const Case c = LayerCase(l, p, acts[i % 4]);
       for (int threads : {1, 2}) {
         testing::FastCheck check;
         check.op_type = "CONV_2D";
