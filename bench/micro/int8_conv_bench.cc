@@ -46,18 +46,22 @@ enum class Kind { kConv, kDepthwise, kFc };
 // One int8 op: conv (k x k, stride s, `in_c` -> `out_c`), depthwise (k x k, stride s, in_c
 // channels) or FC ([h, in_c] x [out_c, in_c]).
 // Convolutions may have a kh x kw (non-square) kernel.
-Graph OneOp(Kind kind, int h, int w, int in_c, int out_c, int kh, int kw, int stride, double* macs) {
+// full_range: the output quantized as real RELU6 layers are (scale 6/255, zero point -128), so
+// the activation range is the whole int8 range; else scale 0.05, zero point 5 (a narrower range).
+Graph OneOp(Kind kind, int h, int w, int in_c, int out_c, int kh, int kw, int stride, double* macs,
+            bool full_range = false) {
   GraphBuilder b(5);
   std::mt19937_64& rng = b.rng();
   const int oh = (h + stride - 1) / stride, ow = (w + stride - 1) / stride;
   const int k = kh;
-  const float in_scale = 0.02f, out_scale = 0.05f;
+  const float in_scale = 0.02f, out_scale = full_range ? 6.0f / 255 : 0.05f;
+  const int64_t out_zp = full_range ? -128 : 5;
   if (kind == Kind::kFc) {
     const auto x = b.Input("x", DType::kInt8, {h, in_c}, Act(in_scale, -3));
     const auto wt = b.ConstRandom("w", DType::kInt8, {out_c, in_c}, -127, 127, Act(0.01f, 0));
     QuantParams bq = Act(in_scale * 0.01f, 0);
     const auto bias = b.ConstRandom("bias", DType::kInt32, {out_c}, -2000, 2000, bq);
-    const auto y = b.Tensor("y", DType::kInt8, {h, out_c}, Act(out_scale, 5));
+    const auto y = b.Tensor("y", DType::kInt8, {h, out_c}, Act(out_scale, out_zp));
     tflite::FullyConnectedOptionsT o;
     o.fused_activation_function = tflite::ActivationFunctionType_RELU6;
     b.Op(tflite::BuiltinOperator_FULLY_CONNECTED, {x, wt, bias}, {y}, o);
@@ -77,7 +81,7 @@ Graph OneOp(Kind kind, int h, int w, int in_c, int out_c, int kh, int kw, int st
     bq.zero_point.push_back(0);
   }
   const auto bias = b.ConstRandom("bias", DType::kInt32, {oc}, -2000, 2000, bq);
-  const auto y = b.Tensor("y", DType::kInt8, {1, oh, ow, oc}, Act(out_scale, 5));
+  const auto y = b.Tensor("y", DType::kInt8, {1, oh, ow, oc}, Act(out_scale, out_zp));
   if (kind == Kind::kDepthwise) {
     tflite::DepthwiseConv2DOptionsT o;
     o.padding = tflite::Padding_SAME;
@@ -123,13 +127,13 @@ double VnniPeak() {
 }
 
 // Args {h, in_c, out_c, k, stride[, isa]} (square) or, rect, {h, in_c, out_c, kh, stride, w, kw[, isa]}.
-void Run(benchmark::State& state, Kind kind, bool rect = false, bool isa_arg = true) {
+void Run(benchmark::State& state, Kind kind, bool rect = false, bool isa_arg = true, bool full_range = false) {
   const int h = static_cast<int>(state.range(0)), in_c = static_cast<int>(state.range(1));
   const int out_c = static_cast<int>(state.range(2)), kh = static_cast<int>(state.range(3));
   const int stride = static_cast<int>(state.range(4));
   const int w = rect ? static_cast<int>(state.range(5)) : h, kw = rect ? static_cast<int>(state.range(6)) : kh;
   double macs = 0;
-  auto model = rt::Model::FromGraph(OneOp(kind, h, w, in_c, out_c, kh, kw, stride, &macs));
+  auto model = rt::Model::FromGraph(OneOp(kind, h, w, in_c, out_c, kh, kw, stride, &macs, full_range));
   if (!model.ok()) return state.SkipWithError(model.status().ToString().c_str());
   rt::InterpreterOptions o;
   o.num_threads = 1;
@@ -153,6 +157,7 @@ void BM_Int8Depthwise(benchmark::State& s) { Run(s, Kind::kDepthwise, false, fal
 void BM_Int8DepthwiseRect(benchmark::State& s) { Run(s, Kind::kDepthwise, true, false); }
 void BM_Int8Conv(benchmark::State& s) { Run(s, Kind::kConv); }
 void BM_Int8ConvRect(benchmark::State& s) { Run(s, Kind::kConv, true); }
+void BM_Int8ConvFullRange(benchmark::State& s) { Run(s, Kind::kConv, false, true, true); }
 void BM_Int8Fc(benchmark::State& s) { Run(s, Kind::kFc); }
 
 // Each argument list twice: this CPU's kernels (isa 0) and AVX2 only (isa 1).
@@ -177,6 +182,12 @@ BENCHMARK(BM_Int8Conv)->Apply([](auto* b) {
   Isas(b, {{112, 3, 32, 3, 2}, {112, 16, 96, 1, 1}, {56, 144, 24, 1, 1}, {56, 24, 144, 1, 1}, {28, 192, 32, 1, 1},
            {14, 384, 64, 1, 1}, {14, 64, 384, 1, 1}, {7, 960, 160, 1, 1}, {7, 320, 1280, 1, 1}, {224, 3, 32, 3, 2},
            {32, 16, 16, 3, 1}, {16, 32, 32, 3, 1}, {8, 64, 64, 3, 1}});
+});
+// The MobileNetV2 layers whose output stage matters most, quantized as in the real model (no
+// clamp left in the VNNI output stage).
+BENCHMARK(BM_Int8ConvFullRange)->Apply([](auto* b) {
+  Isas(b, {{224, 3, 32, 3, 2}, {112, 32, 16, 1, 1}, {112, 16, 96, 1, 1}, {56, 24, 144, 1, 1}, {56, 144, 24, 1, 1},
+           {28, 32, 192, 1, 1}, {14, 64, 384, 1, 1}});
 });
 // kws_dscnn: the 10x4 stride-2 stem on [1,49,10,1] and the 1x1 64->64 on 25x5 pixels
 // ({h, in_c, out_c, kh, stride, w, kw}).

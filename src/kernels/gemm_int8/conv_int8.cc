@@ -204,6 +204,33 @@ class PaddedPacker final : public Base {
     int b = static_cast<int>(row0 / hw);
     const int pixel = static_cast<int>(row0 % hw);
     int oy = pixel / g_.out_w, ox = pixel % g_.out_w;
+    if (g_.dil_w == 1 && seg * static_cast<int>(sizeof(D)) <= 16 && (lda - K) * static_cast<int64_t>(sizeof(D)) <= 4) {
+      // Short window rows (stems: C = 1..5): one 16-byte copy per filter row, the pixels of an
+      // output row in one loop (the generic loop below spent ~15 cycles of bookkeeping per pixel
+      // on MobileNetV2's stem, as much as its multiply-adds).
+      const int64_t px_step = int64_t{g_.stride_w} * C;
+      for (int i = 0; i < rows;) {
+        const int n = std::min(rows - i, g_.out_w - ox);
+        const D* src = img_ + (int64_t{b} * pi_.ph + int64_t{oy} * g_.stride_h) * row_len + int64_t{ox} * px_step;
+        D* row = dst + i * lda;
+        for (int p = 0; p < n; ++p, src += px_step, row += lda) {
+          for (int ky = 0; ky < g_.k_h; ++ky) std::memcpy(row + ky * seg, src + ky * ky_step, 16);
+          // Zeros from K up to lda (at most 4 bytes; what lands past lda is overwritten by the
+          // next row or falls in the buffer's slack, as CopyRun's overrun).
+          std::memset(reinterpret_cast<uint8_t*>(row + K), 0, 4);
+        }
+        i += n;
+        ox += n;
+        if (ox == g_.out_w) {
+          ox = 0;
+          if (++oy == g_.out_h) {
+            oy = 0;
+            ++b;
+          }
+        }
+      }
+      return;
+    }
     for (int i = 0; i < rows; ++i) {
       D* row = dst + i * lda;
       const D* src = img_ + (int64_t{b} * pi_.ph + int64_t{oy} * g_.stride_h) * row_len + int64_t{ox} * g_.stride_w * C;
@@ -235,10 +262,16 @@ class ConvQuantKernel final : public FastKernel {
 
  protected:
   std::string FastVariant() const override {
-    // Suffixes name the paths taken: "/padded" im2col from the padded int16 image,
-    // "/rqhalf" the half-range output stage (qgemm::Requant8::half_range).
-    std::string suffix = use_padded_ ? "/padded" : "";
-    if (out_.q8.half_range) suffix += "/rqhalf";
+    // Suffixes name the paths taken: "/padded" im2col from the padded image, "/rqhalf" the
+    // half-range output stage (qgemm::Requant8::half_range, VnniStage::kHalf), "/rqhigh" the VNNI
+    // high-dword stage (VnniStage::kHigh).
+    std::string suffix = direct_ ? "/direct" : use_padded_ ? "/padded" : "";
+    if (use_vnni_) {
+      if (vout_.stage == qgemm::VnniStage::kHigh) suffix += "/rqhigh";
+      if (vout_.stage == qgemm::VnniStage::kHalf) suffix += "/rqhalf";
+    } else if (out_.q8.half_range) {
+      suffix += "/rqhalf";
+    }
     const std::string isa = use_vnni_ ? "/avx512vnni" : "/avx2";
     switch (kind_) {
       case QuantKind::kInt8: return "conv2d/int8" + isa + suffix;
@@ -302,6 +335,7 @@ class ConvQuantKernel final : public FastKernel {
       gemm_scratch_ = ctx.RequestScratch(qgemm::GemmVnniScratchBytes(*packed8_, M, ctx.threads().num_threads()) + 64);
       use_padded_ = !g.pointwise;
       if (use_padded_) img_scratch_ = ctx.RequestScratch(padded_.bytes(sizeof(uint8_t)));
+      PrepareDirect();
       return true;
     }
     if (kind_ == QuantKind::kHybrid) {
@@ -314,6 +348,7 @@ class ConvQuantKernel final : public FastKernel {
     }
     gemm_scratch_ = ctx.RequestScratch(qgemm::GemmScratchBytes(*packed_, M, ctx.threads().num_threads()) + 64);
     use_padded_ = false;
+    direct_ = false;
     if (!g.pointwise && kind_ != QuantKind::kHybrid) {
       if (padded_.bytes() <= kMaxPaddedBytes) {
         use_padded_ = true;
@@ -374,6 +409,8 @@ class ConvQuantKernel final : public FastKernel {
 
  private:
   static constexpr size_t kMaxPaddedBytes = size_t{32} << 20;
+  // Weights every output row of the direct path streams (L2-resident, as ForEachGemmTask's blocks).
+  static constexpr int64_t kDirectMaxWeightBytes = 160 << 10;
 
   Status InvokeVnni(rt::KernelContext& ctx, int64_t M, void* scratch) const {
     const rt::RtTensor* input = ctx.input(0);
@@ -390,9 +427,53 @@ class ConvQuantKernel final : public FastKernel {
       FillPadded8(g_, padded_, input->data_as<uint8_t>(), flip, z_u, r0, r1, img);
     });
     std::memset(img + padded_.elements, 0, PaddedImage::kSlack);
+    if (direct_) {
+      RunDirect(ctx, img, static_cast<uint8_t*>(c));
+      return Status::Ok();
+    }
     PaddedPacker<uint8_t, qgemm::APacker8> pack(g_, padded_, img);
     qgemm::RunGemmVnni(ctx.threads(), M, *packed8_, pack, vout_, c, g_.out_c, scratch);
     return Status::Ok();
+  }
+
+  // Implicit im2col for the VNNI GEMM: with C a multiple of 4 every k group of a window is 4
+  // consecutive bytes of the padded uint8 image, at an offset from the window's first byte that
+  // is the same for all windows (direct_koff_), and the windows of one output row are
+  // stride_w * C bytes apart; so the micro-kernel reads them in place and nothing is packed.
+  // Needs no row sums (PackedB8::f == 0: weights minus their zero point fit int8, always for
+  // int8 models).
+  void PrepareDirect() {
+    const int C = g_.in_c;
+    const int64_t weight_bytes = int64_t{packed8_->panels} * packed8_->K4 * 64;
+    direct_ = use_padded_ && C % 4 == 0 && packed8_->f == 0 && weight_bytes <= kDirectMaxWeightBytes;
+    if (!direct_) return;
+    const int64_t row_len = int64_t{padded_.pw} * C;
+    direct_koff_.resize(static_cast<size_t>(packed8_->K4));
+    for (int grp = 0; grp < packed8_->K4; ++grp) {
+      const int k = 4 * grp, c = k % C, kx = (k / C) % g_.k_w, ky = k / (C * g_.k_w);
+      direct_koff_[static_cast<size_t>(grp)] =
+          static_cast<int32_t>(ky * g_.dil_h * row_len + int64_t{kx} * g_.dil_w * C + c);
+    }
+  }
+
+  // One VnniChunk per output row (batch, oy): its out_w windows start stride_w * C bytes apart.
+  void RunDirect(rt::KernelContext& ctx, const uint8_t* img, uint8_t* out) const {
+    const int64_t out_rows = int64_t{g_.batches} * g_.out_h;
+    const int64_t row_len = int64_t{padded_.pw} * g_.in_c;
+    const int64_t out_row_bytes = int64_t{g_.out_w} * g_.out_c;
+    auto run = [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t b = r / g_.out_h, oy = r % g_.out_h;
+        const uint8_t* a = img + (b * padded_.ph + oy * g_.stride_h) * row_len;
+        qgemm::VnniChunk(a, int64_t{g_.stride_w} * g_.in_c, direct_koff_.data(), g_.out_w, *packed8_, 0,
+                         packed8_->panels, vout_, nullptr, out + r * out_row_bytes, g_.out_c);
+      }
+    };
+    if (ctx.threads().num_threads() == 1 || out_rows < 2) {
+      run(0, out_rows);
+    } else {
+      ctx.threads().ParallelFor(out_rows, 1, run);
+    }
   }
 
   // Calls fill(r0, r1) over the padded image's rows, split over the threads when large.
@@ -426,6 +507,8 @@ class ConvQuantKernel final : public FastKernel {
   qgemm::VnniOutput vout_;
   ConvGeom g_;
   bool use_padded_ = false;
+  bool direct_ = false;  // VNNI: windows read in place from the padded image (PrepareDirect)
+  std::vector<int32_t> direct_koff_;
   PaddedImage padded_;
   int img_scratch_ = -1;
   std::shared_ptr<const PackedB> packed_;

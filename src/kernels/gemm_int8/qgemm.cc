@@ -90,6 +90,8 @@ void BuildRequant8(int N, const int32_t* bias, const std::vector<int32_t>& multi
   out->half_range = false;
   out->act_min = act_min;
   out->act_max = act_max;
+  out->output_zero_point = output_zero_point;
+  out->channels.assign(static_cast<size_t>(N), Requant8::Channel{});
   for (int n = 0; n < panels * kNR; ++n) {
     RequantGroup& g = out->groups[n / 8];
     const int lane = n % 8;
@@ -102,6 +104,14 @@ void BuildRequant8(int N, const int32_t* bias, const std::vector<int32_t>& multi
     g.bias[lane] = real && bias ? bias[n] : 0;
     g.mult[lane] = m;
     g.left[lane] = left;
+    if (real) {
+      Requant8::Channel& ch = out->channels[static_cast<size_t>(n)];
+      ch.bias = g.bias[lane];
+      ch.mult = m;
+      ch.left = left;
+      ch.right = right;
+      ch.acc_bound = acc_bound ? acc_bound[n] : -1;
+    }
     if (left > 0) out->any_left_shift = true;
     const int total = 31 + right;
     const int64_t round = (int64_t{1} << 62) + (int64_t{1} << 30) + (right > 0 ? int64_t{1} << (30 + right) : 0);

@@ -98,6 +98,14 @@ struct Requant8 {
   // the output stage on this machine).
   bool half_range = false;
   int32_t act_min = -128, act_max = 127;
+  // What the groups were built from, for output stages laid out differently (qgemm_vnni.h).
+  struct Channel {
+    int32_t bias = 0, mult = 0;
+    int left = 0, right = 0;
+    int64_t acc_bound = -1;  // bound on |accumulator| for any input; -1: none known
+  };
+  std::vector<Channel> channels;  // [N]
+  int32_t output_zero_point = 0;
 };
 // bias may be null; multiplier/shift have one entry per channel or one for all. acc_bound, if not
 // null, holds per output channel a bound on |accumulator| for any input (N entries); the bias is

@@ -29,6 +29,7 @@ constexpr int RowsFor(int nv) { return nv == 4 ? 6 : nv == 3 ? 8 : 12; }
 struct TileArgs {
   const uint8_t* a;
   int64_t lda;
+  const int32_t* koff;      // k group g of a row at a + koff[g]
   int K4;
   const int8_t* b;          // first panel of the block
   int64_t panel_stride;     // bytes between panels
@@ -70,48 +71,87 @@ inline __m512i RequantHalf(__m512i x, const RequantPanel16& q) {
   return _mm512_add_epi32(h, Load(q.zp_adj));
 }
 
+// VnniStage::kHigh (qgemm_vnni.h): acc * m + C exactly in signed 64 bits, the high dword shifted
+// arithmetically by r - 1; the output zero point is part of C.
+inline __m512i RequantHigh(__m512i x, const RequantPanel16& q) {
+  __m512i p_e = _mm512_mul_epi32(x, Load(q.mult));
+  __m512i p_o = _mm512_mul_epi32(_mm512_shuffle_epi32(x, static_cast<_MM_PERM_ENUM>(0xF5)), Load(q.mult_o));
+  p_e = _mm512_add_epi64(p_e, Load(q.high_e));
+  p_o = _mm512_add_epi64(p_o, Load(q.high_o));
+  const __m512i h = _mm512_mask_shuffle_epi32(p_o, 0x5555, p_e, static_cast<_MM_PERM_ENUM>(0xF5));
+  return _mm512_srav_epi32(h, Load(q.high_shift));
+}
+
+template <VnniStage S>
+inline __m512i Requant(__m512i x, const RequantPanel16& q) {
+  if constexpr (S == VnniStage::kHigh) return RequantHigh(x, q);
+  if constexpr (S == VnniStage::kHalf) return RequantHalf(x, q);
+  return RequantGeneral(x, q);
+}
+
+// 16 requantized values to bytes (VnniStore says which clamps the saturating conversions make
+// unnecessary).
+template <VnniStore W>
+inline __m128i ToBytes(__m512i y, __m512i lo, __m512i hi) {
+  if constexpr (W == VnniStore::kSat) return _mm512_cvtsepi32_epi8(y);
+  if constexpr (W == VnniStore::kLoSat) return _mm512_cvtsepi32_epi8(_mm512_max_epi32(y, lo));
+  if constexpr (W == VnniStore::kLoUSat) return _mm512_cvtusepi32_epi8(_mm512_max_epi32(y, lo));
+  return _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(y, lo), hi));
+}
+
 // Fully unrolled over rows and panels (GCC keeps acc[][] in registers only then).
-template <int R, int NV, bool kHalf>
+template <int R, int NV, VnniStage S, VnniStore W>
 void Tile(const TileArgs& t) {
+  // Locals: stores through uint8_t* may alias t, which would make every field reload.
+  const RequantPanel16* const q = t.q;
+  uint8_t* const c = t.c;
+  const int64_t ldc = t.ldc;
+  const int cols_last = t.cols_last;
   __m512i acc[R][NV];
   _Pragma("GCC unroll 16")
   for (int v = 0; v < NV; ++v) {
-    const __m512i init = Load(t.q[v].init);
+    const __m512i init = Load(q[v].init);
     _Pragma("GCC unroll 16")
     for (int r = 0; r < R; ++r)
       acc[r][v] = t.row_term ? _mm512_add_epi32(init, _mm512_set1_epi32(t.row_term[r])) : init;
   }
-  const uint8_t* a = t.a;
   const int8_t* b = t.b;
+  const int32_t* koff = t.koff;
+  const int64_t lda = t.lda, panel_stride = t.panel_stride;
   for (int k = 0; k < t.K4; ++k) {
+    const uint8_t* a = t.a + koff[k];
     __m512i w[NV];
     _Pragma("GCC unroll 16")
-    for (int v = 0; v < NV; ++v) w[v] = Load(b + v * t.panel_stride);
+    for (int v = 0; v < NV; ++v) w[v] = Load(b + v * panel_stride);
     _Pragma("GCC unroll 16")
     for (int r = 0; r < R; ++r) {
       int32_t group;
-      std::memcpy(&group, a + r * t.lda, 4);
+      std::memcpy(&group, a + r * lda, 4);
       const __m512i x = _mm512_set1_epi32(group);
       _Pragma("GCC unroll 16")
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], x, w[v]);
     }
-    a += 4;
     b += 64;
   }
-  const __m512i lo = _mm512_set1_epi32(t.act_min), hi = _mm512_set1_epi32(t.act_max);
-  const __mmask16 last = static_cast<__mmask16>((1u << t.cols_last) - 1);
+  // Without this GCC 12 keeps the accumulators of the high-dword stage's tiles on the stack
+  // through the whole k loop (its register allocator; the half-range stage's tiles were fine).
   _Pragma("GCC unroll 16")
   for (int r = 0; r < R; ++r) {
-    uint8_t* c = t.c + r * t.ldc;
+    _Pragma("GCC unroll 16")
+    for (int v = 0; v < NV; ++v) asm("" : "+v"(acc[r][v]));
+  }
+  const __m512i lo = _mm512_set1_epi32(t.act_min), hi = _mm512_set1_epi32(t.act_max);
+  const __mmask16 last = static_cast<__mmask16>((1u << cols_last) - 1);
+  _Pragma("GCC unroll 16")
+  for (int r = 0; r < R; ++r) {
     _Pragma("GCC unroll 16")
     for (int v = 0; v < NV; ++v) {
-      __m512i y = kHalf ? RequantHalf(acc[r][v], t.q[v]) : RequantGeneral(acc[r][v], t.q[v]);
-      y = _mm512_min_epi32(_mm512_max_epi32(y, lo), hi);
-      const __m128i bytes = _mm512_cvtepi32_epi8(y);
-      if (v + 1 < NV || t.cols_last == 16) {
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(c + 16 * v), bytes);
+      const __m128i bytes = ToBytes<W>(Requant<S>(acc[r][v], q[v]), lo, hi);
+      uint8_t* dst = c + r * ldc + 16 * v;
+      if (v + 1 < NV || cols_last == 16) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), bytes);
       } else {
-        _mm_mask_storeu_epi8(c + 16 * v, last, bytes);
+        _mm_mask_storeu_epi8(dst, last, bytes);
       }
     }
   }
@@ -119,37 +159,55 @@ void Tile(const TileArgs& t) {
 
 using TileFn = void (*)(const TileArgs&);
 
-template <int NV, bool kHalf, size_t... I>
+template <int NV, VnniStage S, VnniStore W, size_t... I>
 constexpr std::array<TileFn, sizeof...(I)> TileTable(std::index_sequence<I...>) {
-  return {&Tile<static_cast<int>(I) + 1, NV, kHalf>...};
+  return {&Tile<static_cast<int>(I) + 1, NV, S, W>...};
 }
 
 // Tiles of NV panels, indexed by rows - 1.
-template <int NV, bool kHalf>
+template <int NV, VnniStage S, VnniStore W>
 struct Tiles {
-  static constexpr auto table = TileTable<NV, kHalf>(std::make_index_sequence<RowsFor(NV)>());
+  static constexpr auto table = TileTable<NV, S, W>(std::make_index_sequence<RowsFor(NV)>());
 };
 
-template <bool kHalf>
+template <VnniStage S, VnniStore W>
 TileFn PickTile(int nv, int rows) {
   switch (nv) {
-    case 4: return Tiles<4, kHalf>::table[static_cast<size_t>(rows - 1)];
-    case 3: return Tiles<3, kHalf>::table[static_cast<size_t>(rows - 1)];
-    case 2: return Tiles<2, kHalf>::table[static_cast<size_t>(rows - 1)];
-    default: return Tiles<1, kHalf>::table[static_cast<size_t>(rows - 1)];
+    case 4: return Tiles<4, S, W>::table[static_cast<size_t>(rows - 1)];
+    case 3: return Tiles<3, S, W>::table[static_cast<size_t>(rows - 1)];
+    case 2: return Tiles<2, S, W>::table[static_cast<size_t>(rows - 1)];
+    default: return Tiles<1, S, W>::table[static_cast<size_t>(rows - 1)];
   }
+}
+
+// The tile of the output's stage and store mode (the general and half-range stages always clamp,
+// see BuildVnniOutput).
+TileFn PickTile(const VnniOutput& out, int nv, int rows) {
+  switch (out.stage) {
+    case VnniStage::kGeneral: return PickTile<VnniStage::kGeneral, VnniStore::kClamp>(nv, rows);
+    case VnniStage::kHalf: return PickTile<VnniStage::kHalf, VnniStore::kClamp>(nv, rows);
+    case VnniStage::kHigh: break;
+  }
+  switch (out.store) {
+    case VnniStore::kSat: return PickTile<VnniStage::kHigh, VnniStore::kSat>(nv, rows);
+    case VnniStore::kLoSat: return PickTile<VnniStage::kHigh, VnniStore::kLoSat>(nv, rows);
+    case VnniStore::kLoUSat: return PickTile<VnniStage::kHigh, VnniStore::kLoUSat>(nv, rows);
+    case VnniStore::kClamp: break;
+  }
+  return PickTile<VnniStage::kHigh, VnniStore::kClamp>(nv, rows);
 }
 
 }  // namespace
 
-void VnniChunk(const uint8_t* a, int64_t lda, int rows, const PackedB8& b, int p0, int p1, const VnniOutput& out,
-               const int32_t* row_term, uint8_t* c, int64_t ldc) {
+void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, const PackedB8& b, int p0, int p1,
+               const VnniOutput& out, const int32_t* row_term, uint8_t* c, int64_t ldc) {
   const int np = p1 - p0;
   if (np <= 0 || rows <= 0) return;
   // Panels in blocks of at most 4, as even as possible (9 panels: 3 + 3 + 3, 6: 3 + 3).
   const int blocks = (np + 3) / 4;
   TileArgs t;
   t.lda = lda;
+  t.koff = koff;
   t.K4 = b.K4;
   t.panel_stride = int64_t{b.K4} * 64;
   t.ldc = ldc;
@@ -167,7 +225,7 @@ void VnniChunk(const uint8_t* a, int64_t lda, int rows, const PackedB8& b, int p
       t.a = a + r * lda;
       t.row_term = row_term ? row_term + r : nullptr;
       t.c = c + r * ldc + p * 16;
-      (out.half_range ? PickTile<true>(nv, tr) : PickTile<false>(nv, tr))(t);
+      PickTile(out, nv, tr)(t);
     }
     p += nv;
   }

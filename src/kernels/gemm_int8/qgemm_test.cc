@@ -277,12 +277,50 @@ class WidenRows final : public APacker {
   int32_t zp_;
 };
 
+// One VNNI GEMM case: shapes, weights inside / outside int8 after the zero point (`fits`), an
+// accumulator bound or not, left shifts, a channel with right shift 0 (`zero_right`: the
+// high-dword stage refuses it), the activation range (`act`: 0 narrowed at both ends, 1 the full
+// 8-bit range, 2 act_max at 127 with act_min raised, 3 act_min raised with act_max at the type's
+// top), and `extreme`: right shifts 20..26, output zero points at the ends of their range and
+// biases pushed to the high-dword stage's int64 limits (HighStageFits) or cancelling the
+// zero-point term.
+struct VnniCase {
+  int M = 1, K = 1, N = 1, threads = 1;
+  bool fits = true, bounded = true, left_shift = false, zero_right = false, extreme = false;
+  // Channel N / 2 with every weight at the zero point and a bias and shift that the high-dword
+  // form's int64 bound refuses (its output is a constant; BuildVnniOutput's constant channel).
+  bool dead_channel = false;
+  int act = 0;
+};
+struct VnniUsed {
+  bool dead_refused = false;  // the dead channel alone would not fit HighStageFits
+  int32_t f = 0;  // the VNNI weights' f (see qgemm_vnni.h)
+  VnniStage stage = VnniStage::kGeneral;
+  VnniStore store = VnniStore::kClamp;
+};
+
+// The largest |bias| (in the direction `sign`) with which channel `ch` still fits the high-dword
+// stage, given |bias| <= limit (the caller checked limit 0 fits).
+int32_t EdgeBias(Requant8::Channel ch, int32_t zp, int sign, int64_t limit) {
+  int64_t lo = 0, hi = limit;
+  while (lo < hi) {
+    const int64_t mid = (lo + hi + 1) / 2;
+    ch.bias = static_cast<int32_t>(sign * mid);
+    if (HighStageFits(ch, zp)) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return static_cast<int32_t>(sign * lo);
+}
+
 // One random GEMM (8-bit input of type T, weights of type W) through RunGemm and RunGemmVnni
-// with the same Requant8; returns the VNNI weights' f (see qgemm_vnni.h) for coverage checks.
+// with the same Requant8; returns what the VNNI output stage used, for coverage checks.
 template <typename T, typename W>
-int32_t CheckVnniGemm(std::mt19937_64& rng, int M, int K, int N, int threads, bool fits, bool bounded,
-                      bool left_shift, const std::string& what) {
+VnniUsed CheckVnniGemm(std::mt19937_64& rng, const VnniCase& c, const std::string& what) {
   constexpr bool kUnsigned = std::is_same_v<T, uint8_t>;
+  const int M = c.M, K = c.K, N = c.N;
   const int32_t in_zp = static_cast<int32_t>(rng() % 256) - (kUnsigned ? 0 : 128);
   // Weights: `fits` keeps every w - zp inside int8, else the full range with a zero point that
   // pushes some outside.
@@ -291,10 +329,12 @@ int32_t CheckVnniGemm(std::mt19937_64& rng, int M, int K, int N, int threads, bo
   std::vector<W> w(static_cast<size_t>(N) * K);
   for (auto& v : w) {
     int32_t x = w_lo + static_cast<int32_t>(rng() % 256);
-    if (fits) x = std::clamp(x, std::max(w_lo, w_zp - 128), std::min(w_lo + 255, w_zp + 127));
+    if (c.fits) x = std::clamp(x, std::max(w_lo, w_zp - 128), std::min(w_lo + 255, w_zp + 127));
     v = static_cast<W>(x);
   }
-  if (!fits) w[0] = static_cast<W>(w_zp >= w_lo + 128 ? w_lo : w_lo + 255);  // at least one outside
+  if (!c.fits) w[0] = static_cast<W>(w_zp >= w_lo + 128 ? w_lo : w_lo + 255);  // at least one outside
+  const int dead = c.dead_channel && N > 1 ? N / 2 : -1;
+  if (dead >= 0) std::fill_n(w.begin() + static_cast<ptrdiff_t>(dead) * K, K, static_cast<W>(w_zp));
   std::vector<T> in(static_cast<size_t>(M) * K);
   for (auto& v : in) v = static_cast<T>(rng());
   std::vector<int32_t> mult(N), bias(N);
@@ -303,9 +343,11 @@ int32_t CheckVnniGemm(std::mt19937_64& rng, int M, int K, int N, int threads, bo
   const int base_shift = -static_cast<int>(std::lround(std::log2(5500.0 * std::sqrt(double(K)) / 60.0)));
   for (int n = 0; n < N; ++n) {
     mult[n] = (1 << 30) + static_cast<int32_t>(rng() % (1u << 30));
-    shift[n] = left_shift && n % 3 == 0 ? 1 : std::min(0, base_shift + static_cast<int>(rng() % 5) - 2);
+    shift[n] = c.left_shift && n % 3 == 0 ? 1 : std::min(0, base_shift + static_cast<int>(rng() % 5) - 2);
+    if (c.extreme) shift[n] = -20 - static_cast<int>(rng() % 7);
     bias[n] = static_cast<int32_t>(rng() % 200001) - 100000;
   }
+  if (c.zero_right) shift[0] = 0;
   PackedB b16;
   PackWeights(w.data(), N, K, {w_zp}, &b16);
   PackedB8 b8;
@@ -314,17 +356,60 @@ int32_t CheckVnniGemm(std::mt19937_64& rng, int M, int K, int N, int threads, bo
   const int64_t max_in = kUnsigned ? std::max(255 - in_zp, in_zp) : std::max(127 - in_zp, in_zp + 128);
   std::vector<int64_t> bound(N);
   for (int n = 0; n < N; ++n) bound[n] = b16.abs_sum[n] * max_in;
-  const int32_t out_zp = static_cast<int32_t>(rng() % 21) - 10 + (kUnsigned ? 128 : 0);
-  const int32_t lo = kUnsigned ? static_cast<int32_t>(rng() % 40) : -128 + static_cast<int32_t>(rng() % 40);
-  const int32_t hi = kUnsigned ? 255 - static_cast<int32_t>(rng() % 40) : 127 - static_cast<int32_t>(rng() % 40);
+  int32_t out_zp = static_cast<int32_t>(rng() % 21) - 10 + (kUnsigned ? 128 : 0);
+  if (c.extreme) {
+    out_zp = kUnsigned ? (rng() % 2 ? 255 : 0) : (rng() % 2 ? 127 : -128);
+    for (int n = 0; n < N; ++n) {
+      Requant8::Channel ch;
+      ch.mult = mult[n];
+      ch.acc_bound = bound[n];
+      const int64_t limit = (int64_t{1} << 31) - 1 - bound[n];
+      // Even channels at the int64 limit on the zero point's side (saturated outputs: a wrong sign
+      // or carry in the 64-bit sum shows), odd ones with the bias cancelling the zero-point term
+      // (outputs inside the 8-bit range, computed from large partial sums). A right shift too
+      // large for the zero point is lowered until the channel fits (down to 20).
+      for (;; ++shift[n]) {
+        ch.right = -shift[n];
+        ch.bias = 0;
+        if (n % 2 == 0 && HighStageFits(ch, out_zp)) {
+          bias[n] = EdgeBias(ch, out_zp, out_zp >= 0 ? 1 : -1, limit);
+        } else {
+          const double cancel = -static_cast<double>(out_zp) * std::ldexp(1.0, 31 + ch.right) / ch.mult;
+          bias[n] = static_cast<int32_t>(std::clamp<double>(cancel, static_cast<double>(-limit), static_cast<double>(limit)));
+        }
+        ch.bias = bias[n];
+        if (HighStageFits(ch, out_zp) || ch.right <= 20) break;
+      }
+    }
+  }
+  VnniUsed used;
+  if (dead >= 0) {
+    out_zp = std::max(out_zp, 1);
+    bias[dead] = INT32_MAX - 5;
+    shift[dead] = -31;
+    Requant8::Channel ch;
+    ch.bias = bias[dead];
+    ch.mult = mult[dead];
+    ch.right = 31;
+    ch.acc_bound = 1;  // any nonzero bound: the int64 bound alone refuses this channel
+    used.dead_refused = !HighStageFits(ch, out_zp);
+  }
+  int32_t lo = kUnsigned ? static_cast<int32_t>(rng() % 40) : -128 + static_cast<int32_t>(rng() % 40);
+  int32_t hi = kUnsigned ? 255 - static_cast<int32_t>(rng() % 40) : 127 - static_cast<int32_t>(rng() % 40);
+  switch (c.act) {
+    case 1: lo = kUnsigned ? 0 : -128, hi = kUnsigned ? 255 : 127; break;
+    case 2: lo = kUnsigned ? 1 + static_cast<int32_t>(rng() % 40) : -127 + static_cast<int32_t>(rng() % 40), hi = 127; break;
+    case 3: lo = kUnsigned ? 1 + static_cast<int32_t>(rng() % 40) : -127 + static_cast<int32_t>(rng() % 40), hi = kUnsigned ? 255 : 127; break;
+    default: break;
+  }
   Requant8 q;
-  BuildRequant8(N, bias.data(), mult, shift, out_zp, lo, hi, &q, bounded ? bound.data() : nullptr);
+  BuildRequant8(N, bias.data(), mult, shift, out_zp, lo, hi, &q, c.bounded ? bound.data() : nullptr);
 
-  rt::ThreadPool pool(threads);
+  rt::ThreadPool pool(c.threads);
   std::vector<uint8_t> c16(static_cast<size_t>(M) * N, 0xCD), c8(static_cast<size_t>(M) * N, 0xCD);
   {
     AlignedArray<int8_t> scratch;
-    scratch.Resize(GemmScratchBytes(b16, M, threads));
+    scratch.Resize(GemmScratchBytes(b16, M, c.threads));
     GemmOutput o;
     o.kind = kUnsigned ? OutKind::kUInt8 : OutKind::kInt8;
     o.q8 = &q;
@@ -332,58 +417,125 @@ int32_t CheckVnniGemm(std::mt19937_64& rng, int M, int K, int N, int threads, bo
     o.ldc = N;
     RunGemm(pool, M, b16, WidenRows<T>(in.data(), K, in_zp), o, scratch.get());
   }
+  VnniOutput vo;
+  BuildVnniOutput(b8, q, in_zp + (kUnsigned ? 0 : 128), &vo);
   {
-    VnniOutput vo;
-    BuildVnniOutput(b8, q, in_zp + (kUnsigned ? 0 : 128), &vo);
     AlignedArray<int8_t> scratch;
-    scratch.Resize(GemmVnniScratchBytes(b8, M, threads));
+    scratch.Resize(GemmVnniScratchBytes(b8, M, c.threads));
     ContiguousRowsPacker8 pack(in.data(), K, kUnsigned ? 0 : 0x80);
     RunGemmVnni(pool, M, b8, pack, vo, c8.data(), N, scratch.get());
   }
   for (size_t i = 0; i < c16.size(); ++i) {
     if (c16[i] != c8[i]) {
       ADD_FAILURE() << what << ": row " << i / N << " column " << i % N << " int16 GEMM " << int{c16[i]} << " VNNI "
-                    << int{c8[i]} << (q.half_range ? " (half range)" : q.bias_folded ? " (folded)" : " (general)");
+                    << int{c8[i]} << " stage " << static_cast<int>(vo.stage) << " store "
+                    << static_cast<int>(vo.store) << " act " << lo << ".." << hi;
       break;
     }
   }
-  return b8.f;
+  used.f = b8.f;
+  used.stage = vo.stage;
+  used.store = vo.store;
+  return used;
 }
 
 // M = 1..odd, K not a multiple of 4/16/64 (and K < 4), N not a multiple of 16 (1..4 panels and
 // more: every tile width), int8 and uint8 inputs and weights, weights inside / outside int8 after
-// the zero point (row-sum correction), the general / left-shift / folded / half-range output
-// stages, 1 and 2 threads.
+// the zero point (row-sum correction), every output stage (general, left shift, half range,
+// high dword with each store mode, and the high-dword stage at its int64 limits), 1 and 2 threads.
 TEST_F(QGemmVnniTest, GemmMatchesInt16Gemm) {
   std::mt19937_64 rng(31);
   const int Ks[] = {1, 2, 3, 4, 5, 7, 15, 16, 17, 24, 27, 40, 63, 64, 65, 144, 255, 576, 961};
   const int Ns[] = {1, 3, 8, 15, 16, 17, 24, 31, 33, 48, 64, 65, 96, 144, 160};
   const int Ms[] = {1, 2, 5, 6, 7, 11, 12, 13, 23, 24, 25, 49, 97, 200};
+  const int kCases = 600;
   int f_nonzero = 0, f_zero = 0, cases = 0;
-  for (int it = 0; it < 400 && !HasFailure(); ++it) {
-    const int K = Ks[it % std::size(Ks)];
-    const int N = Ns[(it / 3) % std::size(Ns)];
-    const int M = Ms[(it / 7) % std::size(Ms)];
-    const int threads = 1 + (it / 4) % 2;
-    const bool fits = it % 5 != 0;
-    const bool bounded = it % 4 != 1;
-    const bool left = it % 9 == 4;
+  int stages[3] = {}, high_stores[4] = {}, extreme_high = 0, dead_high = 0;
+  for (int it = 0; it < kCases && !HasFailure(); ++it) {
+    VnniCase c;
+    c.K = Ks[it % std::size(Ks)];
+    c.N = Ns[(it / 3) % std::size(Ns)];
+    c.M = Ms[(it / 7) % std::size(Ms)];
+    c.threads = 1 + (it / 4) % 2;
+    c.fits = it % 5 != 0;
+    c.bounded = it % 4 != 1;
+    c.left_shift = it % 9 == 4;
+    c.zero_right = it % 7 == 3;
+    c.act = (it / 2) % 4;
+    c.extreme = it % 6 == 5;
+    c.dead_channel = it % 8 == 2;
     std::ostringstream what;
-    what << "it " << it << " M " << M << " K " << K << " N " << N << " threads " << threads << (fits ? " fits" : "")
-         << (bounded ? " bounded" : "") << (left ? " left shift" : "");
-    int32_t f = 0;
+    what << "it " << it << " M " << c.M << " K " << c.K << " N " << c.N << " threads " << c.threads
+         << (c.fits ? " fits" : "") << (c.bounded ? " bounded" : "") << (c.left_shift ? " left shift" : "")
+         << (c.zero_right ? " zero right shift" : "") << (c.extreme ? " extreme" : "")
+         << (c.dead_channel ? " dead channel" : "") << " act " << c.act;
+    VnniUsed u;
+    const bool flip = it % 4 >= 2;  // weights outside int8 for the other half of the fits cases
+    if (flip) c.fits = !c.fits;
     switch (it % 4) {
-      case 0: f = CheckVnniGemm<int8_t, int8_t>(rng, M, K, N, threads, fits, bounded, left, what.str() + " s8/s8"); break;
-      case 1: f = CheckVnniGemm<uint8_t, uint8_t>(rng, M, K, N, threads, fits, bounded, left, what.str() + " u8/u8"); break;
-      case 2: f = CheckVnniGemm<uint8_t, uint8_t>(rng, M, K, N, threads, !fits, bounded, left, what.str() + " u8/u8"); break;
-      default: f = CheckVnniGemm<int8_t, int8_t>(rng, M, K, N, threads, !fits, bounded, left, what.str() + " s8/s8"); break;
+      case 0: case 3: u = CheckVnniGemm<int8_t, int8_t>(rng, c, what.str() + " s8/s8"); break;
+      default: u = CheckVnniGemm<uint8_t, uint8_t>(rng, c, what.str() + " u8/u8"); break;
     }
-    (f != 0 ? f_nonzero : f_zero) += 1;
+    (u.f != 0 ? f_nonzero : f_zero) += 1;
+    stages[static_cast<int>(u.stage)] += 1;
+    if (u.stage == VnniStage::kHigh) {
+      high_stores[static_cast<int>(u.store)] += 1;
+      if (c.extreme) ++extreme_high;
+      if (u.dead_refused) ++dead_high;
+    }
     ++cases;
   }
   EXPECT_GT(f_nonzero, 40);  // the row-sum correction was exercised
   EXPECT_GT(f_zero, 40);
-  EXPECT_EQ(cases, 400);
+  for (int s : stages) EXPECT_GT(s, 30);       // general, half range, high dword
+  for (int s : high_stores) EXPECT_GT(s, 20);  // kClamp, kSat, kLoSat, kLoUSat
+  EXPECT_GT(extreme_high, 30);
+  EXPECT_GT(dead_high, 20);  // constant channels that only the constant form admits
+  EXPECT_EQ(cases, kCases);
+}
+
+// HighStageFits at the edges of its conditions.
+TEST(VnniHighStage, FitsAtTheEdges) {
+  Requant8::Channel ch;
+  ch.mult = INT32_MAX;
+  ch.right = 22;
+  ch.acc_bound = INT32_MAX;
+  // (2^31 - 1)^2 + 2^30 + 2^52 + zp * 2^53 < 2^63 exactly for zp <= 511, and >= -2^63 for zp >= -512.
+  EXPECT_TRUE(HighStageFits(ch, 511));
+  EXPECT_FALSE(HighStageFits(ch, 512));
+  EXPECT_TRUE(HighStageFits(ch, -512));
+  EXPECT_FALSE(HighStageFits(ch, -513));
+  // |acc + bias| must stay below 2^31 (no int32 wrap, as ruy's acc + bias).
+  ch.acc_bound = (int64_t{1} << 31) - 101;
+  ch.bias = -100;
+  EXPECT_TRUE(HighStageFits(ch, 0));
+  ch.bias = 101;
+  EXPECT_FALSE(HighStageFits(ch, 0));
+  ch.bias = 0;
+  ch.right = 1;
+  EXPECT_TRUE(HighStageFits(ch, 0));
+  ch.right = 0;  // r - 1 would be negative
+  EXPECT_FALSE(HighStageFits(ch, 0));
+  ch.right = 31;  // C = 2^30 + 2^61 + zp * 2^62, B * m just below 2^62
+  EXPECT_TRUE(HighStageFits(ch, 0));
+  EXPECT_FALSE(HighStageFits(ch, 1));
+  EXPECT_TRUE(HighStageFits(ch, -1));
+  EXPECT_FALSE(HighStageFits(ch, -2));
+  ch.right = 32;
+  EXPECT_FALSE(HighStageFits(ch, 0));
+  ch.right = 5;
+  ch.left = 1;
+  EXPECT_FALSE(HighStageFits(ch, 0));
+  ch.left = 0;
+  ch.acc_bound = -1;  // no bound known
+  EXPECT_FALSE(HighStageFits(ch, 0));
+  // Store modes.
+  EXPECT_EQ(StoreFor(-128, 127), VnniStore::kSat);
+  EXPECT_EQ(StoreFor(-127, 127), VnniStore::kLoSat);
+  EXPECT_EQ(StoreFor(0, 127), VnniStore::kLoSat);
+  EXPECT_EQ(StoreFor(0, 255), VnniStore::kLoUSat);
+  EXPECT_EQ(StoreFor(-128, 126), VnniStore::kClamp);
+  EXPECT_EQ(StoreFor(0, 254), VnniStore::kClamp);
 }
 
 // ---- Whole operators, fast vs reference ----
@@ -591,26 +743,43 @@ TEST_F(QGemmOps, FullyConnectedInt16x8) {
   Run("fully_connected", "FULLY_CONNECTED", Path::kInt16, 60, 24, RandomFc, BuildFc);
 }
 
+// A convolution of the layer tests below and the variant (suffix) it must run.
+struct ConvLayer {
+  int n, h, w, c, oc, kh, kw, stride_h, stride_w, dil, padding;
+  const char* variant;
+};
+
+// The Case of layer `l` for `path` (int8 per channel, uint8 per tensor) with activation `act`.
+Case LayerCase(const ConvLayer& l, Path path, int act) {
+  Case c;
+  c.path = path;
+  c.per_channel = path == Path::kInt8;
+  c.n = l.n;
+  c.h = l.h;
+  c.w = l.w;
+  c.c = l.c;
+  c.oc = l.oc;
+  c.kh = l.kh;
+  c.kw = l.kw;
+  c.stride_h = l.stride_h;
+  c.stride_w = l.stride_w;
+  c.dil_h = c.dil_w = l.dil;
+  c.padding = l.padding;
+  c.act = act;
+  return c;
+}
+
 // Larger layers like those of real networks (many tiles, several panel blocks, both threads).
 TEST_F(QGemmOps, RealisticLayers) {
-  struct L {
-    int h, w, c, oc, k, stride;
-  };
-  const L layers[] = {{28, 28, 32, 96, 1, 1}, {14, 14, 96, 40, 1, 1}, {7, 7, 320, 1280, 1, 1},
-                      {30, 30, 3, 32, 3, 2},  {12, 12, 64, 64, 3, 1}, {9, 5, 960, 320, 1, 1}};
+  const int kSame = tflite::Padding_SAME;
+  const ConvLayer layers[] = {
+      {1, 28, 28, 32, 96, 1, 1, 1, 1, 1, kSame, ""},     {1, 14, 14, 96, 40, 1, 1, 1, 1, 1, kSame, ""},
+      {1, 7, 7, 320, 1280, 1, 1, 1, 1, 1, kSame, ""},    {1, 30, 30, 3, 32, 3, 3, 2, 2, 1, kSame, ""},
+      {1, 12, 12, 64, 64, 3, 3, 1, 1, 1, kSame, ""},     {1, 9, 5, 960, 320, 1, 1, 1, 1, 1, kSame, ""}};
   int i = 0;
-  for (const L& l : layers) {
+  for (const ConvLayer& l : layers) {
     for (Path p : {Path::kInt8, Path::kUInt8}) {
-      Case c;
-      c.path = p;
-      c.per_channel = p == Path::kInt8;
-      c.h = l.h;
-      c.w = l.w;
-      c.c = l.c;
-      c.oc = l.oc;
-      c.kh = c.kw = l.k;
-      c.stride_h = c.stride_w = l.stride;
-      c.act = tflite::ActivationFunctionType_RELU6;
+      const Case c = LayerCase(l, p, tflite::ActivationFunctionType_RELU6);
       for (const Isa& isa : IsasFor(p))
         for (int threads : {1, 2}) {
           testing::FastCheck check;
@@ -630,12 +799,8 @@ TEST_F(QGemmOps, RealisticLayers) {
 // 16, pixel counts not a multiple of the 6-row tile) and the half-range output stage on
 // small-K 1x1 layers; 1 and 2 threads, int8 and uint8.
 TEST_F(QGemmOps, PaddedIm2colAndHalfRangeStage) {
-  struct L {
-    int n, h, w, c, oc, kh, kw, stride_h, stride_w, dil, padding;
-    const char* variant;
-  };
   const int kSame = tflite::Padding_SAME, kValid = tflite::Padding_VALID;
-  const L layers[] = {
+  const ConvLayer layers[] = {
       {1, 49, 10, 1, 64, 10, 4, 2, 2, 1, kSame, "/padded/rqhalf"},   // kws_dscnn stem
       {1, 49, 10, 1, 37, 10, 4, 2, 2, 1, kValid, "/padded/rqhalf"},
       {1, 31, 29, 3, 32, 3, 3, 2, 2, 1, kSame, "/padded/rqhalf"},    // MobileNet stem, odd size
@@ -650,33 +815,64 @@ TEST_F(QGemmOps, PaddedIm2colAndHalfRangeStage) {
       {2, 7, 9, 24, 144, 1, 1, 1, 1, 1, kSame, "/rqhalf"},
   };
   int i = 0;
-  for (const L& l : layers) {
+  for (const ConvLayer& l : layers) {
     for (Path p : {Path::kInt8, Path::kUInt8}) {
-      Case c;
-      c.path = p;
-      c.per_channel = p == Path::kInt8;
-      c.n = l.n;
-      c.h = l.h;
-      c.w = l.w;
-      c.c = l.c;
-      c.oc = l.oc;
-      c.kh = l.kh;
-      c.kw = l.kw;
-      c.stride_h = l.stride_h;
-      c.stride_w = l.stride_w;
-      c.dil_h = c.dil_w = l.dil;
-      c.padding = l.padding;
-      c.act = i % 3 == 0 ? tflite::ActivationFunctionType_RELU6 : tflite::ActivationFunctionType_NONE;
+      const Case c = LayerCase(l, p, i % 3 == 0 ? tflite::ActivationFunctionType_RELU6 : tflite::ActivationFunctionType_NONE);
       for (const Isa& isa : IsasFor(p))
         for (int threads : {1, 2}) {
           testing::FastCheck check;
           check.op_type = "CONV_2D";
-          check.variant = std::string(isa.name) + l.variant;
+          // The VNNI GEMM takes its high-dword stage where the int16 GEMM takes the half-range
+          // one, and reads windows of C = 4k in place (int8; uint8 only when its weights fit int8
+          // after the zero point, which these random weights may not: not checked).
+          std::string variant = l.variant;
+          if (isa.cpu == nullptr && variant.ends_with("/rqhalf")) variant.replace(variant.size() - 4, 4, "high");
+          if (isa.cpu == nullptr && l.c % 4 == 0 && variant.starts_with("/padded"))
+            variant = p == Path::kInt8 ? "/direct" + variant.substr(7) : "";
+          check.variant = std::string(isa.name) + variant;
           check.cpu = isa.cpu;
           check.threads = threads;
           check.seed = 900 + i++;
           testing::ExpectFastMatchesReference(BuildConv(c, check.seed), c.Describe("conv2d"), check);
         }
+    }
+  }
+}
+
+// Convolutions whose windows the VNNI GEMM reads in place from the padded image (C a multiple of
+// 4, int8: "/direct"): 3x3 stride 1 / 2, SAME / VALID, dilation, non-square filters, batch 2,
+// output rows wider than a tile (12 rows) and not a multiple of it, N not a multiple of 16;
+// weights past the direct path's limit take the packed im2col; uint8 (weights may leave int8
+// after the zero point: then packed) must match either way. 1 and 2 threads, every activation.
+TEST_F(QGemmOps, DirectIm2colVnni) {
+  if (!rt::Cpu().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  const int kSame = tflite::Padding_SAME, kValid = tflite::Padding_VALID;
+  const ConvLayer layers[] = {  // variants: int8
+      {1, 32, 32, 16, 16, 3, 3, 1, 1, 1, kSame, "/direct/rqhigh"},   // CIFAR ResNet-8
+      {1, 16, 16, 32, 32, 3, 3, 1, 1, 1, kSame, "/direct/rqhigh"},
+      {1, 8, 8, 64, 64, 3, 3, 1, 1, 1, kSame, "/direct/rqhigh"},
+      {1, 32, 32, 16, 32, 3, 3, 2, 2, 1, kSame, "/direct/rqhigh"},
+      {2, 9, 11, 8, 17, 3, 3, 2, 2, 1, kValid, "/direct/rqhigh"},
+      {1, 13, 7, 4, 33, 5, 3, 1, 2, 1, kSame, "/direct/rqhigh"},
+      {1, 12, 13, 8, 20, 3, 3, 1, 1, 2, kSame, "/direct/rqhigh"},    // dilation 2
+      {1, 30, 29, 12, 48, 3, 3, 1, 1, 1, kSame, "/direct/rqhigh"},   // 29 windows per row
+      {2, 5, 27, 20, 65, 2, 4, 1, 3, 1, kValid, "/direct/rqhigh"},
+      {1, 6, 6, 64, 320, 3, 3, 1, 1, 1, kSame, "/padded/rqhigh"},    // 184 KB of weights
+  };
+  const int acts[] = {tflite::ActivationFunctionType_NONE, tflite::ActivationFunctionType_RELU,
+                      tflite::ActivationFunctionType_RELU6, tflite::ActivationFunctionType_RELU_N1_TO_1};
+  int i = 0;
+  for (const ConvLayer& l : layers) {
+    for (Path p : {Path::kInt8, Path::kUInt8}) {
+      const Case c = LayerCase(l, p, acts[i % 4]);
+      for (int threads : {1, 2}) {
+        testing::FastCheck check;
+        check.op_type = "CONV_2D";
+        check.variant = std::string("avx512vnni") + (p == Path::kInt8 ? l.variant : "");
+        check.threads = threads;
+        check.seed = 1300 + i++;
+        testing::ExpectFastMatchesReference(BuildConv(c, check.seed), c.Describe("conv2d"), check);
+      }
     }
   }
 }

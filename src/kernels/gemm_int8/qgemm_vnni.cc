@@ -7,6 +7,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "kernels/common/quant_utils.h"
+
 namespace edgeopt::kernels::qgemm {
 namespace {
 
@@ -27,6 +29,8 @@ void PackWeightsVnniImpl(const W* w, int N, int K, const std::vector<int32_t>& z
   out->data.Resize(static_cast<size_t>(out->panels) * out->K4 * 64);
   out->col_sum.assign(static_cast<size_t>(out->panels) * 16, 0);
   out->abs_sum.assign(static_cast<size_t>(N), 0);
+  out->packed_koff.resize(static_cast<size_t>(out->K4));
+  for (int g = 0; g < out->K4; ++g) out->packed_koff[static_cast<size_t>(g)] = 4 * g;
   for (int n = 0; n < N; ++n) {
     int8_t* panel = out->data.get() + static_cast<size_t>(n / 16) * out->K4 * 64;
     const int j = n % 16;
@@ -38,6 +42,17 @@ void PackWeightsVnniImpl(const W* w, int N, int K, const std::vector<int32_t>& z
       out->abs_sum[static_cast<size_t>(n)] += std::abs(int32_t{row[k]} - zp);
     }
   }
+}
+
+// A channel whose weights all equal their zero point (accumulator bound 0): its accumulator is
+// 0 for every input, so its output is a constant (dead channels of pruned models, e.g. vww_96,
+// whose large biases would not fit the high-dword form's int64 bound otherwise).
+bool ConstantChannel(const Requant8::Channel& ch) { return ch.acc_bound == 0; }
+
+// VnniStage::kHigh's constant bias * m + 2^30 + 2^(30 + r) + zero_point * 2^(31 + r) (r >= 1).
+__int128 HighConstant(const Requant8::Channel& ch, int32_t output_zero_point) {
+  return __int128{ch.bias} * ch.mult + (__int128{1} << 30) + (__int128{1} << (30 + ch.right)) +
+         __int128{output_zero_point} * (__int128{1} << (31 + ch.right));
 }
 
 constexpr int kRowQuantum = 24;                 // lcm of the tile heights 6, 8, 12
@@ -70,11 +85,52 @@ void PackWeightsVnni(const uint8_t* w, int N, int K, const std::vector<int32_t>&
   PackWeightsVnniImpl(w, N, K, zero_points, out);
 }
 
+bool HighStageFits(const Requant8::Channel& ch, int32_t output_zero_point) {
+  if (ch.acc_bound < 0 || ch.left != 0 || ch.right < 1 || ch.right > 31 || ch.mult < 0) return false;
+  const int64_t bias = ch.bias;
+  if (ch.acc_bound + (bias < 0 ? -bias : bias) >= (int64_t{1} << 31)) return false;
+  const __int128 c = HighConstant(ch, output_zero_point);
+  const __int128 span = __int128{ch.acc_bound} * ch.mult;
+  const __int128 limit = __int128{1} << 63;
+  return c - span >= -limit && c + span < limit;
+}
+
+VnniStore StoreFor(int32_t act_min, int32_t act_max) {
+  if (act_min <= -128 && act_max >= 127) return VnniStore::kSat;
+  if (act_max == 127) return VnniStore::kLoSat;
+  if (act_min >= 0 && act_max == 255) return VnniStore::kLoUSat;
+  return VnniStore::kClamp;
+}
+
 void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutput* out) {
   out->panels.assign(static_cast<size_t>(b.panels), RequantPanel16{});
-  out->half_range = q.half_range;
+  const bool high = !q.channels.empty() && std::all_of(q.channels.begin(), q.channels.end(), [&](const auto& ch) {
+    return ConstantChannel(ch) || HighStageFits(ch, q.output_zero_point);
+  });
+  out->stage = high ? VnniStage::kHigh : q.half_range ? VnniStage::kHalf : VnniStage::kGeneral;
+  // The general and half-range forms keep their clamps and truncation.
+  out->store = high ? StoreFor(q.act_min, q.act_max) : VnniStore::kClamp;
   out->act_min = q.act_min;
   out->act_max = q.act_max;
+  if (high) {
+    for (int n = 0; n < b.N; ++n) {
+      const Requant8::Channel& ch = q.channels[static_cast<size_t>(n)];
+      RequantPanel16& p = out->panels[static_cast<size_t>(n / 16)];
+      const int j = n % 16;
+      if (ConstantChannel(ch)) {
+        // acc is 0 for every input: y = C = the reference's output (before the clamp) * 2^32,
+        // shift 0.
+        const int32_t v = static_cast<int32_t>(
+            static_cast<uint32_t>(MultiplyByQuantizedMultiplierRuy(ch.bias, ch.mult, ch.left - ch.right)) +
+            static_cast<uint32_t>(q.output_zero_point));
+        (j % 2 == 0 ? p.high_e : p.high_o)[j / 2] = static_cast<int64_t>(uint64_t{static_cast<uint32_t>(v)} << 32);
+        p.high_shift[j] = 0;
+        continue;
+      }
+      (j % 2 == 0 ? p.high_e : p.high_o)[j / 2] = static_cast<int64_t>(HighConstant(ch, q.output_zero_point));
+      p.high_shift[j] = ch.right - 1;
+    }
+  }
   // Wrapping int32 arithmetic (the accumulators wrap the same way).
   const uint32_t row_const = static_cast<uint32_t>(b.f) * static_cast<uint32_t>(b.K) * static_cast<uint32_t>(z_u);
   for (int n = 0; n < b.panels * 16; ++n) {
@@ -99,6 +155,12 @@ void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutp
 }
 
 void ContiguousRowsPacker8::Pack(int64_t row0, int rows, uint8_t* dst, int64_t lda) const {
+  if (lda == depth_) {
+    // Depth a multiple of 4: the packed rows are the input rows, flipped in one pass (one call
+    // per row cost ~10 cycles of masks and tails for depth 16 or 24, as much as the copy).
+    CopyFlip(in_ + row0 * depth_, int64_t{rows} * depth_, flip_, dst);
+    return;
+  }
   for (int i = 0; i < rows; ++i) {
     uint8_t* row = dst + i * lda;
     CopyFlip(in_ + (row0 + i) * depth_, depth_, flip_, row);
@@ -127,7 +189,8 @@ void RunGemmVnni(rt::ThreadPool& pool, int64_t M, const PackedB8& b, const APack
         for (int r = 0; r < t.rows; ++r)
           row_term[r] = static_cast<int32_t>(static_cast<uint32_t>(b.f) * static_cast<uint32_t>(RowSumU8(a + r * lda, lda)));
     }
-    VnniChunk(a, lda, t.rows, b, t.p0, t.p1, out, b.f != 0 ? row_term : nullptr, c8 + t.row0 * ldc, ldc);
+    VnniChunk(a, lda, b.packed_koff.data(), t.rows, b, t.p0, t.p1, out, b.f != 0 ? row_term : nullptr,
+              c8 + t.row0 * ldc, ldc);
   });
 }
 

@@ -41,6 +41,7 @@ struct PackedB8 {
   AlignedArray<int8_t> data;
   std::vector<int32_t> col_sum;  // [panels * 16]: sum over k of the packed values (0 beyond N)
   std::vector<int64_t> abs_sum;  // [N]: sum over k of |w - zero point| (bounds the accumulators)
+  std::vector<int32_t> packed_koff;  // [K4]: 4 g, where k group g lies in a packed A row (VnniChunk)
 
   const int8_t* panel(int p) const { return data.get() + static_cast<size_t>(p) * K4 * 64; }
   size_t bytes() const { return data.size; }
@@ -62,16 +63,56 @@ struct alignas(64) RequantPanel16 {
   int32_t rshift[16];   // half-range form
   int64_t round_e[8], round_o[8];
   int64_t shift_e[8], shift_o[8];
+  int64_t high_e[8], high_o[8];  // high-dword form: bias * m + rounding + zero point * 2^(31 + r)
+  int32_t high_shift[16];        // high-dword form: r - 1
+};
+
+// Requantization forms of the micro-kernel's output stage.
+enum class VnniStage {
+  kGeneral,  // Requant8's general / folded-bias form (RequantGroup)
+  kHalf,     // Requant8::half_range
+  // High-dword form: with no left shift, a right shift r >= 1 and a bound on the accumulators,
+  //   y = acc * m + (bias * m + 2^30 + 2^(30 + r) + zero_point * 2^(31 + r))
+  // is computed exactly in signed 64 bits when the bound proves -2^63 <= y < 2^63 (HighStageFits).
+  // ruy's result plus the output zero point is floor(y / 2^(31 + r)) (the 2^62 offset of the
+  // other forms is not needed: that identity holds for negative y too, and a multiple of
+  // 2^(31 + r) added to y adds exactly zero_point to the quotient). The high dword of y read as
+  // int32 is floor(y / 2^32) for any y in that range, and an arithmetic shift by r - 1 finishes:
+  // floor(floor(y / 2^32) / 2^(r - 1)) = floor(y / 2^(31 + r)). So per 16 outputs: two vpmuldq,
+  // one shuffle, two 64-bit adds, one merging shuffle, one vpsravd; no doubling (half range) and
+  // no separate zero-point add.
+  kHigh,
+};
+
+// How the requantized int32 values become bytes: saturating down-conversions (vpmovsdb,
+// vpmovusdb) make clamps that the activation range does not narrow unnecessary.
+enum class VnniStore {
+  kClamp,   // max(act_min), min(act_max), truncate (vpmovdb): any range
+  kSat,     // signed saturation only: act_min <= -128 and act_max >= 127 (int8, no narrowing)
+  kLoSat,   // max(act_min), signed saturation: act_max == 127 (values then lie in [act_min, 127])
+  kLoUSat,  // max(act_min), unsigned saturation: act_min >= 0 and act_max == 255 (uint8)
 };
 
 struct VnniOutput {
   std::vector<RequantPanel16> panels;
-  bool half_range = false;
+  VnniStage stage = VnniStage::kGeneral;
+  VnniStore store = VnniStore::kClamp;
   int32_t act_min = -128, act_max = 127;
 };
 
+// Whether the high-dword form (VnniStage::kHigh) is exact for channel `ch` of a Requant8 with
+// this output zero point: a known accumulator bound B with B + |bias| < 2^31 (acc + bias does
+// not wrap in int32, as in ruy), no left shift, 1 <= r <= 31, m >= 0, and both
+// -B * m + C and B * m + C (C the constant above) inside [-2^63, 2^63).
+bool HighStageFits(const Requant8::Channel& ch, int32_t output_zero_point);
+
+// The store mode for an activation range (the cheapest VnniStore that is exact for it).
+VnniStore StoreFor(int32_t act_min, int32_t act_max);
+
 // The output stage of `q` in 16-lane form, with the column terms for input zero point z_u
-// (already in the uint8 domain) of weights `b`.
+// (already in the uint8 domain) of weights `b`: the high-dword form when every channel fits it
+// or has an accumulator bound of 0 (weights all at the zero point: its output is a constant,
+// stored as C = output * 2^32 with shift 0), else Requant8's own form.
 void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutput* out);
 
 // Fills rows [row0, row0 + rows) of A into dst: uint8 rows lda bytes apart holding K values,
@@ -91,10 +132,12 @@ void RunGemmVnni(rt::ThreadPool& pool, int64_t M, const PackedB8& b, const APack
 
 // ---- AVX-512 VNNI entry points (qgemm_avx512vnni.cc) ----
 
-// Rows [0, rows) of a packed A chunk times panels [p0, p1) of B, requantized into C (c points at
-// row 0 / column 0 of the chunk; ldc bytes between rows). row_term: f * row sum per A row, or null.
-void VnniChunk(const uint8_t* a, int64_t lda, int rows, const PackedB8& b, int p0, int p1, const VnniOutput& out,
-               const int32_t* row_term, uint8_t* c, int64_t ldc);
+// Rows [0, rows) of A times panels [p0, p1) of B, requantized into C (c points at row 0 /
+// column 0 of the chunk; ldc bytes between rows). Row r's k group g (4 bytes) is read at
+// a + r * lda + koff[g]: koff[g] = 4 g for packed rows (PackedB8::packed_koff), other tables
+// read a convolution's windows in place. row_term: f * row sum per A row, or null.
+void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, const PackedB8& b, int p0, int p1,
+               const VnniOutput& out, const int32_t* row_term, uint8_t* c, int64_t ldc);
 
 // Sum of n (a multiple of 64) bytes.
 int32_t RowSumU8(const uint8_t* p, int64_t n);
