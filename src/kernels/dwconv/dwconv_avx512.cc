@@ -6,27 +6,13 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include "kernels/common/vec_f32.h"
 #include "kernels/dwconv/dwconv_rows.h"
 
 namespace edgeopt::kernels::dwconv {
 namespace {
 
-struct Avx512Vec {
-  using T = __m512;
-  using Mask = __mmask16;
-  static constexpr int kLanes = 16;
-  static T Load(const float* p) { return _mm512_load_ps(p); }
-  static T LoadU(const float* p) { return _mm512_loadu_ps(p); }
-  static T MaskLoad(const float* p, Mask m) { return _mm512_maskz_loadu_ps(m, p); }
-  static void StoreU(float* p, T v) { _mm512_storeu_ps(p, v); }
-  static void MaskStore(float* p, Mask m, T v) { _mm512_mask_storeu_ps(p, m, v); }
-  static T Fma(T a, T b, T acc) { return _mm512_fmadd_ps(a, b, acc); }
-  // max(lo, x) then min(hi, x): NaN propagates, as with std::min/std::max.
-  static T Clamp(T x, T lo, T hi) { return _mm512_min_ps(hi, _mm512_max_ps(lo, x)); }
-  static T Set1(float x) { return _mm512_set1_ps(x); }
-  // the first n (1..16) lanes
-  static Mask TailMask(int n) { return static_cast<Mask>((1u << n) - 1u); }
-};
+using Avx512Vec = Avx512F32;
 static_assert(Avx512Vec::kLanes == kAvx512ChannelBlock);
 
 }  // namespace

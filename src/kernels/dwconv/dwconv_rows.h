@@ -3,8 +3,7 @@
 // compiled with its own instruction set. Everything here has internal linkage on purpose: each
 // of those files gets its own copy, so the linker can never hand AVX-512 code to the AVX2 path.
 //
-// V provides: type `T` (vector), `Mask`, kLanes, Load (aligned), LoadU, MaskLoad, StoreU,
-// MaskStore, Fma(a, b, acc), Clamp(x, lo, hi), Set1, TailMask(n lanes).
+// V: the float32 vector traits of common/vec_f32.h.
 #pragma once
 
 #include <algorithm>

@@ -5,25 +5,11 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include "kernels/common/vec_f32.h"
 #include "kernels/resize/bilinear_row.h"
 
 namespace edgeopt::kernels::resize {
 namespace {
-
-struct Avx512Vec {
-  using T = __m512;
-  using Mask = __mmask16;
-  static constexpr int kLanes = 16;
-  static T LoadU(const float* p) { return _mm512_loadu_ps(p); }
-  static T MaskLoad(const float* p, Mask m) { return _mm512_maskz_loadu_ps(m, p); }
-  static void StoreU(float* p, T v) { _mm512_storeu_ps(p, v); }
-  static void MaskStore(float* p, Mask m, T v) { _mm512_mask_storeu_ps(p, m, v); }
-  static T Mul(T a, T b) { return _mm512_mul_ps(a, b); }
-  static T Add(T a, T b) { return _mm512_add_ps(a, b); }
-  static T Set1(float x) { return _mm512_set1_ps(x); }
-  static T Zero() { return _mm512_setzero_ps(); }
-  static Mask TailMask(int n) { return static_cast<Mask>((1u << n) - 1u); }  // first n (0..15) lanes
-};
 
 // The int8 row (resize.h) on 16 channels at a time in int32 lanes, masked channel tails (a
 // plain loop vectorizes over 64 int8 lanes and leaves depths below 64 to scalar code).
@@ -53,7 +39,7 @@ void BilinearRowInt8Zmm(const int8_t* r0, const int8_t* r1, const BilinearColumn
 
 }  // namespace
 
-BilinearRowFn BilinearRowAvx512() { return BilinearRow<Avx512Vec>; }
+BilinearRowFn BilinearRowAvx512() { return BilinearRow<Avx512F32>; }
 BilinearRowInt8Fn BilinearRowInt8Avx512() { return BilinearRowInt8Zmm; }
 
 }  // namespace edgeopt::kernels::resize

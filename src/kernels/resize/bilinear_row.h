@@ -2,8 +2,7 @@
 // by bilinear_f32_avx2.cc (8-lane ymm) and bilinear_f32_avx512.cc (16-lane zmm), each compiled
 // with its own instruction set; internal linkage so the two copies never mix.
 //
-// V provides: T, Mask, kLanes, LoadU, MaskLoad, StoreU, MaskStore, Mul, Add, Set1, Zero,
-// TailMask(n lanes).
+// V: the float32 vector traits of common/vec_f32.h.
 #pragma once
 
 #include "kernels/resize/resize.h"
