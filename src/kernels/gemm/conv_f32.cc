@@ -146,9 +146,22 @@ class Conv2DF32 : public rt::OpKernel {
     int b, iy, ix0;
   };
 
+  // fn(tile, row in the tile, image, output row, output column) for every row of every tile of
+  // the indirection buffer; the last tile's rows past the end repeat the last output pixel.
+  template <typename Fn>
+  void ForEachTileRow(const Fn& fn) const {
+    const Geometry& g = geom_;
+    const size_t m = static_cast<size_t>(g.batch) * g.oh * g.ow, pixels = static_cast<size_t>(g.oh) * g.ow;
+    for (size_t tile = 0; tile * uk_.mr < m; ++tile)
+      for (int r = 0; r < uk_.mr; ++r) {
+        const size_t p = std::min(m - 1, tile * uk_.mr + r);
+        const int rem = static_cast<int>(p % pixels);
+        fn(tile, r, static_cast<int>(p / pixels), rem / g.ow, rem % g.ow);
+      }
+  }
+
   void BuildIndirection(const float* in) {
     const Geometry& g = geom_;
-    const size_t m = static_cast<size_t>(g.batch) * g.oh * g.ow;
     const int mr = uk_.mr;
     if (row_taps_) {
       // Taps are filter rows; border rows of one (image, row, column) share a scratch copy
@@ -157,51 +170,41 @@ class Conv2DF32 : public rt::OpKernel {
       std::map<std::tuple<int, int, int>, size_t> border_index;
       const size_t row_floats = static_cast<size_t>(g.kw) * g.c;
       std::vector<std::pair<size_t, size_t>> border_slots;  // (indirection slot, border row)
-      for (size_t tile = 0; tile * mr < m; ++tile)
-        for (int r = 0; r < mr; ++r) {
-          const size_t p = std::min(m - 1, tile * mr + r);
-          const int b = static_cast<int>(p / (static_cast<size_t>(g.oh) * g.ow));
-          const int rem = static_cast<int>(p % (static_cast<size_t>(g.oh) * g.ow));
-          const int oy = rem / g.ow, ox = rem % g.ow;
-          const int ix0 = ox * g.sw - pad_left_;
-          for (int ky = 0; ky < g.kh; ++ky) {
-            const int iy = oy * g.sh - pad_top_ + ky * g.dh;
-            const size_t slot = (tile * g.kh + ky) * mr + r;
-            const float* ptr = zero_.data();
-            if (iy >= 0 && iy < g.h && ix0 + g.kw > 0 && ix0 < g.w) {
-              if (ix0 >= 0 && ix0 + g.kw <= g.w) {
-                ptr = in + ((static_cast<size_t>(b) * g.h + iy) * g.w + ix0) * g.c;
-              } else {
-                auto [it, added] = border_index.try_emplace({b, iy, ix0}, border_.size());
-                if (added) border_.push_back({b, iy, ix0});
-                border_slots.emplace_back(slot, it->second);
-              }
+      ForEachTileRow([&](size_t tile, int r, int b, int oy, int ox) {
+        const int ix0 = ox * g.sw - pad_left_;
+        for (int ky = 0; ky < g.kh; ++ky) {
+          const int iy = oy * g.sh - pad_top_ + ky * g.dh;
+          const size_t slot = (tile * g.kh + ky) * mr + r;
+          const float* ptr = zero_.data();
+          if (iy >= 0 && iy < g.h && ix0 + g.kw > 0 && ix0 < g.w) {
+            if (ix0 >= 0 && ix0 + g.kw <= g.w) {
+              ptr = in + ((static_cast<size_t>(b) * g.h + iy) * g.w + ix0) * g.c;
+            } else {
+              auto [it, added] = border_index.try_emplace({b, iy, ix0}, border_.size());
+              if (added) border_.push_back({b, iy, ix0});
+              border_slots.emplace_back(slot, it->second);
             }
-            indirection_[slot] = ptr;
           }
+          indirection_[slot] = ptr;
         }
+      });
       if (scratch_.size() < border_.size() * row_floats) scratch_.Reset(border_.size() * row_floats);
       for (const auto& [slot, index] : border_slots) indirection_[slot] = scratch_.data() + index * row_floats;
       indirection_base_ = in;
       return;
     }
     const size_t taps = static_cast<size_t>(g.kh) * g.kw;
-    for (size_t tile = 0; tile * mr < m; ++tile)
-      for (int r = 0; r < mr; ++r) {
-        const size_t p = std::min(m - 1, tile * mr + r);
-        const int b = static_cast<int>(p / (static_cast<size_t>(g.oh) * g.ow));
-        const int rem = static_cast<int>(p % (static_cast<size_t>(g.oh) * g.ow));
-        const int oy = rem / g.ow, ox = rem % g.ow;
-        for (int ky = 0; ky < g.kh; ++ky)
-          for (int kx = 0; kx < g.kw; ++kx) {
-            const int iy = oy * g.sh - pad_top_ + ky * g.dh;
-            const int ix = ox * g.sw - pad_left_ + kx * g.dw;
-            const float* ptr = zero_.data();
-            if (iy >= 0 && iy < g.h && ix >= 0 && ix < g.w)
-              ptr = in + ((static_cast<size_t>(b) * g.h + iy) * g.w + ix) * g.c;
-            indirection_[(tile * taps + static_cast<size_t>(ky) * g.kw + kx) * mr + r] = ptr;
-          }
-      }
+    ForEachTileRow([&](size_t tile, int r, int b, int oy, int ox) {
+      for (int ky = 0; ky < g.kh; ++ky)
+        for (int kx = 0; kx < g.kw; ++kx) {
+          const int iy = oy * g.sh - pad_top_ + ky * g.dh;
+          const int ix = ox * g.sw - pad_left_ + kx * g.dw;
+          const float* ptr = zero_.data();
+          if (iy >= 0 && iy < g.h && ix >= 0 && ix < g.w)
+            ptr = in + ((static_cast<size_t>(b) * g.h + iy) * g.w + ix) * g.c;
+          indirection_[(tile * taps + static_cast<size_t>(ky) * g.kw + kx) * mr + r] = ptr;
+        }
+    });
     indirection_base_ = in;
   }
 
