@@ -6,6 +6,10 @@
 
 #include <cstdint>
 
+namespace edgeopt::rt {
+class ThreadPool;
+}
+
 namespace edgeopt::kernels {
 
 // Symmetric: q = round(x * 127 / max|x|) in [-127, 127]; *scale = max|x| / 127.
@@ -28,8 +32,8 @@ void QuantizeRows(const float* values, int64_t rows, int64_t cols, bool asymmetr
                   int32_t* zero_points);
 
 // QuantizeRows on AVX-512 (F, BW, VL, DQ: the caller checks), the same bytes, scales and zero
-// points (hybrid_quant_avx512.cc).
+// points (hybrid_quant_avx512.cc); long rows are split between the pool's threads if one is given.
 void QuantizeRowsAvx512(const float* values, int64_t rows, int64_t cols, bool asymmetric, int8_t* quantized,
-                        float* scales, int32_t* zero_points);
+                        float* scales, int32_t* zero_points, rt::ThreadPool* pool = nullptr);
 
 }  // namespace edgeopt::kernels

@@ -8,9 +8,13 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
+#include <vector>
 
 #include "kernels/common/hybrid_quant.h"
+#include "runtime/thread_pool.h"
 
 namespace edgeopt::kernels {
 namespace {
@@ -48,12 +52,32 @@ inline __m512i RoundAway(__m512 v) {
 }  // namespace
 
 void QuantizeRowsAvx512(const float* values, int64_t rows, int64_t cols, bool asymmetric, int8_t* quantized,
-                        float* scales, int32_t* zero_points) {
+                        float* scales, int32_t* zero_points, rt::ThreadPool* pool) {
+  // Long rows (a convolution's whole image) are cut into chunks spread over the threads: the
+  // chunks' minima and maxima first, then the quantization (elementwise, so the same bytes).
+  constexpr int64_t kChunk = 16384;
+  const int64_t chunks = (cols + kChunk - 1) / kChunk;
+  const bool split = pool && pool->num_threads() > 1 && chunks > 1;
+  std::vector<float> chunk_lo(split ? chunks : 0), chunk_hi(split ? chunks : 0);
+  auto over_chunks = [&](const std::function<void(int64_t, int64_t)>& fn) {
+    if (split)
+      pool->ParallelTasks(chunks, [&](int64_t c) { fn(c * kChunk, std::min(cols, (c + 1) * kChunk)); });
+    else
+      fn(0, cols);
+  };
   for (int64_t r = 0; r < rows; ++r) {
     const float* x = values + r * cols;
     int8_t* q = quantized + r * cols;
     float lo = 0, hi = 0, inverse = 0;
-    if (cols > 0) MinMax(x, cols, &lo, &hi);
+    if (cols > 0) {
+      if (split) {
+        over_chunks([&](int64_t b, int64_t e) { MinMax(x + b, e - b, &chunk_lo[b / kChunk], &chunk_hi[b / kChunk]); });
+        lo = *std::min_element(chunk_lo.begin(), chunk_lo.end());
+        hi = *std::max_element(chunk_hi.begin(), chunk_hi.end());
+      } else {
+        MinMax(x, cols, &lo, &hi);
+      }
+    }
     int32_t zp = 0;
     const bool nonzero = asymmetric ? AsymmetricParams(lo, hi, &scales[r], &zp, &inverse)
                                     : SymmetricParams(lo, hi, &scales[r], &inverse);
@@ -64,13 +88,15 @@ void QuantizeRowsAvx512(const float* values, int64_t rows, int64_t cols, bool as
     }
     const __m512 inv = _mm512_set1_ps(inverse), zpf = _mm512_set1_ps(static_cast<float>(zp));
     const __m512i qmin = _mm512_set1_epi32(asymmetric ? -128 : -127), qmax = _mm512_set1_epi32(127);
-    for (int64_t i = 0; i < cols; i += 16) {
-      const __mmask16 m = Lanes(cols - i);
-      __m512 v = Opaque(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), inv));
-      if (asymmetric) v = _mm512_add_ps(zpf, v);
-      const __m512i qi = _mm512_min_epi32(_mm512_max_epi32(RoundAway(v), qmin), qmax);
-      _mm_mask_storeu_epi8(q + i, m, _mm512_cvtepi32_epi8(qi));
-    }
+    over_chunks([&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; i += 16) {
+        const __mmask16 m = Lanes(e - i);
+        __m512 v = Opaque(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), inv));
+        if (asymmetric) v = _mm512_add_ps(zpf, v);
+        const __m512i qi = _mm512_min_epi32(_mm512_max_epi32(RoundAway(v), qmin), qmax);
+        _mm_mask_storeu_epi8(q + i, m, _mm512_cvtepi32_epi8(qi));
+      }
+    });
   }
 }
 

@@ -208,7 +208,7 @@ class HybridConv2D final : public FastKernel {
     const PackedWeights& p = *packed_;
     const int64_t per_batch = int64_t{g_.h} * g_.w * g_.c;
     QuantizeRowsAvx512(ctx.input(0)->data_as<float>(), g_.batch, per_batch, per_channel_, q_.data(), batch_scale_.data(),
-                 batch_zp_.data());
+                 batch_zp_.data(), &ctx.threads());
     float* out = ctx.output(0)->data_as<float>();
     const size_t padded = static_cast<size_t>(p.blocks()) * kUnits;
     for (int bi = 0; bi < g_.batch; ++bi)

@@ -15,6 +15,7 @@
 #include "kernels/hybrid/hybrid_dot.h"
 #include "runtime/cpu.h"
 #include "runtime/interpreter.h"
+#include "runtime/thread_pool.h"
 
 namespace edgeopt {
 namespace {
@@ -165,7 +166,8 @@ TEST(HybridFast, VectorQuantizeMatchesQuantizeRows) {
   if (!rt::CpuHardware().has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512";
   std::mt19937 rng(43);
   std::vector<std::vector<float>> rows;
-  for (int n : {1, 2, 15, 16, 17, 31, 33, 64, 100, 1000}) {
+  rt::ThreadPool pool(2);  // long rows are split into 16384-value chunks between threads
+  for (int n : {1, 2, 15, 16, 17, 31, 33, 64, 100, 1000, 2 * 16384 + 5, 70001}) {
     rows.push_back(edgeopt::Randoms(rng, n, -5.0f, 3.0f));
     rows.push_back(edgeopt::Randoms(rng, n, 0.25f, 9.0f));
     rows.push_back(edgeopt::Randoms(rng, n, -7.0f, -0.5f));
@@ -184,7 +186,8 @@ TEST(HybridFast, VectorQuantizeMatchesQuantizeRows) {
         std::vector<float> want_scale(nrows), got_scale(nrows);
         std::vector<int32_t> want_zp(nrows), got_zp(nrows);
         QuantizeRows(row.data(), nrows, cols, asymmetric, want.data(), want_scale.data(), want_zp.data());
-        QuantizeRowsAvx512(row.data(), nrows, cols, asymmetric, got.data(), got_scale.data(), got_zp.data());
+        QuantizeRowsAvx512(row.data(), nrows, cols, asymmetric, got.data(), got_scale.data(), got_zp.data(),
+                           cols > 16384 ? &pool : nullptr);
         const size_t n = static_cast<size_t>(nrows * cols);
         EXPECT_EQ(std::vector<int8_t>(got.begin(), got.begin() + n), std::vector<int8_t>(want.begin(), want.begin() + n))
             << "length " << row.size() << " rows " << nrows << (asymmetric ? " asymmetric" : " symmetric");
