@@ -1,4 +1,4 @@
-// The fast variants of PAD / PADV2 (whole rows, pad_rows.cc) and of CONCATENATION's
+// The fast variants of PAD / PADV2 (whole rows, pad_rows.cc, AVX-512 and memcpy) and of CONCATENATION's
 // requantization (concat_requant_avx512.cc) against the reference kernels, bit for bit:
 // every element size, ranks 1..5, paddings on any subset of axes (the unpadded tail merged
 // into rows), a zero and a non-zero pad value (memset and pattern fills), tensors big enough
@@ -72,18 +72,23 @@ TEST(PadFast, MatchesReference) {
     c.v2 = i % 3 == 0;
     cases.push_back(c);
   }
-  for (const PadCase& c : cases)
-    for (int threads : {1, 2}) {
-      testing::FastCheck check;
-      check.threads = threads;
-      check.op_type = c.v2 ? "PADV2" : "PAD";
-      check.variant = "/any/memcpy";
-      check.seed = static_cast<uint64_t>(c.shape.size() * 31 + c.pads.size());
-      testing::ExpectFastMatchesReference(PadGraph(c),
-                                          std::string(c.v2 ? "PADV2 " : "PAD ") + std::string(DTypeName(c.type)) +
-                                              " " + rt::ShapeToString(c.shape) + " pads " + rt::ShapeToString(c.pads),
-                                          check);
-    }
+  // This CPU's features, and the same without AVX-512 (the memcpy rows).
+  std::vector<rt::CpuFeatures> levels{rt::Cpu()};
+  if (rt::Cpu().has_avx512()) levels.push_back(rt::CapFeatures(rt::Cpu(), "avx2"));
+  for (const rt::CpuFeatures& cpu : levels)
+    for (const PadCase& c : cases)
+      for (int threads : {1, 2}) {
+        testing::FastCheck check;
+        check.threads = threads;
+        check.cpu = &cpu;
+        check.op_type = c.v2 ? "PADV2" : "PAD";
+        check.variant = cpu.has_avx512() ? "/any/avx512" : "/any/memcpy";
+        check.seed = static_cast<uint64_t>(c.shape.size() * 31 + c.pads.size());
+        testing::ExpectFastMatchesReference(PadGraph(c),
+                                            std::string(c.v2 ? "PADV2 " : "PAD ") + std::string(DTypeName(c.type)) +
+                                                " " + rt::ShapeToString(c.shape) + " pads " + rt::ShapeToString(c.pads),
+                                            check);
+      }
 }
 
 struct ConcatCase {

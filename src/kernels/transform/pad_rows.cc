@@ -2,15 +2,15 @@
 //
 // The trailing axes that are not padded are merged into one contiguous row, so an output row
 // is [before fill | memcpy of one input row | after fill], or all fill when an outer index lies
-// in the padding. Fills write the pad value once and double it with memcpy (memset when all
-// its bytes are equal, as for zero). Rows are spread over the interpreter's threads.
+// in the padding. Rows are spread over the interpreter's threads and run by pad_rows_impl.h's
+// loop, with AVX-512 moves (pad_rows_avx512.cc) or library memcpy / memset.
 #include "kernels/transform/pad_rows.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "kernels/common/tensor_args.h"
 #include "kernels/gemm/parallel.h"
+#include "kernels/transform/pad_rows_impl.h"
 
 namespace edgeopt::kernels::transform {
 
@@ -60,49 +60,33 @@ PadRowPlan MakePadRowPlan(const rt::Shape& in_shape, const std::vector<int64_t>&
   return p;
 }
 
-void RunPadRows(const PadRowPlan& p, const uint8_t* in, uint8_t* out, const uint8_t* value, rt::ThreadPool* pool) {
-  const int64_t row_out = p.before + p.row_in + p.after;
-  if (p.rows == 0 || row_out == 0) return;
-  const size_t elem = p.elem;
-  const int nd = static_cast<int>(p.outer.size());
-  auto run = [&](int64_t r0, int64_t r1) {
-    // Index of row r0 along each outer axis, then stepped like an odometer.
-    DimBuffer<int64_t> idx(static_cast<size_t>(nd), 0);
-    for (int64_t d = nd - 1, rem = r0; d >= 0; --d) {
-      idx[d] = rem % p.outer[d].out_size;
-      rem /= p.outer[d].out_size;
-    }
-    uint8_t* dst = out + r0 * row_out * static_cast<int64_t>(elem);
-    for (int64_t r = r0; r < r1; ++r) {
-      int64_t src = 0;
-      bool pad_row = false;
-      for (int d = 0; d < nd; ++d) {
-        const int64_t i = idx[d] - p.outer[d].before;
-        if (i < 0 || i >= p.outer[d].size) {
-          pad_row = true;
-          break;
-        }
-        src += i * p.outer[d].in_stride;
-      }
-      if (pad_row) {
-        FillValue(dst, row_out, value, elem);
-      } else {
-        FillValue(dst, p.before, value, elem);
-        std::memcpy(dst + p.before * elem, in + src * static_cast<int64_t>(elem), static_cast<size_t>(p.row_in) * elem);
-        FillValue(dst + (p.before + p.row_in) * elem, p.after, value, elem);
-      }
-      dst += row_out * static_cast<int64_t>(elem);
-      for (int d = nd - 1; d >= 0; --d) {
-        if (++idx[d] < p.outer[d].out_size) break;
-        idx[d] = 0;
-      }
-    }
-  };
+namespace {
+
+// Library memcpy, and memset when all bytes of the pad value are equal (zero).
+struct PortableOps {
+  const uint8_t* value;
+  size_t elem;
+  void Copy(uint8_t* dst, const uint8_t* src, int64_t bytes) const { std::memcpy(dst, src, static_cast<size_t>(bytes)); }
+  void Fill(uint8_t* dst, int64_t bytes) const { FillValue(dst, bytes / static_cast<int64_t>(elem), value, elem); }
+};
+
+void PadRowRangePortable(const PadRowPlan& p, const uint8_t* in, uint8_t* out, const uint8_t* value, int64_t r0,
+                         int64_t r1) {
+  PadRowRange(p, in, out, PortableOps{value, p.elem}, r0, r1);
+}
+
+}  // namespace
+
+void RunPadRows(const PadRowPlan& p, const uint8_t* in, uint8_t* out, const uint8_t* value, bool avx512,
+                rt::ThreadPool* pool) {
+  const int64_t row_bytes = (p.before + p.row_in + p.after) * static_cast<int64_t>(p.elem);
+  if (p.rows == 0 || row_bytes == 0) return;
+  // 64 must be a multiple of the element size for the AVX-512 fill pattern (1..16 bytes are).
+  auto* range = avx512 && 64 % p.elem == 0 ? PadRowRangeAvx512 : PadRowRangePortable;
   // Tasks of at least 64 KiB of output.
-  const int64_t row_bytes = row_out * static_cast<int64_t>(elem);
   const int threads = pool ? pool->num_threads() : 1;
   const int64_t tasks = TaskCount(threads, p.rows, std::max<int64_t>(1, (int64_t{64} << 10) / row_bytes));
-  RunTasks(pool, tasks, [&](int64_t t) { run(p.rows * t / tasks, p.rows * (t + 1) / tasks); });
+  RunTasks(pool, tasks, [&](int64_t t) { range(p, in, out, value, p.rows * t / tasks, p.rows * (t + 1) / tasks); });
 }
 
 }  // namespace edgeopt::kernels::transform

@@ -22,7 +22,11 @@ struct PadRowPlan {
 
 // `pads` holds (before, after) per axis of `in_shape`, all >= 0.
 PadRowPlan MakePadRowPlan(const rt::Shape& in_shape, const std::vector<int64_t>& pads, size_t elem);
-void RunPadRows(const PadRowPlan& plan, const uint8_t* in, uint8_t* out, const uint8_t* value, rt::ThreadPool* pool);
+void RunPadRows(const PadRowPlan& plan, const uint8_t* in, uint8_t* out, const uint8_t* value, bool avx512,
+                rt::ThreadPool* pool);
+// Rows [r0, r1) with AVX-512 moves (pad_rows_avx512.cc; plan.elem must divide 64).
+void PadRowRangeAvx512(const PadRowPlan& plan, const uint8_t* in, uint8_t* out, const uint8_t* value, int64_t r0,
+                       int64_t r1);
 // Writes `count` copies of the elem-byte `value`.
 void FillValue(uint8_t* dst, int64_t count, const uint8_t* value, size_t elem);
 

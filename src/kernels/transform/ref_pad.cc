@@ -33,13 +33,17 @@ Status ReadPaddings(rt::KernelContext& ctx, const rt::RtTensor& in, std::vector<
 }
 
 // PAD and PADV2. The reference copies element by element through axis tables; the fast
-// variant (not reference_only) copies whole rows (pad_rows.h).
+// variants (not reference_only) copy whole rows (pad_rows.h) with AVX-512 moves or memcpy.
 class PadKernel : public PlannedKernel {
  public:
-  PadKernel(bool v2, bool rows)
-      : PlannedKernel(std::string(v2 ? "padv2" : "pad") + (rows ? "/any/memcpy" : "/any/ref"), {1}),
+  enum class Rows { kNo, kMemcpy, kAvx512 };
+  PadKernel(bool v2, Rows rows)
+      : PlannedKernel(std::string(v2 ? "padv2" : "pad") +
+                          (rows == Rows::kNo ? "/any/ref" : rows == Rows::kMemcpy ? "/any/memcpy" : "/any/avx512"),
+                      {1}),
         v2_(v2),
-        rows_(rows) {}
+        rows_(rows != Rows::kNo),
+        avx512_(rows == Rows::kAvx512) {}
 
  protected:
   Status Check(rt::KernelContext& ctx) override {
@@ -102,7 +106,7 @@ class PadKernel : public PlannedKernel {
       std::memcpy(pad_value_.data(), value.data, elem);
     }
     if (rows_)
-      RunPadRows(row_plan_, in.data, ctx.output(0)->data, pad_value_.data(), &ctx.threads());
+      RunPadRows(row_plan_, in.data, ctx.output(0)->data, pad_value_.data(), avx512_, &ctx.threads());
     else
       CopyByAxisTables(elem, out_shape_, tables_, in.data, ctx.output(0)->data, pad_value_.data());
     return Status::Ok();
@@ -110,7 +114,7 @@ class PadKernel : public PlannedKernel {
 
  private:
   bool v2_;
-  bool rows_;
+  bool rows_, avx512_;
   PadRowPlan row_plan_;
   bool value_input_ = false;
   std::vector<uint8_t> pad_value_;
@@ -173,7 +177,9 @@ void RegisterPad(rt::OpRegistry& r) {
   for (bool v2 : {false, true})
     r.Add(v2 ? tflite::BuiltinOperator_PADV2 : tflite::BuiltinOperator_PAD,
           [v2](const rt::KernelCreateContext& cc) -> Expected<std::unique_ptr<rt::OpKernel>> {
-            return std::unique_ptr<rt::OpKernel>(new PadKernel(v2, !cc.reference_only));
+            using Rows = PadKernel::Rows;
+            const Rows rows = cc.reference_only ? Rows::kNo : cc.cpu.has_avx512() ? Rows::kAvx512 : Rows::kMemcpy;
+            return std::unique_ptr<rt::OpKernel>(new PadKernel(v2, rows));
           });
   r.Add(tflite::BuiltinOperator_MIRROR_PAD, MakeKernelFactory<MirrorPadKernel>());
 }
