@@ -110,7 +110,9 @@ TEST(FloatActLoops, SweepAgainstReferenceFormulas) {
           if (err <= kernels::activations::kFloatActMaxAbsError) continue;
           const double rel = err / std::fabs(static_cast<double>(r));
           max_rel = std::max(max_rel, rel);
-          if (!(rel <= kernels::activations::kFloatActMaxRelError) && bad++ < 3)
+          const double bound = p.act == FloatAct::kLogistic ? kernels::activations::kLogisticMaxRelError
+                                                            : kernels::activations::kTanhMaxRelError;
+          if (!(rel <= bound) && bad++ < 3)
             ADD_FAILURE() << loop.name << " act " << static_cast<int>(p.act) << " x=" << x[i] << ": " << y[i] << " vs "
                           << r << " (relative error " << rel << ")";
         }
@@ -171,7 +173,8 @@ TEST(FloatActKernels, MatchReferenceKernels) {
           check.op_type = tflite::EnumNameBuiltinOperator(op);
           check.variant = cpu.has_avx512() ? "/float32/avx512" : "/float32/avx2";
           if (op == tflite::BuiltinOperator_LOGISTIC || op == tflite::BuiltinOperator_TANH) {
-            check.rtol = kernels::activations::kFloatActMaxRelError;
+            check.rtol = op == tflite::BuiltinOperator_LOGISTIC ? kernels::activations::kLogisticMaxRelError
+                                                                : kernels::activations::kTanhMaxRelError;
             check.atol = kernels::activations::kFloatActMaxAbsError;
           }
           testing::ExpectFastMatchesReference(g, std::string(check.op_type) + " " + rt::ShapeToString(shape) + " " +
