@@ -5,7 +5,8 @@
 //   transformed with one complex FFT of length W/2 (iterative radix-2, bit-reversal table and
 //   per-stage twiddle tables), then split into the W/2 + 1 kept bins:
 //     X[k] = (Z[k] + conj(Z[M-k])) / 2 - i e^{-2πik/W} (Z[k] - conj(Z[M-k])) / 2,  M = W/2.
-//   Rows that are all zero padding are not transformed.
+//   Rows that are all zero padding are not transformed. The first two butterfly stages run as
+//   one radix-4 pass; the later ones with AVX-512 (rfft2d_avx512.cc) where the CPU has it.
 // - Columns (fft_h > 1): the H-point FFT runs on whole rows of the kept half at once (each
 //   butterfly is a loop over contiguous columns, which the compiler vectorizes).
 // Data is kept split (real and imaginary planes) in a scratch grid of the kernel. Rows, and
@@ -22,6 +23,32 @@
 #include "kernels/signal/signal.h"
 
 namespace edgeopt::kernels {
+namespace {
+
+}  // namespace
+
+void RowStagesPortable(double* re, double* im, int n, const double* tw_re, const double* tw_im) {
+  for (int len = 8; len <= n; len <<= 1) {
+    const int half = len / 2;
+    const double* wr = tw_re + half - 1;
+    const double* wi = tw_im + half - 1;
+    for (int i = 0; i < n; i += len) {
+      double* ar = re + i;
+      double* ai = im + i;
+      double* br = re + i + half;
+      double* bi = im + i + half;
+      for (int k = 0; k < half; ++k) {
+        const double vr = br[k] * wr[k] - bi[k] * wi[k];
+        const double vi = br[k] * wi[k] + bi[k] * wr[k];
+        br[k] = ar[k] - vr;
+        bi[k] = ai[k] - vi;
+        ar[k] += vr;
+        ai[k] += vi;
+      }
+    }
+  }
+}
+
 namespace {
 
 // A forward complex FFT of a fixed power-of-two length n on split real/imaginary arrays.
@@ -86,8 +113,9 @@ class ComplexFftPlan {
     }
   }
 
-  // One contiguous transform of n values (the row case, written so the k loop vectorizes).
-  void RunRow(double* re, double* im) const {
+  // One contiguous transform of n values (the row case): the spans 2 and 4, whose twiddles
+  // are 1 and -i, as one radix-4 pass, then `stages` for the spans from 8 on.
+  void RunRow(double* re, double* im, RowStagesFn stages) const {
     for (int i = 1; i < n_; ++i) {
       const int j = bitrev_[i];
       if (i < j) {
@@ -95,25 +123,30 @@ class ComplexFftPlan {
         std::swap(im[i], im[j]);
       }
     }
-    for (int len = 2; len <= n_; len <<= 1) {
-      const int half = len / 2;
-      const double* wr = &tw_re_[half - 1];
-      const double* wi = &tw_im_[half - 1];
-      for (int i = 0; i < n_; i += len) {
-        double* ar = re + i;
-        double* ai = im + i;
-        double* br = re + i + half;
-        double* bi = im + i + half;
-        for (int k = 0; k < half; ++k) {
-          const double vr = br[k] * wr[k] - bi[k] * wi[k];
-          const double vi = br[k] * wi[k] + bi[k] * wr[k];
-          br[k] = ar[k] - vr;
-          bi[k] = ai[k] - vi;
-          ar[k] += vr;
-          ai[k] += vi;
-        }
-      }
+    if (n_ == 2) {
+      const double r0 = re[0], i0 = im[0];
+      re[0] = r0 + re[1];
+      im[0] = i0 + im[1];
+      re[1] = r0 - re[1];
+      im[1] = i0 - im[1];
+      return;
     }
+    for (int i = 0; i + 4 <= n_; i += 4) {
+      const double s0r = re[i] + re[i + 1], s0i = im[i] + im[i + 1];
+      const double d0r = re[i] - re[i + 1], d0i = im[i] - im[i + 1];
+      const double s1r = re[i + 2] + re[i + 3], s1i = im[i + 2] + im[i + 3];
+      const double d1r = re[i + 2] - re[i + 3], d1i = im[i + 2] - im[i + 3];
+      // v = d1 * (-i) = (d1i, -d1r)
+      re[i] = s0r + s1r;
+      im[i] = s0i + s1i;
+      re[i + 2] = s0r - s1r;
+      im[i + 2] = s0i - s1i;
+      re[i + 1] = d0r + d1i;
+      im[i + 1] = d0i - d1r;
+      re[i + 3] = d0r - d1i;
+      im[i + 3] = d0i + d1r;
+    }
+    if (n_ >= 8) stages(re, im, n_, tw_re_.data(), tw_im_.data());
   }
 
  private:
@@ -124,7 +157,8 @@ class ComplexFftPlan {
 
 class Rfft2dFast : public FastKernel {
  public:
-  using FastKernel::FastKernel;
+  Rfft2dFast(std::unique_ptr<rt::OpKernel> ref, bool avx512)
+      : FastKernel(std::move(ref)), avx512_(avx512), row_stages_(avx512 ? RowStagesAvx512 : RowStagesPortable) {}
 
  protected:
   Expected<bool> PrepareFast(rt::KernelContext& ctx) override {
@@ -183,7 +217,7 @@ class Rfft2dFast : public FastKernel {
           re[j] = 2 * j < n ? x[2 * j] : 0.0;
           im[j] = 2 * j + 1 < n ? x[2 * j + 1] : 0.0;
         }
-        row_fft_.RunRow(re, im);
+        row_fft_.RunRow(re, im, row_stages_);
         SplitRealSpectrum(re, im, m);
       }
     });
@@ -212,7 +246,7 @@ class Rfft2dFast : public FastKernel {
     return Status::Ok();
   }
 
-  std::string FastVariant() const override { return "rfft2d/f32/fft_split"; }
+  std::string FastVariant() const override { return avx512_ ? "rfft2d/f32/avx512" : "rfft2d/f32/fft_split"; }
 
  private:
   // Turns Z (the M-point FFT of the packed row, in re/im[0, M)) into the M + 1 bins of the
@@ -244,6 +278,8 @@ class Rfft2dFast : public FastKernel {
     }
   }
 
+  bool avx512_;
+  RowStagesFn row_stages_;
   int32_t fft_h_ = 0, fft_w_ = 0;
   int out_w_ = 0;
   int64_t batches_ = 1;
@@ -256,7 +292,7 @@ std::unique_ptr<rt::OpKernel> MakeRfft2dFast(const rt::KernelCreateContext& cc, 
   if (cc.reference_only) return nullptr;
   auto ref = MakeReferenceKernel(cc, reference);
   if (!ref) return nullptr;
-  return std::make_unique<Rfft2dFast>(std::move(ref));
+  return std::make_unique<Rfft2dFast>(std::move(ref), cc.cpu.has_avx512());
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "support/conformance.h"
 #include "support/core/model_files.h"
 #include "support/fast_vs_reference.h"
+#include "runtime/cpu.h"
 
 namespace edgeopt {
 namespace {
@@ -169,20 +170,25 @@ TEST(Rfft2dFast, MatchesReference) {
     const int32_t iw = std::uniform_int_distribution<int>(1, 2 * w)(rng);
     cases.push_back({{std::uniform_int_distribution<int>(1, 3)(rng), ih, iw}, h, w});
   }
-  for (const Case& c : cases)
-    for (int threads : {1, 2}) {
-      testing::FastCheck check;
-      check.threads = threads;
-      check.op_type = "RFFT2D";
-      check.variant = "rfft2d/f32/fft_split";
-      check.atol = 1e-6;
-      check.rtol = 2.5e-7;
-      check.seed = static_cast<uint64_t>(c.fft_w + c.fft_h);
-      testing::ExpectFastMatchesReference(Rfft2dGraph(c.shape, c.fft_h, c.fft_w),
-                                          "RFFT2D " + rt::ShapeToString(c.shape) + " fft " + std::to_string(c.fft_h) +
-                                              "x" + std::to_string(c.fft_w),
-                                          check);
-    }
+  // This CPU's features, and the same without AVX-512 (the portable butterflies).
+  std::vector<rt::CpuFeatures> levels{rt::Cpu()};
+  if (rt::Cpu().has_avx512()) levels.push_back(rt::CapFeatures(rt::Cpu(), "avx2"));
+  for (const rt::CpuFeatures& cpu : levels)
+    for (const Case& c : cases)
+      for (int threads : {1, 2}) {
+        testing::FastCheck check;
+        check.threads = threads;
+        check.cpu = &cpu;
+        check.op_type = "RFFT2D";
+        check.variant = cpu.has_avx512() ? "rfft2d/f32/avx512" : "rfft2d/f32/fft_split";
+        check.atol = 1e-6;
+        check.rtol = 2.5e-7;
+        check.seed = static_cast<uint64_t>(c.fft_w + c.fft_h);
+        testing::ExpectFastMatchesReference(Rfft2dGraph(c.shape, c.fft_h, c.fft_w),
+                                            "RFFT2D " + rt::ShapeToString(c.shape) + " fft " + std::to_string(c.fft_h) +
+                                                "x" + std::to_string(c.fft_w) + " " + check.variant,
+                                            check);
+      }
 }
 
 }  // namespace
