@@ -8,7 +8,11 @@
 namespace edgeopt::kernels::transform {
 
 // n values of `type` (uint8, int8 or int16), bit-exact with ref_concat.cc's Requantize.
+using ConcatRequantizeFn = void (*)(DType type, const uint8_t* in, uint8_t* out, int64_t n, float in_scale,
+                                    int32_t in_zp, float inverse_out_scale, int32_t out_zp);
 void ConcatRequantizeAvx512(DType type, const uint8_t* in, uint8_t* out, int64_t n, float in_scale, int32_t in_zp,
                             float inverse_out_scale, int32_t out_zp);
+void ConcatRequantizeAvx2(DType type, const uint8_t* in, uint8_t* out, int64_t n, float in_scale, int32_t in_zp,
+                          float inverse_out_scale, int32_t out_zp);
 
 }  // namespace edgeopt::kernels::transform

@@ -16,18 +16,21 @@ namespace edgeopt::kernels::transform {
 namespace {
 
 constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+// All lanes: the maskz forms avoid GCC 12's maybe-uninitialized warnings on the plain
+// intrinsics, whose expansions pass an undefined source vector.
+constexpr __mmask16 kAll = 0xFFFF;
 
 inline __m512i RequantizeLanes(__m512i q, __m512 scale, __m512 bias, __m512i zp, __m512i lo, __m512i hi) {
-  const __m512 v = _mm512_add_round_ps(_mm512_mul_round_ps(_mm512_cvtepi32_ps(q), scale, kRound), bias, kRound);
-  __m512 t = _mm512_roundscale_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __m512 v = _mm512_maskz_add_round_ps(kAll, _mm512_maskz_mul_round_ps(kAll, _mm512_maskz_cvtepi32_ps(kAll, q), scale, kRound), bias, kRound);
+  __m512 t = _mm512_maskz_roundscale_ps(kAll, v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
   const __m512 frac = _mm512_sub_ps(v, t);  // exact
   const __m512 half = _mm512_set1_ps(0.5f);
   const __mmask16 up = _mm512_cmp_ps_mask(frac, half, _CMP_GE_OQ);
   const __mmask16 down = _mm512_cmp_ps_mask(frac, _mm512_set1_ps(-0.5f), _CMP_LE_OQ);
   t = _mm512_mask_add_ps(t, up, t, _mm512_set1_ps(1.0f));
   t = _mm512_mask_sub_ps(t, down, t, _mm512_set1_ps(1.0f));
-  const __m512i r = _mm512_add_epi32(_mm512_cvttps_epi32(t), zp);
-  return _mm512_min_epi32(_mm512_max_epi32(r, lo), hi);
+  const __m512i r = _mm512_add_epi32(_mm512_maskz_cvttps_epi32(kAll, t), zp);
+  return _mm512_maskz_min_epi32(kAll, _mm512_maskz_max_epi32(kAll, r, lo), hi);
 }
 
 template <typename T>
@@ -35,9 +38,9 @@ __m512i Load16(const T* p, int n) {
   const __mmask16 m = n >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << n) - 1);
   if constexpr (sizeof(T) == 1) {
     const __m128i raw = _mm_maskz_loadu_epi8(m, p);
-    return std::is_signed_v<T> ? _mm512_cvtepi8_epi32(raw) : _mm512_cvtepu8_epi32(raw);
+    return std::is_signed_v<T> ? _mm512_maskz_cvtepi8_epi32(kAll, raw) : _mm512_maskz_cvtepu8_epi32(kAll, raw);
   } else {
-    return _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(m, p));
+    return _mm512_maskz_cvtepi16_epi32(kAll, _mm256_maskz_loadu_epi16(m, p));
   }
 }
 
@@ -46,9 +49,9 @@ void Store16(T* p, __m512i v, int n) {
   const __mmask16 m = n >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << n) - 1);
   // Values are already clamped to T's range: truncating packs are exact.
   if constexpr (sizeof(T) == 1)
-    _mm_mask_storeu_epi8(p, m, _mm512_cvtepi32_epi8(v));
+    _mm_mask_storeu_epi8(p, m, _mm512_maskz_cvtepi32_epi8(kAll, v));
   else
-    _mm256_mask_storeu_epi16(p, m, _mm512_cvtepi32_epi16(v));
+    _mm256_mask_storeu_epi16(p, m, _mm512_maskz_cvtepi32_epi16(kAll, v));
 }
 
 template <typename T>

@@ -1,5 +1,5 @@
 // The fast variants of PAD / PADV2 (whole rows, pad_rows.cc, AVX-512 and memcpy) and of CONCATENATION's
-// requantization (concat_requant_avx512.cc) against the reference kernels, bit for bit:
+// requantization (concat_requant_avx512.cc, _avx2.cc) against the reference kernels, bit for bit:
 // every element size, ranks 1..5, paddings on any subset of axes (the unpadded tail merged
 // into rows), a zero and a non-zero pad value (memset and pattern fills), tensors big enough
 // to be split over 2 threads; CONCATENATION of uint8 / int8 / int16 inputs whose scales and
@@ -119,7 +119,9 @@ Graph ConcatGraph(const ConcatCase& c) {
 }
 
 TEST(ConcatFast, RequantizeMatchesReference) {
-  if (!rt::Cpu().has_avx512()) GTEST_SKIP() << "no AVX-512";
+  if (!rt::Cpu().has_avx2_fma()) GTEST_SKIP() << "no AVX2";
+  std::vector<rt::CpuFeatures> levels{rt::Cpu()};
+  if (rt::Cpu().has_avx512()) levels.push_back(rt::CapFeatures(rt::Cpu(), "avx2"));
   std::mt19937 rng(13);
   const DType types[] = {DType::kUInt8, DType::kInt8, DType::kInt16};
   // Scale ratios with exact .5 products (0.5, 1.5, 2.5), ordinary ones, and large/small ones.
@@ -142,17 +144,19 @@ TEST(ConcatFast, RequantizeMatchesReference) {
       const int zp = std::uniform_int_distribution<int>(-zmax, zmax)(rng) + (c.type == DType::kUInt8 ? 128 : 0);
       c.in_q.push_back(same ? c.out_q : std::make_pair(out_scale * ratios[(i + k) % 8], zp));
     }
-    for (int threads : {1, 2}) {
-      testing::FastCheck check;
-      check.threads = threads;
-      check.op_type = "CONCATENATION";
-      check.variant = "/avx512";
-      check.seed = static_cast<uint64_t>(i + 1);
-      testing::ExpectFastMatchesReference(ConcatGraph(c),
-                                          "CONCATENATION " + std::string(DTypeName(c.type)) + " case " +
-                                              std::to_string(i) + " axis " + std::to_string(c.axis),
-                                          check);
-    }
+    for (const rt::CpuFeatures& cpu : levels)
+      for (int threads : {1, 2}) {
+        testing::FastCheck check;
+        check.threads = threads;
+        check.cpu = &cpu;
+        check.op_type = "CONCATENATION";
+        check.variant = cpu.has_avx512() ? "/avx512" : "/avx2";
+        check.seed = static_cast<uint64_t>(i + 1);
+        testing::ExpectFastMatchesReference(ConcatGraph(c),
+                                            "CONCATENATION " + std::string(DTypeName(c.type)) + " case " +
+                                                std::to_string(i) + " axis " + std::to_string(c.axis) + check.variant,
+                                            check);
+      }
   }
 }
 

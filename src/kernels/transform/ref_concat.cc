@@ -37,10 +37,11 @@ void Requantize(const T* in, T* out, int64_t n, float in_scale, int32_t in_zp, f
   }
 }
 
-// avx512: requantized inputs go through ConcatRequantizeAvx512 (bit-exact with Requantize).
+// Requantized inputs go through `fast` (ConcatRequantizeAvx512 / Avx2, bit-exact with
+// Requantize) when it is set; `isa` names it in the variant.
 class ConcatKernel : public rt::OpKernel {
  public:
-  explicit ConcatKernel(bool avx512) : avx512_(avx512) {}
+  ConcatKernel(ConcatRequantizeFn fast, std::string isa) : fast_(fast), isa_(std::move(isa)) {}
 
   Status Prepare(rt::KernelContext& ctx) override {
     RETURN_IF_ERROR(CheckIo(ctx, 1, 1 << 20, 1));
@@ -96,7 +97,7 @@ class ConcatKernel : public rt::OpKernel {
     }
     const bool any_requantized = std::find(requantize_.begin(), requantize_.end(), 1) != requantize_.end();
     variant_ = std::string("concatenation/") + (quantized_ ? TypeName(t0.type) : "any") +
-               (avx512_ && any_requantized ? "/avx512" : "/ref");
+               (fast_ && any_requantized ? "/" + isa_ : std::string("/ref"));
     return ctx.SetOutputShape(0, std::move(shape));
   }
 
@@ -113,8 +114,8 @@ class ConcatKernel : public rt::OpKernel {
         const rt::RtTensor& t = *ctx.input(i);
         const int64_t n = t.shape[axis_] * base_inner;
         const uint8_t* src = t.data + k * n * static_cast<int64_t>(elem);
-        if (requantize_[i] && avx512_) {
-          ConcatRequantizeAvx512(out.type, src, dst, n, t.scale(), t.zero_point(), inverse_out_scale, out.zero_point());
+        if (requantize_[i] && fast_) {
+          fast_(out.type, src, dst, n, t.scale(), t.zero_point(), inverse_out_scale, out.zero_point());
         } else if (requantize_[i]) {
           switch (out.type) {
             case DType::kUInt8:
@@ -157,7 +158,8 @@ class ConcatKernel : public rt::OpKernel {
   std::string variant() const override { return variant_; }
 
  private:
-  bool avx512_;
+  ConcatRequantizeFn fast_;
+  std::string isa_;
   int axis_ = 0;
   int activation_ = 0;
   bool quantized_ = false;
@@ -222,7 +224,16 @@ class PackKernel : public rt::OpKernel {
 void RegisterConcatPack(rt::OpRegistry& r) {
   r.Add(tflite::BuiltinOperator_CONCATENATION,
         [](const rt::KernelCreateContext& cc) -> Expected<std::unique_ptr<rt::OpKernel>> {
-          return std::unique_ptr<rt::OpKernel>(new ConcatKernel(!cc.reference_only && cc.cpu.has_avx512()));
+          ConcatRequantizeFn fast = nullptr;
+          std::string isa;
+          if (!cc.reference_only && cc.cpu.has_avx512()) {
+            fast = ConcatRequantizeAvx512;
+            isa = "avx512";
+          } else if (!cc.reference_only && cc.cpu.has_avx2_fma()) {
+            fast = ConcatRequantizeAvx2;
+            isa = "avx2";
+          }
+          return std::unique_ptr<rt::OpKernel>(new ConcatKernel(fast, isa));
         });
   r.Add(tflite::BuiltinOperator_PACK, MakeKernelFactory<PackKernel>());
 }
