@@ -31,7 +31,9 @@ struct V512 {
   static F Abs(F v) { return _mm512_abs_ps(v); }
   static F CopySign(F mag, F sign) {
     const __m512i s = _mm512_set1_epi32(0x80000000u);
-    return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(mag), _mm512_castps_si512(sign), s, 0xD8));  // mask ? sign : mag
+    // Bitwise select s ? sign : mag.
+    const __m512i r = _mm512_ternarylogic_epi32(_mm512_castps_si512(mag), _mm512_castps_si512(sign), s, 0xD8);
+    return _mm512_castsi512_ps(r);
   }
 };
 

@@ -97,7 +97,9 @@ TEST(FloatActLoops, SweepAgainstReferenceFormulas) {
           const float r = Reference(p, x[i]);
           if (exact) {
             if (std::memcmp(&r, &y[i], 4) != 0 && !(std::isnan(r) && std::isnan(y[i]))) {
-              if (bad++ < 3) ADD_FAILURE() << loop.name << " act " << static_cast<int>(p.act) << " x=" << x[i] << ": " << y[i] << " vs " << r;
+              if (bad++ < 3)
+                ADD_FAILURE() << loop.name << " act " << static_cast<int>(p.act) << " x=" << x[i] << ": " << y[i]
+                              << " vs " << r;
             }
             continue;
           }

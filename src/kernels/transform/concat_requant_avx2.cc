@@ -72,17 +72,8 @@ void Run(const T* in, T* out, int64_t n, float in_scale, int32_t in_zp, float in
 
 void ConcatRequantizeAvx2(DType type, const uint8_t* in, uint8_t* out, int64_t n, float in_scale, int32_t in_zp,
                           float inverse_out_scale, int32_t out_zp) {
-  switch (type) {
-    case DType::kUInt8: Run(in, out, n, in_scale, in_zp, inverse_out_scale, out_zp); break;
-    case DType::kInt8:
-      Run(reinterpret_cast<const int8_t*>(in), reinterpret_cast<int8_t*>(out), n, in_scale, in_zp, inverse_out_scale,
-          out_zp);
-      break;
-    default:
-      Run(reinterpret_cast<const int16_t*>(in), reinterpret_cast<int16_t*>(out), n, in_scale, in_zp,
-          inverse_out_scale, out_zp);
-      break;
-  }
+  WithRequantType(type, in, out,
+                  [&](const auto* i, auto* o) { Run(i, o, n, in_scale, in_zp, inverse_out_scale, out_zp); });
 }
 
 }  // namespace edgeopt::kernels::transform

@@ -21,7 +21,8 @@ constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 constexpr __mmask16 kAll = 0xFFFF;
 
 inline __m512i RequantizeLanes(__m512i q, __m512 scale, __m512 bias, __m512i zp, __m512i lo, __m512i hi) {
-  const __m512 v = _mm512_maskz_add_round_ps(kAll, _mm512_maskz_mul_round_ps(kAll, _mm512_maskz_cvtepi32_ps(kAll, q), scale, kRound), bias, kRound);
+  const __m512 product = _mm512_maskz_mul_round_ps(kAll, _mm512_maskz_cvtepi32_ps(kAll, q), scale, kRound);
+  const __m512 v = _mm512_maskz_add_round_ps(kAll, product, bias, kRound);
   __m512 t = _mm512_maskz_roundscale_ps(kAll, v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
   const __m512 frac = _mm512_sub_ps(v, t);  // exact
   const __m512 half = _mm512_set1_ps(0.5f);
@@ -72,17 +73,8 @@ void Run(const T* in, T* out, int64_t n, float in_scale, int32_t in_zp, float in
 
 void ConcatRequantizeAvx512(DType type, const uint8_t* in, uint8_t* out, int64_t n, float in_scale, int32_t in_zp,
                             float inverse_out_scale, int32_t out_zp) {
-  switch (type) {
-    case DType::kUInt8: Run(in, out, n, in_scale, in_zp, inverse_out_scale, out_zp); break;
-    case DType::kInt8:
-      Run(reinterpret_cast<const int8_t*>(in), reinterpret_cast<int8_t*>(out), n, in_scale, in_zp, inverse_out_scale,
-          out_zp);
-      break;
-    default:
-      Run(reinterpret_cast<const int16_t*>(in), reinterpret_cast<int16_t*>(out), n, in_scale, in_zp,
-          inverse_out_scale, out_zp);
-      break;
-  }
+  WithRequantType(type, in, out,
+                  [&](const auto* i, auto* o) { Run(i, o, n, in_scale, in_zp, inverse_out_scale, out_zp); });
 }
 
 }  // namespace edgeopt::kernels::transform
