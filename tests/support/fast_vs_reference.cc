@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <sstream>
 
@@ -41,6 +42,24 @@ Expected<Run> RunOnce(std::shared_ptr<const rt::Model> model, const std::vector<
   }
   r.ops = interp->ops();
   return r;
+}
+
+// Float values (complex64 as two floats) within check's tolerance: all of them, or only
+// float number *index.
+bool WithinTolerance(const TensorValue& a, const TensorValue& b, const FastCheck& check, const size_t* index) {
+  const auto* x = reinterpret_cast<const float*>(a.data.data());
+  const auto* y = reinterpret_cast<const float*>(b.data.data());
+  const size_t n = a.data.size() / sizeof(float);
+  for (size_t i = index ? *index : 0; i < (index ? *index + 1 : n); ++i) {
+    if (std::isnan(x[i]) || std::isnan(y[i])) {
+      if (std::isnan(x[i]) != std::isnan(y[i])) return false;
+      continue;
+    }
+    if (x[i] == y[i]) continue;  // also equal infinities
+    if (!(std::fabs(static_cast<double>(x[i]) - y[i]) <= check.atol + check.rtol * std::fabs(static_cast<double>(x[i]))))
+      return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -85,18 +104,20 @@ bool ExpectFastMatchesReference(std::shared_ptr<const rt::Model> model, const st
       ok = false;
       continue;
     }
-    if (std::memcmp(a.data.data(), b.data.data(), a.data.size()) != 0) {
-      const size_t es = DTypeBytes(a.type, 1);
+    const bool tolerant = (check.atol > 0 || check.rtol > 0) && (a.type == DType::kFloat32 || a.type == DType::kComplex64);
+    if (tolerant ? !WithinTolerance(a, b, check, nullptr) : std::memcmp(a.data.data(), b.data.data(), a.data.size()) != 0) {
+      const size_t es = tolerant ? sizeof(float) : DTypeBytes(a.type, 1);
       size_t first = 0, count = 0;
       for (size_t e = 0; e * es < a.data.size(); ++e)
-        if (std::memcmp(&a.data[e * es], &b.data[e * es], es) != 0) {
+        if (tolerant ? !WithinTolerance(a, b, check, &e) : std::memcmp(&a.data[e * es], &b.data[e * es], es) != 0) {
           if (count == 0) first = e;
           ++count;
         }
       std::ostringstream s;
       s << what << " (threads " << check.threads << "): output " << i << " differs in " << count << " of "
-        << a.data.size() / es << " elements; first at " << first << ": reference " << a.At(first) << ", fast "
-        << b.At(first);
+        << a.data.size() / es << (tolerant ? " float values" : " elements") << "; first at " << first << ": reference "
+        << (tolerant ? reinterpret_cast<const float*>(a.data.data())[first] : a.At(first)) << ", fast "
+        << (tolerant ? reinterpret_cast<const float*>(b.data.data())[first] : b.At(first));
       ADD_FAILURE() << s.str();
       ok = false;
     }

@@ -1,6 +1,7 @@
 // Optimized kernels against the reference kernels: one model run twice on the same seeded
 // random inputs, once with InterpreterOptions::reference_kernels_only and once with the fast
-// kernels (optionally several threads); every output must be byte-identical. Optionally checks
+// kernels (optionally several threads); every output must be byte-identical (or, for float
+// paths, within a stated tolerance). Optionally checks
 // that the fast run really used the expected variant (so a declined fast path cannot pass as
 // "equal to the reference" by running the reference twice).
 #pragma once
@@ -28,6 +29,9 @@ struct FastCheck {
   const rt::CpuFeatures* cpu = nullptr;
   // Inputs (random from `seed` when empty).
   std::vector<TensorValue> inputs;
+  // Float paths: when either is set, float32 / complex64 outputs may differ by
+  // atol + rtol * |reference| per value (NaN must meet NaN); other outputs stay byte-exact.
+  double atol = 0, rtol = 0;
 };
 
 // Returns whether the outputs matched (and the variant check passed); reports failures through

@@ -7,6 +7,7 @@ void RegisterActivationKernels(rt::OpRegistry& r) {
   activations::RegisterRelu(r);
   activations::RegisterSigmoid(r);
   activations::RegisterSoftmax(r);
+  activations::RegisterFastFloatActivations(r);
 }
 
 }  // namespace edgeopt::kernels

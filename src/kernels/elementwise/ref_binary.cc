@@ -86,21 +86,6 @@ bool PotScaleInt16Option(const Operator& op) {
   return false;
 }
 
-template <typename T>
-void IntActivationRange(int activation, T* lo, T* hi) {
-  *lo = std::numeric_limits<T>::lowest();
-  *hi = std::numeric_limits<T>::max();
-  if (activation == tflite::ActivationFunctionType_RELU) {
-    *lo = 0;
-  } else if (activation == tflite::ActivationFunctionType_RELU6) {
-    *lo = 0;
-    *hi = 6;
-  } else if (activation == tflite::ActivationFunctionType_RELU_N1_TO_1) {
-    *lo = -1;
-    *hi = 1;
-  }
-}
-
 class BinaryKernel : public rt::OpKernel {
  public:
   BinaryKernel(Op op, DType type) : op_(op), type_(type) {}

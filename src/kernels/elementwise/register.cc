@@ -9,6 +9,7 @@ void RegisterElementwiseKernels(rt::OpRegistry& r) {
   elementwise::RegisterLogical(r);
   elementwise::RegisterSelect(r);
   elementwise::RegisterMisc(r);
+  elementwise::RegisterFastInt32Binary(r);
 }
 
 }  // namespace edgeopt::kernels

@@ -13,6 +13,7 @@
 
 #include "kernels/common/kernel_util.h"
 #include "kernels/registration.h"
+#include "kernels/signal/signal.h"
 
 namespace edgeopt::kernels {
 namespace {
@@ -172,6 +173,7 @@ void RegisterSignalKernels(rt::OpRegistry& r) {
   r.Add(tflite::BuiltinOperator_IMAG,
         MakeFnFactory<ComplexState>(ComplexPrepare<ComplexPart::kImag>, ComplexInvoke<ComplexPart::kImag>,
                                     "imag/complex/ref"));
+  RegisterFastRfft2d(r);
 }
 
 }  // namespace edgeopt::kernels

@@ -13,6 +13,7 @@
 
 #include "kernels/common/planned_kernel.h"
 #include "kernels/common/quant_utils.h"
+#include "kernels/transform/concat_requant.h"
 #include "kernels/transform/transform.h"
 
 namespace edgeopt::kernels::transform {
@@ -36,8 +37,12 @@ void Requantize(const T* in, T* out, int64_t n, float in_scale, int32_t in_zp, f
   }
 }
 
+// Requantized inputs go through `fast` (ConcatRequantizeAvx512 / Avx2, bit-exact with
+// Requantize) when it is set; `isa` names it in the variant.
 class ConcatKernel : public rt::OpKernel {
  public:
+  ConcatKernel(ConcatRequantizeFn fast, std::string isa) : fast_(fast), isa_(std::move(isa)) {}
+
   Status Prepare(rt::KernelContext& ctx) override {
     RETURN_IF_ERROR(CheckIo(ctx, 1, 1 << 20, 1));
     for (int i = 0; i < ctx.num_inputs(); ++i)
@@ -90,7 +95,9 @@ class ConcatKernel : public rt::OpKernel {
         return ctx.UnsupportedError("fused activation " + std::to_string(activation_) + " on " + TypeName(t0.type) +
                                     " is not supported");
     }
-    variant_ = std::string("concatenation/") + (quantized_ ? TypeName(t0.type) : "any") + "/ref";
+    const bool any_requantized = std::find(requantize_.begin(), requantize_.end(), 1) != requantize_.end();
+    variant_ = std::string("concatenation/") + (quantized_ ? TypeName(t0.type) : "any") +
+               (fast_ && any_requantized ? "/" + isa_ : std::string("/ref"));
     return ctx.SetOutputShape(0, std::move(shape));
   }
 
@@ -107,7 +114,9 @@ class ConcatKernel : public rt::OpKernel {
         const rt::RtTensor& t = *ctx.input(i);
         const int64_t n = t.shape[axis_] * base_inner;
         const uint8_t* src = t.data + k * n * static_cast<int64_t>(elem);
-        if (requantize_[i]) {
+        if (requantize_[i] && fast_) {
+          fast_(out.type, src, dst, n, t.scale(), t.zero_point(), inverse_out_scale, out.zero_point());
+        } else if (requantize_[i]) {
           switch (out.type) {
             case DType::kUInt8:
               Requantize(src, dst, n, t.scale(), t.zero_point(), inverse_out_scale, out.zero_point());
@@ -149,6 +158,8 @@ class ConcatKernel : public rt::OpKernel {
   std::string variant() const override { return variant_; }
 
  private:
+  ConcatRequantizeFn fast_;
+  std::string isa_;
   int axis_ = 0;
   int activation_ = 0;
   bool quantized_ = false;
@@ -211,7 +222,19 @@ class PackKernel : public rt::OpKernel {
 }  // namespace
 
 void RegisterConcatPack(rt::OpRegistry& r) {
-  r.Add(tflite::BuiltinOperator_CONCATENATION, MakeKernelFactory<ConcatKernel>());
+  r.Add(tflite::BuiltinOperator_CONCATENATION,
+        [](const rt::KernelCreateContext& cc) -> Expected<std::unique_ptr<rt::OpKernel>> {
+          ConcatRequantizeFn fast = nullptr;
+          std::string isa;
+          if (!cc.reference_only && cc.cpu.has_avx512()) {
+            fast = ConcatRequantizeAvx512;
+            isa = "avx512";
+          } else if (!cc.reference_only && cc.cpu.has_avx2_fma()) {
+            fast = ConcatRequantizeAvx2;
+            isa = "avx2";
+          }
+          return std::unique_ptr<rt::OpKernel>(new ConcatKernel(fast, isa));
+        });
   r.Add(tflite::BuiltinOperator_PACK, MakeKernelFactory<PackKernel>());
 }
 

@@ -7,6 +7,7 @@
 
 #include "kernels/common/planned_kernel.h"
 #include "kernels/common/index_copy.h"
+#include "kernels/transform/pad_rows.h"
 #include "kernels/transform/transform.h"
 
 namespace edgeopt::kernels::transform {
@@ -31,10 +32,18 @@ Status ReadPaddings(rt::KernelContext& ctx, const rt::RtTensor& in, std::vector<
   return CheckShapeFits(ctx, dims, "padded shape", &unused);
 }
 
-// PAD and PADV2.
+// PAD and PADV2. The reference copies element by element through axis tables; the fast
+// variants (not reference_only) copy whole rows (pad_rows.h) with AVX-512 moves or memcpy.
 class PadKernel : public PlannedKernel {
  public:
-  explicit PadKernel(bool v2) : PlannedKernel(v2 ? "padv2/any/ref" : "pad/any/ref", {1}), v2_(v2) {}
+  enum class Rows { kNo, kMemcpy, kAvx512 };
+  PadKernel(bool v2, Rows rows)
+      : PlannedKernel(std::string(v2 ? "padv2" : "pad") +
+                          (rows == Rows::kNo ? "/any/ref" : rows == Rows::kMemcpy ? "/any/memcpy" : "/any/avx512"),
+                      {1}),
+        v2_(v2),
+        rows_(rows != Rows::kNo),
+        avx512_(rows == Rows::kAvx512) {}
 
  protected:
   Status Check(rt::KernelContext& ctx) override {
@@ -77,9 +86,11 @@ class PadKernel : public PlannedKernel {
     const auto strides = RowMajorStrides(in.shape);
     out_shape_.assign(in.rank(), 0);
     tables_.assign(in.rank(), {});
+    if (rows_) row_plan_ = MakePadRowPlan(in.shape, pads, ElementBytes(in.type));
     for (int d = 0; d < in.rank(); ++d) {
       const int64_t before = pads[2 * d], dim = in.shape[d];
       out_shape_[d] = static_cast<int32_t>(before + dim + pads[2 * d + 1]);
+      if (rows_) continue;
       auto& t = tables_[d];
       t.assign(out_shape_[d], kPadEntry);
       for (int64_t i = 0; i < dim; ++i) t[before + i] = i * strides[d];
@@ -94,12 +105,17 @@ class PadKernel : public PlannedKernel {
       if (!value.data) return ctx.Error("constant_values has no data");
       std::memcpy(pad_value_.data(), value.data, elem);
     }
-    CopyByAxisTables(elem, out_shape_, tables_, in.data, ctx.output(0)->data, pad_value_.data());
+    if (rows_)
+      RunPadRows(row_plan_, in.data, ctx.output(0)->data, pad_value_.data(), avx512_, &ctx.threads());
+    else
+      CopyByAxisTables(elem, out_shape_, tables_, in.data, ctx.output(0)->data, pad_value_.data());
     return Status::Ok();
   }
 
  private:
   bool v2_;
+  bool rows_, avx512_;
+  PadRowPlan row_plan_;
   bool value_input_ = false;
   std::vector<uint8_t> pad_value_;
   rt::Shape out_shape_;
@@ -158,8 +174,13 @@ class MirrorPadKernel : public PlannedKernel {
 }  // namespace
 
 void RegisterPad(rt::OpRegistry& r) {
-  r.Add(tflite::BuiltinOperator_PAD, MakeKernelFactory<PadKernel>(false));
-  r.Add(tflite::BuiltinOperator_PADV2, MakeKernelFactory<PadKernel>(true));
+  for (bool v2 : {false, true})
+    r.Add(v2 ? tflite::BuiltinOperator_PADV2 : tflite::BuiltinOperator_PAD,
+          [v2](const rt::KernelCreateContext& cc) -> Expected<std::unique_ptr<rt::OpKernel>> {
+            using Rows = PadKernel::Rows;
+            const Rows rows = cc.reference_only ? Rows::kNo : cc.cpu.has_avx512() ? Rows::kAvx512 : Rows::kMemcpy;
+            return std::unique_ptr<rt::OpKernel>(new PadKernel(v2, rows));
+          });
   r.Add(tflite::BuiltinOperator_MIRROR_PAD, MakeKernelFactory<MirrorPadKernel>());
 }
 

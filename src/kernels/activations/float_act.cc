@@ -1,0 +1,115 @@
+// The float32 fast path of RELU, RELU6, RELU_N1_TO_1, RELU_0_TO_1, LEAKY_RELU, HARD_SWISH,
+// LOGISTIC and TANH (float_act.h): the reference kernel's Prepare validates the op, then the
+// elements are cut into tasks over the interpreter's threads and run by the widest loop the
+// CPU has (avx512, avx2, else a portable loop of the reference formulas).
+#include "kernels/activations/float_act.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "kernels/activations/ops.h"
+#include "kernels/common/fast_kernel.h"
+#include "kernels/common/kernel_util.h"
+#include "kernels/gemm/parallel.h"
+
+namespace edgeopt::kernels::activations {
+
+void FloatActPortable(const FloatActParams& p, const float* x, float* y, int64_t n) {
+  switch (p.act) {
+    case FloatAct::kClamp:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::min(std::max(x[i], p.lo), p.hi);
+      break;
+    case FloatAct::kLeakyRelu:
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : x[i] * p.alpha;
+      break;
+    case FloatAct::kHardSwish:
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] * std::min(6.f, std::max(0.f, x[i] + 3.f)) / 6.f;
+      break;
+    case FloatAct::kLogistic:
+      for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + std::exp(-x[i]));
+      break;
+    case FloatAct::kTanh:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
+      break;
+  }
+}
+
+namespace {
+
+class FloatActKernel : public FastKernel {
+ public:
+  FloatActKernel(std::unique_ptr<rt::OpKernel> ref, FloatActParams p, FloatActFn fn, std::string variant)
+      : FastKernel(std::move(ref)), p_(p), fn_(fn), variant_(std::move(variant)) {}
+
+ protected:
+  Expected<bool> PrepareFast(rt::KernelContext&) override { return true; }
+
+  Status InvokeFast(rt::KernelContext& ctx) override {
+    const float* x = ctx.input(0)->data_as<float>();
+    float* y = ctx.output(0)->data_as<float>();
+    const int64_t n = ctx.input(0)->num_elements();
+    // Below this many elements per task the hand-off costs more than it saves.
+    const bool transcendental = p_.act == FloatAct::kLogistic || p_.act == FloatAct::kTanh;
+    const int64_t min_task = transcendental ? 4096 : 32768;
+    const int64_t tasks = TaskCount(ctx.threads().num_threads(), n, min_task, 2);
+    RunTasks(&ctx.threads(), tasks, [&](int64_t t) {
+      // Task bounds on multiples of 16 so only the last task has a tail.
+      const int64_t i0 = t == 0 ? 0 : n * t / tasks / 16 * 16;
+      const int64_t i1 = t + 1 == tasks ? n : n * (t + 1) / tasks / 16 * 16;
+      fn_(p_, x + i0, y + i0, i1 - i0);
+    });
+    return Status::Ok();
+  }
+
+  std::string FastVariant() const override { return variant_; }
+
+ private:
+  FloatActParams p_;
+  FloatActFn fn_;
+  std::string variant_;
+};
+
+std::unique_ptr<rt::OpKernel> MakeFloatAct(const rt::KernelCreateContext& cc, RefFactory reference) {
+  if (cc.reference_only || cc.num_inputs() < 1 || !cc.input(0) || cc.input(0)->type != DType::kFloat32) return nullptr;
+  FloatActParams p;
+  std::string name;
+  switch (cc.op.code) {
+    case tflite::BuiltinOperator_RELU: p.lo = 0; p.hi = INFINITY; name = "relu"; break;
+    case tflite::BuiltinOperator_RELU6: p.lo = 0; p.hi = 6; name = "relu6"; break;
+    case tflite::BuiltinOperator_RELU_N1_TO_1: p.lo = -1; p.hi = 1; name = "relu_n1_to_1"; break;
+    case tflite::BuiltinOperator_RELU_0_TO_1: p.lo = 0; p.hi = 1; name = "relu_0_to_1"; break;
+    case tflite::BuiltinOperator_LEAKY_RELU:
+      p.act = FloatAct::kLeakyRelu;
+      p.alpha = GetOptions<tflite::LeakyReluOptionsT>(cc.op).alpha;
+      name = "leaky_relu";
+      break;
+    case tflite::BuiltinOperator_HARD_SWISH: p.act = FloatAct::kHardSwish; name = "hard_swish"; break;
+    case tflite::BuiltinOperator_LOGISTIC: p.act = FloatAct::kLogistic; name = "logistic"; break;
+    case tflite::BuiltinOperator_TANH: p.act = FloatAct::kTanh; name = "tanh"; break;
+    default: return nullptr;
+  }
+  auto ref = MakeReferenceKernel(cc, reference);
+  if (!ref) return nullptr;
+  FloatActFn fn = FloatActPortable;
+  std::string isa = "portable";
+  if (cc.cpu.has_avx512()) {
+    fn = FloatActAvx512;
+    isa = "avx512";
+  } else if (cc.cpu.has_avx2_fma()) {
+    fn = FloatActAvx2;
+    isa = "avx2";
+  }
+  return std::make_unique<FloatActKernel>(std::move(ref), p, fn, name + "/float32/" + isa);
+}
+
+}  // namespace
+
+void RegisterFastFloatActivations(rt::OpRegistry& r) {
+  for (auto op : {tflite::BuiltinOperator_RELU, tflite::BuiltinOperator_RELU6, tflite::BuiltinOperator_RELU_N1_TO_1,
+                  tflite::BuiltinOperator_RELU_0_TO_1, tflite::BuiltinOperator_LEAKY_RELU,
+                  tflite::BuiltinOperator_HARD_SWISH, tflite::BuiltinOperator_LOGISTIC, tflite::BuiltinOperator_TANH})
+    AddFastWithFallback(r, op, MakeFloatAct);
+}
+
+}  // namespace edgeopt::kernels::activations

@@ -1,0 +1,40 @@
+// float_act.h's loops with 8-lane AVX2 vectors.
+#include <immintrin.h>
+
+#include "kernels/activations/float_act_simd.h"
+
+namespace edgeopt::kernels::activations {
+namespace {
+
+struct V256 {
+  static constexpr int kLanes = 8;
+  using F = __m256;
+  static F Load(const float* p) { return _mm256_loadu_ps(p); }
+  static void Store(float* p, F v) { _mm256_storeu_ps(p, v); }
+  static F Set(float v) { return _mm256_set1_ps(v); }
+  static F Add(F a, F b) { return _mm256_add_ps(a, b); }
+  static F Sub(F a, F b) { return _mm256_sub_ps(a, b); }
+  static F Mul(F a, F b) { return _mm256_mul_ps(a, b); }
+  static F Div(F a, F b) { return _mm256_div_ps(a, b); }
+  static F Fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+  static F Max(F a, F b) { return _mm256_max_ps(a, b); }
+  static F Min(F a, F b) { return _mm256_min_ps(a, b); }
+  static F SelectGt(F a, F b, F x, F y) { return _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_GT_OQ)); }
+  static F SelectLt(F a, F b, F x, F y) { return _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_LT_OQ)); }
+  static F Round(F v) { return _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static F Pow2I(F n) {
+    const __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
+  }
+  static F Abs(F v) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v); }
+  static F CopySign(F mag, F sign) {
+    const F s = _mm256_set1_ps(-0.0f);
+    return _mm256_or_ps(_mm256_andnot_ps(s, mag), _mm256_and_ps(s, sign));
+  }
+};
+
+}  // namespace
+
+void FloatActAvx2(const FloatActParams& p, const float* x, float* y, int64_t n) { simd::Run<V256>(p, x, y, n); }
+
+}  // namespace edgeopt::kernels::activations

@@ -1,0 +1,44 @@
+// float_act.h's loops with 16-lane AVX-512 vectors.
+#include <immintrin.h>
+
+#include "kernels/activations/float_act_simd.h"
+
+namespace edgeopt::kernels::activations {
+namespace {
+
+// The maskz forms (all lanes) avoid GCC 12's maybe-uninitialized warnings on the plain
+// intrinsics, whose expansions pass an undefined source vector.
+struct V512 {
+  static constexpr int kLanes = 16;
+  using F = __m512;
+  static F Load(const float* p) { return _mm512_loadu_ps(p); }
+  static void Store(float* p, F v) { _mm512_storeu_ps(p, v); }
+  static F Set(float v) { return _mm512_set1_ps(v); }
+  static F Add(F a, F b) { return _mm512_add_ps(a, b); }
+  static F Sub(F a, F b) { return _mm512_sub_ps(a, b); }
+  static F Mul(F a, F b) { return _mm512_mul_ps(a, b); }
+  static F Div(F a, F b) { return _mm512_div_ps(a, b); }
+  static F Fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+  static F Max(F a, F b) { return _mm512_maskz_max_ps(0xFFFF, a, b); }
+  static F Min(F a, F b) { return _mm512_maskz_min_ps(0xFFFF, a, b); }
+  static F SelectGt(F a, F b, F x, F y) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_GT_OQ), y, x); }
+  static F SelectLt(F a, F b, F x, F y) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), y, x); }
+  static F Round(F v) { return _mm512_maskz_roundscale_ps(0xFFFF, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static F Pow2I(F n) {
+    const __m512i e = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(0xFFFF, n), _mm512_set1_epi32(127));
+    return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xFFFF, e, 23));
+  }
+  static F Abs(F v) { return _mm512_abs_ps(v); }
+  static F CopySign(F mag, F sign) {
+    const __m512i s = _mm512_set1_epi32(0x80000000u);
+    // Bitwise select s ? sign : mag.
+    const __m512i r = _mm512_ternarylogic_epi32(_mm512_castps_si512(mag), _mm512_castps_si512(sign), s, 0xD8);
+    return _mm512_castsi512_ps(r);
+  }
+};
+
+}  // namespace
+
+void FloatActAvx512(const FloatActParams& p, const float* x, float* y, int64_t n) { simd::Run<V512>(p, x, y, n); }
+
+}  // namespace edgeopt::kernels::activations

@@ -1,0 +1,107 @@
+// The float activation loops of float_act.h written once over a vector type `V` that each ISA
+// file defines (in an anonymous namespace, so the instantiations of the two files never
+// collide). V provides: kLanes, F, Load, Store, Set, Add, Sub, Mul, Div, Fma, Max(a, b) =
+// a > b ? a : b, Min(a, b) = a < b ? a : b (both give b when either is NaN, like the
+// reference's std::max / std::min with the operands in this order), SelectGt(a, b, x, y) =
+// a > b ? x : y, SelectLt, Round (to nearest), Pow2I (2^n for an integral n in [-126, 127]),
+// Abs, CopySign(magnitude, sign).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/activations/float_act.h"
+
+namespace edgeopt::kernels::activations::simd {
+
+// e^x for x in [-87.3, 88] (callers clamp; NaN propagates): x = n ln2 + r, |r| <= ln2 / 2,
+// e^r = 1 + r + r^2 P(r) with Cephes' degree-5 P (about 1 ulp), times 2^n.
+template <class V>
+typename V::F Exp(typename V::F x) {
+  using F = typename V::F;
+  const F n = V::Round(V::Mul(x, V::Set(1.44269504088896341f)));
+  F r = V::Fma(n, V::Set(-0.693359375f), x);
+  r = V::Fma(n, V::Set(2.12194440e-4f), r);
+  F p = V::Set(1.9875691500e-4f);
+  p = V::Fma(p, r, V::Set(1.3981999507e-3f));
+  p = V::Fma(p, r, V::Set(8.3334519073e-3f));
+  p = V::Fma(p, r, V::Set(4.1665795894e-2f));
+  p = V::Fma(p, r, V::Set(1.6666665459e-1f));
+  p = V::Fma(p, r, V::Set(5.0000001201e-1f));
+  const F r2 = V::Mul(r, r);
+  const F er = V::Add(V::Fma(p, r2, r), V::Set(1.0f));
+  return V::Mul(er, V::Pow2I(n));
+}
+
+template <class V>
+typename V::F Logistic(typename V::F x) {
+  // e^-x with -x clamped to [-87.3, 88]: beyond, 1 / (1 + e) is 1 or below 2^-126 anyway.
+  const auto e = Exp<V>(V::Min(V::Set(88.0f), V::Max(V::Set(-87.3f), V::Sub(V::Set(0.0f), x))));
+  return V::Div(V::Set(1.0f), V::Add(V::Set(1.0f), e));
+}
+
+template <class V>
+typename V::F Tanh(typename V::F x) {
+  using F = typename V::F;
+  const F a = V::Abs(x);
+  // |x| < 0.25: odd Taylor series to x^9 (the next term is below 1e-8 relative).
+  const F z = V::Mul(x, x);
+  F s = V::Set(62.0f / 2835.0f);
+  s = V::Fma(s, z, V::Set(-17.0f / 315.0f));
+  s = V::Fma(s, z, V::Set(2.0f / 15.0f));
+  s = V::Fma(s, z, V::Set(-1.0f / 3.0f));
+  const F small = V::Fma(V::Mul(s, z), x, x);
+  // Otherwise (1 - e) / (1 + e) with e = e^(-2|x|) <= e^-0.5: no cancellation worth a bit.
+  const F e = Exp<V>(V::Max(V::Set(-87.3f), V::Mul(a, V::Set(-2.0f))));
+  const F large = V::CopySign(V::Div(V::Sub(V::Set(1.0f), e), V::Add(V::Set(1.0f), e)), x);
+  return V::SelectLt(a, V::Set(0.25f), small, large);
+}
+
+template <class V>
+typename V::F Apply(const FloatActParams& p, typename V::F x) {
+  switch (p.act) {
+    case FloatAct::kClamp: return V::Min(V::Set(p.hi), V::Max(V::Set(p.lo), x));
+    case FloatAct::kLeakyRelu: return V::SelectGt(x, V::Set(0.0f), x, V::Mul(x, V::Set(p.alpha)));
+    case FloatAct::kHardSwish: {
+      // x * min(6, max(0, x + 3)) / 6, as the reference, operation by operation.
+      const auto c = V::Min(V::Max(V::Add(x, V::Set(3.0f)), V::Set(0.0f)), V::Set(6.0f));
+      return V::Div(V::Mul(x, c), V::Set(6.0f));
+    }
+    case FloatAct::kLogistic: return Logistic<V>(x);
+    case FloatAct::kTanh: return Tanh<V>(x);
+  }
+  return x;
+}
+
+template <class V, FloatAct kAct>
+void Loop(const FloatActParams& p, const float* x, float* y, int64_t n) {
+  FloatActParams q = p;
+  q.act = kAct;  // a constant switch in the inlined Apply
+  int64_t i = 0;
+  for (; i + 2 * V::kLanes <= n; i += 2 * V::kLanes) {
+    const auto a = Apply<V>(q, V::Load(x + i));
+    const auto b = Apply<V>(q, V::Load(x + i + V::kLanes));
+    V::Store(y + i, a);
+    V::Store(y + i + V::kLanes, b);
+  }
+  for (; i < n; i += V::kLanes) {
+    const int64_t m = n - i < V::kLanes ? n - i : V::kLanes;
+    float buf[V::kLanes] = {};
+    std::memcpy(buf, x + i, static_cast<size_t>(m) * sizeof(float));
+    V::Store(buf, Apply<V>(q, V::Load(buf)));
+    std::memcpy(y + i, buf, static_cast<size_t>(m) * sizeof(float));
+  }
+}
+
+template <class V>
+void Run(const FloatActParams& p, const float* x, float* y, int64_t n) {
+  switch (p.act) {
+    case FloatAct::kClamp: return Loop<V, FloatAct::kClamp>(p, x, y, n);
+    case FloatAct::kLeakyRelu: return Loop<V, FloatAct::kLeakyRelu>(p, x, y, n);
+    case FloatAct::kHardSwish: return Loop<V, FloatAct::kHardSwish>(p, x, y, n);
+    case FloatAct::kLogistic: return Loop<V, FloatAct::kLogistic>(p, x, y, n);
+    case FloatAct::kTanh: return Loop<V, FloatAct::kTanh>(p, x, y, n);
+  }
+}
+
+}  // namespace edgeopt::kernels::activations::simd

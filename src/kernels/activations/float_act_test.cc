@@ -1,0 +1,189 @@
+// The float32 activation fast paths (float_act.cc, float_act_avx2.cc, float_act_avx512.cc).
+// - Every loop (portable, AVX2, AVX-512) against the reference formulas on a dense sweep of
+//   float bit patterns in [-100, 100] plus +-0, +-inf, NaN, denormals and huge values:
+//   clamps, LEAKY_RELU and HARD_SWISH bit for bit (NaN and the sign of zero included);
+//   LOGISTIC and TANH within float_act.h's stated bound, with the measured maximum printed.
+// - The kernels in graphs against the reference kernels: every op, odd sizes (tails that are
+//   not a multiple of 8 or 16), sizes split over 2 threads, AVX-512 and AVX2 variants.
+#include "kernels/activations/float_act.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "graph/builder.h"
+#include "runtime/cpu.h"
+#include "support/fast_vs_reference.h"
+
+namespace edgeopt {
+namespace {
+
+using kernels::activations::FloatAct;
+using kernels::activations::FloatActFn;
+using kernels::activations::FloatActParams;
+
+float Reference(const FloatActParams& p, float x) {
+  switch (p.act) {
+    case FloatAct::kClamp: return std::min(std::max(x, p.lo), p.hi);
+    case FloatAct::kLeakyRelu: return x > 0 ? x : x * p.alpha;
+    case FloatAct::kHardSwish: return x * std::min(6.f, std::max(0.f, x + 3.f)) / 6.f;
+    case FloatAct::kLogistic: return 1.0f / (1.0f + std::exp(-x));
+    case FloatAct::kTanh: return std::tanh(x);
+  }
+  return 0;
+}
+
+std::vector<float> Sweep() {
+  std::vector<float> v;
+  // Every 509th bit pattern of [0, 100] and its negative.
+  uint32_t hi_bits;
+  const float hundred = 100.0f;
+  std::memcpy(&hi_bits, &hundred, 4);
+  for (uint32_t b = 0; b <= hi_bits; b += 509) {
+    float f;
+    std::memcpy(&f, &b, 4);
+    v.push_back(f);
+    v.push_back(-f);
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float f : {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN(),
+                  std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::min(),
+                  std::numeric_limits<float>::max(), -std::numeric_limits<float>::max(), 1e30f, -1e30f, 88.0f, -88.0f,
+                  87.5f, -87.5f, 0.25f, -0.25f, 0.2499999f, -3.0f, 3.0f, -6.0f, 6.0f, 1.0f, -1.0f})
+    v.push_back(f);
+  return v;
+}
+
+struct Loop {
+  const char* name;
+  FloatActFn fn;
+  bool available;
+};
+
+std::vector<Loop> Loops() {
+  return {{"portable", kernels::activations::FloatActPortable, true},
+          {"avx2", kernels::activations::FloatActAvx2, rt::Cpu().has_avx2_fma()},
+          {"avx512", kernels::activations::FloatActAvx512, rt::Cpu().has_avx512()}};
+}
+
+std::vector<FloatActParams> AllParams() {
+  std::vector<FloatActParams> ps;
+  const float inf = std::numeric_limits<float>::infinity();
+  for (auto [lo, hi] : {std::pair{0.f, inf}, {0.f, 6.f}, {-1.f, 1.f}, {0.f, 1.f}}) ps.push_back({FloatAct::kClamp, lo, hi, 0});
+  ps.push_back({FloatAct::kLeakyRelu, 0, 0, 0.2f});
+  ps.push_back({FloatAct::kLeakyRelu, 0, 0, -1.5f});
+  ps.push_back({FloatAct::kHardSwish, 0, 0, 0});
+  ps.push_back({FloatAct::kLogistic, 0, 0, 0});
+  ps.push_back({FloatAct::kTanh, 0, 0, 0});
+  return ps;
+}
+
+TEST(FloatActLoops, SweepAgainstReferenceFormulas) {
+  const std::vector<float> x = Sweep();
+  std::vector<float> y(x.size());
+  for (const Loop& loop : Loops()) {
+    if (!loop.available) continue;
+    for (const FloatActParams& p : AllParams()) {
+      const bool exact = p.act != FloatAct::kLogistic && p.act != FloatAct::kTanh;
+      // Odd offsets and lengths: unaligned starts and tails of every size.
+      for (size_t off : {size_t{0}, size_t{3}}) {
+        loop.fn(p, x.data() + off, y.data() + off, static_cast<int64_t>(x.size() - off));
+        double max_rel = 0;
+        int64_t bad = 0;
+        for (size_t i = off; i < x.size(); ++i) {
+          const float r = Reference(p, x[i]);
+          if (exact) {
+            if (std::memcmp(&r, &y[i], 4) != 0 && !(std::isnan(r) && std::isnan(y[i]))) {
+              if (bad++ < 3)
+                ADD_FAILURE() << loop.name << " act " << static_cast<int>(p.act) << " x=" << x[i] << ": " << y[i]
+                              << " vs " << r;
+            }
+            continue;
+          }
+          if (std::isnan(r) || std::isnan(y[i])) {
+            if (std::isnan(r) != std::isnan(y[i]) && bad++ < 3)
+              ADD_FAILURE() << loop.name << " x=" << x[i] << ": " << y[i] << " vs " << r;
+            continue;
+          }
+          const double err = std::fabs(static_cast<double>(y[i]) - r);
+          if (err <= kernels::activations::kFloatActMaxAbsError) continue;
+          const double rel = err / std::fabs(static_cast<double>(r));
+          max_rel = std::max(max_rel, rel);
+          const double bound = p.act == FloatAct::kLogistic ? kernels::activations::kLogisticMaxRelError
+                                                            : kernels::activations::kTanhMaxRelError;
+          if (!(rel <= bound) && bad++ < 3)
+            ADD_FAILURE() << loop.name << " act " << static_cast<int>(p.act) << " x=" << x[i] << ": " << y[i] << " vs "
+                          << r << " (relative error " << rel << ")";
+        }
+        EXPECT_EQ(bad, 0) << loop.name << " act " << static_cast<int>(p.act);
+        if (!exact && off == 0)
+          std::printf("[ info ] %s %s: max relative error %.3g over %zu values\n", loop.name,
+                      p.act == FloatAct::kLogistic ? "logistic" : "tanh", max_rel, x.size());
+      }
+    }
+  }
+}
+
+Graph Unary(tflite::BuiltinOperator op, const std::vector<int32_t>& shape) {
+  GraphBuilder b;
+  const int32_t x = b.Input("x", DType::kFloat32, shape);
+  const int32_t y = b.Tensor("y", DType::kFloat32, shape);
+  if (op == tflite::BuiltinOperator_LEAKY_RELU) {
+    tflite::LeakyReluOptionsT o;
+    o.alpha = 0.1f;
+    b.Op(op, {x}, {y}, o);
+  } else {
+    b.Op(op, {x}, {y});
+  }
+  b.Output(y);
+  return b.Finish();
+}
+
+TEST(FloatActKernels, MatchReferenceKernels) {
+  if (!rt::Cpu().has_avx2_fma()) GTEST_SKIP() << "no AVX2";
+  std::vector<rt::CpuFeatures> levels{rt::Cpu()};
+  if (rt::Cpu().has_avx512()) levels.push_back(rt::CapFeatures(rt::Cpu(), "avx2"));
+  const tflite::BuiltinOperator ops[] = {tflite::BuiltinOperator_RELU,         tflite::BuiltinOperator_RELU6,
+                                         tflite::BuiltinOperator_RELU_N1_TO_1, tflite::BuiltinOperator_RELU_0_TO_1,
+                                         tflite::BuiltinOperator_LEAKY_RELU,   tflite::BuiltinOperator_HARD_SWISH,
+                                         tflite::BuiltinOperator_LOGISTIC,     tflite::BuiltinOperator_TANH};
+  const std::vector<std::vector<int32_t>> shapes = {{1}, {7}, {3, 5}, {17}, {2, 3, 4, 5}, {1, 33, 31, 3}, {1, 96, 96, 16}};
+  std::mt19937 rng(3);
+  for (const rt::CpuFeatures& cpu : levels)
+    for (auto op : ops)
+      for (const auto& shape : shapes)
+        for (int threads : {1, 2}) {
+          Graph g = Unary(op, shape);
+          testing::TensorValue in;
+          in.name = "x";
+          in.type = DType::kFloat32;
+          in.shape = shape;
+          int64_t n = 1;
+          for (int32_t d : shape) n *= d;
+          std::vector<float> v(static_cast<size_t>(n));
+          for (auto& f : v) f = std::uniform_real_distribution<float>(-12.f, 12.f)(rng);
+          if (n > 4) v[1] = -0.0f, v[3] = std::numeric_limits<float>::quiet_NaN();
+          in.data.resize(v.size() * 4);
+          std::memcpy(in.data.data(), v.data(), in.data.size());
+          testing::FastCheck check;
+          check.threads = threads;
+          check.cpu = &cpu;
+          check.inputs = {in};
+          check.op_type = tflite::EnumNameBuiltinOperator(op);
+          check.variant = cpu.has_avx512() ? "/float32/avx512" : "/float32/avx2";
+          if (op == tflite::BuiltinOperator_LOGISTIC || op == tflite::BuiltinOperator_TANH) {
+            check.rtol = op == tflite::BuiltinOperator_LOGISTIC ? kernels::activations::kLogisticMaxRelError
+                                                                : kernels::activations::kTanhMaxRelError;
+            check.atol = kernels::activations::kFloatActMaxAbsError;
+          }
+          testing::ExpectFastMatchesReference(g, std::string(check.op_type) + " " + rt::ShapeToString(shape) + " " +
+                                                     check.variant + " threads " + std::to_string(threads),
+                                              check);
+        }
+}
+
+}  // namespace
+}  // namespace edgeopt

@@ -1,0 +1,169 @@
+// The int32 ADD / SUB / MUL fast path: the reference kernel's Prepare validates the op, then
+// the broadcast is reduced to the fewest dimensions that describe it (size-1 output axes
+// dropped, neighbours that broadcast alike merged), so the innermost run is as long as
+// possible, and runs are done by int32_binary.h's vector loops in blocks over the threads.
+#include <algorithm>
+#include <memory>
+
+#include "kernels/common/broadcast.h"
+#include "kernels/common/fast_kernel.h"
+#include "kernels/common/kernel_util.h"
+#include "kernels/common/tensor_args.h"
+#include "kernels/elementwise/int32_binary.h"
+#include "kernels/elementwise/ops.h"
+#include "kernels/gemm/parallel.h"
+
+namespace edgeopt::kernels::elementwise {
+
+void Int32RunPortable(const Int32Run& r, const int32_t* a, bool a_scalar, const int32_t* b, bool b_scalar,
+                      int32_t* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const auto x = static_cast<uint32_t>(a[a_scalar ? 0 : i]), y = static_cast<uint32_t>(b[b_scalar ? 0 : i]);
+    const auto z = static_cast<int32_t>(r.op == Int32Op::kAdd ? x + y : r.op == Int32Op::kSub ? x - y : x * y);
+    out[i] = std::min(std::max(z, r.lo), r.hi);
+  }
+}
+
+namespace {
+
+class Int32Binary : public FastKernel {
+ public:
+  Int32Binary(std::unique_ptr<rt::OpKernel> ref, Int32Run run, Int32RunFn fn, std::string variant)
+      : FastKernel(std::move(ref)), run_(run), fn_(fn), variant_(std::move(variant)) {}
+
+ protected:
+  Expected<bool> PrepareFast(rt::KernelContext& ctx) override {
+    const rt::Shape& sa = ctx.input(0)->shape;
+    const rt::Shape& sb = ctx.input(1)->shape;
+    const rt::Shape& out = ctx.output(0)->shape;
+    const int rank = static_cast<int>(out.size());
+    auto dim = [&](const rt::Shape& s, int d) { return d < rank - static_cast<int>(s.size()) ? 1 : s[d - (rank - s.size())]; };
+    dims_.clear();
+    for (int d = 0; d < rank; ++d) {
+      if (out[d] == 1) continue;
+      const bool ab = dim(sa, d) == 1, bb = dim(sb, d) == 1;
+      if (!dims_.empty() && dims_.back().a_bcast == ab && dims_.back().b_bcast == bb)
+        dims_.back().size *= out[d];
+      else
+        dims_.push_back({out[d], ab, bb, 0, 0});
+    }
+    if (dims_.empty()) dims_.push_back({1, false, false, 0, 0});
+    int64_t stride_a = 1, stride_b = 1;
+    for (auto it = dims_.rbegin(); it != dims_.rend(); ++it) {
+      it->a_stride = it->a_bcast ? 0 : stride_a;
+      it->b_stride = it->b_bcast ? 0 : stride_b;
+      stride_a *= it->a_bcast ? 1 : it->size;
+      stride_b *= it->b_bcast ? 1 : it->size;
+    }
+    return true;
+  }
+
+  Status InvokeFast(rt::KernelContext& ctx) override {
+    const int32_t* a = ctx.input(0)->data_as<int32_t>();
+    const int32_t* b = ctx.input(1)->data_as<int32_t>();
+    int32_t* out = ctx.output(0)->data_as<int32_t>();
+    const Dim& inner = dims_.back();
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < dims_.size(); ++d) rows *= dims_[d].size;
+    if (rows == 0 || inner.size == 0) return Status::Ok();
+    // Work units: blocks of whole rows, or pieces of one long row, of about kUnit elements.
+    constexpr int64_t kUnit = 16384;
+    const int64_t pieces = std::max<int64_t>(1, inner.size / kUnit);
+    const int64_t rows_per_unit = std::max<int64_t>(1, kUnit / inner.size);
+    const int64_t units = pieces > 1 ? rows * pieces : (rows + rows_per_unit - 1) / rows_per_unit;
+    const int64_t tasks = TaskCount(ctx.threads().num_threads(), units, 1, 2);
+    const int nd = static_cast<int>(dims_.size()) - 1;
+    RunTasks(&ctx.threads(), tasks, [&](int64_t t) {
+      for (int64_t u = units * t / tasks; u < units * (t + 1) / tasks; ++u) {
+        const int64_t r0 = pieces > 1 ? u / pieces : u * rows_per_unit;
+        const int64_t r1 = pieces > 1 ? r0 + 1 : std::min(rows, r0 + rows_per_unit);
+        const int64_t i0 = pieces > 1 ? inner.size * (u % pieces) / pieces : 0;
+        const int64_t i1 = pieces > 1 ? inner.size * (u % pieces + 1) / pieces : inner.size;
+        // Offsets of row r0, then stepped like an odometer.
+        DimBuffer<int64_t> idx(static_cast<size_t>(std::max(nd, 1)), 0);
+        int64_t oa = 0, ob = 0;
+        for (int64_t d = nd - 1, rem = r0; d >= 0; --d) {
+          idx[d] = rem % dims_[d].size;
+          rem /= dims_[d].size;
+          oa += idx[d] * dims_[d].a_stride;
+          ob += idx[d] * dims_[d].b_stride;
+        }
+        for (int64_t r = r0; r < r1; ++r) {
+          fn_(run_, a + oa + i0 * inner.a_stride, inner.a_bcast, b + ob + i0 * inner.b_stride, inner.b_bcast,
+              out + r * inner.size + i0, i1 - i0);
+          for (int d = nd - 1; d >= 0; --d) {
+            oa += dims_[d].a_stride;
+            ob += dims_[d].b_stride;
+            if (++idx[d] < dims_[d].size) break;
+            oa -= dims_[d].a_stride * dims_[d].size;
+            ob -= dims_[d].b_stride * dims_[d].size;
+            idx[d] = 0;
+          }
+        }
+      }
+    });
+    return Status::Ok();
+  }
+
+  std::string FastVariant() const override { return variant_; }
+
+ private:
+  struct Dim {
+    int64_t size;
+    bool a_bcast, b_bcast;
+    int64_t a_stride, b_stride;  // elements; 0 where broadcast
+  };
+  Int32Run run_;
+  Int32RunFn fn_;
+  std::string variant_;
+  std::vector<Dim> dims_;
+};
+
+std::unique_ptr<rt::OpKernel> MakeInt32Binary(const rt::KernelCreateContext& cc, RefFactory reference) {
+  if (cc.reference_only || cc.num_inputs() != 2 || cc.num_outputs() != 1) return nullptr;
+  for (const Tensor* t : {cc.input(0), cc.input(1), cc.output(0)})
+    if (!t || t->type != DType::kInt32) return nullptr;
+  Int32Run run;
+  int activation = 0;
+  std::string name;
+  switch (cc.op.code) {
+    case tflite::BuiltinOperator_ADD:
+      run.op = Int32Op::kAdd;
+      activation = GetOptions<tflite::AddOptionsT>(cc.op).fused_activation_function;
+      name = "add";
+      break;
+    case tflite::BuiltinOperator_SUB:
+      run.op = Int32Op::kSub;
+      activation = GetOptions<tflite::SubOptionsT>(cc.op).fused_activation_function;
+      name = "sub";
+      break;
+    case tflite::BuiltinOperator_MUL:
+      run.op = Int32Op::kMul;
+      activation = GetOptions<tflite::MulOptionsT>(cc.op).fused_activation_function;
+      name = "mul";
+      break;
+    default: return nullptr;
+  }
+  IntActivationRange<int32_t>(activation, &run.lo, &run.hi);
+  auto ref = MakeReferenceKernel(cc, reference);
+  if (!ref) return nullptr;
+  Int32RunFn fn = Int32RunPortable;
+  std::string isa = "portable";
+  if (cc.cpu.has_avx512()) {
+    fn = Int32RunAvx512;
+    isa = "avx512";
+  } else if (cc.cpu.has_avx2_fma()) {
+    fn = Int32RunAvx2;
+    isa = "avx2";
+  }
+  return std::make_unique<Int32Binary>(std::move(ref), run, fn, name + "/int32/" + isa);
+}
+
+}  // namespace
+
+void RegisterFastInt32Binary(rt::OpRegistry& r) {
+  for (auto op : {tflite::BuiltinOperator_ADD, tflite::BuiltinOperator_SUB, tflite::BuiltinOperator_MUL})
+    AddFastWithFallback(r, op, MakeInt32Binary);
+}
+
+}  // namespace edgeopt::kernels::elementwise
