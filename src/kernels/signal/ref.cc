@@ -174,6 +174,7 @@ void RegisterSignalKernels(rt::OpRegistry& r) {
         MakeFnFactory<ComplexState>(ComplexPrepare<ComplexPart::kImag>, ComplexInvoke<ComplexPart::kImag>,
                                     "imag/complex/ref"));
   RegisterFastRfft2d(r);
+  RegisterFastComplexAbs(r);
 }
 
 }  // namespace edgeopt::kernels

@@ -2,7 +2,9 @@
 // against the reference kernel.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "format/reader.h"
@@ -189,6 +191,60 @@ TEST(Rfft2dFast, MatchesReference) {
                                                 "x" + std::to_string(c.fft_w) + " " + check.variant,
                                             check);
       }
+}
+
+// COMPLEX_ABS on AVX-512 against the reference kernel (std::abs), bit for bit: lengths around
+// the 8-value vector, magnitudes from denormal to FLT_MAX, zeros of both signs, infinities next
+// to NaNs, 1 and 2 threads.
+TEST(ComplexAbsFast, MatchesReferenceBitForBit) {
+  if (!rt::CpuHardware().has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512: COMPLEX_ABS runs the reference kernel";
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> mant(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> expo(-140, 127);
+  const float specials[] = {0.0f, -0.0f, std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::max(),
+                            std::numeric_limits<float>::denorm_min(), 1.0f, -3.0f};
+  for (int n : {1, 7, 8, 9, 16, 31, 1000}) {
+    GraphBuilder b;
+    auto x = b.Input("x", DType::kComplex64, {n});
+    auto y = b.Tensor("y", DType::kFloat32, {n});
+    b.Op(tflite::BuiltinOperator_COMPLEX_ABS, {x}, {y});
+    b.Output(y);
+    auto model = rt::Model::FromGraph(b.Finish());
+    ASSERT_TRUE(model.ok());
+    std::vector<float> in(2 * static_cast<size_t>(n));
+    for (size_t i = 0; i < in.size(); ++i)
+      in[i] = i % 5 == 4 ? specials[(i / 5) % 9] : std::ldexp(mant(rng), expo(rng));
+    if (n >= 4) {  // an infinite part wins over a NaN one (hypotf), and NaN with a finite part
+      in[0] = std::numeric_limits<float>::infinity();
+      in[1] = std::numeric_limits<float>::quiet_NaN();
+      in[2] = std::numeric_limits<float>::quiet_NaN();
+      in[3] = -std::numeric_limits<float>::infinity();
+      in[4] = std::numeric_limits<float>::quiet_NaN();
+      in[5] = 2.0f;
+    }
+    std::vector<std::vector<float>> outs;
+    for (bool reference : {true, false}) {
+      rt::InterpreterOptions io;
+      io.reference_kernels_only = reference;
+      io.num_threads = 1 + n % 2;
+      auto interp = rt::Interpreter::Create(*model, io);
+      ASSERT_TRUE(interp.ok());
+      ASSERT_TRUE((*interp)->AllocateTensors().ok());
+      if (!reference) {
+        EXPECT_EQ((*interp)->ops()[0].variant, "complex_abs/complex64/avx512");
+      }
+      std::memcpy((*interp)->input(0)->data, in.data(), in.size() * sizeof(float));
+      ASSERT_TRUE((*interp)->Invoke().ok());
+      const float* o = (*interp)->output(0)->data_as<float>();
+      outs.emplace_back(o, o + n);
+    }
+    int bad = 0;
+    for (int i = 0; i < n; ++i)
+      if (std::memcmp(&outs[0][i], &outs[1][i], sizeof(float)) != 0 && bad++ < 5)
+        ADD_FAILURE() << "n " << n << " element " << i << " (" << in[2 * i] << ", " << in[2 * i + 1] << "): got "
+                      << outs[1][i] << " want " << outs[0][i];
+  }
 }
 
 }  // namespace
