@@ -171,7 +171,12 @@ class DepthwiseQuantKernel final : public FastKernel {
     g.channels = input->dim(3);
     g.k_h = filter->dim(1);
     g.k_w = filter->dim(2);
-    if (filter->dim(3) != g.channels) return false;  // depth multiplier > 1: reference
+    // Depth multiplier M > 1 (output channel ic·M + m reads input channel ic): each invoke
+    // repeats every input channel M times into scratch, and the kernel runs with multiplier 1
+    // over the C·M channels (same taps, same per-channel requantization).
+    if (g.channels <= 0 || filter->dim(3) % g.channels != 0) return false;
+    multiplier_ = filter->dim(3) / g.channels;
+    g.channels *= multiplier_;
     RETURN_IF_ERROR(ComputeConvWindow(ctx, o, &g));
     if (g.out_h <= 0 || g.out_w <= 0 || g.channels <= 0) return false;
     if (g.k_h > 16 || (g.k_h - 1) * g.dil_h + 1 > 64) return false;
@@ -235,7 +240,21 @@ class DepthwiseQuantKernel final : public FastKernel {
       }
     }
     scratch_ = ctx.RequestScratch(dwq::ScratchBytes(plan_, ctx.threads().num_threads()) + 64);
+    expanded_scratch_ = -1;
+    if (multiplier_ > 1) {
+      const size_t element = kind_ == DwKind::kInt16 ? 2 : 1;  // hybrid: the quantized int8 input
+      expanded_scratch_ = ctx.RequestScratch(static_cast<size_t>(input->num_elements()) * multiplier_ * element);
+    }
     return true;
+  }
+
+  // The input with every channel repeated multiplier_ times (see PrepareFast).
+  template <typename T>
+  const T* Expand(rt::KernelContext& ctx, const T* in, int64_t elements) {
+    T* out = ctx.Scratch<T>(expanded_scratch_);
+    const int m = multiplier_;
+    for (int64_t i = 0; i < elements; ++i) std::fill_n(out + i * m, m, in[i]);
+    return out;
   }
 
   Status InvokeFast(rt::KernelContext& ctx) override {
@@ -245,7 +264,13 @@ class DepthwiseQuantKernel final : public FastKernel {
     if (output->num_elements() == 0) return Status::Ok();
     dwq::Args a;
     a.input = input->data;
-    a.input_elements = input->num_elements();
+    a.input_elements = input->num_elements() * multiplier_;
+    if (multiplier_ > 1 && kind_ != DwKind::kHybrid) {
+      if (kind_ == DwKind::kInt16)
+        a.input = Expand(ctx, input->data_as<int16_t>(), input->num_elements());
+      else
+        a.input = Expand(ctx, static_cast<const uint8_t*>(input->data), input->num_elements());
+    }
     a.input_zero_point = input->zero_point();
     a.output = output->data;
     const auto addr = reinterpret_cast<uintptr_t>(ctx.Scratch(scratch_));
@@ -260,7 +285,7 @@ class DepthwiseQuantKernel final : public FastKernel {
         break;
       case DwKind::kHybrid: {
         int8_t* q = ctx.Scratch<int8_t>(qin_scratch_);
-        const int64_t per_batch = int64_t{plan_.g.in_h} * plan_.g.in_w * plan_.g.channels;
+        const int64_t per_batch = int64_t{plan_.g.in_h} * plan_.g.in_w * (plan_.g.channels / multiplier_);
         // The same bytes either way; the vector one is ~20x faster on large inputs and splits
         // them between threads.
         if (avx512_)
@@ -269,7 +294,7 @@ class DepthwiseQuantKernel final : public FastKernel {
         else
           QuantizeRows(input->data_as<float>(), plan_.g.batches, per_batch, /*asymmetric=*/true, q, batch_scale_.data(),
                        batch_zp_.data());
-        a.input = q;
+        a.input = multiplier_ > 1 ? Expand(ctx, q, input->num_elements()) : q;
         a.batch_zero_point = batch_zp_.data();
         a.batch_scale = batch_scale_.data();
         a.float_bias = bias ? bias->data_as<float>() : nullptr;
@@ -282,6 +307,8 @@ class DepthwiseQuantKernel final : public FastKernel {
 
  private:
   DwKind kind_;
+  int multiplier_ = 1;         // depth multiplier: > 1 runs on the expanded input
+  int expanded_scratch_ = -1;  // the expanded input (multiplier_ > 1)
   bool avx512_;  // the CPU has AVX-512 VNNI: the 3x3 loop's plans use its rows
   dwq::Plan plan_;
   int scratch_ = -1;
@@ -311,7 +338,6 @@ std::unique_ptr<rt::OpKernel> MakeDepthwiseQuant(const rt::KernelCreateContext& 
   } else {
     return nullptr;
   }
-  if (in->shape.size() == 4 && w->shape.size() == 4 && in->shape[3] != w->shape[3]) return nullptr;  // multiplier
   auto ref = MakeReferenceKernel(cc, reference);
   if (!ref) return nullptr;
   return std::make_unique<DepthwiseQuantKernel>(std::move(ref), kind, cc.cpu.has_avx512_vnni());
