@@ -131,6 +131,17 @@ struct Plan {
   // zp_folded and act_min >= zp: a negative requantized value (h < 0) gives at most zp and is
   // clamped to act_min whatever its rounding, so the rows skip the ties-away adjustment.
   bool floor_clamps = false;
+  // AVX-512 rows with vpdpbusd (depthwise_int8_avx512.cc, variants .../avx512/3x3s1/dp4 ...): the
+  // ring holds "quad rows" instead of pair rows: entry ox of a 16-channel block holds, per channel,
+  // the three unsigned bytes of the filter row's taps of output pixel ox (int8 inputs xor 0x80,
+  // i.e. + 128) and a zero byte, so one vpdpbusd with quad_weights adds a whole filter row (3
+  // instructions per 16 channels and pixel, half the vpdpwssd count of the pair rows). Set by
+  // FinishPlan when the weights (minus their zero point) fit int8 and the bias with
+  // -quad_zp * sum(weights) folded in stays below 2^29; then row_entries = out_w, requant16's bias
+  // is that folded bias (not doubled: the rows double the sums in the doubled forms).
+  bool quads = false;
+  int32_t quad_zp = 0;                // unsigned input zero point: zp (+ 128 for int8); padding value
+  std::vector<int8_t> quad_weights;   // [3 filter rows][c16][4]: taps 0, 1, 2 and a zero
   int32_t act_min = 0, act_max = 0;
   OutKind kind = OutKind::kInt8;
   // Hybrid: out = float(acc) * (weight_scale[c] * batch_scale[b]) + bias[c].

@@ -225,6 +225,136 @@ struct Avx512Rows {
   }
 };
 
+// The quad rows (Plan::quads): kNP (1..8) consecutive output pixels of one 16-channel group,
+// pixel i from entry i of the three quad rows (entries c2 int16 apart), one vpdpbusd per filter
+// row, accumulated from the (folded) bias; in the doubled forms the sums are doubled here.
+template <int kNP, bool kUnsigned, int kMode>
+__attribute__((always_inline)) inline void QuadPixels(const int16_t* e0, const int16_t* e1, const int16_t* e2,
+                                                      size_t c2, __m512i w0, __m512i w1, __m512i w2, __m512i bias,
+                                                      const RequantGroup16& g, const OutStage& o, uint8_t* out) {
+  static_assert(kNP >= 1 && kNP <= 8, "8 pixels at most");
+  constexpr bool kDoubled = kMode == kRqFast2 || kMode == kRqFast2Zp || kMode == kRqFast2ZpFloor;
+  const auto pixel = [&](int i) {
+    const size_t at = static_cast<size_t>(i) * c2;
+    __m512i a = _mm512_dpbusd_epi32(bias, _mm512_loadu_si512(e0 + at), w0);
+    a = _mm512_dpbusd_epi32(a, _mm512_loadu_si512(e1 + at), w1);
+    a = _mm512_dpbusd_epi32(a, _mm512_loadu_si512(e2 + at), w2);
+    return kDoubled ? _mm512_add_epi32(a, a) : a;
+  };
+  const __m512i a0 = pixel(0);
+  const __m512i a1 = kNP > 1 ? pixel(1) : a0;
+  const __m512i a2 = kNP > 2 ? pixel(2) : a0;
+  const __m512i a3 = kNP > 3 ? pixel(3) : a0;
+  Finish4<std::min(kNP, 4), kUnsigned, kMode>(a0, a1, a2, a3, g, o, out);
+  if constexpr (kNP > 4) {
+    const __m512i a4 = pixel(4);
+    const __m512i a5 = kNP > 5 ? pixel(5) : a4;
+    const __m512i a6 = kNP > 6 ? pixel(6) : a4;
+    const __m512i a7 = kNP > 7 ? pixel(7) : a4;
+    Finish4<kNP - 4, kUnsigned, kMode>(a4, a5, a6, a7, g, o, out + 4 * o.stride);
+  }
+}
+
+// The rows of a batch over quad rows (stride 1 and 2 alike: entry ox belongs to output pixel ox).
+template <bool kUnsigned, int kMode, int kW>
+void RowsQuadK3(const K3Batch& bt) {
+  const Plan& p = *bt.p;
+  const int C = p.g.channels, W = kW ? kW : p.g.out_w;
+  const size_t c2 = bt.c2;
+  OutStage o;
+  o.zp16 = _mm512_set1_epi16(static_cast<int16_t>(p.requant[0].zp[0]));
+  o.lo = _mm512_set1_epi8(static_cast<char>(p.act_min));
+  o.hi = _mm512_set1_epi8(static_cast<char>(p.act_max));
+  o.order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  o.stride = static_cast<size_t>(C);
+  const size_t row_stride = static_cast<size_t>(p.c16) * 4;  // bytes between filter rows of quad_weights
+  for (int cg = bt.cb; cg < std::min(C, bt.cb_end); cg += 16) {
+    const int8_t* wp = p.quad_weights.data() + static_cast<size_t>(cg) * 4;
+    const __m512i w0 = _mm512_loadu_si512(wp), w1 = _mm512_loadu_si512(wp + row_stride),
+                  w2 = _mm512_loadu_si512(wp + 2 * row_stride);
+    const RequantGroup16& g = p.requant16[cg / 16];
+    // With a left shift the bias must be added before shifting: Requant16 adds it.
+    const __m512i bias = kMode == kRqLeft ? _mm512_setzero_si512() : Ld(g.bias);
+    const int valid = std::min(16, C - cg);
+    o.full = valid == 16;
+    o.mask = static_cast<__mmask16>((1u << valid) - 1);
+    const size_t off = static_cast<size_t>(cg - bt.cb) * 2;
+    for (int row = 0; row < bt.n; ++row) {
+      const int16_t* e0 = bt.rows[row][0] + off;
+      const int16_t* e1 = bt.rows[row][1] + off;
+      const int16_t* e2 = bt.rows[row][2] + off;
+      uint8_t* out = bt.out[row] + cg;
+      int ox = 0;
+      for (; ox + 8 <= W; ox += 8, e0 += 8 * c2, e1 += 8 * c2, e2 += 8 * c2, out += 8 * o.stride)
+        QuadPixels<8, kUnsigned, kMode>(e0, e1, e2, c2, w0, w1, w2, bias, g, o, out);
+      switch (W - ox) {
+        case 7: QuadPixels<7, kUnsigned, kMode>(e0, e1, e2, c2, w0, w1, w2, bias, g, o, out); break;
+        case 6: QuadPixels<6, kUnsigned, kMode>(e0, e1, e2, c2, w0, w1, w2, bias, g, o, out); break;
+        case 5: QuadPixels<5, kUnsigned, kMode>(e0, e1, e2, c2, w0, w1, w2, bias, g, o, out); break;
+        case 4: QuadPixels<4, kUnsigned, kMode>(e0, e1, e2, c2, w0, w1, w2, bias, g, o, out); break;
+        case 3: QuadPixels<3, kUnsigned, kMode>(e0, e1, e2, c2, w0, w1, w2, bias, g, o, out); break;
+        case 2: QuadPixels<2, kUnsigned, kMode>(e0, e1, e2, c2, w0, w1, w2, bias, g, o, out); break;
+        case 1: QuadPixels<1, kUnsigned, kMode>(e0, e1, e2, c2, w0, w1, w2, bias, g, o, out); break;
+        default: break;
+      }
+    }
+  }
+}
+
+// The quad rows for K3Picker (the stride does not matter to them: kJ is ignored).
+struct QuadRows {
+  static constexpr bool kFoldsZeroPoint = true;
+  template <int kJ, bool kUnsigned, int kMode, int kW>
+  static void Fn(const K3Batch& bt) {
+    RowsQuadK3<kUnsigned, kMode, kW>(bt);
+  }
+};
+
+// Quad rows (Plan::quads): entry j of a 16-channel block holds, per channel (dword), the bytes of
+// columns x, x + 1, x + 2 (x = j * stride - pad; int8 values xor 0x80) and a zero byte. Each
+// column is loaded and widened to dwords once (vpmovzxbd) and carried to the entries that use it;
+// one vpternlogd merges the three (two shifted) into an entry.
+template <typename T>
+void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp*/, int16_t* dst, int cb_begin,
+               int cb_end, size_t entry_stride) {
+  const T* row = static_cast<const T*>(row_v);
+  const T* end = static_cast<const T*>(end_v);
+  const Geom& g = p.g;
+  const int C = g.channels, W = g.out_w;
+  const __m512i pad = _mm512_set1_epi32(p.quad_zp);
+  const __m128i flip = _mm_set1_epi8(std::is_signed_v<T> ? static_cast<char>(0x80) : 0);
+  const auto widen = [&](const T* src) {
+    const ptrdiff_t left = end - src;
+    __m128i b = left >= 16 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src))
+                           : _mm_maskz_loadu_epi8(left > 0 ? static_cast<__mmask16>((1u << left) - 1) : 0, src);
+    if constexpr (std::is_signed_v<T>) b = _mm_xor_si128(b, flip);
+    return _mm512_cvtepu8_epi32(b);
+  };
+  const auto merge = [](__m512i a, __m512i b, __m512i c) {
+    return _mm512_ternarylogic_epi32(a, _mm512_slli_epi32(b, 8), _mm512_slli_epi32(c, 16), 0xFE);
+  };
+  for (int cb = cb_begin; cb < cb_end; cb += 16) {
+    const auto column = [&](int x) { return x >= 0 && x < g.in_w ? widen(row + int64_t{x} * C + cb) : pad; };
+    int16_t* e = dst + static_cast<size_t>(cb - cb_begin) * 2;
+    if (g.stride_w == 2) {
+      __m512i c0 = column(-g.pad_w);
+      for (int j = 0, x = -g.pad_w; j < W; ++j, x += 2, e += entry_stride) {
+        const __m512i c1 = column(x + 1), c2 = column(x + 2);
+        _mm512_store_si512(e, merge(c0, c1, c2));
+        c0 = c2;
+      }
+      continue;
+    }
+    __m512i c0 = column(-g.pad_w), c1 = column(1 - g.pad_w);
+    for (int j = 0; j < W; ++j, e += entry_stride) {
+      const __m512i c2 = column(j - g.pad_w + 2);
+      _mm512_store_si512(e, merge(c0, c1, c2));
+      c0 = c1;
+      c1 = c2;
+    }
+  }
+}
+
 // Pair rows of the 3x3 loop (horizontal stride 1 or 2, dilation 1): entry j of a 16-channel
 // block pairs columns j * q - pad and j * q - pad + 1, channels in natural order. Columns are
 // widened (masked load at the input's end) and one vpermt2w interleaves two into an entry; at
@@ -279,9 +409,12 @@ PairRowFn PickPairRowTyped(const Plan& p) {
 
 PairRowFn PickPairRowAvx512(const Plan& p, bool uint8_input) {
   if (!p.avx512 || !p.natural || (p.q != 1 && p.q != 2) || p.g.dil_w != 1) return nullptr;
+  if (p.quads) return uint8_input ? QuadRowK3<uint8_t> : QuadRowK3<int8_t>;
   return uint8_input ? PickPairRowTyped<uint8_t>(p) : PickPairRowTyped<int8_t>(p);
 }
 
-K3Fn PickK3Avx512(const Plan& p, int kj) { return K3Picker<Avx512Rows>::Pick(p, kj); }
+K3Fn PickK3Avx512(const Plan& p, int kj) {
+  return p.quads ? K3Picker<QuadRows>::Pick(p, kj) : K3Picker<Avx512Rows>::Pick(p, kj);
+}
 
 }  // namespace edgeopt::kernels::dwq
