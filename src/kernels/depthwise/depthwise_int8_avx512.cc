@@ -350,21 +350,8 @@ void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp
   const auto bcast = [](const T* src) {
     return _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
   };
-  // Entry j of the block at channel cb from entry j - 1 (prev), or from scratch at the edges.
-  const auto entry = [&](int j, int x, int cb, __m512i prev) __attribute__((always_inline)) {
-    const T* last = row + int64_t{x + 2} * C + cb;  // column x + 2
-    if (j > 0 && x + (s2 ? 1 : 2) >= 0 && x + 2 < g.in_w && end - last >= 16) {
-      __m512i fresh, kept;
-      if (s2) {
-        fresh = _mm512_mask_shuffle_epi8(_mm512_shuffle_epi8(bcast(last - C), at1), 0x4444444444444444ull,
-                                         bcast(last), at2);
-        kept = _mm512_srli_epi32(prev, 16);
-      } else {
-        fresh = _mm512_shuffle_epi8(bcast(last), at2);
-        kept = _mm512_srli_epi32(prev, 8);
-      }
-      return _mm512_ternarylogic_epi32(kept, fresh, flip, 0x56);  // (kept | fresh) ^ flip
-    }
+  // An entry built from widened columns (at the edges).
+  const auto edge_entry = [&](int x, int cb) __attribute__((always_inline)) {
     const auto column = [&](int xc) { return xc >= 0 && xc < g.in_w ? widen(row + int64_t{xc} * C + cb) : pad; };
     return _mm512_ternarylogic_epi32(column(x), _mm512_slli_epi32(column(x + 1), 8),
                                      _mm512_slli_epi32(column(x + 2), 16), 0xFE);
@@ -374,7 +361,13 @@ void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp
       int16_t* e = dst + static_cast<size_t>(cb - cb_begin) * 2;
       __m512i prev = _mm512_setzero_si512();
       for (int j = 0, x = -g.pad_w; j < W; ++j, ++x, e += entry_stride) {
-        prev = entry(j, x, cb, prev);
+        const T* last = row + int64_t{x + 2} * C + cb;  // column x + 2
+        if (j > 0 && x + 2 >= 0 && x + 2 < g.in_w && end - last >= 16) {
+          const __m512i fresh = _mm512_shuffle_epi8(bcast(last), at2);
+          prev = _mm512_ternarylogic_epi32(_mm512_srli_epi32(prev, 8), fresh, flip, 0x56);  // (kept | fresh) ^ flip
+        } else {
+          prev = edge_entry(x, cb);
+        }
         _mm512_store_si512(e, prev);
       }
     }
@@ -401,10 +394,7 @@ void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp
         _mm512_store_si512(eb, _mm512_ternarylogic_epi32(kept, fresh, flip, 0x56));
       }
     }
-    for (; cb < cb_end; cb += 16) {
-      int16_t* eb = e + static_cast<size_t>(cb - cb_begin) * 2;
-      _mm512_store_si512(eb, entry(j, x, cb, j > 0 ? _mm512_load_si512(eb - entry_stride) : _mm512_setzero_si512()));
-    }
+    for (; cb < cb_end; cb += 16) _mm512_store_si512(e + static_cast<size_t>(cb - cb_begin) * 2, edge_entry(x, cb));
   }
 }
 
