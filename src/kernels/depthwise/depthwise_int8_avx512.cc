@@ -161,35 +161,24 @@ __attribute__((always_inline)) inline void Pixels(const int16_t* e0, const int16
 }
 #undef EDGEOPT_DW512_MAC
 
-// The rows of a batch (see K3Batch and the AVX2 RowsQuant8K3): per 16-channel group the weights
-// and the bias are loaded once for all rows; each row is computed 8 pixels at a time, the last 1-7
-// in one step. kW > 0: the output width as a compile-time constant (narrow stride-1 rows, see
-// K3NarrowWidth), so that a row is one step without loop or switch.
-template <int kJ, bool kUnsigned, int kMode, int kW>
-void RowsQuant8K3Avx512(const K3Batch& bt) {
-  constexpr bool kLeft = kMode == kRqLeft;
+// The batch loop of the AVX-512 rows (pair and quad rows): per 16-channel group cg, `group(cg)`
+// loads the group's weights into a state; then per row, 8 pixels per step and the last 1-7 in one,
+// step.template operator()<kNP>(state, e0, e1, e2, g, o, out) with e0/e1/e2 at the first pixel's
+// entries. kW > 0: the output width as a compile-time constant.
+template <int kW, typename Group, typename Step>
+__attribute__((always_inline)) inline void RowsK3Loop(const K3Batch& bt, const Group& group, const Step& step) {
   const Plan& p = *bt.p;
   const int C = p.g.channels, W = kW ? kW : p.g.out_w;
-  const size_t wc2 = static_cast<size_t>(p.c16) * 2, c2 = bt.c2;
+  const size_t c2 = bt.c2;
   OutStage o;
   o.zp16 = _mm512_set1_epi16(static_cast<int16_t>(p.requant[0].zp[0]));
   o.lo = _mm512_set1_epi8(static_cast<char>(p.act_min));
   o.hi = _mm512_set1_epi8(static_cast<char>(p.act_max));
   o.order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   o.stride = static_cast<size_t>(C);
-  const auto ldw = [](const int16_t* v) { return _mm512_loadu_si512(v); };
   for (int cg = bt.cb; cg < std::min(C, bt.cb_end); cg += 16) {
-    const int16_t* wp = p.weights.data() + cg * 2;
-    W16 w;
-    w.w0 = ldw(wp);
-    w.w1 = ldw(wp + wc2);
-    w.w2 = ldw(wp + 2 * wc2);
-    w.w3 = ldw(wp + 3 * wc2);
-    w.w4 = ldw(wp + 4 * wc2);
-    w.w5 = ldw(wp + 5 * wc2);
+    const auto state = group(cg);
     const RequantGroup16& g = p.requant16[cg / 16];
-    // With a left shift the bias must be added before shifting: Requant16 adds it.
-    const __m512i bias = kLeft ? _mm512_setzero_si512() : Ld(g.bias);
     const int valid = std::min(16, C - cg);
     o.full = valid == 16;
     o.mask = static_cast<__mmask16>((1u << valid) - 1);
@@ -201,19 +190,53 @@ void RowsQuant8K3Avx512(const K3Batch& bt) {
       uint8_t* out = bt.out[row] + cg;
       int ox = 0;
       for (; ox + 8 <= W; ox += 8, e0 += 8 * c2, e1 += 8 * c2, e2 += 8 * c2, out += 8 * o.stride)
-        Pixels<8, kJ, kUnsigned, kMode>(e0, e1, e2, c2, w, bias, g, o, out);
+        step.template operator()<8>(state, e0, e1, e2, g, o, out);
       switch (W - ox) {
-        case 7: Pixels<7, kJ, kUnsigned, kMode>(e0, e1, e2, c2, w, bias, g, o, out); break;
-        case 6: Pixels<6, kJ, kUnsigned, kMode>(e0, e1, e2, c2, w, bias, g, o, out); break;
-        case 5: Pixels<5, kJ, kUnsigned, kMode>(e0, e1, e2, c2, w, bias, g, o, out); break;
-        case 4: Pixels<4, kJ, kUnsigned, kMode>(e0, e1, e2, c2, w, bias, g, o, out); break;
-        case 3: Pixels<3, kJ, kUnsigned, kMode>(e0, e1, e2, c2, w, bias, g, o, out); break;
-        case 2: Pixels<2, kJ, kUnsigned, kMode>(e0, e1, e2, c2, w, bias, g, o, out); break;
-        case 1: Pixels<1, kJ, kUnsigned, kMode>(e0, e1, e2, c2, w, bias, g, o, out); break;
+        case 7: step.template operator()<7>(state, e0, e1, e2, g, o, out); break;
+        case 6: step.template operator()<6>(state, e0, e1, e2, g, o, out); break;
+        case 5: step.template operator()<5>(state, e0, e1, e2, g, o, out); break;
+        case 4: step.template operator()<4>(state, e0, e1, e2, g, o, out); break;
+        case 3: step.template operator()<3>(state, e0, e1, e2, g, o, out); break;
+        case 2: step.template operator()<2>(state, e0, e1, e2, g, o, out); break;
+        case 1: step.template operator()<1>(state, e0, e1, e2, g, o, out); break;
         default: break;
       }
     }
   }
+}
+
+// The rows of a batch (see K3Batch and the AVX2 RowsQuant8K3): per 16-channel group the weights
+// and the bias are loaded once for all rows; each row is computed 8 pixels at a time, the last 1-7
+// in one step. kW > 0: the output width as a compile-time constant (narrow stride-1 rows, see
+// K3NarrowWidth), so that a row is one step without loop or switch.
+template <int kJ, bool kUnsigned, int kMode, int kW>
+void RowsQuant8K3Avx512(const K3Batch& bt) {
+  const Plan& p = *bt.p;
+  const size_t wc2 = static_cast<size_t>(p.c16) * 2, c2 = bt.c2;
+  struct State {
+    W16 w;
+    __m512i bias;
+  };
+  const auto group = [&](int cg) __attribute__((always_inline)) {
+    const auto ldw = [](const int16_t* v) { return _mm512_loadu_si512(v); };
+    const int16_t* wp = p.weights.data() + cg * 2;
+    State st;
+    st.w.w0 = ldw(wp);
+    st.w.w1 = ldw(wp + wc2);
+    st.w.w2 = ldw(wp + 2 * wc2);
+    st.w.w3 = ldw(wp + 3 * wc2);
+    st.w.w4 = ldw(wp + 4 * wc2);
+    st.w.w5 = ldw(wp + 5 * wc2);
+    // With a left shift the bias must be added before shifting: Requant16 adds it.
+    st.bias = kMode == kRqLeft ? _mm512_setzero_si512() : Ld(p.requant16[cg / 16].bias);
+    return st;
+  };
+  const auto step = [c2]<int kNP>(const State& st, const int16_t* e0, const int16_t* e1, const int16_t* e2,
+                                  const RequantGroup16& g, const OutStage& o, uint8_t* out)
+                        __attribute__((always_inline)) {
+    Pixels<kNP, kJ, kUnsigned, kMode>(e0, e1, e2, c2, st.w, st.bias, g, o, out);
+  };
+  RowsK3Loop<kW>(bt, group, step);
 }
 
 // The AVX-512 rows for K3Picker.
@@ -259,46 +282,27 @@ __attribute__((always_inline)) inline void QuadPixels(const int16_t* e0, const i
 template <bool kUnsigned, int kMode, int kW>
 void RowsQuadK3(const K3Batch& bt) {
   const Plan& p = *bt.p;
-  const int C = p.g.channels, W = kW ? kW : p.g.out_w;
   const size_t c2 = bt.c2;
-  OutStage o;
-  o.zp16 = _mm512_set1_epi16(static_cast<int16_t>(p.requant[0].zp[0]));
-  o.lo = _mm512_set1_epi8(static_cast<char>(p.act_min));
-  o.hi = _mm512_set1_epi8(static_cast<char>(p.act_max));
-  o.order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  o.stride = static_cast<size_t>(C);
   const size_t row_stride = static_cast<size_t>(p.c16) * 4;  // bytes between filter rows of quad_weights
-  for (int cg = bt.cb; cg < std::min(C, bt.cb_end); cg += 16) {
+  struct State {
+    __m512i w0, w1, w2, bias;
+  };
+  const auto group = [&](int cg) __attribute__((always_inline)) {
     const int8_t* wp = p.quad_weights.data() + static_cast<size_t>(cg) * 4;
-    const __m512i w0 = _mm512_loadu_si512(wp), w1 = _mm512_loadu_si512(wp + row_stride),
-                  w2 = _mm512_loadu_si512(wp + 2 * row_stride);
-    const RequantGroup16& g = p.requant16[cg / 16];
+    State st;
+    st.w0 = _mm512_loadu_si512(wp);
+    st.w1 = _mm512_loadu_si512(wp + row_stride);
+    st.w2 = _mm512_loadu_si512(wp + 2 * row_stride);
     // With a left shift the bias must be added before shifting: Requant16 adds it.
-    const __m512i bias = kMode == kRqLeft ? _mm512_setzero_si512() : Ld(g.bias);
-    const int valid = std::min(16, C - cg);
-    o.full = valid == 16;
-    o.mask = static_cast<__mmask16>((1u << valid) - 1);
-    const size_t off = static_cast<size_t>(cg - bt.cb) * 2;
-    for (int row = 0; row < bt.n; ++row) {
-      const int16_t* e0 = bt.rows[row][0] + off;
-      const int16_t* e1 = bt.rows[row][1] + off;
-      const int16_t* e2 = bt.rows[row][2] + off;
-      uint8_t* out = bt.out[row] + cg;
-      int ox = 0;
-      for (; ox + 8 <= W; ox += 8, e0 += 8 * c2, e1 += 8 * c2, e2 += 8 * c2, out += 8 * o.stride)
-        QuadPixels<8, kUnsigned, kMode>(e0, e1, e2, c2, w0, w1, w2, bias, g, o, out);
-      switch (W - ox) {
-        case 7: QuadPixels<7, kUnsigned, kMode>(e0, e1, e2, c2, w0, w1, w2, bias, g, o, out); break;
-        case 6: QuadPixels<6, kUnsigned, kMode>(e0, e1, e2, c2, w0, w1, w2, bias, g, o, out); break;
-        case 5: QuadPixels<5, kUnsigned, kMode>(e0, e1, e2, c2, w0, w1, w2, bias, g, o, out); break;
-        case 4: QuadPixels<4, kUnsigned, kMode>(e0, e1, e2, c2, w0, w1, w2, bias, g, o, out); break;
-        case 3: QuadPixels<3, kUnsigned, kMode>(e0, e1, e2, c2, w0, w1, w2, bias, g, o, out); break;
-        case 2: QuadPixels<2, kUnsigned, kMode>(e0, e1, e2, c2, w0, w1, w2, bias, g, o, out); break;
-        case 1: QuadPixels<1, kUnsigned, kMode>(e0, e1, e2, c2, w0, w1, w2, bias, g, o, out); break;
-        default: break;
-      }
-    }
-  }
+    st.bias = kMode == kRqLeft ? _mm512_setzero_si512() : Ld(p.requant16[cg / 16].bias);
+    return st;
+  };
+  const auto step = [c2]<int kNP>(const State& st, const int16_t* e0, const int16_t* e1, const int16_t* e2,
+                                  const RequantGroup16& g, const OutStage& o, uint8_t* out)
+                        __attribute__((always_inline)) {
+    QuadPixels<kNP, kUnsigned, kMode>(e0, e1, e2, c2, st.w0, st.w1, st.w2, st.bias, g, o, out);
+  };
+  RowsK3Loop<kW>(bt, group, step);
 }
 
 // The quad rows for K3Picker (the stride does not matter to them: kJ is ignored).
