@@ -347,6 +347,27 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeNarrowWidthsAvx512) {
   CheckThreeByThreeNarrowWidths("avx512", rt::Cpu());
 }
 
+// Case i of the sweeps over output widths w of the AVX-512 rows: int8 or uint8, per-tensor or
+// per-channel, batch 1 or 2, heights 2-8, odd input widths at stride 2, vertical dilation, SAME or
+// VALID (with the input grown so that the output width stays w).
+Case WidthSweepCase(int i, int w, int stride, int channels) {
+  Case c;
+  c.path = i % 3 == 2 ? Path::kUInt8 : Path::kInt8;
+  c.per_channel = c.path == Path::kInt8 && i % 4 != 0;
+  c.stride_h = c.stride_w = stride;
+  c.n = i % 5 == 0 ? 2 : 1;
+  c.h = 2 + i % 7;
+  c.w = stride == 1 ? w : 2 * w - (i / 2) % 2;
+  c.c = channels;
+  c.dil_h = i % 6 == 3 ? 2 : 1;
+  c.padding = i % 4 == 1 ? tflite::Padding_VALID : tflite::Padding_SAME;
+  if (c.padding == tflite::Padding_VALID) {
+    c.w += 2;  // the same output width
+    c.h += 2 * c.dil_h;
+  }
+  return c;
+}
+
 // The AVX-512 rows over every output width 1..70 (8-pixel steps and each 1..7 tail), channel
 // counts with partial 16-lane groups and bands (13, 15, 29, 31, 45, 48, 100, 200), stride 1
 // and 2, SAME and VALID, vertical dilation, batch 2, int8 and uint8, the requantization forms
@@ -358,20 +379,7 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeAvx512Widths) {
   const int channels[] = {13, 15, 29, 31, 45, 48, 100, 200};
   int i = 0;
   for (int w = 1; w <= 70; ++w) {
-    Case c;
-    c.path = i % 3 == 2 ? Path::kUInt8 : Path::kInt8;
-    c.per_channel = c.path == Path::kInt8 && i % 4 != 0;
-    c.stride_h = c.stride_w = 1 + i % 2;
-    c.n = i % 5 == 0 ? 2 : 1;
-    c.h = 2 + i % 7;
-    c.w = c.stride_w == 1 ? w : 2 * w - (i / 2) % 2;
-    c.c = channels[i % 8];
-    c.dil_h = i % 6 == 3 ? 2 : 1;
-    c.padding = i % 4 == 1 ? tflite::Padding_VALID : tflite::Padding_SAME;
-    if (c.padding == tflite::Padding_VALID) {
-      c.w += 2;  // the same output width
-      c.h += 2 * c.dil_h;
-    }
+    Case c = WidthSweepCase(i, w, 1 + i % 2, channels[i % 8]);
     c.act = i % 2 ? tflite::ActivationFunctionType_RELU6 : tflite::ActivationFunctionType_NONE;
     const int form = i % 3;
     c.multiplier_above_one = form == 1 ? 1.7f : 0;
@@ -436,21 +444,8 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeAvx512Quads) {
   int i = 0;
   for (int w = 1; w <= 70; ++w)
     for (int stride : {1, 2}) {
-      Case c;
-      c.path = i % 3 == 2 ? Path::kUInt8 : Path::kInt8;
+      Case c = WidthSweepCase(i, w, stride, channels[i % 9]);
       c.uint8_weights_fit = true;
-      c.per_channel = c.path == Path::kInt8 && i % 4 != 0;
-      c.stride_h = c.stride_w = stride;
-      c.n = i % 5 == 0 ? 2 : 1;
-      c.h = 2 + i % 7;
-      c.w = stride == 1 ? w : 2 * w - (i / 2) % 2;
-      c.c = channels[i % 9];
-      c.dil_h = i % 6 == 3 ? 2 : 1;
-      c.padding = i % 4 == 1 ? tflite::Padding_VALID : tflite::Padding_SAME;
-      if (c.padding == tflite::Padding_VALID) {
-        c.w += 2;  // the same output width
-        c.h += 2 * c.dil_h;
-      }
       c.act = acts[i % 4];
       c.multiplier_above_one = i % 3 == 1 ? 1.7f : 0;
       ASSERT_EQ(OutSize(c.padding, c.w, 3, c.stride_w, 1), w) << c.Describe();
@@ -465,15 +460,22 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeAvx512Quads) {
     }
 }
 
-// When a plan uses the quad rows: AVX-512 rows, weights (minus their zero point) within int8 and
-// the bias with -(zp + 128) * sum(weights) folded in (int8 input; zp for uint8) below 2^29.
-TEST(DepthwiseInt8Plan, QuadRowsConditions) {
+// The geometry of the plan tests: one size x size image of 30 channels (the AVX-512 rows pay), a
+// 3x3 filter, SAME padding.
+kernels::dwq::Geom PlanTestGeom(int size) {
   kernels::dwq::Geom g;
   g.batches = 1;
-  g.in_h = g.in_w = g.out_h = g.out_w = 6;
+  g.in_h = g.in_w = g.out_h = g.out_w = size;
   g.channels = 30;
   g.k_h = g.k_w = 3;
   g.pad_h = g.pad_w = 1;
+  return g;
+}
+
+// When a plan uses the quad rows: AVX-512 rows, weights (minus their zero point) within int8 and
+// the bias with -(zp + 128) * sum(weights) folded in (int8 input; zp for uint8) below 2^29.
+TEST(DepthwiseInt8Plan, QuadRowsConditions) {
+  const kernels::dwq::Geom g = PlanTestGeom(6);
   struct T {
     bool uint8, avx512;
     int weight, weight_zp;
@@ -517,12 +519,7 @@ TEST(DepthwiseInt8Plan, QuadRowsConditions) {
 // When the output zero point may be folded (every lane: (|zp| + 1) * 2^e + 2^29 < 2^31), and
 // when the adjustment for negative values may be skipped (act_min >= zp).
 TEST(DepthwiseInt8Plan, FoldOutputZeroPointConditions) {
-  kernels::dwq::Geom g;
-  g.batches = 1;
-  g.in_h = g.in_w = g.out_h = g.out_w = 4;
-  g.channels = 30;
-  g.k_h = g.k_w = 3;
-  g.pad_h = g.pad_w = 1;
+  const kernels::dwq::Geom g = PlanTestGeom(4);
   const std::vector<int8_t> w(9 * 30, 3);
   const std::vector<int32_t> bias(30, 100);
   struct T {
