@@ -377,6 +377,24 @@ void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp
     }
     return;
   }
+  if (s2 && cb_end - cb_begin < 4 * 16) {
+    for (int cb = cb_begin; cb < cb_end; cb += 16) {
+      int16_t* e = dst + static_cast<size_t>(cb - cb_begin) * 2;
+      __m512i prev = _mm512_setzero_si512();
+      for (int j = 0, x = -g.pad_w; j < W; ++j, x += 2, e += entry_stride) {
+        const T* last = row + int64_t{x + 2} * C + cb;  // column x + 2
+        if (j > 0 && x + 1 >= 0 && x + 2 < g.in_w && end - last >= 16) {
+          const __m512i fresh = _mm512_mask_shuffle_epi8(_mm512_shuffle_epi8(bcast(last - C), at1),
+                                                         0x4444444444444444ull, bcast(last), at2);
+          prev = _mm512_ternarylogic_epi32(_mm512_srli_epi32(prev, 16), fresh, flip, 0x56);
+        } else {
+          prev = edge_entry(x, cb);
+        }
+        _mm512_store_si512(e, prev);
+      }
+    }
+    return;
+  }
   int16_t* e = dst;
   for (int j = 0, x = -g.pad_w; j < W; ++j, x += g.stride_w, e += entry_stride) {
     const T* last = row + int64_t{x + 2} * C;  // column x + 2
