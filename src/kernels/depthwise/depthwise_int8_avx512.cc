@@ -319,12 +319,13 @@ struct QuadRows {
 // entries are derived from the previous one, whose last column is this entry's first (stride 2)
 // or whose last two are this entry's first two (stride 1): shifted right by 16 (8) bits, with
 // the new column(s) put in place by vpshufb (16 bytes broadcast to the four 128-bit lanes) and
-// flipped by the same vpternlogd that merges them. Entries at the edges (columns in the padding,
-// or at the input's end) are built from widened columns. Stride 1 with few 16-channel blocks in
-// the band: block by block, the previous entry in a register (a chain of two instructions per
-// entry); stride 2 or 8 blocks and more: entry by entry, all blocks of an entry together (the
-// input read in order), the previous entry read back from L1 (measured on Zen 4: 112x112x32 ran
-// 1.4x slower entry by entry, 112x112x96 stride 2 and 14x14x576 1.05-1.15x faster).
+// flipped by the same vpternlogd that merges them (at stride 1 also when the new column is right
+// padding). Other entries (left padding, the input's end) are built from widened columns. Bands
+// of few 16-channel blocks (stride 1: < 8, stride 2: < 4) are built block by block with the
+// previous entry in a register (a chain of two instructions per entry); wider ones entry by
+// entry, all blocks of an entry together (the input read in order), the previous entry read back
+// from L1. Measured on Zen 4 (kernel bench, alternated): 112x112x32 ran 1.4x slower entry by entry
+// and vww's 48x48x16 stride 2 1.4x, 112x112x96 stride 2 and 14x14x576 ran 1.05-1.15x faster.
 template <typename T>
 void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp*/, int16_t* dst, int cb_begin,
                int cb_end, size_t entry_stride) {
@@ -360,6 +361,7 @@ void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp
     return _mm512_ternarylogic_epi32(column(x), _mm512_slli_epi32(column(x + 1), 8),
                                      _mm512_slli_epi32(column(x + 2), 16), 0xFE);
   };
+  const __m512i pad_fresh = _mm512_set1_epi32(((p.quad_zp ^ (kSigned ? 0x80 : 0)) & 0xFF) << 16);
   if (!s2 && cb_end - cb_begin < 8 * 16) {
     for (int cb = cb_begin; cb < cb_end; cb += 16) {
       int16_t* e = dst + static_cast<size_t>(cb - cb_begin) * 2;
@@ -369,6 +371,9 @@ void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp
         if (j > 0 && x + 2 >= 0 && x + 2 < g.in_w && end - last >= 16) {
           const __m512i fresh = _mm512_shuffle_epi8(bcast(last), at2);
           prev = _mm512_ternarylogic_epi32(_mm512_srli_epi32(prev, 8), fresh, flip, 0x56);  // (kept | fresh) ^ flip
+        } else if (j > 0 && x + 2 >= g.in_w) {
+          // The new column is right padding: its byte, flipped back by the vpternlogd.
+          prev = _mm512_ternarylogic_epi32(_mm512_srli_epi32(prev, 8), pad_fresh, flip, 0x56);
         } else {
           prev = edge_entry(x, cb);
         }
