@@ -29,7 +29,16 @@
 // registers; not for channel counts that leave many lanes empty (Avx512RowsPay). There the
 // doubled short form also carries the output zero point in its rounding constants (zp_folded)
 // and, under RELU/RELU6-like clamps, skips the ties-away adjustment (floor_clamps), and the
-// stride-1 pair rows are built with one vpermt2w per entry (PickPairRowAvx512). Measured (edgeopt_kernel_bench, Zen 4, CPU time, 1 thread, median of 5 alternated
+// stride-1 pair rows are built with one vpermt2w per entry (PickPairRowAvx512).
+// Where the weights (minus their zero point) fit int8 and the input zero point folds into the bias
+// (Plan::quads: all int8 models; uint8 ones only with weights within 128 of their zero point), the
+// AVX-512 rows use "quad rows" instead (variants .../dp4): per channel the three bytes of a filter
+// row's taps as unsigned values (int8 xor 0x80, the 128 folded into the bias), so one vpdpbusd adds
+// a filter row: 3 instructions per 16 channels and pixel instead of 6 vpdpwssd, one entry per
+// output pixel (stride 2 builds only the entries it uses), and a quad-row entry is derived from
+// the previous one with a shift, a vpshufb and a vpternlogd. Measured before them (perf, Zen 4,
+// 56x56x144): a quarter of the time went into building pair rows, and GCC kept every loaded
+// pair-row entry on the stack between its two vpdpwssd. Measured (edgeopt_kernel_bench, Zen 4, CPU time, 1 thread, median of 5 alternated
 // rounds): 1.08x-1.33x the AVX2 rows on MobileNetV2's layers (least on the large stride-2 and
 // 112x112 layers), 1.20x on kws's 25x5x64; channel counts that leave a half-empty last 16-group
 // (e.g. 40) gain nothing.
@@ -131,6 +140,17 @@ struct Plan {
   // zp_folded and act_min >= zp: a negative requantized value (h < 0) gives at most zp and is
   // clamped to act_min whatever its rounding, so the rows skip the ties-away adjustment.
   bool floor_clamps = false;
+  // AVX-512 rows with vpdpbusd (depthwise_int8_avx512.cc, variants .../avx512/3x3s1/dp4 ...): the
+  // ring holds "quad rows" instead of pair rows: entry ox of a 16-channel block holds, per channel,
+  // the three unsigned bytes of the filter row's taps of output pixel ox (int8 inputs xor 0x80,
+  // i.e. + 128) and a zero byte, so one vpdpbusd with quad_weights adds a whole filter row (3
+  // instructions per 16 channels and pixel, half the vpdpwssd count of the pair rows). Set by
+  // FinishPlan when the weights (minus their zero point) fit int8 and the bias with
+  // -quad_zp * sum(weights) folded in stays below 2^29; then row_entries = out_w, requant16's bias
+  // is that folded bias (not doubled: the rows double the sums in the doubled forms).
+  bool quads = false;
+  int32_t quad_zp = 0;                // unsigned input zero point: zp (+ 128 for int8); padding value
+  std::vector<int8_t> quad_weights;   // [3 filter rows][c16][4]: taps 0, 1, 2 and a zero
   int32_t act_min = 0, act_max = 0;
   OutKind kind = OutKind::kInt8;
   // Hybrid: out = float(acc) * (weight_scale[c] * batch_scale[b]) + bias[c].

@@ -637,8 +637,9 @@ void RunK3Rows(const Plan& p, const Args& args, K3Fn fn, PairRowFn build512, int
           if (iy < 0 || iy >= g.in_h) {
             if (!zero_ready) {
               // Padding rows: zeros, or the zero point when the pair rows hold raw values.
-              std::fill_n(zero_row, RowBytes(p) / sizeof(int16_t),
-                          static_cast<int16_t>(p.raw_input ? args.input_zero_point : 0));
+              // Quad rows: bytes, each the unsigned zero point.
+              const int32_t fill = p.quads ? p.quad_zp * 0x101 : p.raw_input ? args.input_zero_point : 0;
+              std::fill_n(zero_row, RowBytes(p) / sizeof(int16_t), static_cast<int16_t>(fill));
               zero_ready = true;
             }
             bt.rows[k][ky] = zero_row;
@@ -773,6 +774,31 @@ void FoldZeroPointAndDouble(Plan* p, int32_t input_zero_point) {
   p->doubled = true;
 }
 
+// The quad rows' plan (see Plan::quads) from the weights and bias before FoldZeroPointAndDouble:
+// quad_weights, quad_zp and, per channel position, the bias with -quad_zp * sum(weights) folded in.
+bool PlanQuads(Plan* p, int32_t input_zero_point, std::vector<int32_t>* quad_bias) {
+  const int c16 = p->c16;
+  const int32_t zp = input_zero_point + (p->kind == OutKind::kInt8 ? 128 : 0);
+  std::vector<int8_t> quad(static_cast<size_t>(3) * c16 * 4, 0);
+  quad_bias->assign(c16, 0);
+  for (int d = 0; d < c16; ++d) {
+    int64_t sum = 0;
+    for (int ky = 0; ky < 3; ++ky)
+      for (int kx = 0; kx < 3; ++kx) {
+        const int16_t w = p->weights[((static_cast<size_t>(ky) * p->pairs_w + kx / 2) * c16 + d) * 2 + kx % 2];
+        if (w < -128 || w > 127) return false;
+        quad[(static_cast<size_t>(ky) * c16 + d) * 4 + kx] = static_cast<int8_t>(w);
+        sum += w;
+      }
+    const int64_t folded = p->requant[d / 8].bias[d % 8] - int64_t{zp} * sum;
+    if (std::abs(folded) >= (int64_t{1} << 29)) return false;
+    (*quad_bias)[d] = static_cast<int32_t>(folded);
+  }
+  p->quad_weights = std::move(quad);
+  p->quad_zp = zp;
+  return true;
+}
+
 }  // namespace
 
 bool Avx512RowsPay(int channels) {
@@ -786,9 +812,16 @@ void FinishPlan(Plan* p, int32_t input_zero_point) {
     return;
   }
   if (!Avx512RowsPay(p->g.channels)) p->avx512 = false;
-  if (!p->doubled && !p->raw_input) FoldZeroPointAndDouble(p, input_zero_point);
+  if (p->doubled || p->raw_input) return;  // finished already
+  std::vector<int32_t> quad_bias;
+  p->quads = p->avx512 && PlanQuads(p, input_zero_point, &quad_bias);
+  FoldZeroPointAndDouble(p, input_zero_point);
   if (p->avx512) {
     BuildRequant16(p);
+    if (p->quads) {
+      for (size_t d = 0; d < quad_bias.size(); ++d) p->requant16[d / 16].bias[d % 16] = quad_bias[d];
+      p->row_entries = p->g.out_w;  // one quad entry per output pixel
+    }
     FoldOutputZeroPoint16(p);
   }
 }
@@ -802,9 +835,13 @@ const char* LoopName(const Plan& p) {
       static const char* const kAvx512[kK3NarrowMax + 1] = {
           "avx512/3x3s1",    "avx512/3x3s1/w1", "avx512/3x3s1/w2", "avx512/3x3s1/w3", "avx512/3x3s1/w4",
           "avx512/3x3s1/w5", "avx512/3x3s1/w6", "avx512/3x3s1/w7", "avx512/3x3s1/w8"};
-      return (p.avx512 ? kAvx512 : kAvx2)[K3NarrowWidth(p)];
+      static const char* const kQuads[kK3NarrowMax + 1] = {
+          "avx512/3x3s1/dp4",    "avx512/3x3s1/w1/dp4", "avx512/3x3s1/w2/dp4", "avx512/3x3s1/w3/dp4",
+          "avx512/3x3s1/w4/dp4", "avx512/3x3s1/w5/dp4", "avx512/3x3s1/w6/dp4", "avx512/3x3s1/w7/dp4",
+          "avx512/3x3s1/w8/dp4"};
+      return (p.quads ? kQuads : p.avx512 ? kAvx512 : kAvx2)[K3NarrowWidth(p)];
     }
-    case 1: return p.avx512 ? "avx512/3x3s2" : "avx2/3x3s2";
+    case 1: return p.quads ? "avx512/3x3s2/dp4" : p.avx512 ? "avx512/3x3s2" : "avx2/3x3s2";
     default: return "avx2/generic";
   }
 }

@@ -161,35 +161,24 @@ __attribute__((always_inline)) inline void Pixels(const int16_t* e0, const int16
 }
 #undef EDGEOPT_DW512_MAC
 
-// The rows of a batch (see K3Batch and the AVX2 RowsQuant8K3): per 16-channel group the weights
-// and the bias are loaded once for all rows; each row is computed 8 pixels at a time, the last 1-7
-// in one step. kW > 0: the output width as a compile-time constant (narrow stride-1 rows, see
-// K3NarrowWidth), so that a row is one step without loop or switch.
-template <int kJ, bool kUnsigned, int kMode, int kW>
-void RowsQuant8K3Avx512(const K3Batch& bt) {
-  constexpr bool kLeft = kMode == kRqLeft;
+// The batch loop of the AVX-512 rows (pair and quad rows): per 16-channel group cg, `group(cg)`
+// loads the group's weights into a state; then per row, 8 pixels per step and the last 1-7 in one,
+// step.template operator()<kNP>(state, e0, e1, e2, g, o, out) with e0/e1/e2 at the first pixel's
+// entries. kW > 0: the output width as a compile-time constant.
+template <int kW, typename Group, typename Step>
+__attribute__((always_inline)) inline void RowsK3Loop(const K3Batch& bt, const Group& group, const Step& step) {
   const Plan& p = *bt.p;
   const int C = p.g.channels, W = kW ? kW : p.g.out_w;
-  const size_t wc2 = static_cast<size_t>(p.c16) * 2, c2 = bt.c2;
+  const size_t c2 = bt.c2;
   OutStage o;
   o.zp16 = _mm512_set1_epi16(static_cast<int16_t>(p.requant[0].zp[0]));
   o.lo = _mm512_set1_epi8(static_cast<char>(p.act_min));
   o.hi = _mm512_set1_epi8(static_cast<char>(p.act_max));
   o.order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   o.stride = static_cast<size_t>(C);
-  const auto ldw = [](const int16_t* v) { return _mm512_loadu_si512(v); };
   for (int cg = bt.cb; cg < std::min(C, bt.cb_end); cg += 16) {
-    const int16_t* wp = p.weights.data() + cg * 2;
-    W16 w;
-    w.w0 = ldw(wp);
-    w.w1 = ldw(wp + wc2);
-    w.w2 = ldw(wp + 2 * wc2);
-    w.w3 = ldw(wp + 3 * wc2);
-    w.w4 = ldw(wp + 4 * wc2);
-    w.w5 = ldw(wp + 5 * wc2);
+    const auto state = group(cg);
     const RequantGroup16& g = p.requant16[cg / 16];
-    // With a left shift the bias must be added before shifting: Requant16 adds it.
-    const __m512i bias = kLeft ? _mm512_setzero_si512() : Ld(g.bias);
     const int valid = std::min(16, C - cg);
     o.full = valid == 16;
     o.mask = static_cast<__mmask16>((1u << valid) - 1);
@@ -201,19 +190,53 @@ void RowsQuant8K3Avx512(const K3Batch& bt) {
       uint8_t* out = bt.out[row] + cg;
       int ox = 0;
       for (; ox + 8 <= W; ox += 8, e0 += 8 * c2, e1 += 8 * c2, e2 += 8 * c2, out += 8 * o.stride)
-        Pixels<8, kJ, kUnsigned, kMode>(e0, e1, e2, c2, w, bias, g, o, out);
+        step.template operator()<8>(state, e0, e1, e2, g, o, out);
       switch (W - ox) {
-        case 7: Pixels<7, kJ, kUnsigned, kMode>(e0, e1, e2, c2, w, bias, g, o, out); break;
-        case 6: Pixels<6, kJ, kUnsigned, kMode>(e0, e1, e2, c2, w, bias, g, o, out); break;
-        case 5: Pixels<5, kJ, kUnsigned, kMode>(e0, e1, e2, c2, w, bias, g, o, out); break;
-        case 4: Pixels<4, kJ, kUnsigned, kMode>(e0, e1, e2, c2, w, bias, g, o, out); break;
-        case 3: Pixels<3, kJ, kUnsigned, kMode>(e0, e1, e2, c2, w, bias, g, o, out); break;
-        case 2: Pixels<2, kJ, kUnsigned, kMode>(e0, e1, e2, c2, w, bias, g, o, out); break;
-        case 1: Pixels<1, kJ, kUnsigned, kMode>(e0, e1, e2, c2, w, bias, g, o, out); break;
+        case 7: step.template operator()<7>(state, e0, e1, e2, g, o, out); break;
+        case 6: step.template operator()<6>(state, e0, e1, e2, g, o, out); break;
+        case 5: step.template operator()<5>(state, e0, e1, e2, g, o, out); break;
+        case 4: step.template operator()<4>(state, e0, e1, e2, g, o, out); break;
+        case 3: step.template operator()<3>(state, e0, e1, e2, g, o, out); break;
+        case 2: step.template operator()<2>(state, e0, e1, e2, g, o, out); break;
+        case 1: step.template operator()<1>(state, e0, e1, e2, g, o, out); break;
         default: break;
       }
     }
   }
+}
+
+// The rows of a batch (see K3Batch and the AVX2 RowsQuant8K3): per 16-channel group the weights
+// and the bias are loaded once for all rows; each row is computed 8 pixels at a time, the last 1-7
+// in one step. kW > 0: the output width as a compile-time constant (narrow stride-1 rows, see
+// K3NarrowWidth), so that a row is one step without loop or switch.
+template <int kJ, bool kUnsigned, int kMode, int kW>
+void RowsQuant8K3Avx512(const K3Batch& bt) {
+  const Plan& p = *bt.p;
+  const size_t wc2 = static_cast<size_t>(p.c16) * 2, c2 = bt.c2;
+  struct State {
+    W16 w;
+    __m512i bias;
+  };
+  const auto group = [&](int cg) __attribute__((always_inline)) {
+    const auto ldw = [](const int16_t* v) { return _mm512_loadu_si512(v); };
+    const int16_t* wp = p.weights.data() + cg * 2;
+    State st;
+    st.w.w0 = ldw(wp);
+    st.w.w1 = ldw(wp + wc2);
+    st.w.w2 = ldw(wp + 2 * wc2);
+    st.w.w3 = ldw(wp + 3 * wc2);
+    st.w.w4 = ldw(wp + 4 * wc2);
+    st.w.w5 = ldw(wp + 5 * wc2);
+    // With a left shift the bias must be added before shifting: Requant16 adds it.
+    st.bias = kMode == kRqLeft ? _mm512_setzero_si512() : Ld(p.requant16[cg / 16].bias);
+    return st;
+  };
+  const auto step = [c2]<int kNP>(const State& st, const int16_t* e0, const int16_t* e1, const int16_t* e2,
+                                  const RequantGroup16& g, const OutStage& o, uint8_t* out)
+                        __attribute__((always_inline)) {
+    Pixels<kNP, kJ, kUnsigned, kMode>(e0, e1, e2, c2, st.w, st.bias, g, o, out);
+  };
+  RowsK3Loop<kW>(bt, group, step);
 }
 
 // The AVX-512 rows for K3Picker.
@@ -224,6 +247,183 @@ struct Avx512Rows {
     RowsQuant8K3Avx512<kJ, kUnsigned, kMode, kW>(bt);
   }
 };
+
+// The quad rows (Plan::quads): kNP (1..8) consecutive output pixels of one 16-channel group,
+// pixel i from entry i of the three quad rows (entries c2 int16 apart), one vpdpbusd per filter
+// row, accumulated from the (folded) bias; in the doubled forms the sums are doubled here.
+template <int kNP, bool kUnsigned, int kMode>
+__attribute__((always_inline)) inline void QuadPixels(const int16_t* e0, const int16_t* e1, const int16_t* e2,
+                                                      size_t c2, __m512i w0, __m512i w1, __m512i w2, __m512i bias,
+                                                      const RequantGroup16& g, const OutStage& o, uint8_t* out) {
+  static_assert(kNP >= 1 && kNP <= 8, "8 pixels at most");
+  constexpr bool kDoubled = kMode == kRqFast2 || kMode == kRqFast2Zp || kMode == kRqFast2ZpFloor;
+  const auto pixel = [&](int i) {
+    const size_t at = static_cast<size_t>(i) * c2;
+    __m512i a = _mm512_dpbusd_epi32(bias, _mm512_loadu_si512(e0 + at), w0);
+    a = _mm512_dpbusd_epi32(a, _mm512_loadu_si512(e1 + at), w1);
+    a = _mm512_dpbusd_epi32(a, _mm512_loadu_si512(e2 + at), w2);
+    return kDoubled ? _mm512_add_epi32(a, a) : a;
+  };
+  const __m512i a0 = pixel(0);
+  const __m512i a1 = kNP > 1 ? pixel(1) : a0;
+  const __m512i a2 = kNP > 2 ? pixel(2) : a0;
+  const __m512i a3 = kNP > 3 ? pixel(3) : a0;
+  Finish4<std::min(kNP, 4), kUnsigned, kMode>(a0, a1, a2, a3, g, o, out);
+  if constexpr (kNP > 4) {
+    const __m512i a4 = pixel(4);
+    const __m512i a5 = kNP > 5 ? pixel(5) : a4;
+    const __m512i a6 = kNP > 6 ? pixel(6) : a4;
+    const __m512i a7 = kNP > 7 ? pixel(7) : a4;
+    Finish4<kNP - 4, kUnsigned, kMode>(a4, a5, a6, a7, g, o, out + 4 * o.stride);
+  }
+}
+
+// The rows of a batch over quad rows (stride 1 and 2 alike: entry ox belongs to output pixel ox).
+template <bool kUnsigned, int kMode, int kW>
+void RowsQuadK3(const K3Batch& bt) {
+  const Plan& p = *bt.p;
+  const size_t c2 = bt.c2;
+  const size_t row_stride = static_cast<size_t>(p.c16) * 4;  // bytes between filter rows of quad_weights
+  struct State {
+    __m512i w0, w1, w2, bias;
+  };
+  const auto group = [&](int cg) __attribute__((always_inline)) {
+    const int8_t* wp = p.quad_weights.data() + static_cast<size_t>(cg) * 4;
+    State st;
+    st.w0 = _mm512_loadu_si512(wp);
+    st.w1 = _mm512_loadu_si512(wp + row_stride);
+    st.w2 = _mm512_loadu_si512(wp + 2 * row_stride);
+    // With a left shift the bias must be added before shifting: Requant16 adds it.
+    st.bias = kMode == kRqLeft ? _mm512_setzero_si512() : Ld(p.requant16[cg / 16].bias);
+    return st;
+  };
+  const auto step = [c2]<int kNP>(const State& st, const int16_t* e0, const int16_t* e1, const int16_t* e2,
+                                  const RequantGroup16& g, const OutStage& o, uint8_t* out)
+                        __attribute__((always_inline)) {
+    QuadPixels<kNP, kUnsigned, kMode>(e0, e1, e2, c2, st.w0, st.w1, st.w2, st.bias, g, o, out);
+  };
+  RowsK3Loop<kW>(bt, group, step);
+}
+
+// The quad rows for K3Picker (the stride does not matter to them: kJ is ignored).
+struct QuadRows {
+  static constexpr bool kFoldsZeroPoint = true;
+  template <int kJ, bool kUnsigned, int kMode, int kW>
+  static void Fn(const K3Batch& bt) {
+    RowsQuadK3<kUnsigned, kMode, kW>(bt);
+  }
+};
+
+// Quad rows (Plan::quads): entry j of a 16-channel block holds, per channel (dword), the bytes of
+// columns x, x + 1, x + 2 (x = j * stride - pad; int8 values xor 0x80) and a zero byte. Interior
+// entries are derived from the previous one, whose last column is this entry's first (stride 2)
+// or whose last two are this entry's first two (stride 1): shifted right by 16 (8) bits, with
+// the new column(s) put in place by vpshufb (16 bytes broadcast to the four 128-bit lanes) and
+// flipped by the same vpternlogd that merges them (at stride 1 also when the new column is right
+// padding). Other entries (left padding, the input's end) are built from widened columns. Bands
+// of few 16-channel blocks (stride 1: < 8, stride 2: < 4) are built block by block with the
+// previous entry in a register (a chain of two instructions per entry); wider ones entry by
+// entry, all blocks of an entry together (the input read in order), the previous entry read back
+// from L1. Measured on Zen 4 (kernel bench, alternated): 112x112x32 ran 1.4x slower entry by entry
+// and vww's 48x48x16 stride 2 1.4x, 112x112x96 stride 2 and 14x14x576 ran 1.05-1.15x faster.
+template <typename T>
+void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp*/, int16_t* dst, int cb_begin,
+               int cb_end, size_t entry_stride) {
+  const T* row = static_cast<const T*>(row_v);
+  const T* end = static_cast<const T*>(end_v);
+  const Geom& g = p.g;
+  const int C = g.channels, W = g.out_w;
+  const bool s2 = g.stride_w == 2;
+  constexpr bool kSigned = std::is_signed_v<T>;
+  const __m512i pad = _mm512_set1_epi32(p.quad_zp);
+  // vpshufb of a column broadcast to the four 128-bit lanes: lane k puts the column's bytes
+  // 4k..4k+3 at byte 1 (at1) or 2 (at2) of its dwords and zeros the rest.
+  alignas(64) int8_t at[2][64];
+  for (int t = 0; t < 2; ++t)
+    for (int i = 0; i < 64; ++i)
+      at[t][i] = i % 4 == t + 1 ? static_cast<int8_t>(i / 16 * 4 + i % 16 / 4) : int8_t{-128};
+  const __m512i at1 = _mm512_load_si512(at[0]), at2 = _mm512_load_si512(at[1]);
+  const __m512i flip = _mm512_set1_epi32(!kSigned ? 0 : s2 ? 0x00808000 : 0x00800000);
+  const __m128i flip8 = _mm_set1_epi8(kSigned ? static_cast<char>(0x80) : 0);
+  const auto widen = [&](const T* src) {
+    const ptrdiff_t left = end - src;
+    __m128i b = left >= 16 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src))
+                           : _mm_maskz_loadu_epi8(left > 0 ? static_cast<__mmask16>((1u << left) - 1) : 0, src);
+    if constexpr (kSigned) b = _mm_xor_si128(b, flip8);
+    return _mm512_cvtepu8_epi32(b);
+  };
+  const auto bcast = [](const T* src) {
+    return _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
+  };
+  // An entry built from widened columns (at the edges).
+  const auto edge_entry = [&](int x, int cb) __attribute__((always_inline)) {
+    const auto column = [&](int xc) { return xc >= 0 && xc < g.in_w ? widen(row + int64_t{xc} * C + cb) : pad; };
+    return _mm512_ternarylogic_epi32(column(x), _mm512_slli_epi32(column(x + 1), 8),
+                                     _mm512_slli_epi32(column(x + 2), 16), 0xFE);
+  };
+  const __m512i pad_fresh = _mm512_set1_epi32(((p.quad_zp ^ (kSigned ? 0x80 : 0)) & 0xFF) << 16);
+  if (!s2 && cb_end - cb_begin < 8 * 16) {
+    for (int cb = cb_begin; cb < cb_end; cb += 16) {
+      int16_t* e = dst + static_cast<size_t>(cb - cb_begin) * 2;
+      __m512i prev = _mm512_setzero_si512();
+      for (int j = 0, x = -g.pad_w; j < W; ++j, ++x, e += entry_stride) {
+        const T* last = row + int64_t{x + 2} * C + cb;  // column x + 2
+        if (j > 0 && x + 2 >= 0 && x + 2 < g.in_w && end - last >= 16) {
+          const __m512i fresh = _mm512_shuffle_epi8(bcast(last), at2);
+          prev = _mm512_ternarylogic_epi32(_mm512_srli_epi32(prev, 8), fresh, flip, 0x56);  // (kept | fresh) ^ flip
+        } else if (j > 0 && x + 2 >= g.in_w) {
+          // The new column is right padding: its byte, flipped back by the vpternlogd.
+          prev = _mm512_ternarylogic_epi32(_mm512_srli_epi32(prev, 8), pad_fresh, flip, 0x56);
+        } else {
+          prev = edge_entry(x, cb);
+        }
+        _mm512_store_si512(e, prev);
+      }
+    }
+    return;
+  }
+  if (s2 && cb_end - cb_begin < 4 * 16) {
+    for (int cb = cb_begin; cb < cb_end; cb += 16) {
+      int16_t* e = dst + static_cast<size_t>(cb - cb_begin) * 2;
+      __m512i prev = _mm512_setzero_si512();
+      for (int j = 0, x = -g.pad_w; j < W; ++j, x += 2, e += entry_stride) {
+        const T* last = row + int64_t{x + 2} * C + cb;  // column x + 2
+        if (j > 0 && x + 1 >= 0 && x + 2 < g.in_w && end - last >= 16) {
+          const __m512i fresh = _mm512_mask_shuffle_epi8(_mm512_shuffle_epi8(bcast(last - C), at1),
+                                                         0x4444444444444444ull, bcast(last), at2);
+          prev = _mm512_ternarylogic_epi32(_mm512_srli_epi32(prev, 16), fresh, flip, 0x56);
+        } else {
+          prev = edge_entry(x, cb);
+        }
+        _mm512_store_si512(e, prev);
+      }
+    }
+    return;
+  }
+  int16_t* e = dst;
+  for (int j = 0, x = -g.pad_w; j < W; ++j, x += g.stride_w, e += entry_stride) {
+    const T* last = row + int64_t{x + 2} * C;  // column x + 2
+    int cb = cb_begin;
+    if (j > 0 && x + (s2 ? 1 : 2) >= 0 && x + 2 < g.in_w) {
+      // Interior blocks (all but, at the input's end, a last one short of 16 bytes).
+      for (; cb < cb_end && end - (last + cb) >= 16; cb += 16) {
+        int16_t* eb = e + static_cast<size_t>(cb - cb_begin) * 2;
+        const __m512i prev = _mm512_load_si512(eb - entry_stride);
+        __m512i fresh, kept;
+        if (s2) {
+          fresh = _mm512_mask_shuffle_epi8(_mm512_shuffle_epi8(bcast(last + cb - C), at1), 0x4444444444444444ull,
+                                           bcast(last + cb), at2);
+          kept = _mm512_srli_epi32(prev, 16);
+        } else {
+          fresh = _mm512_shuffle_epi8(bcast(last + cb), at2);
+          kept = _mm512_srli_epi32(prev, 8);
+        }
+        _mm512_store_si512(eb, _mm512_ternarylogic_epi32(kept, fresh, flip, 0x56));
+      }
+    }
+    for (; cb < cb_end; cb += 16) _mm512_store_si512(e + static_cast<size_t>(cb - cb_begin) * 2, edge_entry(x, cb));
+  }
+}
 
 // Pair rows of the 3x3 loop (horizontal stride 1 or 2, dilation 1): entry j of a 16-channel
 // block pairs columns j * q - pad and j * q - pad + 1, channels in natural order. Columns are
@@ -279,9 +479,12 @@ PairRowFn PickPairRowTyped(const Plan& p) {
 
 PairRowFn PickPairRowAvx512(const Plan& p, bool uint8_input) {
   if (!p.avx512 || !p.natural || (p.q != 1 && p.q != 2) || p.g.dil_w != 1) return nullptr;
+  if (p.quads) return uint8_input ? QuadRowK3<uint8_t> : QuadRowK3<int8_t>;
   return uint8_input ? PickPairRowTyped<uint8_t>(p) : PickPairRowTyped<int8_t>(p);
 }
 
-K3Fn PickK3Avx512(const Plan& p, int kj) { return K3Picker<Avx512Rows>::Pick(p, kj); }
+K3Fn PickK3Avx512(const Plan& p, int kj) {
+  return p.quads ? K3Picker<QuadRows>::Pick(p, kj) : K3Picker<Avx512Rows>::Pick(p, kj);
+}
 
 }  // namespace edgeopt::kernels::dwq

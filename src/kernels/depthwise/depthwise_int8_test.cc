@@ -50,13 +50,17 @@ struct Case {
   // form); 0 keeps the usual scales.
   float multiplier_above_one = 0;  // output scale = in * w / this
   bool huge_bias = false;
+  // uint8: weights within 128 of their zero point (118..138), so that they fit int8 after it is
+  // subtracted (the AVX-512 quad rows, Plan::quads); otherwise 0..255.
+  bool uint8_weights_fit = false;
 
   std::string Describe() const {
     std::ostringstream s;
     s << "depthwise " << PathName(path) << (per_channel ? " per-channel" : " per-tensor") << " in [" << n << "," << h
       << "," << w << "," << c << "] x" << mult << " filter " << kh << "x" << kw << " stride " << stride_h << "x"
       << stride_w << " dilation " << dil_h << "x" << dil_w << (padding == tflite::Padding_SAME ? " SAME" : " VALID")
-      << " act " << act << (multiplier_above_one > 0 ? " left-shift" : "") << (huge_bias ? " huge-bias" : "");
+      << " act " << act << (multiplier_above_one > 0 ? " left-shift" : "") << (huge_bias ? " huge-bias" : "")
+      << (uint8_weights_fit ? " int8-range weights" : "");
     return s.str();
   }
 };
@@ -81,7 +85,8 @@ Graph BuildDepthwise(const Case& c, uint64_t seed) {
     const DType wt = c.path == Path::kUInt8 ? DType::kUInt8 : DType::kInt8;
     QuantParams in_q = testing::RandomActivationQuant(rng, t);
     auto scales = testing::RandomWeightScales(rng, oc, c.per_channel);
-    const double lo = wt == DType::kUInt8 ? 0 : -127, hi = wt == DType::kUInt8 ? 255 : 127;
+    const double lo = wt == DType::kUInt8 ? (c.uint8_weights_fit ? 10 : 0) : -127,
+                 hi = wt == DType::kUInt8 ? (c.uint8_weights_fit ? 245 : 255) : 127;
     w = b.ConstRandom("w", wt, w_shape, lo, hi, testing::WeightQuant(rng, wt, scales, 3));
     const float out_scale = c.multiplier_above_one > 0
                                 ? in_q.scale[0] * scales[0] / c.multiplier_above_one
@@ -339,6 +344,27 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeNarrowWidthsAvx512) {
   CheckThreeByThreeNarrowWidths("avx512", rt::Cpu());
 }
 
+// Case i of the sweeps over output widths w of the AVX-512 rows: int8 or uint8, per-tensor or
+// per-channel, batch 1 or 2, heights 2-8, odd input widths at stride 2, vertical dilation, SAME or
+// VALID (with the input grown so that the output width stays w).
+Case WidthSweepCase(int i, int w, int stride, int channels) {
+  Case c;
+  c.path = i % 3 == 2 ? Path::kUInt8 : Path::kInt8;
+  c.per_channel = c.path == Path::kInt8 && i % 4 != 0;
+  c.stride_h = c.stride_w = stride;
+  c.n = i % 5 == 0 ? 2 : 1;
+  c.h = 2 + i % 7;
+  c.w = stride == 1 ? w : 2 * w - (i / 2) % 2;
+  c.c = channels;
+  c.dil_h = i % 6 == 3 ? 2 : 1;
+  c.padding = i % 4 == 1 ? tflite::Padding_VALID : tflite::Padding_SAME;
+  if (c.padding == tflite::Padding_VALID) {
+    c.w += 2;  // the same output width
+    c.h += 2 * c.dil_h;
+  }
+  return c;
+}
+
 // The AVX-512 rows over every output width 1..70 (8-pixel steps and each 1..7 tail), channel
 // counts with partial 16-lane groups and bands (13, 15, 29, 31, 45, 48, 100, 200), stride 1
 // and 2, SAME and VALID, vertical dilation, batch 2, int8 and uint8, the requantization forms
@@ -350,20 +376,7 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeAvx512Widths) {
   const int channels[] = {13, 15, 29, 31, 45, 48, 100, 200};
   int i = 0;
   for (int w = 1; w <= 70; ++w) {
-    Case c;
-    c.path = i % 3 == 2 ? Path::kUInt8 : Path::kInt8;
-    c.per_channel = c.path == Path::kInt8 && i % 4 != 0;
-    c.stride_h = c.stride_w = 1 + i % 2;
-    c.n = i % 5 == 0 ? 2 : 1;
-    c.h = 2 + i % 7;
-    c.w = c.stride_w == 1 ? w : 2 * w - (i / 2) % 2;
-    c.c = channels[i % 8];
-    c.dil_h = i % 6 == 3 ? 2 : 1;
-    c.padding = i % 4 == 1 ? tflite::Padding_VALID : tflite::Padding_SAME;
-    if (c.padding == tflite::Padding_VALID) {
-      c.w += 2;  // the same output width
-      c.h += 2 * c.dil_h;
-    }
+    Case c = WidthSweepCase(i, w, 1 + i % 2, channels[i % 8]);
     c.act = i % 2 ? tflite::ActivationFunctionType_RELU6 : tflite::ActivationFunctionType_NONE;
     const int form = i % 3;
     c.multiplier_above_one = form == 1 ? 1.7f : 0;
@@ -413,15 +426,97 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeAvx512ZeroPointFold) {
         }
 }
 
-// When the output zero point may be folded (every lane: (|zp| + 1) * 2^e + 2^29 < 2^31), and
-// when the adjustment for negative values may be skipped (act_min >= zp).
-TEST(DepthwiseInt8Plan, FoldOutputZeroPointConditions) {
+// The AVX-512 quad rows (vpdpbusd, Plan::quads; variants .../dp4, checked): every output width
+// 1..70 (8-pixel steps, each 1..7 tail, the narrow stride-1 instantiations), channel counts with
+// partial 16-lane groups and bands of few and of many blocks (built block by block or entry by
+// entry), stride 1 and 2, SAME and VALID (interior entries derived from the previous one, edge
+// entries from widened columns, the input's end), vertical dilation, batch 2, int8 and uint8
+// (weights within int8 of their zero point), per-tensor and per-channel, every activation, the
+// doubled short form and the long form with a left shift, 1 and 2 threads.
+TEST_F(DepthwiseInt8Fast, ThreeByThreeAvx512Quads) {
+  if (SkipWithoutAvx512()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU (or EDGEOPT_CPU caps it): the AVX-512 rows are not used";
+  const int channels[] = {13, 16, 29, 45, 48, 100, 200, 31, 130};
+  const int acts[] = {tflite::ActivationFunctionType_NONE, tflite::ActivationFunctionType_RELU6,
+                      tflite::ActivationFunctionType_RELU, tflite::ActivationFunctionType_RELU_N1_TO_1};
+  int i = 0;
+  for (int w = 1; w <= 70; ++w)
+    for (int stride : {1, 2}) {
+      Case c = WidthSweepCase(i, w, stride, channels[i % 9]);
+      c.uint8_weights_fit = true;
+      c.act = acts[i % 4];
+      c.multiplier_above_one = i % 3 == 1 ? 1.7f : 0;
+      ASSERT_EQ(OutSize(c.padding, c.w, 3, c.stride_w, 1), w) << c.Describe();
+      testing::FastCheck check;
+      check.op_type = "DEPTHWISE_CONV_2D";
+      check.variant = stride == 2 ? "avx512/3x3s2/dp4"
+                      : w <= 8    ? "avx512/3x3s1/w" + std::to_string(w) + "/dp4"
+                                  : "avx512/3x3s1/dp4";
+      check.threads = 1 + (i / 2) % 2;
+      check.seed = 3100 + i++;
+      testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
+    }
+}
+
+// The geometry of the plan tests: one size x size image of 30 channels (the AVX-512 rows pay), a
+// 3x3 filter, SAME padding.
+kernels::dwq::Geom PlanTestGeom(int size) {
   kernels::dwq::Geom g;
   g.batches = 1;
-  g.in_h = g.in_w = g.out_h = g.out_w = 4;
+  g.in_h = g.in_w = g.out_h = g.out_w = size;
   g.channels = 30;
   g.k_h = g.k_w = 3;
   g.pad_h = g.pad_w = 1;
+  return g;
+}
+
+// When a plan uses the quad rows: AVX-512 rows, weights (minus their zero point) within int8 and
+// the bias with -(zp + 128) * sum(weights) folded in (int8 input; zp for uint8) below 2^29.
+TEST(DepthwiseInt8Plan, QuadRowsConditions) {
+  const kernels::dwq::Geom g = PlanTestGeom(6);
+  struct T {
+    bool uint8, avx512;
+    int weight, weight_zp;
+    int32_t bias, input_zp;
+    bool quads;
+  };
+  const T cases[] = {{false, true, -127, 0, 100, 5, true},      {false, false, -127, 0, 100, 5, false},
+                     {false, true, 127, 0, (1 << 29) - 300000, -128, true},
+                     {false, true, -127, 0, (1 << 29) - 200000, 127, false},
+                     {true, true, 199, 72, 100, 30, true},          {true, true, 0, 128, 100, 30, true},
+                     {true, true, 200, 72, 100, 30, false},         {true, true, 0, 129, 100, 30, false}};
+  for (const T& t : cases) {
+    kernels::dwq::Plan p;
+    p.natural = true;
+    if (t.uint8) {
+      const std::vector<uint8_t> w(9 * 30, static_cast<uint8_t>(t.weight));
+      kernels::dwq::BuildPlan(g, w.data(), t.weight_zp, &p);
+    } else {
+      const std::vector<int8_t> w(9 * 30, static_cast<int8_t>(t.weight));
+      kernels::dwq::BuildPlan(g, w.data(), 0, &p);
+    }
+    const std::vector<int32_t> bias(30, t.bias);
+    p.act_min = t.uint8 ? 0 : -128;
+    p.act_max = t.uint8 ? 255 : 127;
+    p.kind = t.uint8 ? kernels::dwq::OutKind::kUInt8 : kernels::dwq::OutKind::kInt8;
+    kernels::dwq::BuildRequant(p, bias.data(), {1 << 30}, {-8}, 0, &p);
+    p.avx512 = t.avx512;
+    kernels::dwq::FinishPlan(&p, t.input_zp);
+    EXPECT_EQ(p.quads, t.quads) << "weight " << t.weight << " - " << t.weight_zp << " bias " << t.bias << " zp "
+                                << t.input_zp;
+    if (!p.quads) continue;
+    EXPECT_EQ(p.quad_zp, t.input_zp + (t.uint8 ? 0 : 128));
+    EXPECT_EQ(p.row_entries, g.out_w);
+    const int64_t sum = 9 * int64_t{t.weight - t.weight_zp};
+    EXPECT_EQ(p.requant16[0].bias[3], t.bias - p.quad_zp * sum);
+    EXPECT_EQ(p.quad_weights[(2 * p.c16 + 3) * 4 + 1], t.weight - t.weight_zp);
+    EXPECT_EQ(p.quad_weights[(2 * p.c16 + 3) * 4 + 3], 0);
+  }
+}
+
+// When the output zero point may be folded (every lane: (|zp| + 1) * 2^e + 2^29 < 2^31), and
+// when the adjustment for negative values may be skipped (act_min >= zp).
+TEST(DepthwiseInt8Plan, FoldOutputZeroPointConditions) {
+  const kernels::dwq::Geom g = PlanTestGeom(4);
   const std::vector<int8_t> w(9 * 30, 3);
   const std::vector<int32_t> bias(30, 100);
   struct T {
