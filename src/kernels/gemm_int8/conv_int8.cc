@@ -272,12 +272,12 @@ class ConvQuantKernel final : public FastKernel {
     } else if (out_.q8.half_range) {
       suffix += "/rqhalf";
     }
-    const std::string isa = use_vnni_ ? "/avx512vnni" : "/avx2";
+    const std::string isa = use_vnni_ || out_.use_i16v ? "/avx512vnni" : "/avx2";
     switch (kind_) {
       case QuantKind::kInt8: return "conv2d/int8" + isa + suffix;
       case QuantKind::kUInt8: return "conv2d/uint8" + isa + suffix;
       case QuantKind::kHybrid: return hybrid_per_channel_ ? "conv2d/hybrid_per_channel/avx2" : "conv2d/hybrid/avx2";
-      case QuantKind::kInt16: return "conv2d/int16x8/avx2" + suffix;
+      case QuantKind::kInt16: return "conv2d/int16x8" + isa + suffix;
     }
     return "conv2d/avx2";
   }
@@ -327,6 +327,7 @@ class ConvQuantKernel final : public FastKernel {
     spec.per_channel_multipliers = kind_ != QuantKind::kUInt8;
     spec.int16_int32_bias = qgemm::Int16Rounding::kGemmlowp32;
     spec.int16_int64_bias = spec.int16_no_bias = qgemm::Int16Rounding::kInt64Bias;
+    spec.int16_vnni = vnni_;
     ASSIGN_OR_RETURN(const bool supported, PrepareGemmOutput(ctx, spec, &out_));
     if (!supported) return false;
     if (use_vnni_) {
