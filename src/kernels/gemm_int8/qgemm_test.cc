@@ -899,6 +899,46 @@ TEST_F(QGemmOps, RealisticLayers) {
   }
 }
 
+// 16x8 layers like vww_96's and MobileNetV2's (stems through the padded im2col, 1x1 layers with
+// small and large K, N not a multiple of 16, several panel blocks) with each bias form (int64:
+// the reduced-multiplier rounding; int32: gemmlowp's two roundings; none), every activation,
+// both ISAs and 1 and 2 threads, the variant checked.
+TEST_F(QGemmOps, Int16x8Layers) {
+  const int kSame = tflite::Padding_SAME, kValid = tflite::Padding_VALID;
+  const ConvLayer layers[] = {
+      {1, 33, 31, 3, 8, 3, 3, 2, 2, 1, kSame, "/padded"},     // vww stem, odd size
+      {1, 24, 24, 8, 16, 1, 1, 1, 1, 1, kSame, ""},           // K = 8
+      {1, 12, 12, 16, 32, 1, 1, 1, 1, 1, kSame, ""},
+      {1, 7, 9, 144, 24, 1, 1, 1, 1, 1, kSame, ""},
+      {2, 5, 7, 37, 75, 1, 1, 1, 1, 1, kValid, ""},           // odd K, N = 4 panels + 11
+      {1, 6, 6, 96, 160, 1, 1, 1, 1, 1, kSame, ""},           // 10 panels: blocks of 4 + 3 + 3
+      {1, 11, 10, 5, 33, 3, 2, 1, 2, 2, kSame, "/padded"},    // dilation 2, stride 1x2
+  };
+  const int acts[] = {tflite::ActivationFunctionType_NONE, tflite::ActivationFunctionType_RELU,
+                      tflite::ActivationFunctionType_RELU6, tflite::ActivationFunctionType_RELU_N1_TO_1};
+  int i = 0;
+  for (const ConvLayer& l : layers) {
+    for (int bias = 0; bias < 3; ++bias) {
+      Case c = LayerCase(l, Path::kInt16, acts[i % 4]);
+      c.per_channel = i % 2 == 0;
+      c.has_bias = bias < 2;
+      c.bias_type = bias == 0 ? DType::kInt64 : DType::kInt32;
+      for (const Isa& isa : IsasFor(Path::kInt16))
+        for (int threads : {1, 2}) {
+          testing::FastCheck check;
+          check.op_type = "CONV_2D";
+          check.variant = std::string(isa.name) + l.variant;
+          check.cpu = isa.cpu;
+          check.threads = threads;
+          check.seed = 1700 + i;
+          testing::ExpectFastMatchesReference(BuildConv(c, check.seed), isa.name + std::string(" ") + c.Describe("conv2d"),
+                                              check);
+        }
+      ++i;
+    }
+  }
+}
+
 // The paths of issue 6 (and their VNNI twins), each checked to be the one taken: im2col from the padded int16 image
 // (stems with C = 1 and 3, SAME / VALID, stride 1 / 2, dilation, odd K, N not a multiple of
 // 16, pixel counts not a multiple of the 6-row tile) and the half-range output stage on
