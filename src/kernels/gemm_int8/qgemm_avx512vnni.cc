@@ -26,6 +26,25 @@ namespace {
 // zmm registers; the rest hold the NV weight vectors and the broadcast A group.
 constexpr int RowsFor(int nv) { return nv == 4 ? 6 : nv == 3 ? 8 : 12; }
 
+// Calls tile(p, nv, r, tr, cols_last) for the tiles of rows [0, rows) x panels [p0, p1) of an
+// N-column B: panels in blocks of at most 4, as even as possible (9 panels: 3 + 3 + 3, 6: 3 + 3),
+// each block's rows in tiles of RowsFor(nv) (tr rows from r); cols_last: the valid columns of
+// the block's last panel.
+template <typename F>
+void ForEachTile(int rows, int p0, int p1, int N, F tile) {
+  const int np = p1 - p0;
+  if (np <= 0 || rows <= 0) return;
+  const int blocks = (np + 3) / 4;
+  int p = p0;
+  for (int blk = 0; blk < blocks; ++blk) {
+    const int nv = np / blocks + (blk < np % blocks ? 1 : 0);
+    const int mr = RowsFor(nv);
+    const int cols_last = std::min(16, N - (p + nv - 1) * 16);
+    for (int r = 0; r < rows; r += mr) tile(p, nv, r, std::min(mr, rows - r), cols_last);
+    p += nv;
+  }
+}
+
 struct TileArgs {
   const uint8_t* a;
   int64_t lda;
@@ -201,10 +220,6 @@ TileFn PickTile(const VnniOutput& out, int nv, int rows) {
 
 void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, const PackedB8& b, int p0, int p1,
                const VnniOutput& out, const int32_t* row_term, uint8_t* c, int64_t ldc) {
-  const int np = p1 - p0;
-  if (np <= 0 || rows <= 0) return;
-  // Panels in blocks of at most 4, as even as possible (9 panels: 3 + 3 + 3, 6: 3 + 3).
-  const int blocks = (np + 3) / 4;
   TileArgs t;
   t.lda = lda;
   t.koff = koff;
@@ -213,22 +228,15 @@ void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, con
   t.ldc = ldc;
   t.act_min = out.act_min;
   t.act_max = out.act_max;
-  int p = p0;
-  for (int blk = 0; blk < blocks; ++blk) {
-    const int nv = np / blocks + (blk < np % blocks ? 1 : 0);
-    const int mr = RowsFor(nv);
+  ForEachTile(rows, p0, p1, b.N, [&](int p, int nv, int r, int tr, int cols_last) {
     t.b = b.panel(p);
     t.q = out.panels.data() + p;
-    t.cols_last = std::min(16, b.N - (p + nv - 1) * 16);
-    for (int r = 0; r < rows; r += mr) {
-      const int tr = std::min(mr, rows - r);
-      t.a = a + r * lda;
-      t.row_term = row_term ? row_term + r : nullptr;
-      t.c = c + r * ldc + p * 16;
-      PickTile(out, nv, tr)(t);
-    }
-    p += nv;
-  }
+    t.cols_last = cols_last;
+    t.a = a + r * lda;
+    t.row_term = row_term ? row_term + r : nullptr;
+    t.c = c + r * ldc + p * 16;
+    PickTile(out, nv, tr)(t);
+  });
 }
 
 // ---- 16x8: int16 activations x int8 weights widened to int16 (vpdpwssd) ----
@@ -345,9 +353,6 @@ Tile16Fn PickTile16(int nv, int rows) {
 
 void Int16VnniChunk(const int16_t* a, int64_t lda, int rows, const PackedB& b, int p0, int p1,
                     const Int16VnniOutput& out, int16_t* c, int64_t ldc) {
-  const int np = p1 - p0;
-  if (np <= 0 || rows <= 0) return;
-  const int blocks = (np + 3) / 4;  // as VnniChunk
   Tile16Args t;
   t.lda = lda;
   t.K2 = b.K2;
@@ -355,21 +360,14 @@ void Int16VnniChunk(const int16_t* a, int64_t lda, int rows, const PackedB& b, i
   t.ldc = ldc;
   t.act_min = out.act_min;
   t.act_max = out.act_max;
-  int p = p0;
-  for (int blk = 0; blk < blocks; ++blk) {
-    const int nv = np / blocks + (blk < np % blocks ? 1 : 0);
-    const int mr = RowsFor(nv);
+  ForEachTile(rows, p0, p1, b.N, [&](int p, int nv, int r, int tr, int cols_last) {
     t.b = b.panel(p);
     t.q = out.panels.data() + p;
-    t.cols_last = std::min(16, b.N - (p + nv - 1) * 16);
-    for (int r = 0; r < rows; r += mr) {
-      const int tr = std::min(mr, rows - r);
-      t.a = a + r * lda;
-      t.c = c + r * ldc + p * 16;
-      (out.two_round ? PickTile16<true>(nv, tr) : PickTile16<false>(nv, tr))(t);
-    }
-    p += nv;
-  }
+    t.cols_last = cols_last;
+    t.a = a + r * lda;
+    t.c = c + r * ldc + p * 16;
+    (out.two_round ? PickTile16<true>(nv, tr) : PickTile16<false>(nv, tr))(t);
+  });
 }
 
 int32_t RowSumU8(const uint8_t* p, int64_t n) {
