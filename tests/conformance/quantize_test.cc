@@ -26,6 +26,7 @@
 #include "support/conformance.h"
 #include "support/tflite_oracle.h"
 #include "support/core/model_files.h"
+#include "support/fast_vs_reference.h"
 
 namespace edgeopt {
 namespace {
@@ -237,6 +238,19 @@ TEST_P(QuantizeRealModel, RunsInTheReferenceRuntimeAndMatches) {
       EXPECT_GT(int16_ops, 0) << summary.quantization.description;
       EXPECT_GT(report->ops_quantized, 0);
       break;
+  }
+  if (c.mode == QuantMode::kInt16x8 && testing::HaveAvx2()) {
+    // The fast 16x8 kernels (gemm_int8: AVX2 or AVX-512 VNNI; depthwise) give the reference
+    // kernels' bytes, and every 16x8 CONV_2D / FULLY_CONNECTED ran one of them.
+    for (int threads : {1, 2}) {
+      testing::FastCheck check;
+      check.threads = threads;
+      check.op_type = "CONV_2D";
+      check.more_op_types = {"FULLY_CONNECTED"};
+      check.variant = "int16x8/avx";
+      check.seed = 5;
+      testing::ExpectFastMatchesReference(*model, std::string(c.model.file) + " 16x8, fast kernels vs reference", check);
+    }
   }
 
   // The reference runtime loads and runs the file and agrees with edgeopt's run of it.

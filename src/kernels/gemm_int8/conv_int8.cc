@@ -204,32 +204,14 @@ class PaddedPacker final : public Base {
     int b = static_cast<int>(row0 / hw);
     const int pixel = static_cast<int>(row0 % hw);
     int oy = pixel / g_.out_w, ox = pixel % g_.out_w;
-    if (g_.dil_w == 1 && seg * static_cast<int>(sizeof(D)) <= 16 && (lda - K) * static_cast<int64_t>(sizeof(D)) <= 4) {
-      // Short window rows (stems: C = 1..5): one 16-byte copy per filter row, the pixels of an
-      // output row in one loop (the generic loop below spent ~15 cycles of bookkeeping per pixel
-      // on MobileNetV2's stem, as much as its multiply-adds).
-      const int64_t px_step = int64_t{g_.stride_w} * C;
-      for (int i = 0; i < rows;) {
-        const int n = std::min(rows - i, g_.out_w - ox);
-        const D* src = img_ + (int64_t{b} * pi_.ph + int64_t{oy} * g_.stride_h) * row_len + int64_t{ox} * px_step;
-        D* row = dst + i * lda;
-        for (int p = 0; p < n; ++p, src += px_step, row += lda) {
-          for (int ky = 0; ky < g_.k_h; ++ky) std::memcpy(row + ky * seg, src + ky * ky_step, 16);
-          // Zeros from K up to lda (at most 4 bytes; what lands past lda is overwritten by the
-          // next row or falls in the buffer's slack, as CopyRun's overrun).
-          std::memset(reinterpret_cast<uint8_t*>(row + K), 0, 4);
-        }
-        i += n;
-        ox += n;
-        if (ox == g_.out_w) {
-          ox = 0;
-          if (++oy == g_.out_h) {
-            oy = 0;
-            ++b;
-          }
-        }
-      }
-      return;
+    // Short window rows (stems: C = 1..5): one 16-byte copy per filter row (32 bytes for int16
+    // rows of 9..16 values, e.g. the 16x8 3x3 C = 3 stem; the padded int16 image's slack covers
+    // the over-read), the pixels of an output row in one loop (the generic loop below spent ~15
+    // cycles of bookkeeping per pixel on MobileNetV2's stem, as much as its multiply-adds).
+    const int seg_bytes = seg * static_cast<int>(sizeof(D));
+    if (g_.dil_w == 1 && (lda - K) * static_cast<int64_t>(sizeof(D)) <= 4) {
+      if (seg_bytes <= 16) return PackShortRows<16>(b, oy, ox, rows, dst, lda);
+      if (sizeof(D) == 2 && seg_bytes <= 32) return PackShortRows<32>(b, oy, ox, rows, dst, lda);
     }
     for (int i = 0; i < rows; ++i) {
       D* row = dst + i * lda;
@@ -248,6 +230,38 @@ class PaddedPacker final : public Base {
   }
 
  private:
+  // Rows [row0, row0 + rows) (row0 at batch b, pixel (oy, ox)) with one kCopy-byte copy per
+  // filter row: what lands past a row is overwritten by the next row or falls in the A buffer's
+  // slack (kCopy - seg bytes at most), as CopyRun's overrun.
+  template <int kCopy>
+  void PackShortRows(int b, int oy, int ox, int rows, D* dst, int64_t lda) const {
+    const int C = g_.in_c;
+    const int K = g_.k_h * g_.k_w * C;
+    const int64_t row_len = int64_t{pi_.pw} * C;
+    const int64_t ky_step = row_len * g_.dil_h;
+    const int seg = g_.k_w * C;
+    const int64_t px_step = int64_t{g_.stride_w} * C;
+    for (int i = 0; i < rows;) {
+      const int n = std::min(rows - i, g_.out_w - ox);
+      const D* src = img_ + (int64_t{b} * pi_.ph + int64_t{oy} * g_.stride_h) * row_len + int64_t{ox} * px_step;
+      D* row = dst + i * lda;
+      for (int p = 0; p < n; ++p, src += px_step, row += lda) {
+        for (int ky = 0; ky < g_.k_h; ++ky) std::memcpy(row + ky * seg, src + ky * ky_step, kCopy);
+        // Zeros from K up to lda (at most 4 bytes).
+        std::memset(reinterpret_cast<uint8_t*>(row + K), 0, 4);
+      }
+      i += n;
+      ox += n;
+      if (ox == g_.out_w) {
+        ox = 0;
+        if (++oy == g_.out_h) {
+          oy = 0;
+          ++b;
+        }
+      }
+    }
+  }
+
   ConvGeom g_;
   PaddedImage pi_;
   const D* img_;
@@ -272,12 +286,12 @@ class ConvQuantKernel final : public FastKernel {
     } else if (out_.q8.half_range) {
       suffix += "/rqhalf";
     }
-    const std::string isa = use_vnni_ ? "/avx512vnni" : "/avx2";
+    const std::string isa = use_vnni_ || out_.use_i16v ? "/avx512vnni" : "/avx2";
     switch (kind_) {
       case QuantKind::kInt8: return "conv2d/int8" + isa + suffix;
       case QuantKind::kUInt8: return "conv2d/uint8" + isa + suffix;
       case QuantKind::kHybrid: return hybrid_per_channel_ ? "conv2d/hybrid_per_channel/avx2" : "conv2d/hybrid/avx2";
-      case QuantKind::kInt16: return "conv2d/int16x8/avx2" + suffix;
+      case QuantKind::kInt16: return "conv2d/int16x8" + isa + suffix;
     }
     return "conv2d/avx2";
   }
@@ -327,6 +341,7 @@ class ConvQuantKernel final : public FastKernel {
     spec.per_channel_multipliers = kind_ != QuantKind::kUInt8;
     spec.int16_int32_bias = qgemm::Int16Rounding::kGemmlowp32;
     spec.int16_int64_bias = spec.int16_no_bias = qgemm::Int16Rounding::kInt64Bias;
+    spec.int16_vnni = vnni_;
     ASSIGN_OR_RETURN(const bool supported, PrepareGemmOutput(ctx, spec, &out_));
     if (!supported) return false;
     if (use_vnni_) {

@@ -49,7 +49,7 @@ class FcQuantKernel final : public FastKernel {
       case QuantKind::kInt8: return use_vnni_ ? "fully_connected/int8/avx512vnni" : "fully_connected/int8/avx2";
       case QuantKind::kUInt8: return use_vnni_ ? "fully_connected/uint8/avx512vnni" : "fully_connected/uint8/avx2";
       case QuantKind::kHybrid: return "fully_connected/hybrid/avx2";
-      case QuantKind::kInt16: return "fully_connected/int16x8/avx2";
+      case QuantKind::kInt16: return out_.use_i16v ? "fully_connected/int16x8/avx512vnni" : "fully_connected/int16x8/avx2";
     }
     return "fully_connected/avx2";
   }
@@ -83,6 +83,7 @@ class FcQuantKernel final : public FastKernel {
     spec.per_channel_multipliers = per_channel;
     spec.int16_int32_bias = spec.int16_no_bias = qgemm::Int16Rounding::kSingleRound;
     spec.int16_int64_bias = qgemm::Int16Rounding::kInt64Bias;
+    spec.int16_vnni = vnni_;
     ASSIGN_OR_RETURN(const bool supported, PrepareGemmOutput(ctx, spec, &out_));
     if (!supported) return false;
     if (use_vnni_) {

@@ -163,6 +163,52 @@ void BuildRequant8(int N, const int32_t* bias, const std::vector<int32_t>& multi
   }
 }
 
+bool BuildInt16VnniOutput(const Int16Out& q, int N, Int16VnniOutput* out) {
+  const int panels = (N + kNR - 1) / kNR;
+  out->panels.assign(static_cast<size_t>(panels), Requant16Panel{});
+  out->two_round = q.rounding == Int16Rounding::kGemmlowp32;
+  out->act_min = q.act_min;
+  out->act_max = q.act_max;
+  for (int n = 0; n < panels * kNR; ++n) {
+    Requant16Panel& p = out->panels[static_cast<size_t>(n / kNR)];
+    const int lane = n % kNR;
+    int32_t mult = 0, bias = 0;
+    int shift = 1;
+    uint64_t add = 0;
+    if (n < N) {
+      const int32_t m = q.multiplier[n];
+      if (q.rounding == Int16Rounding::kInt64Bias) {
+        // The reference's reduced multiplier (quant_utils.h, MultiplyByQuantizedMultiplier(int64_t)).
+        mult = m < 0x7FFF0000 ? ((m + (1 << 15)) >> 16) : 0x7FFF;
+        shift = 15 - q.shift[n];
+        const int64_t b = q.bias64 ? q.bias64[n] : 0;
+        add = static_cast<uint64_t>(b) * static_cast<uint64_t>(static_cast<int64_t>(mult));
+      } else if (q.rounding == Int16Rounding::kSingleRound) {
+        mult = m;
+        shift = 31 - q.shift[n];
+        bias = q.bias32 ? q.bias32[n] : 0;
+      } else {  // kGemmlowp32
+        const int left = std::max(q.shift[n], 0), right = std::max(-q.shift[n], 0);
+        if (m < 0 || left > 31 || right > 31) return false;
+        mult = m;
+        shift = 31;
+        bias = q.bias32 ? q.bias32[n] : 0;
+        p.left[lane] = left;
+        p.rshift[lane] = right;
+        p.rmask[lane] = static_cast<int32_t>((int64_t{1} << right) - 1);
+        p.rhalf[lane] = p.rmask[lane] >> 1;
+      }
+      if (shift < 1 || shift > 63) return false;
+      add += uint64_t{1} << (shift - 1);
+    }
+    p.bias[lane] = bias;
+    (lane % 2 == 0 ? p.mult : p.mult_o)[lane / 2 * 2] = mult;
+    (lane % 2 == 0 ? p.add_e : p.add_o)[lane / 2] = static_cast<int64_t>(add);
+    (lane % 2 == 0 ? p.shift_e : p.shift_o)[lane / 2] = shift;
+  }
+  return true;
+}
+
 size_t GemmScratchBytes(const PackedB& b, int64_t M, int threads) {
   threads = std::max(threads, 1);
   return PerThreadScratch(b, ChunkRows(b, M, threads)) * static_cast<size_t>(threads);
@@ -221,6 +267,11 @@ void RunGemm(rt::ThreadPool& pool, int64_t M, const PackedB& b, const APacker& p
     int16_t* a = reinterpret_cast<int16_t*>(static_cast<uint8_t*>(scratch) + per_thread * static_cast<size_t>(t.slot));
     alignas(32) int32_t acc[kMR * kNR];
     if (t.new_chunk) pack.Pack(t.row0, t.rows, a, lda);
+    if (out.i16v) {
+      Int16VnniChunk(a, lda, t.rows, b, t.p0, t.p1, *out.i16v, static_cast<int16_t*>(out.c) + t.row0 * out.ldc,
+                     out.ldc);
+      return;
+    }
     for (int r = 0; r < t.rows; r += kMR) {
       const int mr = std::min(kMR, t.rows - r);
       for (int p = t.p0; p < t.p1; ++p) {

@@ -135,12 +135,46 @@ struct Int16Out {               // 16x8: scalar reference requantization per ele
   int32_t act_min, act_max;
 };
 
+// 16x8 output stage of the AVX-512 VNNI int16 GEMM (vpdpwssd, qgemm_avx512vnni.cc), 16 channels
+// per panel: y = (acc + bias) * mult + add in 64 bits (wrapping), v = int32(y >> shift)
+// (arithmetic), clamped to the activation range and truncated to int16. The two roundings of
+// Int16Out that are one 64-bit multiply, add and shift:
+// - kInt64Bias: bias = 0, mult = the reference's 16-bit reduced multiplier, shift = 15 - s,
+//   add = bias64 * mult + 2^(shift - 1): (acc + b) * m + r == acc * m + (b * m + r) modulo 2^64,
+//   the same bits as the reference's int64 arithmetic;
+// - kSingleRound: bias = the int32 bias (acc + bias wraps in int32 as in the reference), mult = m,
+//   shift = 31 - s, add = 2^(shift - 1).
+// - kGemmlowp32 (Int16VnniOutput::two_round): x = (acc + bias) << left (wrapping), then gemmlowp's
+//   SaturatingRoundingDoublingHighMul(x, m), which for m >= 0 (no saturating lane) is exactly
+//   (x * m + 2^30) >> 31 (arithmetic: its sign-dependent nudge and truncation toward zero give the
+//   floor for both signs), i.e. the form above with add = 2^30 and shift = 31; then
+//   RoundingDivideByPOT by the right shift r (half away from zero): (h >> r) + 1 when
+//   (h & rmask) > rhalf - (h >> 31), rmask = 2^r - 1, rhalf = rmask >> 1.
+struct alignas(64) Requant16Panel {
+  int32_t bias[16];
+  int32_t mult[16];    // even channels' multipliers in the even lanes (vpmuldq reads lanes 0, 2, ...)
+  int32_t mult_o[16];  // odd channels' multipliers moved to the even lanes
+  int64_t add_e[8], add_o[8];
+  int64_t shift_e[8], shift_o[8];
+  int32_t left[16], rshift[16], rmask[16], rhalf[16];  // two_round only
+};
+struct Int16VnniOutput {
+  std::vector<Requant16Panel> panels;  // ceil(N / 16)
+  bool two_round = false;              // kGemmlowp32
+  int32_t act_min = -32768, act_max = 32767;
+};
+// Builds the stage for N channels of q (bias pointers, multiplier and shift arrays of N entries);
+// false when a shift lies outside the range the stage is exact for (the 64-bit shift in [1, 63];
+// kGemmlowp32: left and right shifts up to 31, multipliers >= 0).
+bool BuildInt16VnniOutput(const Int16Out& q, int N, Int16VnniOutput* out);
+
 // Everything the driver needs besides A.
 struct GemmOutput {
   OutKind kind = OutKind::kInt8;
   const Requant8* q8 = nullptr;
   FloatOut f{};
   Int16Out i16{};
+  const Int16VnniOutput* i16v = nullptr;  // kInt16 on AVX-512 VNNI: RunGemm runs Int16VnniChunk
   void* c = nullptr;            // output base (row 0, column 0)
   int64_t ldc = 0;              // elements between rows
   const float* row_scale = nullptr;  // kFloat: per batch; row r belongs to batch r / rows_per_batch
@@ -203,6 +237,14 @@ void WidenSubSegments(const uint8_t* src, int64_t src_stride, int segments, int 
                       int32_t zero_point, int16_t* dst);
 void WidenSubSegments(const int16_t* src, int64_t src_stride, int segments, int seg, const int16_t* src_end,
                       int32_t zero_point, int16_t* dst);
+
+// ---- AVX-512 VNNI entry point of the 16x8 GEMM (qgemm_avx512vnni.cc) ----
+
+// Rows [0, rows) of packed int16 A (lda int16 apart, K2 pairs, zero past K) times panels [p0, p1)
+// of B (PackedB: one 64-byte vector per k pair and panel), requantized by `out` into int16 C
+// (c points at row 0 / column 0 of the chunk; ldc elements between rows).
+void Int16VnniChunk(const int16_t* a, int64_t lda, int rows, const PackedB& b, int p0, int p1,
+                    const Int16VnniOutput& out, int16_t* c, int64_t ldc);
 
 // Extra int16 elements a packed A buffer needs after its last row (WidenSub overrun).
 inline constexpr int kASlack = 32;

@@ -26,6 +26,25 @@ namespace {
 // zmm registers; the rest hold the NV weight vectors and the broadcast A group.
 constexpr int RowsFor(int nv) { return nv == 4 ? 6 : nv == 3 ? 8 : 12; }
 
+// Calls tile(p, nv, r, tr, cols_last) for the tiles of rows [0, rows) x panels [p0, p1) of an
+// N-column B: panels in blocks of at most 4, as even as possible (9 panels: 3 + 3 + 3, 6: 3 + 3),
+// each block's rows in tiles of RowsFor(nv) (tr rows from r); cols_last: the valid columns of
+// the block's last panel.
+template <typename F>
+void ForEachTile(int rows, int p0, int p1, int N, F tile) {
+  const int np = p1 - p0;
+  if (np <= 0 || rows <= 0) return;
+  const int blocks = (np + 3) / 4;
+  int p = p0;
+  for (int blk = 0; blk < blocks; ++blk) {
+    const int nv = np / blocks + (blk < np % blocks ? 1 : 0);
+    const int mr = RowsFor(nv);
+    const int cols_last = std::min(16, N - (p + nv - 1) * 16);
+    for (int r = 0; r < rows; r += mr) tile(p, nv, r, std::min(mr, rows - r), cols_last);
+    p += nv;
+  }
+}
+
 struct TileArgs {
   const uint8_t* a;
   int64_t lda;
@@ -201,10 +220,6 @@ TileFn PickTile(const VnniOutput& out, int nv, int rows) {
 
 void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, const PackedB8& b, int p0, int p1,
                const VnniOutput& out, const int32_t* row_term, uint8_t* c, int64_t ldc) {
-  const int np = p1 - p0;
-  if (np <= 0 || rows <= 0) return;
-  // Panels in blocks of at most 4, as even as possible (9 panels: 3 + 3 + 3, 6: 3 + 3).
-  const int blocks = (np + 3) / 4;
   TileArgs t;
   t.lda = lda;
   t.koff = koff;
@@ -213,22 +228,146 @@ void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, con
   t.ldc = ldc;
   t.act_min = out.act_min;
   t.act_max = out.act_max;
-  int p = p0;
-  for (int blk = 0; blk < blocks; ++blk) {
-    const int nv = np / blocks + (blk < np % blocks ? 1 : 0);
-    const int mr = RowsFor(nv);
+  ForEachTile(rows, p0, p1, b.N, [&](int p, int nv, int r, int tr, int cols_last) {
     t.b = b.panel(p);
     t.q = out.panels.data() + p;
-    t.cols_last = std::min(16, b.N - (p + nv - 1) * 16);
-    for (int r = 0; r < rows; r += mr) {
-      const int tr = std::min(mr, rows - r);
-      t.a = a + r * lda;
-      t.row_term = row_term ? row_term + r : nullptr;
-      t.c = c + r * ldc + p * 16;
-      PickTile(out, nv, tr)(t);
-    }
-    p += nv;
+    t.cols_last = cols_last;
+    t.a = a + r * lda;
+    t.row_term = row_term ? row_term + r : nullptr;
+    t.c = c + r * ldc + p * 16;
+    PickTile(out, nv, tr)(t);
+  });
+}
+
+// ---- 16x8: int16 activations x int8 weights widened to int16 (vpdpwssd) ----
+namespace {
+
+struct Tile16Args {
+  const int16_t* a;
+  int64_t lda;               // int16 elements between rows
+  int K2;
+  const int16_t* b;          // first panel of the block
+  int64_t panel_stride;      // int16 elements between panels
+  const Requant16Panel* q;   // output constants of the first panel
+  int16_t* c;
+  int64_t ldc;
+  int cols_last;             // valid columns of the last panel (1..16)
+  int32_t act_min, act_max;
+};
+
+// Int16VnniOutput's stage for 16 accumulators: (x + bias) * m + add in 64 bits, shifted right
+// arithmetically, the low dwords of the even and odd lanes merged; two_round: x shifted left
+// first and the result divided by 2^r rounding half away from zero (see Requant16Panel).
+template <bool kTwoRound>
+inline __m512i Requant16(__m512i x, const Requant16Panel& q) {
+  x = _mm512_add_epi32(x, Load(q.bias));
+  if constexpr (kTwoRound) x = _mm512_sllv_epi32(x, Load(q.left));
+  __m512i p_e = _mm512_mul_epi32(x, Load(q.mult));
+  __m512i p_o = _mm512_mul_epi32(_mm512_shuffle_epi32(x, static_cast<_MM_PERM_ENUM>(0xF5)), Load(q.mult_o));
+  p_e = _mm512_srav_epi64(_mm512_add_epi64(p_e, Load(q.add_e)), Load(q.shift_e));
+  p_o = _mm512_srav_epi64(_mm512_add_epi64(p_o, Load(q.add_o)), Load(q.shift_o));
+  const __m512i h = _mm512_mask_shuffle_epi32(p_e, 0xAAAA, p_o, static_cast<_MM_PERM_ENUM>(0xA0));
+  if constexpr (!kTwoRound) return h;
+  const __m512i rem = _mm512_and_si512(h, Load(q.rmask));
+  const __m512i threshold = _mm512_sub_epi32(Load(q.rhalf), _mm512_srai_epi32(h, 31));
+  const __m512i y = _mm512_srav_epi32(h, Load(q.rshift));
+  return _mm512_mask_sub_epi32(y, _mm512_cmpgt_epi32_mask(rem, threshold), y, _mm512_set1_epi32(-1));
+}
+
+// R rows x NV panels, fully unrolled (as Tile above).
+template <int R, int NV, bool kTwoRound>
+void Tile16(const Tile16Args& t) {
+  const Requant16Panel* const q = t.q;
+  int16_t* const c = t.c;
+  const int64_t ldc = t.ldc;
+  const int cols_last = t.cols_last;
+  __m512i acc[R][NV];
+  _Pragma("GCC unroll 16")
+  for (int r = 0; r < R; ++r) {
+    _Pragma("GCC unroll 16")
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_si512();
   }
+  const int16_t* b = t.b;
+  const int16_t* a = t.a;
+  const int64_t lda = t.lda, panel_stride = t.panel_stride;
+  for (int k = 0; k < t.K2; ++k) {
+    __m512i w[NV];
+    _Pragma("GCC unroll 16")
+    for (int v = 0; v < NV; ++v) w[v] = Load(b + v * panel_stride);
+    _Pragma("GCC unroll 16")
+    for (int r = 0; r < R; ++r) {
+      int32_t pair;
+      std::memcpy(&pair, a + r * lda, 4);
+      const __m512i x = _mm512_set1_epi32(pair);
+      _Pragma("GCC unroll 16")
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpwssd_epi32(acc[r][v], x, w[v]);
+    }
+    b += 32;
+    a += 2;
+  }
+  _Pragma("GCC unroll 16")
+  for (int r = 0; r < R; ++r) {
+    _Pragma("GCC unroll 16")
+    for (int v = 0; v < NV; ++v) asm("" : "+v"(acc[r][v]));
+  }
+  const __m512i lo = _mm512_set1_epi32(t.act_min), hi = _mm512_set1_epi32(t.act_max);
+  const __mmask16 last = static_cast<__mmask16>((1u << cols_last) - 1);
+  _Pragma("GCC unroll 16")
+  for (int r = 0; r < R; ++r) {
+    _Pragma("GCC unroll 16")
+    for (int v = 0; v < NV; ++v) {
+      const __m512i y = _mm512_min_epi32(_mm512_max_epi32(Requant16<kTwoRound>(acc[r][v], q[v]), lo), hi);
+      const __m256i h = _mm512_cvtepi32_epi16(y);
+      int16_t* dst = c + r * ldc + 16 * v;
+      if (v + 1 < NV || cols_last == 16) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), h);
+      } else {
+        _mm256_mask_storeu_epi16(dst, last, h);
+      }
+    }
+  }
+}
+
+using Tile16Fn = void (*)(const Tile16Args&);
+
+template <int NV, bool kTwoRound, size_t... I>
+constexpr std::array<Tile16Fn, sizeof...(I)> Tile16Table(std::index_sequence<I...>) {
+  return {&Tile16<static_cast<int>(I) + 1, NV, kTwoRound>...};
+}
+template <int NV, bool kTwoRound>
+struct Tiles16 {
+  static constexpr auto table = Tile16Table<NV, kTwoRound>(std::make_index_sequence<RowsFor(NV)>());
+};
+
+template <bool kTwoRound>
+Tile16Fn PickTile16(int nv, int rows) {
+  switch (nv) {
+    case 4: return Tiles16<4, kTwoRound>::table[static_cast<size_t>(rows - 1)];
+    case 3: return Tiles16<3, kTwoRound>::table[static_cast<size_t>(rows - 1)];
+    case 2: return Tiles16<2, kTwoRound>::table[static_cast<size_t>(rows - 1)];
+    default: return Tiles16<1, kTwoRound>::table[static_cast<size_t>(rows - 1)];
+  }
+}
+
+}  // namespace
+
+void Int16VnniChunk(const int16_t* a, int64_t lda, int rows, const PackedB& b, int p0, int p1,
+                    const Int16VnniOutput& out, int16_t* c, int64_t ldc) {
+  Tile16Args t;
+  t.lda = lda;
+  t.K2 = b.K2;
+  t.panel_stride = int64_t{b.K2} * 2 * kNR;
+  t.ldc = ldc;
+  t.act_min = out.act_min;
+  t.act_max = out.act_max;
+  ForEachTile(rows, p0, p1, b.N, [&](int p, int nv, int r, int tr, int cols_last) {
+    t.b = b.panel(p);
+    t.q = out.panels.data() + p;
+    t.cols_last = cols_last;
+    t.a = a + r * lda;
+    t.c = c + r * ldc + p * 16;
+    (out.two_round ? PickTile16<true>(nv, tr) : PickTile16<false>(nv, tr))(t);
+  });
 }
 
 int32_t RowSumU8(const uint8_t* p, int64_t n) {

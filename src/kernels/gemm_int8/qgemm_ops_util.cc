@@ -32,6 +32,19 @@ std::shared_ptr<const Packed> CachedPacking(rt::KernelContext& ctx, const std::s
   return std::static_pointer_cast<const Packed>(cache->GetOrCreate(key, make));
 }
 
+// The 16x8 output stage's parameters (the bias read from its tensor, null when absent).
+qgemm::Int16Out Int16OutOf(const GemmOpOutput& st, const rt::RtTensor* bias) {
+  qgemm::Int16Out q;
+  q.rounding = st.rounding;
+  q.bias32 = bias && bias->type == DType::kInt32 ? bias->data_as<int32_t>() : nullptr;
+  q.bias64 = bias && bias->type == DType::kInt64 ? bias->data_as<int64_t>() : nullptr;
+  q.multiplier = st.mult.data();
+  q.shift = st.shift.data();
+  q.act_min = st.act_min;
+  q.act_max = st.act_max;
+  return q;
+}
+
 }  // namespace
 
 std::shared_ptr<const qgemm::PackedB> GetPackedWeights(rt::KernelContext& ctx, const std::string& tag,
@@ -125,6 +138,11 @@ Expected<bool> PrepareGemmOutput(rt::KernelContext& ctx, const GemmOpSpec& spec,
       if (st->rounding == qgemm::Int16Rounding::kInt64Bias &&
           !Int16SumsFitInt32(weights->data_as<int8_t>(), N, spec.K))
         return false;
+      st->use_i16v = false;
+      if (spec.int16_vnni) {
+        const qgemm::Int16Out q = Int16OutOf(*st, bias);
+        st->use_i16v = qgemm::BuildInt16VnniOutput(q, N, &st->i16v);
+      }
       return true;
     }
   }
@@ -154,13 +172,8 @@ qgemm::GemmOutput MakeGemmOutput(const GemmOpOutput& st, rt::KernelContext& ctx,
       break;
     case QuantKind::kInt16:
       out.kind = qgemm::OutKind::kInt16;
-      out.i16.rounding = st.rounding;
-      out.i16.bias32 = bias && bias->type == DType::kInt32 ? bias->data_as<int32_t>() : nullptr;
-      out.i16.bias64 = bias && bias->type == DType::kInt64 ? bias->data_as<int64_t>() : nullptr;
-      out.i16.multiplier = st.mult.data();
-      out.i16.shift = st.shift.data();
-      out.i16.act_min = st.act_min;
-      out.i16.act_max = st.act_max;
+      out.i16 = Int16OutOf(st, bias);
+      out.i16v = st.use_i16v ? &st.i16v : nullptr;
       break;
   }
   return out;

@@ -75,6 +75,9 @@ struct GemmOpSpec {
   qgemm::Int16Rounding int16_int32_bias = qgemm::Int16Rounding::kGemmlowp32;
   qgemm::Int16Rounding int16_int64_bias = qgemm::Int16Rounding::kInt64Bias;
   qgemm::Int16Rounding int16_no_bias = qgemm::Int16Rounding::kInt64Bias;
+  // 16x8: the CPU runs the AVX-512 VNNI GEMM (qgemm::Int16VnniChunk); used when the rounding
+  // has its output stage (qgemm::BuildInt16VnniOutput).
+  bool int16_vnni = false;
 };
 
 // Output-stage state of a GEMM operator (conv_int8.cc, fc_int8.cc), per kind, built at Prepare.
@@ -87,6 +90,8 @@ struct GemmOpOutput {
   std::vector<int> shift;
   qgemm::Int16Rounding rounding = qgemm::Int16Rounding::kGemmlowp32;
   int32_t act_min = 0, act_max = 0;
+  bool use_i16v = false;          // 16x8 on AVX-512 VNNI
+  qgemm::Int16VnniOutput i16v;
 };
 
 // Builds `st` from the op's tensors (input 0, weights 1, bias 2, output 0). false: a case the

@@ -26,6 +26,9 @@ namespace edgeopt {
 namespace {
 
 using namespace kernels::qgemm;
+using kernels::MultiplyByQuantizedMultiplier;
+using kernels::MultiplyByQuantizedMultiplierSingleRound;
+using kernels::WrapToInt32;
 
 class QGemmTest : public ::testing::Test {
  protected:
@@ -494,6 +497,102 @@ TEST_F(QGemmVnniTest, GemmMatchesInt16Gemm) {
   EXPECT_EQ(cases, kCases);
 }
 
+// The 16x8 VNNI GEMM (Int16VnniChunk, vpdpwssd) against plain loops and the reference's scalar
+// requantizations (quant_utils.h) for the three roundings: full-range int16 A and int8 B, every
+// shift each stage admits (and refusal outside), extreme multipliers (the reduced multiplier's
+// 0x7FFF0000 edge), int32 biases that make acc + bias wrap, large int64 biases, no bias, random
+// activation ranges, odd K, N not a multiple of 16, all tile row counts, panel ranges starting
+// past 0.
+TEST(QGemmInt16Vnni, ChunkMatchesReferenceRequantization) {
+  if (!rt::Cpu().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  std::mt19937_64 rng(41);
+  const int Ks[] = {1, 2, 3, 5, 8, 16, 17, 27, 31, 64, 72, 129, 300};
+  const int Ns[] = {1, 2, 7, 8, 15, 16, 17, 31, 33, 48, 64, 65, 100};
+  const int Ms[] = {1, 2, 5, 6, 7, 8, 11, 12, 13, 25, 37};
+  const Int16Rounding roundings[] = {Int16Rounding::kInt64Bias, Int16Rounding::kSingleRound,
+                                     Int16Rounding::kGemmlowp32};
+  int by_rounding[3] = {}, refused = 0;
+  for (int it = 0; it < 900 && !::testing::Test::HasFailure(); ++it) {
+    const int K = Ks[it % std::size(Ks)], N = Ns[(it / 3) % std::size(Ns)], M = Ms[(it / 5) % std::size(Ms)];
+    const Int16Rounding rounding = roundings[it % 3];
+    const int K2 = (K + 1) / 2;
+    const int64_t lda = int64_t{K2} * 2;
+    std::vector<int8_t> w(static_cast<size_t>(N) * K);
+    for (auto& v : w) v = static_cast<int8_t>(rng());
+    std::vector<int16_t> a(static_cast<size_t>(M * lda + kASlack));
+    for (auto& v : a) v = static_cast<int16_t>(rng());
+    if (it % 7 == 0) std::fill(a.begin(), a.begin() + M * lda, int16_t{-32768});
+    PackedB pb;
+    PackWeights(w.data(), N, K, {0}, &pb);
+    std::vector<int32_t> mult(N), bias32(N);
+    std::vector<int> shift(N);
+    std::vector<int64_t> bias64(N);
+    const int32_t edge_m[] = {INT32_MAX, 0x7FFF0000, 0x7FFEFFFF, 0x7FFF8000, 1 << 30, 0};
+    for (int n = 0; n < N; ++n) {
+      mult[n] = rng() % 4 == 0 ? edge_m[rng() % std::size(edge_m)]
+                               : (1 << 30) + static_cast<int32_t>(rng() % (1u << 30));
+      // Shifts the stage admits, and now and then one it must refuse.
+      const bool out_of_range = it % 29 == 0 && n == N / 2;
+      switch (rounding) {
+        case Int16Rounding::kInt64Bias: shift[n] = out_of_range ? 15 : -48 + static_cast<int>(rng() % 63); break;
+        case Int16Rounding::kSingleRound: shift[n] = out_of_range ? 31 : -32 + static_cast<int>(rng() % 63); break;
+        case Int16Rounding::kGemmlowp32: shift[n] = out_of_range ? -32 : -31 + static_cast<int>(rng() % 63); break;
+      }
+      bias32[n] = static_cast<int32_t>(rng());
+      bias64[n] = static_cast<int64_t>(rng() % (uint64_t{1} << 46)) - (int64_t{1} << 45);
+    }
+    const bool has_bias = it % 4 != 1;
+    Int16Out q;
+    q.rounding = rounding;
+    q.bias32 = has_bias && rounding != Int16Rounding::kInt64Bias ? bias32.data() : nullptr;
+    q.bias64 = has_bias && rounding == Int16Rounding::kInt64Bias ? bias64.data() : nullptr;
+    q.multiplier = mult.data();
+    q.shift = shift.data();
+    q.act_min = -32768 + static_cast<int32_t>(rng() % 3) * 16000;
+    q.act_max = 32767 - static_cast<int32_t>(rng() % 3) * 16000;
+    Int16VnniOutput out;
+    const bool built = BuildInt16VnniOutput(q, N, &out);
+    if (it % 29 == 0) {
+      EXPECT_FALSE(built) << "it " << it << ": a shift outside the stage's range was accepted";
+      ++refused;
+      continue;
+    }
+    ASSERT_TRUE(built) << "it " << it;
+    EXPECT_EQ(out.two_round, rounding == Int16Rounding::kGemmlowp32);
+    std::vector<int16_t> c(static_cast<size_t>(M) * N, 0x5555);
+    // Two calls: panels [0, mid) and [mid, panels).
+    const int mid = pb.panels / 2;
+    Int16VnniChunk(a.data(), lda, M, pb, 0, mid, out, c.data(), N);
+    Int16VnniChunk(a.data(), lda, M, pb, mid, pb.panels, out, c.data(), N);
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n) {
+        int32_t acc = 0;
+        for (int k = 0; k < K; ++k) acc += int32_t{a[m * lda + k]} * w[static_cast<size_t>(n) * K + k];
+        int32_t v = 0;
+        switch (rounding) {
+          case Int16Rounding::kInt64Bias:
+            v = MultiplyByQuantizedMultiplier(int64_t{acc} + (q.bias64 ? bias64[n] : 0), mult[n], shift[n]);
+            break;
+          case Int16Rounding::kSingleRound:
+            v = MultiplyByQuantizedMultiplierSingleRound(WrapToInt32(int64_t{acc} + (q.bias32 ? bias32[n] : 0)),
+                                                         mult[n], shift[n]);
+            break;
+          case Int16Rounding::kGemmlowp32:
+            v = MultiplyByQuantizedMultiplier(WrapToInt32(int64_t{acc} + (q.bias32 ? bias32[n] : 0)), mult[n],
+                                              shift[n]);
+            break;
+        }
+        const auto want = static_cast<int16_t>(std::clamp(v, q.act_min, q.act_max));
+        ASSERT_EQ(c[static_cast<size_t>(m) * N + n], want)
+            << "it " << it << " rounding " << static_cast<int>(rounding) << " M " << M << " K " << K << " N " << N
+            << " m " << m << " n " << n << " acc " << acc << " mult " << mult[n] << " shift " << shift[n];
+      }
+    ++by_rounding[it % 3];
+  }
+  for (int r : by_rounding) EXPECT_GT(r, 250);
+  EXPECT_GT(refused, 25);
+}
+
 // HighStageFits at the edges of its conditions.
 TEST(VnniHighStage, FitsAtTheEdges) {
   Requant8::Channel ch;
@@ -689,7 +788,8 @@ Case RandomFc(std::mt19937_64& rng, Path path) {
 }
 
 // The integer GEMMs an op of `path` can run on this CPU: the int16 AVX2 one (CPU capped to
-// AVX2) and, for int8 / uint8 on a CPU with AVX-512 VNNI, the VNNI one.
+// AVX2) and, on a CPU with AVX-512 VNNI, the VNNI one (vpdpbusd for int8 / uint8, vpdpwssd for
+// 16x8).
 struct Isa {
   const char* name;  // variant part: "avx2", "avx512vnni"
   const rt::CpuFeatures* cpu;
@@ -697,7 +797,12 @@ struct Isa {
 std::vector<Isa> IsasFor(Path path) {
   static const rt::CpuFeatures avx2 = rt::CapFeatures(rt::Cpu(), "avx2");
   std::vector<Isa> v = {{"avx2", &avx2}};
-  if ((path == Path::kInt8 || path == Path::kUInt8) && rt::Cpu().has_avx512_vnni()) v.push_back({"avx512vnni", nullptr});
+  if (path == Path::kHybrid) return v;  // declined by the GEMM path (reference kernel)
+  if (rt::Cpu().has_avx512_vnni()) {
+    v.push_back({"avx512vnni", nullptr});
+  } else {
+    std::printf("[ SKIPPED  ] %s: no AVX-512 VNNI on this CPU, only the AVX2 path is checked\n", PathName(path));
+  }
   return v;
 }
 
@@ -790,6 +895,46 @@ TEST_F(QGemmOps, RealisticLayers) {
           check.seed = 500 + i++;
           testing::ExpectFastMatchesReference(BuildConv(c, check.seed), c.Describe("conv2d"), check);
         }
+    }
+  }
+}
+
+// 16x8 layers like vww_96's and MobileNetV2's (stems through the padded im2col, 1x1 layers with
+// small and large K, N not a multiple of 16, several panel blocks) with each bias form (int64:
+// the reduced-multiplier rounding; int32: gemmlowp's two roundings; none), every activation,
+// both ISAs and 1 and 2 threads, the variant checked.
+TEST_F(QGemmOps, Int16x8Layers) {
+  const int kSame = tflite::Padding_SAME, kValid = tflite::Padding_VALID;
+  const ConvLayer layers[] = {
+      {1, 33, 31, 3, 8, 3, 3, 2, 2, 1, kSame, "/padded"},     // vww stem, odd size
+      {1, 24, 24, 8, 16, 1, 1, 1, 1, 1, kSame, ""},           // K = 8
+      {1, 12, 12, 16, 32, 1, 1, 1, 1, 1, kSame, ""},
+      {1, 7, 9, 144, 24, 1, 1, 1, 1, 1, kSame, ""},
+      {2, 5, 7, 37, 75, 1, 1, 1, 1, 1, kValid, ""},           // odd K, N = 4 panels + 11
+      {1, 6, 6, 96, 160, 1, 1, 1, 1, 1, kSame, ""},           // 10 panels: blocks of 4 + 3 + 3
+      {1, 11, 10, 5, 33, 3, 2, 1, 2, 2, kSame, "/padded"},    // dilation 2, stride 1x2
+  };
+  const int acts[] = {tflite::ActivationFunctionType_NONE, tflite::ActivationFunctionType_RELU,
+                      tflite::ActivationFunctionType_RELU6, tflite::ActivationFunctionType_RELU_N1_TO_1};
+  int i = 0;
+  for (const ConvLayer& l : layers) {
+    for (int bias = 0; bias < 3; ++bias) {
+      Case c = LayerCase(l, Path::kInt16, acts[i % 4]);
+      c.per_channel = i % 2 == 0;
+      c.has_bias = bias < 2;
+      c.bias_type = bias == 0 ? DType::kInt64 : DType::kInt32;
+      for (const Isa& isa : IsasFor(Path::kInt16))
+        for (int threads : {1, 2}) {
+          testing::FastCheck check;
+          check.op_type = "CONV_2D";
+          check.variant = std::string(isa.name) + l.variant;
+          check.cpu = isa.cpu;
+          check.threads = threads;
+          check.seed = 1700 + i;
+          testing::ExpectFastMatchesReference(BuildConv(c, check.seed), isa.name + std::string(" ") + c.Describe("conv2d"),
+                                              check);
+        }
+      ++i;
     }
   }
 }
