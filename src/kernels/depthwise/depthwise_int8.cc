@@ -135,6 +135,23 @@ void FoldOutputZeroPoint16(Plan* p) {
   p->floor_clamps = p->act_min >= p->requant[0].zp[0];
 }
 
+void PlanInt16Stage(Plan* p, bool avx512) {
+  p->int16_stage = nullptr;
+  const size_t padded = (p->mult16.size() + 15) / 16 * 16;
+  p->rq16_mult.assign(padded, 0);
+  p->rq16_round.assign(padded, 0);
+  p->rq16_shift.assign(padded, 1);
+  for (size_t c = 0; c < p->mult16.size(); ++c) {
+    const int32_t m = p->mult16[c];
+    const int total_shift = 15 - p->shift16[c];
+    if (total_shift < 1 || total_shift > 63) return;  // outside the reference's range: scalar
+    p->rq16_mult[c] = m < 0x7FFF0000 ? (m + (1 << 15)) >> 16 : 0x7FFF;
+    p->rq16_round[c] = int64_t{1} << (total_shift - 1);
+    p->rq16_shift[c] = total_shift;
+  }
+  if (avx512) p->int16_stage = Int16StageAvx512;
+}
+
 }  // namespace dwq
 
 namespace {
@@ -236,6 +253,7 @@ class DepthwiseQuantKernel final : public FastKernel {
           if (s * 32768 >= (int64_t{1} << 31)) return false;
         }
         plan_.kind = dwq::OutKind::kInt16;
+        dwq::PlanInt16Stage(&plan_, avx512_);
         break;
       }
     }

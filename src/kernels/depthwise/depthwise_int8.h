@@ -159,6 +159,12 @@ struct Plan {
   // 16x8: reference 64-bit requantization per element.
   std::vector<int32_t> mult16;
   std::vector<int> shift16;
+  // 16x8 on AVX-512: the reference's 64-bit requantization per channel (MultiplyByQuantizedMultiplier
+  // with an int64 input: x · reduced multiplier + 2^(total shift - 1), >> total shift), its
+  // constants padded to whole 16-channel groups; null stage: the scalar loop.
+  std::vector<int64_t> rq16_mult, rq16_round, rq16_shift;
+  void (*int16_stage)(const struct Plan& p, const int32_t* acc, const int64_t* bias, int cb, int n,
+                      int16_t* out) = nullptr;
 };
 
 // Builds everything but the requantization constants from the geometry and the weights
@@ -198,6 +204,13 @@ const char* LoopName(const Plan& plan);
 // the 16-lane groups' lanes would be empty (measured: 48x48x8 ran 1.5x slower than the AVX2 rows'
 // 8-channel groups, 13x7x40 the same).
 bool Avx512RowsPay(int channels);
+
+// 16x8 output stage on AVX-512 (depthwise_int8_avx512.cc): channels [cb, cb + n) (n <= 16) from
+// their int32 sums acc[0..n) plus the int64 bias (null: none), the reference's bits.
+void Int16StageAvx512(const Plan& p, const int32_t* acc, const int64_t* bias, int cb, int n, int16_t* out);
+// Fills the plan's rq16_* constants and picks the AVX-512 stage when every channel's total shift
+// is in 1..63 (the reference's range); avx512: the CPU has AVX-512.
+void PlanInt16Stage(Plan* plan, bool avx512);
 
 // AVX2 (depthwise_int8_avx2.cc).
 void Run(rt::ThreadPool& pool, const Plan& plan, const Args& args, bool uint8_input, bool int16_input);

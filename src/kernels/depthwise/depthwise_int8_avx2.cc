@@ -501,6 +501,10 @@ void RowInt16(const RowCtx& r) {
       _mm256_store_si256(reinterpret_cast<__m256i*>(acc), _mm256_permute2x128_si256(a0, a1, 0x20));
       _mm256_store_si256(reinterpret_cast<__m256i*>(acc + 8), _mm256_permute2x128_si256(a0, a1, 0x31));
       const int n = std::min(16, C - cb);
+      if (p.int16_stage) {
+        p.int16_stage(p, acc, bias, cb, n, out);
+        continue;
+      }
       for (int i = 0; i < n; ++i) {
         const int c = cb + i;
         const int64_t x = int64_t{acc[i]} + (bias ? bias[c] : 0);

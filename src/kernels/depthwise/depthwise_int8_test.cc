@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "graph/builder.h"
+#include "kernels/common/quant_utils.h"
 #include "kernels/depthwise/depthwise_int8.h"
 #include "runtime/cpu.h"
 #include "support/fast_vs_reference.h"
@@ -540,6 +541,59 @@ TEST(DepthwiseInt8Plan, FoldOutputZeroPointConditions) {
     EXPECT_TRUE(p.doubled) << t.shift;
     EXPECT_EQ(p.zp_folded, t.folded) << "shift " << t.shift << " zp " << t.zp;
     EXPECT_EQ(p.floor_clamps, t.floor) << "shift " << t.shift << " zp " << t.zp << " act_min " << t.act_min;
+  }
+}
+
+}  // namespace
+}  // namespace edgeopt
+
+namespace edgeopt {
+namespace {
+
+// The 16x8 AVX-512 output stage against the reference's MultiplyByQuantizedMultiplier (int64
+// input) channel by channel: total shifts from 1 (every odd product is a tie) to 46, multipliers
+// at the reduction's edge (>= 0x7FFF0000), biases near +-2^40, sums of both signs, partial groups.
+TEST(DepthwiseInt16Stage, MatchesReferenceRequantization) {
+  if (!rt::CpuHardware().has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512: the 16x8 stage is scalar";
+  std::mt19937_64 rng(61);
+  kernels::dwq::Plan p;
+  const int channels = 37;
+  const int shifts[] = {14, 13, 10, 1, 0, -5, -20, -31};
+  for (int c = 0; c < channels; ++c) {
+    p.shift16.push_back(shifts[c % 8]);
+    p.mult16.push_back(c % 5 == 0 ? 0x7FFFFFFF : c % 7 == 0 ? 0x7FFF0000 : static_cast<int32_t>(0x40000000 + rng() % 0x3FFFFFFF));
+  }
+  p.act_min = -32768;
+  p.act_max = 32767;
+  kernels::dwq::PlanInt16Stage(&p, true);
+  ASSERT_NE(p.int16_stage, nullptr);
+  std::uniform_int_distribution<int32_t> acc_d(-(1 << 30), 1 << 30);
+  std::uniform_int_distribution<int64_t> bias_d(-(int64_t{1} << 40), int64_t{1} << 40);
+  for (int round = 0; round < 200; ++round) {
+    if (round == 100) {  // a narrower clamp
+      p.act_min = -1000;
+      p.act_max = 2000;
+    }
+    std::vector<int32_t> acc(channels);
+    std::vector<int64_t> bias(channels);
+    for (int c = 0; c < channels; ++c) {
+      // Every third round: sums of a few units, so that the small total shifts stay inside the
+      // clamp and their ties decide the result.
+      acc[c] = round % 3 == 0 ? acc_d(rng) % 4 : acc_d(rng);
+      bias[c] = round % 2 && round % 3 != 0 ? bias_d(rng) : 0;
+    }
+    for (int cb = 0; cb < channels; cb += 16) {
+      const int n = std::min(16, channels - cb);
+      std::vector<int16_t> got(channels, 0x5555), want(channels, 0x5555);
+      p.int16_stage(p, acc.data() + cb, round % 2 ? bias.data() : nullptr, cb, n, got.data());
+      for (int i = 0; i < n; ++i) {
+        const int c = cb + i;
+        const int32_t v = kernels::MultiplyByQuantizedMultiplier(int64_t{acc[c]} + (round % 2 ? bias[c] : 0),
+                                                                 p.mult16[c], p.shift16[c]);
+        want[c] = static_cast<int16_t>(std::clamp(v, p.act_min, p.act_max));
+      }
+      ASSERT_EQ(got, want) << "round " << round << " group " << cb;
+    }
   }
 }
 
