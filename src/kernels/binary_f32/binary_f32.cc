@@ -7,7 +7,6 @@
 #include "kernels/binary_f32/binary_f32.h"
 
 #include <algorithm>
-#include <array>
 
 #include "kernels/common/broadcast.h"
 #include "kernels/common/kernel_util.h"
@@ -35,12 +34,6 @@ using gemm::MinMax;
 
 constexpr size_t kMaxDims = 16;
 
-struct Dim {
-  int64_t size;
-  int64_t a_stride;  // elements; 0 where a is broadcast
-  int64_t b_stride;
-};
-
 class BinaryF32 : public rt::OpKernel {
  public:
   BinaryF32(binary::Op op, bool avx2, MinMax mm) : op_(op), avx2_(avx2), mm_(mm) {}
@@ -52,32 +45,7 @@ class BinaryF32 : public rt::OpKernel {
     if (!BroadcastShape(a->shape, b->shape, &out))
       return ctx.Error("shapes " + rt::ShapeToString(a->shape) + " and " + rt::ShapeToString(b->shape) +
                        " are not broadcastable");
-    // Dimensions of the output with each operand's broadcast flag, size-1 dims dropped, merged.
-    const int rank = static_cast<int>(out.size());
-    auto dim_of = [&](const rt::Shape& s, int d) {
-      const int i = d - (rank - static_cast<int>(s.size()));
-      return i < 0 ? 1 : s[i];
-    };
-    std::vector<Dim> dims;  // outermost first; strides filled below
-    std::vector<std::pair<bool, bool>> flags;
-    for (int d = 0; d < rank; ++d) {
-      if (out[d] == 1) continue;
-      const bool ab = dim_of(a->shape, d) == 1, bb = dim_of(b->shape, d) == 1;
-      if (!dims.empty() && flags.back() == std::make_pair(ab, bb)) {
-        dims.back().size *= out[d];
-      } else {
-        dims.push_back({out[d], 0, 0});
-        flags.push_back({ab, bb});
-      }
-    }
-    int64_t sa = 1, sb = 1;
-    for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
-      dims[i].a_stride = flags[i].first ? 0 : sa;
-      dims[i].b_stride = flags[i].second ? 0 : sb;
-      if (!flags[i].first) sa *= dims[i].size;
-      if (!flags[i].second) sb *= dims[i].size;
-    }
-    if (dims.empty()) dims.push_back({1, 0, 0});
+    std::vector<BroadcastDim> dims = CollapseBroadcast(a->shape, b->shape, out);
     if (dims.size() > kMaxDims) return ctx.UnsupportedError("more than 16 broadcast dimensions");
     dims_ = std::move(dims);
     return ctx.SetOutputShape(0, std::move(out));
@@ -87,7 +55,7 @@ class BinaryF32 : public rt::OpKernel {
     const float* a = ctx.input(0)->data_as<float>();
     const float* b = ctx.input(1)->data_as<float>();
     float* out = ctx.output(0)->data_as<float>();
-    const Dim& inner = dims_.back();
+    const BroadcastDim& inner = dims_.back();
     int64_t outer = 1;
     for (size_t i = 0; i + 1 < dims_.size(); ++i) outer *= dims_[i].size;
     if (outer == 0 || inner.size == 0) return Status::Ok();  // empty output
@@ -111,27 +79,9 @@ class BinaryF32 : public rt::OpKernel {
     const int64_t tasks = TaskCount(threads, outer, std::max<int64_t>(1, kMinTask / std::max<int64_t>(1, inner.size)), 2);
     RunTasks(&ctx.threads(), tasks, [&](int64_t t) {
       const int64_t o0 = outer * t / tasks, o1 = outer * (t + 1) / tasks;
-      // Offsets of outer index o0, then stepped like an odometer.
-      const int nd = static_cast<int>(dims_.size()) - 1;
-      std::array<int64_t, kMaxDims> idx{};
-      int64_t oa = 0, ob = 0, rem = o0;
-      for (int d = nd - 1; d >= 0; --d) {
-        idx[d] = rem % dims_[d].size;
-        rem /= dims_[d].size;
-        oa += idx[d] * dims_[d].a_stride;
-        ob += idx[d] * dims_[d].b_stride;
-      }
-      for (int64_t o = o0; o < o1; ++o) {
+      ForEachBroadcastRow(dims_, o0, o1, [&](int64_t o, int64_t oa, int64_t ob) {
         run(a + oa, b + ob, out + o * inner.size, inner.size);
-        for (int d = nd - 1; d >= 0; --d) {
-          oa += dims_[d].a_stride;
-          ob += dims_[d].b_stride;
-          if (++idx[d] < dims_[d].size) break;
-          oa -= dims_[d].a_stride * dims_[d].size;
-          ob -= dims_[d].b_stride * dims_[d].size;
-          idx[d] = 0;
-        }
-      }
+      });
     });
     return Status::Ok();
   }
@@ -145,7 +95,7 @@ class BinaryF32 : public rt::OpKernel {
   const binary::Op op_;
   const bool avx2_;
   const MinMax mm_;
-  std::vector<Dim> dims_;
+  std::vector<BroadcastDim> dims_;
 };
 
 }  // namespace

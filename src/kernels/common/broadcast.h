@@ -1,9 +1,11 @@
 // Numpy-style broadcasting shared by elementwise kernels.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
+#include "kernels/common/tensor_args.h"
 #include "runtime/tensor.h"
 
 namespace edgeopt::kernels {
@@ -40,6 +42,44 @@ void ForEachBroadcastRun(const rt::Shape& out, const std::vector<int64_t>& sa, c
       if (idx[d] < out[d]) break;
       a_off -= sa[d] * out[d];
       b_off -= sb[d] * out[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+// Two operands broadcast to `out`, as few dimensions as the broadcast allows: size-1 dimensions
+// dropped, neighbours with the same broadcast pattern merged; outermost first, never empty (a
+// scalar output is one dimension of size 1). Strides in elements, 0 where that operand is
+// broadcast. Elementwise kernels run the last dimension as a contiguous row.
+struct BroadcastDim {
+  int64_t size;
+  int64_t a_stride;
+  int64_t b_stride;
+};
+std::vector<BroadcastDim> CollapseBroadcast(const rt::Shape& a, const rt::Shape& b, const rt::Shape& out);
+
+// Rows r0 .. r1 - 1 of the collapsed dimensions but the last, in order: fn(row, a_offset,
+// b_offset) with the element offsets of that row's first element; stepped like an odometer.
+template <typename F>
+void ForEachBroadcastRow(const std::vector<BroadcastDim>& dims, int64_t r0, int64_t r1, F&& fn) {
+  const int nd = static_cast<int>(dims.size()) - 1;
+  DimBuffer<int64_t> idx(static_cast<size_t>(std::max(nd, 1)), 0);
+  int64_t oa = 0, ob = 0;
+  int64_t rem = r0;
+  for (int d = nd - 1; d >= 0; --d) {
+    idx[d] = rem % dims[d].size;
+    rem /= dims[d].size;
+    oa += idx[d] * dims[d].a_stride;
+    ob += idx[d] * dims[d].b_stride;
+  }
+  for (int64_t r = r0; r < r1; ++r) {
+    fn(r, oa, ob);
+    for (int d = nd - 1; d >= 0; --d) {
+      oa += dims[d].a_stride;
+      ob += dims[d].b_stride;
+      if (++idx[d] < dims[d].size) break;
+      oa -= dims[d].a_stride * dims[d].size;
+      ob -= dims[d].b_stride * dims[d].size;
       idx[d] = 0;
     }
   }

@@ -8,7 +8,6 @@
 #include "kernels/common/broadcast.h"
 #include "kernels/common/fast_kernel.h"
 #include "kernels/common/kernel_util.h"
-#include "kernels/common/tensor_args.h"
 #include "kernels/elementwise/int32_binary.h"
 #include "kernels/elementwise/ops.h"
 #include "kernels/gemm/parallel.h"
@@ -36,25 +35,7 @@ class Int32Binary : public FastKernel {
     const rt::Shape& sa = ctx.input(0)->shape;
     const rt::Shape& sb = ctx.input(1)->shape;
     const rt::Shape& out = ctx.output(0)->shape;
-    const int rank = static_cast<int>(out.size());
-    auto dim = [&](const rt::Shape& s, int d) { return d < rank - static_cast<int>(s.size()) ? 1 : s[d - (rank - s.size())]; };
-    dims_.clear();
-    for (int d = 0; d < rank; ++d) {
-      if (out[d] == 1) continue;
-      const bool ab = dim(sa, d) == 1, bb = dim(sb, d) == 1;
-      if (!dims_.empty() && dims_.back().a_bcast == ab && dims_.back().b_bcast == bb)
-        dims_.back().size *= out[d];
-      else
-        dims_.push_back({out[d], ab, bb, 0, 0});
-    }
-    if (dims_.empty()) dims_.push_back({1, false, false, 0, 0});
-    int64_t stride_a = 1, stride_b = 1;
-    for (auto it = dims_.rbegin(); it != dims_.rend(); ++it) {
-      it->a_stride = it->a_bcast ? 0 : stride_a;
-      it->b_stride = it->b_bcast ? 0 : stride_b;
-      stride_a *= it->a_bcast ? 1 : it->size;
-      stride_b *= it->b_bcast ? 1 : it->size;
-    }
+    dims_ = CollapseBroadcast(sa, sb, out);
     return true;
   }
 
@@ -62,7 +43,7 @@ class Int32Binary : public FastKernel {
     const int32_t* a = ctx.input(0)->data_as<int32_t>();
     const int32_t* b = ctx.input(1)->data_as<int32_t>();
     int32_t* out = ctx.output(0)->data_as<int32_t>();
-    const Dim& inner = dims_.back();
+    const BroadcastDim& inner = dims_.back();
     int64_t rows = 1;
     for (size_t d = 0; d + 1 < dims_.size(); ++d) rows *= dims_[d].size;
     if (rows == 0 || inner.size == 0) return Status::Ok();
@@ -72,34 +53,16 @@ class Int32Binary : public FastKernel {
     const int64_t rows_per_unit = std::max<int64_t>(1, kUnit / inner.size);
     const int64_t units = pieces > 1 ? rows * pieces : (rows + rows_per_unit - 1) / rows_per_unit;
     const int64_t tasks = TaskCount(ctx.threads().num_threads(), units, 1, 2);
-    const int nd = static_cast<int>(dims_.size()) - 1;
     RunTasks(&ctx.threads(), tasks, [&](int64_t t) {
       for (int64_t u = units * t / tasks; u < units * (t + 1) / tasks; ++u) {
         const int64_t r0 = pieces > 1 ? u / pieces : u * rows_per_unit;
         const int64_t r1 = pieces > 1 ? r0 + 1 : std::min(rows, r0 + rows_per_unit);
         const int64_t i0 = pieces > 1 ? inner.size * (u % pieces) / pieces : 0;
         const int64_t i1 = pieces > 1 ? inner.size * (u % pieces + 1) / pieces : inner.size;
-        // Offsets of row r0, then stepped like an odometer.
-        DimBuffer<int64_t> idx(static_cast<size_t>(std::max(nd, 1)), 0);
-        int64_t oa = 0, ob = 0;
-        for (int64_t d = nd - 1, rem = r0; d >= 0; --d) {
-          idx[d] = rem % dims_[d].size;
-          rem /= dims_[d].size;
-          oa += idx[d] * dims_[d].a_stride;
-          ob += idx[d] * dims_[d].b_stride;
-        }
-        for (int64_t r = r0; r < r1; ++r) {
-          fn_(run_, a + oa + i0 * inner.a_stride, inner.a_bcast, b + ob + i0 * inner.b_stride, inner.b_bcast,
-              out + r * inner.size + i0, i1 - i0);
-          for (int d = nd - 1; d >= 0; --d) {
-            oa += dims_[d].a_stride;
-            ob += dims_[d].b_stride;
-            if (++idx[d] < dims_[d].size) break;
-            oa -= dims_[d].a_stride * dims_[d].size;
-            ob -= dims_[d].b_stride * dims_[d].size;
-            idx[d] = 0;
-          }
-        }
+        ForEachBroadcastRow(dims_, r0, r1, [&](int64_t r, int64_t oa, int64_t ob) {
+          fn_(run_, a + oa + i0 * inner.a_stride, inner.a_stride == 0, b + ob + i0 * inner.b_stride,
+              inner.b_stride == 0, out + r * inner.size + i0, i1 - i0);
+        });
       }
     });
     return Status::Ok();
@@ -108,15 +71,10 @@ class Int32Binary : public FastKernel {
   std::string FastVariant() const override { return variant_; }
 
  private:
-  struct Dim {
-    int64_t size;
-    bool a_bcast, b_bcast;
-    int64_t a_stride, b_stride;  // elements; 0 where broadcast
-  };
   Int32Run run_;
   Int32RunFn fn_;
   std::string variant_;
-  std::vector<Dim> dims_;
+  std::vector<BroadcastDim> dims_;
 };
 
 std::unique_ptr<rt::OpKernel> MakeInt32Binary(const rt::KernelCreateContext& cc, RefFactory reference) {
