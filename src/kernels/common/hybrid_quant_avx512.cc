@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <functional>
 #include <vector>
 
 #include "kernels/common/hybrid_quant.h"
@@ -59,7 +58,7 @@ void QuantizeRowsAvx512(const float* values, int64_t rows, int64_t cols, bool as
   const int64_t chunks = (cols + kChunk - 1) / kChunk;
   const bool split = pool && pool->num_threads() > 1 && chunks > 1;
   std::vector<float> chunk_lo(split ? chunks : 0), chunk_hi(split ? chunks : 0);
-  auto over_chunks = [&](const std::function<void(int64_t, int64_t)>& fn) {
+  auto over_chunks = [&](const auto& fn) {
     if (split)
       pool->ParallelTasks(chunks, [&](int64_t c) { fn(c * kChunk, std::min(cols, (c + 1) * kChunk)); });
     else
