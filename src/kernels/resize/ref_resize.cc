@@ -217,10 +217,9 @@ class ResizeBilinearKernel : public ResizeBase {
     // Per output column and row: the reference's positions and fractions.
     const int32_t in_h = in.shape[1], in_w = in.shape[2], depth = in.shape[3];
     const int32_t out_h = out_shape_[1], out_w = out_shape_[2];
-    cols_.resize(out_w);
-    colsq_.resize(out_w);
     rows_.resize(out_h);
     if (in.type == DType::kFloat32) {
+      cols_.resize(out_w);
       const float h_scale = FloatScale(in_h, out_h, align_), w_scale = FloatScale(in_w, out_w, align_);
       for (int32_t x = 0; x < out_w; ++x) {
         float ix;
@@ -234,6 +233,7 @@ class ResizeBilinearKernel : public ResizeBase {
         rows_[y].fy = iy - rows_[y].y0;
       }
     } else {
+      colsq_.resize(out_w);
       const int32_t h_scale = IntegerScale(in_h, out_h, align_), w_scale = IntegerScale(in_w, out_w, align_);
       for (int32_t x = 0; x < out_w; ++x) {
         int32_t ix, x0, x1;
