@@ -10,6 +10,7 @@
 #include "core/tick_clock.h"
 #include "format/mapped_file.h"
 #include "format/reader.h"
+#include "runtime/constant_fold.h"
 #include "runtime/memory_planner.h"
 
 namespace edgeopt::rt {
@@ -41,29 +42,6 @@ class CacheImpl : public PackedWeightCache {
   std::map<std::string, std::weak_ptr<const void>> entries_;
 };
 
-// Ops whose result is not a pure function of their inputs, or that run other subgraphs.
-bool MayFold(const Operator& op) {
-  switch (op.code) {
-    case tflite::BuiltinOperator_CUSTOM:
-    case tflite::BuiltinOperator_WHILE:
-    case tflite::BuiltinOperator_IF:
-    case tflite::BuiltinOperator_CALL_ONCE:
-    case tflite::BuiltinOperator_CALL:
-    case tflite::BuiltinOperator_VAR_HANDLE:
-    case tflite::BuiltinOperator_READ_VARIABLE:
-    case tflite::BuiltinOperator_ASSIGN_VARIABLE:
-    case tflite::BuiltinOperator_RANDOM_UNIFORM:
-    case tflite::BuiltinOperator_RANDOM_STANDARD_NORMAL:
-    case tflite::BuiltinOperator_MULTINOMIAL:
-    case tflite::BuiltinOperator_HASHTABLE:
-    case tflite::BuiltinOperator_HASHTABLE_FIND:
-    case tflite::BuiltinOperator_HASHTABLE_IMPORT:
-    case tflite::BuiltinOperator_HASHTABLE_SIZE:
-      return false;
-    default:
-      return true;
-  }
-}
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <random>
 
+#include "core/half.h"
 #include "graph/builder.h"
 #include "kernels/fully_connected/sparse_f32.h"
 #include "optimize/sparse_encoding.h"
@@ -345,6 +346,73 @@ TEST(SparseVariants, PointwiseConvChosenBySparsity) {
   b.Op(tflite::BuiltinOperator_CONV_2D, {x, w}, {y}, o);
   b.Output(y);
   ExpectDense(VariantOf(b.Finish(), tflite::BuiltinOperator_CONV_2D), "3x3 conv sparsity 0.95");
+}
+
+// Weights stored as sparse float16 (DENSIFY then DEQUANTIZE, as TFLite's converter writes sparse
+// float16 models such as MediaPipe's face_detection_full_range_sparse): the chain is folded at
+// init, so the ops must get their fast kernels, not the reference ones (which they did when only
+// one producer was looked through).
+Graph Float16SparseChainGraph(tflite::BuiltinOperator code, int kh, int kw, double sparsity, uint64_t seed) {
+  GraphBuilder b(seed);
+  std::mt19937_64 rng(seed);
+  const int in_c = 24, out_c = 20;
+  const bool fc = code == tflite::BuiltinOperator_FULLY_CONNECTED;
+  std::vector<int32_t> wshape = fc ? std::vector<int32_t>{out_c, in_c} : std::vector<int32_t>{out_c, kh, kw, in_c};
+  int64_t n = 1;
+  for (int32_t d : wshape) n *= d;
+  std::vector<uint16_t> half;
+  for (float v : SparseRandom(rng, n, sparsity)) half.push_back(FloatToHalf(v));
+  auto x = fc ? b.Input("x", DType::kFloat32, {3, in_c}) : b.Input("x", DType::kFloat32, {1, 9, 7, in_c});
+  auto w16 = b.Const<uint16_t>("w16", DType::kFloat16, wshape, half);
+  auto w = b.Tensor("w", DType::kFloat32, wshape);
+  b.Op(tflite::BuiltinOperator_DEQUANTIZE, {w16}, {w});
+  auto bias = b.ConstRandom("bias", DType::kFloat32, {out_c});
+  auto y = fc ? b.Tensor("y", DType::kFloat32, {3, out_c}) : b.Tensor("y", DType::kFloat32, {1, 9, 7, out_c});
+  if (fc) {
+    b.Op(code, {x, w, bias}, {y}, tflite::FullyConnectedOptionsT());
+  } else {
+    tflite::Conv2DOptionsT o;
+    o.padding = tflite::Padding_SAME;
+    o.stride_h = o.stride_w = 1;
+    o.dilation_h_factor = o.dilation_w_factor = 1;
+    o.fused_activation_function = tflite::ActivationFunctionType_RELU;
+    b.Op(code, {x, w, bias}, {y}, o);
+  }
+  b.Output(y);
+  Graph g = b.Finish();
+  auto r = optimize::EncodeSparseWeight(g, 0, w16);
+  EXPECT_TRUE(r.ok() && r->encoded) << "float16 weights were not sparse-encoded";
+  return g;
+}
+
+TEST(SparseVariants, Float16SparseWeightsGetFastKernels) {
+  struct Case {
+    tflite::BuiltinOperator code;
+    int kh, kw;
+    double sparsity;
+    const char* op;
+  };
+  const Case cases[] = {
+      {tflite::BuiltinOperator_CONV_2D, 1, 1, 0.5, "conv2d"},
+      {tflite::BuiltinOperator_CONV_2D, 1, 1, 0.9, "conv2d"},
+      {tflite::BuiltinOperator_CONV_2D, 3, 3, 0.6, "conv2d"},
+      {tflite::BuiltinOperator_FULLY_CONNECTED, 1, 1, 0.6, "fully_connected"},
+  };
+  uint64_t seed = 300;
+  for (const Case& c : cases) {
+    Graph g = Float16SparseChainGraph(c.code, c.kh, c.kw, c.sparsity, seed++);
+    const std::string label = std::string(c.op) + " " + std::to_string(c.kh) + "x" + std::to_string(c.kw) +
+                              " float16 sparsity " + std::to_string(c.sparsity);
+    int densify = 0;
+    for (const Operator& op : g.main().ops) densify += op.code == tflite::BuiltinOperator_DENSIFY;
+    EXPECT_EQ(densify, 1) << label;
+    const std::string v = VariantOf(g, c.code);
+    EXPECT_FALSE(v.empty()) << label;
+    EXPECT_EQ(v.find("/ref"), std::string::npos) << label << ": " << v;
+    EXPECT_EQ(v.rfind(std::string(c.op) + "/f32/", 0), 0u) << label << ": " << v;
+    ExpectAgrees(g, label);
+    ExpectAgrees(g, label + " 2 threads", 2);
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "graph/graph.h"
 #include "kernels/common/quant_utils.h"
 #include "kernels/gemm/gemm.h"
+#include "runtime/constant_fold.h"
 #include "runtime/kernel.h"
 
 namespace edgeopt::kernels {
@@ -21,20 +22,14 @@ inline bool FusedMinMax(int activation, gemm::MinMax* mm) {
 inline bool IsFloat32(const Tensor* t) { return t && t->type == DType::kFloat32; }
 
 // Input i holds the same values at every invoke: a float constant of the right size, or the
-// output of an op whose inputs are all constants (DEQUANTIZE of float16 weights, ...), which
-// the interpreter folds at allocation. The latter has no data at prepare time: kernels pack it
-// at the first invoke (the one allocation Invoke makes, once).
+// output of a chain of ops whose inputs are all constants (DEQUANTIZE of float16 weights, DENSIFY
+// of sparse ones, DENSIFY then DEQUANTIZE), which the interpreter folds at allocation. The latter
+// has no data at creation time: kernels pack it in Prepare or at the first invoke.
 inline bool ConstantOrFolded(const rt::KernelCreateContext& cc, int i) {
   const Tensor* t = cc.input(i);
   if (!t || t->sparsity) return false;
   if (cc.is_constant(i)) return static_cast<int64_t>(cc.constant_data(i).size()) == t->num_elements() * 4;
-  const int producer = cc.subgraph.FindProducer(cc.op.inputs[i]);
-  if (producer < 0) return false;
-  const Operator& op = cc.subgraph.ops[producer];
-  if (op.inputs.empty()) return false;
-  for (int32_t in : op.inputs)
-    if (in >= 0 && !cc.graph.IsConstant(cc.subgraph.tensors[in])) return false;
-  return true;
+  return rt::IsConstantOrFoldable(cc.graph, cc.subgraph, cc.op.inputs[i]);
 }
 
 // Packed data for graph op `graph_op` of ctx's subgraph, made once per model and shared by every

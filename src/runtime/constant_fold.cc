@@ -1,0 +1,41 @@
+#include "runtime/constant_fold.h"
+
+namespace edgeopt::rt {
+
+bool MayFold(const Operator& op) {
+  switch (op.code) {
+    case tflite::BuiltinOperator_CUSTOM:
+    case tflite::BuiltinOperator_WHILE:
+    case tflite::BuiltinOperator_IF:
+    case tflite::BuiltinOperator_CALL_ONCE:
+    case tflite::BuiltinOperator_CALL:
+    case tflite::BuiltinOperator_VAR_HANDLE:
+    case tflite::BuiltinOperator_READ_VARIABLE:
+    case tflite::BuiltinOperator_ASSIGN_VARIABLE:
+    case tflite::BuiltinOperator_RANDOM_UNIFORM:
+    case tflite::BuiltinOperator_RANDOM_STANDARD_NORMAL:
+    case tflite::BuiltinOperator_MULTINOMIAL:
+    case tflite::BuiltinOperator_HASHTABLE:
+    case tflite::BuiltinOperator_HASHTABLE_FIND:
+    case tflite::BuiltinOperator_HASHTABLE_IMPORT:
+    case tflite::BuiltinOperator_HASHTABLE_SIZE:
+      return false;
+    default:
+      return true;
+  }
+}
+
+bool IsConstantOrFoldable(const Graph& graph, const Subgraph& sg, int32_t t, int max_depth) {
+  if (t < 0 || static_cast<size_t>(t) >= sg.tensors.size()) return false;
+  if (graph.IsConstant(sg.tensors[t])) return true;
+  if (max_depth <= 0) return false;
+  const int producer = sg.FindProducer(t);
+  if (producer < 0) return false;
+  const Operator& op = sg.ops[producer];
+  if (op.inputs.empty() || !MayFold(op)) return false;
+  for (int32_t in : op.inputs)
+    if (in >= 0 && !IsConstantOrFoldable(graph, sg, in, max_depth - 1)) return false;
+  return true;
+}
+
+}  // namespace edgeopt::rt
