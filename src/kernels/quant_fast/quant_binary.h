@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 
 #include "kernels/common/quant_utils.h"
@@ -80,6 +81,42 @@ void AddSubRun512(const T* a, int a_step, const T* b, int b_step, T* o, int64_t 
 template <typename T>
 void AddSubChannelRows512(const T* full, bool full_is_first, const int32_t* vec, T* o, int64_t rows, int channels,
                           const QuantBinaryParams& p);
+
+// Same-shape int8 / uint8 ADD/SUB on AVX-512 when one input's step is a plain shift (the input
+// with the larger scale: multiplier 2^30, shift 0, so v * 2^20 * 2^30 / 2^31 = v * 2^19) and the
+// output has no left shift: one rounding of the other input, one 64-bit rounding for the output
+// (quant_binary_avx512.cc derives it). Built at prepare by PlanAddSubLinear512; `ok` is false
+// when a bound it needs does not hold (then AddSubRun512 serves).
+struct AddSubLinear512 {
+  bool ok = false;
+  bool lin_first = true;     // the linear input is input 0
+  int lin_shift = 0;         // 2 * linear step = x << lin_shift
+  int32_t gen_offset = 0;    // the other input: v = x + gen_offset
+  int32_t gen_mh = 0;        // multiplier >> 11
+  int32_t gen_madd = 0;      // vpmaddwd pair: low word multiplier & 2047, high word 2^11 (shift > 0) or 0
+  int32_t gen_round = 0;     // 2^10 + 2^(e-1) * 2^11
+  int gen_shift = 0;         // e
+  int lin_sign = 1, gen_sign = 1;
+  int32_t out_mult = 0;
+  int64_t out_const = 0;     // added to (2 raw - 2 * folded offset) * out_mult
+  int out_shift = 0;         // E: the final arithmetic shift
+  bool correct_neg = false;  // subtract 1 where raw < neg_below (ties of negative values)
+  int32_t neg_below = 0;
+  bool clamp = false;        // activation range narrower than the type's
+  int32_t act_min = 0, act_max = 0;
+  // The table form (CPUs with AVX-512 VBMI, 16 <= lin_shift <= 24): the other input's part of
+  // 2 raw with the linear input's offset folded in, by byte plane (lut_bytes[p * 256 + x] is byte
+  // p of it), looked up 64 values at a time; the linear input is added in the high words.
+  bool lut = false;
+  std::array<uint8_t, 1024> lut_bytes{};
+  int64_t lut_out_const = 0;
+  int32_t lut_neg_below = 0;
+};
+// allow_lut = false leaves out the table form (tests run both).
+template <typename T>
+AddSubLinear512 PlanAddSubLinear512(const QuantBinaryParams& p, bool allow_lut = true);
+template <typename T>
+void AddSubLinearRun512(const T* a, const T* b, T* o, int64_t n, const AddSubLinear512& plan);
 
 // y[i] = MultiplyByQuantizedMultiplier(x[i], mult, shift) with the vector code the runs use
 // (exposed for its exhaustive test).

@@ -16,8 +16,11 @@
 // value before the multiply (v, raw): a negative one gives a result <= 0, a non-negative one a
 // result >= 0, and for a result of 0 both branches give 0.
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
+#include <type_traits>
 
 // GCC 12's unmasked AVX-512 intrinsics start from a self-initialized "undefined" vector, which
 // -Wmaybe-uninitialized reports at every inlined use (GCC bug 105593, fixed in GCC 13).
@@ -194,6 +197,228 @@ void ChannelRows512(const T* full, bool full_is_first, const int32_t* vec, T* o,
 
 }  // namespace
 
+// The linear form (AddSubLinear512). With the linear input L (step v_L * 2^k, exact) and the
+// other input G (multiplier m = mh * 2^11 + ml, right shift e), the scaled G value is
+//   g = RoundingDivideByPOT(floor((v*m + 2^10) / 2^11), e)
+//     = floor((v*mh + floor((v*ml + 2^10 - 2^11 [v < 0]) / 2^11) + 2^(e-1)) / 2^e)   (e >= 1)
+// (nested floors with integer addends; [v < 0] stands for [h < 0] as in InputScale). v lies in
+// [-255, 255], so its int32 lane holds v as int16 in the low word and -[v < 0] in the high word:
+// one vpmaddwd by the pair (ml, 2^11) gives v*ml - 2^11 [v < 0].
+// The output step of raw = ±v_L*2^k ± g, with M = out_mult and E = -out_shift >= 0, is
+//   floor((raw*M + 2^30 + 2^(30+E) - 2^31 [q < 0] + zo*2^(31+E)) / 2^(31+E)),
+// q = SaturatingRoundingDoublingHighMul(raw, M) (2^(30+E) only for E >= 1): the two roundings
+// and the zero point in one 64-bit sum. Computed on 2 raw so that floor(y / 2^31) is the high
+// dword of 2y (one vpermt2d picks the high dwords of the even and the odd products); the
+// offset of L rides in the 64-bit constant. [q < 0] matters only for E >= 1, and not at all
+// when act_min >= zo: any q < 0 then gives a value <= zo that the clamp raises to act_min.
+//
+// The table form: 2 raw = TG[x_G] ± (x_L << lin_shift), TG[x] = ±2 g(x) + 2D with D the linear
+// input's offset term. TG is looked up in four byte planes (vpermi2b over 128 entries, the top
+// index bit choosing between two of them), and the planes are interleaved into words and dwords
+// by in-lane unpacks; x_L << lin_shift has zero low words (lin_shift >= 16), so it is added to
+// the high words as (x_L << (lin_shift - 16)) in 16 bits, which wraps exactly as the int32 sum
+// does. The unpacks order each 128-bit lane's 16 values as 4 dword vectors of 4, and the
+// saturating packs (dword -> word -> byte) put them back in order.
+template <typename T>
+AddSubLinear512 PlanAddSubLinear512(const QuantBinaryParams& p, bool allow_lut) {
+  AddSubLinear512 q;
+  if (!AddSubAvx512Applies(p) || p.out_shift > 0) return q;
+  // k where the step of an input is v * 2^k exactly (multiplier 2^(11+k), no right shift), or -1.
+  auto linear_k = [](int32_t mult, int shift) {
+    const int32_t mh = mult >> 11;
+    if (shift != 0 || (mult & 2047) != 0 || mh <= 0 || (mh & (mh - 1)) != 0) return -1;
+    return std::countr_zero(static_cast<uint32_t>(mh));
+  };
+  const int k1 = linear_k(p.in1_mult, p.in1_shift), k2 = linear_k(p.in2_mult, p.in2_shift);
+  if (k1 < 0 && k2 < 0) return q;
+  q.lin_first = k1 >= 0;
+  const int k = q.lin_first ? k1 : k2;
+  const int32_t lin_offset = q.lin_first ? p.in1_offset : p.in2_offset;
+  const int32_t gen_mult = q.lin_first ? p.in2_mult : p.in1_mult;
+  const int gen_shift = q.lin_first ? p.in2_shift : p.in1_shift;
+  const int e = -gen_shift;
+  if (e > 20) return q;  // 2^(e-1) * 2^11 must fit the vpmaddwd sum's rounding constant
+  q.gen_offset = q.lin_first ? p.in2_offset : p.in1_offset;
+  q.lin_sign = p.sub && !q.lin_first ? -1 : 1;
+  q.gen_sign = p.sub && q.lin_first ? -1 : 1;
+  q.lin_shift = k + 1;
+  q.gen_mh = gen_mult >> 11;
+  q.gen_madd = (gen_mult & 2047) | (e > 0 ? int32_t{2048} << 16 : 0);
+  q.gen_round = 1024 + (e > 0 ? int32_t{1} << (e + 10) : 0);
+  q.gen_shift = e;
+  // Bounds over every value of T: |2 raw - 2D| < 2^31 and |2y| < 2^63.
+  int64_t max_lin = 0, max_gen = 0;
+  for (int x = std::numeric_limits<T>::min(); x <= std::numeric_limits<T>::max(); ++x) {
+    max_lin = std::max<int64_t>(max_lin, std::abs(int64_t{x} << (k + 1)));
+    max_gen = std::max<int64_t>(max_gen, std::abs(int64_t{AddSubScaledInput(x, q.gen_offset, 20, gen_mult, gen_shift)}));
+  }
+  const int64_t max_raw2 = max_lin + 2 * max_gen;
+  if (max_raw2 >= (int64_t{1} << 31)) return q;
+  const int E = -p.out_shift;
+  const __int128 d = static_cast<__int128>(q.lin_sign) * lin_offset * (int64_t{1} << k);
+  const __int128 kconst = (__int128{1} << 30) + (E > 0 ? __int128{1} << (30 + E) : 0) +
+                          static_cast<__int128>(p.out_offset) * (__int128{1} << (31 + E));
+  const __int128 out2 = 2 * d * p.out_mult + 2 * kconst;
+  const __int128 out2_abs = out2 < 0 ? -out2 : out2;
+  if (static_cast<__int128>(max_raw2) * p.out_mult + out2_abs >= (__int128{1} << 63)) return q;
+  q.out_mult = p.out_mult;
+  q.out_const = static_cast<int64_t>(out2);
+  q.out_shift = E;
+  q.correct_neg = E > 0 && p.act_min < p.out_offset && p.out_mult > 0;
+  if (q.correct_neg) {
+    // q < 0 <=> raw*M < -2^30 <=> raw < -floor(2^30 / M); on 2 raw - 2D.
+    const int64_t below = 2 * -((int64_t{1} << 30) / p.out_mult) - static_cast<int64_t>(2 * d);
+    q.neg_below = static_cast<int32_t>(std::clamp<int64_t>(below, INT32_MIN, INT32_MAX));
+  }
+  q.clamp = p.act_min > std::numeric_limits<T>::min() || p.act_max < std::numeric_limits<T>::max();
+  q.act_min = p.act_min;
+  q.act_max = p.act_max;
+  q.ok = true;
+  if (allow_lut && q.lin_shift >= 16 && q.lin_shift <= 24 && __builtin_cpu_supports("avx512vbmi")) {
+    std::array<int64_t, 256> table;
+    int64_t max_table = 0;
+    for (int x = std::numeric_limits<T>::min(); x <= std::numeric_limits<T>::max(); ++x) {
+      const int64_t g = AddSubScaledInput(x, q.gen_offset, 20, gen_mult, gen_shift);
+      const int64_t t = 2 * q.gen_sign * g + static_cast<int64_t>(2 * d);
+      table[static_cast<uint8_t>(x)] = t;
+      max_table = std::max(max_table, std::abs(t));
+    }
+    const int64_t max_sum = max_table + max_lin;
+    const __int128 k2_abs = 2 * (kconst < 0 ? -kconst : kconst);
+    if (max_sum < (int64_t{1} << 31) && static_cast<__int128>(max_sum) * p.out_mult + k2_abs < (__int128{1} << 63)) {
+      for (int j = 0; j < 256; ++j)
+        for (int b = 0; b < 4; ++b) q.lut_bytes[b * 256 + j] = static_cast<uint8_t>(static_cast<uint64_t>(table[j]) >> (8 * b));
+      q.lut_out_const = static_cast<int64_t>(2 * kconst);
+      if (q.correct_neg)
+        q.lut_neg_below = static_cast<int32_t>(std::max<int64_t>(2 * -((int64_t{1} << 30) / p.out_mult), INT32_MIN));
+      q.lut = true;
+    }
+  }
+  return q;
+}
+
+namespace {
+
+// The output step on 2 raw (16 lanes): the high dwords of 2 raw * M + out_const, the tie
+// correction, the final shift and (kClamp) the activation range.
+template <bool kCorrect, bool kClamp>
+struct LinearOutput {
+  __m512i mult, kout, neg_below, one, lo, hi, high_dwords;
+  __m128i count;
+  LinearOutput(const AddSubLinear512& q, int64_t out_const, int32_t below)
+      : mult(_mm512_set1_epi32(q.out_mult)), kout(_mm512_set1_epi64(out_const)), neg_below(_mm512_set1_epi32(below)),
+        one(_mm512_set1_epi32(1)), lo(_mm512_set1_epi32(q.act_min)), hi(_mm512_set1_epi32(q.act_max)),
+        // Output lane 2j: high dword of the even product j; lane 2j + 1: of the odd product j.
+        high_dwords(_mm512_setr_epi32(1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31)),
+        count(_mm_cvtsi32_si128(q.out_shift)) {}
+  __m512i operator()(__m512i raw2) const {
+    const __m512i even = _mm512_add_epi64(_mm512_mul_epi32(raw2, mult), kout);
+    const __m512i odd = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(raw2, 32), mult), kout);
+    __m512i h = _mm512_permutex2var_epi32(even, high_dwords, odd);
+    if constexpr (kCorrect) h = _mm512_mask_sub_epi32(h, _mm512_cmplt_epi32_mask(raw2, neg_below), h, one);
+    h = _mm512_sra_epi32(h, count);
+    if constexpr (kClamp) h = _mm512_min_epi32(_mm512_max_epi32(h, lo), hi);
+    return h;
+  }
+};
+
+template <typename T, bool kCorrect, bool kClamp>
+void LinearRun512(const T* a, const T* b, T* o, int64_t n, const AddSubLinear512& q) {
+  const T* lin = q.lin_first ? a : b;
+  const T* gen = q.lin_first ? b : a;
+  const __m128i lin_count = _mm_cvtsi32_si128(q.lin_shift), gen_count = _mm_cvtsi32_si128(q.gen_shift);
+  const __m512i goff = _mm512_set1_epi32(q.gen_offset), gmh = _mm512_set1_epi32(q.gen_mh),
+                gmadd = _mm512_set1_epi32(q.gen_madd), ground = _mm512_set1_epi32(q.gen_round);
+  const LinearOutput<kCorrect, kClamp> out(q, q.out_const, q.neg_below);
+  const int mode = q.lin_sign < 0 ? 2 : q.gen_sign < 0 ? 1 : 0;
+  auto step = [&](__m512i xl, __m512i xg) {
+    const __m512i v = _mm512_add_epi32(xg, goff);
+    const __m512i low = _mm512_srai_epi32(_mm512_add_epi32(_mm512_madd_epi16(v, gmadd), ground), 11);
+    const __m512i g = _mm512_sra_epi32(_mm512_add_epi32(_mm512_mullo_epi32(v, gmh), low), gen_count);
+    const __m512i l = _mm512_sll_epi32(xl, lin_count);
+    const __m512i raw2 = mode == 0   ? _mm512_add_epi32(_mm512_add_epi32(l, g), g)
+                         : mode == 1 ? _mm512_sub_epi32(_mm512_sub_epi32(l, g), g)
+                                     : _mm512_sub_epi32(_mm512_add_epi32(g, g), l);
+    return out(raw2);
+  };
+  // Without kClamp the activation range is the type's: the saturating narrowing clamps.
+  auto narrow = [](__m512i h) {
+    if constexpr (kClamp) return _mm512_cvtepi32_epi8(h);
+    else if constexpr (std::is_unsigned_v<T>) return _mm512_cvtusepi32_epi8(_mm512_max_epi32(h, _mm512_setzero_si512()));
+    else return _mm512_cvtsepi32_epi8(h);
+  };
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(o + i), narrow(step(Load16(lin + i), Load16(gen + i))));
+  if (i < n) {
+    const __mmask16 k = TailMask(n - i);
+    _mm_mask_storeu_epi8(o + i, k, narrow(step(Load16(lin + i, k), Load16(gen + i, k))));
+  }
+}
+
+// AVX-512 VBMI (vpermi2b) is outside this file's ISA flags: only this function uses it, chosen
+// when PlanAddSubLinear512 found the CPU has it.
+template <typename T, bool kCorrect, bool kClamp>
+__attribute__((target("avx512vbmi"))) void LinearLutRun512(const T* a, const T* b, T* o, int64_t n,
+                                                            const AddSubLinear512& q) {
+  const T* lin = q.lin_first ? a : b;
+  const T* gen = q.lin_first ? b : a;
+  __m512i tab[4][4];
+  for (int p = 0; p < 4; ++p)
+    for (int r = 0; r < 4; ++r) tab[p][r] = _mm512_loadu_si512(q.lut_bytes.data() + p * 256 + r * 64);
+  const LinearOutput<kCorrect, kClamp> out(q, q.lut_out_const, q.lut_neg_below);
+  const __m128i lin_count = _mm_cvtsi32_si128(24 - q.lin_shift);
+  const bool lin_add = q.lin_sign > 0;
+  const __m512i zero = _mm512_setzero_si512();
+  for (int64_t i = 0; i < n; i += 64) {
+    const __mmask64 k = n - i >= 64 ? ~__mmask64{0} : (__mmask64{1} << (n - i)) - 1;
+    const __m512i xg = _mm512_maskz_loadu_epi8(k, gen + i);
+    const __m512i xl = _mm512_maskz_loadu_epi8(k, lin + i);
+    const __mmask64 top = _mm512_movepi8_mask(xg);
+    __m512i plane[4];
+    for (int p = 0; p < 4; ++p)
+      plane[p] = _mm512_mask_blend_epi8(top, _mm512_permutex2var_epi8(tab[p][0], xg, tab[p][1]),
+                                        _mm512_permutex2var_epi8(tab[p][2], xg, tab[p][3]));
+    // x_L << 8 in each word, shifted down to x_L << (lin_shift - 16).
+    __m512i l_lo = _mm512_unpacklo_epi8(zero, xl), l_hi = _mm512_unpackhi_epi8(zero, xl);
+    if constexpr (std::is_unsigned_v<T>) {
+      l_lo = _mm512_srl_epi16(l_lo, lin_count);
+      l_hi = _mm512_srl_epi16(l_hi, lin_count);
+    } else {
+      l_lo = _mm512_sra_epi16(l_lo, lin_count);
+      l_hi = _mm512_sra_epi16(l_hi, lin_count);
+    }
+    const __m512i w01_lo = _mm512_unpacklo_epi8(plane[0], plane[1]), w01_hi = _mm512_unpackhi_epi8(plane[0], plane[1]);
+    __m512i w23_lo = _mm512_unpacklo_epi8(plane[2], plane[3]), w23_hi = _mm512_unpackhi_epi8(plane[2], plane[3]);
+    w23_lo = lin_add ? _mm512_add_epi16(w23_lo, l_lo) : _mm512_sub_epi16(w23_lo, l_lo);
+    w23_hi = lin_add ? _mm512_add_epi16(w23_hi, l_hi) : _mm512_sub_epi16(w23_hi, l_hi);
+    const __m512i h0 = out(_mm512_unpacklo_epi16(w01_lo, w23_lo)), h1 = out(_mm512_unpackhi_epi16(w01_lo, w23_lo));
+    const __m512i h2 = out(_mm512_unpacklo_epi16(w01_hi, w23_hi)), h3 = out(_mm512_unpackhi_epi16(w01_hi, w23_hi));
+    const __m512i w0 = _mm512_packs_epi32(h0, h1), w1 = _mm512_packs_epi32(h2, h3);
+    const __m512i bytes = std::is_unsigned_v<T> ? _mm512_packus_epi16(w0, w1) : _mm512_packs_epi16(w0, w1);
+    _mm512_mask_storeu_epi8(o + i, k, bytes);
+  }
+}
+
+template <typename T, bool kCorrect, bool kClamp>
+void LinearDispatch512(const T* a, const T* b, T* o, int64_t n, const AddSubLinear512& q) {
+  if (q.lut) LinearLutRun512<T, kCorrect, kClamp>(a, b, o, n, q);
+  else LinearRun512<T, kCorrect, kClamp>(a, b, o, n, q);
+}
+
+}  // namespace
+
+template <typename T>
+void AddSubLinearRun512(const T* a, const T* b, T* o, int64_t n, const AddSubLinear512& q) {
+  if (q.correct_neg) {
+    if (q.clamp) LinearDispatch512<T, true, true>(a, b, o, n, q);
+    else LinearDispatch512<T, true, false>(a, b, o, n, q);
+  } else {
+    if (q.clamp) LinearDispatch512<T, false, true>(a, b, o, n, q);
+    else LinearDispatch512<T, false, false>(a, b, o, n, q);
+  }
+}
+
 template <typename T>
 void AddSubRun512(const T* a, int a_step, const T* b, int b_step, T* o, int64_t n, const QuantBinaryParams& p) {
   if (OutputOffsetFolds(p)) Run512<T, true>(a, a_step, b, b_step, o, n, p);
@@ -209,7 +434,9 @@ void AddSubChannelRows512(const T* full, bool full_is_first, const int32_t* vec,
 
 #define EDGEOPT_QBIN512_INSTANTIATE(T)                                                                    \
   template void AddSubRun512<T>(const T*, int, const T*, int, T*, int64_t, const QuantBinaryParams&); \
-  template void AddSubChannelRows512<T>(const T*, bool, const int32_t*, T*, int64_t, int, const QuantBinaryParams&);
+  template void AddSubChannelRows512<T>(const T*, bool, const int32_t*, T*, int64_t, int, const QuantBinaryParams&); \
+  template AddSubLinear512 PlanAddSubLinear512<T>(const QuantBinaryParams&, bool);                            \
+  template void AddSubLinearRun512<T>(const T*, const T*, T*, int64_t, const AddSubLinear512&);
 EDGEOPT_QBIN512_INSTANTIATE(int8_t)
 EDGEOPT_QBIN512_INSTANTIATE(uint8_t)
 #undef EDGEOPT_QBIN512_INSTANTIATE

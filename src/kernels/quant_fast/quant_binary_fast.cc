@@ -42,7 +42,7 @@ class QuantBinaryKernel final : public FastKernel {
   std::string FastVariant() const override {
     const char* name = op_ == tflite::BuiltinOperator_ADD ? "add" : op_ == tflite::BuiltinOperator_SUB ? "sub" : "mul";
     return std::string(name) + "/" + (p_.pot_int16 ? std::string("int16_pot") : TypeName(type_)) +
-           (avx512_ ? "/avx512" : "/avx2");
+           (avx512_ ? "/avx512" : "/avx2") + (UsesLinear512() ? (linear512_.lut ? "/lut" : "/lin") : "");
   }
 
   Expected<bool> PrepareFast(rt::KernelContext& ctx) override {
@@ -70,6 +70,11 @@ class QuantBinaryKernel final : public FastKernel {
     else ComputeMulMultiplier(a.scale(), b.scale(), out.scale(), &p_);
     // 16 lanes for int8 / uint8 ADD/SUB on AVX-512 CPUs, within the bounds its exactness needs.
     avx512_ = add_sub && type_ != DType::kInt16 && cpu_avx512_ && qbin::AddSubAvx512Applies(p_);
+    linear512_ = {};
+    if (avx512_) {
+      if (type_ == DType::kInt8) linear512_ = qbin::PlanAddSubLinear512<int8_t>(p_);
+      if (type_ == DType::kUInt8) linear512_ = qbin::PlanAddSubLinear512<uint8_t>(p_);
+    }
     out_shape_ = out.shape;
     n_ = out.num_elements();
     const int64_t na = a.num_elements(), nb = b.num_elements();
@@ -113,10 +118,14 @@ class QuantBinaryKernel final : public FastKernel {
       if (p_.pot_int16) qbin::AddSubPotInt16Run(a, a_step, b, b_step, o, n, p_);
       else qbin::AddSubRun<T>(a, a_step, b, b_step, o, n, p_);
     } else {
-      if (avx512_) qbin::AddSubRun512<T>(a, a_step, b, b_step, o, n, p_);
+      if (linear512_.ok && a_step && b_step) qbin::AddSubLinearRun512<T>(a, b, o, n, linear512_);
+      else if (avx512_) qbin::AddSubRun512<T>(a, a_step, b, b_step, o, n, p_);
       else qbin::AddSubRun<T>(a, a_step, b, b_step, o, n, p_);
     }
   }
+
+  // Same-shape inputs on the 16-lane linear form (AddSubLinear512).
+  bool UsesLinear512() const { return linear512_.ok && flat_ && a_step_ && b_step_; }
 
   template <typename T>
   void Run(rt::KernelContext& ctx) {
@@ -173,6 +182,7 @@ class QuantBinaryKernel final : public FastKernel {
   int a_step_ = 1, b_step_ = 1;
   bool flat_ = true;
   bool avx512_ = false;
+  qbin::AddSubLinear512 linear512_;
   std::vector<int64_t> sa_, sb_;
   // Per-channel vector broadcast: the small input's scaled values (padded to a multiple of 8).
   bool channel_vector_ = false, vec_is_b_ = true;

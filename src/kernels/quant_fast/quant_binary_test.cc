@@ -320,24 +320,38 @@ TEST(QuantBinaryFast, Avx512AddSubMatchesReference) {
 // parameters at the ends of the ranges AddSubAvx512Applies admits: multipliers 0, 2^30, 2^31 - 1
 // and others, input shifts 0..-31, output shifts -31..31, offsets of +-255, both broadcast forms
 // and the per-channel rows.
+// Every (x1, x2) pair of 8-bit values, and the scalar steps of quant_binary.h on them.
 template <typename T>
-void CheckAvx512AllPairs(const kernels::QuantBinaryParams& p) {
-  ASSERT_TRUE(kernels::qbin::AddSubAvx512Applies(p));
-  constexpr int kN = 256;
-  std::vector<T> a(kN * kN), b(kN * kN), got(kN * kN), want(kN * kN);
-  for (int i = 0; i < kN; ++i)
-    for (int j = 0; j < kN; ++j) {
-      a[i * kN + j] = static_cast<T>(i);
-      b[i * kN + j] = static_cast<T>(j);
-    }
-  auto scalar = [&](T x1, T x2) {
+struct AllPairs {
+  static constexpr int kN = 256;
+  std::vector<T> a, b, want;
+  const kernels::QuantBinaryParams& p;
+
+  explicit AllPairs(const kernels::QuantBinaryParams& params) : a(kN * kN), b(kN * kN), want(kN * kN), p(params) {
+    for (int i = 0; i < kN; ++i)
+      for (int j = 0; j < kN; ++j) {
+        a[i * kN + j] = static_cast<T>(i);
+        b[i * kN + j] = static_cast<T>(j);
+      }
+    for (size_t i = 0; i < a.size(); ++i) want[i] = Scalar(a[i], b[i]);
+  }
+  T Scalar(T x1, T x2) const {
     const int32_t v1 = kernels::AddSubScaledInput(x1, p.in1_offset, p.left_shift, p.in1_mult, p.in1_shift);
     const int32_t v2 = kernels::AddSubScaledInput(x2, p.in2_offset, p.left_shift, p.in2_mult, p.in2_shift);
     const int32_t raw = p.sub ? v1 - v2 : v1 + v2;
     const int32_t v = kernels::MultiplyByQuantizedMultiplier(raw, p.out_mult, p.out_shift) + p.out_offset;
     return static_cast<T>(std::min(std::max(v, p.act_min), p.act_max));
-  };
-  for (size_t i = 0; i < a.size(); ++i) want[i] = scalar(a[i], b[i]);
+  }
+};
+
+template <typename T>
+void CheckAvx512AllPairs(const kernels::QuantBinaryParams& p) {
+  ASSERT_TRUE(kernels::qbin::AddSubAvx512Applies(p));
+  const AllPairs<T> pairs(p);
+  constexpr int kN = AllPairs<T>::kN;
+  const std::vector<T>&a = pairs.a, &b = pairs.b, &want = pairs.want;
+  std::vector<T> got(kN * kN);
+  auto scalar = [&](T x1, T x2) { return pairs.Scalar(x1, x2); };
   // Same shape, with a start that is not a multiple of 16 and an odd length.
   kernels::qbin::AddSubRun512<T>(a.data(), 1, b.data(), 1, got.data(), kN * kN, p);
   for (size_t i = 0; i < a.size(); ++i)
@@ -402,6 +416,144 @@ TEST(QuantBinaryFast, Avx512AllPairsExtremeParameters) {
       CheckAvx512AllPairs<uint8_t>(p);
     }
     if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+}  // namespace
+}  // namespace edgeopt
+
+namespace edgeopt {
+namespace {
+
+// The linear form (AddSubLinear512; allow_lut: its table form where the CPU has it) on every (x1, x2) pair, whole runs and runs starting at
+// odd offsets with tails of 1..15 lanes. Returns the plan (not ok: nothing checked).
+template <typename T>
+kernels::qbin::AddSubLinear512 CheckLinearAllPairs(const kernels::QuantBinaryParams& p, bool allow_lut) {
+  const kernels::qbin::AddSubLinear512 plan = kernels::qbin::PlanAddSubLinear512<T>(p, allow_lut);
+  if (!plan.ok) return plan;
+  const AllPairs<T> pairs(p);
+  const int64_t n = static_cast<int64_t>(pairs.a.size());
+  std::vector<T> got(pairs.a.size());
+  kernels::qbin::AddSubLinearRun512<T>(pairs.a.data(), pairs.b.data(), got.data(), n, plan);
+  for (int64_t i = 0; i < n; ++i) {
+    EXPECT_EQ(int{got[i]}, int{pairs.want[i]}) << "x1 " << int{pairs.a[i]} << " x2 " << int{pairs.b[i]};
+    if (got[i] != pairs.want[i]) return plan;
+  }
+  for (int start = 1; start < 16; start += 5) {
+    const int64_t len = n - 16 - 2 * start - 1;
+    std::fill(got.begin(), got.end(), T{0});
+    kernels::qbin::AddSubLinearRun512<T>(pairs.a.data() + start, pairs.b.data() + start, got.data() + start, len, plan);
+    for (int64_t i = start; i < start + len; ++i) {
+      EXPECT_EQ(int{got[i]}, int{pairs.want[i]}) << "run from " << start << " at " << i;
+      if (got[i] != pairs.want[i]) return plan;
+    }
+    EXPECT_EQ(int{got[start + len]}, 0) << "wrote past the tail";
+  }
+  return plan;
+}
+
+// Parameters as ComputeAddSubMultipliers makes them (the larger-scale input has multiplier 2^30
+// and no shift: the linear input), over scale ratios from 1 to 2^-22, output scales from far
+// below to far above, every zero point range and activation: the plan must accept every case
+// whose output shift is a right shift (or none) and the other input's shift is at most 20, and
+// every form (linear input first / second, ADD / SUB, tie correction on / off, clamp on / off)
+// must occur. Edge multipliers by hand: out_mult 2^30 (q < 0 from raw <= -2, not -1), 2^31 - 1,
+// 0, input multipliers whose low 11 bits make ties.
+TEST(QuantBinaryFast, Avx512LinearFormAllPairs) {
+  if (!rt::Cpu().has_avx512()) GTEST_SKIP() << "no AVX-512 (F, BW, VL, DQ) on this CPU";
+  std::mt19937_64 rng(4242);
+  int checked = 0, tables = 0, forms[2][2][2][2] = {};
+  auto run = [&](const kernels::QuantBinaryParams& p, bool is_uint8) {
+    const auto plan = is_uint8 ? CheckLinearAllPairs<uint8_t>(p, false) : CheckLinearAllPairs<int8_t>(p, false);
+    if (plan.ok) {
+      ++checked;
+      ++forms[plan.lin_first][p.sub][plan.correct_neg][plan.clamp];
+    }
+    const auto table = is_uint8 ? CheckLinearAllPairs<uint8_t>(p, true) : CheckLinearAllPairs<int8_t>(p, true);
+    EXPECT_EQ(table.ok, plan.ok);
+    tables += table.lut;
+    return plan.ok;
+  };
+  for (int it = 0; it < 320 && !HasFailure(); ++it) {
+    const bool is_uint8 = it % 3 == 2;
+    kernels::QuantBinaryParams p;
+    p.sub = it % 2;
+    const float sa = std::pow(10.0f, std::uniform_real_distribution<float>(-3, 0)(rng));
+    const float ratio = it % 8 == 0 ? 1.0f : std::pow(2.0f, -std::uniform_real_distribution<float>(0, 22)(rng));
+    const float sb = (it / 2) % 2 ? sa * ratio : sa / ratio;
+    const float so = sa * std::pow(10.0f, std::uniform_real_distribution<float>(-1.5f, 2.5f)(rng));
+    kernels::ComputeAddSubMultipliers(sa, sb, so, 20, &p);
+    const int lo = is_uint8 ? 0 : -128, hi = is_uint8 ? 255 : 127;
+    p.in1_offset = -std::uniform_int_distribution<int>(lo, hi)(rng);
+    p.in2_offset = -(it % 5 == 0 ? lo : std::uniform_int_distribution<int>(lo, hi)(rng));
+    const int zero_point_kind = std::uniform_int_distribution<int>(0, 5)(rng);
+    p.out_offset = zero_point_kind == 0 ? lo : zero_point_kind == 1 ? hi : std::uniform_int_distribution<int>(lo, hi)(rng);
+    switch (std::uniform_int_distribution<int>(0, 3)(rng)) {
+      case 0: p.act_min = lo; p.act_max = hi; break;                                       // none
+      case 1: p.act_min = std::max(lo, p.out_offset); p.act_max = hi; break;               // RELU
+      case 2: p.act_min = std::max(lo, p.out_offset); p.act_max = std::max(p.act_min, hi - 20); break;
+      default: p.act_min = std::min(hi, lo + 30); p.act_max = hi; break;
+    }
+    const bool admitted = run(p, is_uint8);
+    const int gen_shift = sa >= sb ? p.in2_shift : p.in1_shift;
+    // Output shifts beyond 21 may leave int64 with the zero point term (2 zo 2^(31+E)).
+    if (p.out_shift <= 0 && p.out_shift >= -21 && gen_shift >= -20) {
+      EXPECT_TRUE(admitted) << "case " << it << " out_shift " << p.out_shift;
+    }
+  }
+  for (int32_t out_mult : {1 << 30, 0x7FFFFFFF, 0, (1 << 30) + 1}) {
+    for (int32_t gen_mult : {1 << 30, (1 << 30) + 1024, (1 << 30) + 2047, 1518500250}) {
+      for (int out_shift : {0, -1, -8, -20}) {
+        kernels::QuantBinaryParams p;
+        p.left_shift = 20;
+        p.sub = out_shift == -1;
+        p.in1_mult = 1 << 30;
+        p.in2_mult = gen_mult;
+        p.in2_shift = out_shift == 0 ? 0 : -3;
+        p.out_mult = out_mult;
+        p.out_shift = out_shift;
+        p.in1_offset = 128;
+        p.in2_offset = -127;
+        p.out_offset = -5;
+        p.act_min = -128;
+        p.act_max = 127;
+        EXPECT_TRUE(run(p, false));
+        std::swap(p.in1_mult, p.in2_mult);
+        std::swap(p.in1_shift, p.in2_shift);
+        EXPECT_TRUE(run(p, false));
+      }
+    }
+  }
+  EXPECT_GT(checked, 250);
+  if (__builtin_cpu_supports("avx512vbmi")) {
+    EXPECT_GT(tables, 250);
+  }
+  for (int f = 0; f < 16; ++f)
+    EXPECT_GT(forms[f >> 3][(f >> 2) & 1][(f >> 1) & 1][f & 1], 0) << "form " << f << " never checked";
+}
+
+// The linear form through the interpreter on tensors shaped like ResNet-8's residual ADDs (the
+// variant must be .../lin), odd sizes for the tails, 1 and 2 threads.
+TEST(QuantBinaryFast, Avx512LinearFormInInterpreter) {
+  if (!rt::Cpu().has_avx512()) GTEST_SKIP() << "no AVX-512 (F, BW, VL, DQ) on this CPU";
+  std::mt19937_64 rng(88);
+  int k = 0;
+  for (auto op : {tflite::BuiltinOperator_ADD, tflite::BuiltinOperator_SUB}) {
+    for (DType type : {DType::kInt8, DType::kUInt8}) {
+      for (std::vector<int32_t> shape : {std::vector<int32_t>{1, 32, 32, 16}, {1, 8, 8, 64}, {1, 5, 7, 3}, {2, 9, 11, 17}}) {
+        BinCase c = RandomBinCase(rng, op, type);
+        c.a = c.b = shape;
+        // Output scale near the inputs' so the output shift is a right shift.
+        c.qo.scale = {std::max(c.qa.scale[0], c.qb.scale[0]) * std::uniform_real_distribution<float>(0.6f, 4.0f)(rng)};
+        testing::FastCheck check;
+        check.seed = 300 + k;
+        check.threads = 1 + k % 2;
+        check.op_type = tflite::EnumNameBuiltinOperator(op);
+        check.variant = __builtin_cpu_supports("avx512vbmi") ? "/avx512/lut" : "/avx512/lin";
+        ++k;
+        if (!testing::ExpectFastMatchesReference(BuildBinary(c), c.Describe(), check)) return;
+      }
+    }
   }
 }
 
