@@ -30,8 +30,8 @@
 // doubled short form also carries the output zero point in its rounding constants (zp_folded)
 // and, under RELU/RELU6-like clamps, skips the ties-away adjustment (floor_clamps), and the
 // stride-1 pair rows are built with one vpermt2w per entry (PickPairRowAvx512).
-// Where the weights (minus their zero point) fit int8 and the input zero point folds into the bias
-// (Plan::quads: all int8 models; uint8 ones only with weights within 128 of their zero point), the
+// Where the weights (minus their zero point) fit int8, or a sum of two int8 values (uint8), and the
+// input zero point folds into the bias (Plan::quads: all int8 and nearly all uint8 models), the
 // AVX-512 rows use "quad rows" instead (variants .../dp4): per channel the three bytes of a filter
 // row's taps as unsigned values (int8 xor 0x80, the 128 folded into the bias), so one vpdpbusd adds
 // a filter row: 3 instructions per 16 channels and pixel instead of 6 vpdpwssd, one entry per
@@ -151,6 +151,13 @@ struct Plan {
   bool quads = false;
   int32_t quad_zp = 0;                // unsigned input zero point: zp (+ 128 for int8); padding value
   std::vector<int8_t> quad_weights;   // [3 filter rows][c16][4]: taps 0, 1, 2 and a zero
+  // uint8 weights whose w - zw leaves int8 (zero points far from 128): per tap w - zw = a + r with
+  // a = clamp(w - zw, -128, 127) in quad_weights and the rest r (|r| <= 127; only w - zw = 255,
+  // i.e. w = 255 with zw = 0, has no such split: no quads then) in quad_rest, same layout. The
+  // 16-channel groups with some r != 0 (quad_split[group]) add a second vpdpbusd per filter row
+  // on the same quad-row entry (6 per pixel); the others keep 3. Empty when no group needs it.
+  std::vector<int8_t> quad_rest;
+  std::vector<uint8_t> quad_split;  // per 16-channel group
   int32_t act_min = 0, act_max = 0;
   OutKind kind = OutKind::kInt8;
   // Hybrid: out = float(acc) * (weight_scale[c] * batch_scale[b]) + bias[c].

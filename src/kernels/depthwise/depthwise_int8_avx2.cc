@@ -779,19 +779,27 @@ void FoldZeroPointAndDouble(Plan* p, int32_t input_zero_point) {
 }
 
 // The quad rows' plan (see Plan::quads) from the weights and bias before FoldZeroPointAndDouble:
-// quad_weights, quad_zp and, per channel position, the bias with -quad_zp * sum(weights) folded in.
+// quad_weights (and quad_rest / quad_split where a weight leaves int8), quad_zp and, per channel
+// position, the bias with -quad_zp * sum(weights) folded in. The split is exact: vpdpbusd adds
+// x * a + x * r = x * w per tap, and no partial sum nears 2^31 (|folded bias| < 2^29, each
+// vpdpbusd adds at most 3 * 255 * 128 < 2^17, 6 of them per pixel).
 bool PlanQuads(Plan* p, int32_t input_zero_point, std::vector<int32_t>* quad_bias) {
   const int c16 = p->c16;
   const int32_t zp = input_zero_point + (p->kind == OutKind::kInt8 ? 128 : 0);
-  std::vector<int8_t> quad(static_cast<size_t>(3) * c16 * 4, 0);
+  std::vector<int8_t> quad(static_cast<size_t>(3) * c16 * 4, 0), rest(quad.size(), 0);
+  std::vector<uint8_t> split(static_cast<size_t>(c16) / 16, 0);
   quad_bias->assign(c16, 0);
   for (int d = 0; d < c16; ++d) {
     int64_t sum = 0;
     for (int ky = 0; ky < 3; ++ky)
       for (int kx = 0; kx < 3; ++kx) {
         const int16_t w = p->weights[((static_cast<size_t>(ky) * p->pairs_w + kx / 2) * c16 + d) * 2 + kx % 2];
-        if (w < -128 || w > 127) return false;
-        quad[(static_cast<size_t>(ky) * c16 + d) * 4 + kx] = static_cast<int8_t>(w);
+        const int a = std::clamp<int>(w, -128, 127), r = w - a;
+        if (r > 127) return false;  // w = 255: no two int8 values add up to it
+        const size_t at = (static_cast<size_t>(ky) * c16 + d) * 4 + kx;
+        quad[at] = static_cast<int8_t>(a);
+        rest[at] = static_cast<int8_t>(r);
+        if (r != 0) split[d / 16] = 1;
         sum += w;
       }
     const int64_t folded = p->requant[d / 8].bias[d % 8] - int64_t{zp} * sum;
@@ -799,6 +807,10 @@ bool PlanQuads(Plan* p, int32_t input_zero_point, std::vector<int32_t>* quad_bia
     (*quad_bias)[d] = static_cast<int32_t>(folded);
   }
   p->quad_weights = std::move(quad);
+  if (std::find(split.begin(), split.end(), 1) != split.end()) {
+    p->quad_rest = std::move(rest);
+    p->quad_split = std::move(split);
+  }
   p->quad_zp = zp;
   return true;
 }
@@ -843,9 +855,17 @@ const char* LoopName(const Plan& p) {
           "avx512/3x3s1/dp4",    "avx512/3x3s1/w1/dp4", "avx512/3x3s1/w2/dp4", "avx512/3x3s1/w3/dp4",
           "avx512/3x3s1/w4/dp4", "avx512/3x3s1/w5/dp4", "avx512/3x3s1/w6/dp4", "avx512/3x3s1/w7/dp4",
           "avx512/3x3s1/w8/dp4"};
-      return (p.quads ? kQuads : p.avx512 ? kAvx512 : kAvx2)[K3NarrowWidth(p)];
+      // Quad rows with split weights in some groups (Plan::quad_rest).
+      static const char* const kSplit[kK3NarrowMax + 1] = {
+          "avx512/3x3s1/dp4x2",    "avx512/3x3s1/w1/dp4x2", "avx512/3x3s1/w2/dp4x2", "avx512/3x3s1/w3/dp4x2",
+          "avx512/3x3s1/w4/dp4x2", "avx512/3x3s1/w5/dp4x2", "avx512/3x3s1/w6/dp4x2", "avx512/3x3s1/w7/dp4x2",
+          "avx512/3x3s1/w8/dp4x2"};
+      return (p.quads ? (p.quad_rest.empty() ? kQuads : kSplit) : p.avx512 ? kAvx512 : kAvx2)[K3NarrowWidth(p)];
     }
-    case 1: return p.quads ? "avx512/3x3s2/dp4" : p.avx512 ? "avx512/3x3s2" : "avx2/3x3s2";
+    case 1:
+      return p.quads ? (p.quad_rest.empty() ? "avx512/3x3s2/dp4" : "avx512/3x3s2/dp4x2")
+             : p.avx512 ? "avx512/3x3s2"
+                        : "avx2/3x3s2";
     default: return "avx2/generic";
   }
 }

@@ -248,20 +248,34 @@ struct Avx512Rows {
   }
 };
 
+// The weights of one 16-channel group for the quad rows: a filter row each, and with kSplit the
+// rest of the weights that leave int8 (Plan::quad_rest).
+struct QuadW {
+  __m512i w0, w1, w2, r0, r1, r2;
+};
+
 // The quad rows (Plan::quads): kNP (1..8) consecutive output pixels of one 16-channel group,
 // pixel i from entry i of the three quad rows (entries c2 int16 apart), one vpdpbusd per filter
-// row, accumulated from the (folded) bias; in the doubled forms the sums are doubled here.
-template <int kNP, bool kUnsigned, int kMode>
+// row (kSplit: two, the second with the rest of the weights on the same entry), accumulated from
+// the (folded) bias; in the doubled forms the sums are doubled here.
+template <int kNP, bool kUnsigned, int kMode, bool kSplit>
 __attribute__((always_inline)) inline void QuadPixels(const int16_t* e0, const int16_t* e1, const int16_t* e2,
-                                                      size_t c2, __m512i w0, __m512i w1, __m512i w2, __m512i bias,
+                                                      size_t c2, const QuadW& w, __m512i bias,
                                                       const RequantGroup16& g, const OutStage& o, uint8_t* out) {
   static_assert(kNP >= 1 && kNP <= 8, "8 pixels at most");
   constexpr bool kDoubled = kMode == kRqFast2 || kMode == kRqFast2Zp || kMode == kRqFast2ZpFloor;
   const auto pixel = [&](int i) {
     const size_t at = static_cast<size_t>(i) * c2;
-    __m512i a = _mm512_dpbusd_epi32(bias, _mm512_loadu_si512(e0 + at), w0);
-    a = _mm512_dpbusd_epi32(a, _mm512_loadu_si512(e1 + at), w1);
-    a = _mm512_dpbusd_epi32(a, _mm512_loadu_si512(e2 + at), w2);
+    const __m512i v0 = _mm512_loadu_si512(e0 + at), v1 = _mm512_loadu_si512(e1 + at),
+                  v2 = _mm512_loadu_si512(e2 + at);
+    __m512i a = _mm512_dpbusd_epi32(bias, v0, w.w0);
+    a = _mm512_dpbusd_epi32(a, v1, w.w1);
+    a = _mm512_dpbusd_epi32(a, v2, w.w2);
+    if constexpr (kSplit) {
+      a = _mm512_dpbusd_epi32(a, v0, w.r0);
+      a = _mm512_dpbusd_epi32(a, v1, w.r1);
+      a = _mm512_dpbusd_epi32(a, v2, w.r2);
+    }
     return kDoubled ? _mm512_add_epi32(a, a) : a;
   };
   const __m512i a0 = pixel(0);
@@ -285,14 +299,23 @@ void RowsQuadK3(const K3Batch& bt) {
   const size_t c2 = bt.c2;
   const size_t row_stride = static_cast<size_t>(p.c16) * 4;  // bytes between filter rows of quad_weights
   struct State {
-    __m512i w0, w1, w2, bias;
+    QuadW w;
+    __m512i bias;
+    bool split;
   };
   const auto group = [&](int cg) __attribute__((always_inline)) {
-    const int8_t* wp = p.quad_weights.data() + static_cast<size_t>(cg) * 4;
+    const auto ld3 = [row_stride](const int8_t* wp, __m512i* a, __m512i* b, __m512i* c) {
+      *a = _mm512_loadu_si512(wp);
+      *b = _mm512_loadu_si512(wp + row_stride);
+      *c = _mm512_loadu_si512(wp + 2 * row_stride);
+    };
     State st;
-    st.w0 = _mm512_loadu_si512(wp);
-    st.w1 = _mm512_loadu_si512(wp + row_stride);
-    st.w2 = _mm512_loadu_si512(wp + 2 * row_stride);
+    ld3(p.quad_weights.data() + static_cast<size_t>(cg) * 4, &st.w.w0, &st.w.w1, &st.w.w2);
+    st.split = !p.quad_split.empty() && p.quad_split[cg / 16];
+    if (st.split)
+      ld3(p.quad_rest.data() + static_cast<size_t>(cg) * 4, &st.w.r0, &st.w.r1, &st.w.r2);
+    else
+      st.w.r0 = st.w.r1 = st.w.r2 = _mm512_setzero_si512();
     // With a left shift the bias must be added before shifting: Requant16 adds it.
     st.bias = kMode == kRqLeft ? _mm512_setzero_si512() : Ld(p.requant16[cg / 16].bias);
     return st;
@@ -300,7 +323,10 @@ void RowsQuadK3(const K3Batch& bt) {
   const auto step = [c2]<int kNP>(const State& st, const int16_t* e0, const int16_t* e1, const int16_t* e2,
                                   const RequantGroup16& g, const OutStage& o, uint8_t* out)
                         __attribute__((always_inline)) {
-    QuadPixels<kNP, kUnsigned, kMode>(e0, e1, e2, c2, st.w0, st.w1, st.w2, st.bias, g, o, out);
+    if (st.split)
+      QuadPixels<kNP, kUnsigned, kMode, true>(e0, e1, e2, c2, st.w, st.bias, g, o, out);
+    else
+      QuadPixels<kNP, kUnsigned, kMode, false>(e0, e1, e2, c2, st.w, st.bias, g, o, out);
   };
   RowsK3Loop<kW>(bt, group, step);
 }

@@ -54,6 +54,9 @@ struct Case {
   // uint8: weights within 128 of their zero point (118..138), so that they fit int8 after it is
   // subtracted (the AVX-512 quad rows, Plan::quads); otherwise 0..255.
   bool uint8_weights_fit = false;
+  // uint8, >= 0: this weight zero point, and weights 0 or 255 (each a third of the time) or
+  // uniform, so that w - zw reaches both ends of [-255, 255] (split quad weights, Plan::quad_rest).
+  int uint8_weight_zp = -1;
 
   std::string Describe() const {
     std::ostringstream s;
@@ -61,7 +64,8 @@ struct Case {
       << "," << w << "," << c << "] x" << mult << " filter " << kh << "x" << kw << " stride " << stride_h << "x"
       << stride_w << " dilation " << dil_h << "x" << dil_w << (padding == tflite::Padding_SAME ? " SAME" : " VALID")
       << " act " << act << (multiplier_above_one > 0 ? " left-shift" : "") << (huge_bias ? " huge-bias" : "")
-      << (uint8_weights_fit ? " int8-range weights" : "");
+      << (uint8_weights_fit ? " int8-range weights" : "")
+      << (uint8_weight_zp >= 0 ? " weights 0/255 zero point " + std::to_string(uint8_weight_zp) : "");
     return s.str();
   }
 };
@@ -88,7 +92,19 @@ Graph BuildDepthwise(const Case& c, uint64_t seed) {
     auto scales = testing::RandomWeightScales(rng, oc, c.per_channel);
     const double lo = wt == DType::kUInt8 ? (c.uint8_weights_fit ? 10 : 0) : -127,
                  hi = wt == DType::kUInt8 ? (c.uint8_weights_fit ? 245 : 255) : 127;
-    w = b.ConstRandom("w", wt, w_shape, lo, hi, testing::WeightQuant(rng, wt, scales, 3));
+    if (c.uint8_weight_zp >= 0) {
+      std::vector<uint8_t> values(static_cast<size_t>(c.kh) * c.kw * oc);
+      for (uint8_t& v : values) {
+        const int kind = static_cast<int>(rng() % 3);
+        v = static_cast<uint8_t>(kind == 0 ? 0 : kind == 1 ? 255 : rng() % 256);
+      }
+      QuantParams wq;
+      wq.scale = {scales[0]};
+      wq.zero_point = {c.uint8_weight_zp};
+      w = b.Const("w", wt, w_shape, values, wq);
+    } else {
+      w = b.ConstRandom("w", wt, w_shape, lo, hi, testing::WeightQuant(rng, wt, scales, 3));
+    }
     const float out_scale = c.multiplier_above_one > 0
                                 ? in_q.scale[0] * scales[0] / c.multiplier_above_one
                                 : testing::OutputScaleFor(t, int64_t{c.kh} * c.kw, in_q.scale[0], scales[0]);
@@ -458,6 +474,45 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeAvx512Quads) {
     }
 }
 
+// The quad rows with split uint8 weights (Plan::quad_rest; variants .../dp4x2, checked): weights
+// 0 and 255 with zero points 0 (where a weight w - zw = 255 has no split: the pair rows, variant
+// checked), 1, 127, 128, 255 and others; stride 1 and 2, SAME and VALID, widths 1..29 (narrow
+// stride-1 instantiations, 8-pixel steps and tails), channel counts that are not multiples of 16
+// (groups with and without a rest when the weights are mostly in range), depth multiplier 1 and
+// 2, every activation, the doubled short form and the long form with a left shift, 1 and 2
+// threads, batch 2.
+TEST_F(DepthwiseInt8Fast, ThreeByThreeAvx512QuadsUInt8Split) {
+  if (SkipWithoutAvx512()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU (or EDGEOPT_CPU caps it): the AVX-512 rows are not used";
+  const int zero_points[] = {0, 1, 127, 128, 255, 60, 200};
+  const int channels[] = {13, 16, 29, 45, 100, 31};
+  const int acts[] = {tflite::ActivationFunctionType_NONE, tflite::ActivationFunctionType_RELU6,
+                      tflite::ActivationFunctionType_RELU, tflite::ActivationFunctionType_RELU_N1_TO_1};
+  int i = 0;
+  for (int zw : zero_points)
+    for (int stride : {1, 2})
+      for (int k = 0; k < 4; ++k) {
+        const int w = 1 + (i * 5) % 29;
+        Case c = WidthSweepCase(i, w, stride, channels[i % 6]);
+        c.path = Path::kUInt8;
+        c.per_channel = false;
+        c.uint8_weight_zp = zw;
+        c.mult = k == 3 ? 2 : 1;
+        if (c.mult == 2) c.c = (c.c + 1) / 2;  // c * mult channels still pay for the AVX-512 rows
+        c.act = acts[i % 4];
+        c.multiplier_above_one = i % 3 == 1 ? 1.7f : 0;
+        ASSERT_EQ(OutSize(c.padding, c.w, 3, c.stride_w, 1), w) << c.Describe();
+        testing::FastCheck check;
+        check.op_type = "DEPTHWISE_CONV_2D";
+        const std::string base = stride == 2 ? "avx512/3x3s2" : w <= 8 ? "avx512/3x3s1/w" + std::to_string(w) : "avx512/3x3s1";
+        // zw = 0: some weight is 255 (w - zw = 255): no quads; zw = 128: every w - zw fits int8;
+        // else some weight leaves int8.
+        check.variant = zw == 0 ? base : zw == 128 ? base + "/dp4" : base + "/dp4x2";
+        check.threads = 1 + (i / 2) % 2;
+        check.seed = 3600 + i++;
+        testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
+      }
+}
+
 // The geometry of the plan tests: one size x size image of 30 channels (the AVX-512 rows pay), a
 // 3x3 filter, SAME padding.
 kernels::dwq::Geom PlanTestGeom(int size) {
@@ -470,8 +525,9 @@ kernels::dwq::Geom PlanTestGeom(int size) {
   return g;
 }
 
-// When a plan uses the quad rows: AVX-512 rows, weights (minus their zero point) within int8 and
-// the bias with -(zp + 128) * sum(weights) folded in (int8 input; zp for uint8) below 2^29.
+// When a plan uses the quad rows: AVX-512 rows, weights (minus their zero point) within int8 or,
+// uint8, a sum of two int8 values (all but 255: the rest in quad_rest), and the bias with
+// -(zp + 128) * sum(weights) folded in (int8 input; zp for uint8) below 2^29.
 TEST(DepthwiseInt8Plan, QuadRowsConditions) {
   const kernels::dwq::Geom g = PlanTestGeom(6);
   struct T {
@@ -479,12 +535,15 @@ TEST(DepthwiseInt8Plan, QuadRowsConditions) {
     int weight, weight_zp;
     int32_t bias, input_zp;
     bool quads;
+    int rest;  // Plan::quad_rest of every tap (0: none needed)
   };
-  const T cases[] = {{false, true, -127, 0, 100, 5, true},      {false, false, -127, 0, 100, 5, false},
-                     {false, true, 127, 0, (1 << 29) - 300000, -128, true},
-                     {false, true, -127, 0, (1 << 29) - 200000, 127, false},
-                     {true, true, 199, 72, 100, 30, true},          {true, true, 0, 128, 100, 30, true},
-                     {true, true, 200, 72, 100, 30, false},         {true, true, 0, 129, 100, 30, false}};
+  const T cases[] = {{false, true, -127, 0, 100, 5, true, 0},      {false, false, -127, 0, 100, 5, false, 0},
+                     {false, true, 127, 0, (1 << 29) - 300000, -128, true, 0},
+                     {false, true, -127, 0, (1 << 29) - 200000, 127, false, 0},
+                     {true, true, 199, 72, 100, 30, true, 0},          {true, true, 0, 128, 100, 30, true, 0},
+                     {true, true, 200, 72, 100, 30, true, 1},          {true, true, 0, 129, 100, 30, true, -1},
+                     {true, true, 0, 255, 100, 30, true, -127},        {true, true, 254, 0, 100, 30, true, 127},
+                     {true, true, 255, 0, 100, 30, false, 0},          {true, false, 200, 72, 100, 30, false, 0}};
   for (const T& t : cases) {
     kernels::dwq::Plan p;
     p.natural = true;
@@ -509,8 +568,13 @@ TEST(DepthwiseInt8Plan, QuadRowsConditions) {
     EXPECT_EQ(p.row_entries, g.out_w);
     const int64_t sum = 9 * int64_t{t.weight - t.weight_zp};
     EXPECT_EQ(p.requant16[0].bias[3], t.bias - p.quad_zp * sum);
-    EXPECT_EQ(p.quad_weights[(2 * p.c16 + 3) * 4 + 1], t.weight - t.weight_zp);
+    EXPECT_EQ(p.quad_weights[(2 * p.c16 + 3) * 4 + 1], t.weight - t.weight_zp - t.rest);
     EXPECT_EQ(p.quad_weights[(2 * p.c16 + 3) * 4 + 3], 0);
+    ASSERT_EQ(p.quad_rest.empty(), t.rest == 0);
+    if (t.rest == 0) continue;
+    EXPECT_EQ(p.quad_rest[(2 * p.c16 + 3) * 4 + 1], t.rest);
+    EXPECT_EQ(p.quad_rest[(2 * p.c16 + 3) * 4 + 3], 0);
+    EXPECT_EQ(p.quad_split, std::vector<uint8_t>(p.c16 / 16, 1));
   }
 }
 
