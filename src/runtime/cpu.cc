@@ -40,6 +40,7 @@ CpuFeatures Detect() {
     f.avx512bw = z && (b & (1u << 30));
     f.avx512vl = z && (b & (1u << 31));
     f.avx512vnni = z && (c & (1u << 11));
+    f.avx512vbmi = z && (c & (1u << 1));
     f.avx512fp16 = z && (d & (1u << 23));
     unsigned a1, b1, c1, d1;
     __cpuid_count(7, 1, a1, b1, c1, d1);
@@ -92,6 +93,7 @@ std::string CpuFeatures::ToString() const {
   add(avx512vl, "avx512vl");
   add(avx512dq, "avx512dq");
   add(avx512vnni, "avx512vnni");
+  add(avx512vbmi, "avx512vbmi");
   add(avxvnni, "avxvnni");
   add(avx512fp16, "avx512fp16");
   add(avx512bf16, "avx512bf16");

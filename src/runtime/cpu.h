@@ -16,6 +16,7 @@ struct CpuFeatures {
   bool avx512vl = false;
   bool avx512dq = false;
   bool avx512vnni = false;
+  bool avx512vbmi = false;  // vpermi2b / vpermb: byte-granular table lookups
   bool avxvnni = false;
   bool avx512fp16 = false;
   bool avx512bf16 = false;

@@ -112,7 +112,8 @@ struct AddSubLinear512 {
   int64_t lut_out_const = 0;
   int32_t lut_neg_below = 0;
 };
-// allow_lut = false leaves out the table form (tests run both).
+// allow_lut = false leaves out the table form (tests run both); true only where the CPU has
+// AVX-512 VBMI (rt::CpuFeatures::avx512vbmi), which the table form's vpermi2b needs.
 template <typename T>
 AddSubLinear512 PlanAddSubLinear512(const QuantBinaryParams& p, bool allow_lut = true);
 template <typename T>

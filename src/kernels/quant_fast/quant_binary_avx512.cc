@@ -274,7 +274,7 @@ AddSubLinear512 PlanAddSubLinear512(const QuantBinaryParams& p, bool allow_lut) 
   q.act_min = p.act_min;
   q.act_max = p.act_max;
   q.ok = true;
-  if (allow_lut && q.lin_shift >= 16 && q.lin_shift <= 24 && __builtin_cpu_supports("avx512vbmi")) {
+  if (allow_lut && q.lin_shift >= 16 && q.lin_shift <= 24) {
     std::array<int64_t, 256> table;
     int64_t max_table = 0;
     for (int x = std::numeric_limits<T>::min(); x <= std::numeric_limits<T>::max(); ++x) {
@@ -357,7 +357,7 @@ void LinearRun512(const T* a, const T* b, T* o, int64_t n, const AddSubLinear512
 }
 
 // AVX-512 VBMI (vpermi2b) is outside this file's ISA flags: only this function uses it, chosen
-// when PlanAddSubLinear512 found the CPU has it.
+// when the caller allowed the table form (rt::CpuFeatures::avx512vbmi).
 template <typename T, bool kCorrect, bool kClamp>
 __attribute__((target("avx512vbmi"))) void LinearLutRun512(const T* a, const T* b, T* o, int64_t n,
                                                             const AddSubLinear512& q) {

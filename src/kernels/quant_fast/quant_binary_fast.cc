@@ -35,8 +35,9 @@ bool PotScaleInt16(const Operator& op) {
 
 class QuantBinaryKernel final : public FastKernel {
  public:
-  QuantBinaryKernel(std::unique_ptr<rt::OpKernel> ref, tflite::BuiltinOperator op, DType type, bool cpu_avx512)
-      : FastKernel(std::move(ref)), op_(op), type_(type), cpu_avx512_(cpu_avx512) {}
+  QuantBinaryKernel(std::unique_ptr<rt::OpKernel> ref, tflite::BuiltinOperator op, DType type, bool cpu_avx512,
+                    bool cpu_vbmi)
+      : FastKernel(std::move(ref)), op_(op), type_(type), cpu_avx512_(cpu_avx512), cpu_vbmi_(cpu_vbmi) {}
 
  protected:
   std::string FastVariant() const override {
@@ -72,8 +73,8 @@ class QuantBinaryKernel final : public FastKernel {
     avx512_ = add_sub && type_ != DType::kInt16 && cpu_avx512_ && qbin::AddSubAvx512Applies(p_);
     linear512_ = {};
     if (avx512_) {
-      if (type_ == DType::kInt8) linear512_ = qbin::PlanAddSubLinear512<int8_t>(p_);
-      if (type_ == DType::kUInt8) linear512_ = qbin::PlanAddSubLinear512<uint8_t>(p_);
+      if (type_ == DType::kInt8) linear512_ = qbin::PlanAddSubLinear512<int8_t>(p_, cpu_vbmi_);
+      if (type_ == DType::kUInt8) linear512_ = qbin::PlanAddSubLinear512<uint8_t>(p_, cpu_vbmi_);
     }
     out_shape_ = out.shape;
     n_ = out.num_elements();
@@ -176,6 +177,7 @@ class QuantBinaryKernel final : public FastKernel {
   tflite::BuiltinOperator op_;
   DType type_;
   bool cpu_avx512_;
+  bool cpu_vbmi_;  // the table form (/lut) needs AVX-512 VBMI
   QuantBinaryParams p_;
   rt::Shape out_shape_;
   int64_t n_ = 0;
@@ -198,7 +200,8 @@ std::unique_ptr<rt::OpKernel> MakeQuantBinaryFast(const rt::KernelCreateContext&
   if (!a || !(a->type == DType::kInt8 || a->type == DType::kUInt8 || a->type == DType::kInt16)) return nullptr;
   auto ref = MakeReferenceKernel(cc, reference);
   if (!ref) return nullptr;
-  return std::make_unique<QuantBinaryKernel>(std::move(ref), cc.op.code, a->type, cc.cpu.has_avx512());
+  return std::make_unique<QuantBinaryKernel>(std::move(ref), cc.op.code, a->type, cc.cpu.has_avx512(),
+                                             cc.cpu.avx512vbmi);
 }
 
 }  // namespace edgeopt::kernels

@@ -425,8 +425,9 @@ TEST(QuantBinaryFast, Avx512AllPairsExtremeParameters) {
 namespace edgeopt {
 namespace {
 
-// The linear form (AddSubLinear512; allow_lut: its table form where the CPU has it) on every (x1, x2) pair, whole runs and runs starting at
-// odd offsets with tails of 1..15 lanes. Returns the plan (not ok: nothing checked).
+// The linear form (AddSubLinear512; allow_lut: also its table form, which needs AVX-512 VBMI) on
+// every (x1, x2) pair, whole runs and runs starting at odd offsets with tails of 1..15 lanes.
+// Returns the plan (not ok: nothing checked).
 template <typename T>
 kernels::qbin::AddSubLinear512 CheckLinearAllPairs(const kernels::QuantBinaryParams& p, bool allow_lut) {
   const kernels::qbin::AddSubLinear512 plan = kernels::qbin::PlanAddSubLinear512<T>(p, allow_lut);
@@ -469,7 +470,8 @@ TEST(QuantBinaryFast, Avx512LinearFormAllPairs) {
       ++checked;
       ++forms[plan.lin_first][p.sub][plan.correct_neg][plan.clamp];
     }
-    const auto table = is_uint8 ? CheckLinearAllPairs<uint8_t>(p, true) : CheckLinearAllPairs<int8_t>(p, true);
+    const bool vbmi = rt::Cpu().avx512vbmi;
+    const auto table = is_uint8 ? CheckLinearAllPairs<uint8_t>(p, vbmi) : CheckLinearAllPairs<int8_t>(p, vbmi);
     EXPECT_EQ(table.ok, plan.ok);
     tables += table.lut;
     return plan.ok;
@@ -525,7 +527,7 @@ TEST(QuantBinaryFast, Avx512LinearFormAllPairs) {
     }
   }
   EXPECT_GT(checked, 250);
-  if (__builtin_cpu_supports("avx512vbmi")) {
+  if (rt::Cpu().avx512vbmi) {
     EXPECT_GT(tables, 250);
   }
   for (int f = 0; f < 16; ++f)
@@ -549,7 +551,7 @@ TEST(QuantBinaryFast, Avx512LinearFormInInterpreter) {
         check.seed = 300 + k;
         check.threads = 1 + k % 2;
         check.op_type = tflite::EnumNameBuiltinOperator(op);
-        check.variant = __builtin_cpu_supports("avx512vbmi") ? "/avx512/lut" : "/avx512/lin";
+        check.variant = rt::Cpu().avx512vbmi ? "/avx512/lut" : "/avx512/lin";
         ++k;
         if (!testing::ExpectFastMatchesReference(BuildBinary(c), c.Describe(), check)) return;
       }
