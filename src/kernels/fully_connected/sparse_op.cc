@@ -3,6 +3,7 @@
 #include "kernels/common/kernel_util.h"
 #include "kernels/common/nn_util.h"
 #include "kernels/common/quant_utils.h"
+#include "runtime/constant_fold.h"
 
 namespace edgeopt::kernels {
 
@@ -75,10 +76,10 @@ bool SparseGemmCandidate(const rt::KernelCreateContext& cc) {
   if (in->type != DType::kFloat32 || w->type != DType::kFloat32 || out->type != DType::kFloat32) return false;
   if (bias && bias->type != DType::kFloat32) return false;
   if (w->sparsity) return false;
-  // Constant weights, or weights an op computes (DENSIFY of a sparse constant, DEQUANTIZE of
-  // float16): the interpreter folds such ops before this op's Prepare.
-  if (!cc.graph.IsConstant(*w) && cc.subgraph.FindProducer(cc.op.inputs[1]) < 0) return false;
-  return true;
+  // Constant weights, or weights a chain of foldable ops computes (DENSIFY of a sparse constant,
+  // DEQUANTIZE of float16, both): the interpreter folds such ops before this op's Prepare, which
+  // checks that the weights did become constant.
+  return rt::IsConstantOrFoldable(cc.graph, cc.subgraph, cc.op.inputs[1]);
 }
 
 namespace {
