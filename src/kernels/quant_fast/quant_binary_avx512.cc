@@ -16,6 +16,7 @@
 // value before the multiply (v, raw): a negative one gives a result <= 0, a non-negative one a
 // result >= 0, and for a result of 0 both branches give 0.
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <cstdlib>
@@ -246,11 +247,15 @@ AddSubLinear512 PlanAddSubLinear512(const QuantBinaryParams& p, bool allow_lut) 
   q.gen_madd = (gen_mult & 2047) | (e > 0 ? int32_t{2048} << 16 : 0);
   q.gen_round = 1024 + (e > 0 ? int32_t{1} << (e + 10) : 0);
   q.gen_shift = e;
-  // Bounds over every value of T: |2 raw - 2D| < 2^31 and |2y| < 2^63.
+  // Bounds over every value of T: |2 raw - 2D| < 2^31 and |2y| < 2^63. scaled_gen[x as byte] is
+  // the other input's scaled value g(x) (the table form reuses it).
+  std::array<int64_t, 256> scaled_gen;
   int64_t max_lin = 0, max_gen = 0;
   for (int x = std::numeric_limits<T>::min(); x <= std::numeric_limits<T>::max(); ++x) {
+    const int64_t g = AddSubScaledInput(x, q.gen_offset, 20, gen_mult, gen_shift);
+    scaled_gen[static_cast<uint8_t>(x)] = g;
     max_lin = std::max<int64_t>(max_lin, std::abs(int64_t{x} << (k + 1)));
-    max_gen = std::max<int64_t>(max_gen, std::abs(int64_t{AddSubScaledInput(x, q.gen_offset, 20, gen_mult, gen_shift)}));
+    max_gen = std::max<int64_t>(max_gen, std::abs(g));
   }
   const int64_t max_raw2 = max_lin + 2 * max_gen;
   if (max_raw2 >= (int64_t{1} << 31)) return q;
@@ -277,11 +282,9 @@ AddSubLinear512 PlanAddSubLinear512(const QuantBinaryParams& p, bool allow_lut) 
   if (allow_lut && q.lin_shift >= 16 && q.lin_shift <= 24) {
     std::array<int64_t, 256> table;
     int64_t max_table = 0;
-    for (int x = std::numeric_limits<T>::min(); x <= std::numeric_limits<T>::max(); ++x) {
-      const int64_t g = AddSubScaledInput(x, q.gen_offset, 20, gen_mult, gen_shift);
-      const int64_t t = 2 * q.gen_sign * g + static_cast<int64_t>(2 * d);
-      table[static_cast<uint8_t>(x)] = t;
-      max_table = std::max(max_table, std::abs(t));
+    for (int j = 0; j < 256; ++j) {
+      table[j] = 2 * q.gen_sign * scaled_gen[j] + static_cast<int64_t>(2 * d);
+      max_table = std::max(max_table, std::abs(table[j]));
     }
     const int64_t max_sum = max_table + max_lin;
     const __int128 k2_abs = 2 * (kconst < 0 ? -kconst : kconst);
