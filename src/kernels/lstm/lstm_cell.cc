@@ -1,8 +1,11 @@
 #include "kernels/lstm/lstm_cell.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
+#include "kernels/gemm/f32_op_util.h"
 #include "kernels/lstm/lstm_math.h"
 
 namespace edgeopt::kernels::lstm {
@@ -172,6 +175,9 @@ size_t LstmCell::ScratchBytes() const {
   const size_t widest = static_cast<size_t>(std::max({n_input_, n_aux_, n_output_, n_cell_}));
   switch (mode_) {
     case Mode::kFloat:
+      if (fast_)  // input projections of time_chunk_ steps, gate rows, hidden (all rows padded to 16 floats)
+        return (static_cast<size_t>(time_chunk_) * rows * wx_->padded_n() + rows * wx_->padded_n() +
+                rows * (nc + gemm::kNr)) * sizeof(float) + 64;
       return 5 * rows * nc * sizeof(float);  // 4 gates + hidden
     case Mode::kHybrid:
       // 4 gates + hidden, peephole weights, quantized rows (input, aux, state, hidden) with a
@@ -318,6 +324,144 @@ void LstmCell::ComputeIntegerBiases(const rt::KernelContext& ctx) {
 void LstmCell::BeginInvoke(const rt::KernelContext& ctx) {
   if (mode_ == Mode::kInt8 && !int_biases_ready_) ComputeIntegerBiases(ctx);
   if (mode_ == Mode::kHybrid && opt_.asymmetric_quantize_inputs && !row_sums_ready_) ComputeRowSums(ctx);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fast float path. The gates' weights are stacked into one [G*n_cell, K] matrix per side (G = 4,
+// or 3 without the CIFG input gate) and packed for the float GEMM: the input side (with the gate
+// biases, unless layer norm applies them after normalizing) of a run of time steps is one GEMM,
+// whose rows then serve as the bias of each step's recurrent matrix-vector product. Same
+// arithmetic as the reference steps, in a different order of summation, and the vectorized
+// sigmoid / tanh of kernels/activations (relative error <= 3e-7).
+
+bool LstmCell::PrepareFast(rt::KernelContext& ctx, const rt::CpuFeatures& cpu, int max_time) {
+  fast_ = false;
+  if (mode_ != Mode::kFloat || use_aux_ || !cpu.has_avx2_fma() || max_time < 1) return false;
+  const int nc = n_cell_;
+  int gates = 0;
+  for (int g = 0; g < 4; ++g) gate_col_[g] = g == kInputGate && cifg_ ? -1 : nc * gates++;
+  auto data = [&](int index) { return D<float>(ctx, index); };
+  for (int g = 0; g < 4; ++g)
+    if (gate_col_[g] >= 0 && (!data(in_.input_w[g]) || !data(in_.recurrent_w[g]) || !data(in_.bias[g]))) return false;
+  if (projection_ && !data(in_.proj_w)) return false;
+  const int n = gates * nc;
+  const std::string key = "lstm-f32" + (name_.empty() ? std::string() : "-" + name_);
+  auto stack = [&](const int* w_index, int k, bool with_bias) {
+    std::vector<float> w(static_cast<size_t>(n) * k), b(static_cast<size_t>(n), 0.0f);
+    for (int g = 0; g < 4; ++g) {
+      if (gate_col_[g] < 0) continue;
+      std::copy_n(data(w_index[g]), static_cast<size_t>(nc) * k, w.begin() + static_cast<size_t>(gate_col_[g]) * k);
+      if (with_bias) std::copy_n(data(in_.bias[g]), nc, b.begin() + gate_col_[g]);
+    }
+    return gemm::PackedB::FromNK(w.data(), b.data(), n, k);
+  };
+  wx_ = GetOrPack<gemm::PackedB>(ctx, key + "-x", [&] { return stack(in_.input_w, n_input_, !layer_norm_); });
+  wh_ = GetOrPack<gemm::PackedB>(ctx, key + "-h", [&] { return stack(in_.recurrent_w, n_output_, false); });
+  if (projection_)
+    wp_ = GetOrPack<gemm::PackedB>(ctx, key + "-p", [&] {
+      return gemm::PackedB::FromNK(data(in_.proj_w), data(in_.proj_b), n_output_, nc);
+    });
+  uk_x_ = &gemm::SelectUkernels(cpu, n_input_, n);
+  uk_h_ = &gemm::SelectUkernels(cpu, n_output_, n);
+  uk_p_ = &gemm::SelectUkernels(cpu, nc, n_output_);
+  act_fn_ = cpu.has_avx512() ? activations::FloatActAvx512 : activations::FloatActAvx2;
+  // Input projections of as many steps as fit in ~256 KB (one GEMM), at least one step.
+  const size_t step_bytes = static_cast<size_t>(n_batch_) * wx_->padded_n() * sizeof(float);
+  time_chunk_ = static_cast<int>(std::clamp<size_t>((256 << 10) / step_bytes, 1, static_cast<size_t>(max_time)));
+  fast_ = true;
+  return true;
+}
+
+void LstmCell::ActivateFast(float* v, int n, int activation) const {
+  activations::FloatActParams p;
+  if (activation == kSigmoid)
+    p.act = activations::FloatAct::kLogistic;
+  else if (activation == tflite::ActivationFunctionType_TANH)
+    p.act = activations::FloatAct::kTanh;
+  else
+    return ApplyActivation(v, n, activation);
+  act_fn_(p, v, v, n);
+}
+
+void LstmCell::StepFloatFast(const rt::KernelContext& ctx, const float* proj, int nb, float* h, float* c, float* out,
+                             int out_stride, float* gates, float* hidden) {
+  const int nc = n_cell_;
+  const size_t np = wx_->padded_n();
+  const gemm::MinMax none = {-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
+  for (int b = 0; b < nb; ++b) {
+    float* g = gates + b * np;
+    float* cb = c + static_cast<size_t>(b) * nc;
+    float* hid = hidden + static_cast<size_t>(b) * (nc + gemm::kNr);
+    // Gate pre-activations: input projection (+ bias) + recurrent product, all gates at once.
+    uk_h_->gemv(static_cast<size_t>(wh_->n()), static_cast<size_t>(n_output_), h + static_cast<size_t>(b) * n_output_,
+                wh_->panel(0), wh_->panel_stride(), proj + b * np, g, none);
+    auto finish_gate = [&](int gi, int activation, const float* cell) {
+      float* v = g + gate_col_[gi];
+      if (peephole_ && gi != kCellGate) {
+        const float* peep = D<float>(ctx, in_.peephole[gi]);
+        for (int i = 0; i < nc; ++i) v[i] += peep[i] * cell[i];
+      }
+      if (layer_norm_) {
+        const float* ln = D<float>(ctx, in_.layer_norm[gi]);
+        const float* bias = D<float>(ctx, in_.bias[gi]);
+        MeanStddevNormalization(v, nc, 1);
+        for (int i = 0; i < nc; ++i) v[i] = v[i] * ln[i] + bias[i];
+      }
+      ActivateFast(v, nc, activation);
+    };
+    if (!cifg_) finish_gate(kInputGate, kSigmoid, cb);
+    finish_gate(kForgetGate, kSigmoid, cb);
+    finish_gate(kCellGate, opt_.activation, cb);
+    const float* fg = g + gate_col_[kForgetGate];
+    const float* cg = g + gate_col_[kCellGate];
+    const float* ig = cifg_ ? nullptr : g + gate_col_[kInputGate];
+    for (int i = 0; i < nc; ++i) cb[i] = fg[i] * cb[i] + cg[i] * (cifg_ ? 1.0f - fg[i] : ig[i]);
+    if (opt_.cell_clip > 0) ClipInPlace(cb, nc, opt_.cell_clip);
+    finish_gate(kOutputGate, kSigmoid, cb);
+    const float* og = g + gate_col_[kOutputGate];
+    std::copy(cb, cb + nc, hid);
+    ActivateFast(hid, nc, opt_.activation);
+    for (int i = 0; i < nc; ++i) hid[i] *= og[i];
+    float* hb = h + static_cast<size_t>(b) * n_output_;
+    if (projection_) {
+      uk_p_->gemv(static_cast<size_t>(n_output_), static_cast<size_t>(nc), hid, wp_->panel(0), wp_->panel_stride(),
+                  wp_->bias(), hb, none);
+      if (opt_.proj_clip > 0) ClipInPlace(hb, n_output_, opt_.proj_clip);
+    } else {
+      std::copy(hid, hid + n_output_, hb);
+    }
+    std::copy(hb, hb + n_output_, out + static_cast<size_t>(b) * out_stride);
+  }
+}
+
+void LstmCell::RunFloatFast(const rt::KernelContext& ctx, void* scratch, const float* x, float* out, float* h0,
+                            float* c0, int max_time, bool time_major, bool forward, int out_stride, int out_offset) {
+  const int nb = time_major ? n_batch_ : 1;
+  const size_t np = wx_->padded_n();
+  float* proj = static_cast<float*>(scratch);
+  float* gates = proj + static_cast<size_t>(time_chunk_) * n_batch_ * np;
+  float* hidden = gates + static_cast<size_t>(n_batch_) * np;
+  const gemm::MinMax none = {-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
+  for (int blk = 0; blk < (time_major ? 1 : n_batch_); ++blk) {
+    float* h = h0 + static_cast<size_t>(blk) * (time_major ? 0 : n_output_);
+    float* c = c0 + static_cast<size_t>(blk) * (time_major ? 0 : n_cell_);
+    // Row of time step t: time-major [T, B, *] holds the B rows of a step together, batch-major
+    // [B, T, *] the T steps of a batch row.
+    auto row = [&](int t) -> int64_t {
+      return time_major ? static_cast<int64_t>(t) * n_batch_ : static_cast<int64_t>(blk) * max_time + t;
+    };
+    for (int done = 0; done < max_time; done += time_chunk_) {
+      const int steps = std::min(time_chunk_, max_time - done);
+      const int lo = forward ? done : max_time - done - steps;  // steps [lo, lo + steps) in time order
+      gemm::Gemm(*uk_x_, nullptr, static_cast<size_t>(steps) * nb, x + row(lo) * n_input_, static_cast<size_t>(n_input_),
+                 *wx_, proj, np, none);
+      for (int s = 0; s < steps; ++s) {
+        const int t = forward ? lo + s : lo + steps - 1 - s;
+        StepFloatFast(ctx, proj + static_cast<size_t>(t - lo) * nb * np, nb, h, c, out + row(t) * out_stride + out_offset,
+                      out_stride, gates, hidden);
+      }
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -554,6 +698,11 @@ Status LstmCell::Run(const rt::KernelContext& ctx, void* scratch, const rt::RtTe
   };
   switch (mode_) {
     case Mode::kFloat:
+      if (fast_) {
+        RunFloatFast(ctx, scratch, input.data_as<float>(), output.data_as<float>(), hs->data_as<float>(),
+                     cs->data_as<float>(), max_time, time_major, forward, out_stride, out_offset);
+        break;
+      }
       walk(input.data_as<float>(), aux_used ? aux_used->data_as<float>() : nullptr, output.data_as<float>(),
            hs->data_as<float>(), cs->data_as<float>(),
            [&](const float* x, const float* a, int nb, float* h, float* c, float* o) {

@@ -14,10 +14,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "kernels/activations/float_act.h"
 #include "kernels/common/kernel_util.h"
+#include "kernels/gemm/gemm.h"
+#include "runtime/cpu.h"
 
 namespace edgeopt::kernels::lstm {
 
@@ -69,7 +73,20 @@ class LstmCell {
   // scale bounds the projection clip). Computes integer parameters and row sums.
   Status Prepare(const rt::KernelContext& ctx, int n_batch, const rt::RtTensor& input, const rt::RtTensor* aux,
                  const rt::RtTensor& output);
-  // Bytes of scratch one step needs (request once, shared by the cells of an op).
+  // Fast float path (float mode, constant weights, no auxiliary input; call after Prepare, with
+  // the CPU the kernels may use): the gate weights are packed into one GEMM panel set per side,
+  // the input side of a whole run of time steps is one GEMM and each step's recurrent side one
+  // matrix-vector product; the gate activations are vectorized. Returns false (the reference
+  // steps run) when the cell does not qualify. Agrees with the reference steps within float
+  // rounding (kernels/lstm/lstm_test.cc states the tolerance).
+  bool PrepareFast(rt::KernelContext& ctx, const rt::CpuFeatures& cpu, int max_time);
+  bool fast() const { return fast_; }
+  void DisableFast() { fast_ = false; }
+  const char* fast_isa() const { return fast_ ? uk_h_->isa : "ref"; }
+  size_t PackedBytes() const { return fast_ ? wx_->bytes() + wh_->bytes() + (wp_ ? wp_->bytes() : 0) : 0; }
+
+  // Bytes of scratch one step needs (request once, shared by the cells of an op); with the fast
+  // path, also the input projections of a run of time steps.
   size_t ScratchBytes() const;
 
   // Before the first step of an invoke: folds anything that needs run-time weights.
@@ -105,6 +122,11 @@ class LstmCell {
     return ctx.Error(name_.empty() ? message : name_ + " " + message);
   }
   Status PrepareInteger(const rt::KernelContext& ctx, const rt::RtTensor& input, const rt::RtTensor& output);
+  void RunFloatFast(const rt::KernelContext& ctx, void* scratch, const float* x, float* out, float* h0, float* c0,
+                    int max_time, bool time_major, bool forward, int out_stride, int out_offset);
+  void StepFloatFast(const rt::KernelContext& ctx, const float* proj, int nb, float* h, float* c, float* out,
+                     int out_stride, float* gates, float* hidden);
+  void ActivateFast(float* v, int n, int activation) const;
   void ComputeIntegerBiases(const rt::KernelContext& ctx);
   void ComputeRowSums(const rt::KernelContext& ctx);
 
@@ -120,6 +142,15 @@ class LstmCell {
   // Hybrid asymmetric: row sums of each weight matrix.
   std::vector<int32_t> x_row_sums_[4], h_row_sums_[4], aux_row_sums_[4], proj_row_sums_;
   bool row_sums_ready_ = false;
+  // Fast float path.
+  bool fast_ = false;
+  int gate_col_[4] = {-1, -1, -1, -1};  // first column of each gate in the packed gate rows (-1: CIFG input)
+  int time_chunk_ = 1;                  // time steps whose input projections one GEMM computes
+  std::shared_ptr<const gemm::PackedB> wx_, wh_, wp_;  // input side (+ bias), recurrent side, projection
+  const gemm::Ukernels* uk_x_ = nullptr;
+  const gemm::Ukernels* uk_h_ = nullptr;
+  const gemm::Ukernels* uk_p_ = nullptr;
+  activations::FloatActFn act_fn_ = nullptr;
 };
 
 }  // namespace edgeopt::kernels::lstm

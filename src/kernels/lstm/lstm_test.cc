@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <random>
 
 #include "format/reader.h"
 #include "graph/builder.h"
+#include "runtime/cpu.h"
 #include "runtime/interpreter.h"
 #include "support/conformance.h"
 #include "support/core/model_files.h"
@@ -217,6 +220,75 @@ TEST(LstmConformance, Int8BitExact) {
   { LstmCase c = base; c.cell_scale_log2 = -10; c.time_major = true; c.output = 5; c.hidden_zp = -7; cases.push_back(c); }
   { LstmCase c = base; c.sequence = false; c.batch = 3; cases.push_back(c); }
   for (const auto& c : cases) ExpectMatches(c);
+}
+
+// The fast float path (LstmCell::PrepareFast) against the reference steps of the same model, over
+// shapes that cross the packing's 16-column panels and the GEMM's AVX2 / AVX-512 depth split,
+// every cell option, both layouts, and state carried over 3 invokes. Tolerance per output:
+// 1e-5 * (1 + sqrt(n_input + n_cell + n_output)) * (|reference| + 1): float rounding of the dot
+// products in another summation order grows with their length (e.g. 5e-5 on outputs ~0.5 with
+// 100 inputs, 70 cells and a 40-wide projection), plus the vectorized sigmoid / tanh (relative
+// error <= 3e-7), compounded over up to 40 steps. A wrong gate, peephole or projection is off by
+// orders of magnitude more. The worst error seen is printed.
+TEST(LstmFast, FloatMatchesReference) {
+  if (!rt::Cpu().has_avx2_fma()) GTEST_SKIP() << "this CPU has no AVX2+FMA: LSTM runs the reference steps only";
+  std::vector<LstmCase> cases;
+  LstmCase base;
+  cases.push_back(base);
+  { LstmCase c = base; c.time_major = true; c.batch = 3; cases.push_back(c); }
+  { LstmCase c = base; c.peephole = true; c.time = 11; cases.push_back(c); }
+  { LstmCase c = base; c.cifg = true; c.peephole = true; c.cell = 17; cases.push_back(c); }
+  { LstmCase c = base; c.output = 3; c.cell = 33; cases.push_back(c); }
+  { LstmCase c = base; c.output = 19; c.proj_bias = true; c.proj_clip = 0.3f; c.cell = 7; cases.push_back(c); }
+  { LstmCase c = base; c.cell_clip = 0.4f; c.time = 40; cases.push_back(c); }
+  { LstmCase c = base; c.layer_norm = true; c.cell = 9; cases.push_back(c); }
+  { LstmCase c = base; c.layer_norm = true; c.cifg = true; c.peephole = true; c.output = 3; c.proj_bias = true; cases.push_back(c); }
+  { LstmCase c = base; c.batch = 1; c.time = 1; c.input = 1; c.cell = 1; cases.push_back(c); }
+  { LstmCase c = base; c.batch = 4; c.time = 7; c.input = 17; c.cell = 13; c.time_major = true; c.peephole = true; cases.push_back(c); }
+  { LstmCase c = base; c.batch = 1; c.time = 28; c.input = 28; c.cell = 20; cases.push_back(c); }  // mnist_lstm's shape
+  { LstmCase c = base; c.batch = 2; c.time = 9; c.input = 100; c.cell = 70; c.output = 40; c.time_major = true; cases.push_back(c); }
+  { LstmCase c = base; c.batch = 1; c.time = 5; c.input = 64; c.cell = 64; cases.push_back(c); }
+  { LstmCase c = base; c.activation = tflite::ActivationFunctionType_RELU; cases.push_back(c); }
+  { LstmCase c = base; c.activation = tflite::ActivationFunctionType_RELU6; c.cifg = true; cases.push_back(c); }
+  { LstmCase c = base; c.sequence = false; c.peephole = true; cases.push_back(c); }
+  { LstmCase c = base; c.sequence = false; c.batch = 3; c.cell = 21; c.output = 5; cases.push_back(c); }
+  std::mt19937 rng(5);
+  double worst = 0;
+  for (const auto& c : cases) {
+    auto model = rt::Model::FromGraph(BuildLstm(c));
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    rt::InterpreterOptions ref_opt;
+    ref_opt.reference_kernels_only = true;
+    auto fast = rt::Interpreter::Create(*model);
+    auto ref = rt::Interpreter::Create(*model, ref_opt);
+    ASSERT_TRUE(fast.ok() && ref.ok());
+    ASSERT_TRUE((*fast)->AllocateTensors().ok() && (*ref)->AllocateTensors().ok()) << c.Name();
+    const std::string variant = (*fast)->ops()[0].variant;
+    EXPECT_TRUE(variant.ends_with("/avx2") || variant.ends_with("/avx512")) << c.Name() << ": " << variant;
+    EXPECT_EQ((*ref)->ops()[0].variant.substr(variant.find('/')), "/f32/ref") << c.Name();
+    EXPECT_GT((*fast)->packed_weight_bytes(), 0u) << c.Name();
+    const int64_t n = (*fast)->input(0)->num_elements();
+    const int n_out = c.output > 0 ? c.output : c.cell;
+    const double tol = 1e-5 * (1 + std::sqrt(static_cast<double>(c.input + c.cell + n_out)));
+    std::uniform_real_distribution<float> dist(-1.5f, 1.5f);
+    for (int invoke = 0; invoke < 3; ++invoke) {
+      for (int64_t i = 0; i < n; ++i) (*fast)->input(0)->data_as<float>()[i] = (*ref)->input(0)->data_as<float>()[i] = dist(rng);
+      ASSERT_TRUE((*fast)->Invoke().ok()) << c.Name();
+      ASSERT_TRUE((*ref)->Invoke().ok()) << c.Name();
+      const rt::RtTensor* got = (*fast)->output(0);
+      const rt::RtTensor* want = (*ref)->output(0);
+      ASSERT_EQ(got->shape, want->shape);
+      int bad = 0;
+      for (int64_t i = 0; i < want->num_elements(); ++i) {
+        const double g = got->data_as<float>()[i], w = want->data_as<float>()[i];
+        const double err = std::fabs(g - w);
+        worst = std::max(worst, err / (tol * (std::fabs(w) + 1)));
+        if (!(err <= tol * (std::fabs(w) + 1)) && bad++ < 5)
+          ADD_FAILURE() << c.Name() << " invoke " << invoke << " element " << i << ": fast " << g << " reference " << w;
+      }
+    }
+  }
+  std::printf("LSTM fast vs reference: worst error %.3f of the tolerance\n", worst);
 }
 
 // Keeps only the LSTM op of a real model (its weights, states, intermediates).

@@ -14,8 +14,10 @@
 // (past the end of the state tensors); edgeopt uses the real strides. fw and bw may also differ
 // in output size here (2.9 rejects that).
 #include <memory>
+#include <optional>
 
 #include "kernels/common/kernel_util.h"
+#include "kernels/gemm/f32_op_util.h"
 #include "kernels/lstm/lstm_cell.h"
 #include "kernels/registration.h"
 
@@ -44,15 +46,35 @@ constexpr int kBidiAuxInput = 39;
 
 const char* ModeName(Mode m) { return m == Mode::kFloat ? "f32" : m == Mode::kHybrid ? "hybrid" : "int8"; }
 
+// The float fast path (LstmCell::PrepareFast) may run: fast kernels allowed, float weights that
+// hold the same values at every invoke (file constants, or folded DEQUANTIZE of float16 ones).
+bool FastFloatAllowed(const rt::KernelCreateContext& cc, Mode mode, std::initializer_list<CellInputs> cells) {
+  if (cc.reference_only || mode != Mode::kFloat || !cc.cpu.has_avx2_fma()) return false;
+  for (const CellInputs& in : cells) {
+    for (int g = 0; g < 4; ++g)
+      for (int index : {in.input_w[g], in.recurrent_w[g], in.bias[g]})
+        if (cc.input(index) && !ConstantOrFolded(cc, index)) return false;
+    for (int index : {in.proj_w, in.proj_b})
+      if (cc.input(index) && !ConstantOrFolded(cc, index)) return false;
+  }
+  return true;
+}
+
+std::string VariantName(const char* op, Mode mode, const LstmCell& cell) {
+  return std::string(op) + "/" + ModeName(mode) + "/" + cell.fast_isa();
+}
+
 // UNIDIRECTIONAL_SEQUENCE_LSTM (sequence) and LSTM (one step, 2-D input).
 class LstmKernel : public rt::OpKernel {
  public:
-  LstmKernel(Mode mode, bool sequence, bool time_major, CellInputs inputs, CellOptions options)
-      : mode_(mode), sequence_(sequence), time_major_(time_major), cell_(mode, inputs, options, "") {}
+  LstmKernel(Mode mode, bool sequence, bool time_major, CellInputs inputs, CellOptions options,
+             std::optional<rt::CpuFeatures> fast_cpu)
+      : mode_(mode), sequence_(sequence), time_major_(time_major), cell_(mode, inputs, options, ""), fast_cpu_(fast_cpu) {}
 
   std::string variant() const override {
-    return std::string(sequence_ ? "unidirectional_sequence_lstm/" : "lstm/") + ModeName(mode_) + "/ref";
+    return VariantName(sequence_ ? "unidirectional_sequence_lstm" : "lstm", mode_, cell_);
   }
+  size_t PackedBytes() const override { return cell_.PackedBytes(); }
   int64_t Macs(const rt::KernelContext&) const override {
     return static_cast<int64_t>(max_time_) * n_batch_ * cell_.MacsPerRow();
   }
@@ -69,6 +91,7 @@ class LstmKernel : public rt::OpKernel {
     max_time_ = sequence_ ? (time_major_ ? input->dim(0) : input->dim(1)) : 1;
     n_batch_ = sequence_ ? (time_major_ ? input->dim(1) : input->dim(0)) : input->dim(0);
     RETURN_IF_ERROR(cell_.Prepare(ctx, n_batch_, *input, nullptr, *ctx.output(0)));
+    if (fast_cpu_) cell_.PrepareFast(ctx, *fast_cpu_, max_time_);
     rt::Shape out_shape = input->shape;
     out_shape.back() = cell_.n_output();
     RETURN_IF_ERROR(ctx.SetOutputShape(0, std::move(out_shape)));
@@ -85,17 +108,21 @@ class LstmKernel : public rt::OpKernel {
   Mode mode_;
   bool sequence_, time_major_;
   LstmCell cell_;
+  std::optional<rt::CpuFeatures> fast_cpu_;  // none: reference steps only
   int max_time_ = 0, n_batch_ = 0;
   int scratch_id_ = -1;
 };
 
 class BidiLstmKernel : public rt::OpKernel {
  public:
-  BidiLstmKernel(Mode mode, bool time_major, bool merge_outputs, CellOptions options)
+  BidiLstmKernel(Mode mode, bool time_major, bool merge_outputs, CellOptions options,
+                 std::optional<rt::CpuFeatures> fast_cpu)
       : mode_(mode), time_major_(time_major), merge_(merge_outputs), fw_(mode, kFwCell, options, "forward"),
-        bw_(mode, kBwCell, options, "backward") {}
+        bw_(mode, kBwCell, options, "backward"), fast_cpu_(fast_cpu) {}
 
-  std::string variant() const override { return std::string("bidirectional_sequence_lstm/") + ModeName(mode_) + "/ref"; }
+  // Both cells take the fast path or neither (Prepare).
+  std::string variant() const override { return VariantName("bidirectional_sequence_lstm", mode_, fw_); }
+  size_t PackedBytes() const override { return fw_.PackedBytes() + bw_.PackedBytes(); }
   int64_t Macs(const rt::KernelContext&) const override {
     return static_cast<int64_t>(max_time_) * n_batch_ * (fw_.MacsPerRow() + bw_.MacsPerRow());
   }
@@ -123,6 +150,12 @@ class BidiLstmKernel : public rt::OpKernel {
     RETURN_IF_ERROR(fw_.Prepare(ctx, n_batch_, *input, aux_for_cells_, *fw_out));
     RETURN_IF_ERROR(bw_.Prepare(ctx, n_batch_, *ctx.input(bw_input_), aux_for_cells_, *bw_out));
     if (mode_ == Mode::kInt8) return ctx.UnsupportedError("integer bidirectional LSTM is not supported (as in TFLite 2.9)");
+    if (fast_cpu_) {
+      if (!(fw_.PrepareFast(ctx, *fast_cpu_, max_time_) && bw_.PrepareFast(ctx, *fast_cpu_, max_time_))) {
+        fw_.DisableFast();
+        bw_.DisableFast();
+      }
+    }
     rt::Shape shape = input->shape;
     shape.back() = merge_ ? fw_.n_output() + bw_.n_output() : fw_.n_output();
     RETURN_IF_ERROR(ctx.SetOutputShape(0, shape));
@@ -150,6 +183,7 @@ class BidiLstmKernel : public rt::OpKernel {
   Mode mode_;
   bool time_major_, merge_;
   LstmCell fw_, bw_;
+  std::optional<rt::CpuFeatures> fast_cpu_;
   int max_time_ = 0, n_batch_ = 0;
   int bw_input_ = kInput;
   const rt::RtTensor* aux_for_cells_ = nullptr;
@@ -177,7 +211,8 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateSequenceLstm(const rt::KernelCreat
   if (o.diagonal_recurrent_tensors)
     return cc.Error("diagonal_recurrent_tensors (op version 4, newer than TFLite 2.9) is not supported");
   CellOptions opt{o.fused_activation_function, o.cell_clip, o.proj_clip, o.asymmetric_quantize_inputs};
-  return std::unique_ptr<rt::OpKernel>(new LstmKernel(mode, /*sequence=*/true, o.time_major, kUniCell, opt));
+  return std::unique_ptr<rt::OpKernel>(new LstmKernel(mode, /*sequence=*/true, o.time_major, kUniCell, opt,
+                                                      FastFloatAllowed(cc, mode, {kUniCell}) ? std::optional<rt::CpuFeatures>(cc.cpu) : std::nullopt));
 }
 
 Expected<std::unique_ptr<rt::OpKernel>> CreateLstm(const rt::KernelCreateContext& cc) {
@@ -187,7 +222,8 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateLstm(const rt::KernelCreateContext
   if (cc.num_outputs() != 1) return cc.Error("expects 1 output, has " + std::to_string(cc.num_outputs()));
   ASSIGN_OR_RETURN(Mode mode, ChooseMode(cc, kUniCell.input_w[lstm::kOutputGate]));
   CellOptions opt{o.fused_activation_function, o.cell_clip, o.proj_clip, o.asymmetric_quantize_inputs};
-  return std::unique_ptr<rt::OpKernel>(new LstmKernel(mode, /*sequence=*/false, /*time_major=*/true, kUniCell, opt));
+  return std::unique_ptr<rt::OpKernel>(new LstmKernel(mode, /*sequence=*/false, /*time_major=*/true, kUniCell, opt,
+                                                      FastFloatAllowed(cc, mode, {kUniCell}) ? std::optional<rt::CpuFeatures>(cc.cpu) : std::nullopt));
 }
 
 Expected<std::unique_ptr<rt::OpKernel>> CreateBidiLstm(const rt::KernelCreateContext& cc) {
@@ -195,7 +231,8 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateBidiLstm(const rt::KernelCreateCon
   if (mode == Mode::kInt8) return cc.Error("integer inputs are not supported (TFLite 2.9 has float and hybrid only)");
   const auto& o = GetOptions<tflite::BidirectionalSequenceLSTMOptionsT>(cc.op);
   CellOptions opt{o.fused_activation_function, o.cell_clip, o.proj_clip, o.asymmetric_quantize_inputs};
-  return std::unique_ptr<rt::OpKernel>(new BidiLstmKernel(mode, o.time_major, o.merge_outputs, opt));
+  return std::unique_ptr<rt::OpKernel>(new BidiLstmKernel(mode, o.time_major, o.merge_outputs, opt,
+                                                          FastFloatAllowed(cc, mode, {kFwCell, kBwCell}) ? std::optional<rt::CpuFeatures>(cc.cpu) : std::nullopt));
 }
 
 }  // namespace
