@@ -20,6 +20,7 @@
 #include "kernels/common/kernel_util.h"
 #include "kernels/common/nn_util.h"
 #include "kernels/gemm/f32_op_util.h"
+#include "kernels/hybrid/hybrid_depthwise.h"
 #include "kernels/hybrid/hybrid_dot.h"
 #include "kernels/registration.h"
 #include "runtime/cpu.h"
@@ -317,6 +318,7 @@ namespace edgeopt::kernels {
 void RegisterHybridKernels(rt::OpRegistry& r) {
   AddFastWithFallback(r, tflite::BuiltinOperator_FULLY_CONNECTED, hybrid::MakeHybridFc);
   AddFastWithFallback(r, tflite::BuiltinOperator_CONV_2D, hybrid::MakeHybridConv);
+  AddFastWithFallback(r, tflite::BuiltinOperator_DEPTHWISE_CONV_2D, hybrid::MakeHybridDepthwise);
 }
 
 }  // namespace edgeopt::kernels
