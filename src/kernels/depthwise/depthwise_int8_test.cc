@@ -14,6 +14,7 @@
 #include "runtime/cpu.h"
 #include "support/fast_vs_reference.h"
 #include "support/nn_test_util.h"
+#include "support/scoped_env.h"
 
 namespace edgeopt {
 namespace {
@@ -198,7 +199,11 @@ class DepthwiseInt8Fast : public ::testing::Test {
 
 TEST_F(DepthwiseInt8Fast, Int8) { Run(Path::kInt8, 120, 31); }
 TEST_F(DepthwiseInt8Fast, UInt8) { Run(Path::kUInt8, 80, 32); }
-TEST_F(DepthwiseInt8Fast, Hybrid) { Run(Path::kHybrid, 50, 33); }
+TEST_F(DepthwiseInt8Fast, Hybrid) {
+  // Without it the hybrid depthwise runs the float kernel on dequantized weights (kernels/hybrid).
+  const testing::ScopedEnv quantized_input("EDGEOPT_HYBRID_DEQUANT", "0");
+  Run(Path::kHybrid, 50, 33);
+}
 TEST_F(DepthwiseInt8Fast, Int16x8) { Run(Path::kInt16, 50, 34); }
 
 // Layers of MobileNetV2 / DS-CNN sizes (many rows per thread, ring reuse, channel blocks).

@@ -9,6 +9,7 @@
 #include "graph/builder.h"
 #include "support/conformance.h"
 #include "support/nn_test_util.h"
+#include "support/scoped_env.h"
 
 namespace edgeopt {
 namespace {
@@ -186,18 +187,25 @@ TEST_F(DepthwiseConformance, Int16x8) {
 }
 
 TEST_F(DepthwiseConformance, Hybrid) {
+  // TFLite's hybrid depthwise quantizes its input; by default edgeopt's runs the float kernel on
+  // dequantized weights (kernels/hybrid, tested there), so the bit-exact one is asked for here.
+  const testing::ScopedEnv quantized_input("EDGEOPT_HYBRID_DEQUANT", "0");
   RunRandom(Path::kHybrid, 30, 26, [](DwCase& c, std::mt19937_64&) { c.per_channel = true; });
 }
 
 // Hybrid with one weight scale (edgeopt broadcasts it; 2.9 would read past it), compared with 2.9
 // given that scale repeated per channel.
 TEST_F(DepthwiseConformance, HybridPerTensor) {
+  // The bit-exact hybrid kernel, as in Hybrid.
+  const testing::ScopedEnv quantized_input("EDGEOPT_HYBRID_DEQUANT", "0");
   RunRandom(
       Path::kHybrid, 15, 28, [](DwCase& c, std::mt19937_64&) { c.per_channel = false; }, Twin::kEqualPerChannel);
 }
 
 // TFLite 2.9 requires a bias; edgeopt also accepts none, compared with 2.9 given zeros.
 TEST_F(DepthwiseConformance, NoBias) {
+  // The bit-exact hybrid kernel, as in Hybrid.
+  const testing::ScopedEnv quantized_input("EDGEOPT_HYBRID_DEQUANT", "0");
   int i = 0;
   for (Path p : {Path::kFloat, Path::kInt8, Path::kUInt8, Path::kInt16, Path::kHybrid}) {
     RunRandom(

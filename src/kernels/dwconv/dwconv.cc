@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "kernels/gemm/parallel.h"
+
 namespace edgeopt::kernels::dwconv {
 
 AlignedFloats PackWeights(const float* filter, const float* bias, int kh, int kw, int c, int block) {
@@ -26,6 +28,22 @@ const VectorRows* SelectVectorRows(const rt::CpuFeatures& cpu, int c) {
   static constexpr VectorRows kAvx512{"avx512", "f32dw16", kAvx512ChannelBlock, RowsAvx512};
   if (cpu.has_avx512() && c > kAvx2ChannelBlock) return &kAvx512;
   return cpu.has_avx2_fma() ? &kAvx2 : nullptr;
+}
+
+void RunVectorRows(rt::ThreadPool& pool, const VectorRows& vec, const Geometry& g, const float* in,
+                   const float* packed, float* out, gemm::MinMax mm) {
+  const int rows = g.batch * g.oh;
+  const int cbs = ChannelBlocks(g.c, vec.block);
+  const int64_t row_work = int64_t{g.ow} * g.out_c() * g.kh * g.kw;
+  const int64_t want = TaskCount(pool.num_threads(), int64_t{rows} * cbs,
+                                 std::max<int64_t>(1, 16384 / std::max<int64_t>(1, row_work / cbs)));
+  const int64_t row_tasks = std::min<int64_t>(rows, want);
+  const int64_t cb_tasks = std::min<int64_t>(cbs, (want + row_tasks - 1) / row_tasks);
+  RunTasks(&pool, row_tasks * cb_tasks, [&](int64_t t) {
+    const int64_t rt = t / cb_tasks, ct = t % cb_tasks;
+    vec.rows(g, in, packed, out, static_cast<int>(rows * rt / row_tasks), static_cast<int>(rows * (rt + 1) / row_tasks),
+             static_cast<int>(cbs * ct / cb_tasks), static_cast<int>(cbs * (ct + 1) / cb_tasks), mm);
+  });
 }
 
 void RowsGeneric(const Geometry& g, const float* in, const float* filter, const float* bias, float* out,

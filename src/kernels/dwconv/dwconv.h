@@ -20,6 +20,10 @@
 #include "kernels/gemm/aligned.h"
 #include "kernels/gemm/gemm.h"
 
+namespace edgeopt::rt {
+class ThreadPool;
+}
+
 namespace edgeopt::kernels::dwconv {
 
 constexpr int kAvx2ChannelBlock = 8;
@@ -86,6 +90,11 @@ struct VectorRows {
 // only half of a zmm block: AVX2 is faster there (112×112×8 3×3: 34 vs 30 GFLOP/s on Zen 4),
 // AVX-512 from 9 channels on.
 const VectorRows* SelectVectorRows(const rt::CpuFeatures& cpu, int c);
+
+// All output rows of g (depth multiplier 1) with `vec`'s row kernel and weights packed for it,
+// split over the pool's threads (rows first; channel blocks too when there are few rows).
+void RunVectorRows(rt::ThreadPool& pool, const VectorRows& vec, const Geometry& g, const float* in,
+                   const float* packed, float* out, gemm::MinMax mm);
 
 // Portable path for any depth multiplier (also the fallback without AVX2): filter [1,kh,kw,oc]
 // and bias as in the model. Output rows [row_begin, row_end).

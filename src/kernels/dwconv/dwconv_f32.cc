@@ -79,17 +79,7 @@ class DepthwiseConv2DF32 : public rt::OpKernel {
       });
       return Status::Ok();
     }
-    // Rows first; channel blocks too when there are few rows.
-    const int cbs = dwconv::ChannelBlocks(g.c, vec_->block);
-    const int64_t want = TaskCount(threads, int64_t{rows} * cbs, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, row_work / cbs)));
-    const int64_t row_tasks = std::min<int64_t>(rows, want);
-    const int64_t cb_tasks = std::min<int64_t>(cbs, (want + row_tasks - 1) / row_tasks);
-    RunTasks(&ctx.threads(), row_tasks * cb_tasks, [&](int64_t t) {
-      const int64_t rt = t / cb_tasks, ct = t % cb_tasks;
-      vec_->rows(g, in, packed_->data(), out, static_cast<int>(rows * rt / row_tasks),
-                       static_cast<int>(rows * (rt + 1) / row_tasks), static_cast<int>(cbs * ct / cb_tasks),
-                       static_cast<int>(cbs * (ct + 1) / cb_tasks), mm_);
-    });
+    dwconv::RunVectorRows(ctx.threads(), *vec_, g, in, packed_->data(), out, mm_);
     return Status::Ok();
   }
 

@@ -1,5 +1,6 @@
-// AVX-512 VNNI dot products for the hybrid kernels (hybrid_dot.h): tiles of up to 4 rows x 16
-// units, one weight load and four vpdpbusd per group of 4 depths, then the float output stage.
+// AVX-512 VNNI dot products for the hybrid kernels (hybrid_dot.h): tiles of up to 8 rows x 32
+// units (1-2 rows x 64), one weight load per block and one broadcast per row for each group of 4
+// depths, then the float output stage.
 // GCC 12's AVX-512 intrinsics start "undefined" vectors with a self-assignment that
 // -Wuninitialized reports (GCC bug 105593, fixed in GCC 13).
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -13,55 +14,96 @@
 namespace edgeopt::kernels::hybrid {
 namespace {
 
-// The products of MR rows x one block, then the output stage (hybrid_dot.h), stored as floats.
-template <int MR>
-void TileFloat(const PackedWeights& p, const uint8_t* a, size_t a_stride, int j0, int j1, const OutputStage& os,
-               float* out, size_t out_stride) {
+// acc += a (unsigned bytes) · w (signed bytes), four products per 32-bit lane. In asm: GCC 12
+// copies the accumulator around each _mm512_dpbusd_epi32 (a register move per product).
+inline void Dpbusd(__m512i& acc, __m512i a, __m512i w) { asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(w)); }
+
+// The products of MR rows x NB consecutive blocks starting at block j, then the output stage
+// (hybrid_dot.h), stored as floats. The MR·NB accumulators are independent chains, enough of them
+// to hide vpdpbusd's latency. They start at -(128 + zp)·Σw, so they end at sum - (128 + zp)·Σw:
+// the same integers modulo 2^32 as subtracting at the end (the reference's WrapToInt32).
+template <int MR, int NB>
+void TileFloat(const PackedWeights& p, const uint8_t* a, size_t a_stride, int j, const OutputStage& os, float* out,
+               size_t out_stride) {
   const int groups = p.kp / 4;
-  const __m512i zp = _mm512_set1_epi32(128 + os.zero_point);
-  const __m512 lo = _mm512_set1_ps(os.lo), hi = _mm512_set1_ps(os.hi);
-  for (int j = j0; j < j1; ++j) {
-    const int8_t* w = p.w.data() + static_cast<size_t>(j) * p.kp * kUnits;
-    __m512i acc[MR];
-    for (int r = 0; r < MR; ++r) acc[r] = _mm512_setzero_si512();
-    for (int g = 0; g < groups; ++g) {
-      const __m512i wv = _mm512_loadu_si512(w + static_cast<size_t>(g) * 64);
-      for (int r = 0; r < MR; ++r) {
-        int32_t four;
-        std::memcpy(&four, a + r * a_stride + static_cast<size_t>(g) * 4, 4);
-        acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_set1_epi32(four), wv);
-      }
-    }
-    const size_t u0 = static_cast<size_t>(j) * kUnits;
-    // sum - (128 + zp)·Σw, wrapping like the reference's WrapToInt32.
-    const __m512i bias_sum = _mm512_mullo_epi32(zp, _mm512_loadu_si512(p.sums.data() + u0));
-    const __m512 scale = _mm512_loadu_ps(os.scale + u0), bias = _mm512_loadu_ps(os.bias + u0);
-    const int left = p.n - static_cast<int>(u0);
-    const __mmask16 m = left >= kUnits ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1u);
+  const size_t block_bytes = static_cast<size_t>(p.kp) * kUnits;
+  const int8_t* w = p.w.data() + static_cast<size_t>(j) * block_bytes;
+  const size_t u0 = static_cast<size_t>(j) * kUnits;
+  const __m512i neg_zp = _mm512_set1_epi32(-(128 + os.zero_point));
+  __m512i acc[MR][NB];
+  #pragma GCC unroll 8
+  for (int b = 0; b < NB; ++b) {
+    const __m512i start = _mm512_mullo_epi32(neg_zp, _mm512_loadu_si512(p.sums.data() + u0 + b * kUnits));
+    #pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) acc[r][b] = start;
+  }
+  for (int g = 0; g < groups; ++g) {
+    __m512i wv[NB];
+    #pragma GCC unroll 8
+    for (int b = 0; b < NB; ++b) wv[b] = _mm512_loadu_si512(w + b * block_bytes + static_cast<size_t>(g) * 64);
+    #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
-      const __m512 v = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r], bias_sum));
+      int32_t four;
+      std::memcpy(&four, a + r * a_stride + static_cast<size_t>(g) * 4, 4);
+      const __m512i av = _mm512_set1_epi32(four);
+      #pragma GCC unroll 8
+      for (int b = 0; b < NB; ++b) Dpbusd(acc[r][b], av, wv[b]);
+    }
+  }
+  const __m512 lo = _mm512_set1_ps(os.lo), hi = _mm512_set1_ps(os.hi);
+  #pragma GCC unroll 8
+  for (int b = 0; b < NB; ++b) {
+    const size_t ub = u0 + b * kUnits;
+    const __m512 scale = _mm512_loadu_ps(os.scale + ub), bias = _mm512_loadu_ps(os.bias + ub);
+    const int left = p.n - static_cast<int>(ub);
+    const __mmask16 m = left >= kUnits ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1u);
+    #pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
       // The product is not fused into the bias addition (kept apart by the asm barrier).
-      __m512 prod = _mm512_mul_ps(v, scale);
+      __m512 prod = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[r][b]), scale);
       asm("" : "+v"(prod));
       // std::max(v, lo) is (v < lo ? lo : v), vmaxps(lo, v) the same (NaN stays), likewise min.
       const __m512 o = _mm512_min_ps(hi, _mm512_max_ps(lo, _mm512_add_ps(prod, bias)));
-      _mm512_mask_storeu_ps(out + r * out_stride + u0, m, o);
+      _mm512_mask_storeu_ps(out + r * out_stride + ub, m, o);
     }
   }
 }
 
+// MR rows x blocks [j0, j1): pairs of blocks (four when the rows are few), then the rest.
+template <int MR>
+void Tiles(const PackedWeights& p, const uint8_t* a, size_t a_stride, int j0, int j1, const OutputStage& os,
+           float* out, size_t out_stride) {
+  int j = j0;
+  if constexpr (MR <= 2) {
+    for (; j + 4 <= j1; j += 4) TileFloat<MR, 4>(p, a, a_stride, j, os, out, out_stride);
+  }
+  for (; j + 2 <= j1; j += 2) TileFloat<MR, 2>(p, a, a_stride, j, os, out, out_stride);
+  if (j < j1) TileFloat<MR, 1>(p, a, a_stride, j, os, out, out_stride);
+}
+
 }  // namespace
+
+void FlipSignBits(uint8_t* bytes, size_t n) {
+  const __m512i sign = _mm512_set1_epi8(static_cast<char>(0x80));
+  size_t i = 0;
+  for (; i + 64 <= n; i += 64)
+    _mm512_storeu_si512(bytes + i, _mm512_xor_si512(_mm512_loadu_si512(bytes + i), sign));
+  for (; i < n; ++i) bytes[i] ^= 0x80;
+}
 
 void DotVnniFloat(const PackedWeights& p, const uint8_t* a, size_t a_stride, int rows, int j0, int j1,
                   const OutputStage& os, float* out, size_t out_stride) {
   int r = 0;
-  for (; r + 4 <= rows; r += 4) TileFloat<4>(p, a + r * a_stride, a_stride, j0, j1, os, out + r * out_stride, out_stride);
-  switch (rows - r) {
-    case 3: TileFloat<3>(p, a + r * a_stride, a_stride, j0, j1, os, out + r * out_stride, out_stride); break;
-    case 2: TileFloat<2>(p, a + r * a_stride, a_stride, j0, j1, os, out + r * out_stride, out_stride); break;
-    case 1: TileFloat<1>(p, a + r * a_stride, a_stride, j0, j1, os, out + r * out_stride, out_stride); break;
-    default: break;
+  for (; r + 8 <= rows; r += 8) Tiles<8>(p, a + r * a_stride, a_stride, j0, j1, os, out + r * out_stride, out_stride);
+  if (rows - r >= 4) {
+    Tiles<4>(p, a + r * a_stride, a_stride, j0, j1, os, out + r * out_stride, out_stride);
+    r += 4;
   }
+  if (rows - r >= 2) {
+    Tiles<2>(p, a + r * a_stride, a_stride, j0, j1, os, out + r * out_stride, out_stride);
+    r += 2;
+  }
+  if (rows - r >= 1) Tiles<1>(p, a + r * a_stride, a_stride, j0, j1, os, out + r * out_stride, out_stride);
 }
 
 }  // namespace edgeopt::kernels::hybrid

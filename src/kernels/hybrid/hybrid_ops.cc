@@ -20,6 +20,7 @@
 #include "kernels/common/kernel_util.h"
 #include "kernels/common/nn_util.h"
 #include "kernels/gemm/f32_op_util.h"
+#include "kernels/hybrid/hybrid_depthwise.h"
 #include "kernels/hybrid/hybrid_dot.h"
 #include "kernels/registration.h"
 #include "runtime/cpu.h"
@@ -195,7 +196,11 @@ class HybridConv2D final : public FastKernel {
                                        [&] { return PackedWeights::FromNK(f->data_as<int8_t>(), out_c_, k); });
     const int64_t per_batch = int64_t{g_.h} * g_.w * g_.c;
     q_.assign(static_cast<size_t>(g_.batch * per_batch), 0);
-    a_.assign(static_cast<size_t>(Rows()) * packed_->kp, 0);
+    // A 1x1 convolution with stride 1 reads every pixel's channels as they are: its im2col rows
+    // are the image's pixels, so the flipped image is A itself (when no padding bytes are needed).
+    direct_ = g_.kh == 1 && g_.kw == 1 && g_.sh == 1 && g_.sw == 1 && g_.pad_top == 0 && g_.pad_left == 0 &&
+              g_.oh == g_.h && g_.ow == g_.w && packed_->kp == k;
+    a_.assign(direct_ ? 0 : static_cast<size_t>(Rows()) * packed_->kp, 0);
     batch_scale_.assign(g_.batch, 0.0f);
     batch_zp_.assign(g_.batch, 0);
     const size_t padded = static_cast<size_t>(packed_->blocks()) * kUnits;
@@ -216,20 +221,22 @@ class HybridConv2D final : public FastKernel {
         batch_scales_[bi * padded + u] = per_channel_ ? scales_[u] * batch_scale_[bi] : batch_scale_[bi] * scales_[0];
     const int64_t rows = Rows(), pixels = int64_t{g_.oh} * g_.ow;
     const Plan plan = SplitWork(ctx.threads(), rows, p.blocks(), rows * int64_t{out_c_} * p.k);
+    if (direct_) FlipSignBits(reinterpret_cast<uint8_t*>(q_.data()), q_.size());
+    const uint8_t* a = direct_ ? reinterpret_cast<const uint8_t*>(q_.data()) : a_.data();
     // Each row task gathers its own rows; when blocks of units are split too (few rows), the
     // rows are gathered once before.
-    if (plan.block_tasks > 1) Gather(0, rows);
+    if (plan.block_tasks > 1 && !direct_) Gather(0, rows);
     ctx.threads().ParallelTasks(plan.tasks(), [&](int64_t t) {
       int64_t r0, r1;
       int j0, j1;
       plan.Range(t, rows, p.blocks(), &r0, &r1, &j0, &j1);
       if (r0 == r1 || j0 == j1) return;
-      if (plan.block_tasks == 1) Gather(r0, r1);
+      if (plan.block_tasks == 1 && !direct_) Gather(r0, r1);
       for (int64_t r = r0; r < r1;) {  // by batch: each has its own scale and zero point
         const int bi = static_cast<int>(r / pixels);
         const int64_t end = std::min(r1, (bi + 1) * pixels);
         const OutputStage os{batch_scales_.data() + bi * padded, bias_.data(), batch_zp_[bi], lo_, hi_};
-        DotVnniFloat(p, a_.data() + r * p.kp, p.kp, static_cast<int>(end - r), j0, j1, os, out + r * out_c_, out_c_);
+        DotVnniFloat(p, a + r * p.kp, p.kp, static_cast<int>(end - r), j0, j1, os, out + r * out_c_, out_c_);
         r = end;
       }
     });
@@ -274,7 +281,7 @@ class HybridConv2D final : public FastKernel {
 
   Geometry g_{};
   int out_c_ = 0;
-  bool per_channel_ = false;
+  bool per_channel_ = false, direct_ = false;
   float lo_ = 0, hi_ = 0;
   std::vector<float> scales_;
   std::shared_ptr<const PackedWeights> packed_;
@@ -317,6 +324,7 @@ namespace edgeopt::kernels {
 void RegisterHybridKernels(rt::OpRegistry& r) {
   AddFastWithFallback(r, tflite::BuiltinOperator_FULLY_CONNECTED, hybrid::MakeHybridFc);
   AddFastWithFallback(r, tflite::BuiltinOperator_CONV_2D, hybrid::MakeHybridConv);
+  AddFastWithFallback(r, tflite::BuiltinOperator_DEPTHWISE_CONV_2D, hybrid::MakeHybridDepthwise);
 }
 
 }  // namespace edgeopt::kernels

@@ -1,5 +1,6 @@
 // The AVX-512 VNNI hybrid CONV_2D / FULLY_CONNECTED against the reference kernels, bit for bit:
-// depths that are not multiples of 4, unit counts that are not multiples of 16, batches, padding
+// depths that are not multiples of 4, unit counts that are not multiples of 16 (odd numbers of
+// blocks), row counts that leave every tile height, 1x1 convolutions read in place, batches, padding
 // (the zero point in padded taps), strides, dilation, symmetric / asymmetric input quantization,
 // per-tensor / per-channel (and all-equal per-channel) weight scales, activations, 1 and 2
 // threads, repeated invokes with new inputs.
@@ -127,7 +128,13 @@ TEST(HybridFast, Conv2DMatchesReferenceBitForBit) {
                              {1, 6, 11, 6, 16, 5, 3, 1, 1, false},  // VALID
                              {2, 5, 5, 13, 7, 3, 3, 1, 1, true},
                              {1, 1, 1, 70, 40, 1, 1, 1, 1, false},
-                             {1, 12, 12, 16, 48, 3, 3, 2, 1, true}};
+                             {1, 12, 12, 16, 48, 3, 3, 2, 1, true},
+                             // 1x1 stride 1 over channels in groups of 4: the image is A itself
+                             // (batches of 63 rows: 8-row tiles, then 4, 2, 1; 5 blocks: 2+2+1)
+                             {2, 7, 9, 24, 70, 1, 1, 1, 1, true},
+                             {1, 13, 3, 20, 100, 1, 1, 1, 1, false},
+                             {1, 9, 9, 12, 24, 1, 1, 2, 1, true},  // 1x1 stride 2: gathered
+                             {1, 11, 10, 6, 35, 1, 1, 1, 1, true}};  // 6 channels: padded to 8, gathered
   int n = 0;
   for (const Case& c : cases)
     for (int scales = 0; scales < 3; ++scales, ++n) {  // per tensor, per channel, per channel all equal
