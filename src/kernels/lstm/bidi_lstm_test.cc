@@ -6,6 +6,7 @@
 #include "graph/builder.h"
 #include "runtime/interpreter.h"
 #include "support/conformance.h"
+#include "support/scoped_env.h"
 #include "support/multi_invoke.h"
 
 namespace edgeopt {
@@ -96,6 +97,9 @@ TEST(BidiLstmConformance, FloatAndHybrid) {
     { BidiCase d = c; d.aux = BidiCase::kBackwardInput; d.time_major = true; cases.push_back(d); }
     if (hybrid) { BidiCase d = c; d.asymmetric = true; d.aux = BidiCase::kCrossLinked; cases.push_back(d); }
   }
+  // Hybrid cells keep TFLite's hybrid arithmetic here (the default dequantizes their weights and
+  // runs in float: lstm_test.cc checks that path).
+  const testing::ScopedEnv hybrid_arithmetic("EDGEOPT_HYBRID_DEQUANT", "0");
   testing::CompareOptions o;
   o.rtol = 1e-5;
   o.atol = 1e-6;

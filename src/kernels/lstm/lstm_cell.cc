@@ -173,11 +173,11 @@ size_t LstmCell::ScratchBytes() const {
   const size_t rows = static_cast<size_t>(n_batch_);
   const size_t nc = static_cast<size_t>(n_cell_);
   const size_t widest = static_cast<size_t>(std::max({n_input_, n_aux_, n_output_, n_cell_}));
+  if (fast_)  // input projections of time_chunk_ steps, gate rows, hidden (all rows padded to 16 floats)
+    return (static_cast<size_t>(time_chunk_) * rows * wx_->padded_n() + rows * wx_->padded_n() +
+            rows * (nc + gemm::kNr)) * sizeof(float) + 64;
   switch (mode_) {
     case Mode::kFloat:
-      if (fast_)  // input projections of time_chunk_ steps, gate rows, hidden (all rows padded to 16 floats)
-        return (static_cast<size_t>(time_chunk_) * rows * wx_->padded_n() + rows * wx_->padded_n() +
-                rows * (nc + gemm::kNr)) * sizeof(float) + 64;
       return 5 * rows * nc * sizeof(float);  // 4 gates + hidden
     case Mode::kHybrid:
       // 4 gates + hidden, peephole weights, quantized rows (input, aux, state, hidden) with a
@@ -336,22 +336,47 @@ void LstmCell::BeginInvoke(const rt::KernelContext& ctx) {
 
 bool LstmCell::PrepareFast(rt::KernelContext& ctx, const rt::CpuFeatures& cpu, int max_time) {
   fast_ = false;
-  if (mode_ != Mode::kFloat || use_aux_ || !cpu.has_avx2_fma() || max_time < 1) return false;
+  if ((mode_ != Mode::kFloat && mode_ != Mode::kHybrid) || use_aux_ || !cpu.has_avx2_fma() || max_time < 1)
+    return false;
   const int nc = n_cell_;
   int gates = 0;
   for (int g = 0; g < 4; ++g) gate_col_[g] = g == kInputGate && cifg_ ? -1 : nc * gates++;
-  auto data = [&](int index) { return D<float>(ctx, index); };
+  auto present = [&](int index) {
+    const rt::RtTensor* t = T(ctx, index);
+    return t && t->data;
+  };
+  // Weights as float: copied, or (hybrid) dequantized as the reference does, scale * q.
+  auto load = [&](int index, float* dst) {
+    const rt::RtTensor* t = T(ctx, index);
+    const int64_t n = t->num_elements();
+    if (t->type == DType::kFloat32) {
+      std::copy_n(t->data_as<float>(), n, dst);
+    } else {
+      const int8_t* q = t->data_as<int8_t>();
+      for (int64_t i = 0; i < n; ++i) dst[i] = t->scale() * q[i];
+    }
+  };
   for (int g = 0; g < 4; ++g)
-    if (gate_col_[g] >= 0 && (!data(in_.input_w[g]) || !data(in_.recurrent_w[g]) || !data(in_.bias[g]))) return false;
-  if (projection_ && !data(in_.proj_w)) return false;
+    if (gate_col_[g] >= 0 && (!present(in_.input_w[g]) || !present(in_.recurrent_w[g]) || !present(in_.bias[g])))
+      return false;
+  if (projection_ && !present(in_.proj_w)) return false;
+  for (int g = 0; g < 4; ++g) {
+    peephole_f_[g].clear();
+    if (peephole_ && g != kCellGate && gate_col_[g] >= 0) {
+      if (!present(in_.peephole[g])) return false;
+      peephole_f_[g].resize(nc);
+      load(in_.peephole[g], peephole_f_[g].data());
+    }
+  }
   const int n = gates * nc;
-  const std::string key = "lstm-f32" + (name_.empty() ? std::string() : "-" + name_);
+  const std::string key = std::string(mode_ == Mode::kHybrid ? "lstm-dequant" : "lstm-f32") +
+                          (name_.empty() ? std::string() : "-" + name_);
   auto stack = [&](const int* w_index, int k, bool with_bias) {
     std::vector<float> w(static_cast<size_t>(n) * k), b(static_cast<size_t>(n), 0.0f);
     for (int g = 0; g < 4; ++g) {
       if (gate_col_[g] < 0) continue;
-      std::copy_n(data(w_index[g]), static_cast<size_t>(nc) * k, w.begin() + static_cast<size_t>(gate_col_[g]) * k);
-      if (with_bias) std::copy_n(data(in_.bias[g]), nc, b.begin() + gate_col_[g]);
+      load(w_index[g], w.data() + static_cast<size_t>(gate_col_[g]) * k);
+      if (with_bias) load(in_.bias[g], b.data() + gate_col_[g]);
     }
     return gemm::PackedB::FromNK(w.data(), b.data(), n, k);
   };
@@ -359,7 +384,9 @@ bool LstmCell::PrepareFast(rt::KernelContext& ctx, const rt::CpuFeatures& cpu, i
   wh_ = GetOrPack<gemm::PackedB>(ctx, key + "-h", [&] { return stack(in_.recurrent_w, n_output_, false); });
   if (projection_)
     wp_ = GetOrPack<gemm::PackedB>(ctx, key + "-p", [&] {
-      return gemm::PackedB::FromNK(data(in_.proj_w), data(in_.proj_b), n_output_, nc);
+      std::vector<float> w(static_cast<size_t>(n_output_) * nc);
+      load(in_.proj_w, w.data());
+      return gemm::PackedB::FromNK(w.data(), D<float>(ctx, in_.proj_b), n_output_, nc);
     });
   uk_x_ = &gemm::SelectUkernels(cpu, n_input_, n);
   uk_h_ = &gemm::SelectUkernels(cpu, n_output_, n);
@@ -398,7 +425,7 @@ void LstmCell::StepFloatFast(const rt::KernelContext& ctx, const float* proj, in
     auto finish_gate = [&](int gi, int activation, const float* cell) {
       float* v = g + gate_col_[gi];
       if (peephole_ && gi != kCellGate) {
-        const float* peep = D<float>(ctx, in_.peephole[gi]);
+        const float* peep = peephole_f_[gi].data();
         for (int i = 0; i < nc; ++i) v[i] += peep[i] * cell[i];
       }
       if (layer_norm_) {
@@ -696,13 +723,13 @@ Status LstmCell::Run(const rt::KernelContext& ctx, void* scratch, const rt::RtTe
         }
       }
   };
+  if (fast_) {  // float, or hybrid on dequantized weights
+    RunFloatFast(ctx, scratch, input.data_as<float>(), output.data_as<float>(), hs->data_as<float>(),
+                 cs->data_as<float>(), max_time, time_major, forward, out_stride, out_offset);
+    return Status::Ok();
+  }
   switch (mode_) {
     case Mode::kFloat:
-      if (fast_) {
-        RunFloatFast(ctx, scratch, input.data_as<float>(), output.data_as<float>(), hs->data_as<float>(),
-                     cs->data_as<float>(), max_time, time_major, forward, out_stride, out_offset);
-        break;
-      }
       walk(input.data_as<float>(), aux_used ? aux_used->data_as<float>() : nullptr, output.data_as<float>(),
            hs->data_as<float>(), cs->data_as<float>(),
            [&](const float* x, const float* a, int nb, float* h, float* c, float* o) {

@@ -73,16 +73,22 @@ class LstmCell {
   // scale bounds the projection clip). Computes integer parameters and row sums.
   Status Prepare(const rt::KernelContext& ctx, int n_batch, const rt::RtTensor& input, const rt::RtTensor* aux,
                  const rt::RtTensor& output);
-  // Fast float path (float mode, constant weights, no auxiliary input; call after Prepare, with
-  // the CPU the kernels may use): the gate weights are packed into one GEMM panel set per side,
-  // the input side of a whole run of time steps is one GEMM and each step's recurrent side one
-  // matrix-vector product; the gate activations are vectorized. Returns false (the reference
-  // steps run) when the cell does not qualify. Agrees with the reference steps within float
-  // rounding (kernels/lstm/lstm_test.cc states the tolerance).
+  // Fast float path (float or hybrid mode, constant weights, no auxiliary input; call after
+  // Prepare, with the CPU the kernels may use): the gate weights are packed into one GEMM panel
+  // set per side, the input side of a whole run of time steps is one GEMM and each step's
+  // recurrent side one matrix-vector product; the gate activations are vectorized. Hybrid cells
+  // dequantize their int8 weights here (scale * q) and then run in float: closer to the float
+  // model than TFLite's hybrid arithmetic, which also quantizes the activations at every step.
+  // Returns false (the reference steps run) when the cell does not qualify. Agrees with the
+  // reference float steps on the same (dequantized) weights within float rounding
+  // (kernels/lstm/lstm_test.cc states the tolerance).
   bool PrepareFast(rt::KernelContext& ctx, const rt::CpuFeatures& cpu, int max_time);
   bool fast() const { return fast_; }
   void DisableFast() { fast_ = false; }
-  const char* fast_isa() const { return fast_ ? uk_h_->isa : "ref"; }
+  // Last part of the variant name: the ISA of the fast path ("dequant-<isa>" for hybrid cells), or "ref".
+  std::string variant_suffix() const {
+    return fast_ ? std::string(mode_ == Mode::kHybrid ? "dequant-" : "") + uk_h_->isa : "ref";
+  }
   size_t PackedBytes() const { return fast_ ? wx_->bytes() + wh_->bytes() + (wp_ ? wp_->bytes() : 0) : 0; }
 
   // Bytes of scratch one step needs (request once, shared by the cells of an op); with the fast
@@ -151,6 +157,7 @@ class LstmCell {
   const gemm::Ukernels* uk_h_ = nullptr;
   const gemm::Ukernels* uk_p_ = nullptr;
   activations::FloatActFn act_fn_ = nullptr;
+  std::vector<float> peephole_f_[4];  // peephole weights as float (dequantized for hybrid cells)
 };
 
 }  // namespace edgeopt::kernels::lstm

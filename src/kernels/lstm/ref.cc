@@ -13,6 +13,8 @@
 // the sizes are equal) and, batch-major with merged outputs, the state rows by the merged width
 // (past the end of the state tensors); edgeopt uses the real strides. fw and bw may also differ
 // in output size here (2.9 rejects that).
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <optional>
 
@@ -46,22 +48,33 @@ constexpr int kBidiAuxInput = 39;
 
 const char* ModeName(Mode m) { return m == Mode::kFloat ? "f32" : m == Mode::kHybrid ? "hybrid" : "int8"; }
 
-// The float fast path (LstmCell::PrepareFast) may run: fast kernels allowed, float weights that
-// hold the same values at every invoke (file constants, or folded DEQUANTIZE of float16 ones).
+// The float fast path (LstmCell::PrepareFast) may run: fast kernels allowed, weights that hold
+// the same values at every invoke (file constants, or folded DEQUANTIZE of float16 ones). Hybrid
+// cells take it on their dequantized weights unless the environment sets EDGEOPT_HYBRID_DEQUANT=0
+// (then they keep TFLite's hybrid arithmetic, as the hybrid depthwise does).
 bool FastFloatAllowed(const rt::KernelCreateContext& cc, Mode mode, std::initializer_list<CellInputs> cells) {
-  if (cc.reference_only || mode != Mode::kFloat || !cc.cpu.has_avx2_fma()) return false;
+  if (cc.reference_only || !cc.cpu.has_avx2_fma()) return false;
+  if (mode == Mode::kHybrid) {
+    if (const char* e = std::getenv("EDGEOPT_HYBRID_DEQUANT"); e && std::strcmp(e, "0") == 0) return false;
+  } else if (mode != Mode::kFloat) {
+    return false;
+  }
+  auto constant = [&](int index) {
+    const Tensor* t = index < 0 ? nullptr : cc.input(index);
+    return !t || (t->type == DType::kFloat32 ? ConstantOrFolded(cc, index) : cc.is_constant(index) && !t->sparsity);
+  };
   for (const CellInputs& in : cells) {
     for (int g = 0; g < 4; ++g)
-      for (int index : {in.input_w[g], in.recurrent_w[g], in.bias[g]})
-        if (cc.input(index) && !ConstantOrFolded(cc, index)) return false;
+      for (int index : {in.input_w[g], in.recurrent_w[g], in.bias[g], in.peephole[g]})
+        if (!constant(index)) return false;
     for (int index : {in.proj_w, in.proj_b})
-      if (cc.input(index) && !ConstantOrFolded(cc, index)) return false;
+      if (!constant(index)) return false;
   }
   return true;
 }
 
 std::string VariantName(const char* op, Mode mode, const LstmCell& cell) {
-  return std::string(op) + "/" + ModeName(mode) + "/" + cell.fast_isa();
+  return std::string(op) + "/" + ModeName(mode) + "/" + cell.variant_suffix();
 }
 
 // UNIDIRECTIONAL_SEQUENCE_LSTM (sequence) and LSTM (one step, 2-D input).
