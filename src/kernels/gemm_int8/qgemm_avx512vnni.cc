@@ -54,6 +54,10 @@ struct TileArgs {
   int64_t panel_stride;     // bytes between panels
   const RequantPanel16* q;  // output constants of the first panel
   const int32_t* row_term;  // per row, or null
+  // Split weights (PackedB8::split): the block's first panel's extra_begin entry, else null.
+  const int32_t* extra_begin;
+  const int32_t* extra_group;
+  const int8_t* extra;
   uint8_t* c;
   int64_t ldc;
   int cols_last;            // valid columns of the last panel (1..16)
@@ -152,6 +156,22 @@ void Tile(const TileArgs& t) {
     }
     b += 64;
   }
+  if (t.extra_begin) {
+    // The split weights' remainder groups, panel by panel (few: PackWeightsVnni's SplitPays).
+    _Pragma("GCC unroll 16")
+    for (int v = 0; v < NV; ++v) {
+      for (int e = t.extra_begin[v]; e < t.extra_begin[v + 1]; ++e) {
+        const __m512i w = Load(t.extra + int64_t{e} * 64);
+        const uint8_t* a = t.a + koff[t.extra_group[e]];
+        _Pragma("GCC unroll 16")
+        for (int r = 0; r < R; ++r) {
+          int32_t group;
+          std::memcpy(&group, a + r * lda, 4);
+          acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], _mm512_set1_epi32(group), w);
+        }
+      }
+    }
+  }
   // Without this GCC 12 keeps the accumulators of the high-dword stage's tiles on the stack
   // through the whole k loop (its register allocator; the half-range stage's tiles were fine).
   _Pragma("GCC unroll 16")
@@ -228,8 +248,11 @@ void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, con
   t.ldc = ldc;
   t.act_min = out.act_min;
   t.act_max = out.act_max;
+  t.extra_group = b.extra_group.data();
+  t.extra = b.extra.get();
   ForEachTile(rows, p0, p1, b.N, [&](int p, int nv, int r, int tr, int cols_last) {
     t.b = b.panel(p);
+    t.extra_begin = b.split() ? b.extra_begin.data() + p : nullptr;
     t.q = out.panels.data() + p;
     t.cols_last = cols_last;
     t.a = a + r * lda;
