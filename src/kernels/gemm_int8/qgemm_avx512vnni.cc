@@ -29,12 +29,15 @@ constexpr int RowsFor(int nv) { return nv == 4 ? 6 : nv == 3 ? 8 : 12; }
 // Calls tile(p, nv, r, tr, cols_last) for the tiles of rows [0, rows) x panels [p0, p1) of an
 // N-column B: panels in blocks of at most 4, as even as possible (9 panels: 3 + 3 + 3, 6: 3 + 3),
 // each block's rows in tiles of RowsFor(nv) (tr rows from r); cols_last: the valid columns of
-// the block's last panel.
+// the block's last panel. A few rows (7..12: a short output row of the direct im2col, e.g.
+// ResNet-8's 8x8 layers) take narrower blocks whose tiles hold them all (8 rows of 4 panels: two
+// 8 x 2 tiles instead of 6 x 4 + 2 x 4, which read every weight twice).
 template <typename F>
 void ForEachTile(int rows, int p0, int p1, int N, F tile) {
   const int np = p1 - p0;
   if (np <= 0 || rows <= 0) return;
-  const int blocks = (np + 3) / 4;
+  const int widest = rows <= RowsFor(4) || rows > RowsFor(2) ? 4 : rows <= RowsFor(3) ? 3 : 2;
+  const int blocks = (np + widest - 1) / widest;
   int p = p0;
   for (int blk = 0; blk < blocks; ++blk) {
     const int nv = np / blocks + (blk < np % blocks ? 1 : 0);
