@@ -278,11 +278,12 @@ class ConvQuantKernel final : public FastKernel {
   std::string FastVariant() const override {
     // Suffixes name the paths taken: "/padded" im2col from the padded image, "/rqhalf" the
     // half-range output stage (qgemm::Requant8::half_range, VnniStage::kHalf), "/rqhigh" the VNNI
-    // high-dword stage (VnniStage::kHigh).
+    // high-dword stage (VnniStage::kHigh), then the weights' form (qgemm::WeightFormSuffix).
     std::string suffix = direct_ ? "/direct" : use_padded_ ? "/padded" : "";
     if (use_vnni_) {
       if (vout_.stage == qgemm::VnniStage::kHigh) suffix += "/rqhigh";
       if (vout_.stage == qgemm::VnniStage::kHalf) suffix += "/rqhalf";
+      suffix += qgemm::WeightFormSuffix(*packed8_);
     } else if (out_.q8.half_range) {
       suffix += "/rqhalf";
     }

@@ -29,12 +29,15 @@ constexpr int RowsFor(int nv) { return nv == 4 ? 6 : nv == 3 ? 8 : 12; }
 // Calls tile(p, nv, r, tr, cols_last) for the tiles of rows [0, rows) x panels [p0, p1) of an
 // N-column B: panels in blocks of at most 4, as even as possible (9 panels: 3 + 3 + 3, 6: 3 + 3),
 // each block's rows in tiles of RowsFor(nv) (tr rows from r); cols_last: the valid columns of
-// the block's last panel.
+// the block's last panel. A few rows (7..12: a short output row of the direct im2col, e.g.
+// ResNet-8's 8x8 layers) take narrower blocks whose tiles hold them all (8 rows of 4 panels: two
+// 8 x 2 tiles instead of 6 x 4 + 2 x 4, which read every weight twice).
 template <typename F>
 void ForEachTile(int rows, int p0, int p1, int N, F tile) {
   const int np = p1 - p0;
   if (np <= 0 || rows <= 0) return;
-  const int blocks = (np + 3) / 4;
+  const int widest = rows <= RowsFor(4) || rows > RowsFor(2) ? 4 : rows <= RowsFor(3) ? 3 : 2;
+  const int blocks = (np + widest - 1) / widest;
   int p = p0;
   for (int blk = 0; blk < blocks; ++blk) {
     const int nv = np / blocks + (blk < np % blocks ? 1 : 0);
@@ -54,6 +57,10 @@ struct TileArgs {
   int64_t panel_stride;     // bytes between panels
   const RequantPanel16* q;  // output constants of the first panel
   const int32_t* row_term;  // per row, or null
+  // Split weights (PackedB8::split): the block's first panel's extra_begin entry, else null.
+  const int32_t* extra_begin;
+  const int32_t* extra_group;
+  const int8_t* extra;
   uint8_t* c;
   int64_t ldc;
   int cols_last;            // valid columns of the last panel (1..16)
@@ -152,6 +159,22 @@ void Tile(const TileArgs& t) {
     }
     b += 64;
   }
+  if (t.extra_begin) {
+    // The split weights' remainder groups, panel by panel (few: PackWeightsVnni's SplitPays).
+    _Pragma("GCC unroll 16")
+    for (int v = 0; v < NV; ++v) {
+      for (int e = t.extra_begin[v]; e < t.extra_begin[v + 1]; ++e) {
+        const __m512i w = Load(t.extra + int64_t{e} * 64);
+        const uint8_t* a = t.a + koff[t.extra_group[e]];
+        _Pragma("GCC unroll 16")
+        for (int r = 0; r < R; ++r) {
+          int32_t group;
+          std::memcpy(&group, a + r * lda, 4);
+          acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], _mm512_set1_epi32(group), w);
+        }
+      }
+    }
+  }
   // Without this GCC 12 keeps the accumulators of the high-dword stage's tiles on the stack
   // through the whole k loop (its register allocator; the half-range stage's tiles were fine).
   _Pragma("GCC unroll 16")
@@ -228,8 +251,11 @@ void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, con
   t.ldc = ldc;
   t.act_min = out.act_min;
   t.act_max = out.act_max;
+  t.extra_group = b.extra_group.data();
+  t.extra = b.extra.get();
   ForEachTile(rows, p0, p1, b.N, [&](int p, int nv, int r, int tr, int cols_last) {
     t.b = b.panel(p);
+    t.extra_begin = b.split() ? b.extra_begin.data() + p : nullptr;
     t.q = out.panels.data() + p;
     t.cols_last = cols_last;
     t.a = a + r * lda;

@@ -37,6 +37,11 @@ class QGemmTest : public ::testing::Test {
   }
 };
 
+template <typename T>
+T Pick(std::mt19937_64& rng, std::initializer_list<T> v) {
+  return *(v.begin() + std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng));
+}
+
 TEST_F(QGemmTest, MicroKernelMatchesLoops) {
   std::mt19937_64 rng(1);
   for (int it = 0; it < 120; ++it) {
@@ -294,10 +299,14 @@ struct VnniCase {
   // form's int64 bound refuses (its output is a constant; BuildVnniOutput's constant channel).
   bool dead_channel = false;
   int act = 0;
+  // With `fits`: this many weights moved to the end of the type's range farther from the zero
+  // point (uint8 zero points then come from 0, 1, 127, 128, 255 too): the split form when few.
+  int outliers = 0;
 };
 struct VnniUsed {
   bool dead_refused = false;  // the dead channel alone would not fit HighStageFits
   int32_t f = 0;  // the VNNI weights' f (see qgemm_vnni.h)
+  bool split = false;  // PackedB8::split()
   VnniStage stage = VnniStage::kGeneral;
   VnniStore store = VnniStore::kClamp;
 };
@@ -329,13 +338,16 @@ VnniUsed CheckVnniGemm(std::mt19937_64& rng, const VnniCase& c, const std::strin
   // pushes some outside.
   const int32_t w_lo = std::is_same_v<W, uint8_t> ? 0 : -128;
   int32_t w_zp = std::is_same_v<W, uint8_t> ? static_cast<int32_t>(rng() % 256) : static_cast<int32_t>(rng() % 21) - 10;
+  if (std::is_same_v<W, uint8_t> && c.outliers > 0 && rng() % 2) w_zp = Pick(rng, {0, 1, 127, 128, 255});
   std::vector<W> w(static_cast<size_t>(N) * K);
   for (auto& v : w) {
     int32_t x = w_lo + static_cast<int32_t>(rng() % 256);
     if (c.fits) x = std::clamp(x, std::max(w_lo, w_zp - 128), std::min(w_lo + 255, w_zp + 127));
     v = static_cast<W>(x);
   }
-  if (!c.fits) w[0] = static_cast<W>(w_zp >= w_lo + 128 ? w_lo : w_lo + 255);  // at least one outside
+  const W far_end = static_cast<W>(w_zp - w_lo >= 128 ? w_lo : w_lo + 255);
+  if (!c.fits) w[0] = far_end;  // at least one outside
+  for (int i = 0; i < c.outliers; ++i) w[rng() % w.size()] = far_end;
   const int dead = c.dead_channel && N > 1 ? N / 2 : -1;
   if (dead >= 0) std::fill_n(w.begin() + static_cast<ptrdiff_t>(dead) * K, K, static_cast<W>(w_zp));
   std::vector<T> in(static_cast<size_t>(M) * K);
@@ -437,6 +449,7 @@ VnniUsed CheckVnniGemm(std::mt19937_64& rng, const VnniCase& c, const std::strin
     }
   }
   used.f = b8.f;
+  used.split = b8.split();
   used.stage = vo.stage;
   used.store = vo.store;
   return used;
@@ -444,7 +457,7 @@ VnniUsed CheckVnniGemm(std::mt19937_64& rng, const VnniCase& c, const std::strin
 
 // M = 1..odd, K not a multiple of 4/16/64 (and K < 4), N not a multiple of 16 (1..4 panels and
 // more: every tile width), int8 and uint8 inputs and weights, weights inside / outside int8 after
-// the zero point (row-sum correction), every output stage (general, left shift, half range,
+// the zero point (row-sum correction; a few outside: split weights), every output stage (general, left shift, half range,
 // high dword with each store mode, and the high-dword stage at its int64 limits), 1 and 2 threads.
 TEST_F(QGemmVnniTest, GemmMatchesInt16Gemm) {
   std::mt19937_64 rng(31);
@@ -452,7 +465,7 @@ TEST_F(QGemmVnniTest, GemmMatchesInt16Gemm) {
   const int Ns[] = {1, 3, 8, 15, 16, 17, 24, 31, 33, 48, 64, 65, 96, 144, 160};
   const int Ms[] = {1, 2, 5, 6, 7, 11, 12, 13, 23, 24, 25, 49, 97, 200};
   const int kCases = 600;
-  int f_nonzero = 0, f_zero = 0, cases = 0;
+  int f_nonzero = 0, f_zero = 0, split = 0, cases = 0;
   int stages[3] = {}, high_stores[4] = {}, extreme_high = 0, dead_high = 0;
   for (int it = 0; it < kCases && !HasFailure(); ++it) {
     VnniCase c;
@@ -467,11 +480,12 @@ TEST_F(QGemmVnniTest, GemmMatchesInt16Gemm) {
     c.act = (it / 2) % 4;
     c.extreme = it % 6 == 5;
     c.dead_channel = it % 8 == 2;
+    if (it % 3 == 1) c.outliers = it % 11 == 1 ? 400 : 1 + static_cast<int>(rng() % 4);
     std::ostringstream what;
     what << "it " << it << " M " << c.M << " K " << c.K << " N " << c.N << " threads " << c.threads
          << (c.fits ? " fits" : "") << (c.bounded ? " bounded" : "") << (c.left_shift ? " left shift" : "")
          << (c.zero_right ? " zero right shift" : "") << (c.extreme ? " extreme" : "")
-         << (c.dead_channel ? " dead channel" : "") << " act " << c.act;
+         << (c.dead_channel ? " dead channel" : "") << " act " << c.act << " outliers " << c.outliers;
     VnniUsed u;
     const bool flip = it % 4 >= 2;  // weights outside int8 for the other half of the fits cases
     if (flip) c.fits = !c.fits;
@@ -480,6 +494,7 @@ TEST_F(QGemmVnniTest, GemmMatchesInt16Gemm) {
       default: u = CheckVnniGemm<uint8_t, uint8_t>(rng, c, what.str() + " u8/u8"); break;
     }
     (u.f != 0 ? f_nonzero : f_zero) += 1;
+    if (u.split) ++split;
     stages[static_cast<int>(u.stage)] += 1;
     if (u.stage == VnniStage::kHigh) {
       high_stores[static_cast<int>(u.store)] += 1;
@@ -490,11 +505,73 @@ TEST_F(QGemmVnniTest, GemmMatchesInt16Gemm) {
   }
   EXPECT_GT(f_nonzero, 40);  // the row-sum correction was exercised
   EXPECT_GT(f_zero, 40);
+  EXPECT_GT(split, 40);  // the split weights' remainder groups were exercised
   for (int s : stages) EXPECT_GT(s, 30);       // general, half range, high dword
   for (int s : high_stores) EXPECT_GT(s, 20);  // kClamp, kSat, kLoSat, kLoUSat
   EXPECT_GT(extreme_high, 30);
   EXPECT_GT(dead_high, 20);  // constant channels that only the constant form admits
   EXPECT_EQ(cases, kCases);
+}
+
+// PackWeightsVnni's split form (qgemm_vnni.h): which weights take it, and that panel plus
+// remainder groups hold exactly w - zp (the GEMMs themselves are checked above and by QGemmOps).
+TEST(VnniSplitWeights, PackedExactly) {
+  std::mt19937_64 rng(77);
+  struct Expect {
+    int32_t zp;
+    std::vector<std::pair<int, uint8_t>> set;  // (index, value) over a base inside int8 of zp
+    bool split, rowsum;
+  };
+  const int N = 37, K = 29;  // 3 panels (the last partial), 8 k groups (the last partial)
+  const Expect cases[] = {
+      {128, {{0, 0}, {5, 255}}, false, false},            // 0 - 128 and 255 - 128 fit
+      {1, {{3, 255}}, true, false},                       // 254: 127 + 127
+      {1, {{3, 255}, {N * K - 1, 255}, {40, 255}}, true, false},
+      {127, {{0, 255}, {30 * K + 28, 255}}, true, false},  // 128 = 127 + 1; 0 - 127 fits
+      {255, {{17 * K + 4, 0}}, true, false},              // -255: -128 - 127
+      {0, {{17 * K + 4, 255}}, false, true},              // 255 is not a sum of two int8
+      {1, {}, false, false},
+  };
+  for (const Expect& e : cases) {
+    std::vector<uint8_t> w(static_cast<size_t>(N) * K);
+    for (auto& v : w)
+      v = static_cast<uint8_t>(std::clamp<int32_t>(static_cast<int32_t>(rng() % 256), std::max(0, e.zp - 128),
+                                                   std::min(255, e.zp + 127)));
+    for (auto [i, v] : e.set) w[static_cast<size_t>(i)] = v;
+    PackedB8 b;
+    PackWeightsVnni(w.data(), N, K, {e.zp}, &b);
+    SCOPED_TRACE("zp " + std::to_string(e.zp) + " outliers " + std::to_string(e.set.size()));
+    EXPECT_EQ(b.split(), e.split);
+    EXPECT_EQ(b.f != 0, e.rowsum);
+    EXPECT_STREQ(WeightFormSuffix(b), e.split ? "/wsplit" : e.rowsum ? "/rowsum" : "");
+    if (!b.split()) continue;
+    ASSERT_EQ(b.extra_begin.size(), static_cast<size_t>(b.panels + 1));
+    for (int n = 0; n < N; ++n) {
+      const int p = n / 16, j = n % 16;
+      int32_t col = 0;
+      for (int k = 0; k < K; ++k) {
+        const int32_t d = int32_t{w[static_cast<size_t>(n) * K + k]} - e.zp;
+        int32_t got = b.panel(p)[(k / 4) * 64 + j * 4 + k % 4];
+        EXPECT_EQ(got, std::clamp(d, -128, 127)) << "n " << n << " k " << k;
+        int groups = 0;
+        for (int x = b.extra_begin[p]; x < b.extra_begin[p + 1]; ++x)
+          if (b.extra_group[x] == k / 4) got += b.extra.get()[x * 64 + j * 4 + k % 4], ++groups;
+        EXPECT_EQ(got, d) << "n " << n << " k " << k;
+        EXPECT_LE(groups, 1);
+        col += d;
+      }
+      EXPECT_EQ(b.col_sum[n], col) << "n " << n;
+    }
+    // Remainder groups only where some weight of the (panel, k group) leaves int8.
+    EXPECT_EQ(b.extra_group.size(), e.set.size());
+  }
+  // Outside int8 everywhere: the row sums cost less than a remainder group per k group.
+  std::vector<uint8_t> w(static_cast<size_t>(N) * K);
+  for (auto& v : w) v = rng() % 2 ? 0 : 255;
+  PackedB8 b;
+  PackWeightsVnni(w.data(), N, K, {127}, &b);
+  EXPECT_FALSE(b.split());
+  EXPECT_NE(b.f, 0);
 }
 
 // The 16x8 VNNI GEMM (Int16VnniChunk, vpdpwssd) against plain loops and the reference's scalar
@@ -660,6 +737,10 @@ struct Case {
   int padding = tflite::Padding_SAME;
   int act = tflite::ActivationFunctionType_NONE;
   bool asymmetric = false;  // FC hybrid: asymmetric_quantize_inputs
+  // uint8 weights with this zero point (>= 0), all within int8 of it except `w_outliers` of them
+  // at the end of [0, 255] farther from it (PackWeightsVnni's split form when few).
+  int w_zp = -1;
+  int w_outliers = 0;
 
   std::string Describe(const char* op) const {
     std::ostringstream s;
@@ -667,6 +748,7 @@ struct Case {
       << "," << w << "," << c << "] filter [" << oc << "," << kh << "," << kw << "] stride " << stride_h << "x"
       << stride_w << " dilation " << dil_h << "x" << dil_w << (padding == tflite::Padding_SAME ? " SAME" : " VALID")
       << " act " << act << (has_bias ? "" : " no bias") << (asymmetric ? " asymmetric" : "");
+    if (w_zp >= 0) s << " weight zp " << w_zp << " outliers " << w_outliers;
     return s.str();
   }
 };
@@ -699,7 +781,18 @@ Operands MakeOperands(GraphBuilder& b, const Case& c, std::vector<int32_t> in_sh
   QuantParams in_q = testing::RandomActivationQuant(rng, t);
   auto scales = testing::RandomWeightScales(rng, c.oc, c.per_channel);
   const double lo = wt == DType::kUInt8 ? 0 : -127, hi = wt == DType::kUInt8 ? 255 : 127;
-  o.w = b.ConstRandom("w", wt, w_shape, lo, hi, testing::WeightQuant(rng, wt, scales, 0));
+  if (wt == DType::kUInt8 && c.w_zp >= 0) {
+    int64_t count = 1;
+    for (int32_t d : w_shape) count *= d;
+    std::vector<uint8_t> w(static_cast<size_t>(count));
+    for (auto& v : w)
+      v = static_cast<uint8_t>(std::clamp<int32_t>(static_cast<int32_t>(rng() % 256), std::max(0, c.w_zp - 128),
+                                                   std::min(255, c.w_zp + 127)));
+    for (int i = 0; i < c.w_outliers; ++i) w[rng() % w.size()] = c.w_zp >= 128 ? 0 : 255;
+    o.w = b.Const("w", wt, w_shape, w, Quant(scales[0], c.w_zp));
+  } else {
+    o.w = b.ConstRandom("w", wt, w_shape, lo, hi, testing::WeightQuant(rng, wt, scales, 0));
+  }
   const float out_scale = testing::OutputScaleFor(t, terms, in_q.scale[0], scales[0]);
   QuantParams out_q = testing::RandomActivationQuant(rng, t);
   out_q.scale[0] = out_scale;
@@ -741,11 +834,6 @@ Graph BuildFc(const Case& c, uint64_t seed) {
   b.Op(tflite::BuiltinOperator_FULLY_CONNECTED, inputs, {o.y}, opt);
   b.Output(o.y);
   return b.Finish();
-}
-
-template <typename T>
-T Pick(std::mt19937_64& rng, std::initializer_list<T> v) {
-  return *(v.begin() + std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng));
 }
 
 Case RandomConv(std::mt19937_64& rng, Path path) {
@@ -1018,6 +1106,82 @@ TEST_F(QGemmOps, DirectIm2colVnni) {
         check.seed = 1300 + i++;
         testing::ExpectFastMatchesReference(BuildConv(c, check.seed), c.Describe("conv2d"), check);
       }
+    }
+  }
+}
+
+// uint8 weights (per tensor, as MobileNet's) around zero points 0, 1, 127, 128, 255 with a few or
+// many weights at 0 / 255 outside int8 after the zero point: the split form (few, "/wsplit"),
+// the row sums (many, or a weight 255 with zero point 0: "/rowsum") and neither (zero point
+// 128), each checked to be taken. 1x1 layers read in place, 3x3 stems through the packed
+// im2col, C = 8 windows read in place ("/direct", which needs f = 0), FULLY_CONNECTED; 1 and 2
+// threads, every activation, bit-exact with the reference kernels.
+TEST_F(QGemmOps, SplitUInt8WeightsVnni) {
+  if (!rt::Cpu().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  const int kSame = tflite::Padding_SAME, kValid = tflite::Padding_VALID;
+  const ConvLayer layers[] = {
+      {1, 23, 19, 16, 96, 1, 1, 1, 1, 1, kSame, ""},          // MobileNetV2's K = 16 1x1
+      {1, 13, 11, 32, 16, 1, 1, 1, 1, 1, kSame, ""},          // one panel
+      {2, 7, 9, 24, 65, 1, 1, 1, 1, 1, kValid, ""},           // N = 4 panels + 1
+      {1, 11, 13, 17, 37, 1, 1, 1, 1, 1, kSame, ""},          // odd K: packed rows
+      {1, 31, 29, 3, 32, 3, 3, 2, 2, 1, kSame, "/padded"},    // stem
+      {1, 12, 13, 8, 20, 3, 3, 1, 1, 1, kSame, "/direct"},
+      {2, 9, 11, 8, 17, 3, 3, 2, 2, 2, kValid, "/direct"},    // stride 2, dilation 2
+  };
+  const int acts[] = {tflite::ActivationFunctionType_NONE, tflite::ActivationFunctionType_RELU,
+                      tflite::ActivationFunctionType_RELU6, tflite::ActivationFunctionType_RELU_N1_TO_1};
+  struct Weights {
+    int zp, outliers;
+    const char* form;
+  };
+  const Weights forms[] = {{1, 1, "/wsplit"},  {127, 3, "/wsplit"}, {255, 2, "/wsplit"}, {0, 1, "/rowsum"},
+                           {128, 5, ""},      {127, 100000, "/rowsum"}};
+  int i = 0;
+  for (const ConvLayer& l : layers) {
+    for (const Weights& f : forms) {
+      Case c = LayerCase(l, Path::kUInt8, acts[i % 4]);
+      c.w_zp = f.zp;
+      c.w_outliers = f.outliers;
+      // The direct path needs f = 0; with row sums the windows are packed ("/padded").
+      std::string path = l.variant;
+      if (path == "/direct" && std::string(f.form) == "/rowsum") path = "/padded";
+      for (int threads : {1, 2}) {
+        testing::FastCheck check;
+        check.op_type = "CONV_2D";
+        check.variant = "avx512vnni" + path;
+        check.threads = threads;
+        check.seed = 2100 + i;
+        const std::string what = c.Describe("conv2d");
+        const Graph g = BuildConv(c, check.seed);
+        testing::ExpectFastMatchesReference(g, what, check);
+        check.variant = f.form;  // the weights' form, at the variant's end
+        if (!check.variant.empty()) testing::ExpectFastMatchesReference(g, what, check);
+      }
+      ++i;
+    }
+  }
+  // FULLY_CONNECTED: rows of odd depth (packed) and of a multiple of 4 (read in place).
+  for (int depth : {33, 64}) {
+    for (const Weights& f : forms) {
+      Case c;
+      c.path = Path::kUInt8;
+      c.per_channel = false;
+      c.n = 1;
+      c.h = 7;
+      c.c = depth;
+      c.oc = 40;
+      c.act = acts[i % 4];
+      c.w_zp = f.zp;
+      c.w_outliers = f.outliers;
+      for (int threads : {1, 2}) {
+        testing::FastCheck check;
+        check.op_type = "FULLY_CONNECTED";
+        check.variant = std::string("avx512vnni") + f.form;
+        check.threads = threads;
+        check.seed = 2300 + i;
+        testing::ExpectFastMatchesReference(BuildFc(c, check.seed), c.Describe("fully_connected"), check);
+      }
+      ++i;
     }
   }
 }

@@ -12,6 +12,12 @@
 namespace edgeopt::kernels::qgemm {
 namespace {
 
+// Whether the split form (qgemm_vnni.h) costs less than the row sums for `extra` remainder groups
+// in all: per A row it adds one vpdpbusd and one broadcast per remainder group, where the row
+// sums cost a pass over the packed row (~12 vector ops for K <= 64) and one add per panel to
+// the accumulators' start values (see RunGemmVnni).
+bool SplitPays(int64_t extra, int panels, int K4) { return 2 * extra <= 12 + K4 / 16 + 2 * int64_t{panels}; }
+
 template <typename W>
 void PackWeightsVnniImpl(const W* w, int N, int K, const std::vector<int32_t>& zero_points, PackedB8* out) {
   const int32_t zp = zero_points.empty() ? 0 : zero_points[0];
@@ -20,26 +26,65 @@ void PackWeightsVnniImpl(const W* w, int N, int K, const std::vector<int32_t>& z
   out->K4 = (K + 3) / 4;
   out->panels = (N + 15) / 16;
   const size_t count = static_cast<size_t>(N) * K;
-  const bool fits = std::all_of(w, w + count, [&](W v) {
+  auto outside = [&](W v) {
     const int32_t d = int32_t{v} - zp;
-    return d >= -128 && d <= 127;
-  });
-  out->b_offset = fits ? zp : std::is_signed_v<W> ? 0 : 128;
+    return d < -128 || d > 127;
+  };
+  const bool fits = std::none_of(w, w + count, outside);
+  // The split form: remainder groups (panel, k group) holding a w - zp outside int8, each in
+  // [-255, 254] so that w - zp = clamp(w - zp, -128, 127) + remainder with both in int8.
+  std::vector<std::vector<int32_t>> groups;
+  if (!fits && std::all_of(w, w + count, [&](W v) { return int32_t{v} - zp >= -255 && int32_t{v} - zp <= 254; })) {
+    groups.resize(static_cast<size_t>(out->panels));
+    int64_t extra = 0;
+    for (int p = 0; p < out->panels; ++p)
+      for (int g = 0; g < out->K4; ++g) {
+        bool any = false;
+        for (int n = 16 * p; n < std::min(N, 16 * p + 16) && !any; ++n)
+          for (int k = 4 * g; k < std::min(K, 4 * g + 4) && !any; ++k) any = outside(w[static_cast<size_t>(n) * K + k]);
+        if (any) groups[static_cast<size_t>(p)].push_back(g), ++extra;
+      }
+    if (!SplitPays(extra, out->panels, out->K4)) groups.clear();
+  }
+  const bool split = !groups.empty();
+  out->b_offset = fits || split ? zp : std::is_signed_v<W> ? 0 : 128;
   out->f = out->b_offset - zp;
   out->data.Resize(static_cast<size_t>(out->panels) * out->K4 * 64);
   out->col_sum.assign(static_cast<size_t>(out->panels) * 16, 0);
   out->abs_sum.assign(static_cast<size_t>(N), 0);
   out->packed_koff.resize(static_cast<size_t>(out->K4));
   for (int g = 0; g < out->K4; ++g) out->packed_koff[static_cast<size_t>(g)] = 4 * g;
+  out->extra_begin.clear();
+  out->extra_group.clear();
+  out->extra = {};
+  // Where the remainder of k group g of panel p goes (-1: none); built with the extra groups.
+  std::vector<int32_t> slot;
+  if (split) {
+    slot.assign(static_cast<size_t>(out->panels) * out->K4, -1);
+    out->extra_begin.push_back(0);
+    for (int p = 0; p < out->panels; ++p) {
+      for (int32_t g : groups[static_cast<size_t>(p)]) {
+        slot[static_cast<size_t>(p) * out->K4 + g] = static_cast<int32_t>(out->extra_group.size());
+        out->extra_group.push_back(g);
+      }
+      out->extra_begin.push_back(static_cast<int32_t>(out->extra_group.size()));
+    }
+    out->extra.Resize(out->extra_group.size() * 64);
+  }
   for (int n = 0; n < N; ++n) {
     int8_t* panel = out->data.get() + static_cast<size_t>(n / 16) * out->K4 * 64;
     const int j = n % 16;
     const W* row = w + static_cast<size_t>(n) * K;
     for (int k = 0; k < K; ++k) {
-      const int32_t v = int32_t{row[k]} - out->b_offset;
+      const int32_t d = int32_t{row[k]} - zp;
+      const int32_t v = split ? std::clamp(d, -128, 127) : int32_t{row[k]} - out->b_offset;
       panel[static_cast<size_t>(k / 4) * 64 + j * 4 + k % 4] = static_cast<int8_t>(v);
-      out->col_sum[static_cast<size_t>(n)] += v;
-      out->abs_sum[static_cast<size_t>(n)] += std::abs(int32_t{row[k]} - zp);
+      if (v != d + zp - out->b_offset) {
+        const int32_t e = slot[static_cast<size_t>(n / 16) * out->K4 + k / 4];
+        out->extra.get()[static_cast<size_t>(e) * 64 + j * 4 + k % 4] = static_cast<int8_t>(d - v);
+      }
+      out->col_sum[static_cast<size_t>(n)] += d + zp - out->b_offset;
+      out->abs_sum[static_cast<size_t>(n)] += std::abs(d);
     }
   }
 }
@@ -84,6 +129,8 @@ void PackWeightsVnni(const int8_t* w, int N, int K, const std::vector<int32_t>& 
 void PackWeightsVnni(const uint8_t* w, int N, int K, const std::vector<int32_t>& zero_points, PackedB8* out) {
   PackWeightsVnniImpl(w, N, K, zero_points, out);
 }
+
+const char* WeightFormSuffix(const PackedB8& b) { return b.split() ? "/wsplit" : b.f != 0 ? "/rowsum" : ""; }
 
 bool HighStageFits(const Requant8::Channel& ch, int32_t output_zero_point) {
   if (ch.acc_bound < 0 || ch.left != 0 || ch.right < 1 || ch.right > 31 || ch.mult < 0) return false;
@@ -181,10 +228,12 @@ void RunGemmVnni(rt::ThreadPool& pool, int64_t M, const PackedB8& b, const APack
   const size_t per_thread = PerThreadScratch(b, chunk_rows);
   uint8_t* c8 = static_cast<uint8_t*>(c);
   ForEachGemmTask(pool, M, chunk_rows, b.panels, int64_t{b.K4} * 64, [&](const GemmTask& t) {
-    uint8_t* a = static_cast<uint8_t*>(scratch) + per_thread * static_cast<size_t>(t.slot);
-    int32_t* row_term = reinterpret_cast<int32_t*>(a + ABytes(b, chunk_rows));
+    uint8_t* buf = static_cast<uint8_t*>(scratch) + per_thread * static_cast<size_t>(t.slot);
+    int32_t* row_term = reinterpret_cast<int32_t*>(buf + ABytes(b, chunk_rows));
+    const uint8_t* in_place = pack.InPlace(t.row0, lda);
+    const uint8_t* a = in_place ? in_place : buf;
     if (t.new_chunk) {
-      pack.Pack(t.row0, t.rows, a, lda);
+      if (!in_place) pack.Pack(t.row0, t.rows, buf, lda);
       if (b.f != 0)
         for (int r = 0; r < t.rows; ++r)
           row_term[r] = static_cast<int32_t>(static_cast<uint32_t>(b.f) * static_cast<uint32_t>(RowSumU8(a + r * lda, lda)));

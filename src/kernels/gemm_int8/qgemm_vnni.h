@@ -8,11 +8,15 @@
 //   as they are. `z_u` is the input zero point in that domain (int8: zp + 128).
 // - B (weights) as int8 `w - b_offset`: b_offset = the weight zero point when every w - zp fits
 //   int8 (always for symmetric int8 weights), else 0 (int8) or 128 (uint8); then
-//   f = b_offset - zp is not 0.
+//   f = b_offset - zp is not 0. Exception, the split form: when only a few k groups of a panel
+//   hold a w - zp outside int8 (asymmetric uint8 weights: the values at the ends of the range),
+//   b_offset = zp (f = 0) and the panel holds clamp(w - zp, -128, 127); the remainder
+//   (w - zp - clamp(...), in [-127, 127] for w - zp in [-255, 254]) of those groups is kept in
+//   extra 64-byte groups that the micro-kernel multiplies after the panel's K4 groups.
 // - The accumulator the reference computes is
 //     sum_k (a_u - z_u)(w - zp) = sum_k a_u B - z_u sum_k B - f K z_u + f sum_k a_u
 //   i.e. the vpdpbusd sum plus a per-channel constant (VnniColumnTerms, the accumulators' start
-//   value) plus f times the row sum of A (computed while packing A, only when f != 0). Padding
+//   value) plus f times the row sum of A (computed after packing A, only when f != 0). Padding
 //   taps of a convolution hold z_u, so they add nothing, as in the reference. All of it wraps
 //   modulo 2^32 like the int16 GEMM, so the int32 accumulators are the same and the output stage
 //   (Requant8, ruy rounding: general, folded-bias or half-range form) gives the same bits.
@@ -42,14 +46,25 @@ struct PackedB8 {
   std::vector<int32_t> col_sum;  // [panels * 16]: sum over k of the packed values (0 beyond N)
   std::vector<int64_t> abs_sum;  // [N]: sum over k of |w - zero point| (bounds the accumulators)
   std::vector<int32_t> packed_koff;  // [K4]: 4 g, where k group g lies in a packed A row (VnniChunk)
+  // Split form (see the header comment; empty otherwise): panel p's remainder groups are
+  // [extra_begin[p], extra_begin[p + 1]), group e multiplies k group extra_group[e] of A by the 64
+  // bytes at extra + 64 e (16 channels x 4 k, as a panel's group). col_sum includes them.
+  std::vector<int32_t> extra_begin;  // [panels + 1]
+  std::vector<int32_t> extra_group;
+  AlignedArray<int8_t> extra;
 
   const int8_t* panel(int p) const { return data.get() + static_cast<size_t>(p) * K4 * 64; }
-  size_t bytes() const { return data.size; }
+  bool split() const { return !extra_begin.empty(); }
+  size_t bytes() const { return data.size + extra.size; }
 };
 
 // Packs int8 or uint8 weights with one zero point for all channels (empty: 0).
 void PackWeightsVnni(const int8_t* w, int N, int K, const std::vector<int32_t>& zero_points, PackedB8* out);
 void PackWeightsVnni(const uint8_t* w, int N, int K, const std::vector<int32_t>& zero_points, PackedB8* out);
+
+// Variant suffix naming how the weights' zero point is handled: "/wsplit" (split form),
+// "/rowsum" (f != 0), "" (w - zp fits int8).
+const char* WeightFormSuffix(const PackedB8& b);
 
 // Output-stage constants of 16 consecutive output channels, 16 lanes (built from a Requant8),
 // plus the accumulators' start value.
@@ -121,6 +136,9 @@ class APacker8 {
  public:
   virtual ~APacker8() = default;
   virtual void Pack(int64_t row0, int rows, uint8_t* dst, int64_t lda) const = 0;
+  // Row row0 of A in memory when the rows already have the packed layout (lda bytes apart, no
+  // bytes past K), so that nothing needs to be packed; null otherwise.
+  virtual const uint8_t* InPlace(int64_t /*row0*/, int64_t /*lda*/) const { return nullptr; }
 };
 
 // Scratch bytes RunGemmVnni needs for `threads` threads.
@@ -156,6 +174,10 @@ class ContiguousRowsPacker8 final : public APacker8 {
   ContiguousRowsPacker8(const void* in, int depth, uint8_t flip)
       : in_(static_cast<const uint8_t*>(in)), depth_(depth), flip_(flip) {}
   void Pack(int64_t row0, int rows, uint8_t* dst, int64_t lda) const override;
+  // uint8 rows whose depth is a multiple of 4 are read where they are.
+  const uint8_t* InPlace(int64_t row0, int64_t lda) const override {
+    return flip_ == 0 && lda == depth_ ? in_ + row0 * depth_ : nullptr;
+  }
 
  private:
   const uint8_t* in_;
