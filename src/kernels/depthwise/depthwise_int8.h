@@ -101,6 +101,21 @@ struct alignas(64) RequantGroup16 {
   int32_t neg_cmp[16];
 };
 
+// One 16-channel group of a 16x8 plan in the 3x3 loop. The reference's requantization of x =
+// acc + bias is the low dword of (x * m + 2^(t-1)) >> t (m: the reduced 16-bit multiplier, t:
+// the total shift, both per channel): per 8 lanes one vpmuldq, the rounding added, one vpsraq.
+// Where every channel has t <= 32 and m * 2^(32 - t) < 2^31 (Plan::int16_high: all but
+// multipliers above 1/2), mult holds m * 2^(32 - t) instead and the result is the high dword of
+// x * mult + 2^31 (it fits 31 bits: |x| < 2^31, mult < 2^31), without the shift. The int32
+// accumulators start at the bias: |bias| + 32768 * sum|w| < 2^31 bounds every partial sum.
+struct alignas(64) Int16K3Group {
+  int32_t bias[16];
+  int64_t mult_even[8];  // channels 0, 2, ..., 14 of the group
+  int64_t mult_odd[8];   // channels 1, 3, ..., 15
+  int64_t round_even[8], round_odd[8];  // 2^(t-1) (not with int16_high)
+  int64_t shift_even[8], shift_odd[8];  // t (not with int16_high)
+};
+
 enum class OutKind { kInt8, kUInt8, kFloat, kInt16 };
 
 // Everything fixed at Prepare. Channels are handled in blocks of 16 whose int16 pairs are stored
@@ -172,6 +187,11 @@ struct Plan {
   std::vector<int64_t> rq16_mult, rq16_round, rq16_shift;
   void (*int16_stage)(const struct Plan& p, const int32_t* acc, const int64_t* bias, int cb, int n,
                       int16_t* out) = nullptr;
+  // 16x8 through the AVX-512 3x3 loop (depthwise_int16_avx512.cc; set by PlanInt16K3, natural
+  // order, Plan::avx512 set): per 16-channel group the bias and the multipliers of its even and
+  // odd channels (see Int16K3Group). Empty: the generic loop with int16_stage.
+  std::vector<Int16K3Group> int16_k3;
+  bool int16_high = false;  // Int16K3Group's high-dword form
 };
 
 // Builds everything but the requantization constants from the geometry and the weights
@@ -218,6 +238,11 @@ void Int16StageAvx512(const Plan& p, const int32_t* acc, const int64_t* bias, in
 // Fills the plan's rq16_* constants and picks the AVX-512 stage when every channel's total shift
 // is in 1..63 (the reference's range); avx512: the CPU has AVX-512.
 void PlanInt16Stage(Plan* plan, bool avx512);
+
+// 16x8 plans: fills Plan::int16_k3 from mult16 / shift16, the int64 bias (null: none) and the
+// weights of a natural-order 3x3 plan, and sets Plan::avx512; false (and nothing set) when a
+// channel's constants or bias are outside the bounds Int16K3Group needs.
+bool PlanInt16K3(Plan* plan, const int64_t* bias);
 
 // AVX2 (depthwise_int8_avx2.cc).
 void Run(rt::ThreadPool& pool, const Plan& plan, const Args& args, bool uint8_input, bool int16_input);

@@ -473,9 +473,14 @@ void PairRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t zp, 
   const __m512i idx = _mm512_load_si512(order);
   const auto widen = [&](const T* src) {
     const ptrdiff_t left = end - src;
-    const __m128i b = left >= 16 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src))
-                                 : _mm_maskz_loadu_epi8(left > 0 ? static_cast<__mmask16>((1u << left) - 1) : 0, src);
-    const __m256i v = std::is_signed_v<T> ? _mm256_cvtepi8_epi16(b) : _mm256_cvtepu8_epi16(b);
+    const __mmask16 tail = left > 0 ? static_cast<__mmask16>((1u << std::min<ptrdiff_t>(left, 16)) - 1) : 0;
+    __m256i v;
+    if constexpr (sizeof(T) == 2) {  // 16x8: int16 values as they are
+      v = left >= 16 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)) : _mm256_maskz_loadu_epi16(tail, src);
+    } else {
+      const __m128i b = left >= 16 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src)) : _mm_maskz_loadu_epi8(tail, src);
+      v = std::is_signed_v<T> ? _mm256_cvtepi8_epi16(b) : _mm256_cvtepu8_epi16(b);
+    }
     return _mm512_zextsi256_si512(kRaw ? v : _mm256_sub_epi16(v, vzp));
   };
   for (int cb = cb_begin; cb < cb_end; cb += 16) {
@@ -505,11 +510,13 @@ PairRowFn PickPairRowTyped(const Plan& p) {
 
 PairRowFn PickPairRowAvx512(const Plan& p, bool uint8_input) {
   if (!p.avx512 || !p.natural || (p.q != 1 && p.q != 2) || p.g.dil_w != 1) return nullptr;
+  if (p.kind == OutKind::kInt16) return PairRowK3<int16_t, true>;  // zero point 0: raw values
   if (p.quads) return uint8_input ? QuadRowK3<uint8_t> : QuadRowK3<int8_t>;
   return uint8_input ? PickPairRowTyped<uint8_t>(p) : PickPairRowTyped<int8_t>(p);
 }
 
 K3Fn PickK3Avx512(const Plan& p, int kj) {
+  if (p.kind == OutKind::kInt16) return PickK3Int16Avx512(p, kj);
   return p.quads ? K3Picker<QuadRows>::Pick(p, kj) : K3Picker<Avx512Rows>::Pick(p, kj);
 }
 

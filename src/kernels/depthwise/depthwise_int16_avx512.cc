@@ -1,0 +1,180 @@
+// AVX-512 VNNI rows of the 3x3 dilation-1 depthwise loop for 16x8 (int16 input and output, int8
+// weights, int64 bias; variants depthwise_conv2d/int16x8/avx512/3x3s1[/wN], .../3x3s2). The
+// driver, the pair-row ring and the schedule of the multiply-adds are the int8 loop's
+// (depthwise_int8_avx2.cc RunK3Rows, EDGEOPT_DW_K3_ROWS, PairRowK3 on int16 columns); what
+// differs is the output stage, the reference's 64-bit requantization per channel in the forms of
+// Int16K3Group: per 16 channels two vpmuldq (even and odd lanes) with the rounding added (and in
+// the general form two vpsraq), the result dwords merged by one masked in-lane shuffle, clamped
+// and narrowed to int16.
+// The pair rows hold the int16 inputs as they are (zero point 0), so one vpdpwssd adds two taps
+// of 16 channels: 6 per pixel and 16 channels, 8 pixels per step with the entries each loaded
+// once for the one or two pixels that use them (as the int8 pair rows).
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "kernels/depthwise/depthwise_int8_k3.h"
+
+// GCC 12's AVX-512 headers: see depthwise_int8_avx512.cc (GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+namespace edgeopt::kernels::dwq {
+namespace {
+
+struct Int16Out {
+  __m512i mult_even, mult_odd, round_even, round_odd, shift_even, shift_odd, lo, hi;
+  __mmask16 mask;  // channels written (all 16 but in the last group)
+  bool full;
+  size_t stride;   // int16 elements between output pixels
+};
+
+// The reference's requantization of 16 channels (Int16K3Group; kHigh: Plan::int16_high), clamped,
+// stored.
+template <bool kHigh>
+__attribute__((always_inline)) inline void StorePixel(__m512i acc, const Int16Out& o, int16_t* out) {
+  __m512i h;
+  if constexpr (kHigh) {
+    const __m512i round = _mm512_set1_epi64(int64_t{1} << 31);
+    const __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(acc, o.mult_even), round);
+    const __m512i po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(acc, 32), o.mult_odd), round);
+    // Odd lanes: their high dword is in place; even lanes take theirs from pe.
+    h = _mm512_mask_shuffle_epi32(po, 0x5555, pe, _MM_PERM_DDBB);
+  } else {
+    const __m512i pe = _mm512_srav_epi64(_mm512_add_epi64(_mm512_mul_epi32(acc, o.mult_even), o.round_even), o.shift_even);
+    const __m512i po = _mm512_srav_epi64(
+        _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(acc, 32), o.mult_odd), o.round_odd), o.shift_odd);
+    // Even lanes: their low dword is in place; odd lanes take theirs from po.
+    h = _mm512_mask_shuffle_epi32(pe, 0xAAAA, po, _MM_PERM_CCAA);
+  }
+  const __m512i r = _mm512_min_epi32(_mm512_max_epi32(h, o.lo), o.hi);
+  if (o.full) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm512_cvtepi32_epi16(r));
+  } else {
+    _mm512_mask_cvtepi32_storeu_epi16(out, o.mask, r);
+  }
+}
+
+struct W16 {
+  __m512i w0, w1, w2, w3, w4, w5;
+};
+
+// acc += the two taps' products; the empty asm keeps each accumulator in its register (see
+// EDGEOPT_DW512_MAC in depthwise_int8_avx512.cc).
+#define EDGEOPT_DW16_MAC(acc, v, w)           \
+  do {                                        \
+    acc = _mm512_dpwssd_epi32(acc, (v), (w)); \
+    asm("" : "+v"(acc));                      \
+  } while (0)
+
+// kNP (1..8) consecutive output pixels of one 16-channel group (see Pixels in
+// depthwise_int8_avx512.cc): accumulated from the bias, requantized and stored.
+template <int kNP, int kJ, bool kHigh>
+__attribute__((always_inline)) inline void Pixels16(const int16_t* e0, const int16_t* e1, const int16_t* e2,
+                                                    size_t c2, const W16& w, __m512i bias, const Int16Out& o,
+                                                    int16_t* out) {
+  static_assert(kNP >= 1 && kNP <= 8 && (kJ == 1 || kJ == 2), "8 pixels at most");
+  __m512i a0 = bias, a1 = bias, a2 = bias, a3 = bias, a4 = bias, a5 = bias, a6 = bias, a7 = bias;
+  const auto ld = [c2](const int16_t* e, int i) { return _mm512_loadu_si512(e + static_cast<size_t>(i) * c2); };
+#define EDGEOPT_DW16_MACP(P, v, wt)                               \
+  do {                                                            \
+    if constexpr ((P) == 0) EDGEOPT_DW16_MAC(a0, v, wt);          \
+    else if constexpr ((P) == 1) EDGEOPT_DW16_MAC(a1, v, wt);     \
+    else if constexpr ((P) == 2) EDGEOPT_DW16_MAC(a2, v, wt);     \
+    else if constexpr ((P) == 3) EDGEOPT_DW16_MAC(a3, v, wt);     \
+    else if constexpr ((P) == 4) EDGEOPT_DW16_MAC(a4, v, wt);     \
+    else if constexpr ((P) == 5) EDGEOPT_DW16_MAC(a5, v, wt);     \
+    else if constexpr ((P) == 6) EDGEOPT_DW16_MAC(a6, v, wt);     \
+    else EDGEOPT_DW16_MAC(a7, v, wt);                             \
+  } while (0)
+  EDGEOPT_DW_K3_ROWS(e0, e1, e2, w, EDGEOPT_DW16_MACP);
+#undef EDGEOPT_DW16_MACP
+  StorePixel<kHigh>(a0, o, out);
+  if constexpr (kNP > 1) StorePixel<kHigh>(a1, o, out + o.stride);
+  if constexpr (kNP > 2) StorePixel<kHigh>(a2, o, out + 2 * o.stride);
+  if constexpr (kNP > 3) StorePixel<kHigh>(a3, o, out + 3 * o.stride);
+  if constexpr (kNP > 4) StorePixel<kHigh>(a4, o, out + 4 * o.stride);
+  if constexpr (kNP > 5) StorePixel<kHigh>(a5, o, out + 5 * o.stride);
+  if constexpr (kNP > 6) StorePixel<kHigh>(a6, o, out + 6 * o.stride);
+  if constexpr (kNP > 7) StorePixel<kHigh>(a7, o, out + 7 * o.stride);
+}
+#undef EDGEOPT_DW16_MAC
+
+// The rows of a batch: per 16-channel group the weights, bias and multipliers are loaded once
+// for all rows; each row is computed 8 pixels at a time, the last 1-7 in one step. kW > 0: the
+// output width as a compile-time constant (narrow stride-1 rows, K3NarrowWidth).
+template <int kJ, int kW, bool kHigh>
+void RowsInt16K3(const K3Batch& bt) {
+  const Plan& p = *bt.p;
+  const int C = p.g.channels, W = kW ? kW : p.g.out_w;
+  const size_t wc2 = static_cast<size_t>(p.c16) * 2, c2 = bt.c2;
+  Int16Out o;
+  o.lo = _mm512_set1_epi32(p.act_min);
+  o.hi = _mm512_set1_epi32(p.act_max);
+  o.stride = static_cast<size_t>(C);
+  for (int cg = bt.cb; cg < std::min(C, bt.cb_end); cg += 16) {
+    const int16_t* wp = p.weights.data() + cg * 2;
+    W16 w;
+    w.w0 = _mm512_loadu_si512(wp);
+    w.w1 = _mm512_loadu_si512(wp + wc2);
+    w.w2 = _mm512_loadu_si512(wp + 2 * wc2);
+    w.w3 = _mm512_loadu_si512(wp + 3 * wc2);
+    w.w4 = _mm512_loadu_si512(wp + 4 * wc2);
+    w.w5 = _mm512_loadu_si512(wp + 5 * wc2);
+    const Int16K3Group& g = p.int16_k3[cg / 16];
+    const __m512i bias = _mm512_load_si512(g.bias);
+    o.mult_even = _mm512_load_si512(g.mult_even);
+    o.mult_odd = _mm512_load_si512(g.mult_odd);
+    if constexpr (!kHigh) {
+      o.round_even = _mm512_load_si512(g.round_even);
+      o.round_odd = _mm512_load_si512(g.round_odd);
+      o.shift_even = _mm512_load_si512(g.shift_even);
+      o.shift_odd = _mm512_load_si512(g.shift_odd);
+    }
+    const int valid = std::min(16, C - cg);
+    o.full = valid == 16;
+    o.mask = static_cast<__mmask16>((1u << valid) - 1);
+    const size_t off = static_cast<size_t>(cg - bt.cb) * 2;
+    for (int row = 0; row < bt.n; ++row) {
+      const int16_t* e0 = bt.rows[row][0] + off;
+      const int16_t* e1 = bt.rows[row][1] + off;
+      const int16_t* e2 = bt.rows[row][2] + off;
+      int16_t* out = reinterpret_cast<int16_t*>(bt.out[row]) + cg;
+      int ox = 0;
+      for (; ox + 8 <= W; ox += 8, e0 += 8 * c2, e1 += 8 * c2, e2 += 8 * c2, out += 8 * o.stride)
+        Pixels16<8, kJ, kHigh>(e0, e1, e2, c2, w, bias, o, out);
+      switch (W - ox) {
+        case 7: Pixels16<7, kJ, kHigh>(e0, e1, e2, c2, w, bias, o, out); break;
+        case 6: Pixels16<6, kJ, kHigh>(e0, e1, e2, c2, w, bias, o, out); break;
+        case 5: Pixels16<5, kJ, kHigh>(e0, e1, e2, c2, w, bias, o, out); break;
+        case 4: Pixels16<4, kJ, kHigh>(e0, e1, e2, c2, w, bias, o, out); break;
+        case 3: Pixels16<3, kJ, kHigh>(e0, e1, e2, c2, w, bias, o, out); break;
+        case 2: Pixels16<2, kJ, kHigh>(e0, e1, e2, c2, w, bias, o, out); break;
+        case 1: Pixels16<1, kJ, kHigh>(e0, e1, e2, c2, w, bias, o, out); break;
+        default: break;
+      }
+    }
+  }
+}
+
+template <bool kHigh, int kW = kK3NarrowMax>
+K3Fn NarrowWidth(const Plan& p) {
+  if constexpr (kW >= 1) {
+    return K3NarrowWidth(p) == kW ? RowsInt16K3<2, kW, kHigh> : NarrowWidth<kHigh, kW - 1>(p);
+  } else {
+    return RowsInt16K3<2, 0, kHigh>;
+  }
+}
+
+template <bool kHigh>
+K3Fn Pick(const Plan& p, int kj) {
+  return kj == 2 ? NarrowWidth<kHigh>(p) : RowsInt16K3<1, 0, kHigh>;
+}
+
+}  // namespace
+
+K3Fn PickK3Int16Avx512(const Plan& p, int kj) { return p.int16_high ? Pick<true>(p, kj) : Pick<false>(p, kj); }
+
+}  // namespace edgeopt::kernels::dwq
