@@ -13,7 +13,7 @@
 
 #include <algorithm>
 
-#include "kernels/depthwise/depthwise_int8_k3.h"
+#include "kernels/depthwise/depthwise_k3_avx512.h"
 
 // GCC 12's AVX-512 headers: see depthwise_int8_avx512.cc (GCC bug 105593).
 #if defined(__GNUC__) && !defined(__clang__)
@@ -57,40 +57,13 @@ __attribute__((always_inline)) inline void StorePixel(__m512i acc, const Int16Ou
   }
 }
 
-struct W16 {
-  __m512i w0, w1, w2, w3, w4, w5;
-};
-
-// acc += the two taps' products; the empty asm keeps each accumulator in its register (see
-// EDGEOPT_DW512_MAC in depthwise_int8_avx512.cc).
-#define EDGEOPT_DW16_MAC(acc, v, w)           \
-  do {                                        \
-    acc = _mm512_dpwssd_epi32(acc, (v), (w)); \
-    asm("" : "+v"(acc));                      \
-  } while (0)
-
 // kNP (1..8) consecutive output pixels of one 16-channel group (see Pixels in
 // depthwise_int8_avx512.cc): accumulated from the bias, requantized and stored.
 template <int kNP, int kJ, bool kHigh>
 __attribute__((always_inline)) inline void Pixels16(const int16_t* e0, const int16_t* e1, const int16_t* e2,
                                                     size_t c2, const W16& w, __m512i bias, const Int16Out& o,
                                                     int16_t* out) {
-  static_assert(kNP >= 1 && kNP <= 8 && (kJ == 1 || kJ == 2), "8 pixels at most");
-  __m512i a0 = bias, a1 = bias, a2 = bias, a3 = bias, a4 = bias, a5 = bias, a6 = bias, a7 = bias;
-  const auto ld = [c2](const int16_t* e, int i) { return _mm512_loadu_si512(e + static_cast<size_t>(i) * c2); };
-#define EDGEOPT_DW16_MACP(P, v, wt)                               \
-  do {                                                            \
-    if constexpr ((P) == 0) EDGEOPT_DW16_MAC(a0, v, wt);          \
-    else if constexpr ((P) == 1) EDGEOPT_DW16_MAC(a1, v, wt);     \
-    else if constexpr ((P) == 2) EDGEOPT_DW16_MAC(a2, v, wt);     \
-    else if constexpr ((P) == 3) EDGEOPT_DW16_MAC(a3, v, wt);     \
-    else if constexpr ((P) == 4) EDGEOPT_DW16_MAC(a4, v, wt);     \
-    else if constexpr ((P) == 5) EDGEOPT_DW16_MAC(a5, v, wt);     \
-    else if constexpr ((P) == 6) EDGEOPT_DW16_MAC(a6, v, wt);     \
-    else EDGEOPT_DW16_MAC(a7, v, wt);                             \
-  } while (0)
-  EDGEOPT_DW_K3_ROWS(e0, e1, e2, w, EDGEOPT_DW16_MACP);
-#undef EDGEOPT_DW16_MACP
+  EDGEOPT_DW512_ACCUMULATE(e0, e1, e2, c2, w, bias);
   StorePixel<kHigh>(a0, o, out);
   if constexpr (kNP > 1) StorePixel<kHigh>(a1, o, out + o.stride);
   if constexpr (kNP > 2) StorePixel<kHigh>(a2, o, out + 2 * o.stride);
@@ -100,7 +73,6 @@ __attribute__((always_inline)) inline void Pixels16(const int16_t* e0, const int
   if constexpr (kNP > 6) StorePixel<kHigh>(a6, o, out + 6 * o.stride);
   if constexpr (kNP > 7) StorePixel<kHigh>(a7, o, out + 7 * o.stride);
 }
-#undef EDGEOPT_DW16_MAC
 
 // The rows of a batch: per 16-channel group the weights, bias and multipliers are loaded once
 // for all rows; each row is computed 8 pixels at a time, the last 1-7 in one step. kW > 0: the
@@ -115,14 +87,7 @@ void RowsInt16K3(const K3Batch& bt) {
   o.hi = _mm512_set1_epi32(p.act_max);
   o.stride = static_cast<size_t>(C);
   for (int cg = bt.cb; cg < std::min(C, bt.cb_end); cg += 16) {
-    const int16_t* wp = p.weights.data() + cg * 2;
-    W16 w;
-    w.w0 = _mm512_loadu_si512(wp);
-    w.w1 = _mm512_loadu_si512(wp + wc2);
-    w.w2 = _mm512_loadu_si512(wp + 2 * wc2);
-    w.w3 = _mm512_loadu_si512(wp + 3 * wc2);
-    w.w4 = _mm512_loadu_si512(wp + 4 * wc2);
-    w.w5 = _mm512_loadu_si512(wp + 5 * wc2);
+    const W16 w = LoadW16(p.weights.data() + cg * 2, wc2);
     const Int16K3Group& g = p.int16_k3[cg / 16];
     const __m512i bias = _mm512_load_si512(g.bias);
     o.mult_even = _mm512_load_si512(g.mult_even);

@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "kernels/depthwise/depthwise_int8_k3.h"
+#include "kernels/depthwise/depthwise_k3_avx512.h"
 
 // GCC 12's AVX-512 headers initialize their "undefined" pass-through operands with themselves
 // (`__m512i __Y = __Y;`), which -Wmaybe-uninitialized (and, for _mm512_zextsi256_si512,
@@ -117,20 +118,6 @@ __attribute__((always_inline)) inline void Finish4(__m512i a0, __m512i a1, __m51
   Store4<kNP, kUnsigned, kMode == kRqFast2Zp || kMode == kRqFast2ZpFloor>(r0, r1, r2, r3, o, out);
 }
 
-// The six weight vectors of one 16-channel group of a 3x3 filter (row r: taps 0-1 in wN[2r], tap
-// 2 and a zero in wN[2r + 1]). Plain members, no array: arrays of vectors stayed on the stack.
-struct W16 {
-  __m512i w0, w1, w2, w3, w4, w5;
-};
-
-// acc += the two taps' products (vpdpwssd). The empty asm keeps each accumulator in its register
-// and the order of the adds (see EDGEOPT_DW_MAC in the AVX2 rows).
-#define EDGEOPT_DW512_MAC(acc, v, w)             \
-  do {                                           \
-    acc = _mm512_dpwssd_epi32(acc, (v), (w));    \
-    asm("" : "+v"(acc));                         \
-  } while (0)
-
 // kNP (1..8) consecutive output pixels of one 16-channel group: accumulated from the bias, then
 // requantized and stored. e0/e1/e2: the three pair rows at the first pixel's entry, entries c2
 // int16 apart; pixel i uses entries i and i + kJ of each row, and each entry is loaded once for
@@ -139,27 +126,10 @@ template <int kNP, int kJ, bool kUnsigned, int kMode>
 __attribute__((always_inline)) inline void Pixels(const int16_t* e0, const int16_t* e1, const int16_t* e2, size_t c2,
                                                   const W16& w, __m512i bias, const RequantGroup16& g,
                                                   const OutStage& o, uint8_t* out) {
-  static_assert(kNP >= 1 && kNP <= 8 && (kJ == 1 || kJ == 2), "8 pixels at most");
-  __m512i a0 = bias, a1 = bias, a2 = bias, a3 = bias, a4 = bias, a5 = bias, a6 = bias, a7 = bias;
-  const auto ld = [c2](const int16_t* e, int i) { return _mm512_loadu_si512(e + static_cast<size_t>(i) * c2); };
-// acc of pixel P (a compile-time constant) += v * wt.
-#define EDGEOPT_DW512_MACP(P, v, wt)                        \
-  do {                                                      \
-    if constexpr ((P) == 0) EDGEOPT_DW512_MAC(a0, v, wt);   \
-    else if constexpr ((P) == 1) EDGEOPT_DW512_MAC(a1, v, wt); \
-    else if constexpr ((P) == 2) EDGEOPT_DW512_MAC(a2, v, wt); \
-    else if constexpr ((P) == 3) EDGEOPT_DW512_MAC(a3, v, wt); \
-    else if constexpr ((P) == 4) EDGEOPT_DW512_MAC(a4, v, wt); \
-    else if constexpr ((P) == 5) EDGEOPT_DW512_MAC(a5, v, wt); \
-    else if constexpr ((P) == 6) EDGEOPT_DW512_MAC(a6, v, wt); \
-    else EDGEOPT_DW512_MAC(a7, v, wt);                      \
-  } while (0)
-  EDGEOPT_DW_K3_ROWS(e0, e1, e2, w, EDGEOPT_DW512_MACP);
-#undef EDGEOPT_DW512_MACP
+  EDGEOPT_DW512_ACCUMULATE(e0, e1, e2, c2, w, bias);
   Finish4<std::min(kNP, 4), kUnsigned, kMode>(a0, a1, a2, a3, g, o, out);
   if constexpr (kNP > 4) Finish4<kNP - 4, kUnsigned, kMode>(a4, a5, a6, a7, g, o, out + 4 * o.stride);
 }
-#undef EDGEOPT_DW512_MAC
 
 // The batch loop of the AVX-512 rows (pair and quad rows): per 16-channel group cg, `group(cg)`
 // loads the group's weights into a state; then per row, 8 pixels per step and the last 1-7 in one,
@@ -218,15 +188,8 @@ void RowsQuant8K3Avx512(const K3Batch& bt) {
     __m512i bias;
   };
   const auto group = [&](int cg) __attribute__((always_inline)) {
-    const auto ldw = [](const int16_t* v) { return _mm512_loadu_si512(v); };
-    const int16_t* wp = p.weights.data() + cg * 2;
     State st;
-    st.w.w0 = ldw(wp);
-    st.w.w1 = ldw(wp + wc2);
-    st.w.w2 = ldw(wp + 2 * wc2);
-    st.w.w3 = ldw(wp + 3 * wc2);
-    st.w.w4 = ldw(wp + 4 * wc2);
-    st.w.w5 = ldw(wp + 5 * wc2);
+    st.w = LoadW16(p.weights.data() + cg * 2, wc2);
     // With a left shift the bias must be added before shifting: Requant16 adds it.
     st.bias = kMode == kRqLeft ? _mm512_setzero_si512() : Ld(p.requant16[cg / 16].bias);
     return st;
