@@ -80,17 +80,22 @@ struct Pot {
 // One input's step: x (16 values widened) -> RoundingDivideByPOT(h, e), the multiplier split at
 // 2^kSplit (31 - left_shift: 11 for 8-bit types, 16 for int16). The constant c_hi carries
 // offset*mh and the rounding half 2^(e-1) (|h| + 2^(e-1) < 2^31).
+// `linear`: the input with the larger scale (multiplier 2^30, no shift, as ComputeAddSubMultipliers
+// gives it), whose h = (x + offset) * 2^(30 - kSplit) exactly (ml = 0: the low part is
+// floor(2^(kSplit-1) / 2^kSplit) = 0) and e = 0: one add and one shift.
 template <int kSplit>
 struct InputScale {
   static constexpr int32_t kLow = (int32_t{1} << kSplit) - 1;
   __m512i mh, ml, c_hi, c_lo, neg_below;
   Pot pot;
+  bool linear;
   InputScale(int32_t offset, int32_t mult, int shift)
       : mh(_mm512_set1_epi32(mult >> kSplit)), ml(_mm512_set1_epi32(mult & kLow)),
         c_hi(_mm512_set1_epi32(offset * (mult >> kSplit) + (shift < 0 ? int32_t{1} << (-shift - 1) : 0))),
         c_lo(_mm512_set1_epi32(offset * (mult & kLow) + (int32_t{1} << (kSplit - 1)))),
-        neg_below(_mm512_set1_epi32(-offset)), pot(-shift) {}
+        neg_below(_mm512_set1_epi32(-offset)), pot(-shift), linear(mult == (int32_t{1} << 30) && shift == 0) {}
   __m512i operator()(__m512i x) const {
+    if (linear) return _mm512_slli_epi32(_mm512_sub_epi32(x, neg_below), 30 - kSplit);
     const __m512i lo = _mm512_srai_epi32(_mm512_add_epi32(_mm512_mullo_epi32(x, ml), c_lo), kSplit);
     const __m512i t = _mm512_add_epi32(_mm512_add_epi32(_mm512_mullo_epi32(x, mh), c_hi), lo);
     return pot.Halved(t, _mm512_cmplt_epi32_mask(x, neg_below));
