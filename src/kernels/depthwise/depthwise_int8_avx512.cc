@@ -471,12 +471,30 @@ void PairRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t zp, 
         _mm512_store_si512(e, _mm512_permutex2var_epi16(column(x), idx, column(x + 1)));
       continue;
     }
+    // Entry j's new column x = j - pad + 1: left padding, then the columns whose 16 values lie
+    // before `end` (loaded without checks), then the rest (right padding, the input's end).
+    const ptrdiff_t room = end - (row + cb + 16);
+    const int x_fast = room < 0 ? 0 : static_cast<int>(std::min<ptrdiff_t>(g.in_w, room / C + 1));
     __m512i prev = column(-g.pad_w);
-    for (int j = 0; j < p.row_entries; ++j, e += entry_stride) {
-      const __m512i next = column(j - g.pad_w + 1);
+    const auto emit = [&](__m512i next) {
       _mm512_store_si512(e, _mm512_permutex2var_epi16(prev, idx, next));
       prev = next;
+      e += entry_stride;
+    };
+    int j = 0;
+    for (; j < p.row_entries && j - g.pad_w + 1 < 0; ++j) emit(pad);
+    const T* src = row + cb + int64_t{j - g.pad_w + 1} * C;
+    for (; j < p.row_entries && j - g.pad_w + 1 < x_fast; ++j, src += C) {
+      __m256i v;
+      if constexpr (sizeof(T) == 2) {
+        v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
+      } else {
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
+        v = std::is_signed_v<T> ? _mm256_cvtepi8_epi16(b) : _mm256_cvtepu8_epi16(b);
+      }
+      emit(_mm512_zextsi256_si512(kRaw ? v : _mm256_sub_epi16(v, vzp)));
     }
+    for (; j < p.row_entries; ++j) emit(column(j - g.pad_w + 1));
   }
 }
 
