@@ -446,21 +446,31 @@ void PairRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t zp, 
     }
     return _mm512_zextsi256_si512(kRaw ? v : _mm256_sub_epi16(v, vzp));
   };
-  if (sizeof(T) == 2 && p.q == 2 && cb_end - cb_begin >= 4 * 16) {
-    // 16x8 at stride 2, bands of 4 or more blocks: entry by entry, all blocks of an entry
-    // together, so that the (twice as large) int16 input is read in order. Measured
-    // (edgeopt_op_profile, MobileNetV2 16x8, medians of 4 alternated runs): the stride-2 layers
-    // 1.04x-1.10x faster; at stride 1 it was 0.87x (two loads per entry instead of one carried).
-    for (int j = 0, x = -g.pad_w; j < p.row_entries; ++j, x += p.q) {
-      int16_t* e = dst + static_cast<size_t>(j) * entry_stride;
-      const bool in1 = x >= 0 && x < g.in_w, in2 = x + 1 >= 0 && x + 1 < g.in_w;
-      const T* s1 = row + int64_t{x} * C;
-      for (int cb = cb_begin; cb < cb_end; cb += 16, e += 32) {
-        const __m512i a = in1 ? widen(s1 + cb) : pad, b = in2 ? widen(s1 + C + cb) : pad;
-        _mm512_store_si512(e, _mm512_permutex2var_epi16(a, idx, b));
+  if constexpr (sizeof(T) == 2) {
+    if (p.q == 2 && cb_end - cb_begin >= 4 * 16) {
+      // 16x8 at stride 2, bands of 4 or more blocks: entry by entry, all blocks of an entry
+      // together, so that the (twice as large) int16 input is read in order. Measured
+      // (edgeopt_op_profile, MobileNetV2 16x8, medians of 4 alternated runs): the stride-2 layers
+      // 1.04x-1.10x faster; at stride 1 it was 0.87x (two loads per entry instead of one carried).
+      for (int j = 0, x = -g.pad_w; j < p.row_entries; ++j, x += p.q) {
+        int16_t* e = dst + static_cast<size_t>(j) * entry_stride;
+        const bool in1 = x >= 0 && x < g.in_w, in2 = x + 1 >= 0 && x + 1 < g.in_w;
+        const T* s1 = row + int64_t{x} * C;
+        if (in1 && in2 && s1 + C + cb_end <= end) {  // both columns inside, no load past `end`
+          for (int cb = cb_begin; cb < cb_end; cb += 16, e += 32) {
+            const __m512i a = _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s1 + cb)));
+            const __m512i b = _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s1 + C + cb)));
+            _mm512_store_si512(e, _mm512_permutex2var_epi16(a, idx, b));
+          }
+          continue;
+        }
+        for (int cb = cb_begin; cb < cb_end; cb += 16, e += 32) {
+          const __m512i a = in1 ? widen(s1 + cb) : pad, b = in2 ? widen(s1 + C + cb) : pad;
+          _mm512_store_si512(e, _mm512_permutex2var_epi16(a, idx, b));
+        }
       }
+      return;
     }
-    return;
   }
   for (int cb = cb_begin; cb < cb_end; cb += 16) {
     const auto column = [&](int x) { return x >= 0 && x < g.in_w ? widen(row + int64_t{x} * C + cb) : pad; };
