@@ -15,12 +15,6 @@
 
 #include "kernels/depthwise/depthwise_k3_avx512.h"
 
-// GCC 12's AVX-512 headers: see depthwise_int8_avx512.cc (GCC bug 105593).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
-
 namespace edgeopt::kernels::dwq {
 namespace {
 
@@ -80,7 +74,7 @@ __attribute__((always_inline)) inline void Pixels16(const int16_t* e0, const int
 template <int kJ, int kW, bool kHigh>
 void RowsInt16K3(const K3Batch& bt) {
   const Plan& p = *bt.p;
-  const int C = p.g.channels, W = kW ? kW : p.g.out_w;
+  const int C = p.g.channels;
   const size_t wc2 = static_cast<size_t>(p.c16) * 2, c2 = bt.c2;
   Int16Out o;
   o.lo = _mm512_set1_epi32(p.act_min);
@@ -101,26 +95,11 @@ void RowsInt16K3(const K3Batch& bt) {
     const int valid = std::min(16, C - cg);
     o.full = valid == 16;
     o.mask = static_cast<__mmask16>((1u << valid) - 1);
-    const size_t off = static_cast<size_t>(cg - bt.cb) * 2;
-    for (int row = 0; row < bt.n; ++row) {
-      const int16_t* e0 = bt.rows[row][0] + off;
-      const int16_t* e1 = bt.rows[row][1] + off;
-      const int16_t* e2 = bt.rows[row][2] + off;
-      int16_t* out = reinterpret_cast<int16_t*>(bt.out[row]) + cg;
-      int ox = 0;
-      for (; ox + 8 <= W; ox += 8, e0 += 8 * c2, e1 += 8 * c2, e2 += 8 * c2, out += 8 * o.stride)
-        Pixels16<8, kJ, kHigh>(e0, e1, e2, c2, w, bias, o, out);
-      switch (W - ox) {
-        case 7: Pixels16<7, kJ, kHigh>(e0, e1, e2, c2, w, bias, o, out); break;
-        case 6: Pixels16<6, kJ, kHigh>(e0, e1, e2, c2, w, bias, o, out); break;
-        case 5: Pixels16<5, kJ, kHigh>(e0, e1, e2, c2, w, bias, o, out); break;
-        case 4: Pixels16<4, kJ, kHigh>(e0, e1, e2, c2, w, bias, o, out); break;
-        case 3: Pixels16<3, kJ, kHigh>(e0, e1, e2, c2, w, bias, o, out); break;
-        case 2: Pixels16<2, kJ, kHigh>(e0, e1, e2, c2, w, bias, o, out); break;
-        case 1: Pixels16<1, kJ, kHigh>(e0, e1, e2, c2, w, bias, o, out); break;
-        default: break;
-      }
-    }
+    ForGroupPixels<kW, int16_t>(bt, cg, o.stride,
+                                [&]<int kNP>(const int16_t* e0, const int16_t* e1, const int16_t* e2, int16_t* out)
+                                    __attribute__((always_inline)) {
+                                      Pixels16<kNP, kJ, kHigh>(e0, e1, e2, c2, w, bias, o, out);
+                                    });
   }
 }
 

@@ -19,14 +19,6 @@
 #include "kernels/depthwise/depthwise_int8_k3.h"
 #include "kernels/depthwise/depthwise_k3_avx512.h"
 
-// GCC 12's AVX-512 headers initialize their "undefined" pass-through operands with themselves
-// (`__m512i __Y = __Y;`), which -Wmaybe-uninitialized (and, for _mm512_zextsi256_si512,
-// -Wuninitialized) reports at every inlined use (GCC bug 105593).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
-
 namespace edgeopt::kernels::dwq {
 namespace {
 
@@ -138,8 +130,7 @@ __attribute__((always_inline)) inline void Pixels(const int16_t* e0, const int16
 template <int kW, typename Group, typename Step>
 __attribute__((always_inline)) inline void RowsK3Loop(const K3Batch& bt, const Group& group, const Step& step) {
   const Plan& p = *bt.p;
-  const int C = p.g.channels, W = kW ? kW : p.g.out_w;
-  const size_t c2 = bt.c2;
+  const int C = p.g.channels;
   OutStage o;
   o.zp16 = _mm512_set1_epi16(static_cast<int16_t>(p.requant[0].zp[0]));
   o.lo = _mm512_set1_epi8(static_cast<char>(p.act_min));
@@ -152,26 +143,11 @@ __attribute__((always_inline)) inline void RowsK3Loop(const K3Batch& bt, const G
     const int valid = std::min(16, C - cg);
     o.full = valid == 16;
     o.mask = static_cast<__mmask16>((1u << valid) - 1);
-    const size_t off = static_cast<size_t>(cg - bt.cb) * 2;
-    for (int row = 0; row < bt.n; ++row) {
-      const int16_t* e0 = bt.rows[row][0] + off;
-      const int16_t* e1 = bt.rows[row][1] + off;
-      const int16_t* e2 = bt.rows[row][2] + off;
-      uint8_t* out = bt.out[row] + cg;
-      int ox = 0;
-      for (; ox + 8 <= W; ox += 8, e0 += 8 * c2, e1 += 8 * c2, e2 += 8 * c2, out += 8 * o.stride)
-        step.template operator()<8>(state, e0, e1, e2, g, o, out);
-      switch (W - ox) {
-        case 7: step.template operator()<7>(state, e0, e1, e2, g, o, out); break;
-        case 6: step.template operator()<6>(state, e0, e1, e2, g, o, out); break;
-        case 5: step.template operator()<5>(state, e0, e1, e2, g, o, out); break;
-        case 4: step.template operator()<4>(state, e0, e1, e2, g, o, out); break;
-        case 3: step.template operator()<3>(state, e0, e1, e2, g, o, out); break;
-        case 2: step.template operator()<2>(state, e0, e1, e2, g, o, out); break;
-        case 1: step.template operator()<1>(state, e0, e1, e2, g, o, out); break;
-        default: break;
-      }
-    }
+    ForGroupPixels<kW, uint8_t>(bt, cg, o.stride,
+                                [&]<int kNP>(const int16_t* e0, const int16_t* e1, const int16_t* e2, uint8_t* out)
+                                    __attribute__((always_inline)) {
+                                      step.template operator()<kNP>(state, e0, e1, e2, g, o, out);
+                                    });
   }
 }
 

@@ -10,6 +10,14 @@
 
 #include "kernels/depthwise/depthwise_int8_k3.h"
 
+// GCC 12's AVX-512 headers initialize their "undefined" pass-through operands with themselves
+// (`__m512i __Y = __Y;`), which -Wmaybe-uninitialized (and, for _mm512_zextsi256_si512,
+// -Wuninitialized) reports at every inlined use (GCC bug 105593); for the files including this.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
 namespace edgeopt::kernels::dwq {
 
 // The six weight vectors of one 16-channel group of a 3x3 filter (row r: taps 0-1 in wN[2r], tap
@@ -29,6 +37,36 @@ __attribute__((always_inline)) inline W16 LoadW16(const int16_t* wp, size_t wc2)
   w.w4 = _mm512_loadu_si512(wp + 4 * wc2);
   w.w5 = _mm512_loadu_si512(wp + 5 * wc2);
   return w;
+}
+
+// The output pixels of 16-channel group cg over the batch's rows: per row 8 pixels per step and
+// the last 1-7 in one, step.template operator()<kNP>(e0, e1, e2, out) with e0/e1/e2 at the first
+// pixel's pair-row entries and out (OutT) at its output for channel cg, pixels `stride` elements
+// apart. kW > 0: the output width as a compile-time constant.
+template <int kW, typename OutT, typename Step>
+__attribute__((always_inline)) inline void ForGroupPixels(const K3Batch& bt, int cg, size_t stride, const Step& step) {
+  const int W = kW ? kW : bt.p->g.out_w;
+  const size_t c2 = bt.c2;
+  const size_t off = static_cast<size_t>(cg - bt.cb) * 2;
+  for (int row = 0; row < bt.n; ++row) {
+    const int16_t* e0 = bt.rows[row][0] + off;
+    const int16_t* e1 = bt.rows[row][1] + off;
+    const int16_t* e2 = bt.rows[row][2] + off;
+    OutT* out = reinterpret_cast<OutT*>(bt.out[row]) + cg;
+    int ox = 0;
+    for (; ox + 8 <= W; ox += 8, e0 += 8 * c2, e1 += 8 * c2, e2 += 8 * c2, out += 8 * stride)
+      step.template operator()<8>(e0, e1, e2, out);
+    switch (W - ox) {
+      case 7: step.template operator()<7>(e0, e1, e2, out); break;
+      case 6: step.template operator()<6>(e0, e1, e2, out); break;
+      case 5: step.template operator()<5>(e0, e1, e2, out); break;
+      case 4: step.template operator()<4>(e0, e1, e2, out); break;
+      case 3: step.template operator()<3>(e0, e1, e2, out); break;
+      case 2: step.template operator()<2>(e0, e1, e2, out); break;
+      case 1: step.template operator()<1>(e0, e1, e2, out); break;
+      default: break;
+    }
+  }
 }
 
 }  // namespace edgeopt::kernels::dwq

@@ -398,6 +398,25 @@ void CheckAvx512AllPairs(const kernels::QuantBinaryParams& p) {
   }
 }
 
+// Case `it` of the all-pairs sweeps: multipliers from `mults` (kM of them, the output one also
+// 2^31 - 1), input shifts 0 or random in -31..0, output shifts from min_out_shift upwards, the
+// largest ones, and random; ADD and SUB. Offsets and activation ranges are the caller's.
+kernels::QuantBinaryParams ExtremeParams(int it, const int32_t* mults, int kM, int left_shift, int min_out_shift,
+                                         std::mt19937_64& rng) {
+  kernels::QuantBinaryParams p;
+  p.left_shift = left_shift;
+  p.sub = it % 2;
+  p.in1_mult = mults[it % kM];
+  p.in2_mult = mults[(it / kM + it) % kM];
+  p.in1_shift = it % 4 == 1 ? 0 : -std::uniform_int_distribution<int>(0, 31)(rng);
+  p.in2_shift = it % 3 == 0 ? 0 : -std::uniform_int_distribution<int>(0, 31)(rng);
+  p.out_mult = it % 6 == 0 ? 0x7FFFFFFF : mults[(it * 5 + 3) % kM];
+  p.out_shift = it < 8 ? min_out_shift + it
+                : it < 16 ? it - 8 + 24
+                          : std::uniform_int_distribution<int>(min_out_shift, 31)(rng);
+  return p;
+}
+
 TEST(QuantBinaryFast, Avx512AllPairsExtremeParameters) {
   if (!rt::Cpu().has_avx512()) GTEST_SKIP() << "no AVX-512 (F, BW, VL, DQ) on this CPU";
   std::mt19937_64 rng(31);
@@ -407,15 +426,7 @@ TEST(QuantBinaryFast, Avx512AllPairsExtremeParameters) {
                            0x7FFFFFFF, 1518500250, 1234567891, (1 << 30) + (1 << 20) + 8,      1610612736 + 128};
   constexpr int kM = sizeof(mults) / sizeof(mults[0]);
   for (int it = 0; it < 66; ++it) {
-    kernels::QuantBinaryParams p;
-    p.left_shift = 20;
-    p.sub = it % 2;
-    p.in1_mult = mults[it % kM];
-    p.in2_mult = mults[(it / kM + it) % kM];
-    p.in1_shift = it % 4 == 1 ? 0 : -std::uniform_int_distribution<int>(0, 31)(rng);
-    p.in2_shift = it % 3 == 0 ? 0 : -std::uniform_int_distribution<int>(0, 31)(rng);
-    p.out_mult = it % 6 == 0 ? 0x7FFFFFFF : mults[(it * 5 + 3) % kM];
-    p.out_shift = it < 8 ? -31 + it : it < 16 ? it - 8 + 24 : std::uniform_int_distribution<int>(-31, 31)(rng);
+    kernels::QuantBinaryParams p = ExtremeParams(it, mults, kM, 20, -31, rng);
     if (it % 4 < 2) {
       p.in1_offset = Pick(rng, {-255, 0, 127, 128, 255}) * (it % 2 ? 1 : -1);
       p.in2_offset = std::uniform_int_distribution<int>(-127, 128)(rng);
@@ -446,15 +457,7 @@ TEST(QuantBinaryFast, Avx512Int16AllPairsExtremeParameters) {
                            0x7FFFFFFF, 1518500250, 1234567891, (1 << 30) + (1 << 20) + 8,       1610612736 + 128};
   constexpr int kM = sizeof(mults) / sizeof(mults[0]);
   for (int it = 0; it < 48; ++it) {
-    kernels::QuantBinaryParams p;
-    p.left_shift = 15;
-    p.sub = it % 2;
-    p.in1_mult = mults[it % kM];
-    p.in2_mult = mults[(it / kM + it) % kM];
-    p.in1_shift = it % 4 == 1 ? 0 : -std::uniform_int_distribution<int>(0, 31)(rng);
-    p.in2_shift = it % 3 == 0 ? 0 : -std::uniform_int_distribution<int>(0, 31)(rng);
-    p.out_mult = it % 6 == 0 ? 0x7FFFFFFF : mults[(it * 5 + 3) % kM];
-    p.out_shift = it < 8 ? -30 + it : it < 16 ? it - 8 + 24 : std::uniform_int_distribution<int>(-30, 31)(rng);
+    kernels::QuantBinaryParams p = ExtremeParams(it, mults, kM, 15, -30, rng);
     p.act_min = it % 3 == 0 ? -32768 : it % 3 == 1 ? 0 : -1000;
     p.act_max = it % 5 == 0 ? 32767 : 6000;
     CheckAvx512AllPairs<int16_t>(p);
