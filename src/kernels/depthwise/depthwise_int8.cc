@@ -152,6 +152,47 @@ void PlanInt16Stage(Plan* p, bool avx512) {
   if (avx512) p->int16_stage = Int16StageAvx512;
 }
 
+bool PlanInt16K3(Plan* p, const int64_t* bias) {
+  const int C = p->g.channels;
+  if (!p->natural || p->g.k_h != 3 || p->g.k_w != 3 || p->g.dil_w != 1 || p->ox_step != 1 ||
+      (p->j_step != 1 && p->j_step != 2))
+    return false;
+  std::vector<Int16K3Group> groups(static_cast<size_t>(p->c16) / 16);
+  bool high = true;  // every channel has the high-dword form
+  for (int c = 0; c < C; ++c) {
+    const int32_t m = p->mult16[c];
+    const int total_shift = 15 - p->shift16[c];
+    if (m < 0 || total_shift < 1 || total_shift > 63) return false;
+    const int64_t reduced = m < 0x7FFF0000 ? (int64_t{m} + (1 << 15)) >> 16 : 0x7FFF;
+    high = high && total_shift <= 32 && (reduced << (32 - total_shift)) <= INT32_MAX;
+    // Every partial sum of the int32 accumulator: |bias| + 32768 * sum|w| (products of int16
+    // inputs and int8 weights, at most 32768 * 128 each), below 2^31.
+    int64_t weight_sum = 0;
+    for (int t = 0; t < 3 * 2 * 2; ++t)
+      weight_sum += std::abs(p->weights[(static_cast<size_t>(t / 2) * p->c16 + c) * 2 + t % 2]);
+    const int64_t b = bias ? bias[c] : 0;
+    if (std::abs(b) + 32768 * weight_sum >= (int64_t{1} << 31)) return false;
+    Int16K3Group& g = groups[c / 16];
+    const int lane = c % 16 / 2;
+    g.bias[c % 16] = static_cast<int32_t>(b);
+    (c % 2 == 0 ? g.mult_even : g.mult_odd)[lane] = reduced;
+    (c % 2 == 0 ? g.round_even : g.round_odd)[lane] = int64_t{1} << (total_shift - 1);
+    (c % 2 == 0 ? g.shift_even : g.shift_odd)[lane] = total_shift;
+  }
+  if (high) {
+    // mult = m * 2^(32 - t): the result is the high dword of x * mult + 2^31.
+    for (Int16K3Group& g : groups)
+      for (int lane = 0; lane < 8; ++lane) {
+        g.mult_even[lane] <<= 32 - (g.shift_even[lane] ? g.shift_even[lane] : 32);
+        g.mult_odd[lane] <<= 32 - (g.shift_odd[lane] ? g.shift_odd[lane] : 32);
+      }
+  }
+  p->int16_k3 = std::move(groups);
+  p->int16_high = high;
+  p->avx512 = true;
+  return true;
+}
+
 }  // namespace dwq
 
 namespace {
@@ -169,7 +210,10 @@ class DepthwiseQuantKernel final : public FastKernel {
       case DwKind::kInt8: return std::string("depthwise_conv2d/int8/") + dwq::LoopName(plan_);
       case DwKind::kUInt8: return std::string("depthwise_conv2d/uint8/") + dwq::LoopName(plan_);
       case DwKind::kHybrid: return "depthwise_conv2d/hybrid/avx2";
-      case DwKind::kInt16: return "depthwise_conv2d/int16x8/avx2";
+      case DwKind::kInt16:
+        // The 3x3 loop's rows; "/sra": their requantization with the 64-bit shift (not int16_high).
+        if (plan_.int16_k3.empty()) return "depthwise_conv2d/int16x8/avx2";
+        return std::string("depthwise_conv2d/int16x8/") + dwq::LoopName(plan_) + (plan_.int16_high ? "" : "/sra");
     }
     return "depthwise_conv2d/avx2";
   }
@@ -200,7 +244,9 @@ class DepthwiseQuantKernel final : public FastKernel {
 
     const int C = g.channels;
     plan_ = dwq::Plan();
-    plan_.natural = kind_ == DwKind::kInt8 || kind_ == DwKind::kUInt8;
+    // 16x8 3x3 filters on AVX-512 VNNI CPUs try the 3x3 loop (natural order, PlanInt16K3).
+    plan_.natural = kind_ == DwKind::kInt8 || kind_ == DwKind::kUInt8 ||
+                    (kind_ == DwKind::kInt16 && avx512_ && g.k_h == 3 && g.k_w == 3);
     if (kind_ == DwKind::kUInt8) {
       dwq::BuildPlan(g, filter->data_as<uint8_t>(), filter->zero_point(), &plan_);
     } else {
@@ -253,7 +299,12 @@ class DepthwiseQuantKernel final : public FastKernel {
           if (s * 32768 >= (int64_t{1} << 31)) return false;
         }
         plan_.kind = dwq::OutKind::kInt16;
-        dwq::PlanInt16Stage(&plan_, avx512_);
+        if (plan_.natural && !dwq::PlanInt16K3(&plan_, bias ? bias->data_as<int64_t>() : nullptr)) {
+          // Outside the 3x3 loop's bounds: the generic loop, in its channel order.
+          plan_.natural = false;
+          dwq::BuildPlan(g, filter->data_as<int8_t>(), 0, &plan_);
+        }
+        if (plan_.int16_k3.empty()) dwq::PlanInt16Stage(&plan_, avx512_);
         break;
       }
     }

@@ -42,6 +42,14 @@
 // rounds): 1.08x-1.33x the AVX2 rows on MobileNetV2's layers (least on the large stride-2 and
 // 112x112 layers), 1.20x on kws's 25x5x64; channel counts that leave a half-empty last 16-group
 // (e.g. 40) gain nothing.
+// 16x8 (int16 input and output, int8 weights, int64 bias) 3x3 dilation-1 filters on AVX-512 VNNI
+// CPUs run the same loop with the rows of depthwise_int16_avx512.cc (Plan::int16_k3, variants
+// int16x8/avx512/...): pair rows of the int16 values as they are (zero point 0), the bias in the
+// int32 accumulators where |bias| + 32768 * sum|w| < 2^31 (else the generic loop, int16x8/avx2),
+// the reference's 64-bit requantization per channel in vpmuldq lanes (Int16K3Group). Measured
+// (edgeopt_op_profile, MobileNetV2 16x8, 1 thread, medians of 3 alternated runs): the 17
+// depthwise layers 2.12 -> 0.80 ms against the generic loop; building pair rows is still about
+// 40% of it (perf), the stride-2 layers the slowest per MAC.
 #pragma once
 
 #include <cstddef>
@@ -99,6 +107,21 @@ struct alignas(64) RequantGroup16 {
   int64_t round_e[8];
   int64_t round_o[8];
   int32_t neg_cmp[16];
+};
+
+// One 16-channel group of a 16x8 plan in the 3x3 loop. The reference's requantization of x =
+// acc + bias is the low dword of (x * m + 2^(t-1)) >> t (m: the reduced 16-bit multiplier, t:
+// the total shift, both per channel): per 8 lanes one vpmuldq, the rounding added, one vpsraq.
+// Where every channel has t <= 32 and m * 2^(32 - t) < 2^31 (Plan::int16_high: all but
+// multipliers above 1/2), mult holds m * 2^(32 - t) instead and the result is the high dword of
+// x * mult + 2^31 (it fits 31 bits: |x| < 2^31, mult < 2^31), without the shift. The int32
+// accumulators start at the bias: |bias| + 32768 * sum|w| < 2^31 bounds every partial sum.
+struct alignas(64) Int16K3Group {
+  int32_t bias[16];
+  int64_t mult_even[8];  // channels 0, 2, ..., 14 of the group
+  int64_t mult_odd[8];   // channels 1, 3, ..., 15
+  int64_t round_even[8], round_odd[8];  // 2^(t-1) (not with int16_high)
+  int64_t shift_even[8], shift_odd[8];  // t (not with int16_high)
 };
 
 enum class OutKind { kInt8, kUInt8, kFloat, kInt16 };
@@ -172,6 +195,11 @@ struct Plan {
   std::vector<int64_t> rq16_mult, rq16_round, rq16_shift;
   void (*int16_stage)(const struct Plan& p, const int32_t* acc, const int64_t* bias, int cb, int n,
                       int16_t* out) = nullptr;
+  // 16x8 through the AVX-512 3x3 loop (depthwise_int16_avx512.cc; set by PlanInt16K3, natural
+  // order, Plan::avx512 set): per 16-channel group the bias and the multipliers of its even and
+  // odd channels (see Int16K3Group). Empty: the generic loop with int16_stage.
+  std::vector<Int16K3Group> int16_k3;
+  bool int16_high = false;  // Int16K3Group's high-dword form
 };
 
 // Builds everything but the requantization constants from the geometry and the weights
@@ -218,6 +246,11 @@ void Int16StageAvx512(const Plan& p, const int32_t* acc, const int64_t* bias, in
 // Fills the plan's rq16_* constants and picks the AVX-512 stage when every channel's total shift
 // is in 1..63 (the reference's range); avx512: the CPU has AVX-512.
 void PlanInt16Stage(Plan* plan, bool avx512);
+
+// 16x8 plans: fills Plan::int16_k3 from mult16 / shift16, the int64 bias (null: none) and the
+// weights of a natural-order 3x3 plan, and sets Plan::avx512; false (and nothing set) when a
+// channel's constants or bias are outside the bounds Int16K3Group needs.
+bool PlanInt16K3(Plan* plan, const int64_t* bias);
 
 // AVX2 (depthwise_int8_avx2.cc).
 void Run(rt::ThreadPool& pool, const Plan& plan, const Args& args, bool uint8_input, bool int16_input);

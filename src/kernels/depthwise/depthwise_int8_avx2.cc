@@ -548,7 +548,8 @@ struct Avx2Rows {
 
 // 1: the 3x3 loop with kJ = 1 (stride 2), 2: kJ = 2 (stride 1), 0: not that loop.
 int K3Step(const Plan& p) {
-  const bool quant8 = p.kind == OutKind::kInt8 || p.kind == OutKind::kUInt8;
+  // 16x8 plans run it with the AVX-512 rows of depthwise_int16_avx512.cc (PlanInt16K3).
+  const bool quant8 = p.kind == OutKind::kInt8 || p.kind == OutKind::kUInt8 || !p.int16_k3.empty();
   if (!quant8 || !p.natural || p.g.k_h != 3 || p.g.k_w != 3 || p.g.dil_w != 1 || p.ox_step != 1) return 0;
   return p.j_step == 1 || p.j_step == 2 ? p.j_step : 0;
 }
@@ -571,8 +572,13 @@ size_t RingBytes(const Plan& p) { return RowBytes(p) * static_cast<size_t>(p.rin
 // filter rows), so that a batch of output rows is computed per weight load (small images: all
 // rows). Stride 1: 40 KB (measured: 24 KB makes 56x56x144 read its input in 5 bands, 48 KB
 // keeps 112x112x32's ring out of L1). Stride 2 reads 4x more input per output: 96 KB, one band
-// for 112x112x96 (its 1.2 MB input does not fit L2; each band reads it again).
-size_t K3RingBytes(const Plan& p) { return (p.g.stride_h == 1 ? 40 : 96) * size_t{1024}; }
+// for 112x112x96 (its 1.2 MB input does not fit L2; each band reads it again). 16x8 at stride 1:
+// 48 KB, one band for 112x112x32, whose int16 input costs twice as much to read again (measured:
+// 1.09x on that layer, the other MobileNetV2 layers keep their bands).
+size_t K3RingBytes(const Plan& p) {
+  const size_t stride1 = p.kind == OutKind::kInt16 ? 48 : 40;
+  return (p.g.stride_h == 1 ? stride1 : 96) * size_t{1024};
+}
 struct K3Layout {
   int block_ch = 16;
   size_t row_bytes = 0;  // one band row, 64-byte multiple
@@ -665,7 +671,7 @@ void RunK3Rows(const Plan& p, const Args& args, K3Fn fn, PairRowFn build512, int
           }
           bt.rows[k][ky] = dst;
         }
-        bt.out[k] = static_cast<uint8_t*>(args.output) + static_cast<size_t>(row) * g.out_w * g.channels;
+        bt.out[k] = static_cast<uint8_t*>(args.output) + static_cast<size_t>(row) * g.out_w * g.channels * sizeof(T);
       }
       fn(bt);
       if (oy == g.out_h) {
@@ -684,7 +690,7 @@ void RunTyped(rt::ThreadPool& pool, const Plan& p, const Args& args) {
   const size_t elem = p.kind == OutKind::kFloat ? sizeof(float) : p.kind == OutKind::kInt16 ? sizeof(int16_t) : 1;
   const K3Fn k3 = !K3Step(p) ? nullptr : p.avx512 ? PickK3Avx512(p, K3Step(p)) : K3Picker<Avx2Rows>::Pick(p, K3Step(p));
   const RowFn row_fn = k3 ? nullptr : Pick(p);
-  const PairRowFn build512 = k3 && sizeof(T) == 1 ? PickPairRowAvx512(p, std::is_same_v<T, uint8_t>) : nullptr;
+  const PairRowFn build512 = k3 ? PickPairRowAvx512(p, std::is_same_v<T, uint8_t>) : nullptr;
   const int64_t total_rows = int64_t{g.batches} * g.out_h;
   const int threads = static_cast<int>(std::min<int64_t>(pool.num_threads(), total_rows));
   const size_t per_thread = PerThreadBytes(p);

@@ -114,6 +114,9 @@ struct K3Picker {
 // stride 2 (depthwise_int8_avx512.cc).
 K3Fn PickK3Avx512(const Plan& p, int kj);
 
+// The 16x8 rows (depthwise_int16_avx512.cc) for a plan with Plan::int16_k3; PickK3Avx512 calls it.
+K3Fn PickK3Int16Avx512(const Plan& p, int kj);
+
 // Builds the pair rows of channel blocks [cb_begin, cb_end) of one input row (row, end: the
 // input row and the input's end, of the plan's 8-bit type) into dst, entries entry_stride int16
 // apart, as BuildPairRow in depthwise_int8_avx2.cc does (raw values when Plan::raw_input).

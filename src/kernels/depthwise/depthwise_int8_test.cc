@@ -109,7 +109,9 @@ Graph BuildDepthwise(const Case& c, uint64_t seed) {
     const float out_scale = c.multiplier_above_one > 0
                                 ? in_q.scale[0] * scales[0] / c.multiplier_above_one
                                 : testing::OutputScaleFor(t, int64_t{c.kh} * c.kw, in_q.scale[0], scales[0]);
-    const float bias_range = c.huge_bias ? in_q.scale[0] * scales[0] * 1.0e9f : out_scale * 40;
+    // Huge: near 2^30 for 8-bit (int32 biases); for 16x8 beyond 2^31 (int64 biases).
+    const float huge = c.path == Path::kInt16 ? 1.0e11f : 1.0e9f;
+    const float bias_range = c.huge_bias ? in_q.scale[0] * scales[0] * huge : out_scale * 40;
     QuantParams out_q = testing::RandomActivationQuant(rng, t);
     out_q.scale[0] = out_scale;
     x = b.Input("x", t, in_shape, in_q);
@@ -446,6 +448,72 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeAvx512ZeroPointFold) {
           check.seed = 2600 + i++;
           testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
         }
+}
+
+// 16x8 through the AVX-512 3x3 loop (depthwise_int16_avx512.cc; variants int16x8/avx512/3x3s1,
+// .../3x3s1/wN, .../3x3s2, checked): every output width 1..70 (8-pixel steps, each 1..7 tail, the
+// narrow stride-1 instantiations), channel counts with partial 16-lane groups (also 1, 3, 8) and
+// bands of many blocks, stride 1 and 2, SAME and VALID, vertical dilation, batch 2, depth
+// multipliers 1, 2 and 3, per-tensor and per-channel, every activation, 1 and 2 threads; the
+// high-dword requantization and, with a multiplier above 1 (total shift < 16 with a large reduced
+// multiplier), the 64-bit shift (variant .../sra). Biases too large for the int32 accumulators
+// (|bias| + 32768 * sum|w| >= 2^31) keep the generic loop (variant int16x8/avx2, checked).
+TEST_F(DepthwiseInt8Fast, ThreeByThreeInt16Avx512) {
+  if (SkipWithoutAvx512()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU (or EDGEOPT_CPU caps it): the AVX-512 rows are not used";
+  const int channels[] = {13, 16, 29, 45, 48, 100, 200, 31, 1, 3, 8, 130};
+  const int acts[] = {tflite::ActivationFunctionType_NONE, tflite::ActivationFunctionType_RELU6,
+                      tflite::ActivationFunctionType_RELU, tflite::ActivationFunctionType_RELU_N1_TO_1};
+  int i = 0;
+  for (int w = 1; w <= 70; ++w)
+    for (int stride : {1, 2}) {
+      Case c = WidthSweepCase(i, w, stride, channels[i % 12]);
+      c.path = Path::kInt16;
+      c.bias_type = DType::kInt64;
+      c.per_channel = i % 4 != 0;
+      c.act = acts[i % 4];
+      if (i % 9 == 4 && c.c <= 45) c.mult = 2 + i % 2;
+      const int form = i % 7;  // 0: bias too large, 1: multiplier above one, else the usual scales
+      c.huge_bias = form == 0;
+      c.multiplier_above_one = form == 1 ? 1.7f : 0;
+      ASSERT_EQ(OutSize(c.padding, c.w, 3, c.stride_w, 1), w) << c.Describe();
+      testing::FastCheck check;
+      check.op_type = "DEPTHWISE_CONV_2D";
+      check.variant = form == 0     ? "int16x8/avx2"
+                      : stride == 2 ? "int16x8/avx512/3x3s2"
+                      : w <= 8      ? "int16x8/avx512/3x3s1/w" + std::to_string(w)
+                                    : "int16x8/avx512/3x3s1";
+      if (form == 1) check.variant += "/sra";
+      check.threads = 1 + (i / 2) % 2;
+      check.seed = 4100 + i++;
+      testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
+    }
+}
+
+// Layers of the 16x8 MobileNetV2 (3x3, stride 1 and 2, RELU6), 1 and 2 threads, AVX-512 rows.
+TEST_F(DepthwiseInt8Fast, ThreeByThreeInt16Avx512Layers) {
+  if (SkipWithoutAvx512()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU (or EDGEOPT_CPU caps it): the AVX-512 rows are not used";
+  struct L {
+    int h, w, c, stride;
+  };
+  const L layers[] = {{112, 112, 32, 1}, {112, 112, 96, 2}, {56, 56, 144, 1}, {28, 28, 192, 2}, {7, 7, 960, 1}};
+  int i = 0;
+  for (const L& l : layers)
+    for (int threads : {1, 2}) {
+      Case c;
+      c.path = Path::kInt16;
+      c.bias_type = DType::kInt64;
+      c.h = l.h;
+      c.w = l.w;
+      c.c = l.c;
+      c.stride_h = c.stride_w = l.stride;
+      c.act = tflite::ActivationFunctionType_RELU6;
+      testing::FastCheck check;
+      check.op_type = "DEPTHWISE_CONV_2D";
+      check.variant = l.stride == 2 ? "int16x8/avx512/3x3s2" : l.w <= 8 ? "int16x8/avx512/3x3s1/w" : "int16x8/avx512/3x3s1";
+      check.threads = threads;
+      check.seed = 4500 + i++;
+      testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
+    }
 }
 
 // The AVX-512 quad rows (vpdpbusd, Plan::quads; variants .../dp4, checked): every output width

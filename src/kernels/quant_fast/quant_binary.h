@@ -71,10 +71,11 @@ template <typename T>
 void MulChannelRows(const T* full, bool full_is_first, const int32_t* vec, T* o, int64_t rows, int channels,
                     const QuantBinaryParams& p);
 
-// AVX-512 int8 / uint8 ADD/SUB (quant_binary_avx512.cc): the same runs with 16 lanes, exact in
-// 32-bit lanes on the input step. Only for parameters where AddSubAvx512Applies (8-bit offsets,
-// left shift 20, multipliers >= 0, shifts within [-31, 0] for the inputs and [-31, 31] for the
-// output: what ComputeAddSubMultipliers produces for 8-bit types); `vec` padded to 16.
+// AVX-512 int8 / uint8 / int16 ADD/SUB (quant_binary_avx512.cc): the same runs with 16 lanes, exact
+// in 32-bit lanes on the input step. Only for parameters where AddSubAvx512Applies (8-bit offsets
+// and left shift 20, or int16's zero offsets and left shift 15; multipliers >= 0, shifts within
+// [-31, 0] for the inputs and [-31 (int16: -30), 31] for the output: what ComputeAddSubMultipliers
+// produces); `vec` padded to 16.
 bool AddSubAvx512Applies(const QuantBinaryParams& p);
 template <typename T>
 void AddSubRun512(const T* a, int a_step, const T* b, int b_step, T* o, int64_t n, const QuantBinaryParams& p);

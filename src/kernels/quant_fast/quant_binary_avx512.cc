@@ -1,5 +1,6 @@
-// AVX-512 quantized int8 / uint8 ADD / SUB runs (see quant_binary.h): 16 lanes of int32 a step,
-// bit-exact with the scalar steps of quant_binary.h under the bounds AddSubAvx512Applies checks.
+// AVX-512 quantized int8 / uint8 / int16 ADD / SUB runs (see quant_binary.h): 16 lanes of int32 a
+// step, bit-exact with the scalar steps of quant_binary.h under the bounds AddSubAvx512Applies
+// checks.
 //
 // Input step, exact in 32-bit lanes. v = offset + x with |v| <= 255 and left_shift = 20, so the
 // reference's SaturatingRoundingDoublingHighMul(v * 2^20, m) is
@@ -8,11 +9,15 @@
 //   h = v*mh + floor((v*ml + 2^10) / 2^11),
 // where |v*mh| < 255*2^20 < 2^28 and |v*ml + 2^10| < 2^19: two 32-bit vpmulld, no 64-bit
 // products. v*mh = x*mh + offset*mh and v*ml = x*ml + offset*ml fold the offset into constants.
+// int16 (left_shift = 15, offsets 0): the same with the split at 2^16, h = x*mh +
+// floor((x*ml + 2^15) / 2^16), |x*mh| <= 2^15 * 2^15 and |x*ml + 2^15| <= 2^31 - 2^15 (|x| <=
+// 2^15, ml < 2^16): still exact in int32, and |h| <= 2^29 (m * 2^shift <= 2^30: the input scale
+// over twice the larger one is at most 1/2).
 //
 // RoundingDivideByPOT(y, e) for e >= 1 is (y + 2^(e-1) - [y < 0]) >> e (ties away from zero),
 // and y for e = 0 (half = corr = 0 below). It needs y + 2^(e-1) in int32: |h| < 2^28 and
 // e <= 31; for the output, |raw| = |r1 ± r2| < 2^29, so |SRDHM(raw, M)| <= 2^29 when no left
-// shift precedes it (a left shift only comes with e = 0). The sign test may use the sign of the
+// shift precedes it (a left shift only comes with e = 0); int16: |raw| < 2^30, so e <= 30. The sign test may use the sign of the
 // value before the multiply (v, raw): a negative one gives a result <= 0, a non-negative one a
 // result >= 0, and for a result of 0 both branches give 0.
 #include <algorithm>
@@ -34,13 +39,15 @@
 namespace edgeopt::kernels::qbin {
 
 bool AddSubAvx512Applies(const QuantBinaryParams& p) {
-  if (p.pot_int16 || p.left_shift != 20) return false;
+  if (p.pot_int16 || (p.left_shift != 20 && p.left_shift != 15)) return false;
+  const bool int16 = p.left_shift == 15;
   for (auto [mult, shift] : {std::pair{p.in1_mult, p.in1_shift}, std::pair{p.in2_mult, p.in2_shift}})
     if (mult < 0 || shift > 0 || shift < -31) return false;
-  // Offsets of 8-bit types: |offset + x| <= 255.
+  // Offsets of 8-bit types: |offset + x| <= 255; int16 has none.
   for (int32_t off : {p.in1_offset, p.in2_offset})
-    if (off < -255 || off > 255) return false;
-  return p.out_mult >= 0 && p.out_shift >= -31 && p.out_shift <= 31;
+    if (off < -255 || off > 255 || (int16 && off != 0)) return false;
+  if (int16 && p.out_offset != 0) return false;
+  return p.out_mult >= 0 && p.out_shift >= (int16 ? -30 : -31) && p.out_shift <= 31;
 }
 
 namespace {
@@ -70,36 +77,47 @@ struct Pot {
   }
 };
 
-// One input's step: x (16 values widened) -> RoundingDivideByPOT(h, e). The constant c_hi
-// carries offset*mh and the rounding half 2^(e-1) (|h| + 2^(e-1) < 2^31).
+// One input's step: x (16 values widened) -> RoundingDivideByPOT(h, e), the multiplier split at
+// 2^kSplit (31 - left_shift: 11 for 8-bit types, 16 for int16). The constant c_hi carries
+// offset*mh and the rounding half 2^(e-1) (|h| + 2^(e-1) < 2^31).
+// `linear`: the input with the larger scale (multiplier 2^30, no shift, as ComputeAddSubMultipliers
+// gives it), whose h = (x + offset) * 2^(30 - kSplit) exactly (ml = 0: the low part is
+// floor(2^(kSplit-1) / 2^kSplit) = 0) and e = 0: one add and one shift.
+template <int kSplit>
 struct InputScale {
+  static constexpr int32_t kLow = (int32_t{1} << kSplit) - 1;
   __m512i mh, ml, c_hi, c_lo, neg_below;
   Pot pot;
+  bool linear;
   InputScale(int32_t offset, int32_t mult, int shift)
-      : mh(_mm512_set1_epi32(mult >> 11)), ml(_mm512_set1_epi32(mult & 2047)),
-        c_hi(_mm512_set1_epi32(offset * (mult >> 11) + (shift < 0 ? int32_t{1} << (-shift - 1) : 0))),
-        c_lo(_mm512_set1_epi32(offset * (mult & 2047) + 1024)), neg_below(_mm512_set1_epi32(-offset)), pot(-shift) {}
+      : mh(_mm512_set1_epi32(mult >> kSplit)), ml(_mm512_set1_epi32(mult & kLow)),
+        c_hi(_mm512_set1_epi32(offset * (mult >> kSplit) + (shift < 0 ? int32_t{1} << (-shift - 1) : 0))),
+        c_lo(_mm512_set1_epi32(offset * (mult & kLow) + (int32_t{1} << (kSplit - 1)))),
+        neg_below(_mm512_set1_epi32(-offset)), pot(-shift), linear(mult == (int32_t{1} << 30) && shift == 0) {}
   __m512i operator()(__m512i x) const {
-    const __m512i lo = _mm512_srai_epi32(_mm512_add_epi32(_mm512_mullo_epi32(x, ml), c_lo), 11);
+    if (linear) return _mm512_slli_epi32(_mm512_sub_epi32(x, neg_below), 30 - kSplit);
+    const __m512i lo = _mm512_srai_epi32(_mm512_add_epi32(_mm512_mullo_epi32(x, ml), c_lo), kSplit);
     const __m512i t = _mm512_add_epi32(_mm512_add_epi32(_mm512_mullo_epi32(x, mh), c_hi), lo);
     return pot.Halved(t, _mm512_cmplt_epi32_mask(x, neg_below));
   }
 };
 
+// The input step of T's ADD/SUB (see AddSubAvx512Applies).
 template <typename T>
-inline __m512i Widen(__m128i v) {
-  if constexpr (static_cast<T>(-1) < 0) return _mm512_cvtepi8_epi32(v);
-  else return _mm512_cvtepu8_epi32(v);
-}
+using InputScaleOf = InputScale<sizeof(T) == 2 ? 16 : 11>;
 
 template <typename T>
 inline __m512i Load16(const T* p) {
-  return Widen<T>(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  if constexpr (sizeof(T) == 2) return _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  else if constexpr (static_cast<T>(-1) < 0) return _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  else return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
 template <typename T>
 inline __m512i Load16(const T* p, __mmask16 k) {
-  return Widen<T>(_mm_maskz_loadu_epi8(k, p));
+  if constexpr (sizeof(T) == 2) return _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(k, p));
+  else if constexpr (static_cast<T>(-1) < 0) return _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(k, p));
+  else return _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(k, p));
 }
 
 // Whether the output offset can ride in the output rounding constant: no left shift, and
@@ -135,21 +153,24 @@ struct OutputStage {
   }
 };
 
+// 16 values already within T's range.
 template <typename T>
 inline void Store16(T* p, __m512i v) {
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_cvtepi32_epi8(v));
+  if constexpr (sizeof(T) == 2) _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(v));
+  else _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_cvtepi32_epi8(v));
 }
 
 template <typename T>
 inline void Store16(T* p, __m512i v, __mmask16 k) {
-  _mm512_mask_cvtepi32_storeu_epi8(p, k, v);
+  if constexpr (sizeof(T) == 2) _mm512_mask_cvtepi32_storeu_epi16(p, k, v);
+  else _mm512_mask_cvtepi32_storeu_epi8(p, k, v);
 }
 
 inline __mmask16 TailMask(int64_t rest) { return static_cast<__mmask16>((1u << rest) - 1); }
 
 template <typename T, bool kFold>
 void Run512(const T* a, int a_step, const T* b, int b_step, T* o, int64_t n, const QuantBinaryParams& p) {
-  const InputScale s1(p.in1_offset, p.in1_mult, p.in1_shift), s2(p.in2_offset, p.in2_mult, p.in2_shift);
+  const InputScaleOf<T> s1(p.in1_offset, p.in1_mult, p.in1_shift), s2(p.in2_offset, p.in2_mult, p.in2_shift);
   const OutputStage<kFold> out(p);
   // A broadcast input: its one scaled value, splatted.
   const __m512i c1 = _mm512_set1_epi32(a_step ? 0 : AddSubScaledInput(a[0], p.in1_offset, p.left_shift, p.in1_mult, p.in1_shift));
@@ -176,8 +197,8 @@ void Run512(const T* a, int a_step, const T* b, int b_step, T* o, int64_t n, con
 template <typename T, bool kFold>
 void ChannelRows512(const T* full, bool full_is_first, const int32_t* vec, T* o, int64_t rows, int channels,
                     const QuantBinaryParams& p) {
-  const InputScale sf = full_is_first ? InputScale(p.in1_offset, p.in1_mult, p.in1_shift)
-                                      : InputScale(p.in2_offset, p.in2_mult, p.in2_shift);
+  const InputScaleOf<T> sf = full_is_first ? InputScaleOf<T>(p.in1_offset, p.in1_mult, p.in1_shift)
+                                            : InputScaleOf<T>(p.in2_offset, p.in2_mult, p.in2_shift);
   const OutputStage<kFold> out(p);
   const int c16 = channels / 16 * 16;
   const __mmask16 k = TailMask(channels - c16);
@@ -223,7 +244,7 @@ void ChannelRows512(const T* full, bool full_is_first, const int32_t* vec, T* o,
 template <typename T>
 AddSubLinear512 PlanAddSubLinear512(const QuantBinaryParams& p, bool allow_lut) {
   AddSubLinear512 q;
-  if (!AddSubAvx512Applies(p) || p.out_shift > 0) return q;
+  if (!AddSubAvx512Applies(p) || p.left_shift != 20 || p.out_shift > 0) return q;
   // k where the step of an input is v * 2^k exactly (multiplier 2^(11+k), no right shift), or -1.
   auto linear_k = [](int32_t mult, int shift) {
     const int32_t mh = mult >> 11;
@@ -443,5 +464,9 @@ void AddSubChannelRows512(const T* full, bool full_is_first, const int32_t* vec,
 EDGEOPT_QBIN512_INSTANTIATE(int8_t)
 EDGEOPT_QBIN512_INSTANTIATE(uint8_t)
 #undef EDGEOPT_QBIN512_INSTANTIATE
+template void AddSubRun512<int16_t>(const int16_t*, int, const int16_t*, int, int16_t*, int64_t,
+                                    const QuantBinaryParams&);
+template void AddSubChannelRows512<int16_t>(const int16_t*, bool, const int32_t*, int16_t*, int64_t, int,
+                                            const QuantBinaryParams&);
 
 }  // namespace edgeopt::kernels::qbin

@@ -1,5 +1,5 @@
-// Fast quantized ADD / SUB / MUL (int8, uint8, int16), AVX2 runs from quant_binary_avx2.cc (int8 /
-// uint8 ADD/SUB: 16-lane AVX-512 runs from quant_binary_avx512.cc where the CPU has them),
+// Fast quantized ADD / SUB / MUL (int8, uint8, int16), AVX2 runs from quant_binary_avx2.cc (ADD/SUB
+// but int16 pot_scale_int16: 16-lane AVX-512 runs from quant_binary_avx512.cc where the CPU has them),
 // bit-exact with elementwise/ref_binary.cc. Same-shape inputs and a single-element input run
 // as one stretch (split over threads); a per-channel vector over the last dimension is scaled
 // once per invoke and added to every row (split over threads); any other broadcast runs
@@ -69,8 +69,9 @@ class QuantBinaryKernel final : public FastKernel {
     if (!QuantizedActivationRange(FusedActivation(ctx.op()), out, &p_.act_min, &p_.act_max)) return false;
     if (add_sub) ComputeAddSubMultipliers(a.scale(), b.scale(), out.scale(), type_ == DType::kInt16 ? 15 : 20, &p_);
     else ComputeMulMultiplier(a.scale(), b.scale(), out.scale(), &p_);
-    // 16 lanes for int8 / uint8 ADD/SUB on AVX-512 CPUs, within the bounds its exactness needs.
-    avx512_ = add_sub && type_ != DType::kInt16 && cpu_avx512_ && qbin::AddSubAvx512Applies(p_);
+    // 16 lanes for ADD/SUB on AVX-512 CPUs (int16: the general form, not pot_int16), within the
+    // bounds its exactness needs.
+    avx512_ = add_sub && cpu_avx512_ && qbin::AddSubAvx512Applies(p_);
     linear512_ = {};
     if (avx512_) {
       if (type_ == DType::kInt8) linear512_ = qbin::PlanAddSubLinear512<int8_t>(p_, cpu_vbmi_);
@@ -117,6 +118,7 @@ class QuantBinaryKernel final : public FastKernel {
       qbin::MulRun<T>(a, a_step, b, b_step, o, n, p_);
     } else if constexpr (std::is_same_v<T, int16_t>) {
       if (p_.pot_int16) qbin::AddSubPotInt16Run(a, a_step, b, b_step, o, n, p_);
+      else if (avx512_) qbin::AddSubRun512<T>(a, a_step, b, b_step, o, n, p_);
       else qbin::AddSubRun<T>(a, a_step, b, b_step, o, n, p_);
     } else {
       if (linear512_.ok && a_step && b_step) qbin::AddSubLinearRun512<T>(a, b, o, n, linear512_);
@@ -159,12 +161,8 @@ class QuantBinaryKernel final : public FastKernel {
       ctx.threads().ParallelFor(rows, std::max<int64_t>(1, 16384 / channels_), [&](int64_t begin, int64_t end) {
         const int64_t off = begin * channels_;
         if (mul) qbin::MulChannelRows<T>(full + off, full_is_first, vec_.data(), o + off, end - begin, channels_, p_);
-        else if constexpr (!std::is_same_v<T, int16_t>) {
-          if (avx512_) qbin::AddSubChannelRows512<T>(full + off, full_is_first, vec_.data(), o + off, end - begin, channels_, p_);
-          else qbin::AddSubChannelRows<T>(full + off, full_is_first, vec_.data(), o + off, end - begin, channels_, p_);
-        } else {
-          qbin::AddSubChannelRows<T>(full + off, full_is_first, vec_.data(), o + off, end - begin, channels_, p_);
-        }
+        else if (avx512_) qbin::AddSubChannelRows512<T>(full + off, full_is_first, vec_.data(), o + off, end - begin, channels_, p_);
+        else qbin::AddSubChannelRows<T>(full + off, full_is_first, vec_.data(), o + off, end - begin, channels_, p_);
       });
       return;
     }

@@ -45,11 +45,12 @@ struct BinCase {
   }
 };
 
-// The variant the fast kernel picks for `op` on `type` with features `cpu`: int8 / uint8 ADD/SUB
-// run the 16-lane AVX-512 code where the CPU has it, everything else the AVX2 code.
+// The variant the fast kernel picks for `op` on `type` with features `cpu`: ADD/SUB (int16 on
+// general scales, as every case here but Int16PowerOfTwoScales) run the 16-lane AVX-512 code
+// where the CPU has it, everything else the AVX2 code.
 std::string ExpectedIsa(tflite::BuiltinOperator op, DType type, const rt::CpuFeatures& cpu) {
   const bool add_sub = op != tflite::BuiltinOperator_MUL;
-  return add_sub && type != DType::kInt16 && cpu.has_avx512() ? "/avx512" : "/avx2";
+  return add_sub && cpu.has_avx512() ? std::string("/") + DTypeName(type).data() + "/avx512" : "/avx2";
 }
 
 // This CPU's features, and (on an AVX-512 CPU) the same capped to AVX2 so both variants run.
@@ -281,7 +282,7 @@ TEST(QuantBinaryFast, VectorRequantizeIsExact) {
 // The 16-lane AVX-512 ADD/SUB through the interpreter: same-shape runs of every length 1..1000
 // step 37 (odd ones: tails of 1..15 lanes) and a few round ones, a scalar on either side,
 // per-channel vectors with channel counts that are not multiples of 16, general broadcasts,
-// int8 and uint8, random and extreme quantization, every fused activation, 1 and 2 threads.
+// int8, uint8 and int16, random and extreme quantization, every fused activation, 1 and 2 threads.
 TEST(QuantBinaryFast, Avx512AddSubMatchesReference) {
   if (!rt::Cpu().has_avx512()) GTEST_SKIP() << "no AVX-512 (F, BW, VL, DQ) on this CPU";
   std::mt19937_64 rng(512);
@@ -290,7 +291,7 @@ TEST(QuantBinaryFast, Avx512AddSubMatchesReference) {
   for (int n = 1; n <= 1000; n += 37) lengths.push_back(n);
   for (int n : {15, 16, 17, 31, 32, 33, 64, 1024, 4099}) lengths.push_back(n);
   for (auto op : {tflite::BuiltinOperator_ADD, tflite::BuiltinOperator_SUB}) {
-    for (DType type : {DType::kInt8, DType::kUInt8}) {
+    for (DType type : {DType::kInt8, DType::kUInt8, DType::kInt16}) {
       for (int n : lengths) {
         BinCase c = RandomBinCase(rng, op, type);
         switch (k % 5) {
@@ -308,7 +309,7 @@ TEST(QuantBinaryFast, Avx512AddSubMatchesReference) {
         check.seed = 900 + k;
         check.threads = 1 + k % 2;
         check.op_type = tflite::EnumNameBuiltinOperator(op);
-        check.variant = "/avx512";
+        check.variant = std::string("/") + DTypeName(type).data() + "/avx512";
         ++k;
         if (!testing::ExpectFastMatchesReference(BuildBinary(c), c.Describe(), check)) return;
       }
@@ -320,18 +321,33 @@ TEST(QuantBinaryFast, Avx512AddSubMatchesReference) {
 // parameters at the ends of the ranges AddSubAvx512Applies admits: multipliers 0, 2^30, 2^31 - 1
 // and others, input shifts 0..-31, output shifts -31..31, offsets of +-255, both broadcast forms
 // and the per-channel rows.
-// Every (x1, x2) pair of 8-bit values, and the scalar steps of quant_binary.h on them.
+// Every (x1, x2) pair of 8-bit values (int16: of 256 values, the extremes -32768, -32767, 32767,
+// 0, +-1, +-2^14 and random ones), and the scalar steps of quant_binary.h on them.
 template <typename T>
 struct AllPairs {
   static constexpr int kN = 256;
   std::vector<T> a, b, want;
   const kernels::QuantBinaryParams& p;
 
+  static T Value(int i) {
+    if constexpr (sizeof(T) == 1) {
+      return static_cast<T>(i);
+    } else {
+      static const std::vector<T> values = [] {
+        std::vector<T> v = {-32768, -32767, 32767, 0, 1, -1, 16384, -16384};
+        std::mt19937_64 rng(16);
+        while (v.size() < kN) v.push_back(static_cast<T>(std::uniform_int_distribution<int>(-32768, 32767)(rng)));
+        return v;
+      }();
+      return values[i];
+    }
+  }
+
   explicit AllPairs(const kernels::QuantBinaryParams& params) : a(kN * kN), b(kN * kN), want(kN * kN), p(params) {
     for (int i = 0; i < kN; ++i)
       for (int j = 0; j < kN; ++j) {
-        a[i * kN + j] = static_cast<T>(i);
-        b[i * kN + j] = static_cast<T>(j);
+        a[i * kN + j] = Value(i);
+        b[i * kN + j] = Value(j);
       }
     for (size_t i = 0; i < a.size(); ++i) want[i] = Scalar(a[i], b[i]);
   }
@@ -360,7 +376,7 @@ void CheckAvx512AllPairs(const kernels::QuantBinaryParams& p) {
   for (size_t i = 3; i < a.size() - 7; ++i) ASSERT_EQ(int{got[i]}, int{want[i]}) << "offset run at " << i;
   // A broadcast scalar on either side.
   for (int s = 0; s < kN; s += 51) {
-    const T x = static_cast<T>(s);
+    const T x = AllPairs<T>::Value(s);
     kernels::qbin::AddSubRun512<T>(&x, 0, b.data(), 1, got.data(), kN - 1, p);
     for (int j = 0; j < kN - 1; ++j) ASSERT_EQ(int{got[j]}, int{scalar(x, b[j])}) << "scalar a " << s;
     kernels::qbin::AddSubRun512<T>(b.data(), 1, &x, 0, got.data(), kN - 1, p);
@@ -382,6 +398,25 @@ void CheckAvx512AllPairs(const kernels::QuantBinaryParams& p) {
   }
 }
 
+// Case `it` of the all-pairs sweeps: multipliers from `mults` (kM of them, the output one also
+// 2^31 - 1), input shifts 0 or random in -31..0, output shifts from min_out_shift upwards, the
+// largest ones, and random; ADD and SUB. Offsets and activation ranges are the caller's.
+kernels::QuantBinaryParams ExtremeParams(int it, const int32_t* mults, int kM, int left_shift, int min_out_shift,
+                                         std::mt19937_64& rng) {
+  kernels::QuantBinaryParams p;
+  p.left_shift = left_shift;
+  p.sub = it % 2;
+  p.in1_mult = mults[it % kM];
+  p.in2_mult = mults[(it / kM + it) % kM];
+  p.in1_shift = it % 4 == 1 ? 0 : -std::uniform_int_distribution<int>(0, 31)(rng);
+  p.in2_shift = it % 3 == 0 ? 0 : -std::uniform_int_distribution<int>(0, 31)(rng);
+  p.out_mult = it % 6 == 0 ? 0x7FFFFFFF : mults[(it * 5 + 3) % kM];
+  p.out_shift = it < 8 ? min_out_shift + it
+                : it < 16 ? it - 8 + 24
+                          : std::uniform_int_distribution<int>(min_out_shift, 31)(rng);
+  return p;
+}
+
 TEST(QuantBinaryFast, Avx512AllPairsExtremeParameters) {
   if (!rt::Cpu().has_avx512()) GTEST_SKIP() << "no AVX-512 (F, BW, VL, DQ) on this CPU";
   std::mt19937_64 rng(31);
@@ -391,15 +426,7 @@ TEST(QuantBinaryFast, Avx512AllPairsExtremeParameters) {
                            0x7FFFFFFF, 1518500250, 1234567891, (1 << 30) + (1 << 20) + 8,      1610612736 + 128};
   constexpr int kM = sizeof(mults) / sizeof(mults[0]);
   for (int it = 0; it < 66; ++it) {
-    kernels::QuantBinaryParams p;
-    p.left_shift = 20;
-    p.sub = it % 2;
-    p.in1_mult = mults[it % kM];
-    p.in2_mult = mults[(it / kM + it) % kM];
-    p.in1_shift = it % 4 == 1 ? 0 : -std::uniform_int_distribution<int>(0, 31)(rng);
-    p.in2_shift = it % 3 == 0 ? 0 : -std::uniform_int_distribution<int>(0, 31)(rng);
-    p.out_mult = it % 6 == 0 ? 0x7FFFFFFF : mults[(it * 5 + 3) % kM];
-    p.out_shift = it < 8 ? -31 + it : it < 16 ? it - 8 + 24 : std::uniform_int_distribution<int>(-31, 31)(rng);
+    kernels::QuantBinaryParams p = ExtremeParams(it, mults, kM, 20, -31, rng);
     if (it % 4 < 2) {
       p.in1_offset = Pick(rng, {-255, 0, 127, 128, 255}) * (it % 2 ? 1 : -1);
       p.in2_offset = std::uniform_int_distribution<int>(-127, 128)(rng);
@@ -415,6 +442,25 @@ TEST(QuantBinaryFast, Avx512AllPairsExtremeParameters) {
       p.act_max = 255 - it % 5 * 40;
       CheckAvx512AllPairs<uint8_t>(p);
     }
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+// int16 ADD/SUB on AVX-512 (left shift 15, the input multipliers split at 2^16) against the scalar
+// steps on all pairs of 256 int16 values (the extremes among them): multipliers whose low 16
+// bits are all ones, zero or a lone 2^15 (rounding ties of x * (m mod 2^16)), input shifts
+// 0..-31, output shifts -30..31, activation ranges, both broadcast forms and the per-channel rows.
+TEST(QuantBinaryFast, Avx512Int16AllPairsExtremeParameters) {
+  if (!rt::Cpu().has_avx512()) GTEST_SKIP() << "no AVX-512 (F, BW, VL, DQ) on this CPU";
+  std::mt19937_64 rng(1615);
+  const int32_t mults[] = {0,          1,          65535,      1 << 30,    (1 << 30) + 65535, (1 << 30) + 32768,
+                           0x7FFFFFFF, 1518500250, 1234567891, (1 << 30) + (1 << 20) + 8,       1610612736 + 128};
+  constexpr int kM = sizeof(mults) / sizeof(mults[0]);
+  for (int it = 0; it < 48; ++it) {
+    kernels::QuantBinaryParams p = ExtremeParams(it, mults, kM, 15, -30, rng);
+    p.act_min = it % 3 == 0 ? -32768 : it % 3 == 1 ? 0 : -1000;
+    p.act_max = it % 5 == 0 ? 32767 : 6000;
+    CheckAvx512AllPairs<int16_t>(p);
     if (::testing::Test::HasFatalFailure()) return;
   }
 }

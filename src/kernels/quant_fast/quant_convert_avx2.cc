@@ -62,7 +62,7 @@ template void QuantizeFloat<uint8_t>(const float*, uint8_t*, int64_t, double, in
 template void QuantizeFloat<int16_t>(const float*, int16_t*, int64_t, double, int32_t);
 
 template <typename T>
-void DequantizeBytes(const T* x, float* y, int64_t n, double scale, int32_t zero_point) {
+void DequantizeInt(const T* x, float* y, int64_t n, double scale, int32_t zero_point) {
   const __m256d s = _mm256_set1_pd(scale);
   const __m256i zp = _mm256_set1_epi32(zero_point);
   auto block = [&](const T* px, float* py) {
@@ -83,8 +83,9 @@ void DequantizeBytes(const T* x, float* y, int64_t n, double scale, int32_t zero
   }
 }
 
-template void DequantizeBytes<int8_t>(const int8_t*, float*, int64_t, double, int32_t);
-template void DequantizeBytes<uint8_t>(const uint8_t*, float*, int64_t, double, int32_t);
+template void DequantizeInt<int8_t>(const int8_t*, float*, int64_t, double, int32_t);
+template void DequantizeInt<uint8_t>(const uint8_t*, float*, int64_t, double, int32_t);
+template void DequantizeInt<int16_t>(const int16_t*, float*, int64_t, double, int32_t);
 
 template <typename T>
 void PoolPixel(bool average, const T* in, int rows, int cols, int64_t row_stride, int64_t col_stride, T* out, int c8,

@@ -2,18 +2,33 @@
 // - 8-bit -> 8-bit requantization: every output is a function of one input byte, so a 256-entry
 //   table is built at prepare time with the reference formula; when that table is the sign-bit
 //   flip (int8 <-> uint8 with equal scales, zero points 128 apart) the op is an AVX2 XOR.
-// - float32 -> int8 / uint8 / int16: AVX2 division in double and round half away from zero.
-// - DEQUANTIZE int8 / uint8 -> float32: AVX2, the product in double as the reference.
+// - float32 -> int8 / uint8 / int16: AVX2 division in double and round half away from zero;
+//   float32 -> int16 on AVX-512 CPUs: a float product and one exact FMA comparison instead of the
+//   division (quant_convert_avx512.cc).
+// - DEQUANTIZE int8 / uint8 / int16 -> float32: AVX2, the product in double as the reference.
 // Per-channel quantization and the other type pairs stay on the reference kernel.
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 
 #include "kernels/common/kernel_util.h"
+#include "kernels/common/lut.h"
 #include "kernels/common/quant_utils.h"
 #include "kernels/quant_fast/quant_convert.h"
 #include "kernels/quant_fast/quant_fast.h"
 
 namespace edgeopt::kernels {
+
+void qconv::QuantizeFloatInt16Scalar(const float* x, int16_t* y, int64_t n, float scale, int32_t zero_point) {
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t q = TruncateToInt32(std::round(static_cast<double>(x[i]) / scale));
+    // + zero point wrapping as the reference's int32 sum (q is INT32_MIN for NaN or out of range).
+    const auto v = static_cast<int32_t>(static_cast<uint32_t>(q) + static_cast<uint32_t>(zero_point));
+    y[i] = static_cast<int16_t>(std::min(std::max(v, int32_t{-32768}), int32_t{32767}));
+  }
+}
+
 namespace {
 
 bool Is8Bit(DType t) { return t == DType::kInt8 || t == DType::kUInt8; }
@@ -24,14 +39,14 @@ int32_t ByteValue(DType t, int byte) { return t == DType::kInt8 ? static_cast<in
 
 class QuantizeFastKernel final : public FastKernel {
  public:
-  QuantizeFastKernel(std::unique_ptr<rt::OpKernel> ref, DType in, DType out)
-      : FastKernel(std::move(ref)), in_(in), out_(out) {}
+  QuantizeFastKernel(std::unique_ptr<rt::OpKernel> ref, DType in, DType out, bool cpu_avx512)
+      : FastKernel(std::move(ref)), in_(in), out_(out), cpu_avx512_(cpu_avx512) {}
 
  protected:
   enum class Mode { kFlip, kTable, kFromFloat };
 
   std::string FastVariant() const override {
-    const char* how = mode_ == Mode::kFlip ? "xor_avx2" : mode_ == Mode::kTable ? "table" : "avx2";
+    const char* how = mode_ == Mode::kFlip ? "xor_avx2" : mode_ == Mode::kTable ? "table" : avx512_ ? "avx512" : "avx2";
     return "quantize/" + TypeName(in_) + "_" + TypeName(out_) + "/" + how;
   }
 
@@ -41,6 +56,7 @@ class QuantizeFastKernel final : public FastKernel {
     if (!PerTensor(out)) return false;
     if (in_ == DType::kFloat32) {
       mode_ = Mode::kFromFloat;
+      avx512_ = out_ == DType::kInt16 && cpu_avx512_ && qconv::QuantizeInt16Avx512Applies(out.scale());
       return true;
     }
     if (!PerTensor(in)) return false;
@@ -78,7 +94,10 @@ class QuantizeFastKernel final : public FastKernel {
         switch (out_) {
           case DType::kInt8: qconv::QuantizeFloat(x, out.data_as<int8_t>(), n, scale, zp); break;
           case DType::kUInt8: qconv::QuantizeFloat(x, out.data_as<uint8_t>(), n, scale, zp); break;
-          case DType::kInt16: qconv::QuantizeFloat(x, out.data_as<int16_t>(), n, scale, zp); break;
+          case DType::kInt16:
+            if (avx512_) qconv::QuantizeFloatInt16Avx512(x, out.data_as<int16_t>(), n, out.scale(), zp);
+            else qconv::QuantizeFloat(x, out.data_as<int16_t>(), n, scale, zp);
+            break;
           default: return ctx.UnsupportedError("output " + TypeName(out_) + " is not supported");
         }
         break;
@@ -89,6 +108,8 @@ class QuantizeFastKernel final : public FastKernel {
 
  private:
   DType in_, out_;
+  bool cpu_avx512_;
+  bool avx512_ = false;  // float32 -> int16 on AVX-512 (QuantizeFloatInt16Avx512)
   Mode mode_ = Mode::kTable;
   std::array<uint8_t, 256> table_{};
 };
@@ -105,8 +126,12 @@ class DequantizeFastKernel final : public FastKernel {
   Status InvokeFast(rt::KernelContext& ctx) override {
     const rt::RtTensor& in = *ctx.input(0);
     float* y = ctx.output(0)->data_as<float>();
-    if (in_ == DType::kInt8) qconv::DequantizeBytes(in.data_as<int8_t>(), y, in.num_elements(), in.scale(), in.zero_point());
-    else qconv::DequantizeBytes(in.data_as<uint8_t>(), y, in.num_elements(), in.scale(), in.zero_point());
+    const int64_t n = in.num_elements();
+    switch (in_) {
+      case DType::kInt8: qconv::DequantizeInt(in.data_as<int8_t>(), y, n, in.scale(), in.zero_point()); break;
+      case DType::kUInt8: qconv::DequantizeInt(in.data_as<uint8_t>(), y, n, in.scale(), in.zero_point()); break;
+      default: qconv::DequantizeInt(in.data_as<int16_t>(), y, n, in.scale(), in.zero_point()); break;
+    }
     return Status::Ok();
   }
 
@@ -125,14 +150,14 @@ std::unique_ptr<rt::OpKernel> MakeQuantizeFast(const rt::KernelCreateContext& cc
   if (!from_float && !(Is8Bit(in->type) && Is8Bit(out->type))) return nullptr;
   auto ref = MakeReferenceKernel(cc, reference);
   if (!ref) return nullptr;
-  return std::make_unique<QuantizeFastKernel>(std::move(ref), in->type, out->type);
+  return std::make_unique<QuantizeFastKernel>(std::move(ref), in->type, out->type, cc.cpu.has_avx512());
 }
 
 std::unique_ptr<rt::OpKernel> MakeDequantizeFast(const rt::KernelCreateContext& cc, RefFactory reference) {
   if (cc.reference_only || !cc.cpu.has_avx2_fma()) return nullptr;
   const Tensor* in = cc.input(0);
   const Tensor* out = cc.output(0);
-  if (!in || !out || !Is8Bit(in->type) || out->type != DType::kFloat32) return nullptr;
+  if (!in || !out || !(Is8Bit(in->type) || in->type == DType::kInt16) || out->type != DType::kFloat32) return nullptr;
   auto ref = MakeReferenceKernel(cc, reference);
   if (!ref) return nullptr;
   return std::make_unique<DequantizeFastKernel>(std::move(ref), in->type);

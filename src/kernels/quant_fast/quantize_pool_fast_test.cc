@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "graph/builder.h"
+#include "runtime/cpu.h"
 #include "support/fast_vs_reference.h"
 #include "support/nn_test_util.h"
 
@@ -92,7 +93,8 @@ TEST(QuantizeFast, FloatToIntMatchesReference) {
         const QuantParams qo = Quant(scale, RandomZp(rng, out));
         testing::FastCheck check;
         check.op_type = "QUANTIZE";
-        check.variant = "/avx2";
+        // int16 outputs on AVX-512 CPUs: QuantizeFloatInt16Avx512.
+        check.variant = out == DType::kInt16 && rt::Cpu().has_avx512() ? "/avx512" : "/avx2";
         check.threads = 1 + (++k % 2);
         check.inputs = {FloatInput(shape, TrickyFloats(rng, n, scale))};
         std::ostringstream what;
@@ -103,6 +105,65 @@ TEST(QuantizeFast, FloatToIntMatchesReference) {
           return;
       }
     }
+  }
+}
+
+// QUANTIZE float32 -> int16 on AVX-512 (quant_convert_avx512.cc, variant .../avx512 checked):
+// scales k * 2^-e (k odd) with inputs on exact ties (2m + 1) * s / 2 and the floats next to them,
+// random values, values near the int16 limits (32767.5 * s) and near the fast range's end
+// (2^21 * s, beyond it the scalar formula), huge values, subnormals, NaN, infinities, -0; random
+// scales over 1e-30..1e30, zero points 0, the int16 limits and random; counts with tails of
+// 1..15. Scales outside [2^-100, 2^100] keep the AVX2 code (variant .../avx2).
+TEST(QuantizeFast, FloatToInt16Avx512MatchesReference) {
+  if (!rt::Cpu().has_avx512()) GTEST_SKIP() << "no AVX-512 (F, BW, VL, DQ) on this CPU";
+  std::mt19937_64 rng(16);
+  int k = 0;
+  for (int i = 0; i < 60; ++i) {
+    const int odd = Pick(rng, {1, 3, 5, 7, 101, 255});
+    const int e = std::uniform_int_distribution<int>(-20, 60)(rng);
+    float scale = std::ldexp(static_cast<float>(odd), -e);
+    if (i % 5 == 4) scale = std::pow(10.0f, std::uniform_real_distribution<float>(-30, 30)(rng));
+    if (i == 58) scale = 0x1p-110f;
+    if (i == 59) scale = 0x1p110f;
+    const int32_t n = Pick(rng, {1, 15, 16, 17, 33, 1000, 4099});
+    std::vector<float> v(static_cast<size_t>(n));
+    std::uniform_int_distribution<int> tie(0, 30000);
+    for (int32_t j = 0; j < n; ++j) {
+      const float sign = rng() % 2 ? -1.0f : 1.0f;
+      const double t = 2.0 * tie(rng) + 1;  // (2m + 1) * s / 2, exact in float
+      const float x = static_cast<float>(sign * t * odd * std::ldexp(1.0, -e - 1));
+      switch (j % 11) {
+        case 0: v[j] = x; break;
+        case 1: v[j] = std::nextafter(x, 0.0f); break;
+        case 2: v[j] = std::nextafter(x, 2 * x); break;
+        case 3: v[j] = sign * std::nextafter(32767.5f * scale, (j % 2) ? 0.0f : 1e38f); break;
+        case 4: v[j] = sign * 0x1p21f * scale * std::uniform_real_distribution<float>(0.999f, 1.001f)(rng); break;
+        case 5: v[j] = sign * std::uniform_real_distribution<float>(0, 1e38f)(rng); break;
+        case 6: v[j] = sign * 0x1p-140f * static_cast<float>(j); break;
+        default: v[j] = std::uniform_real_distribution<float>(-40000, 40000)(rng) * scale; break;
+      }
+    }
+    if (n > 4 && i % 3 == 0) {
+      v[0] = std::numeric_limits<float>::quiet_NaN();
+      v[1] = std::numeric_limits<float>::infinity();
+      v[2] = -std::numeric_limits<float>::infinity();
+      v[3] = -0.0f;
+    }
+    const int64_t zp = i % 4 == 0 ? 0 : i % 4 == 1 ? Pick<int64_t>(rng, {-32768, 32767})
+                                                   : std::uniform_int_distribution<int>(-32768, 32767)(rng);
+    const std::vector<int32_t> shape = {1, n};
+    testing::FastCheck check;
+    check.op_type = "QUANTIZE";
+    check.variant = scale >= 0x1p-100f && scale <= 0x1p100f ? "float32_int16/avx512" : "float32_int16/avx2";
+    check.threads = 1 + (++k % 2);
+    check.inputs = {FloatInput(shape, v)};
+    std::ostringstream what;
+    what << "QUANTIZE float32 -> int16 n " << n << " scale " << scale << " zp " << zp;
+    if (!testing::ExpectFastMatchesReference(
+            BuildUnary(tflite::BuiltinOperator_QUANTIZE, DType::kFloat32, DType::kInt16, shape, std::nullopt,
+                       Quant(scale, zp)),
+            what.str(), check))
+      return;
   }
 }
 
@@ -142,7 +203,7 @@ TEST(QuantizeFast, Requantize8BitMatchesReference) {
 TEST(QuantizeFast, DequantizeMatchesReference) {
   if (!testing::HaveAvx2()) GTEST_SKIP() << "no AVX2+FMA on this CPU: the fast kernels are not used";
   std::mt19937_64 rng(13);
-  for (DType in : {DType::kInt8, DType::kUInt8}) {
+  for (DType in : {DType::kInt8, DType::kUInt8, DType::kInt16}) {
     for (int32_t n : {1, 9, 33, 1000}) {
       const QuantParams q = Quant(std::pow(10.0f, std::uniform_real_distribution<float>(-4, 1)(rng)), RandomZp(rng, in));
       testing::FastCheck check;

@@ -1,0 +1,102 @@
+// Pieces shared by the AVX-512 rows of the 3x3 depthwise loop over pair rows: the int8/uint8
+// rows (depthwise_int8_avx512.cc) and the 16x8 rows (depthwise_int16_avx512.cc). Include only
+// from sources built with AVX-512 VNNI (*_avx512.cc). Internal to depthwise/.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/depthwise/depthwise_int8_k3.h"
+
+// GCC 12's AVX-512 headers initialize their "undefined" pass-through operands with themselves
+// (`__m512i __Y = __Y;`), which -Wmaybe-uninitialized (and, for _mm512_zextsi256_si512,
+// -Wuninitialized) reports at every inlined use (GCC bug 105593); for the files including this.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+namespace edgeopt::kernels::dwq {
+
+// The six weight vectors of one 16-channel group of a 3x3 filter (row r: taps 0-1 in wN[2r], tap
+// 2 and a zero in wN[2r + 1]). Plain members, no array: arrays of vectors stayed on the stack.
+struct W16 {
+  __m512i w0, w1, w2, w3, w4, w5;
+};
+
+// The group's weights from Plan::weights at wp (the group's first pair), rows of pairs wc2
+// int16 apart.
+__attribute__((always_inline)) inline W16 LoadW16(const int16_t* wp, size_t wc2) {
+  W16 w;
+  w.w0 = _mm512_loadu_si512(wp);
+  w.w1 = _mm512_loadu_si512(wp + wc2);
+  w.w2 = _mm512_loadu_si512(wp + 2 * wc2);
+  w.w3 = _mm512_loadu_si512(wp + 3 * wc2);
+  w.w4 = _mm512_loadu_si512(wp + 4 * wc2);
+  w.w5 = _mm512_loadu_si512(wp + 5 * wc2);
+  return w;
+}
+
+// The output pixels of 16-channel group cg over the batch's rows: per row 8 pixels per step and
+// the last 1-7 in one, step.template operator()<kNP>(e0, e1, e2, out) with e0/e1/e2 at the first
+// pixel's pair-row entries and out (OutT) at its output for channel cg, pixels `stride` elements
+// apart. kW > 0: the output width as a compile-time constant.
+template <int kW, typename OutT, typename Step>
+__attribute__((always_inline)) inline void ForGroupPixels(const K3Batch& bt, int cg, size_t stride, const Step& step) {
+  const int W = kW ? kW : bt.p->g.out_w;
+  const size_t c2 = bt.c2;
+  const size_t off = static_cast<size_t>(cg - bt.cb) * 2;
+  for (int row = 0; row < bt.n; ++row) {
+    const int16_t* e0 = bt.rows[row][0] + off;
+    const int16_t* e1 = bt.rows[row][1] + off;
+    const int16_t* e2 = bt.rows[row][2] + off;
+    OutT* out = reinterpret_cast<OutT*>(bt.out[row]) + cg;
+    int ox = 0;
+    for (; ox + 8 <= W; ox += 8, e0 += 8 * c2, e1 += 8 * c2, e2 += 8 * c2, out += 8 * stride)
+      step.template operator()<8>(e0, e1, e2, out);
+    switch (W - ox) {
+      case 7: step.template operator()<7>(e0, e1, e2, out); break;
+      case 6: step.template operator()<6>(e0, e1, e2, out); break;
+      case 5: step.template operator()<5>(e0, e1, e2, out); break;
+      case 4: step.template operator()<4>(e0, e1, e2, out); break;
+      case 3: step.template operator()<3>(e0, e1, e2, out); break;
+      case 2: step.template operator()<2>(e0, e1, e2, out); break;
+      case 1: step.template operator()<1>(e0, e1, e2, out); break;
+      default: break;
+    }
+  }
+}
+
+}  // namespace edgeopt::kernels::dwq
+
+// acc += the two taps' products (vpdpwssd). The empty asm keeps each accumulator in its register
+// and the order of the adds (see EDGEOPT_DW_MAC in the AVX2 rows).
+#define EDGEOPT_DW512_MAC(acc, v, w)          \
+  do {                                        \
+    acc = _mm512_dpwssd_epi32(acc, (v), (w)); \
+    asm("" : "+v"(acc));                      \
+  } while (0)
+
+// acc of pixel P (a compile-time constant, accumulators a0..a7) += v * wt.
+#define EDGEOPT_DW512_MACP(P, v, wt)                           \
+  do {                                                         \
+    if constexpr ((P) == 0) EDGEOPT_DW512_MAC(a0, v, wt);      \
+    else if constexpr ((P) == 1) EDGEOPT_DW512_MAC(a1, v, wt); \
+    else if constexpr ((P) == 2) EDGEOPT_DW512_MAC(a2, v, wt); \
+    else if constexpr ((P) == 3) EDGEOPT_DW512_MAC(a3, v, wt); \
+    else if constexpr ((P) == 4) EDGEOPT_DW512_MAC(a4, v, wt); \
+    else if constexpr ((P) == 5) EDGEOPT_DW512_MAC(a5, v, wt); \
+    else if constexpr ((P) == 6) EDGEOPT_DW512_MAC(a6, v, wt); \
+    else EDGEOPT_DW512_MAC(a7, v, wt);                         \
+  } while (0)
+
+// Declares the accumulators a0..a7 of kNP (1..8, a compile-time constant, as kJ) consecutive
+// output pixels, started at `bias`, and adds the products of the pair rows e0/e1/e2 (entries c2
+// int16 apart) with the weights w (W16): each entry loaded once for the pixels that use it.
+#define EDGEOPT_DW512_ACCUMULATE(e0, e1, e2, c2, w, bias)                                                  \
+  static_assert(kNP >= 1 && kNP <= 8 && (kJ == 1 || kJ == 2), "8 pixels at most");                         \
+  __m512i a0 = bias, a1 = bias, a2 = bias, a3 = bias, a4 = bias, a5 = bias, a6 = bias, a7 = bias;          \
+  const auto ld = [c2](const int16_t* e, int i) { return _mm512_loadu_si512(e + static_cast<size_t>(i) * c2); }; \
+  EDGEOPT_DW_K3_ROWS(e0, e1, e2, w, EDGEOPT_DW512_MACP)

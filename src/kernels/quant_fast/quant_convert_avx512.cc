@@ -1,0 +1,78 @@
+// AVX-512 QUANTIZE float32 -> int16 (quant_convert.h), bit-exact with quantize/ref_quantize.cc
+// without a division.
+//
+// The reference computes round_half_away(double(x) / scale). For |x / scale| < 2^28 this is
+// round_half_away of the exact quotient t = x / s: x and s * (n + 1/2) are multiples of
+// 2^min(ulp(x), ulp(s) / 2), so a t that is not a tie lies at least min(t, 1) * 2^-25 from every
+// half-integer n + 1/2, far beyond the double quotient's error t * 2^-53, and a tie is exact in
+// double. Its magnitude floor(|t| + 1/2) is computed in float: q = |x| * (1/s) is within
+// |q| * 2^-23 of |t| (< 1/4 for q < 2^21), so with f = floor(q) the result is f + 1 where
+// (f + 1/2) * s <= |x| and f otherwise, a comparison that one FMA decides exactly: the sign of
+// fma(f + 1/2, s, -|x|) is the sign of the exact difference (f + 1/2 has at most 22 bits; for
+// 2^-100 <= s <= 2^100 the difference, a multiple of 2^-149, neither underflows to zero nor
+// overflows). Blocks with a lane of q >= 2^21, infinite or NaN go through the scalar formula.
+#include <cmath>
+
+// GCC 12's unmasked AVX-512 intrinsics start from a self-initialized "undefined" vector, which
+// -Wmaybe-uninitialized reports at every inlined use (GCC bug 105593, fixed in GCC 13).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include "kernels/quant_fast/quant_convert.h"
+
+namespace edgeopt::kernels::qconv {
+
+bool QuantizeInt16Avx512Applies(float scale) {
+  return std::isfinite(scale) && scale >= 0x1p-100f && scale <= 0x1p100f;
+}
+
+namespace {
+
+constexpr float kMaxQuotient = 0x1p21f;
+
+// 16 results (int32, before the zero point); false when a lane is outside the fast range.
+inline bool Quantize16(__m512 v, __m512 inv, __m512 s, __m512i* out) {
+  const __m512 a = _mm512_abs_ps(v);
+  const __m512 q = _mm512_mul_ps(a, inv);
+  // Not below 2^21, or unordered (NaN): the scalar formula.
+  if (_mm512_cmp_ps_mask(q, _mm512_set1_ps(kMaxQuotient), _CMP_NLT_UQ)) return false;
+  const __m512 f = _mm512_roundscale_ps(q, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  const __m512 d = _mm512_fmsub_ps(_mm512_add_ps(f, _mm512_set1_ps(0.5f)), s, a);
+  const __mmask16 up = _mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_LE_OQ);
+  __m512i m = _mm512_cvttps_epi32(f);
+  m = _mm512_mask_add_epi32(m, up, m, _mm512_set1_epi32(1));
+  // The sign of x (a negative x whose magnitude rounds to 0 gives 0 either way).
+  const __mmask16 neg = _mm512_movepi32_mask(_mm512_castps_si512(v));
+  *out = _mm512_mask_sub_epi32(m, neg, _mm512_setzero_si512(), m);
+  return true;
+}
+
+}  // namespace
+
+void QuantizeFloatInt16Avx512(const float* x, int16_t* y, int64_t n, float scale, int32_t zero_point) {
+  const __m512 s = _mm512_set1_ps(scale), inv = _mm512_set1_ps(1.0f / scale);
+  const __m512i zp = _mm512_set1_epi32(zero_point);
+  int64_t i = 0;
+  // Results are at most 2^21 in magnitude, so + zp cannot wrap and the saturating narrowing is
+  // the clamp to [-32768, 32767].
+  for (; i + 16 <= n; i += 16) {
+    __m512i r;
+    if (Quantize16(_mm512_loadu_ps(x + i), inv, s, &r)) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), _mm512_cvtsepi32_epi16(_mm512_add_epi32(r, zp)));
+    } else {
+      QuantizeFloatInt16Scalar(x + i, y + i, 16, scale, zero_point);
+    }
+  }
+  if (i < n) {
+    const __mmask16 k = static_cast<__mmask16>((1u << (n - i)) - 1);
+    __m512i r;
+    if (Quantize16(_mm512_maskz_loadu_ps(k, x + i), inv, s, &r)) {
+      _mm512_mask_cvtsepi32_storeu_epi16(y + i, k, _mm512_add_epi32(r, zp));
+    } else {
+      QuantizeFloatInt16Scalar(x + i, y + i, n - i, scale, zero_point);
+    }
+  }
+}
+
+}  // namespace edgeopt::kernels::qconv
