@@ -273,7 +273,9 @@ TEST(LstmFast, FloatMatchesReference) {
   for (const auto& c : cases) {
     Graph g = BuildLstm(c);
     Graph float_twin = g;
-    if (c.kind == Kind::kHybrid) ASSERT_TRUE(optimize::DequantizeModel(float_twin).ok()) << c.Name();
+    if (c.kind == Kind::kHybrid) {
+      ASSERT_TRUE(optimize::DequantizeModel(float_twin).ok()) << c.Name();
+    }
     auto model = rt::Model::FromGraph(std::move(g));
     auto ref_model = rt::Model::FromGraph(std::move(float_twin));
     ASSERT_TRUE(model.ok() && ref_model.ok()) << c.Name();
