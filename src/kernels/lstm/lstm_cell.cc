@@ -254,6 +254,7 @@ Status LstmCell::PrepareInteger(const rt::KernelContext& ctx, const rt::RtTensor
   if (15 + p.cell_scale < 0 || 15 + p.cell_scale > 6)
     return ctx.UnsupportedError("cell state scale 2^" + std::to_string(p.cell_scale) +
                                 " is outside the supported 2^-15..2^-9");
+  WarmIntActTables(15 + p.cell_scale);
 
   const float input_scale = input.scale();
   const float output_state_scale = output_state->scale();

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "kernels/common/quant_utils.h"
 #include "kernels/lstm/fixed_point.h"
@@ -201,27 +202,58 @@ inline void IntLayerNorm(int16_t* v, const int16_t* weights, const int32_t* bias
   }
 }
 
-inline void IntSigmoid(int16_t* v, int n) {
-  for (int i = 0; i < n; ++i) v[i] = fxp::Logistic(fxp::FixedPoint<int16_t, 3>::FromRaw(v[i])).raw;
+// The gate nonlinearities of the integer LSTM, TFLite's gemmlowp fixed-point logistic / tanh on
+// int16 (fixed_point.h), are looked up in tables of all 65536 inputs computed once per process
+// with those very functions (so a lookup is the function, exactly): 128 KB each, ~2 ms to build,
+// built at prepare (WarmIntActTables) so that no invoke pays for it. The functions cost ~30 ns
+// per value (Newton-Raphson reciprocals, exp by barrel shifts): 64% of mnist_lstm_int8's time.
+template <int I, bool kTanh>
+const int16_t* Int16ActTable() {
+  static const std::vector<int16_t> table = [] {
+    std::vector<int16_t> t(65536);
+    for (int x = -32768; x <= 32767; ++x) {
+      const auto in = fxp::FixedPoint<int16_t, I>::FromRaw(static_cast<int16_t>(x));
+      t[static_cast<size_t>(x + 32768)] = kTanh ? fxp::Tanh(in).raw : fxp::Logistic(in).raw;
+    }
+    return t;
+  }();
+  return table.data() + 32768;  // indexed by the raw int16 value
 }
 
-template <int I>
-void IntTanhImpl(const int16_t* in, int n, int16_t* out) {
-  for (int i = 0; i < n; ++i) out[i] = fxp::Tanh(fxp::FixedPoint<int16_t, I>::FromRaw(in[i])).raw;
+// Sigmoid of Q3.12 values, in place.
+inline void IntSigmoid(int16_t* v, int n) {
+  const int16_t* table = Int16ActTable<3, false>();
+  for (int i = 0; i < n; ++i) v[i] = table[v[i]];
+}
+
+// The tanh table for Q(integer_bits).(15 - integer_bits) inputs; integer_bits in [0, 6]
+// (checked at prepare), else null.
+inline const int16_t* IntTanhTable(int integer_bits) {
+  switch (integer_bits) {
+    case 0: return Int16ActTable<0, true>();
+    case 1: return Int16ActTable<1, true>();
+    case 2: return Int16ActTable<2, true>();
+    case 3: return Int16ActTable<3, true>();
+    case 4: return Int16ActTable<4, true>();
+    case 5: return Int16ActTable<5, true>();
+    case 6: return Int16ActTable<6, true>();
+    default: return nullptr;
+  }
 }
 
 // tanh of Q(integer_bits).(15 - integer_bits) values; integer_bits in [0, 6] (checked at prepare).
 inline void IntTanh(int integer_bits, const int16_t* in, int n, int16_t* out) {
-  switch (integer_bits) {
-    case 0: IntTanhImpl<0>(in, n, out); break;
-    case 1: IntTanhImpl<1>(in, n, out); break;
-    case 2: IntTanhImpl<2>(in, n, out); break;
-    case 3: IntTanhImpl<3>(in, n, out); break;
-    case 4: IntTanhImpl<4>(in, n, out); break;
-    case 5: IntTanhImpl<5>(in, n, out); break;
-    case 6: IntTanhImpl<6>(in, n, out); break;
-    default: break;
-  }
+  const int16_t* table = IntTanhTable(integer_bits);
+  if (!table) return;
+  for (int i = 0; i < n; ++i) out[i] = table[in[i]];
+}
+
+// Builds the tables an integer LSTM cell uses (sigmoid, tanh of the cell gate and of the cell
+// state), so that its invokes find them ready.
+inline void WarmIntActTables(int cell_tanh_bits) {
+  IntSigmoid(nullptr, 0);
+  IntTanhTable(3);
+  IntTanhTable(cell_tanh_bits);
 }
 
 inline int16_t MulShift16(int16_t a, int16_t b, int shift) {

@@ -7,9 +7,11 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <type_traits>
 
 #include "format/reader.h"
 #include "graph/builder.h"
+#include "kernels/lstm/lstm_math.h"
 #include "optimize/quantize/dequantize.h"
 #include "runtime/cpu.h"
 #include "runtime/interpreter.h"
@@ -312,6 +314,34 @@ TEST(LstmFast, FloatMatchesReference) {
     }
   }
   std::printf("LSTM fast vs reference: worst error %.3f of the tolerance\n", worst);
+}
+
+// The integer LSTM's sigmoid / tanh tables (lstm_math.h) against the fixed-point functions they
+// are built from, over every int16 input and every supported tanh format.
+TEST(LstmInt8Tables, EqualTheFixedPointFunctions) {
+  std::vector<int16_t> all(65536), got(65536);
+  for (int x = -32768; x <= 32767; ++x) all[static_cast<size_t>(x + 32768)] = static_cast<int16_t>(x);
+  got = all;
+  kernels::lstm::IntSigmoid(got.data(), 65536);
+  int bad = 0;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (got[i] != kernels::fxp::Logistic(kernels::fxp::FixedPoint<int16_t, 3>::FromRaw(all[i])).raw && bad++ < 3)
+      ADD_FAILURE() << "sigmoid of " << all[i] << ": " << got[i];
+  auto check_tanh = [&](auto bits) {
+    constexpr int kI = decltype(bits)::value;
+    kernels::lstm::IntTanh(kI, all.data(), 65536, got.data());
+    for (size_t i = 0; i < all.size(); ++i)
+      if (got[i] != kernels::fxp::Tanh(kernels::fxp::FixedPoint<int16_t, kI>::FromRaw(all[i])).raw && bad++ < 3)
+        ADD_FAILURE() << "tanh Q" << kI << " of " << all[i] << ": " << got[i];
+  };
+  check_tanh(std::integral_constant<int, 0>());
+  check_tanh(std::integral_constant<int, 1>());
+  check_tanh(std::integral_constant<int, 2>());
+  check_tanh(std::integral_constant<int, 3>());
+  check_tanh(std::integral_constant<int, 4>());
+  check_tanh(std::integral_constant<int, 5>());
+  check_tanh(std::integral_constant<int, 6>());
+  EXPECT_EQ(bad, 0);
 }
 
 // Keeps only the LSTM op of a real model (its weights, states, intermediates).
