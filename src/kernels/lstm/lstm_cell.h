@@ -21,6 +21,7 @@
 #include "kernels/activations/float_act.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/gemm/gemm.h"
+#include "kernels/lstm/lstm_math.h"
 #include "runtime/cpu.h"
 
 namespace edgeopt::kernels::lstm {
@@ -85,8 +86,14 @@ class LstmCell {
   bool PrepareFast(rt::KernelContext& ctx, const rt::CpuFeatures& cpu, int max_time);
   bool fast() const { return fast_; }
   void DisableFast() { fast_ = false; }
+  // Integer cells: the reference steps with their matrix-vector dot products on AVX2 (same
+  // integers). Call after Prepare.
+  void UseFastIntDot(const rt::CpuFeatures& cpu) {
+    if (mode_ == Mode::kInt8 && cpu.has_avx2_fma()) int_dot_ = DotS8Avx2;
+  }
   // Last part of the variant name: the ISA of the fast path ("dequant-<isa>" for hybrid cells), or "ref".
   std::string variant_suffix() const {
+    if (int_dot_) return "avx2";
     return fast_ ? std::string(mode_ == Mode::kHybrid ? "dequant-" : "") + uk_h_->isa : "ref";
   }
   size_t PackedBytes() const { return fast_ ? wx_->bytes() + wh_->bytes() + (wp_ ? wp_->bytes() : 0) : 0; }
@@ -158,6 +165,7 @@ class LstmCell {
   const gemm::Ukernels* uk_p_ = nullptr;
   activations::FloatActFn act_fn_ = nullptr;
   std::vector<float> peephole_f_[4];  // peephole weights as float (dequantized for hybrid cells)
+  IntDotFn int_dot_ = nullptr;        // integer cells: the AVX2 dot product (null: the portable loop)
 };
 
 }  // namespace edgeopt::kernels::lstm

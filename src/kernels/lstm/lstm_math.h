@@ -151,10 +151,15 @@ inline void HybridMatVecAccumulate(const int8_t* matrix, int rows, int cols, con
 
 // ---- integer 8x8->16 ------------------------------------------------------------------------
 
+// sum_c a[c] * b[c] over n int8 pairs, in int32: a portable loop, or DotS8Avx2
+// (lstm_int_avx2.cc; same value) where the CPU has AVX2.
+using IntDotFn = int32_t (*)(const int8_t* a, const int8_t* b, int n);
+int32_t DotS8Avx2(const int8_t* a, const int8_t* b, int n);
+
 // out[b, r] = clamp(out[b, r] + MBQM(bias[r] + sum_c w[r,c] * in[b,c]) + out_zp) for int16/int8 out.
 template <typename Out>
 void IntMatVecAccumulate(const int8_t* in, const int32_t* bias, const int8_t* w, int32_t multiplier, int shift,
-                         int n_batch, int n_in, int n_out, int32_t out_zp, Out* out) {
+                         int n_batch, int n_in, int n_out, int32_t out_zp, Out* out, IntDotFn dot = nullptr) {
   constexpr int32_t kMax = std::numeric_limits<Out>::max();
   constexpr int32_t kMin = std::numeric_limits<Out>::min();
   for (int b = 0; b < n_batch; ++b) {
@@ -162,7 +167,11 @@ void IntMatVecAccumulate(const int8_t* in, const int32_t* bias, const int8_t* w,
       int32_t acc = bias[r];
       const int8_t* wr = w + r * n_in;
       const int8_t* x = in + b * n_in;
-      for (int c = 0; c < n_in; ++c) acc += static_cast<int32_t>(x[c]) * wr[c];
+      if (dot) {
+        acc = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(dot(x, wr, n_in)));
+      } else {
+        for (int c = 0; c < n_in; ++c) acc += static_cast<int32_t>(x[c]) * wr[c];
+      }
       acc = MultiplyByQuantizedMultiplier(acc, multiplier, shift);
       acc += out_zp;
       acc += out[b * n_out + r];

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <type_traits>
 
@@ -314,6 +315,47 @@ TEST(LstmFast, FloatMatchesReference) {
     }
   }
   std::printf("LSTM fast vs reference: worst error %.3f of the tolerance\n", worst);
+}
+
+// Integer cells with the AVX2 dot products (LstmCell::UseFastIntDot) against the reference steps,
+// bit for bit, over rows shorter and longer than the 16-value vector and its tails.
+TEST(LstmFast, Int8MatchesReferenceBitForBit) {
+  if (!rt::Cpu().has_avx2_fma()) GTEST_SKIP() << "this CPU has no AVX2+FMA: integer LSTM runs the portable loop only";
+  std::vector<LstmCase> cases;
+  LstmCase base;
+  base.kind = Kind::kInt8;
+  cases.push_back(base);
+  { LstmCase c = base; c.time_major = true; c.batch = 3; c.input = 16; c.cell = 16; cases.push_back(c); }
+  { LstmCase c = base; c.cifg = true; c.peephole = true; c.input = 17; c.cell = 33; cases.push_back(c); }
+  { LstmCase c = base; c.output = 19; c.proj_bias = true; c.hidden_zp = 5; c.input = 47; c.cell = 40; cases.push_back(c); }
+  { LstmCase c = base; c.layer_norm = true; c.input = 100; c.cell = 31; c.time = 6; cases.push_back(c); }
+  { LstmCase c = base; c.batch = 1; c.time = 28; c.input = 28; c.cell = 20; cases.push_back(c); }  // mnist_lstm's shape
+  { LstmCase c = base; c.sequence = false; c.batch = 3; c.input = 65; cases.push_back(c); }
+  std::mt19937 rng(9);
+  for (const auto& c : cases) {
+    auto model = rt::Model::FromGraph(BuildLstm(c));
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    rt::InterpreterOptions ref_opt;
+    ref_opt.reference_kernels_only = true;
+    auto fast = rt::Interpreter::Create(*model);
+    auto ref = rt::Interpreter::Create(*model, ref_opt);
+    ASSERT_TRUE(fast.ok() && ref.ok());
+    ASSERT_TRUE((*fast)->AllocateTensors().ok() && (*ref)->AllocateTensors().ok()) << c.Name();
+    EXPECT_NE((*fast)->ops()[0].variant.find("/int8/avx2"), std::string::npos) << c.Name();
+    EXPECT_NE((*ref)->ops()[0].variant.find("/int8/ref"), std::string::npos) << c.Name();
+    const int64_t n = (*fast)->input(0)->num_elements();
+    std::uniform_int_distribution<int> dist(-128, 127);
+    for (int invoke = 0; invoke < 3; ++invoke) {
+      for (int64_t i = 0; i < n; ++i)
+        (*fast)->input(0)->data_as<int8_t>()[i] = (*ref)->input(0)->data_as<int8_t>()[i] = static_cast<int8_t>(dist(rng));
+      ASSERT_TRUE((*fast)->Invoke().ok()) << c.Name();
+      ASSERT_TRUE((*ref)->Invoke().ok()) << c.Name();
+      const rt::RtTensor* got = (*fast)->output(0);
+      const rt::RtTensor* want = (*ref)->output(0);
+      ASSERT_EQ(got->bytes, want->bytes);
+      EXPECT_EQ(std::memcmp(got->data, want->data, got->bytes), 0) << c.Name() << " invoke " << invoke;
+    }
+  }
 }
 
 // The integer LSTM's sigmoid / tanh tables (lstm_math.h) against the fixed-point functions they

@@ -52,8 +52,11 @@ const char* ModeName(Mode m) { return m == Mode::kFloat ? "f32" : m == Mode::kHy
 // the same values at every invoke (file constants, or folded DEQUANTIZE of float16 ones). Hybrid
 // cells take it on their dequantized weights unless the environment sets EDGEOPT_HYBRID_DEQUANT=0
 // (then they keep TFLite's hybrid arithmetic, as the hybrid depthwise does).
+// Integer cells only swap their dot products (LstmCell::UseFastIntDot): allowed whenever fast
+// kernels are.
 bool FastFloatAllowed(const rt::KernelCreateContext& cc, Mode mode, std::initializer_list<CellInputs> cells) {
   if (cc.reference_only || !cc.cpu.has_avx2_fma()) return false;
+  if (mode == Mode::kInt8) return true;
   if (mode == Mode::kHybrid) {
     if (const char* e = std::getenv("EDGEOPT_HYBRID_DEQUANT"); e && std::strcmp(e, "0") == 0) return false;
   } else if (mode != Mode::kFloat) {
@@ -104,7 +107,10 @@ class LstmKernel : public rt::OpKernel {
     max_time_ = sequence_ ? (time_major_ ? input->dim(0) : input->dim(1)) : 1;
     n_batch_ = sequence_ ? (time_major_ ? input->dim(1) : input->dim(0)) : input->dim(0);
     RETURN_IF_ERROR(cell_.Prepare(ctx, n_batch_, *input, nullptr, *ctx.output(0)));
-    if (fast_cpu_) cell_.PrepareFast(ctx, *fast_cpu_, max_time_);
+    if (fast_cpu_) {
+      cell_.PrepareFast(ctx, *fast_cpu_, max_time_);
+      cell_.UseFastIntDot(*fast_cpu_);
+    }
     rt::Shape out_shape = input->shape;
     out_shape.back() = cell_.n_output();
     RETURN_IF_ERROR(ctx.SetOutputShape(0, std::move(out_shape)));
