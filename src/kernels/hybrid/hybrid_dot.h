@@ -46,7 +46,4 @@ struct OutputStage {
 void DotVnniFloat(const PackedWeights& p, const uint8_t* a, size_t a_stride, int rows, int j0, int j1,
                   const OutputStage& os, float* out, size_t out_stride);
 
-// bytes[i] ^= 0x80 for i < n (int8 q to the uint8 q + 128 that vpdpbusd takes), on AVX-512.
-void FlipSignBits(uint8_t* bytes, size_t n);
-
 }  // namespace edgeopt::kernels::hybrid

@@ -83,14 +83,6 @@ void Tiles(const PackedWeights& p, const uint8_t* a, size_t a_stride, int j0, in
 
 }  // namespace
 
-void FlipSignBits(uint8_t* bytes, size_t n) {
-  const __m512i sign = _mm512_set1_epi8(static_cast<char>(0x80));
-  size_t i = 0;
-  for (; i + 64 <= n; i += 64)
-    _mm512_storeu_si512(bytes + i, _mm512_xor_si512(_mm512_loadu_si512(bytes + i), sign));
-  for (; i < n; ++i) bytes[i] ^= 0x80;
-}
-
 void DotVnniFloat(const PackedWeights& p, const uint8_t* a, size_t a_stride, int rows, int j0, int j1,
                   const OutputStage& os, float* out, size_t out_stride) {
   int r = 0;

@@ -20,6 +20,7 @@
 #include "kernels/common/kernel_util.h"
 #include "kernels/common/nn_util.h"
 #include "kernels/gemm/f32_op_util.h"
+#include "kernels/gemm_int8/qgemm_vnni.h"
 #include "kernels/hybrid/hybrid_depthwise.h"
 #include "kernels/hybrid/hybrid_dot.h"
 #include "kernels/registration.h"
@@ -221,7 +222,10 @@ class HybridConv2D final : public FastKernel {
         batch_scales_[bi * padded + u] = per_channel_ ? scales_[u] * batch_scale_[bi] : batch_scale_[bi] * scales_[0];
     const int64_t rows = Rows(), pixels = int64_t{g_.oh} * g_.ow;
     const Plan plan = SplitWork(ctx.threads(), rows, p.blocks(), rows * int64_t{out_c_} * p.k);
-    if (direct_) FlipSignBits(reinterpret_cast<uint8_t*>(q_.data()), q_.size());
+    if (direct_) {  // int8 q to the uint8 q + 128 that vpdpbusd takes, in place
+      uint8_t* q = reinterpret_cast<uint8_t*>(q_.data());
+      qgemm::CopyFlip(q, static_cast<int64_t>(q_.size()), 0x80, q);
+    }
     const uint8_t* a = direct_ ? reinterpret_cast<const uint8_t*>(q_.data()) : a_.data();
     // Each row task gathers its own rows; when blocks of units are split too (few rows), the
     // rows are gathered once before.
