@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 namespace edgeopt::kernels {
@@ -104,6 +105,11 @@ void QuantizeRows(const float* values, int64_t rows, int64_t cols, bool asymmetr
       if (zero_points) zero_points[r] = 0;
     }
   }
+}
+
+bool HybridDequantAllowed() {
+  const char* e = std::getenv("EDGEOPT_HYBRID_DEQUANT");
+  return !(e && std::strcmp(e, "0") == 0);
 }
 
 }  // namespace edgeopt::kernels

@@ -36,4 +36,10 @@ void QuantizeRows(const float* values, int64_t rows, int64_t cols, bool asymmetr
 void QuantizeRowsAvx512(const float* values, int64_t rows, int64_t cols, bool asymmetric, int8_t* quantized,
                         float* scales, int32_t* zero_points, rt::ThreadPool* pool = nullptr);
 
+// Whether hybrid kernels with little arithmetic per weight (DEPTHWISE_CONV_2D, LSTM) may run on
+// their int8 weights dequantized to float at load: yes unless the environment sets
+// EDGEOPT_HYBRID_DEQUANT=0, which keeps LiteRT's hybrid arithmetic (the input quantized at every
+// invoke). Read when a kernel is created.
+bool HybridDequantAllowed();
+
 }  // namespace edgeopt::kernels

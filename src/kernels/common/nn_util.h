@@ -86,6 +86,13 @@ Status RequirePerTensorQuant(const rt::KernelContext& ctx, const rt::RtTensor& t
 // per-channel case). With `symmetric`, every zero point must be 0 (int8/int16 weights).
 Status RequireWeightQuant(const rt::KernelContext& ctx, const rt::RtTensor& w, int channels, int axis, bool symmetric);
 
+// out[i * m + j] = in[i] for i < n, j < m: every value (channel) repeated m times, which turns a
+// DEPTHWISE_CONV_2D with depth multiplier m into one with multiplier 1 over C·m channels.
+template <typename T>
+void RepeatEach(const T* in, int64_t n, int m, T* out) {
+  for (int64_t i = 0; i < n; ++i) std::fill_n(out + i * m, m, in[i]);
+}
+
 // Weight scale of channel c (per-tensor weights: the one scale).
 inline float WeightScale(const rt::RtTensor& w, int c) {
   return w.quant->scale.size() == 1 ? w.quant->scale[0] : w.quant->scale[c];

@@ -321,8 +321,7 @@ class DepthwiseQuantKernel final : public FastKernel {
   template <typename T>
   const T* Expand(rt::KernelContext& ctx, const T* in, int64_t elements) {
     T* out = ctx.Scratch<T>(expanded_scratch_);
-    const int m = multiplier_;
-    for (int64_t i = 0; i < elements; ++i) std::fill_n(out + i * m, m, in[i]);
+    RepeatEach(in, elements, multiplier_, out);
     return out;
   }
 

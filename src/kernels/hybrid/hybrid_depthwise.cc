@@ -13,12 +13,10 @@
 // input channel c), which turns the op into a depth multiplier 1 one over C·M channels.
 #include "kernels/hybrid/hybrid_depthwise.h"
 
-#include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
+#include "kernels/common/hybrid_quant.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/common/nn_util.h"
 #include "kernels/dwconv/dwconv.h"
@@ -63,10 +61,7 @@ class HybridDepthwise final : public FastKernel {
     const float* in = ctx.input(0)->data_as<float>();
     if (multiplier_ > 1) {  // channel c·M + m of the expanded input is input channel c
       float* x = ctx.Scratch<float>(expanded_scratch_);
-      const int c = g_.c / multiplier_, m = multiplier_;
-      const int64_t pixels = int64_t{g_.batch} * g_.h * g_.w;
-      for (int64_t p = 0; p < pixels; ++p)
-        for (int ic = 0; ic < c; ++ic) std::fill_n(x + p * g_.c + ic * m, m, in[p * c + ic]);
+      RepeatEach(in, ctx.input(0)->num_elements(), multiplier_, x);
       in = x;
     }
     dwconv::RunVectorRows(ctx.threads(), *vec_, g_, in, packed_->data(), ctx.output(0)->data_as<float>(), mm_);
@@ -89,7 +84,7 @@ class HybridDepthwise final : public FastKernel {
 
 std::unique_ptr<rt::OpKernel> MakeHybridDepthwise(const rt::KernelCreateContext& cc, RefFactory reference) {
   if (cc.reference_only || cc.num_inputs() < 2 || cc.num_outputs() != 1) return nullptr;
-  if (const char* e = std::getenv("EDGEOPT_HYBRID_DEQUANT"); e && std::strcmp(e, "0") == 0) return nullptr;
+  if (!HybridDequantAllowed()) return nullptr;
   const Tensor* in = cc.input(0);
   const Tensor* f = cc.input(1);
   const Tensor* bias = cc.input(2);

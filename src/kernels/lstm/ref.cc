@@ -13,11 +13,10 @@
 // the sizes are equal) and, batch-major with merged outputs, the state rows by the merged width
 // (past the end of the state tensors); edgeopt uses the real strides. fw and bw may also differ
 // in output size here (2.9 rejects that).
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <optional>
 
+#include "kernels/common/hybrid_quant.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/gemm/f32_op_util.h"
 #include "kernels/lstm/lstm_cell.h"
@@ -48,20 +47,17 @@ constexpr int kBidiAuxInput = 39;
 
 const char* ModeName(Mode m) { return m == Mode::kFloat ? "f32" : m == Mode::kHybrid ? "hybrid" : "int8"; }
 
-// The float fast path (LstmCell::PrepareFast) may run: fast kernels allowed, weights that hold
-// the same values at every invoke (file constants, or folded DEQUANTIZE of float16 ones). Hybrid
-// cells take it on their dequantized weights unless the environment sets EDGEOPT_HYBRID_DEQUANT=0
-// (then they keep TFLite's hybrid arithmetic, as the hybrid depthwise does).
-// Integer cells only swap their dot products (LstmCell::UseFastIntDot): allowed whenever fast
-// kernels are.
-bool FastFloatAllowed(const rt::KernelCreateContext& cc, Mode mode, std::initializer_list<CellInputs> cells) {
-  if (cc.reference_only || !cc.cpu.has_avx2_fma()) return false;
-  if (mode == Mode::kInt8) return true;
-  if (mode == Mode::kHybrid) {
-    if (const char* e = std::getenv("EDGEOPT_HYBRID_DEQUANT"); e && std::strcmp(e, "0") == 0) return false;
-  } else if (mode != Mode::kFloat) {
-    return false;
-  }
+// The CPU the cells' fast paths may use, or none (reference steps only). Float cells
+// (LstmCell::PrepareFast) need weights that hold the same values at every invoke (file
+// constants, or folded DEQUANTIZE of float16 ones); hybrid cells take the same path on their
+// dequantized weights unless HybridDequantAllowed() says no (then they keep TFLite's hybrid
+// arithmetic, as the hybrid depthwise does). Integer cells only swap their dot products
+// (LstmCell::UseFastIntDot).
+std::optional<rt::CpuFeatures> FastCpu(const rt::KernelCreateContext& cc, Mode mode,
+                                       std::initializer_list<CellInputs> cells) {
+  if (cc.reference_only || !cc.cpu.has_avx2_fma()) return std::nullopt;
+  if (mode == Mode::kInt8) return cc.cpu;
+  if (mode == Mode::kHybrid && !HybridDequantAllowed()) return std::nullopt;
   auto constant = [&](int index) {
     const Tensor* t = index < 0 ? nullptr : cc.input(index);
     return !t || (t->type == DType::kFloat32 ? ConstantOrFolded(cc, index) : cc.is_constant(index) && !t->sparsity);
@@ -69,11 +65,11 @@ bool FastFloatAllowed(const rt::KernelCreateContext& cc, Mode mode, std::initial
   for (const CellInputs& in : cells) {
     for (int g = 0; g < 4; ++g)
       for (int index : {in.input_w[g], in.recurrent_w[g], in.bias[g], in.peephole[g]})
-        if (!constant(index)) return false;
+        if (!constant(index)) return std::nullopt;
     for (int index : {in.proj_w, in.proj_b})
-      if (!constant(index)) return false;
+      if (!constant(index)) return std::nullopt;
   }
-  return true;
+  return cc.cpu;
 }
 
 std::string VariantName(const char* op, Mode mode, const LstmCell& cell) {
@@ -231,7 +227,7 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateSequenceLstm(const rt::KernelCreat
     return cc.Error("diagonal_recurrent_tensors (op version 4, newer than TFLite 2.9) is not supported");
   CellOptions opt{o.fused_activation_function, o.cell_clip, o.proj_clip, o.asymmetric_quantize_inputs};
   return std::unique_ptr<rt::OpKernel>(new LstmKernel(mode, /*sequence=*/true, o.time_major, kUniCell, opt,
-                                                      FastFloatAllowed(cc, mode, {kUniCell}) ? std::optional<rt::CpuFeatures>(cc.cpu) : std::nullopt));
+                                                      FastCpu(cc, mode, {kUniCell})));
 }
 
 Expected<std::unique_ptr<rt::OpKernel>> CreateLstm(const rt::KernelCreateContext& cc) {
@@ -242,7 +238,7 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateLstm(const rt::KernelCreateContext
   ASSIGN_OR_RETURN(Mode mode, ChooseMode(cc, kUniCell.input_w[lstm::kOutputGate]));
   CellOptions opt{o.fused_activation_function, o.cell_clip, o.proj_clip, o.asymmetric_quantize_inputs};
   return std::unique_ptr<rt::OpKernel>(new LstmKernel(mode, /*sequence=*/false, /*time_major=*/true, kUniCell, opt,
-                                                      FastFloatAllowed(cc, mode, {kUniCell}) ? std::optional<rt::CpuFeatures>(cc.cpu) : std::nullopt));
+                                                      FastCpu(cc, mode, {kUniCell})));
 }
 
 Expected<std::unique_ptr<rt::OpKernel>> CreateBidiLstm(const rt::KernelCreateContext& cc) {
@@ -251,7 +247,7 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateBidiLstm(const rt::KernelCreateCon
   const auto& o = GetOptions<tflite::BidirectionalSequenceLSTMOptionsT>(cc.op);
   CellOptions opt{o.fused_activation_function, o.cell_clip, o.proj_clip, o.asymmetric_quantize_inputs};
   return std::unique_ptr<rt::OpKernel>(new BidiLstmKernel(mode, o.time_major, o.merge_outputs, opt,
-                                                          FastFloatAllowed(cc, mode, {kFwCell, kBwCell}) ? std::optional<rt::CpuFeatures>(cc.cpu) : std::nullopt));
+                                                          FastCpu(cc, mode, {kFwCell, kBwCell})));
 }
 
 }  // namespace
