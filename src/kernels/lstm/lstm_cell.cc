@@ -335,6 +335,8 @@ void LstmCell::BeginInvoke(const rt::KernelContext& ctx) {
 // arithmetic as the reference steps, in a different order of summation, and the vectorized
 // sigmoid / tanh of kernels/activations (relative error <= 3e-7).
 
+constexpr gemm::MinMax kNoClamp = {-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
+
 bool LstmCell::PrepareFast(rt::KernelContext& ctx, const rt::CpuFeatures& cpu, int max_time) {
   fast_ = false;
   if ((mode_ != Mode::kFloat && mode_ != Mode::kHybrid) || use_aux_ || !cpu.has_avx2_fma() || max_time < 1)
@@ -415,14 +417,13 @@ void LstmCell::StepFloatFast(const rt::KernelContext& ctx, const float* proj, in
                              int out_stride, float* gates, float* hidden) {
   const int nc = n_cell_;
   const size_t np = wx_->padded_n();
-  const gemm::MinMax none = {-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
   for (int b = 0; b < nb; ++b) {
     float* g = gates + b * np;
     float* cb = c + static_cast<size_t>(b) * nc;
     float* hid = hidden + static_cast<size_t>(b) * (nc + gemm::kNr);
     // Gate pre-activations: input projection (+ bias) + recurrent product, all gates at once.
     uk_h_->gemv(static_cast<size_t>(wh_->n()), static_cast<size_t>(n_output_), h + static_cast<size_t>(b) * n_output_,
-                wh_->panel(0), wh_->panel_stride(), proj + b * np, g, none);
+                wh_->panel(0), wh_->panel_stride(), proj + b * np, g, kNoClamp);
     auto finish_gate = [&](int gi, int activation, const float* cell) {
       float* v = g + gate_col_[gi];
       if (peephole_ && gi != kCellGate) {
@@ -453,7 +454,7 @@ void LstmCell::StepFloatFast(const rt::KernelContext& ctx, const float* proj, in
     float* hb = h + static_cast<size_t>(b) * n_output_;
     if (projection_) {
       uk_p_->gemv(static_cast<size_t>(n_output_), static_cast<size_t>(nc), hid, wp_->panel(0), wp_->panel_stride(),
-                  wp_->bias(), hb, none);
+                  wp_->bias(), hb, kNoClamp);
       if (opt_.proj_clip > 0) ClipInPlace(hb, n_output_, opt_.proj_clip);
     } else {
       std::copy(hid, hid + n_output_, hb);
@@ -469,7 +470,6 @@ void LstmCell::RunFloatFast(const rt::KernelContext& ctx, void* scratch, const f
   float* proj = static_cast<float*>(scratch);
   float* gates = proj + static_cast<size_t>(time_chunk_) * n_batch_ * np;
   float* hidden = gates + static_cast<size_t>(n_batch_) * np;
-  const gemm::MinMax none = {-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
   for (int blk = 0; blk < (time_major ? 1 : n_batch_); ++blk) {
     float* h = h0 + static_cast<size_t>(blk) * (time_major ? 0 : n_output_);
     float* c = c0 + static_cast<size_t>(blk) * (time_major ? 0 : n_cell_);
@@ -482,7 +482,7 @@ void LstmCell::RunFloatFast(const rt::KernelContext& ctx, void* scratch, const f
       const int steps = std::min(time_chunk_, max_time - done);
       const int lo = forward ? done : max_time - done - steps;  // steps [lo, lo + steps) in time order
       gemm::Gemm(*uk_x_, nullptr, static_cast<size_t>(steps) * nb, x + row(lo) * n_input_, static_cast<size_t>(n_input_),
-                 *wx_, proj, np, none);
+                 *wx_, proj, np, kNoClamp);
       for (int s = 0; s < steps; ++s) {
         const int t = forward ? lo + s : lo + steps - 1 - s;
         StepFloatFast(ctx, proj + static_cast<size_t>(t - lo) * nb * np, nb, h, c, out + row(t) * out_stride + out_offset,

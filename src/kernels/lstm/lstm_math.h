@@ -260,7 +260,7 @@ inline void IntTanh(int integer_bits, const int16_t* in, int n, int16_t* out) {
 // Builds the tables an integer LSTM cell uses (sigmoid, tanh of the cell gate and of the cell
 // state), so that its invokes find them ready.
 inline void WarmIntActTables(int cell_tanh_bits) {
-  IntSigmoid(nullptr, 0);
+  Int16ActTable<3, false>();
   IntTanhTable(3);
   IntTanhTable(cell_tanh_bits);
 }
