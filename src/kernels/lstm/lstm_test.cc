@@ -230,6 +230,24 @@ TEST(LstmConformance, Int8BitExact) {
   for (const auto& c : cases) ExpectMatches(c);
 }
 
+// A default interpreter of `fast_graph` and a reference-kernels-only one of `ref_graph`, both
+// allocated (the LstmFast tests compare them).
+struct FastAndReference {
+  std::unique_ptr<rt::Interpreter> fast, ref;
+};
+Expected<FastAndReference> MakeFastAndReference(Graph fast_graph, Graph ref_graph) {
+  ASSIGN_OR_RETURN(auto fast_model, rt::Model::FromGraph(std::move(fast_graph)));
+  ASSIGN_OR_RETURN(auto ref_model, rt::Model::FromGraph(std::move(ref_graph)));
+  rt::InterpreterOptions ref_opt;
+  ref_opt.reference_kernels_only = true;
+  FastAndReference r;
+  ASSIGN_OR_RETURN(r.fast, rt::Interpreter::Create(fast_model));
+  ASSIGN_OR_RETURN(r.ref, rt::Interpreter::Create(ref_model, ref_opt));
+  RETURN_IF_ERROR(r.fast->AllocateTensors());
+  RETURN_IF_ERROR(r.ref->AllocateTensors());
+  return r;
+}
+
 // The fast float path (LstmCell::PrepareFast) against the reference float steps, over
 // shapes that cross the packing's 16-column panels and the GEMM's AVX2 / AVX-512 depth split,
 // every cell option, both layouts, and state carried over 3 invokes. Tolerance per output:
@@ -279,30 +297,25 @@ TEST(LstmFast, FloatMatchesReference) {
     if (c.kind == Kind::kHybrid) {
       ASSERT_TRUE(optimize::DequantizeModel(float_twin).ok()) << c.Name();
     }
-    auto model = rt::Model::FromGraph(std::move(g));
-    auto ref_model = rt::Model::FromGraph(std::move(float_twin));
-    ASSERT_TRUE(model.ok() && ref_model.ok()) << c.Name();
-    rt::InterpreterOptions ref_opt;
-    ref_opt.reference_kernels_only = true;
-    auto fast = rt::Interpreter::Create(*model);
-    auto ref = rt::Interpreter::Create(*ref_model, ref_opt);
-    ASSERT_TRUE(fast.ok() && ref.ok());
-    ASSERT_TRUE((*fast)->AllocateTensors().ok() && (*ref)->AllocateTensors().ok()) << c.Name();
-    const std::string variant = (*fast)->ops()[0].variant;
+    auto pair = MakeFastAndReference(std::move(g), std::move(float_twin));
+    ASSERT_TRUE(pair.ok()) << c.Name() << ": " << pair.status().ToString();
+    rt::Interpreter* fast = pair->fast.get();
+    rt::Interpreter* ref = pair->ref.get();
+    const std::string variant = fast->ops()[0].variant;
     const std::string want = c.kind == Kind::kHybrid ? "/hybrid/dequant-avx" : "/f32/avx";
     EXPECT_NE(variant.find(want), std::string::npos) << c.Name() << ": " << variant;
-    EXPECT_EQ((*ref)->ops()[0].variant.substr(variant.find('/')), "/f32/ref") << c.Name();
-    EXPECT_GT((*fast)->packed_weight_bytes(), 0u) << c.Name();
-    const int64_t n = (*fast)->input(0)->num_elements();
+    EXPECT_EQ(ref->ops()[0].variant.substr(variant.find('/')), "/f32/ref") << c.Name();
+    EXPECT_GT(fast->packed_weight_bytes(), 0u) << c.Name();
+    const int64_t n = fast->input(0)->num_elements();
     const int n_out = c.output > 0 ? c.output : c.cell;
     const double tol = 1e-5 * (1 + std::sqrt(static_cast<double>(c.input + c.cell + n_out)));
     std::uniform_real_distribution<float> dist(-1.5f, 1.5f);
     for (int invoke = 0; invoke < 3; ++invoke) {
-      for (int64_t i = 0; i < n; ++i) (*fast)->input(0)->data_as<float>()[i] = (*ref)->input(0)->data_as<float>()[i] = dist(rng);
-      ASSERT_TRUE((*fast)->Invoke().ok()) << c.Name();
-      ASSERT_TRUE((*ref)->Invoke().ok()) << c.Name();
-      const rt::RtTensor* got = (*fast)->output(0);
-      const rt::RtTensor* want = (*ref)->output(0);
+      for (int64_t i = 0; i < n; ++i) fast->input(0)->data_as<float>()[i] = ref->input(0)->data_as<float>()[i] = dist(rng);
+      ASSERT_TRUE(fast->Invoke().ok()) << c.Name();
+      ASSERT_TRUE(ref->Invoke().ok()) << c.Name();
+      const rt::RtTensor* got = fast->output(0);
+      const rt::RtTensor* want = ref->output(0);
       ASSERT_EQ(got->shape, want->shape);
       int bad = 0;
       for (int64_t i = 0; i < want->num_elements(); ++i) {
@@ -333,25 +346,21 @@ TEST(LstmFast, Int8MatchesReferenceBitForBit) {
   { LstmCase c = base; c.sequence = false; c.batch = 3; c.input = 65; cases.push_back(c); }
   std::mt19937 rng(9);
   for (const auto& c : cases) {
-    auto model = rt::Model::FromGraph(BuildLstm(c));
-    ASSERT_TRUE(model.ok()) << model.status().ToString();
-    rt::InterpreterOptions ref_opt;
-    ref_opt.reference_kernels_only = true;
-    auto fast = rt::Interpreter::Create(*model);
-    auto ref = rt::Interpreter::Create(*model, ref_opt);
-    ASSERT_TRUE(fast.ok() && ref.ok());
-    ASSERT_TRUE((*fast)->AllocateTensors().ok() && (*ref)->AllocateTensors().ok()) << c.Name();
-    EXPECT_NE((*fast)->ops()[0].variant.find("/int8/avx2"), std::string::npos) << c.Name();
-    EXPECT_NE((*ref)->ops()[0].variant.find("/int8/ref"), std::string::npos) << c.Name();
-    const int64_t n = (*fast)->input(0)->num_elements();
+    auto pair = MakeFastAndReference(BuildLstm(c), BuildLstm(c));
+    ASSERT_TRUE(pair.ok()) << c.Name() << ": " << pair.status().ToString();
+    rt::Interpreter* fast = pair->fast.get();
+    rt::Interpreter* ref = pair->ref.get();
+    EXPECT_NE(fast->ops()[0].variant.find("/int8/avx2"), std::string::npos) << c.Name();
+    EXPECT_NE(ref->ops()[0].variant.find("/int8/ref"), std::string::npos) << c.Name();
+    const int64_t n = fast->input(0)->num_elements();
     std::uniform_int_distribution<int> dist(-128, 127);
     for (int invoke = 0; invoke < 3; ++invoke) {
       for (int64_t i = 0; i < n; ++i)
-        (*fast)->input(0)->data_as<int8_t>()[i] = (*ref)->input(0)->data_as<int8_t>()[i] = static_cast<int8_t>(dist(rng));
-      ASSERT_TRUE((*fast)->Invoke().ok()) << c.Name();
-      ASSERT_TRUE((*ref)->Invoke().ok()) << c.Name();
-      const rt::RtTensor* got = (*fast)->output(0);
-      const rt::RtTensor* want = (*ref)->output(0);
+        fast->input(0)->data_as<int8_t>()[i] = ref->input(0)->data_as<int8_t>()[i] = static_cast<int8_t>(dist(rng));
+      ASSERT_TRUE(fast->Invoke().ok()) << c.Name();
+      ASSERT_TRUE(ref->Invoke().ok()) << c.Name();
+      const rt::RtTensor* got = fast->output(0);
+      const rt::RtTensor* want = ref->output(0);
       ASSERT_EQ(got->bytes, want->bytes);
       EXPECT_EQ(std::memcmp(got->data, want->data, got->bytes), 0) << c.Name() << " invoke " << invoke;
     }
