@@ -18,7 +18,16 @@ constexpr int kSpinsPerYield = 64;
 // A caller waiting for tasks that workers are running spins longer (~50 us) before it yields:
 // on a busy machine a yield can cost it the CPU for a whole scheduling period.
 constexpr int kCallerSpins = 2000;
-constexpr uint32_t kNoTask = 0xffffffffu;
+// Task word of a task job: job id (24 bits) | next front task (20 bits) | end of the unclaimed
+// range (20 bits). The caller claims from the front, workers from the back.
+constexpr int kEndBits = 20;
+constexpr uint64_t kEndMask = (uint64_t{1} << kEndBits) - 1;
+constexpr int64_t kMaxTasks = int64_t{1} << kEndBits;
+constexpr uint64_t kJobMask = (uint64_t{1} << 24) - 1;
+inline uint64_t TaskWord(uint32_t job, uint64_t front, uint64_t end) {
+  return (uint64_t{job} & kJobMask) << (2 * kEndBits) | front << kEndBits | end;
+}
+inline uint32_t WordJob(uint64_t w) { return static_cast<uint32_t>(w >> (2 * kEndBits)); }
 
 inline void Relax(int spin) {
   if (spin % kSpinsPerYield == kSpinsPerYield - 1)
@@ -112,17 +121,24 @@ void ThreadPool::RunOnAll(const std::function<void(int)>& fn) {
 }
 
 void ThreadPool::StealTasks(int index, uint32_t job) {
+  // The caller takes tasks from the front of the range and workers from the back, so with two
+  // threads each keeps the same part of the output from op to op (tasks are cut in output
+  // order): what one op wrote stays in that core's cache for the next op to read.
+  const bool front = index == 0;
+  job &= kJobMask;
   while (true) {
     uint64_t w = task_word_.load(std::memory_order_acquire);
-    if (static_cast<uint32_t>(w >> 32) != job) break;
-    const uint32_t t = static_cast<uint32_t>(w);
-    if (t == kNoTask || t >= task_count_.load(std::memory_order_relaxed)) break;
-    if (!task_word_.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel)) continue;
+    if (WordJob(w) != job) break;
+    const uint64_t f = (w >> kEndBits) & kEndMask, e = w & kEndMask;
+    if (f >= e) break;
+    const uint64_t t = front ? f : e - 1;
+    const uint64_t claimed = front ? TaskWord(job, f + 1, e) : TaskWord(job, f, e - 1);
+    if (!task_word_.compare_exchange_weak(w, claimed, std::memory_order_acq_rel)) continue;
     // The task is ours: the caller waits for it, so the job's function and the slice sink stay
     // valid until we count it done (and not a moment longer).
     std::vector<Slice>* sink = sink_;
     const int64_t begin = sink ? NowNs() : 0;
-    (*task_fn_.load(std::memory_order_relaxed))(t);
+    (*task_fn_.load(std::memory_order_relaxed))(static_cast<int64_t>(t));
     if (sink) {
       const int64_t end = NowNs();
       std::lock_guard<std::mutex> lock(sink_mu_);
@@ -134,7 +150,7 @@ void ThreadPool::StealTasks(int index, uint32_t job) {
 
 void ThreadPool::ParallelTasks(int64_t n, const std::function<void(int64_t)>& fn) {
   if (n <= 0) return;
-  if (num_threads_ == 1 || n == 1 || n >= kNoTask) {
+  if (num_threads_ == 1 || n == 1 || n >= kMaxTasks) {
     const int64_t b = sink_ ? NowNs() : 0;
     for (int64_t t = 0; t < n; ++t) fn(t);
     if (sink_) {
@@ -146,14 +162,13 @@ void ThreadPool::ParallelTasks(int64_t n, const std::function<void(int64_t)>& fn
   // Publish the job (its id is the generation counter it runs under), then wake the workers.
   const uint32_t job = static_cast<uint32_t>((generation_.load(std::memory_order_relaxed) >> 1) + 1);
   task_fn_.store(&fn, std::memory_order_relaxed);
-  task_count_.store(n, std::memory_order_relaxed);
   tasks_done_.store(0, std::memory_order_relaxed);
-  task_word_.store(static_cast<uint64_t>(job) << 32, std::memory_order_release);
+  task_word_.store(TaskWord(job, 0, static_cast<uint64_t>(n)), std::memory_order_release);
   Wake(true);
   StealTasks(0, job);
   // Only tasks a worker has claimed remain; wait for those, not for idle workers.
   for (int spin = 0; tasks_done_.load(std::memory_order_acquire) != n; ++spin) CallerRelax(spin);
-  task_word_.store(static_cast<uint64_t>(job) << 32 | kNoTask, std::memory_order_release);
+  task_word_.store(TaskWord(job, 0, 0), std::memory_order_release);
 }
 
 void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& fn) {

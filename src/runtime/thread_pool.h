@@ -7,6 +7,12 @@
 // started: the caller takes tasks from the same counter as the workers, and returns as soon as
 // every task is done, whoever ran it. A spinning worker yields its CPU now and then, so that
 // when it shares a CPU with the caller it does not take half of the caller's time.
+//
+// The caller takes tasks from the front of a job and workers from the back. Kernels cut tasks
+// in output order, so with two threads each thread computes the same part of every op's output
+// (the top or the bottom of the image), and reads input its own core has just written: one op
+// to the next, the activations stay in that core's L2 instead of crossing cores (vww_96 float at
+// 2 threads 0.92x, MobileNetV1 0.25 0.89x the time of first-come claiming).
 #pragma once
 
 #include <atomic>
@@ -70,13 +76,13 @@ class ThreadPool {
   alignas(64) std::atomic<int> sleepers_{0};  // workers blocked (or about to block) on cv_
   std::atomic<bool> stop_{false};
   const std::function<void(int)>* job_ = nullptr;
-  // Task jobs: (job id << 32) | next task, where the job id is the generation's counter. A
-  // worker may claim a task only while the word still names its job, so a late worker never
-  // touches a finished job; the caller invalidates the word when the job completes.
+  // Task jobs: the job id (the generation's counter, 24 bits) and the unclaimed range [front,
+  // end) of tasks (thread_pool.cc). A worker may claim a task only while the word still names
+  // its job, so a late worker never touches a finished job; the caller empties the range when
+  // the job completes.
   alignas(64) std::atomic<uint64_t> task_word_{0};
   alignas(64) std::atomic<int64_t> tasks_done_{0};
   alignas(64) std::atomic<const std::function<void(int64_t)>*> task_fn_{nullptr};
-  std::atomic<int64_t> task_count_{0};
   std::vector<Slice>* sink_ = nullptr;
   std::mutex sink_mu_;
 };

@@ -48,6 +48,34 @@ TEST(ThreadPool, CallerDoesNotWaitForABusyWorker) {
   EXPECT_LT(ms, 1000.0);
 }
 
+// The caller claims tasks from the front and workers from the back, so with two threads each
+// runs one contiguous part of every job (kernels cut tasks in output order: a thread then keeps
+// reading, op after op, the part of the tensors its own core wrote).
+TEST(ThreadPool, CallerRunsAPrefixOfTheTasksAndTheWorkerTheRest) {
+  ThreadPool pool(2);
+  int both = 0;
+  // Until the worker has taken part a few times (it may get no CPU for a while on a busy machine).
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (int job = 0; both < 20 && std::chrono::steady_clock::now() < give_up; ++job) {
+    constexpr int64_t kTasks = 16;
+    const std::thread::id caller = std::this_thread::get_id();
+    std::vector<char> by_caller(kTasks, 0);
+    pool.ParallelTasks(kTasks, [&](int64_t t) {
+      by_caller[t] = std::this_thread::get_id() == caller;
+      // Long enough that the worker usually arrives before the caller has run them all.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(2);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    });
+    int64_t prefix = 0;
+    while (prefix < kTasks && by_caller[prefix]) ++prefix;
+    for (int64_t t = prefix; t < kTasks; ++t) ASSERT_FALSE(by_caller[t]) << "job " << job << " task " << t;
+    both += prefix > 0 && prefix < kTasks;
+  }
+  // The split itself depends on timing; it must have happened, or the check above proved nothing.
+  EXPECT_GT(both, 0);
+}
+
 TEST(ThreadPool, SliceSinkRecordsTaskJobs) {
   ThreadPool pool(2);
   std::vector<ThreadPool::Slice> slices;
