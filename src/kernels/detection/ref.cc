@@ -15,8 +15,12 @@
 // single class, std::partial_sort for an anchor's top classes, and for regular NMS the newer
 // class first among equal scores when merging classes).
 // Output rows TFLite leaves unwritten (fewer detections than D) are zero here.
+#include <emmintrin.h>
+
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <vector>
 
@@ -86,6 +90,25 @@ Expected<DetectionOptions> ParseOptions(const rt::KernelCreateContext& cc) {
 
 bool IsSupportedType(DType t) { return t == DType::kFloat32 || t == DType::kUInt8 || t == DType::kInt8; }
 
+// Index of the first largest of n > 0 bytes, compared as uint8 or (is_signed) as int8. SSE2:
+// the maximum over 16 bytes at a time (int8 compared as uint8 with the sign bit flipped), then
+// memchr for its first occurrence.
+int FirstMaxByte(const uint8_t* p, int n, bool is_signed) {
+  const uint8_t flip = is_signed ? 0x80 : 0;
+  const __m128i vflip = _mm_set1_epi8(static_cast<char>(flip));
+  __m128i vmax = _mm_setzero_si128();
+  int i = 0;
+  for (; i + 16 <= n; i += 16)
+    vmax = _mm_max_epu8(vmax, _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)), vflip));
+  vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 8));
+  vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 4));
+  vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 2));
+  vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 1));
+  uint8_t m = static_cast<uint8_t>(_mm_cvtsi128_si32(vmax));
+  for (; i < n; ++i) m = std::max<uint8_t>(m, p[i] ^ flip);
+  return static_cast<int>(static_cast<const uint8_t*>(std::memchr(p, m ^ flip, static_cast<size_t>(n))) - p);
+}
+
 // Element i of a float32/uint8/int8 tensor as float (TFLite's Dequantizer: (q - zp) * scale).
 float BoxValue(const rt::RtTensor& t, int64_t i) {
   switch (t.type) {
@@ -136,12 +159,10 @@ class DetectionPostProcessKernel : public rt::OpKernel {
     RETURN_IF_ERROR(ctx.SetOutputShape(3, {1}));
     // Working memory, sized once per shape (Invoke does not allocate).
     decoded_.resize(num_boxes_);
-    scores_.resize(static_cast<size_t>(num_boxes_) * classes_with_background_);
     column_.resize(num_boxes_);
     keep_values_.reserve(num_boxes_);
     keep_indices_.reserve(num_boxes_);
     order_.resize(num_boxes_);
-    active_.resize(num_boxes_);
     selected_.reserve(num_boxes_);
     merged_index_.resize(num_boxes_ + o_.max_detections);
     merged_score_.resize(num_boxes_ + o_.max_detections);
@@ -149,30 +170,30 @@ class DetectionPostProcessKernel : public rt::OpKernel {
     sorted_values_.resize(num_boxes_ + o_.max_detections);
     max_scores_.resize(num_boxes_);
     class_order_.resize(static_cast<size_t>(num_boxes_) * o_.num_classes);
+    row_scores_.resize(o_.num_classes);
+    // Quantized scores: every possible byte's value, as TFLite's Dequantize computes it (double
+    // scale times (q - zero_point), rounded to float). With a positive scale the mapping is
+    // strictly increasing, so ranking bytes ranks their values, ties included.
+    quantized_scores_ = scores->type != DType::kFloat32;
+    rank_bytes_ = quantized_scores_ && scores->scale() > 0;
+    if (quantized_scores_) {
+      const double scale = scores->scale();
+      const int32_t zp = scores->zero_point();
+      for (int b = 0; b < 256; ++b) {
+        const int32_t q = scores->type == DType::kUInt8 ? b : static_cast<int8_t>(static_cast<uint8_t>(b));
+        score_lut_[b] = static_cast<float>(scale * (q - zp));
+      }
+    }
     return Status::Ok();
   }
 
   Status Invoke(rt::KernelContext& ctx) override {
     RETURN_IF_ERROR(DecodeBoxes(ctx));
-    const rt::RtTensor* scores = ctx.input(1);
-    const float* s;
-    if (scores->type == DType::kFloat32) {
-      s = scores->data_as<float>();
-    } else {
-      // As TFLite's Dequantize: double scale times (q - zero_point), rounded to float.
-      const double scale = scores->scale();
-      const int32_t zp = scores->zero_point();
-      for (size_t i = 0; i < scores_.size(); ++i) {
-        const int32_t q = scores->type == DType::kUInt8 ? scores->data[i] : scores->data_as<int8_t>()[i];
-        scores_[i] = static_cast<float>(scale * (q - zp));
-      }
-      s = scores_.data();
-    }
     for (int i = 0; i < 4; ++i) {
       rt::RtTensor* out = ctx.output(i);
       std::fill_n(out->data_as<float>(), out->num_elements(), 0.0f);
     }
-    return o_.use_regular_nms ? RegularNms(ctx, s) : FastNms(ctx, s);
+    return o_.use_regular_nms ? RegularNms(ctx) : FastNms(ctx);
   }
 
  private:
@@ -189,6 +210,12 @@ class DetectionPostProcessKernel : public rt::OpKernel {
       const float half_h = static_cast<float>(0.5 * std::exp(eh / static_cast<double>(o_.h_scale)) * ah);
       const float half_w = static_cast<float>(0.5 * std::exp(ew / static_cast<double>(o_.w_scale)) * aw);
       decoded_[i] = {ycenter - half_h, xcenter - half_w, ycenter + half_h, xcenter + half_w};
+    }
+    // As TFLite's NMS checks every box before it ranks any.
+    for (int i = 0; i < num_boxes_; ++i) {
+      const Box& b = decoded_[i];
+      if (b.ymin > b.ymax || b.xmin > b.xmax)
+        return ctx.Error("decoded box " + std::to_string(i) + " has min > max (negative anchor size?)");
     }
     return Status::Ok();
   }
@@ -208,12 +235,15 @@ class DetectionPostProcessKernel : public rt::OpKernel {
   }
 
   // NMS over anchors for one score per anchor; selected_ gets anchor indices, best first.
-  Status SingleClassNms(const rt::KernelContext& ctx, const std::vector<float>& values, int max_detections) {
-    for (int i = 0; i < num_boxes_; ++i) {
-      const Box& b = decoded_[i];
-      if (b.ymin > b.ymax || b.xmin > b.xmax)
-        return ctx.Error("decoded box " + std::to_string(i) + " has min > max (negative anchor size?)");
-    }
+  //
+  // TFLite walks the kept anchors in stable descending score order, selects each one still
+  // active and deactivates every later anchor whose IoU with it exceeds the threshold. An anchor
+  // is thus selected exactly when its IoU with every anchor selected before it is at most the
+  // threshold, which is what this loop tests: at most max_detections IoUs per candidate instead
+  // of one per later anchor. Only the front of the order is sorted, in steps as the walk needs
+  // it: descending score, then ascending anchor (the stable sort's order; kept scores are never
+  // NaN, as NaN fails the threshold test).
+  void SingleClassNms(const std::vector<float>& values, int max_detections) {
     keep_values_.clear();
     keep_indices_.clear();
     for (int i = 0; i < num_boxes_; ++i)
@@ -222,27 +252,28 @@ class DetectionPostProcessKernel : public rt::OpKernel {
         keep_indices_.push_back(i);
       }
     const int kept = static_cast<int>(keep_values_.size());
-    std::iota(order_.begin(), order_.begin() + kept, 0);
-    std::stable_sort(order_.begin(), order_.begin() + kept,
-                     [&](int a, int b) { return keep_values_[a] > keep_values_[b]; });
     const int output_size = std::min(kept, max_detections);
     selected_.clear();
-    std::fill(active_.begin(), active_.begin() + kept, uint8_t{1});
-    int num_active = kept;
-    for (int i = 0; i < kept; ++i) {
-      if (num_active == 0 || static_cast<int>(selected_.size()) >= output_size) break;
-      if (!active_[i]) continue;
-      selected_.push_back(keep_indices_[order_[i]]);
-      active_[i] = 0;
-      --num_active;
-      for (int j = i + 1; j < kept; ++j) {
-        if (active_[j] && Iou(keep_indices_[order_[i]], keep_indices_[order_[j]]) > o_.iou_threshold) {
-          active_[j] = 0;
-          --num_active;
-        }
+    std::iota(order_.begin(), order_.begin() + kept, 0);
+    const auto before = [&](int a, int b) {
+      return keep_values_[a] > keep_values_[b] || (keep_values_[a] == keep_values_[b] && a < b);
+    };
+    int sorted = 0;  // order_[0, sorted) is in its final place
+    for (int i = 0; i < kept && static_cast<int>(selected_.size()) < output_size; ++i) {
+      if (i == sorted) {
+        const int next = std::min(kept, sorted + std::max(4 * output_size, sorted) + 16);
+        std::partial_sort(order_.begin() + sorted, order_.begin() + next, order_.begin() + kept, before);
+        sorted = next;
       }
+      const int candidate = keep_indices_[order_[i]];
+      bool suppressed = false;
+      for (int s : selected_)
+        if (Iou(s, candidate) > o_.iou_threshold) {
+          suppressed = true;
+          break;
+        }
+      if (!suppressed) selected_.push_back(candidate);
     }
-    return Status::Ok();
   }
 
   // TFLite's DecreasingPartialArgSort: the first maximum for one, std::partial_sort otherwise.
@@ -269,23 +300,45 @@ class DetectionPostProcessKernel : public rt::OpKernel {
     ctx.output(2)->data_as<float>()[row] = score;
   }
 
-  Status FastNms(rt::KernelContext& ctx, const float* scores) {
+  // Score of class column `col` (background included) of anchor `row`.
+  float Score(const rt::RtTensor& scores, int row, int col) const {
+    const int64_t i = static_cast<int64_t>(row) * classes_with_background_ + col;
+    return quantized_scores_ ? score_lut_[scores.data[i]] : scores.data_as<float>()[i];
+  }
+
+  // The scores of anchor `row`'s classes (background left out): in place when float, else
+  // dequantized into row_scores_.
+  const float* RowScores(const rt::RtTensor& scores, int row, int label_offset) {
+    const int64_t base = static_cast<int64_t>(row) * classes_with_background_ + label_offset;
+    if (!quantized_scores_) return scores.data_as<float>() + base;
+    for (int c = 0; c < o_.num_classes; ++c) row_scores_[c] = score_lut_[scores.data[base + c]];
+    return row_scores_.data();
+  }
+
+  Status FastNms(rt::KernelContext& ctx) {
+    const rt::RtTensor& scores = *ctx.input(1);
     const int label_offset = classes_with_background_ - o_.num_classes;
     const int per_anchor = std::min(o_.max_classes_per_detection, o_.num_classes);
     for (int row = 0; row < num_boxes_; ++row) {
-      const float* box_scores = scores + static_cast<int64_t>(row) * classes_with_background_ + label_offset;
       int* order = class_order_.data() + static_cast<int64_t>(row) * o_.num_classes;
+      if (rank_bytes_ && per_anchor == 1) {
+        // The first largest byte is the first largest value.
+        const uint8_t* q = scores.data + static_cast<int64_t>(row) * classes_with_background_ + label_offset;
+        order[0] = FirstMaxByte(q, o_.num_classes, scores.type == DType::kInt8);
+        max_scores_[row] = score_lut_[q[order[0]]];
+        continue;
+      }
+      const float* box_scores = RowScores(scores, row, label_offset);
       PartialArgSort(box_scores, o_.num_classes, per_anchor, order);
       max_scores_[row] = box_scores[order[0]];
     }
-    RETURN_IF_ERROR(SingleClassNms(ctx, max_scores_, o_.max_detections));
+    SingleClassNms(max_scores_, o_.max_detections);
     int out_box = 0;
     for (int anchor : selected_) {
-      const float* box_scores = scores + static_cast<int64_t>(anchor) * classes_with_background_ + label_offset;
       const int* order = class_order_.data() + static_cast<int64_t>(anchor) * o_.num_classes;
       for (int col = 0; col < per_anchor; ++col)
         WriteDetection(ctx, o_.max_classes_per_detection * out_box + col, anchor, static_cast<float>(order[col]),
-                       box_scores[order[col]]);
+                       Score(scores, anchor, order[col] + label_offset));
       ++out_box;
     }
     ctx.output(3)->data_as<float>()[0] = static_cast<float>(out_box);
@@ -295,13 +348,13 @@ class DetectionPostProcessKernel : public rt::OpKernel {
   // Per class NMS, then the class's picks are merged into the running best list. TFLite 2.9
   // merges with std::inplace_merge and the comparator `a.score >= b.score`, so on equal scores
   // the newer class comes first; the merge below reproduces that order.
-  Status RegularNms(rt::KernelContext& ctx, const float* scores) {
+  Status RegularNms(rt::KernelContext& ctx) {
+    const rt::RtTensor& scores = *ctx.input(1);
     const int label_offset = classes_with_background_ - o_.num_classes;
     int num_sorted = 0;
     for (int col = 0; col < o_.num_classes; ++col) {
-      for (int row = 0; row < num_boxes_; ++row)
-        column_[row] = scores[static_cast<int64_t>(row) * classes_with_background_ + col + label_offset];
-      RETURN_IF_ERROR(SingleClassNms(ctx, column_, o_.detections_per_class));
+      for (int row = 0; row < num_boxes_; ++row) column_[row] = Score(scores, row, col + label_offset);
+      SingleClassNms(column_, o_.detections_per_class);
       // merged_[0, num_sorted) holds the best so far; selected_ is this class's picks, best first.
       int a = 0, b = 0, n = 0;
       const int na = num_sorted, nb = static_cast<int>(selected_.size());
@@ -343,9 +396,10 @@ class DetectionPostProcessKernel : public rt::OpKernel {
   std::string dtype_ = "f32";  // box encoding type, for variant()
   int num_boxes_ = 0, box_stride_ = 4, classes_with_background_ = 0;
   std::vector<Box> decoded_;
-  std::vector<float> scores_, column_, keep_values_, max_scores_, merged_score_, sorted_values_;
+  bool quantized_scores_ = false, rank_bytes_ = false;
+  std::array<float, 256> score_lut_{};
+  std::vector<float> row_scores_, column_, keep_values_, max_scores_, merged_score_, sorted_values_;
   std::vector<int> keep_indices_, order_, selected_, merged_index_, sort_scratch_, class_order_;
-  std::vector<uint8_t> active_;
 };
 
 Expected<std::unique_ptr<rt::OpKernel>> CreateDetectionPostProcess(const rt::KernelCreateContext& cc) {
