@@ -8,7 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iostream>
 
+#include "kernels/common/byte_table.h"
+#include "runtime/cpu.h"
 #include "support/op_cases.h"
 
 namespace edgeopt {
@@ -16,6 +19,9 @@ namespace {
 
 using namespace testing;
 using Op = tflite::BuiltinOperator;
+using kernels::ApplyByteTableScalar;
+using kernels::ApplyByteTableVbmi;
+using kernels::ByteTable;
 
 const std::vector<std::vector<int32_t>> kShapes = {{}, {1}, {7}, {3, 5}, {2, 3, 4, 5}, {1, 2, 3, 4, 5}};
 
@@ -400,6 +406,65 @@ TEST(ActivationKernels, VariantNames) {
     ASSERT_TRUE(interp.ok()) << interp.status().ToString();
     ASSERT_TRUE((*interp)->AllocateTensors().ok()) << c.variant;
     EXPECT_EQ((*interp)->ops().at(0).variant, c.variant);
+  }
+}
+
+// The 8-bit table ops (LOGISTIC, TANH, ELU, GELU) look their table up with AVX-512 VBMI where the
+// CPU has it: the same bytes as the reference kernel's loop, for every input byte (300 elements:
+// all 256 values, then a 44-element tail past the last whole vector).
+TEST(ActivationKernels, ByteTableOpsEqualTheReferenceOnEveryByte) {
+  const rt::CpuFeatures& hw = rt::CpuHardware();
+  const bool vbmi = hw.has_avx512() && hw.avx512vbmi;
+  if (!vbmi) std::cout << "note: this CPU has no AVX-512 VBMI: both runs use the plain loop\n";
+  struct C {
+    Op op;
+    DType type;
+    float out_scale;
+    int32_t out_zp;
+    const char* name;
+  };
+  const std::vector<C> cases = {{Op::BuiltinOperator_LOGISTIC, DType::kUInt8, 1.0f / 256, 0, "logistic/uint8/"},
+                                {Op::BuiltinOperator_LOGISTIC, DType::kInt8, 1.0f / 256, -128, "logistic/int8/"},
+                                {Op::BuiltinOperator_TANH, DType::kInt8, 1.0f / 128, 0, "tanh/int8/"},
+                                {Op::BuiltinOperator_TANH, DType::kUInt8, 1.0f / 128, 128, "tanh/uint8/"},
+                                {Op::BuiltinOperator_GELU, DType::kInt8, 0.05f, -3, "gelu/int8/"},
+                                {Op::BuiltinOperator_ELU, DType::kInt8, 0.05f, 7, "elu/int8/"}};
+  for (const C& c : cases) {
+    const int32_t zp = c.type == DType::kInt8 ? 5 : 133;
+    const Graph g = OneOpGraph(c.op, {QSpec(c.type, {1, 300}, 0.05f, zp)}, {QSpec(c.type, {1, 300}, c.out_scale, c.out_zp)});
+    auto model = rt::Model::FromGraph(g);
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    TensorValue in;
+    in.type = c.type;
+    in.shape = {1, 300};
+    for (int i = 0; i < 300; ++i) in.data.push_back(static_cast<uint8_t>(i * 7));  // 7 is odd: every byte
+    rt::InterpreterOptions reference;
+    reference.reference_kernels_only = true;
+    auto want = RunEdgeopt(*model, {in}, reference);
+    auto got = RunEdgeopt(*model, {in});
+    ASSERT_TRUE(want.ok() && got.ok()) << c.name;
+    EXPECT_EQ((*got)[0].data, (*want)[0].data) << c.name;
+    auto interp = rt::Interpreter::Create(*model);
+    ASSERT_TRUE(interp.ok() && (*interp)->AllocateTensors().ok()) << c.name;
+    EXPECT_EQ((*interp)->ops().at(0).variant, std::string(c.name) + (vbmi ? "avx512vbmi" : "ref"));
+  }
+}
+
+TEST(ActivationKernels, ByteTableLoopsAgreeAtEveryLengthAndOffset) {
+  const rt::CpuFeatures& hw = rt::CpuHardware();
+  if (!hw.has_avx512() || !hw.avx512vbmi) GTEST_SKIP() << "this CPU has no AVX-512 VBMI";
+  ByteTable table;
+  for (int i = 0; i < 256; ++i) table[i] = static_cast<uint8_t>(i * 151 + 17);
+  std::vector<uint8_t> in(400), want(400), got(400);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i * 89 + 3);
+  for (int offset : {0, 1, 63}) {
+    for (int n = 0; n <= 300; ++n) {
+      std::fill(want.begin(), want.end(), 0xAB);
+      std::fill(got.begin(), got.end(), 0xAB);
+      ApplyByteTableScalar(table, in.data() + offset, want.data() + offset, n);
+      ApplyByteTableVbmi(table, in.data() + offset, got.data() + offset, n);
+      ASSERT_EQ(got, want) << "n " << n << " offset " << offset;  // nothing past n is written
+    }
   }
 }
 

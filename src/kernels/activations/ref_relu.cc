@@ -11,6 +11,7 @@
 
 #include "kernels/common/elementwise_util.h"
 #include "kernels/common/fixed_point.h"
+#include "kernels/common/byte_table.h"
 #include "kernels/common/lut.h"
 #include "kernels/common/quant_utils.h"
 #include "kernels/activations/ops.h"
@@ -357,9 +358,10 @@ float GeluExactTable(float x) {
 
 class TableKernel : public rt::OpKernel {
  public:
-  TableKernel(Op op, DType type) : op_(op), type_(type) {}
+  TableKernel(Op op, DType type, ApplyByteTableFn apply) : op_(op), type_(type), apply_(apply) {}
   std::string variant() const override {
-    return std::string(op_ == tflite::BuiltinOperator_ELU ? "elu/" : "gelu/") + TypeName(type_) + "/ref";
+    return std::string(op_ == tflite::BuiltinOperator_ELU ? "elu/" : "gelu/") + TypeName(type_) + "/" +
+           (type_ == DType::kFloat32 ? "ref" : ByteTableIsa(apply_));
   }
 
   Status Prepare(rt::KernelContext& ctx) override {
@@ -386,18 +388,16 @@ class TableKernel : public rt::OpKernel {
       ForEach<float>(in, out, f);
       return Status::Ok();
     }
-    const uint8_t* x = in.data;
-    uint8_t* y = out.data;
-    const int64_t n = in.num_elements();
-    for (int64_t i = 0; i < n; ++i) y[i] = table_[x[i]];
+    apply_(table_, in.data, out.data, in.num_elements());
     return Status::Ok();
   }
 
  private:
   Op op_;
   DType type_;
+  ApplyByteTableFn apply_;
   bool approximate_ = false;
-  std::array<uint8_t, 256> table_{};
+  ByteTable table_{};
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -432,7 +432,7 @@ rt::KernelFactory MakeFactory(Op op) {
       case tflite::BuiltinOperator_PRELU: k = new PreluKernel(in->type); break;
       case tflite::BuiltinOperator_HARD_SWISH: k = new HardSwishKernel(in->type); break;
       case tflite::BuiltinOperator_ELU:
-      case tflite::BuiltinOperator_GELU: k = new TableKernel(op, in->type); break;
+      case tflite::BuiltinOperator_GELU: k = new TableKernel(op, in->type, ByteTableFn(cc.cpu, cc.reference_only)); break;
       default: k = new ReluKernel(op, in->type); break;
     }
     return std::unique_ptr<rt::OpKernel>(k);

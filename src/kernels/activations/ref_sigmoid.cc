@@ -10,6 +10,7 @@
 #include <cmath>
 #include <memory>
 
+#include "kernels/common/byte_table.h"
 #include "kernels/common/elementwise_util.h"
 #include "kernels/common/fixed_point.h"
 #include "kernels/common/lut.h"
@@ -23,12 +24,14 @@ float TanhF(float x) { return std::tanh(x); }
 
 class SigmoidKernel : public rt::OpKernel {
  public:
-  SigmoidKernel(bool tanh, DType type) : tanh_(tanh), type_(type) {}
+  SigmoidKernel(bool tanh, DType type, ApplyByteTableFn apply) : tanh_(tanh), type_(type), apply_(apply) {}
 
   std::string variant() const override {
     // int16_pot: the gemmlowp fixed-point path for power-of-two input scales.
     const bool pot = type_ == DType::kInt16 && int16_multiplier_ == 0;
-    return std::string(tanh_ ? "tanh/" : "logistic/") + TypeName(type_) + (pot ? "_pot" : "") + "/ref";
+    const bool table = type_ == DType::kInt8 || type_ == DType::kUInt8;
+    return std::string(tanh_ ? "tanh/" : "logistic/") + TypeName(type_) + (pot ? "_pot" : "") + "/" +
+           (table ? ByteTableIsa(apply_) : "ref");
   }
 
   Status Prepare(rt::KernelContext& ctx) override {
@@ -69,7 +72,7 @@ class SigmoidKernel : public rt::OpKernel {
       }
       case DType::kInt8:
       case DType::kUInt8:
-        for (int64_t i = 0; i < n; ++i) out.data[i] = table_[in.data[i]];
+        apply_(table_, in.data, out.data, n);
         break;
       case DType::kInt16: {
         const int16_t* x = in.data_as<int16_t>();
@@ -163,7 +166,8 @@ class SigmoidKernel : public rt::OpKernel {
 
   bool tanh_;
   DType type_;
-  std::array<uint8_t, 256> table_{};
+  ApplyByteTableFn apply_;
+  ByteTable table_{};
   int32_t int16_multiplier_ = 0;  // 0: the power-of-two fixed-point path
   int input_left_shift_ = 0;
 };
@@ -175,7 +179,7 @@ rt::KernelFactory MakeFactory(bool tanh) {
     const std::vector<DType> types = {DType::kFloat32, DType::kUInt8, DType::kInt8, DType::kInt16};
     if (!TypeIn(in->type, types))
       return cc.Error("input type " + TypeName(in->type) + " is not supported (supported: " + TypeListText(types) + ")");
-    return std::unique_ptr<rt::OpKernel>(new SigmoidKernel(tanh, in->type));
+    return std::unique_ptr<rt::OpKernel>(new SigmoidKernel(tanh, in->type, ByteTableFn(cc.cpu, cc.reference_only)));
   };
 }
 

@@ -1,7 +1,8 @@
 // Fast QUANTIZE / DEQUANTIZE (per-tensor), bit-exact with quantize/ref_quantize.cc:
 // - 8-bit -> 8-bit requantization: every output is a function of one input byte, so a 256-entry
-//   table is built at prepare time with the reference formula; when that table is the sign-bit
-//   flip (int8 <-> uint8 with equal scales, zero points 128 apart) the op is an AVX2 XOR.
+//   table is built at prepare time with the reference formula (applied with AVX-512 VBMI where
+//   the CPU has it, common/byte_table.h); when that table is the sign-bit flip (int8 <-> uint8
+//   with equal scales, zero points 128 apart) the op is an AVX2 XOR.
 // - float32 -> int8 / uint8 / int16: AVX2 division in double and round half away from zero;
 //   float32 -> int16 on AVX-512 CPUs: a float product and one exact FMA comparison instead of the
 //   division (quant_convert_avx512.cc).
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/common/byte_table.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/common/lut.h"
 #include "kernels/common/quant_utils.h"
@@ -39,14 +41,16 @@ int32_t ByteValue(DType t, int byte) { return t == DType::kInt8 ? static_cast<in
 
 class QuantizeFastKernel final : public FastKernel {
  public:
-  QuantizeFastKernel(std::unique_ptr<rt::OpKernel> ref, DType in, DType out, bool cpu_avx512)
-      : FastKernel(std::move(ref)), in_(in), out_(out), cpu_avx512_(cpu_avx512) {}
+  QuantizeFastKernel(std::unique_ptr<rt::OpKernel> ref, DType in, DType out, bool cpu_avx512,
+                     ApplyByteTableFn apply_table)
+      : FastKernel(std::move(ref)), in_(in), out_(out), cpu_avx512_(cpu_avx512), apply_table_(apply_table) {}
 
  protected:
   enum class Mode { kFlip, kTable, kFromFloat };
 
   std::string FastVariant() const override {
-    const char* how = mode_ == Mode::kFlip ? "xor_avx2" : mode_ == Mode::kTable ? "table" : avx512_ ? "avx512" : "avx2";
+    const std::string table = apply_table_ == ApplyByteTableVbmi ? "table_avx512vbmi" : "table";
+    const std::string how = mode_ == Mode::kFlip ? "xor_avx2" : mode_ == Mode::kTable ? table : avx512_ ? "avx512" : "avx2";
     return "quantize/" + TypeName(in_) + "_" + TypeName(out_) + "/" + how;
   }
 
@@ -81,12 +85,7 @@ class QuantizeFastKernel final : public FastKernel {
     const int64_t n = in.num_elements();
     switch (mode_) {
       case Mode::kFlip: qconv::FlipSignBit(in.data_as<uint8_t>(), out.data_as<uint8_t>(), n); break;
-      case Mode::kTable: {
-        const uint8_t* x = in.data_as<uint8_t>();
-        uint8_t* y = out.data_as<uint8_t>();
-        for (int64_t i = 0; i < n; ++i) y[i] = table_[x[i]];
-        break;
-      }
+      case Mode::kTable: apply_table_(table_, in.data_as<uint8_t>(), out.data_as<uint8_t>(), n); break;
       case Mode::kFromFloat: {
         const float* x = in.data_as<float>();
         const double scale = out.scale();
@@ -109,9 +108,10 @@ class QuantizeFastKernel final : public FastKernel {
  private:
   DType in_, out_;
   bool cpu_avx512_;
+  ApplyByteTableFn apply_table_;
   bool avx512_ = false;  // float32 -> int16 on AVX-512 (QuantizeFloatInt16Avx512)
   Mode mode_ = Mode::kTable;
-  std::array<uint8_t, 256> table_{};
+  ByteTable table_{};
 };
 
 class DequantizeFastKernel final : public FastKernel {
@@ -150,7 +150,8 @@ std::unique_ptr<rt::OpKernel> MakeQuantizeFast(const rt::KernelCreateContext& cc
   if (!from_float && !(Is8Bit(in->type) && Is8Bit(out->type))) return nullptr;
   auto ref = MakeReferenceKernel(cc, reference);
   if (!ref) return nullptr;
-  return std::make_unique<QuantizeFastKernel>(std::move(ref), in->type, out->type, cc.cpu.has_avx512());
+  return std::make_unique<QuantizeFastKernel>(std::move(ref), in->type, out->type, cc.cpu.has_avx512(),
+                                              ByteTableFn(cc.cpu, false));
 }
 
 std::unique_ptr<rt::OpKernel> MakeDequantizeFast(const rt::KernelCreateContext& cc, RefFactory reference) {
