@@ -140,7 +140,7 @@ class QuantBinaryKernel final : public FastKernel {
       // Chunks of whole 8-element blocks so only the last one has a tail.
       constexpr int64_t kBlock = 8;
       const int64_t blocks = (n_ + kBlock - 1) / kBlock;
-      ctx.threads().ParallelFor(blocks, 2048, [&](int64_t begin, int64_t end) {
+      ctx.threads().ParallelFor(blocks, 512, [&](int64_t begin, int64_t end) {
         const int64_t i = begin * kBlock, e = std::min(n_, end * kBlock);
         RunSpan<T>(a + i * a_step_, a_step_, b + i * b_step_, b_step_, o + i, e - i);
       });
