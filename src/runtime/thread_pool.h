@@ -41,22 +41,41 @@ class ThreadPool {
 
   int num_threads() const { return num_threads_; }
 
+  // The three job kinds take any callable and hand the pool a std::function holding only a
+  // pointer to it: that fits std::function's inline storage, so no job allocates memory (a lambda
+  // capturing several references would not fit, and Invoke must not allocate).
+
   // Runs fn(thread_index) once on every thread (caller is index 0) and waits for all.
-  void RunOnAll(const std::function<void(int)>& fn);
+  template <typename Fn>
+  void RunOnAll(const Fn& fn) {
+    const Fn* f = &fn;
+    RunOnAllFn([f](int thread) { (*f)(thread); });
+  }
 
   // Splits [0, n) into at most num_threads() contiguous ranges of at least `min_chunk` items
   // and runs fn(begin, end) on each in parallel. Runs inline when there is one range.
-  void ParallelFor(int64_t n, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& fn);
+  template <typename Fn>
+  void ParallelFor(int64_t n, int64_t min_chunk, const Fn& fn) {
+    const Fn* f = &fn;
+    ParallelForFn(n, min_chunk, [f](int64_t begin, int64_t end) { (*f)(begin, end); });
+  }
 
   // Runs fn(task) once for every task in [0, n), on whichever threads are free to take tasks
   // (the caller too); returns when all have run. Cut work into a few tasks per thread so a
   // thread that starts late, or runs slower, does fewer of them. Runs inline for one thread.
-  void ParallelTasks(int64_t n, const std::function<void(int64_t)>& fn);
+  template <typename Fn>
+  void ParallelTasks(int64_t n, const Fn& fn) {
+    const Fn* f = &fn;
+    ParallelTasksFn(n, [f](int64_t task) { (*f)(task); });
+  }
 
   // While set, every job's per-thread slices are appended here (caller owns and clears it).
   void SetSliceSink(std::vector<Slice>* sink) { sink_ = sink; }
 
  private:
+  void RunOnAllFn(const std::function<void(int)>& fn);
+  void ParallelForFn(int64_t n, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& fn);
+  void ParallelTasksFn(int64_t n, const std::function<void(int64_t)>& fn);
   void WorkerLoop(int index);
   void RunJob(int index);
   void Wake(bool tasks);

@@ -30,7 +30,10 @@ void ForEachBroadcastRun(const rt::Shape& out, const std::vector<int64_t>& sa, c
   }
   const int64_t inner = out[rank - 1];
   const int64_t a_step = sa[rank - 1], b_step = sb[rank - 1];
-  std::vector<int32_t> idx(rank, 0);
+  // The odometer: on the stack up to rank 8 (an invoke allocates nothing), else on the heap.
+  int32_t small[8] = {};
+  std::vector<int32_t> large(rank > 8 ? rank : 0, 0);
+  int32_t* idx = rank > 8 ? large.data() : small;
   int64_t a_off = 0, b_off = 0;
   for (int64_t o = 0; o < total; o += inner) {
     fn(o, a_off, b_off, inner, a_step, b_step);

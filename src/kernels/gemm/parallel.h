@@ -20,9 +20,7 @@ void RunTasks(rt::ThreadPool* pool, int64_t num_tasks, Fn&& fn) {
     for (int64_t t = 0; t < num_tasks; ++t) fn(t);
     return;
   }
-  // A one-pointer capture fits std::function's inline storage: no allocation per call.
-  auto* f = &fn;
-  pool->ParallelTasks(num_tasks, [f](int64_t t) { (*f)(t); });
+  pool->ParallelTasks(num_tasks, fn);
 }
 
 // Number of tasks to cut `units` of work into: one when single-threaded, otherwise about

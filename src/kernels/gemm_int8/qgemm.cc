@@ -214,8 +214,8 @@ size_t GemmScratchBytes(const PackedB& b, int64_t M, int threads) {
   return PerThreadScratch(b, ChunkRows(b, M, threads)) * static_cast<size_t>(threads);
 }
 
-void ForEachGemmTask(rt::ThreadPool& pool, int64_t M, int64_t chunk_rows, int panels, int64_t panel_bytes,
-                     const std::function<void(const GemmTask&)>& run) {
+void ForEachGemmTaskFn(rt::ThreadPool& pool, int64_t M, int64_t chunk_rows, int panels, int64_t panel_bytes,
+                       const std::function<void(const GemmTask&)>& run) {
   const int threads = pool.num_threads();
   const int64_t m_chunks = (M + chunk_rows - 1) / chunk_rows;
   int64_t block_panels = std::max<int64_t>(1, static_cast<int64_t>(kBBlockBytes) / std::max<int64_t>(panel_bytes, 1));
