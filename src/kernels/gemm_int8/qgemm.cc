@@ -217,6 +217,15 @@ size_t GemmScratchBytes(const PackedB& b, int64_t M, int threads) {
 void ForEachGemmTaskFn(rt::ThreadPool& pool, int64_t M, int64_t chunk_rows, int panels, int64_t panel_bytes,
                        const std::function<void(const GemmTask&)>& run) {
   const int threads = pool.num_threads();
+  if (threads == 1 && M <= chunk_rows && int64_t{panels} * panel_bytes <= static_cast<int64_t>(kBBlockBytes)) {
+    // One task, as the plan below would make it, without its divisions (a small FULLY_CONNECTED
+    // spent a third of its ~60 ns here).
+    GemmTask t;
+    t.rows = static_cast<int>(M);
+    t.p1 = panels;
+    run(t);
+    return;
+  }
   const int64_t m_chunks = (M + chunk_rows - 1) / chunk_rows;
   int64_t block_panels = std::max<int64_t>(1, static_cast<int64_t>(kBBlockBytes) / std::max<int64_t>(panel_bytes, 1));
   int64_t n_blocks = (panels + block_panels - 1) / block_panels;
