@@ -62,18 +62,11 @@ struct InterpreterOptions {
   // when the environment sets EDGEOPT_FUSE=0, with reference_kernels_only and with
   // preserve_all_tensors (the tensors inside a fused run are never written).
   bool fuse_ops = true;
-  // Fuse a run only if a tensor inside it has at least this many bytes. kFuseMinInnerAuto (the
-  // default): 1 MiB with one thread, every run with more.
-  // - One thread: smaller tensors stay in the core's L2 between unfused ops anyway (1 MB per
-  //   core on Zen 4), and fusing them measured no gain (MobileNetV1 0.25, vww_96, MobileNetV2,
-  //   BlazeFace: 0.99-1.00x).
-  // - Two threads: a fused run is one parallel job where the unfused ops were two or three, each
-  //   ending in a wait for the slowest thread. Fusing every run measured MobileNetV1 0.25
-  //   0.77-0.93x, vww_96 0.86-0.91x, MobileNetV2 0.94-0.97x, DeepLabV3 0.98-1.02x, BlazeFace
-  //   1.01x (with tasks claimed front and back, ThreadPool; before that it had lost).
-  // Tests set 0 to fuse small generated models.
-  static constexpr size_t kFuseMinInnerAuto = ~size_t{0};
-  size_t fuse_min_inner_bytes = kFuseMinInnerAuto;
+  // Fuse a run only if a tensor inside it has at least this many bytes. Smaller tensors stay in
+  // the core's L2 between unfused ops anyway (1 MB per core on Zen 4), and there fusion measured
+  // no gain (MobileNetV1 0.25: 0.99-1.07× at 2 threads fusing every block, MobileNetV2 0.95-0.97×
+  // against 0.93-0.94× fusing only its large blocks). Tests set 0 to fuse small generated models.
+  size_t fuse_min_inner_bytes = size_t{1} << 20;
 };
 
 // Per-op timing of one invoke (filled when profiling is on). Times are steady_clock
