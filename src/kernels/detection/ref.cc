@@ -193,7 +193,11 @@ class DetectionPostProcessKernel : public rt::OpKernel {
       rt::RtTensor* out = ctx.output(i);
       std::fill_n(out->data_as<float>(), out->num_elements(), 0.0f);
     }
-    return o_.use_regular_nms ? RegularNms(ctx) : FastNms(ctx);
+    if (o_.use_regular_nms)
+      RegularNms(ctx);
+    else
+      FastNms(ctx);
+    return Status::Ok();
   }
 
  private:
@@ -315,7 +319,7 @@ class DetectionPostProcessKernel : public rt::OpKernel {
     return row_scores_.data();
   }
 
-  Status FastNms(rt::KernelContext& ctx) {
+  void FastNms(rt::KernelContext& ctx) {
     const rt::RtTensor& scores = *ctx.input(1);
     const int label_offset = classes_with_background_ - o_.num_classes;
     const int per_anchor = std::min(o_.max_classes_per_detection, o_.num_classes);
@@ -342,13 +346,12 @@ class DetectionPostProcessKernel : public rt::OpKernel {
       ++out_box;
     }
     ctx.output(3)->data_as<float>()[0] = static_cast<float>(out_box);
-    return Status::Ok();
   }
 
   // Per class NMS, then the class's picks are merged into the running best list. TFLite 2.9
   // merges with std::inplace_merge and the comparator `a.score >= b.score`, so on equal scores
   // the newer class comes first; the merge below reproduces that order.
-  Status RegularNms(rt::KernelContext& ctx) {
+  void RegularNms(rt::KernelContext& ctx) {
     const rt::RtTensor& scores = *ctx.input(1);
     const int label_offset = classes_with_background_ - o_.num_classes;
     int num_sorted = 0;
@@ -389,7 +392,6 @@ class DetectionPostProcessKernel : public rt::OpKernel {
       WriteDetection(ctx, r, anchor, static_cast<float>(cls), merged_score_[r]);
     }
     ctx.output(3)->data_as<float>()[0] = static_cast<float>(num_sorted);
-    return Status::Ok();
   }
 
   DetectionOptions o_;
