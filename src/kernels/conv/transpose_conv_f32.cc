@@ -94,7 +94,7 @@ std::unique_ptr<TransposeConvF32> MakeTransposeConvF32(const rt::KernelCreateCon
   const Tensor* w = cc.input(1);  // [Cout, KH, KW, Cin] in both ops
   if (!w || w->shape.size() != 4 || !ConstantOrFolded(cc, 1)) return nullptr;
   const int64_t n = int64_t{w->shape[0]} * w->shape[1] * w->shape[2];
-  return std::make_unique<TransposeConvF32>(gemm::SelectUkernels(cc.cpu, w->shape[3], n));
+  return std::make_unique<TransposeConvF32>(gemm::SelectDirectUkernels(cc.cpu, w->shape[3], n));  // Gemm only
 }
 
 }  // namespace edgeopt::kernels

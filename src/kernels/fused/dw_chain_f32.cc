@@ -75,7 +75,7 @@ bool MatchPointwise(const rt::KernelCreateContext& cc, Pointwise* pw) {
   if (o.padding != tflite::Padding_SAME && o.padding != tflite::Padding_VALID) return false;
   if (!FusedMinMax(o.fused_activation_function, &pw->mm)) return false;
   pw->op = cc.op_index;
-  pw->uk = &gemm::SelectUkernels(cc.cpu, k, n);  // as MakeConv2DF32 chooses
+  pw->uk = &gemm::SelectDirectUkernels(cc.cpu, k, n);  // as MakeConv2DF32 chooses for a 1×1 stride-1 filter
   return true;
 }
 

@@ -93,6 +93,7 @@ class Conv2DF32 : public rt::OpKernel {
     }
     if (!packed_) packed_ = PackNK(ctx, oc, kh * kw * ic);
     if (gemm_m_ == 0) {
+      if (!uk_.igemm) return ctx.Error(std::string("internal: the ") + uk_.isa + " kernels have no indirect GEMM");
       const size_t m = static_cast<size_t>(batch) * oh * ow;
       row_taps_ = o.dilation_w_factor == 1;
       const size_t taps = row_taps_ ? kh : static_cast<size_t>(kh) * kw;
@@ -304,7 +305,12 @@ std::unique_ptr<rt::OpKernel> MakeConv2DF32(const rt::KernelCreateContext& cc) {
   if (!FusedMinMax(o.fused_activation_function, &mm)) return nullptr;
   if (o.padding != tflite::Padding_SAME && o.padding != tflite::Padding_VALID) return nullptr;
   const auto& fs = cc.input(1)->shape;
-  return std::make_unique<Conv2DF32>(gemm::SelectUkernels(cc.cpu, int64_t{fs[1]} * fs[2] * fs[3], fs[0]), mm);
+  const int64_t k = int64_t{fs[1]} * fs[2] * fs[3];
+  // A 1×1 filter at stride 1 always runs the direct GEMM (Prepare's pointwise path), so it may
+  // use a family without an indirect kernel.
+  const bool direct = fs[1] == 1 && fs[2] == 1 && o.stride_h == 1 && o.stride_w == 1;
+  return std::make_unique<Conv2DF32>(direct ? gemm::SelectDirectUkernels(cc.cpu, k, fs[0]) : gemm::SelectUkernels(cc.cpu, k, fs[0]),
+                                     mm);
 }
 
 std::unique_ptr<rt::OpKernel> MakeFullyConnectedF32(const rt::KernelCreateContext& cc) {
@@ -313,7 +319,7 @@ std::unique_ptr<rt::OpKernel> MakeFullyConnectedF32(const rt::KernelCreateContex
   MinMax mm;
   if (!FusedMinMax(o.fused_activation_function, &mm)) return nullptr;
   if (o.weights_format != tflite::FullyConnectedOptionsWeightsFormat_DEFAULT) return nullptr;
-  return std::make_unique<FullyConnectedF32>(gemm::SelectUkernels(cc.cpu, cc.input(1)->shape[1], cc.input(1)->shape[0]), mm,
+  return std::make_unique<FullyConnectedF32>(gemm::SelectDirectUkernels(cc.cpu, cc.input(1)->shape[1], cc.input(1)->shape[0]), mm,
                                              o.keep_num_dims);
 }
 

@@ -157,6 +157,12 @@ const Ukernels& SelectUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n)
   return cpu.has_avx2_fma() ? Avx2Ukernels() : ScalarUkernels();
 }
 
+const Ukernels& SelectDirectUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n) {
+  if (cpu.has_avx512() && k >= 1 && n > 8 && (k <= 16 || (k <= kSmallKMaxK && n % kNr == 0)))
+    return Avx512SmallKUkernels();
+  return SelectUkernels(cpu, k, n);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Drivers
 

@@ -27,6 +27,13 @@ std::vector<const Ukernels*> Families() {
   return f;
 }
 
+// Families for the direct GEMM only: the above and the small-K one (no indirect kernel).
+std::vector<const Ukernels*> DirectFamilies() {
+  std::vector<const Ukernels*> f = Families();
+  if (rt::CpuHardware().has_avx512()) f.push_back(&Avx512SmallKUkernels());
+  return f;
+}
+
 // The fastest family is the one chosen; a cap selects the others.
 TEST(GemmF32, SelectsTheWidestFamilyTheCpuHas) {
   const rt::CpuFeatures& hw = rt::CpuHardware();
@@ -43,6 +50,18 @@ TEST(GemmF32, SelectsTheWidestFamilyTheCpuHas) {
   EXPECT_STREQ(SelectUkernels(hw, 1, 1).isa, "avx512");
   EXPECT_STREQ(SelectUkernels(rt::CapFeatures(hw, "avx2"), 27, 8).isa, "avx2");
   EXPECT_EQ(Avx512Ukernels().mr, 12);
+  // Direct-only callers: the small-K family for k <= 16 beyond 8 columns, and up to k = 32 when
+  // the columns fill whole panels.
+  EXPECT_STREQ(SelectDirectUkernels(hw, 8, 16).isa, "avx512/smallk");
+  EXPECT_STREQ(SelectDirectUkernels(hw, 16, 24).isa, "avx512/smallk");
+  EXPECT_STREQ(SelectDirectUkernels(hw, 1, 9).isa, "avx512/smallk");
+  EXPECT_STREQ(SelectDirectUkernels(hw, 32, 96).isa, "avx512/smallk");
+  EXPECT_STREQ(SelectDirectUkernels(hw, 32, 24).isa, "avx2");
+  EXPECT_STREQ(SelectDirectUkernels(hw, 33, 32).isa, "avx2");
+  EXPECT_STREQ(SelectDirectUkernels(hw, 8, 8).isa, "avx512");
+  EXPECT_STREQ(SelectDirectUkernels(hw, 64, 64).isa, "avx512");
+  EXPECT_STREQ(SelectDirectUkernels(rt::CapFeatures(hw, "avx2"), 8, 16).isa, "avx2");
+  EXPECT_EQ(Avx512SmallKUkernels().igemm, nullptr);
 }
 
 std::vector<float> Random(std::mt19937& rng, size_t n, float lo = -1.0f, float hi = 1.0f) {
@@ -106,11 +125,12 @@ TEST(GemmF32, AnyShapeStrideClampAndThreads) {
   std::mt19937 rng(2);
   rt::ThreadPool pool2(2);
   int cases = 0;
-  for (const Ukernels* uk : Families())
-    for (size_t m : {1, 2, 5, 6, 7, 11, 12, 13, 25, 37, 100})
+  for (const Ukernels* uk : DirectFamilies())
+    // 127-301: several of the small-K family's 64-row tiles, whole and partial, and its 4-row groups.
+    for (size_t m : {1, 2, 5, 6, 7, 11, 12, 13, 25, 37, 100, 127, 130, 301})
       // Column groups of the 12×32 AVX-512 tile: 1..8 (ymm), 9..16, 17..24 (zmm + ymm), 25..32.
       for (size_t n : {1, 7, 8, 9, 16, 17, 24, 25, 31, 32, 33, 40, 100})
-        for (size_t k : {1, 3, 8, 17, 64, 515}) {
+        for (size_t k : {1, 3, 8, 16, 17, 32, 64, 515}) {
           const size_t a_stride = k + (m % 3), c_stride = n + (k % 2) * 5;
           auto a = Random(rng, m * a_stride);
           auto w = Random(rng, n * k);
@@ -130,6 +150,26 @@ TEST(GemmF32, AnyShapeStrideClampAndThreads) {
           ++cases;
         }
   EXPECT_GT(cases, 2000);
+}
+
+// The small-K family sums in the tiles' order (bias, then k = 0, 1, ...): choosing it by shape
+// changes no result.
+TEST(GemmF32, SmallKFamilyEqualsTheTilesBitForBit) {
+  if (!rt::CpuHardware().has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512 (F, BW, VL, DQ)";
+  std::mt19937 rng(5);
+  for (size_t m : {3, 130, 1000})
+    for (size_t n : {9, 16, 24, 48, 96})
+      for (size_t k : {1, 4, 8, 12, 16, 24, 32}) {
+        auto a = Random(rng, m * k);
+        auto w = Random(rng, n * k);
+        auto bias = Random(rng, n);
+        PackedB packed = PackedB::FromNK(w.data(), bias.data(), static_cast<int>(n), static_cast<int>(k));
+        std::vector<float> tiles(m * n), small(m * n);
+        Gemm(Avx512Ukernels(), nullptr, m, a.data(), k, packed, tiles.data(), n, kClamps[1]);
+        Gemm(Avx512SmallKUkernels(), nullptr, m, a.data(), k, packed, small.data(), n, kClamps[1]);
+        ASSERT_EQ(0, std::memcmp(tiles.data(), small.data(), tiles.size() * sizeof(float)))
+            << "m=" << m << " n=" << n << " k=" << k;
+      }
 }
 
 TEST(GemmF32, IndirectWithZeroRows) {
@@ -172,7 +212,7 @@ TEST(GemmF32, IndirectWithZeroRows) {
 TEST(GemmF32, GemvLargeK) {
   std::mt19937 rng(4);
   rt::ThreadPool pool2(2);
-  for (const Ukernels* uk : Families())
+  for (const Ukernels* uk : DirectFamilies())
     for (size_t n : {1, 16, 63, 64, 65, 127, 128, 130, 1001})
       for (size_t k : {1, 2, 7, 256, 1024}) {
         auto a = Random(rng, k);

@@ -365,8 +365,8 @@ TEST(FastF32Ops, DepthwiseMatchesLoops) {
     for (const DwCase& c : cases) CheckDw(c, rng, 1 + (n++ % 2), fam);
 }
 
-// The AVX-512 kernels are the ones chosen when the CPU has AVX-512 (for GEMMs from K = 64 on),
-// the AVX2 ones under the cap.
+// The AVX-512 kernels are the ones chosen when the CPU has AVX-512 (for GEMMs from K = 64 on,
+// and the small-K family for 1×1 ones of whole panels), the AVX2 ones under the cap.
 TEST(FastF32Ops, ChoosesAvx512WhenTheCpuHasIt) {
   if (!rt::CpuHardware().has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512 (F, BW, VL, DQ)";
   GraphBuilder b;
@@ -389,10 +389,15 @@ TEST(FastF32Ops, ChoosesAvx512WhenTheCpuHasIt) {
   b.Op(tflite::BuiltinOperator_FULLY_CONNECTED, {t1, b.ConstRandom("w2", DType::kFloat32, {10, 8 * 8 * 24}), kNoTensor},
        {t2}, fo);
   b.Output(t2);
-  auto t3 = b.Tensor("t3", DType::kFloat32, {1, 8, 8, 16});  // K = 24: AVX2 even with AVX-512
+  // 1×1, K = 24: the small-K family for N = 16 (whole panels), AVX2 for N = 24 (a half panel).
+  auto t3 = b.Tensor("t3", DType::kFloat32, {1, 8, 8, 16});
   b.Op(tflite::BuiltinOperator_CONV_2D, {t1, b.ConstRandom("w3", DType::kFloat32, {16, 1, 1, 24}),
                                          b.ConstRandom("b3", DType::kFloat32, {16})}, {t3}, co);
   b.Output(t3);
+  auto t4 = b.Tensor("t4", DType::kFloat32, {1, 8, 8, 24});
+  b.Op(tflite::BuiltinOperator_CONV_2D, {t1, b.ConstRandom("w4", DType::kFloat32, {24, 1, 1, 24}),
+                                         b.ConstRandom("b4", DType::kFloat32, {24})}, {t4}, co);
+  b.Output(t4);
   const Graph g = b.Finish();
   for (const auto& [cpu, isa] : {std::pair{rt::CpuHardware(), "avx512"},
                                  std::pair{rt::CapFeatures(rt::CpuHardware(), "avx2"), "avx2"}}) {
@@ -405,9 +410,11 @@ TEST(FastF32Ops, ChoosesAvx512WhenTheCpuHasIt) {
     ASSERT_TRUE((*interp)->AllocateTensors().ok());
     std::vector<std::string> variants;
     for (const auto& op : (*interp)->ops()) variants.push_back(op.variant);
+    const std::string small_k = std::string(isa) == "avx512" ? "avx512/smallk" : isa;
     EXPECT_EQ(variants, (std::vector<std::string>{std::string("conv2d/f32/") + isa,
                                                   std::string("depthwise_conv2d/f32/") + isa,
-                                                  std::string("fully_connected/f32/") + isa, "conv2d/f32/avx2"}));
+                                                  std::string("fully_connected/f32/") + isa,
+                                                  "conv2d/f32/" + small_k, "conv2d/f32/avx2"}));
   }
 }
 

@@ -320,7 +320,7 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateBatchMatMul(const rt::KernelCreate
     const bool adj_y = GetOptions<tflite::BatchMatMulOptionsT>(cc.op).adj_y;
     const int64_t k = rs.size() >= 2 ? rs[rs.size() - (adj_y ? 1 : 2)] : -1;
     const int64_t n = rs.size() >= 2 ? rs[rs.size() - (adj_y ? 2 : 1)] : -1;
-    fast = &gemm::SelectUkernels(cc.cpu, k, n);
+    fast = &gemm::SelectDirectUkernels(cc.cpu, k, n);  // Gemm only
   }
   return std::unique_ptr<rt::OpKernel>(new BatchMatMulKernel(kind, fast));
 }
