@@ -1,5 +1,5 @@
 // The float32 fast path of RELU, RELU6, RELU_N1_TO_1, RELU_0_TO_1, LEAKY_RELU, HARD_SWISH,
-// LOGISTIC and TANH (float_act.h): the reference kernel's Prepare validates the op, then the
+// LOGISTIC, TANH, SOFTMAX and LOG_SOFTMAX (float_act.h): the reference kernel's Prepare validates the op, then the
 // elements are cut into tasks over the interpreter's threads and run by the widest loop the
 // CPU has (avx512, avx2, else a portable loop of the reference formulas).
 #include "kernels/activations/float_act.h"
@@ -103,6 +103,65 @@ std::unique_ptr<rt::OpKernel> MakeFloatAct(const rt::KernelCreateContext& cc, Re
   return std::make_unique<FloatActKernel>(std::move(ref), p, fn, name + "/float32/" + isa);
 }
 
+// SOFTMAX / LOG_SOFTMAX float32 -> float32 (float_act.h); rows cut into tasks.
+class FloatSoftmaxKernel : public FastKernel {
+ public:
+  FloatSoftmaxKernel(std::unique_ptr<rt::OpKernel> ref, bool log, SoftmaxFn fn, std::string variant)
+      : FastKernel(std::move(ref)), log_(log), fn_(fn), variant_(std::move(variant)) {}
+
+ protected:
+  Expected<bool> PrepareFast(rt::KernelContext& ctx) override {
+    p_.log = log_;
+    p_.beta = log_ ? 1.0f : GetOptions<tflite::SoftmaxOptionsT>(ctx.op()).beta;
+    return true;
+  }
+
+  Status InvokeFast(rt::KernelContext& ctx) override {
+    const rt::RtTensor& in = *ctx.input(0);
+    const float* x = in.data_as<float>();
+    float* y = ctx.output(0)->data_as<float>();
+    const int64_t depth = in.shape.back();
+    const int64_t rows = depth ? in.num_elements() / depth : 0;
+    if (rows == 0) return Status::Ok();
+    // Tasks of at least ~4K elements (whole rows), as for the other transcendental activations.
+    const int64_t tasks = TaskCount(ctx.threads().num_threads(), rows, std::max<int64_t>(1, 4096 / depth), 2);
+    RunTasks(&ctx.threads(), tasks, [&](int64_t t) {
+      const int64_t r0 = rows * t / tasks, r1 = rows * (t + 1) / tasks;
+      fn_(p_, x + r0 * depth, y + r0 * depth, r1 - r0, depth);
+    });
+    return Status::Ok();
+  }
+
+  std::string FastVariant() const override { return variant_; }
+
+ private:
+  bool log_;
+  SoftmaxFn fn_;
+  std::string variant_;
+  SoftmaxParams p_;
+};
+
+std::unique_ptr<rt::OpKernel> MakeFloatSoftmax(const rt::KernelCreateContext& cc, RefFactory reference) {
+  if (cc.reference_only || cc.num_inputs() < 1 || cc.num_outputs() < 1 || !cc.input(0) || !cc.output(0) ||
+      cc.input(0)->type != DType::kFloat32 || cc.output(0)->type != DType::kFloat32)
+    return nullptr;
+  const bool log = cc.op.code == tflite::BuiltinOperator_LOG_SOFTMAX;
+  SoftmaxFn fn = nullptr;
+  std::string isa;
+  if (cc.cpu.has_avx512()) {
+    fn = SoftmaxAvx512;
+    isa = "avx512";
+  } else if (cc.cpu.has_avx2_fma()) {
+    fn = SoftmaxAvx2;
+    isa = "avx2";
+  } else {
+    return nullptr;  // the reference kernel's loop
+  }
+  auto ref = MakeReferenceKernel(cc, reference);
+  if (!ref) return nullptr;
+  return std::make_unique<FloatSoftmaxKernel>(std::move(ref), log, fn, std::string(log ? "log_softmax" : "softmax") + "/float32/" + isa);
+}
+
 }  // namespace
 
 void RegisterFastFloatActivations(rt::OpRegistry& r) {
@@ -110,6 +169,8 @@ void RegisterFastFloatActivations(rt::OpRegistry& r) {
                   tflite::BuiltinOperator_RELU_0_TO_1, tflite::BuiltinOperator_LEAKY_RELU,
                   tflite::BuiltinOperator_HARD_SWISH, tflite::BuiltinOperator_LOGISTIC, tflite::BuiltinOperator_TANH})
     AddFastWithFallback(r, op, MakeFloatAct);
+  for (auto op : {tflite::BuiltinOperator_SOFTMAX, tflite::BuiltinOperator_LOG_SOFTMAX})
+    AddFastWithFallback(r, op, MakeFloatSoftmax);
 }
 
 }  // namespace edgeopt::kernels::activations

@@ -29,6 +29,25 @@ constexpr double kFloatActMaxAbsError = 1e-9;
 
 using FloatActFn = void (*)(const FloatActParams& p, const float* x, float* y, int64_t n);
 
+// SOFTMAX / LOG_SOFTMAX float32 over `rows` rows of `depth` (the reference: ref_softmax.cc):
+// the row maximum as the reference finds it (NaN skipped, from the lowest float), then
+// e^((x - max) * beta) with the exp above, summed in vector lanes, and y = e / sum, or for
+// LOG_SOFTMAX x - max - log(sum). Against the reference (whose sum runs in order), a SOFTMAX
+// output is within kSoftmaxMaxRelError relative or kFloatActMaxAbsError absolute error: the
+// exp's error and two sums of the same terms in different orders (<= depth/lanes + lanes
+// roundings each, relative to the sum). A LOG_SOFTMAX output differs only by log(sum)'s error,
+// at most kSoftmaxMaxRelError absolute (relative to |y| >= log(sum) beyond 1). Terms below
+// e^-87.3 count as 0 (the reference: 0 or a denormal). Rows holding NaN or +inf, or only -inf,
+// give NaN as the reference does; -inf among finite values gives 0 (LOG_SOFTMAX: -inf).
+struct SoftmaxParams {
+  float beta = 1;
+  bool log = false;
+};
+constexpr double kSoftmaxMaxRelError = 2e-6;
+using SoftmaxFn = void (*)(const SoftmaxParams& p, const float* x, float* y, int64_t rows, int64_t depth);
+void SoftmaxAvx2(const SoftmaxParams& p, const float* x, float* y, int64_t rows, int64_t depth);    // float_act_avx2.cc
+void SoftmaxAvx512(const SoftmaxParams& p, const float* x, float* y, int64_t rows, int64_t depth);  // float_act_avx512.cc
+
 void FloatActPortable(const FloatActParams& p, const float* x, float* y, int64_t n);
 void FloatActAvx2(const FloatActParams& p, const float* x, float* y, int64_t n);    // float_act_avx2.cc
 void FloatActAvx512(const FloatActParams& p, const float* x, float* y, int64_t n);  // float_act_avx512.cc

@@ -36,5 +36,8 @@ struct V256 {
 }  // namespace
 
 void FloatActAvx2(const FloatActParams& p, const float* x, float* y, int64_t n) { simd::Run<V256>(p, x, y, n); }
+void SoftmaxAvx2(const SoftmaxParams& p, const float* x, float* y, int64_t rows, int64_t depth) {
+  simd::SoftmaxRows<V256>(p, x, y, rows, depth);
+}
 
 }  // namespace edgeopt::kernels::activations

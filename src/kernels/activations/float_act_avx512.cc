@@ -40,5 +40,8 @@ struct V512 {
 }  // namespace
 
 void FloatActAvx512(const FloatActParams& p, const float* x, float* y, int64_t n) { simd::Run<V512>(p, x, y, n); }
+void SoftmaxAvx512(const SoftmaxParams& p, const float* x, float* y, int64_t rows, int64_t depth) {
+  simd::SoftmaxRows<V512>(p, x, y, rows, depth);
+}
 
 }  // namespace edgeopt::kernels::activations

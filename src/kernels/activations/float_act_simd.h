@@ -7,8 +7,11 @@
 // Abs, CopySign(magnitude, sign).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 #include "kernels/activations/float_act.h"
 
@@ -101,6 +104,67 @@ void Run(const FloatActParams& p, const float* x, float* y, int64_t n) {
     case FloatAct::kHardSwish: return Loop<V, FloatAct::kHardSwish>(p, x, y, n);
     case FloatAct::kLogistic: return Loop<V, FloatAct::kLogistic>(p, x, y, n);
     case FloatAct::kTanh: return Loop<V, FloatAct::kTanh>(p, x, y, n);
+  }
+}
+
+// SOFTMAX / LOG_SOFTMAX rows (float_act.h). Partial vectors go through a buffer padded with
+// `fill`, as Loop's tails.
+template <class V>
+void SoftmaxRows(const SoftmaxParams& p, const float* x, float* y, int64_t rows, int64_t depth) {
+  using F = typename V::F;
+  constexpr int L = V::kLanes;
+  const int64_t whole = depth / L * L, tail = depth - whole;
+  auto padded = [&](const float* src, float fill, float* buf) {
+    for (int j = 0; j < L; ++j) buf[j] = j < tail ? src[j] : fill;
+    return V::Load(buf);
+  };
+  const F beta = V::Set(p.log ? 1.0f : p.beta), lo = V::Set(-87.3f), hi = V::Set(88.0f), zero = V::Set(0.0f);
+  // e^((v - max) * beta): 0 below Exp's range (the reference gives 0 or a denormal below
+  // 2^-126; a row of only -inf then sums to 0 and gives NaN as the reference), NaN stays NaN.
+  auto exp_of = [&](F v, F max) {
+    const F t = V::Mul(V::Sub(v, max), beta);
+    return V::SelectLt(t, lo, zero, Exp<V>(V::Min(hi, V::Max(lo, t))));
+  };
+  float buf[L], lanes[L];
+  for (int64_t r = 0; r < rows; ++r, x += depth, y += depth) {
+    // The maximum: Max(v, m) keeps m when v is NaN, as the reference's std::max(m, v).
+    F vmax = V::Set(std::numeric_limits<float>::lowest());
+    for (int64_t j = 0; j < whole; j += L) vmax = V::Max(V::Load(x + j), vmax);
+    if (tail) vmax = V::Max(padded(x + whole, std::numeric_limits<float>::lowest(), buf), vmax);
+    V::Store(lanes, vmax);
+    float max = lanes[0];
+    for (int j = 1; j < L; ++j) max = std::max(max, lanes[j]);
+    const F m = V::Set(max);
+    F vsum = zero;
+    for (int64_t j = 0; j < whole; j += L) {
+      const F e = exp_of(V::Load(x + j), m);
+      if (!p.log) V::Store(y + j, e);
+      vsum = V::Add(vsum, e);
+    }
+    if (tail) {
+      // The padding lanes (the maximum: e^0) are dropped before summing.
+      const F e = exp_of(padded(x + whole, max, buf), m);
+      V::Store(buf, e);
+      if (!p.log)
+        for (int j = 0; j < tail; ++j) y[whole + j] = buf[j];
+      for (int j = static_cast<int>(tail); j < L; ++j) buf[j] = 0.0f;
+      vsum = V::Add(vsum, V::Load(buf));
+    }
+    V::Store(lanes, vsum);
+    float sum = 0.0f;
+    for (int j = 0; j < L; ++j) sum += lanes[j];
+    if (p.log) {
+      // (x - max) - log(sum), operation by operation as the reference.
+      const float log_sum = std::log(sum);
+      const F vlog = V::Set(log_sum);
+      for (int64_t j = 0; j < whole; j += L) V::Store(y + j, V::Sub(V::Sub(V::Load(x + j), m), vlog));
+      for (int64_t j = whole; j < depth; ++j) y[j] = x[j] - max - log_sum;
+    } else {
+      const float inv = 1.0f / sum;
+      const F vinv = V::Set(inv);
+      for (int64_t j = 0; j < whole; j += L) V::Store(y + j, V::Mul(V::Load(y + j), vinv));
+      for (int64_t j = whole; j < depth; ++j) y[j] *= inv;
+    }
   }
 }
 

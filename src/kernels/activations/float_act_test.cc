@@ -3,8 +3,10 @@
 //   float bit patterns in [-100, 100] plus +-0, +-inf, NaN, denormals and huge values:
 //   clamps, LEAKY_RELU and HARD_SWISH bit for bit (NaN and the sign of zero included);
 //   LOGISTIC and TANH within float_act.h's stated bound, with the measured maximum printed.
-// - The kernels in graphs against the reference kernels: every op, odd sizes (tails that are
-//   not a multiple of 8 or 16), sizes split over 2 threads, AVX-512 and AVX2 variants.
+// - The softmax loops against the reference rows (float_act.h's bound, specials as NaN).
+// - The kernels in graphs against the reference kernels: every op (SOFTMAX and LOG_SOFTMAX
+//   too), odd sizes (tails that are not a multiple of 8 or 16), sizes split over 2 threads,
+//   AVX-512 and AVX2 variants.
 #include "kernels/activations/float_act.h"
 
 #include <gtest/gtest.h>
@@ -127,6 +129,94 @@ TEST(FloatActLoops, SweepAgainstReferenceFormulas) {
   }
 }
 
+// SOFTMAX / LOG_SOFTMAX rows as the reference kernel computes them (ref_softmax.cc).
+void ReferenceSoftmax(const kernels::activations::SoftmaxParams& p, const float* x, float* y, int64_t depth) {
+  float max = std::numeric_limits<float>::lowest();
+  for (int64_t j = 0; j < depth; ++j) max = std::max(max, x[j]);
+  float sum = 0.f;
+  if (p.log) {
+    for (int64_t j = 0; j < depth; ++j) sum += std::exp(x[j] - max);
+    const float log_sum = std::log(sum);
+    for (int64_t j = 0; j < depth; ++j) y[j] = x[j] - max - log_sum;
+    return;
+  }
+  for (int64_t j = 0; j < depth; ++j) sum += (y[j] = std::exp((x[j] - max) * p.beta));
+  for (int64_t j = 0; j < depth; ++j) y[j] *= 1.f / sum;
+}
+
+// Every softmax loop against the reference rows: depths around the vector widths and up to
+// 1001 classes, several betas, values spread so that some terms underflow; rows holding NaN,
+// +inf or only -inf (NaN rows in both), and -inf among finite values (a zero probability).
+TEST(FloatSoftmaxLoops, MatchTheReferenceRows) {
+  using kernels::activations::SoftmaxParams;
+  struct SLoop {
+    const char* name;
+    kernels::activations::SoftmaxFn fn;
+    bool available;
+  };
+  const SLoop loops[] = {{"avx2", kernels::activations::SoftmaxAvx2, rt::Cpu().has_avx2_fma()},
+                         {"avx512", kernels::activations::SoftmaxAvx512, rt::Cpu().has_avx512()}};
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::mt19937 rng(9);
+  int checked = 0;
+  for (const SLoop& loop : loops) {
+    if (!loop.available) {
+      std::printf("[ skip ] softmax %s loop: this CPU lacks it\n", loop.name);
+      continue;
+    }
+    double max_rel = 0;
+    for (bool log : {false, true})
+      for (float beta : {1.0f, 0.37f, 2.5f})
+        for (int64_t depth : {1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 100, 1001})
+          for (float spread : {1.0f, 30.0f, 300.0f}) {
+            if (log && beta != 1.0f) continue;
+            const SoftmaxParams p{beta, log};
+            const int64_t rows = 3;
+            std::vector<float> x(static_cast<size_t>(rows * depth));
+            for (auto& v : x) v = std::uniform_real_distribution<float>(-spread, spread)(rng);
+            std::vector<float> got(x.size()), want(x.size());
+            loop.fn(p, x.data(), got.data(), rows, depth);
+            for (int64_t r = 0; r < rows; ++r) ReferenceSoftmax(p, x.data() + r * depth, want.data() + r * depth, depth);
+            int bad = 0;
+            for (size_t i = 0; i < x.size(); ++i) {
+              const double err = std::fabs(static_cast<double>(got[i]) - want[i]);
+              // LOG_SOFTMAX: log(sum)'s error, absolute (relative beyond |y| = 1).
+              const double scale = log ? std::max(1.0, std::fabs(static_cast<double>(want[i]))) : std::fabs(want[i]);
+              if (scale > kernels::activations::kFloatActMaxAbsError) max_rel = std::max(max_rel, err / scale);
+              if (!(err <= std::max(kernels::activations::kSoftmaxMaxRelError * scale,
+                                    kernels::activations::kFloatActMaxAbsError)) && bad++ < 3)
+                ADD_FAILURE() << loop.name << (log ? " log" : "") << " beta " << beta << " depth " << depth << " spread "
+                              << spread << " at " << i << ": got " << got[i] << " want " << want[i];
+            }
+            ++checked;
+          }
+    std::printf("[ info ] softmax %s: max relative error %.3g (outputs above the absolute bound)\n", loop.name, max_rel);
+    // Special rows.
+    for (bool log : {false, true}) {
+      const SoftmaxParams p{1.0f, log};
+      const std::vector<std::vector<float>> rows = {{1, nan, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17},
+                                                    {1, 2, inf, 3},
+                                                    {-inf, -inf, -inf},
+                                                    {-inf, 0, 1, -inf, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, -inf}};
+      for (const auto& row : rows) {
+        std::vector<float> got(row.size()), want(row.size());
+        loop.fn(p, row.data(), got.data(), 1, static_cast<int64_t>(row.size()));
+        ReferenceSoftmax(p, row.data(), want.data(), static_cast<int64_t>(row.size()));
+        for (size_t i = 0; i < row.size(); ++i) {
+          if (std::isnan(want[i])) {
+            EXPECT_TRUE(std::isnan(got[i])) << loop.name << " special row, element " << i << ": got " << got[i];
+          } else if (std::isinf(want[i])) {
+            EXPECT_EQ(got[i], want[i]) << loop.name << " special row, element " << i;
+          } else {
+            EXPECT_NEAR(got[i], want[i], std::max(1e-6 * std::fabs(want[i]), 1e-9)) << loop.name << " special row, element " << i;
+          }
+        }
+      }
+    }
+  }
+  if (checked == 0) GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512";
+}
+
 Graph Unary(tflite::BuiltinOperator op, const std::vector<int32_t>& shape) {
   GraphBuilder b;
   const int32_t x = b.Input("x", DType::kFloat32, shape);
@@ -134,6 +224,10 @@ Graph Unary(tflite::BuiltinOperator op, const std::vector<int32_t>& shape) {
   if (op == tflite::BuiltinOperator_LEAKY_RELU) {
     tflite::LeakyReluOptionsT o;
     o.alpha = 0.1f;
+    b.Op(op, {x}, {y}, o);
+  } else if (op == tflite::BuiltinOperator_SOFTMAX) {
+    tflite::SoftmaxOptionsT o;
+    o.beta = 1.3f;
     b.Op(op, {x}, {y}, o);
   } else {
     b.Op(op, {x}, {y});
@@ -149,7 +243,8 @@ TEST(FloatActKernels, MatchReferenceKernels) {
   const tflite::BuiltinOperator ops[] = {tflite::BuiltinOperator_RELU,         tflite::BuiltinOperator_RELU6,
                                          tflite::BuiltinOperator_RELU_N1_TO_1, tflite::BuiltinOperator_RELU_0_TO_1,
                                          tflite::BuiltinOperator_LEAKY_RELU,   tflite::BuiltinOperator_HARD_SWISH,
-                                         tflite::BuiltinOperator_LOGISTIC,     tflite::BuiltinOperator_TANH};
+                                         tflite::BuiltinOperator_LOGISTIC,     tflite::BuiltinOperator_TANH,
+                                         tflite::BuiltinOperator_SOFTMAX,      tflite::BuiltinOperator_LOG_SOFTMAX};
   const std::vector<std::vector<int32_t>> shapes = {{1}, {7}, {3, 5}, {17}, {2, 3, 4, 5}, {1, 33, 31, 3}, {1, 96, 96, 16}};
   std::mt19937 rng(3);
   for (const rt::CpuFeatures& cpu : levels)
@@ -178,6 +273,10 @@ TEST(FloatActKernels, MatchReferenceKernels) {
             check.rtol = op == tflite::BuiltinOperator_LOGISTIC ? kernels::activations::kLogisticMaxRelError
                                                                 : kernels::activations::kTanhMaxRelError;
             check.atol = kernels::activations::kFloatActMaxAbsError;
+          } else if (op == tflite::BuiltinOperator_SOFTMAX || op == tflite::BuiltinOperator_LOG_SOFTMAX) {
+            check.rtol = kernels::activations::kSoftmaxMaxRelError;
+            check.atol = op == tflite::BuiltinOperator_SOFTMAX ? kernels::activations::kFloatActMaxAbsError
+                                                               : kernels::activations::kSoftmaxMaxRelError;
           }
           testing::ExpectFastMatchesReference(g, std::string(check.op_type) + " " + rt::ShapeToString(shape) + " " +
                                                      check.variant + " threads " + std::to_string(threads),
