@@ -15,6 +15,13 @@ template <Op O>
 inline __m256 Apply(__m256 a, __m256 b) {
   if (O == Op::kAdd) return _mm256_add_ps(a, b);
   if (O == Op::kSub) return _mm256_sub_ps(a, b);
+  if (O == Op::kDiv) return _mm256_div_ps(a, b);
+  if (O == Op::kSquaredDifference) {
+    const __m256 d = _mm256_sub_ps(a, b);
+    return _mm256_mul_ps(d, d);
+  }
+  if (O == Op::kMaximum) return _mm256_max_ps(a, b);  // a > b ? a : b
+  if (O == Op::kMinimum) return _mm256_min_ps(a, b);  // a < b ? a : b
   return _mm256_mul_ps(a, b);
 }
 
@@ -61,6 +68,10 @@ void RunAvx2(Op op, const float* a, bool a_scalar, const float* b, bool b_scalar
     case Op::kAdd: return RunOp<Op::kAdd>(a, a_scalar, b, b_scalar, out, n, mm);
     case Op::kSub: return RunOp<Op::kSub>(a, a_scalar, b, b_scalar, out, n, mm);
     case Op::kMul: return RunOp<Op::kMul>(a, a_scalar, b, b_scalar, out, n, mm);
+    case Op::kDiv: return RunOp<Op::kDiv>(a, a_scalar, b, b_scalar, out, n, mm);
+    case Op::kSquaredDifference: return RunOp<Op::kSquaredDifference>(a, a_scalar, b, b_scalar, out, n, mm);
+    case Op::kMaximum: return RunOp<Op::kMaximum>(a, a_scalar, b, b_scalar, out, n, mm);
+    case Op::kMinimum: return RunOp<Op::kMinimum>(a, a_scalar, b, b_scalar, out, n, mm);
   }
 }
 

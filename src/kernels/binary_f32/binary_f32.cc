@@ -1,4 +1,5 @@
-// ADD, SUB, MUL (float32) with numpy broadcasting and a fused clamp activation.
+// ADD, SUB, MUL, DIV (float32) with numpy broadcasting and a fused clamp activation;
+// SQUARED_DIFFERENCE, MAXIMUM, MINIMUM the same way without one (binary_f32.h).
 //
 // At prepare the operands' shapes are reduced to the fewest dimensions that describe the
 // broadcast (size-1 output dimensions dropped, neighbouring dimensions that broadcast alike
@@ -21,7 +22,16 @@ void RunScalar(Op op, const float* a, bool a_scalar, const float* b, bool b_scal
                gemm::MinMax mm) {
   for (size_t i = 0; i < n; ++i) {
     const float x = a[a_scalar ? 0 : i], y = b[b_scalar ? 0 : i];
-    const float r = op == Op::kAdd ? x + y : op == Op::kSub ? x - y : x * y;
+    float r;
+    switch (op) {
+      case Op::kAdd: r = x + y; break;
+      case Op::kSub: r = x - y; break;
+      case Op::kMul: r = x * y; break;
+      case Op::kDiv: r = x / y; break;
+      case Op::kSquaredDifference: r = (x - y) * (x - y); break;
+      case Op::kMaximum: r = x > y ? x : y; break;
+      default: r = x < y ? x : y; break;
+    }
     out[i] = std::min(std::max(r, mm.min), mm.max);
   }
 }
@@ -87,7 +97,16 @@ class BinaryF32 : public rt::OpKernel {
   }
 
   std::string variant() const override {
-    const char* name = op_ == binary::Op::kAdd ? "add" : op_ == binary::Op::kSub ? "sub" : "mul";
+    const char* name = "";
+    switch (op_) {
+      case binary::Op::kAdd: name = "add"; break;
+      case binary::Op::kSub: name = "sub"; break;
+      case binary::Op::kMul: name = "mul"; break;
+      case binary::Op::kDiv: name = "div"; break;
+      case binary::Op::kSquaredDifference: name = "squared_difference"; break;
+      case binary::Op::kMaximum: name = "maximum"; break;
+      case binary::Op::kMinimum: name = "minimum"; break;
+    }
     return std::string(name) + "/f32/" + (avx2_ ? "avx2" : "scalar");
   }
 
@@ -118,6 +137,13 @@ std::unique_ptr<rt::OpKernel> MakeBinaryF32(const rt::KernelCreateContext& cc) {
       op = binary::Op::kMul;
       activation = GetOptions<tflite::MulOptionsT>(cc.op).fused_activation_function;
       break;
+    case tflite::BuiltinOperator_DIV:
+      op = binary::Op::kDiv;
+      activation = GetOptions<tflite::DivOptionsT>(cc.op).fused_activation_function;
+      break;
+    case tflite::BuiltinOperator_SQUARED_DIFFERENCE: op = binary::Op::kSquaredDifference; break;
+    case tflite::BuiltinOperator_MAXIMUM: op = binary::Op::kMaximum; break;
+    case tflite::BuiltinOperator_MINIMUM: op = binary::Op::kMinimum; break;
     default:
       return nullptr;
   }

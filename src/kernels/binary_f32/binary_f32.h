@@ -1,5 +1,8 @@
-// Float32 ADD / SUB / MUL with a fused clamp, on runs of elements where each operand either
-// advances with the output or stays on one value (broadcast).
+// Float32 ADD / SUB / MUL / DIV with a fused clamp, SQUARED_DIFFERENCE, MAXIMUM and MINIMUM, on
+// runs of elements where each operand either advances with the output or stays on one value
+// (broadcast). Every op is one IEEE operation per element (two for SQUARED_DIFFERENCE), as the
+// reference computes it, so results are bit-exact: MAXIMUM is a > b ? a : b and MINIMUM
+// a < b ? a : b, which is what (v)maxps / (v)minps compute, NaN and signed zeros included.
 #pragma once
 
 #include <cstddef>
@@ -8,7 +11,7 @@
 
 namespace edgeopt::kernels::binary {
 
-enum class Op { kAdd, kSub, kMul };
+enum class Op { kAdd, kSub, kMul, kDiv, kSquaredDifference, kMaximum, kMinimum };
 
 // out[i] = clamp(a[a_scalar ? 0 : i] op b[b_scalar ? 0 : i]) for i in [0, n).
 void RunAvx2(Op op, const float* a, bool a_scalar, const float* b, bool b_scalar, float* out, size_t n,

@@ -22,6 +22,7 @@
 #include "runtime/interpreter.h"
 #include "support/conformance.h"
 #include "support/core/model_files.h"
+#include "support/fast_vs_reference.h"
 #include "support/float_stand_ins.h"
 
 namespace edgeopt {
@@ -606,6 +607,61 @@ TEST(FastF32Ops, BinaryBroadcastMatchesLoops) {
         }
         Expect(r, out, ref, mag, 2e-6, std::string("binary ") + fam.name + " " + rt::ShapeToString(c.a) + " " +
                                         rt::ShapeToString(c.b));
+      }
+}
+
+// DIV (with its fused activations), SQUARED_DIFFERENCE, MAXIMUM, MINIMUM: bit-exact with the
+// reference kernels, on the broadcast shapes above, for every family, 1 and 2 threads, with
+// special values in both operands (NaN, +-inf, +-0, zero divisors, equal values).
+TEST(FastF32Ops, DivSquaredDifferenceMaxMinEqualTheReference) {
+  std::mt19937 rng(16);
+  const std::pair<rt::Shape, rt::Shape> cases[] = {
+      {{1, 7, 7, 24}, {1, 7, 7, 24}}, {{2, 5, 3, 67}, {67}}, {{3, 1000}, {1}}, {{1}, {4, 33}},
+      {{2, 3, 1, 5}, {1, 3, 4, 1}},   {{100003}, {100003}}, {{2, 0, 3}, {1, 1, 3}}};
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float specials[] = {nan, inf, -inf, 0.0f, -0.0f, 1.5f, -1.5f};
+  int i = 0;
+  for (const Family& fam : Families())
+    for (const auto& [sa, sb] : cases)
+      for (auto code : {tflite::BuiltinOperator_DIV, tflite::BuiltinOperator_SQUARED_DIFFERENCE,
+                        tflite::BuiltinOperator_MAXIMUM, tflite::BuiltinOperator_MINIMUM}) {
+        GraphBuilder b;
+        auto ia = b.Input("a", DType::kFloat32, sa);
+        auto ib = b.Input("b", DType::kFloat32, sb);
+        rt::Shape out;
+        ASSERT_TRUE(kernels::BroadcastShape(sa, sb, &out));
+        auto y = b.Tensor("y", DType::kFloat32, out);
+        if (code == tflite::BuiltinOperator_DIV) {
+          tflite::DivOptionsT o;
+          o.fused_activation_function = static_cast<tflite::ActivationFunctionType>(kActs[i % 4]);
+          b.Op(code, {ia, ib}, {y}, o);
+        } else {
+          b.Op(code, {ia, ib}, {y});
+        }
+        b.Output(y);
+        std::vector<testing::TensorValue> inputs;
+        for (const auto& [name, shape] : {std::pair{"a", sa}, std::pair{"b", sb}}) {
+          auto v = Random(rng, rt::NumElements(shape), -4.0f, 4.0f);
+          // Every 5th value special, some equal to the other operand's (ties of MAXIMUM/MINIMUM).
+          for (size_t k = 0; k < v.size(); k += 5) v[k] = specials[(k / 5 + i) % 7];
+          for (size_t k = 3; k < v.size(); k += 11) v[k] = 1.5f;
+          testing::TensorValue t;
+          t.name = name;
+          t.type = DType::kFloat32;
+          t.shape = shape;
+          t.data.resize(v.size() * sizeof(float));
+          if (!v.empty()) std::memcpy(t.data.data(), v.data(), t.data.size());
+          inputs.push_back(std::move(t));
+        }
+        testing::FastCheck check;
+        check.threads = 1 + (i++ % 2);
+        check.cpu = &fam.cpu;
+        check.inputs = inputs;
+        check.op_type = tflite::EnumNameBuiltinOperator(code);
+        check.variant = std::string("/f32/") + (std::string(fam.name) == "generic" ? "scalar" : "avx2");
+        testing::ExpectFastMatchesReference(b.Finish(), std::string(check.op_type) + " " + fam.name + " " +
+                                                            rt::ShapeToString(sa) + " " + rt::ShapeToString(sb),
+                                            check);
       }
 }
 

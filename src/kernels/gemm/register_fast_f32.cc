@@ -28,6 +28,10 @@ void RegisterFastFloatKernels(rt::OpRegistry& r) {
   AddFastWithFallback(r, tflite::BuiltinOperator_ADD, FastOnly<MakeBinaryF32>);
   AddFastWithFallback(r, tflite::BuiltinOperator_SUB, FastOnly<MakeBinaryF32>);
   AddFastWithFallback(r, tflite::BuiltinOperator_MUL, FastOnly<MakeBinaryF32>);
+  AddFastWithFallback(r, tflite::BuiltinOperator_DIV, FastOnly<MakeBinaryF32>);
+  AddFastWithFallback(r, tflite::BuiltinOperator_SQUARED_DIFFERENCE, FastOnly<MakeBinaryF32>);
+  AddFastWithFallback(r, tflite::BuiltinOperator_MAXIMUM, FastOnly<MakeBinaryF32>);
+  AddFastWithFallback(r, tflite::BuiltinOperator_MINIMUM, FastOnly<MakeBinaryF32>);
 }
 
 }  // namespace edgeopt::kernels
