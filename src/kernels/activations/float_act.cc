@@ -1,5 +1,6 @@
 // The float32 fast path of RELU, RELU6, RELU_N1_TO_1, RELU_0_TO_1, LEAKY_RELU, HARD_SWISH,
-// LOGISTIC, TANH, SOFTMAX and LOG_SOFTMAX (float_act.h): the reference kernel's Prepare validates the op, then the
+// LOGISTIC, TANH, SQRT, RSQRT, ABS, NEG, FLOOR, CEIL, SQUARE, EXP, LOG, SOFTMAX and LOG_SOFTMAX
+// (float_act.h): the reference kernel's Prepare validates the op, then the
 // elements are cut into tasks over the interpreter's threads and run by the widest loop the
 // CPU has (avx512, avx2, else a portable loop of the reference formulas).
 #include "kernels/activations/float_act.h"
@@ -32,6 +33,33 @@ void FloatActPortable(const FloatActParams& p, const float* x, float* y, int64_t
     case FloatAct::kTanh:
       for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
       break;
+    case FloatAct::kSqrt:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::sqrt(x[i]);
+      break;
+    case FloatAct::kRsqrt:
+      for (int64_t i = 0; i < n; ++i) y[i] = 1.f / std::sqrt(x[i]);
+      break;
+    case FloatAct::kAbs:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::fabs(x[i]);
+      break;
+    case FloatAct::kNeg:
+      for (int64_t i = 0; i < n; ++i) y[i] = -x[i];
+      break;
+    case FloatAct::kFloor:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::floor(x[i]);
+      break;
+    case FloatAct::kCeil:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::ceil(x[i]);
+      break;
+    case FloatAct::kSquare:
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] * x[i];
+      break;
+    case FloatAct::kExp:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i]);
+      break;
+    case FloatAct::kLog:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::log(x[i]);
+      break;
   }
 }
 
@@ -50,7 +78,8 @@ class FloatActKernel : public FastKernel {
     float* y = ctx.output(0)->data_as<float>();
     const int64_t n = ctx.input(0)->num_elements();
     // Below this many elements per task the hand-off costs more than it saves.
-    const bool transcendental = p_.act == FloatAct::kLogistic || p_.act == FloatAct::kTanh;
+    const bool transcendental = p_.act == FloatAct::kLogistic || p_.act == FloatAct::kTanh || p_.act == FloatAct::kExp ||
+                                p_.act == FloatAct::kLog;
     const int64_t min_task = transcendental ? 4096 : 32768;
     const int64_t tasks = TaskCount(ctx.threads().num_threads(), n, min_task, 2);
     RunTasks(&ctx.threads(), tasks, [&](int64_t t) {
@@ -87,6 +116,15 @@ std::unique_ptr<rt::OpKernel> MakeFloatAct(const rt::KernelCreateContext& cc, Re
     case tflite::BuiltinOperator_HARD_SWISH: p.act = FloatAct::kHardSwish; name = "hard_swish"; break;
     case tflite::BuiltinOperator_LOGISTIC: p.act = FloatAct::kLogistic; name = "logistic"; break;
     case tflite::BuiltinOperator_TANH: p.act = FloatAct::kTanh; name = "tanh"; break;
+    case tflite::BuiltinOperator_SQRT: p.act = FloatAct::kSqrt; name = "sqrt"; break;
+    case tflite::BuiltinOperator_RSQRT: p.act = FloatAct::kRsqrt; name = "rsqrt"; break;
+    case tflite::BuiltinOperator_ABS: p.act = FloatAct::kAbs; name = "abs"; break;
+    case tflite::BuiltinOperator_NEG: p.act = FloatAct::kNeg; name = "neg"; break;
+    case tflite::BuiltinOperator_FLOOR: p.act = FloatAct::kFloor; name = "floor"; break;
+    case tflite::BuiltinOperator_CEIL: p.act = FloatAct::kCeil; name = "ceil"; break;
+    case tflite::BuiltinOperator_SQUARE: p.act = FloatAct::kSquare; name = "square"; break;
+    case tflite::BuiltinOperator_EXP: p.act = FloatAct::kExp; name = "exp"; break;
+    case tflite::BuiltinOperator_LOG: p.act = FloatAct::kLog; name = "log"; break;
     default: return nullptr;
   }
   auto ref = MakeReferenceKernel(cc, reference);
@@ -167,7 +205,10 @@ std::unique_ptr<rt::OpKernel> MakeFloatSoftmax(const rt::KernelCreateContext& cc
 void RegisterFastFloatActivations(rt::OpRegistry& r) {
   for (auto op : {tflite::BuiltinOperator_RELU, tflite::BuiltinOperator_RELU6, tflite::BuiltinOperator_RELU_N1_TO_1,
                   tflite::BuiltinOperator_RELU_0_TO_1, tflite::BuiltinOperator_LEAKY_RELU,
-                  tflite::BuiltinOperator_HARD_SWISH, tflite::BuiltinOperator_LOGISTIC, tflite::BuiltinOperator_TANH})
+                  tflite::BuiltinOperator_HARD_SWISH, tflite::BuiltinOperator_LOGISTIC, tflite::BuiltinOperator_TANH,
+                  tflite::BuiltinOperator_SQRT, tflite::BuiltinOperator_RSQRT, tflite::BuiltinOperator_ABS,
+                  tflite::BuiltinOperator_NEG, tflite::BuiltinOperator_FLOOR, tflite::BuiltinOperator_CEIL,
+                  tflite::BuiltinOperator_SQUARE, tflite::BuiltinOperator_EXP, tflite::BuiltinOperator_LOG})
     AddFastWithFallback(r, op, MakeFloatAct);
   for (auto op : {tflite::BuiltinOperator_SOFTMAX, tflite::BuiltinOperator_LOG_SOFTMAX})
     AddFastWithFallback(r, op, MakeFloatSoftmax);

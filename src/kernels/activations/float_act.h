@@ -14,7 +14,16 @@
 
 namespace edgeopt::kernels::activations {
 
-enum class FloatAct { kClamp, kLeakyRelu, kHardSwish, kLogistic, kTanh };
+// The unary math ops: SQRT, RSQRT (1 / sqrt), ABS, NEG, FLOOR, CEIL and SQUARE are one or two
+// IEEE operations per element, bit-exact with the reference (unary/ref.cc); EXP and LOG are
+// polynomial, within kExpMaxRelError / kLogMaxRelError relative error (or
+// kFloatActMaxAbsError absolute) of std::exp / std::log over the same sweep, with the
+// reference's special values (exp: 0 and inf beyond the range, denormal results kept; log:
+// -inf at +-0, NaN below 0, inf at inf).
+enum class FloatAct {
+  kClamp, kLeakyRelu, kHardSwish, kLogistic, kTanh,
+  kSqrt, kRsqrt, kAbs, kNeg, kFloor, kCeil, kSquare, kExp, kLog
+};
 
 struct FloatActParams {
   FloatAct act = FloatAct::kClamp;
@@ -26,6 +35,8 @@ struct FloatActParams {
 constexpr double kLogisticMaxRelError = 2.5e-7;
 constexpr double kTanhMaxRelError = 3e-7;
 constexpr double kFloatActMaxAbsError = 1e-9;
+constexpr double kExpMaxRelError = 3e-7;
+constexpr double kLogMaxRelError = 3e-7;
 
 using FloatActFn = void (*)(const FloatActParams& p, const float* x, float* y, int64_t n);
 

@@ -26,6 +26,23 @@ struct V256 {
     const __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
     return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
   }
+  static F SelectEq(F a, F b, F x, F y) { return _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_EQ_OQ)); }
+  static F SelectNan(F a, F x, F y) { return _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, a, _CMP_UNORD_Q)); }
+  static F Floor(F v) { return _mm256_round_ps(v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
+  static F Ceil(F v) { return _mm256_round_ps(v, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC); }
+  static F Sqrt(F v) { return _mm256_sqrt_ps(v); }
+  static F Neg(F v) { return _mm256_xor_ps(v, _mm256_set1_ps(-0.0f)); }
+  // From the exponent bits; a denormal is first scaled by 2^23 (its exponent then corrected).
+  static F Frexp(F v, F* e) {
+    const F denormal = _mm256_cmp_ps(v, _mm256_set1_ps(1.17549435e-38f), _CMP_LT_OQ);
+    const F x = _mm256_blendv_ps(v, _mm256_mul_ps(v, _mm256_set1_ps(8388608.0f)), denormal);
+    const __m256i bits = _mm256_castps_si256(x);
+    const __m256i biased = _mm256_srli_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0x7F800000)), 23);
+    *e = _mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(biased, _mm256_set1_epi32(126))),
+                       _mm256_and_ps(denormal, _mm256_set1_ps(23.0f)));
+    const __m256i mant = _mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi32(0x007FFFFF)), _mm256_set1_epi32(0x3F000000));
+    return _mm256_castsi256_ps(mant);
+  }
   static F Abs(F v) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v); }
   static F CopySign(F mag, F sign) {
     const F s = _mm256_set1_ps(-0.0f);

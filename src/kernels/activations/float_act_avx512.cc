@@ -28,6 +28,17 @@ struct V512 {
     const __m512i e = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(0xFFFF, n), _mm512_set1_epi32(127));
     return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xFFFF, e, 23));
   }
+  static F SelectEq(F a, F b, F x, F y) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ), y, x); }
+  static F SelectNan(F a, F x, F y) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), y, x); }
+  static F Floor(F v) { return _mm512_maskz_roundscale_ps(0xFFFF, v, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
+  static F Ceil(F v) { return _mm512_maskz_roundscale_ps(0xFFFF, v, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC); }
+  static F Sqrt(F v) { return _mm512_maskz_sqrt_ps(0xFFFF, v); }
+  static F Neg(F v) { return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(v), _mm512_set1_epi32(INT32_MIN))); }
+  // getexp / getmant handle denormals: x = m' 2^g with m' in [1, 2), so m = m' / 2, e = g + 1.
+  static F Frexp(F v, F* e) {
+    *e = _mm512_add_ps(_mm512_maskz_getexp_ps(0xFFFF, v), _mm512_set1_ps(1.0f));
+    return _mm512_mul_ps(_mm512_maskz_getmant_ps(0xFFFF, v, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero), _mm512_set1_ps(0.5f));
+  }
   static F Abs(F v) { return _mm512_abs_ps(v); }
   static F CopySign(F mag, F sign) {
     const __m512i s = _mm512_set1_epi32(0x80000000u);

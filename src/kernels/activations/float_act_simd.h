@@ -3,8 +3,10 @@
 // collide). V provides: kLanes, F, Load, Store, Set, Add, Sub, Mul, Div, Fma, Max(a, b) =
 // a > b ? a : b, Min(a, b) = a < b ? a : b (both give b when either is NaN, like the
 // reference's std::max / std::min with the operands in this order), SelectGt(a, b, x, y) =
-// a > b ? x : y, SelectLt, Round (to nearest), Pow2I (2^n for an integral n in [-126, 127]),
-// Abs, CopySign(magnitude, sign).
+// a > b ? x : y, SelectLt, SelectEq, SelectNan(a, x, y) = a is NaN ? x : y, Round (to
+// nearest), Floor, Ceil, Sqrt, Pow2I (2^n for an integral n in [-126, 127]), Abs, Neg (sign
+// flipped), CopySign(magnitude, sign), Frexp(x, &e) (x = m 2^e, m in [0.5, 1), for finite
+// x > 0 including denormals; anything for other x).
 #pragma once
 
 #include <algorithm>
@@ -34,6 +36,60 @@ typename V::F Exp(typename V::F x) {
   const F r2 = V::Mul(r, r);
   const F er = V::Add(V::Fma(p, r2, r), V::Set(1.0f));
   return V::Mul(er, V::Pow2I(n));
+}
+
+// e^x over all floats, as std::exp: 2^n applied in two factors (each within the exponent
+// range) so that results overflow to inf and underflow through the denormals as they should.
+// x is clamped to [-104, 89], beyond which e^x is 0 or inf in float; NaN stays NaN.
+template <class V>
+typename V::F ExpFull(typename V::F x) {
+  using F = typename V::F;
+  x = V::Min(V::Set(89.0f), V::Max(V::Set(-104.0f), x));
+  const F n = V::Round(V::Mul(x, V::Set(1.44269504088896341f)));
+  F r = V::Fma(n, V::Set(-0.693359375f), x);
+  r = V::Fma(n, V::Set(2.12194440e-4f), r);
+  F p = V::Set(1.9875691500e-4f);
+  p = V::Fma(p, r, V::Set(1.3981999507e-3f));
+  p = V::Fma(p, r, V::Set(8.3334519073e-3f));
+  p = V::Fma(p, r, V::Set(4.1665795894e-2f));
+  p = V::Fma(p, r, V::Set(1.6666665459e-1f));
+  p = V::Fma(p, r, V::Set(5.0000001201e-1f));
+  const F er = V::Add(V::Fma(p, V::Mul(r, r), r), V::Set(1.0f));
+  const F n1 = V::Floor(V::Mul(n, V::Set(0.5f)));
+  return V::Mul(V::Mul(er, V::Pow2I(n1)), V::Pow2I(V::Sub(n, n1)));
+}
+
+// ln x as std::log (Cephes' logf): x = m 2^e with m in [sqrt(1/2), sqrt(2)), ln x = e ln 2 +
+// ln m, ln m from a degree-9 polynomial in m - 1; denormals through V::Frexp. Then the special
+// values: -inf at +-0, NaN below 0 and for NaN, inf at inf.
+template <class V>
+typename V::F Log(typename V::F x) {
+  using F = typename V::F;
+  F e;
+  F m = V::Frexp(x, &e);  // x = m 2^e, m in [0.5, 1) for finite x > 0
+  const F small = V::SelectLt(m, V::Set(0.707106781186547524f), V::Set(1.0f), V::Set(0.0f));
+  e = V::Sub(e, small);
+  m = V::Sub(V::Add(m, V::Mul(m, small)), V::Set(1.0f));  // m < sqrt(1/2): 2m - 1, else m - 1
+  const F z = V::Mul(m, m);
+  F y = V::Set(7.0376836292e-2f);
+  y = V::Fma(y, m, V::Set(-1.1514610310e-1f));
+  y = V::Fma(y, m, V::Set(1.1676998740e-1f));
+  y = V::Fma(y, m, V::Set(-1.2420140846e-1f));
+  y = V::Fma(y, m, V::Set(1.4249322787e-1f));
+  y = V::Fma(y, m, V::Set(-1.6668057665e-1f));
+  y = V::Fma(y, m, V::Set(2.0000714765e-1f));
+  y = V::Fma(y, m, V::Set(-2.4999993993e-1f));
+  y = V::Fma(y, m, V::Set(3.3333331174e-1f));
+  y = V::Mul(V::Mul(y, m), z);
+  y = V::Fma(e, V::Set(-2.12194440e-4f), y);
+  y = V::Fma(z, V::Set(-0.5f), y);
+  F r = V::Add(m, y);
+  r = V::Fma(e, V::Set(0.693359375f), r);
+  const float inf = std::numeric_limits<float>::infinity();
+  r = V::SelectEq(x, V::Set(inf), x, r);
+  r = V::SelectLt(x, V::Set(0.0f), V::Set(std::numeric_limits<float>::quiet_NaN()), r);
+  r = V::SelectEq(x, V::Set(0.0f), V::Set(-inf), r);
+  return V::SelectNan(x, x, r);
 }
 
 template <class V>
@@ -72,6 +128,15 @@ typename V::F Apply(const FloatActParams& p, typename V::F x) {
     }
     case FloatAct::kLogistic: return Logistic<V>(x);
     case FloatAct::kTanh: return Tanh<V>(x);
+    case FloatAct::kSqrt: return V::Sqrt(x);
+    case FloatAct::kRsqrt: return V::Div(V::Set(1.0f), V::Sqrt(x));
+    case FloatAct::kAbs: return V::Abs(x);
+    case FloatAct::kNeg: return V::Neg(x);
+    case FloatAct::kFloor: return V::Floor(x);
+    case FloatAct::kCeil: return V::Ceil(x);
+    case FloatAct::kSquare: return V::Mul(x, x);
+    case FloatAct::kExp: return ExpFull<V>(x);
+    case FloatAct::kLog: return Log<V>(x);
   }
   return x;
 }
@@ -104,6 +169,15 @@ void Run(const FloatActParams& p, const float* x, float* y, int64_t n) {
     case FloatAct::kHardSwish: return Loop<V, FloatAct::kHardSwish>(p, x, y, n);
     case FloatAct::kLogistic: return Loop<V, FloatAct::kLogistic>(p, x, y, n);
     case FloatAct::kTanh: return Loop<V, FloatAct::kTanh>(p, x, y, n);
+    case FloatAct::kSqrt: return Loop<V, FloatAct::kSqrt>(p, x, y, n);
+    case FloatAct::kRsqrt: return Loop<V, FloatAct::kRsqrt>(p, x, y, n);
+    case FloatAct::kAbs: return Loop<V, FloatAct::kAbs>(p, x, y, n);
+    case FloatAct::kNeg: return Loop<V, FloatAct::kNeg>(p, x, y, n);
+    case FloatAct::kFloor: return Loop<V, FloatAct::kFloor>(p, x, y, n);
+    case FloatAct::kCeil: return Loop<V, FloatAct::kCeil>(p, x, y, n);
+    case FloatAct::kSquare: return Loop<V, FloatAct::kSquare>(p, x, y, n);
+    case FloatAct::kExp: return Loop<V, FloatAct::kExp>(p, x, y, n);
+    case FloatAct::kLog: return Loop<V, FloatAct::kLog>(p, x, y, n);
   }
 }
 

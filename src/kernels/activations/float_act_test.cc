@@ -1,8 +1,9 @@
 // The float32 activation fast paths (float_act.cc, float_act_avx2.cc, float_act_avx512.cc).
 // - Every loop (portable, AVX2, AVX-512) against the reference formulas on a dense sweep of
 //   float bit patterns in [-100, 100] plus +-0, +-inf, NaN, denormals and huge values:
-//   clamps, LEAKY_RELU and HARD_SWISH bit for bit (NaN and the sign of zero included);
-//   LOGISTIC and TANH within float_act.h's stated bound, with the measured maximum printed.
+//   clamps, LEAKY_RELU, HARD_SWISH, SQRT, RSQRT, ABS, NEG, FLOOR, CEIL and SQUARE bit for bit
+//   (NaN and the sign of zero included); LOGISTIC, TANH, EXP and LOG within float_act.h's
+//   stated bounds, with the measured maximum printed. The sweep also spans every exponent.
 // - The softmax loops against the reference rows (float_act.h's bound, specials as NaN).
 // - The kernels in graphs against the reference kernels: every op (SOFTMAX and LOG_SOFTMAX
 //   too), odd sizes (tails that are not a multiple of 8 or 16), sizes split over 2 threads,
@@ -34,6 +35,15 @@ float Reference(const FloatActParams& p, float x) {
     case FloatAct::kHardSwish: return x * std::min(6.f, std::max(0.f, x + 3.f)) / 6.f;
     case FloatAct::kLogistic: return 1.0f / (1.0f + std::exp(-x));
     case FloatAct::kTanh: return std::tanh(x);
+    case FloatAct::kSqrt: return std::sqrt(x);
+    case FloatAct::kRsqrt: return 1.f / std::sqrt(x);
+    case FloatAct::kAbs: return std::fabs(x);
+    case FloatAct::kNeg: return -x;
+    case FloatAct::kFloor: return std::floor(x);
+    case FloatAct::kCeil: return std::ceil(x);
+    case FloatAct::kSquare: return x * x;
+    case FloatAct::kExp: return std::exp(x);
+    case FloatAct::kLog: return std::log(x);
   }
   return 0;
 }
@@ -45,6 +55,14 @@ std::vector<float> Sweep() {
   const float hundred = 100.0f;
   std::memcpy(&hi_bits, &hundred, 4);
   for (uint32_t b = 0; b <= hi_bits; b += 509) {
+    float f;
+    std::memcpy(&f, &b, 4);
+    v.push_back(f);
+    v.push_back(-f);
+  }
+  // Every 65537th bit pattern of all finite positive floats and its negative (LOG's and EXP's
+  // whole ranges).
+  for (uint32_t b = 0; b < 0x7F800000u; b += 65537) {
     float f;
     std::memcpy(&f, &b, 4);
     v.push_back(f);
@@ -80,6 +98,9 @@ std::vector<FloatActParams> AllParams() {
   ps.push_back({FloatAct::kHardSwish, 0, 0, 0});
   ps.push_back({FloatAct::kLogistic, 0, 0, 0});
   ps.push_back({FloatAct::kTanh, 0, 0, 0});
+  for (FloatAct a : {FloatAct::kSqrt, FloatAct::kRsqrt, FloatAct::kAbs, FloatAct::kNeg, FloatAct::kFloor, FloatAct::kCeil,
+                     FloatAct::kSquare, FloatAct::kExp, FloatAct::kLog})
+    ps.push_back({a, 0, 0, 0});
   return ps;
 }
 
@@ -89,7 +110,8 @@ TEST(FloatActLoops, SweepAgainstReferenceFormulas) {
   for (const Loop& loop : Loops()) {
     if (!loop.available) continue;
     for (const FloatActParams& p : AllParams()) {
-      const bool exact = p.act != FloatAct::kLogistic && p.act != FloatAct::kTanh;
+      const bool exact = p.act != FloatAct::kLogistic && p.act != FloatAct::kTanh && p.act != FloatAct::kExp &&
+                         p.act != FloatAct::kLog;
       // Odd offsets and lengths: unaligned starts and tails of every size.
       for (size_t off : {size_t{0}, size_t{3}}) {
         loop.fn(p, x.data() + off, y.data() + off, static_cast<int64_t>(x.size() - off));
@@ -105,6 +127,7 @@ TEST(FloatActLoops, SweepAgainstReferenceFormulas) {
             }
             continue;
           }
+          if (y[i] == r) continue;  // infinities and exact values
           if (std::isnan(r) || std::isnan(y[i])) {
             if (std::isnan(r) != std::isnan(y[i]) && bad++ < 3)
               ADD_FAILURE() << loop.name << " x=" << x[i] << ": " << y[i] << " vs " << r;
@@ -115,7 +138,9 @@ TEST(FloatActLoops, SweepAgainstReferenceFormulas) {
           const double rel = err / std::fabs(static_cast<double>(r));
           max_rel = std::max(max_rel, rel);
           const double bound = p.act == FloatAct::kLogistic ? kernels::activations::kLogisticMaxRelError
-                                                            : kernels::activations::kTanhMaxRelError;
+                               : p.act == FloatAct::kTanh   ? kernels::activations::kTanhMaxRelError
+                               : p.act == FloatAct::kExp    ? kernels::activations::kExpMaxRelError
+                                                            : kernels::activations::kLogMaxRelError;
           if (!(rel <= bound) && bad++ < 3)
             ADD_FAILURE() << loop.name << " act " << static_cast<int>(p.act) << " x=" << x[i] << ": " << y[i] << " vs "
                           << r << " (relative error " << rel << ")";
@@ -123,7 +148,11 @@ TEST(FloatActLoops, SweepAgainstReferenceFormulas) {
         EXPECT_EQ(bad, 0) << loop.name << " act " << static_cast<int>(p.act);
         if (!exact && off == 0)
           std::printf("[ info ] %s %s: max relative error %.3g over %zu values\n", loop.name,
-                      p.act == FloatAct::kLogistic ? "logistic" : "tanh", max_rel, x.size());
+                      p.act == FloatAct::kLogistic ? "logistic"
+                      : p.act == FloatAct::kTanh   ? "tanh"
+                      : p.act == FloatAct::kExp    ? "exp"
+                                                   : "log",
+                      max_rel, x.size());
       }
     }
   }
@@ -244,7 +273,12 @@ TEST(FloatActKernels, MatchReferenceKernels) {
                                          tflite::BuiltinOperator_RELU_N1_TO_1, tflite::BuiltinOperator_RELU_0_TO_1,
                                          tflite::BuiltinOperator_LEAKY_RELU,   tflite::BuiltinOperator_HARD_SWISH,
                                          tflite::BuiltinOperator_LOGISTIC,     tflite::BuiltinOperator_TANH,
-                                         tflite::BuiltinOperator_SOFTMAX,      tflite::BuiltinOperator_LOG_SOFTMAX};
+                                         tflite::BuiltinOperator_SOFTMAX,      tflite::BuiltinOperator_LOG_SOFTMAX,
+                                         tflite::BuiltinOperator_SQRT,         tflite::BuiltinOperator_RSQRT,
+                                         tflite::BuiltinOperator_ABS,          tflite::BuiltinOperator_NEG,
+                                         tflite::BuiltinOperator_FLOOR,        tflite::BuiltinOperator_CEIL,
+                                         tflite::BuiltinOperator_SQUARE,       tflite::BuiltinOperator_EXP,
+                                         tflite::BuiltinOperator_LOG};
   const std::vector<std::vector<int32_t>> shapes = {{1}, {7}, {3, 5}, {17}, {2, 3, 4, 5}, {1, 33, 31, 3}, {1, 96, 96, 16}};
   std::mt19937 rng(3);
   for (const rt::CpuFeatures& cpu : levels)
@@ -272,6 +306,10 @@ TEST(FloatActKernels, MatchReferenceKernels) {
           if (op == tflite::BuiltinOperator_LOGISTIC || op == tflite::BuiltinOperator_TANH) {
             check.rtol = op == tflite::BuiltinOperator_LOGISTIC ? kernels::activations::kLogisticMaxRelError
                                                                 : kernels::activations::kTanhMaxRelError;
+            check.atol = kernels::activations::kFloatActMaxAbsError;
+          } else if (op == tflite::BuiltinOperator_EXP || op == tflite::BuiltinOperator_LOG) {
+            check.rtol = op == tflite::BuiltinOperator_EXP ? kernels::activations::kExpMaxRelError
+                                                           : kernels::activations::kLogMaxRelError;
             check.atol = kernels::activations::kFloatActMaxAbsError;
           } else if (op == tflite::BuiltinOperator_SOFTMAX || op == tflite::BuiltinOperator_LOG_SOFTMAX) {
             check.rtol = kernels::activations::kSoftmaxMaxRelError;
