@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
+#include <limits>
 #include <numeric>
 #include <optional>
 
@@ -512,6 +514,75 @@ TEST(TransformKernels, TransposeRank6And7) {
       }
     }
   }
+}
+
+// ARG_MAX / ARG_MIN against a plain scan per (outer, inner) pair (strict comparison, first
+// position wins) on sizes the conformance cases do not reach: long axes (the 8-lane scan of the
+// last axis and its tail), inner sizes across the 64-wide chunks, values with many ties, NaN
+// (first or later), signed zeros and infinities.
+TEST(TransformKernels, ArgMaxArgMinLongAxesAndSpecialValues) {
+  CaseRng rng(1102);
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const float specials[] = {nan, 0.0f, -0.0f, inf, -inf, 1.0f, -1.0f};
+  for (int64_t axis_len : {1, 7, 8, 9, 17, 100, 2304})
+    for (int64_t inner : {1, 3, 64, 65, 130})
+      for (bool is_max : {true, false})
+        for (bool as_int8 : {false, true}) {
+          const int64_t outer = 2;
+          const std::vector<int32_t> shape = {static_cast<int32_t>(outer), static_cast<int32_t>(axis_len),
+                                              static_cast<int32_t>(inner)};
+          const int64_t n = outer * axis_len * inner;
+          std::vector<float> f(static_cast<size_t>(n));
+          std::vector<int8_t> q(static_cast<size_t>(n));
+          for (int64_t i = 0; i < n; ++i) {
+            const int r = rng.Int(0, 20);
+            f[i] = r < 4 ? specials[rng.Int(0, 6)] : static_cast<float>(rng.Int(-3, 3));
+            q[i] = static_cast<int8_t>(rng.Int(-3, 3));
+          }
+          if (n > 0) f[0] = nan;  // a NaN in first position: position 0 wins for that pair
+          if (axis_len > 9)
+            // Second outer index: zeros, NaN at positions 1-8 and the only extreme last (a scan
+            // in which a NaN stuck to a partial extreme would miss it).
+            for (int64_t i = 0; i < axis_len; ++i)
+              for (int64_t j = 0; j < inner; ++j)
+                f[(axis_len + i) * inner + j] = i >= 1 && i <= 8 ? nan : i == axis_len - 1 ? (is_max ? 5.0f : -5.0f) : 0.0f;
+          GraphBuilder b;
+          const DType t = as_int8 ? DType::kInt8 : DType::kFloat32;
+          auto x = b.Input("x", t, shape);
+          auto ax = I32Const(b, "axis", {1});
+          auto y = b.Tensor("y", DType::kInt32, {shape[0], shape[2]});
+          if (is_max) {
+            tflite::ArgMaxOptionsT o;
+            o.output_type = tflite::TensorType_INT32;
+            b.Op(tflite::BuiltinOperator_ARG_MAX, {x, ax}, {y}, o);
+          } else {
+            tflite::ArgMinOptionsT o;
+            o.output_type = tflite::TensorType_INT32;
+            b.Op(tflite::BuiltinOperator_ARG_MIN, {x, ax}, {y}, o);
+          }
+          b.Output(y);
+          auto out = as_int8 ? testing::RunOursValues(b.Finish(), {MakeValue<int8_t>("x", t, shape, q)})
+                             : testing::RunOursValues(b.Finish(), {MakeValue<float>("x", t, shape, f)});
+          ASSERT_TRUE(out.ok()) << out.status().ToString();
+          std::vector<int32_t> got(static_cast<size_t>(outer * inner));
+          std::memcpy(got.data(), (*out)[0].data.data(), got.size() * 4);
+          for (int64_t o = 0; o < outer; ++o)
+            for (int64_t j = 0; j < inner; ++j) {
+              int32_t best_i = 0;
+              float best = as_int8 ? q[o * axis_len * inner + j] : f[o * axis_len * inner + j];
+              for (int64_t i = 1; i < axis_len; ++i) {
+                const int64_t k = (o * axis_len + i) * inner + j;
+                const float v = as_int8 ? q[k] : f[k];
+                if (is_max ? v > best : v < best) {
+                  best = v;
+                  best_i = static_cast<int32_t>(i);
+                }
+              }
+              ASSERT_EQ(got[o * inner + j], best_i) << (is_max ? "ARG_MAX" : "ARG_MIN") << (as_int8 ? " int8" : " float")
+                                                    << " axis " << axis_len << " inner " << inner << " at (" << o << ","
+                                                    << j << ")";
+            }
+        }
 }
 
 // int64 paddings (2.9 reads them as int32): same result as int32 paddings.
