@@ -8,9 +8,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <iostream>
 
 #include "kernels/common/byte_table.h"
+#include "kernels/common/quant_utils.h"
 #include "runtime/cpu.h"
 #include "support/op_cases.h"
 
@@ -79,6 +81,29 @@ CompareOptions FloatTol(double rtol) {
 }
 
 // ---------------------------------------------------------------------------------------------
+
+// The quantized SOFTMAX's rounding (kernels::RoundNonNegative) is std::round on [0, 2^31):
+// every half-integer up to 70000 and its float neighbours, and a sweep of bit patterns.
+TEST(SoftmaxRounding, RoundNonNegativeIsStdRound) {
+  auto check = [](float v) {
+    ASSERT_EQ(kernels::RoundNonNegative(v), static_cast<int32_t>(std::round(v))) << "v = " << v;
+  };
+  for (int k = 0; k <= 70000; ++k) {
+    const float h = static_cast<float>(k) + 0.5f;
+    check(h);
+    check(std::nextafter(h, 0.0f));
+    check(std::nextafter(h, 1e9f));
+    check(static_cast<float>(k));
+  }
+  const float top = 2147483520.0f;  // the largest float below 2^31
+  uint32_t hi;
+  std::memcpy(&hi, &top, 4);
+  for (uint32_t b = 0; b <= hi; b += 4099) {
+    float v;
+    std::memcpy(&v, &b, 4);
+    check(v);
+  }
+}
 
 TEST_F(ActivationConformance, ReluFamily) {
   uint64_t seed = 2000;

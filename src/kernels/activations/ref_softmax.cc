@@ -21,6 +21,7 @@ namespace edgeopt::kernels::activations {
 namespace {
 
 double ExpD(double x) { return std::exp(x); }
+
 double OneOverOnePlusX(double x) { return 1.0 / (1.0 + x); }
 
 class SoftmaxKernel : public rt::OpKernel {
@@ -138,12 +139,14 @@ class SoftmaxKernel : public rt::OpKernel {
       for (int64_t j = 0; j < depth; ++j) sum_exp += table_offset[x[j]];
       const float inv_sum_exp = 1.0f / (sum_exp * out_scale_);
       for (int64_t j = 0; j < depth; ++j) {
-        const float prob_rescaled = table_offset[x[j]] * inv_sum_exp;
+        // At most 1 / out_scale (sum_exp >= 1): the cap only keeps a degenerate output scale
+        // from overflowing the conversion (the clamp below gives the same result).
+        const float prob_rescaled = std::min(table_offset[x[j]] * inv_sum_exp, 1073741824.0f);
         int32_t q;
         if constexpr (std::is_same_v<Out, uint8_t>) {
           q = static_cast<int32_t>(prob_rescaled + 0.5f);
         } else {
-          q = static_cast<int32_t>(std::round(prob_rescaled)) + out_zp_;
+          q = RoundNonNegative(prob_rescaled) + out_zp_;  // std::round, without the library call
         }
         y[j] = static_cast<Out>(std::max(std::min(clamp_max, q), clamp_min));
       }

@@ -169,4 +169,11 @@ double LegacyConvMultiplier(float input_scale, float filter_scale, float output_
 // Rounding as TFLite's TfLiteRound / std::round (half away from zero).
 inline float Round(float x) { return std::round(x); }
 
+// std::round(v) as an int32 for 0 <= v < 2^31, without the library call: the integer part, plus
+// one at a fraction >= 0.5 (v - trunc(v) is exact).
+inline int32_t RoundNonNegative(float v) {
+  const auto t = static_cast<int32_t>(v);
+  return t + (v - static_cast<float>(t) >= 0.5f ? 1 : 0);
+}
+
 }  // namespace edgeopt::kernels
