@@ -104,6 +104,36 @@ void ForEachInput(const rt::Shape& in_shape, const std::vector<int64_t>& out_str
   }
 }
 
+// out[k] = f(out[k], in[k]) for k < n: non-aliasing parameters, so that the loop vectorizes.
+template <typename A, typename T, typename F>
+void CombineRow(A* __restrict out, const T* __restrict in, int64_t n, F f) {
+  for (int64_t k = 0; k < n; ++k) out[k] = f(out[k], in[k]);
+}
+
+// As ForEachInput, for combines that can take a whole innermost row at once: when the last
+// dimension is kept (output stride 1), row(i, o, n) gets n consecutive inputs from i that go to
+// n consecutive outputs from o, so that its loop vectorizes; each output still receives its
+// inputs in row-major order. Otherwise one(i, o) per input as ForEachInput.
+template <typename Row, typename One>
+void ForEachInputRow(const rt::Shape& in_shape, const std::vector<int64_t>& out_stride, Row&& row, One&& one) {
+  const int rank = static_cast<int>(in_shape.size());
+  if (rank == 0 || out_stride[rank - 1] != 1) return ForEachInput(in_shape, out_stride, one);
+  const int64_t total = rt::NumElements(in_shape);
+  if (total == 0) return;
+  DimBuffer<int32_t> idx(rank, 0);
+  int64_t out = 0;
+  const int32_t inner = in_shape[rank - 1];
+  for (int64_t i = 0; i < total; i += inner) {
+    row(i, out, inner);
+    for (int d = rank - 2; d >= 0; --d) {
+      out += out_stride[d];
+      if (++idx[d] < in_shape[d]) break;
+      out -= out_stride[d] * in_shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
 class ReduceKernel : public PlannedKernel {
  public:
   explicit ReduceKernel(ReduceOp op) : PlannedKernel(std::string(OpLabel(op)) + "/any/ref", {1}), op_(op) {}
@@ -250,7 +280,10 @@ class ReduceKernel : public PlannedKernel {
   template <typename T, typename F>
   Status Accumulate(const T* x, T* y, int64_t n_out, T init, F f) {
     for (int64_t i = 0; i < n_out; ++i) y[i] = init;
-    ForEachInput(in_shape_, out_stride_, [&](int64_t i, int64_t o) { y[o] = f(y[o], x[i]); });
+    ForEachInputRow(
+        in_shape_, out_stride_,
+        [&](int64_t i, int64_t o, int64_t n) { CombineRow(y + o, x + i, n, f); },
+        [&](int64_t i, int64_t o) { y[o] = f(y[o], x[i]); });
     return Status::Ok();
   }
 
@@ -260,7 +293,12 @@ class ReduceKernel : public PlannedKernel {
                                    std::conditional_t<(sizeof(T) >= 4), int64_t, int32_t>>;
     Acc* acc = Accumulator<Acc>();
     std::fill(acc, acc + n_out, Acc(0));
-    ForEachInput(in_shape_, out_stride_, [&](int64_t i, int64_t o) { acc[o] = WrapAdd<Acc>(acc[o], static_cast<Acc>(x[i])); });
+    ForEachInputRow(
+        in_shape_, out_stride_,
+        [&](int64_t i, int64_t o, int64_t n) {
+          CombineRow(acc + o, x + i, n, [](Acc a, T v) { return WrapAdd<Acc>(a, static_cast<Acc>(v)); });
+        },
+        [&](int64_t i, int64_t o) { acc[o] = WrapAdd<Acc>(acc[o], static_cast<Acc>(x[i])); });
     for (int64_t o = 0; o < n_out; ++o) y[o] = static_cast<T>(acc[o] / static_cast<Acc>(reduced_count_));
     return Status::Ok();
   }
