@@ -39,6 +39,10 @@ void CopyTables(const rt::Shape& out_shape, const AxisTables& tables, const uint
     if (d == 0) return;
   const int64_t inner = out_shape[rank - 1];
   const int64_t* inner_offsets = tables[rank - 1].data();
+  // An innermost table that steps by one element (slices, pads and tiles of whole rows, depth
+  // <-> space channel runs, most transposes that keep the last axis): each row is one memcpy.
+  bool contiguous = inner > 1;
+  for (int64_t i = 0; contiguous && i < inner; ++i) contiguous = inner_offsets[i] == inner_offsets[0] + i;
   // Partial sums of the outer axes; base[d] covers axes 0..d-1 (kPadEntry once any is padding).
   DimBuffer<int32_t> idx(rank, 0);
   DimBuffer<int64_t> base(rank, 0);
@@ -55,6 +59,8 @@ void CopyTables(const rt::Shape& out_shape, const AxisTables& tables, const uint
     const int64_t b = base[rank - 1];
     if (b == kPadEntry) {
       for (int64_t i = 0; i < inner; ++i) std::memcpy(dst + i * N, pad, N);
+    } else if (contiguous) {
+      std::memcpy(dst, in + (b + inner_offsets[0]) * static_cast<int64_t>(N), static_cast<size_t>(inner) * N);
     } else {
       CopyRow<N>(in, b, inner_offsets, inner, dst, pad);
     }
