@@ -43,20 +43,7 @@ void CopyTables(const rt::Shape& out_shape, const AxisTables& tables, const uint
   // <-> space channel runs, most transposes that keep the last axis): each row is one memcpy.
   bool contiguous = inner > 1;
   for (int64_t i = 0; contiguous && i < inner; ++i) contiguous = inner_offsets[i] == inner_offsets[0] + i;
-  // Partial sums of the outer axes; base[d] covers axes 0..d-1 (kPadEntry once any is padding).
-  DimBuffer<int32_t> idx(rank, 0);
-  DimBuffer<int64_t> base(rank, 0);
-  auto recompute = [&](int from) {
-    for (int d = from; d < rank - 1; ++d) {
-      const int64_t prev = base[d];
-      const int64_t t = tables[d][idx[d]];
-      base[d + 1] = (prev == kPadEntry || t == kPadEntry) ? kPadEntry : prev + t;
-    }
-  };
-  recompute(0);
-  uint8_t* dst = out;
-  while (true) {
-    const int64_t b = base[rank - 1];
+  auto copy_row = [&](int64_t b, uint8_t* dst) {
     if (b == kPadEntry) {
       for (int64_t i = 0; i < inner; ++i) std::memcpy(dst + i * N, pad, N);
     } else if (contiguous) {
@@ -64,8 +51,34 @@ void CopyTables(const rt::Shape& out_shape, const AxisTables& tables, const uint
     } else {
       CopyRow<N>(in, b, inner_offsets, inner, dst, pad);
     }
-    dst += inner * static_cast<int64_t>(N);
-    int d = rank - 2;
+  };
+  if (rank == 1) return copy_row(0, out);
+  // The last two axes are plain loops (rows of axis rank - 2 need no odometer step: a single
+  // element per row, as a transpose moving the last axis has, costs no more than one row);
+  // axes 0..rank-3 step an odometer with partial sums base[d] over axes 0..d-1 (kPadEntry once
+  // any is padding).
+  const int outer_axes = rank - 2;
+  DimBuffer<int32_t> idx(std::max(outer_axes, 1), 0);
+  DimBuffer<int64_t> base(rank - 1, 0);
+  auto recompute = [&](int from) {
+    for (int d = from; d < outer_axes; ++d) {
+      const int64_t prev = base[d];
+      const int64_t t = tables[d][idx[d]];
+      base[d + 1] = (prev == kPadEntry || t == kPadEntry) ? kPadEntry : prev + t;
+    }
+  };
+  recompute(0);
+  const int64_t mid = out_shape[rank - 2];
+  const int64_t* mid_offsets = tables[rank - 2].data();
+  const int64_t row_bytes = inner * static_cast<int64_t>(N);
+  uint8_t* dst = out;
+  while (true) {
+    const int64_t b0 = base[outer_axes];
+    for (int64_t j = 0; j < mid; ++j, dst += row_bytes) {
+      const int64_t t = mid_offsets[j];
+      copy_row(b0 == kPadEntry || t == kPadEntry ? kPadEntry : b0 + t, dst);
+    }
+    int d = outer_axes - 1;
     for (; d >= 0; --d) {
       if (++idx[d] < out_shape[d]) break;
       idx[d] = 0;
