@@ -19,10 +19,10 @@
 
 namespace edgeopt::kernels::activations::simd {
 
-// e^x for x in [-87.3, 88] (callers clamp; NaN propagates): x = n ln2 + r, |r| <= ln2 / 2,
-// e^r = 1 + r + r^2 P(r) with Cephes' degree-5 P (about 1 ulp), times 2^n.
+// e^r for x = n ln2 + r, |r| <= ln2 / 2: 1 + r + r^2 P(r) with Cephes' degree-5 P (about
+// 1 ulp); n (integral) in *n. NaN propagates.
 template <class V>
-typename V::F Exp(typename V::F x) {
+typename V::F ExpReduced(typename V::F x, typename V::F* n_out) {
   using F = typename V::F;
   const F n = V::Round(V::Mul(x, V::Set(1.44269504088896341f)));
   F r = V::Fma(n, V::Set(-0.693359375f), x);
@@ -33,8 +33,15 @@ typename V::F Exp(typename V::F x) {
   p = V::Fma(p, r, V::Set(4.1665795894e-2f));
   p = V::Fma(p, r, V::Set(1.6666665459e-1f));
   p = V::Fma(p, r, V::Set(5.0000001201e-1f));
-  const F r2 = V::Mul(r, r);
-  const F er = V::Add(V::Fma(p, r2, r), V::Set(1.0f));
+  *n_out = n;
+  return V::Add(V::Fma(p, V::Mul(r, r), r), V::Set(1.0f));
+}
+
+// e^x for x in [-87.3, 88] (callers clamp; NaN propagates): e^r times 2^n.
+template <class V>
+typename V::F Exp(typename V::F x) {
+  typename V::F n;
+  const auto er = ExpReduced<V>(x, &n);
   return V::Mul(er, V::Pow2I(n));
 }
 
@@ -44,17 +51,8 @@ typename V::F Exp(typename V::F x) {
 template <class V>
 typename V::F ExpFull(typename V::F x) {
   using F = typename V::F;
-  x = V::Min(V::Set(89.0f), V::Max(V::Set(-104.0f), x));
-  const F n = V::Round(V::Mul(x, V::Set(1.44269504088896341f)));
-  F r = V::Fma(n, V::Set(-0.693359375f), x);
-  r = V::Fma(n, V::Set(2.12194440e-4f), r);
-  F p = V::Set(1.9875691500e-4f);
-  p = V::Fma(p, r, V::Set(1.3981999507e-3f));
-  p = V::Fma(p, r, V::Set(8.3334519073e-3f));
-  p = V::Fma(p, r, V::Set(4.1665795894e-2f));
-  p = V::Fma(p, r, V::Set(1.6666665459e-1f));
-  p = V::Fma(p, r, V::Set(5.0000001201e-1f));
-  const F er = V::Add(V::Fma(p, V::Mul(r, r), r), V::Set(1.0f));
+  F n;
+  const F er = ExpReduced<V>(V::Min(V::Set(89.0f), V::Max(V::Set(-104.0f), x)), &n);
   const F n1 = V::Floor(V::Mul(n, V::Set(0.5f)));
   return V::Mul(V::Mul(er, V::Pow2I(n1)), V::Pow2I(V::Sub(n, n1)));
 }
