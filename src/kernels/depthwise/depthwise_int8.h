@@ -235,9 +235,10 @@ void FinishPlan(Plan* plan, int32_t input_zero_point);
 // VNNI rows, 16 channels x up to 8 pixels per step) or "avx2/generic".
 const char* LoopName(const Plan& plan);
 
-// Whether the AVX-512 rows pay for a 3x3 plan of `channels` channels: not when a quarter or more of
-// the 16-lane groups' lanes would be empty (measured: 48x48x8 ran 1.5x slower than the AVX2 rows'
-// 8-channel groups, 13x7x40 the same).
+// Whether the AVX-512 rows pay for a 3x3 plan of `channels` channels: not when more than a
+// quarter of the 16-lane groups' lanes would be empty (measured: 48x48x8 ran 1.5x slower than
+// the AVX2 rows' 8-channel groups, 13x7x40 the same; exactly a quarter pays: SSD MobileNet's
+// 150x150x24 uint8 layer made the whole model 0.97x in A/B runs).
 bool Avx512RowsPay(int channels);
 
 // 16x8 output stage on AVX-512 (depthwise_int8_avx512.cc): channels [cb, cb + n) (n <= 16) from

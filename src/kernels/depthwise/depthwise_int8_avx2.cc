@@ -825,7 +825,7 @@ bool PlanQuads(Plan* p, int32_t input_zero_point, std::vector<int32_t>* quad_bia
 
 bool Avx512RowsPay(int channels) {
   const int c16 = (channels + 15) / 16 * 16;
-  return 4 * (c16 - channels) < c16;
+  return 4 * (c16 - channels) <= c16;
 }
 
 void FinishPlan(Plan* p, int32_t input_zero_point) {
