@@ -21,7 +21,6 @@ namespace edgeopt::kernels::activations {
 namespace {
 
 double ExpD(double x) { return std::exp(x); }
-
 double OneOverOnePlusX(double x) { return 1.0 / (1.0 + x); }
 
 class SoftmaxKernel : public rt::OpKernel {

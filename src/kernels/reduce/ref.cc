@@ -79,22 +79,18 @@ T WrapMul(T a, T b) {
   }
 }
 
-// Visits the input in row-major order: fn(input_index, output_index).
-template <typename F>
-void ForEachInput(const rt::Shape& in_shape, const std::vector<int64_t>& out_stride, F&& fn) {
+// Visits the input's innermost rows in row-major order: row(i, o) for the inner-dimension
+// elements [i, i + inner) of each row, o the output index of its first element (the next ones
+// are out_stride.back() apart). The input has rank >= 1 and no zero dimension.
+template <typename Row>
+void ForEachInnerRow(const rt::Shape& in_shape, const std::vector<int64_t>& out_stride, Row&& row) {
   const int rank = static_cast<int>(in_shape.size());
   const int64_t total = rt::NumElements(in_shape);
-  if (total == 0) return;
-  if (rank == 0) {
-    fn(int64_t{0}, int64_t{0});
-    return;
-  }
   DimBuffer<int32_t> idx(rank, 0);
   int64_t out = 0;
   const int32_t inner = in_shape[rank - 1];
-  const int64_t inner_stride = out_stride[rank - 1];
-  for (int64_t i = 0; i < total;) {
-    for (int32_t k = 0; k < inner; ++k, ++i) fn(i, out + k * inner_stride);
+  for (int64_t i = 0; i < total; i += inner) {
+    row(i, out);
     for (int d = rank - 2; d >= 0; --d) {
       out += out_stride[d];
       if (++idx[d] < in_shape[d]) break;
@@ -102,6 +98,21 @@ void ForEachInput(const rt::Shape& in_shape, const std::vector<int64_t>& out_str
       idx[d] = 0;
     }
   }
+}
+
+// Visits the input in row-major order: fn(input_index, output_index).
+template <typename F>
+void ForEachInput(const rt::Shape& in_shape, const std::vector<int64_t>& out_stride, F&& fn) {
+  if (rt::NumElements(in_shape) == 0) return;
+  if (in_shape.empty()) {
+    fn(int64_t{0}, int64_t{0});
+    return;
+  }
+  const int32_t inner = in_shape.back();
+  const int64_t inner_stride = out_stride.back();
+  ForEachInnerRow(in_shape, out_stride, [&](int64_t i, int64_t o) {
+    for (int32_t k = 0; k < inner; ++k) fn(i + k, o + k * inner_stride);
+  });
 }
 
 // out[k] = f(out[k], in[k]) for k < n: non-aliasing parameters, so that the loop vectorizes.
@@ -116,22 +127,10 @@ void CombineRow(A* __restrict out, const T* __restrict in, int64_t n, F f) {
 // inputs in row-major order. Otherwise one(i, o) per input as ForEachInput.
 template <typename Row, typename One>
 void ForEachInputRow(const rt::Shape& in_shape, const std::vector<int64_t>& out_stride, Row&& row, One&& one) {
-  const int rank = static_cast<int>(in_shape.size());
-  if (rank == 0 || out_stride[rank - 1] != 1) return ForEachInput(in_shape, out_stride, one);
-  const int64_t total = rt::NumElements(in_shape);
-  if (total == 0) return;
-  DimBuffer<int32_t> idx(rank, 0);
-  int64_t out = 0;
-  const int32_t inner = in_shape[rank - 1];
-  for (int64_t i = 0; i < total; i += inner) {
-    row(i, out, inner);
-    for (int d = rank - 2; d >= 0; --d) {
-      out += out_stride[d];
-      if (++idx[d] < in_shape[d]) break;
-      out -= out_stride[d] * in_shape[d];
-      idx[d] = 0;
-    }
-  }
+  if (in_shape.empty() || out_stride.back() != 1) return ForEachInput(in_shape, out_stride, one);
+  if (rt::NumElements(in_shape) == 0) return;
+  const int32_t inner = in_shape.back();
+  ForEachInnerRow(in_shape, out_stride, [&](int64_t i, int64_t o) { row(i, o, inner); });
 }
 
 class ReduceKernel : public PlannedKernel {
