@@ -105,7 +105,7 @@ void ThreadPool::WorkerLoop(int index) {
   }
 }
 
-void ThreadPool::RunOnAllFn(const std::function<void(int)>& fn) {
+void ThreadPool::RunOnAll(FunctionRef<void(int)> fn) {
   if (num_threads_ == 1) {
     job_ = &fn;
     RunJob(0);
@@ -148,7 +148,7 @@ void ThreadPool::StealTasks(int index, uint32_t job) {
   }
 }
 
-void ThreadPool::ParallelTasksFn(int64_t n, const std::function<void(int64_t)>& fn) {
+void ThreadPool::ParallelTasks(int64_t n, FunctionRef<void(int64_t)> fn) {
   if (n <= 0) return;
   if (num_threads_ == 1 || n == 1 || n >= kMaxTasks) {
     const int64_t b = sink_ ? NowNs() : 0;
@@ -171,7 +171,7 @@ void ThreadPool::ParallelTasksFn(int64_t n, const std::function<void(int64_t)>& 
   task_word_.store(TaskWord(job, 0, 0), std::memory_order_release);
 }
 
-void ThreadPool::ParallelForFn(int64_t n, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& fn) {
+void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk, FunctionRef<void(int64_t, int64_t)> fn) {
   if (n <= 0) return;
   min_chunk = std::max<int64_t>(1, min_chunk);
   const int64_t parts = std::min<int64_t>(num_threads_, (n + min_chunk - 1) / min_chunk);

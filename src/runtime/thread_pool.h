@@ -18,10 +18,11 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "core/function_ref.h"
 
 namespace edgeopt::rt {
 
@@ -41,41 +42,25 @@ class ThreadPool {
 
   int num_threads() const { return num_threads_; }
 
-  // The three job kinds take any callable and hand the pool a std::function holding only a
-  // pointer to it: that fits std::function's inline storage, so no job allocates memory (a lambda
-  // capturing several references would not fit, and Invoke must not allocate).
+  // The job functions take a FunctionRef: any callable, referenced without a copy, so that no
+  // job allocates memory (Invoke must not allocate).
 
   // Runs fn(thread_index) once on every thread (caller is index 0) and waits for all.
-  template <typename Fn>
-  void RunOnAll(const Fn& fn) {
-    const Fn* f = &fn;
-    RunOnAllFn([f](int thread) { (*f)(thread); });
-  }
+  void RunOnAll(FunctionRef<void(int)> fn);
 
   // Splits [0, n) into at most num_threads() contiguous ranges of at least `min_chunk` items
   // and runs fn(begin, end) on each in parallel. Runs inline when there is one range.
-  template <typename Fn>
-  void ParallelFor(int64_t n, int64_t min_chunk, const Fn& fn) {
-    const Fn* f = &fn;
-    ParallelForFn(n, min_chunk, [f](int64_t begin, int64_t end) { (*f)(begin, end); });
-  }
+  void ParallelFor(int64_t n, int64_t min_chunk, FunctionRef<void(int64_t, int64_t)> fn);
 
   // Runs fn(task) once for every task in [0, n), on whichever threads are free to take tasks
   // (the caller too); returns when all have run. Cut work into a few tasks per thread so a
   // thread that starts late, or runs slower, does fewer of them. Runs inline for one thread.
-  template <typename Fn>
-  void ParallelTasks(int64_t n, const Fn& fn) {
-    const Fn* f = &fn;
-    ParallelTasksFn(n, [f](int64_t task) { (*f)(task); });
-  }
+  void ParallelTasks(int64_t n, FunctionRef<void(int64_t)> fn);
 
   // While set, every job's per-thread slices are appended here (caller owns and clears it).
   void SetSliceSink(std::vector<Slice>* sink) { sink_ = sink; }
 
  private:
-  void RunOnAllFn(const std::function<void(int)>& fn);
-  void ParallelForFn(int64_t n, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& fn);
-  void ParallelTasksFn(int64_t n, const std::function<void(int64_t)>& fn);
   void WorkerLoop(int index);
   void RunJob(int index);
   void Wake(bool tasks);
@@ -94,14 +79,14 @@ class ThreadPool {
   alignas(64) std::atomic<int> pending_{0};
   alignas(64) std::atomic<int> sleepers_{0};  // workers blocked (or about to block) on cv_
   std::atomic<bool> stop_{false};
-  const std::function<void(int)>* job_ = nullptr;
+  const FunctionRef<void(int)>* job_ = nullptr;  // RunOnAll's function, while it runs
   // Task jobs: the job id (the generation's counter, 24 bits) and the unclaimed range [front,
   // end) of tasks (thread_pool.cc). A worker may claim a task only while the word still names
   // its job, so a late worker never touches a finished job; the caller empties the range when
   // the job completes.
   alignas(64) std::atomic<uint64_t> task_word_{0};
   alignas(64) std::atomic<int64_t> tasks_done_{0};
-  alignas(64) std::atomic<const std::function<void(int64_t)>*> task_fn_{nullptr};
+  alignas(64) std::atomic<const FunctionRef<void(int64_t)>*> task_fn_{nullptr};
   std::vector<Slice>* sink_ = nullptr;
   std::mutex sink_mu_;
 };

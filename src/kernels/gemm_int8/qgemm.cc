@@ -214,8 +214,8 @@ size_t GemmScratchBytes(const PackedB& b, int64_t M, int threads) {
   return PerThreadScratch(b, ChunkRows(b, M, threads)) * static_cast<size_t>(threads);
 }
 
-void ForEachGemmTaskFn(rt::ThreadPool& pool, int64_t M, int64_t chunk_rows, int panels, int64_t panel_bytes,
-                       const std::function<void(const GemmTask&)>& run) {
+void ForEachGemmTask(rt::ThreadPool& pool, int64_t M, int64_t chunk_rows, int panels, int64_t panel_bytes,
+                     FunctionRef<void(const GemmTask&)> run) {
   const int threads = pool.num_threads();
   if (threads == 1 && M <= chunk_rows && int64_t{panels} * panel_bytes <= static_cast<int64_t>(kBBlockBytes)) {
     // One task, as the plan below would make it, without its divisions (a small FULLY_CONNECTED

@@ -20,7 +20,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <vector>
 
@@ -211,15 +210,9 @@ struct GemmTask {
 // The task split of RunGemm and RunGemmVnni (qgemm_vnni.h): row chunks of chunk_rows x blocks of
 // B panels sized to stay in L2 (the columns are cut too when there are too few row chunks for
 // the threads), taken dynamically by the pool's threads; a thread keeps its chunk for the
-// chunk's following blocks. `run` is called through a pointer (no allocation per call).
-void ForEachGemmTaskFn(rt::ThreadPool& pool, int64_t M, int64_t chunk_rows, int panels, int64_t panel_bytes,
-                       const std::function<void(const GemmTask&)>& run);
-template <typename Fn>
+// chunk's following blocks.
 void ForEachGemmTask(rt::ThreadPool& pool, int64_t M, int64_t chunk_rows, int panels, int64_t panel_bytes,
-                     const Fn& run) {
-  const Fn* f = &run;
-  ForEachGemmTaskFn(pool, M, chunk_rows, panels, panel_bytes, [f](const GemmTask& t) { (*f)(t); });
-}
+                     FunctionRef<void(const GemmTask&)> run);
 
 // ---- AVX2 entry points (qgemm_avx2.cc) ----
 
