@@ -326,7 +326,11 @@ class ConvQuantKernel final : public FastKernel {
     // (pointwise, or a padded uint8 image within the scratch limit).
     use_vnni_ = vnni_ && (kind_ == QuantKind::kInt8 || kind_ == QuantKind::kUInt8) &&
                 (g.pointwise || padded_.bytes(sizeof(uint8_t)) <= kMaxPaddedBytes);
-    if (use_vnni_) {
+    spread_ = use_vnni_ && SpreadRunsPay(*filter, weight_zp[0]);
+    if (spread_) {
+      const int seg = g.k_w * g.in_c;
+      packed8_ = GetPackedWeightsVnni(ctx, "conv", *filter, N, K, weight_zp, seg, (seg + 3) / 4 * 4);
+    } else if (use_vnni_) {
       packed8_ = GetPackedWeightsVnni(ctx, "conv", *filter, N, K, weight_zp);
     } else {
       packed_ = GetPackedWeights(ctx, "conv", *filter, N, K, weight_zp);
@@ -351,7 +355,7 @@ class ConvQuantKernel final : public FastKernel {
       gemm_scratch_ = ctx.RequestScratch(qgemm::GemmVnniScratchBytes(*packed8_, M, ctx.threads().num_threads()) + 64);
       use_padded_ = !g.pointwise;
       if (use_padded_) img_scratch_ = ctx.RequestScratch(padded_.bytes(sizeof(uint8_t)));
-      PrepareDirect();
+      RETURN_IF_ERROR(PrepareDirect());
       return true;
     }
     if (kind_ == QuantKind::kHybrid) {
@@ -458,18 +462,48 @@ class ConvQuantKernel final : public FastKernel {
   // stride_w * C bytes apart; so the micro-kernel reads them in place and nothing is packed.
   // Needs no row sums (PackedB8::f == 0: weights minus their zero point fit int8, always for
   // int8 models).
-  void PrepareDirect() {
+  Status PrepareDirect() {
     const int C = g_.in_c;
     const int64_t weight_bytes = int64_t{packed8_->panels} * packed8_->K4 * 64;
-    direct_ = use_padded_ && C % 4 == 0 && packed8_->f == 0 && weight_bytes <= kDirectMaxWeightBytes;
-    if (!direct_) return;
+    direct_ = use_padded_ && (C % 4 == 0 || spread_) && packed8_->f == 0 && weight_bytes <= kDirectMaxWeightBytes;
+    // Spread weights hold gaps only the direct path reads as such (SpreadRunsPay checked all this).
+    if (spread_ && !direct_) return Internal("conv2d: spread weights without the direct path");
+    if (!direct_) return Status::Ok();
     const int64_t row_len = int64_t{padded_.pw} * C;
+    // k runs of one filter row: kw * C values, spread to whole groups of 4 (spread_: dilation 1
+    // in x, so the run is contiguous in the image and the gap reads the next bytes, times zero).
+    const int seg = spread_ ? (g_.k_w * C + 3) / 4 * 4 : g_.k_w * C;
     direct_koff_.resize(static_cast<size_t>(packed8_->K4));
     for (int grp = 0; grp < packed8_->K4; ++grp) {
-      const int k = 4 * grp, c = k % C, kx = (k / C) % g_.k_w, ky = k / (C * g_.k_w);
+      const int k = 4 * grp, ky = k / seg, in_run = k % seg, kx = in_run / C, c = in_run % C;
       direct_koff_[static_cast<size_t>(grp)] =
           static_cast<int32_t>(ky * g_.dil_h * row_len + int64_t{kx} * g_.dil_w * C + c);
     }
+    return Status::Ok();
+  }
+
+  // Whether a convolution whose C is not a multiple of 4 (stems: C = 1, 3) takes the direct path
+  // with each filter row's kw * C weights spread to whole k groups of 4 (GetPackedWeightsVnni's
+  // seg): the windows are then read in place, im2col is gone, at the price of the groups the
+  // rounding adds (K = 27 -> 36 for 3x3x3, none for C = 1 rows of 4). It needs what the direct
+  // path needs (weights minus their zero point in int8, weights within the streaming limit) and
+  // pays when the added multiply-adds per pixel stay below what packing the row costs (about two
+  // vpdpbusd per filter row copied, measured on 3x3 C = 3 and 10x4 C = 1 stems).
+  bool SpreadRunsPay(const rt::RtTensor& filter, int32_t zp) const {
+    const ConvGeom& g = g_;
+    if (g.pointwise || g.in_c % 4 == 0 || g.dil_w != 1) return false;
+    if (padded_.bytes(sizeof(uint8_t)) > kMaxPaddedBytes) return false;
+    const int64_t K = int64_t{g.k_h} * g.k_w * g.in_c;
+    const int64_t seg = int64_t{g.k_w} * g.in_c, k4_spread = g.k_h * ((seg + 3) / 4), k4 = (K + 3) / 4;
+    const int64_t panels = (g.out_c + 15) / 16;
+    if (panels * k4_spread * 64 > kDirectMaxWeightBytes) return false;
+    if ((k4_spread - k4) * panels > 2 * int64_t{g.k_h}) return false;
+    // Weights minus the zero point in int8 (always for int8 weights, whose zero point is 0).
+    const int64_t count = filter.num_elements();
+    auto fits = [&](const auto* w) {
+      return std::all_of(w, w + count, [&](auto v) { return int32_t{v} - zp >= -128 && int32_t{v} - zp <= 127; });
+    };
+    return filter.type == DType::kUInt8 ? fits(filter.data_as<uint8_t>()) : fits(filter.data_as<int8_t>());
   }
 
   // One VnniChunk per output row (batch, oy): its out_w windows start stride_w * C bytes apart.
@@ -524,6 +558,7 @@ class ConvQuantKernel final : public FastKernel {
   ConvGeom g_;
   bool use_padded_ = false;
   bool direct_ = false;  // VNNI: windows read in place from the padded image (PrepareDirect)
+  bool spread_ = false;  // VNNI: filter rows' weights spread to whole k groups (SpreadRunsPay)
   std::vector<int32_t> direct_koff_;
   PaddedImage padded_;
   int img_scratch_ = -1;

@@ -1,6 +1,7 @@
 #include "kernels/gemm_int8/qgemm_ops_util.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "kernels/common/kernel_util.h"
 #include "kernels/common/nn_util.h"
@@ -57,10 +58,26 @@ std::shared_ptr<const qgemm::PackedB> GetPackedWeights(rt::KernelContext& ctx, c
 
 std::shared_ptr<const qgemm::PackedB8> GetPackedWeightsVnni(rt::KernelContext& ctx, const std::string& tag,
                                                             const rt::RtTensor& weights, int N, int K,
-                                                            const std::vector<int32_t>& zero_points) {
-  return CachedPacking<qgemm::PackedB8>(ctx, "qgemm8-" + tag, weights, N, K, zero_points,
-                                        [](const auto* w, int n, int k, const std::vector<int32_t>& zp,
-                                           qgemm::PackedB8* out) { qgemm::PackWeightsVnni(w, n, k, zp, out); });
+                                                            const std::vector<int32_t>& zero_points, int seg,
+                                                            int seg_stride) {
+  if (seg <= 0) {
+    return CachedPacking<qgemm::PackedB8>(ctx, "qgemm8-" + tag, weights, N, K, zero_points,
+                                          [](const auto* w, int n, int k, const std::vector<int32_t>& zp,
+                                             qgemm::PackedB8* out) { qgemm::PackWeightsVnni(w, n, k, zp, out); });
+  }
+  const std::string prefix = "qgemm8-" + tag + "-runs" + std::to_string(seg) + "of" + std::to_string(seg_stride);
+  return CachedPacking<qgemm::PackedB8>(
+      ctx, prefix, weights, N, K, zero_points,
+      [seg, seg_stride](const auto* w, int n, int k, const std::vector<int32_t>& zp, qgemm::PackedB8* out) {
+        using W = std::remove_cv_t<std::remove_pointer_t<decltype(w)>>;
+        const int runs = k / seg, k_spread = runs * seg_stride;
+        std::vector<W> spread(static_cast<size_t>(n) * k_spread, static_cast<W>(zp.empty() ? 0 : zp[0]));
+        for (int row = 0; row < n; ++row)
+          for (int r = 0; r < runs; ++r)
+            std::copy_n(w + int64_t{row} * k + int64_t{r} * seg, seg,
+                        spread.data() + int64_t{row} * k_spread + int64_t{r} * seg_stride);
+        qgemm::PackWeightsVnni(spread.data(), n, k_spread, zp, out);
+      });
 }
 
 bool GemmOpEligible(const rt::KernelCreateContext& cc) {

@@ -30,10 +30,14 @@ inline std::optional<QuantKind> ClassifyQuant(DType in, DType w, DType out) {
 std::shared_ptr<const qgemm::PackedB> GetPackedWeights(rt::KernelContext& ctx, const std::string& tag,
                                                        const rt::RtTensor& weights, int N, int K,
                                                        const std::vector<int32_t>& zero_points);
-// The same for the VNNI GEMM (int8 / uint8 weights, one zero point).
+// The same for the VNNI GEMM (int8 / uint8 weights, one zero point). With seg > 0 each weight
+// row's runs of `seg` values (K a multiple of seg) start every `seg_stride` k instead, the gaps
+// holding the zero point (so they add nothing): packed K = K / seg * seg_stride. CONV_2D's
+// direct path uses it to give each filter row whole k groups of 4 (see conv_int8.cc).
 std::shared_ptr<const qgemm::PackedB8> GetPackedWeightsVnni(rt::KernelContext& ctx, const std::string& tag,
                                                             const rt::RtTensor& weights, int N, int K,
-                                                            const std::vector<int32_t>& zero_points);
+                                                            const std::vector<int32_t>& zero_points, int seg = 0,
+                                                            int seg_stride = 0);
 
 // Shifts the vectorized ruy requantization handles: left shifts of at most 30 bits (the
 // reference's wider shifts are undefined behaviour in C++; such scales do not occur in practice).

@@ -1056,11 +1056,12 @@ TEST_F(QGemmOps, PaddedIm2colAndHalfRangeStage) {
           testing::FastCheck check;
           check.op_type = "CONV_2D";
           // The VNNI GEMM takes its high-dword stage where the int16 GEMM takes the half-range
-          // one, and reads windows of C = 4k in place (int8; uint8 only when its weights fit int8
-          // after the zero point, which these random weights may not: not checked).
+          // one, and reads windows in place (int8; uint8 only when its weights fit int8 after the
+          // zero point, which these random weights may not: not checked): C = 4k, and these
+          // stems with dilation 1 too (their filter rows' weights spread to whole k groups).
           std::string variant = l.variant;
           if (isa.cpu == nullptr && variant.ends_with("/rqhalf")) variant.replace(variant.size() - 4, 4, "high");
-          if (isa.cpu == nullptr && l.c % 4 == 0 && variant.starts_with("/padded"))
+          if (isa.cpu == nullptr && (l.c % 4 == 0 || l.dil == 1) && variant.starts_with("/padded"))
             variant = p == Path::kInt8 ? "/direct" + variant.substr(7) : "";
           check.variant = std::string(isa.name) + variant;
           check.cpu = isa.cpu;
@@ -1110,6 +1111,50 @@ TEST_F(QGemmOps, DirectIm2colVnni) {
   }
 }
 
+// Convolutions whose C is not a multiple of 4 (stems) read in place with each filter row's
+// kw * C weights spread to whole k groups of 4 ("/direct"): the group past a row's last weight
+// reads the next pixels' bytes (times zero weights), up to 3 bytes past the padded image at its
+// end (VALID windows that end on the image's last byte). C = 1, 2, 3, 5, 6, 7, filter rows of
+// 1 to 7 values per channel, stride 1 / 2 / 3, SAME / VALID, batch 2, N within one panel, across
+// panels, odd. Declined, and checked to be: dilation in x, added groups past the packing they
+// save (3x1 on C = 1 with 4 panels), weights past the direct path's limit. uint8 (weights may
+// leave int8 after the zero point: then packed) must match either way. 1 and 2 threads.
+TEST_F(QGemmOps, DirectSpreadStemsVnni) {
+  if (!rt::Cpu().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  const int kSame = tflite::Padding_SAME, kValid = tflite::Padding_VALID;
+  const ConvLayer layers[] = {  // variants: int8
+      {1, 32, 32, 3, 16, 3, 3, 1, 1, 1, kSame, "/direct/rqhigh"},    // CIFAR ResNet-8 stem
+      {1, 23, 25, 3, 8, 3, 3, 2, 2, 1, kSame, "/direct/rqhigh"},     // VWW stem, odd size
+      {1, 49, 10, 1, 64, 10, 4, 2, 2, 1, kSame, "/direct/rqhigh"},   // kws stem
+      {2, 7, 7, 3, 17, 3, 3, 2, 2, 1, kValid, "/direct/rqhigh"},     // last window ends the image
+      {1, 9, 11, 1, 33, 3, 3, 1, 1, 1, kValid, "/direct/rqhigh"},
+      {1, 10, 9, 2, 20, 3, 3, 1, 2, 1, kSame, "/direct/rqhigh"},
+      {1, 11, 8, 5, 19, 3, 2, 2, 1, 1, kSame, "/direct/rqhigh"},
+      {1, 8, 13, 6, 24, 2, 3, 1, 3, 1, kValid, "/direct/rqhigh"},
+      {1, 12, 9, 7, 40, 5, 5, 1, 1, 1, kSame, "/direct/rqhigh"},
+      {2, 13, 6, 3, 31, 7, 1, 1, 1, 1, kSame, "/direct/rqhigh"},
+      {1, 12, 13, 3, 33, 3, 3, 1, 1, 2, kSame, "/padded/rqhigh"},    // dilation 2
+      {1, 20, 20, 1, 64, 3, 1, 1, 1, 1, kSame, "/padded/rqhigh"},    // 3 groups for 1 value each
+      {1, 8, 8, 3, 1024, 7, 7, 2, 2, 1, kSame, "/padded/rqhigh"},    // 172 KB spread
+  };
+  const int acts[] = {tflite::ActivationFunctionType_NONE, tflite::ActivationFunctionType_RELU,
+                      tflite::ActivationFunctionType_RELU6, tflite::ActivationFunctionType_RELU_N1_TO_1};
+  int i = 0;
+  for (const ConvLayer& l : layers) {
+    for (Path p : {Path::kInt8, Path::kUInt8}) {
+      const Case c = LayerCase(l, p, acts[i % 4]);
+      for (int threads : {1, 2}) {
+        testing::FastCheck check;
+        check.op_type = "CONV_2D";
+        check.variant = std::string("avx512vnni") + (p == Path::kInt8 ? l.variant : "");
+        check.threads = threads;
+        check.seed = 1700 + i++;
+        testing::ExpectFastMatchesReference(BuildConv(c, check.seed), c.Describe("conv2d"), check);
+      }
+    }
+  }
+}
+
 // uint8 weights (per tensor, as MobileNet's) around zero points 0, 1, 127, 128, 255 with a few or
 // many weights at 0 / 255 outside int8 after the zero point: the split form (few, "/wsplit"),
 // the row sums (many, or a weight 255 with zero point 0: "/rowsum") and neither (zero point
@@ -1124,7 +1169,7 @@ TEST_F(QGemmOps, SplitUInt8WeightsVnni) {
       {1, 13, 11, 32, 16, 1, 1, 1, 1, 1, kSame, ""},          // one panel
       {2, 7, 9, 24, 65, 1, 1, 1, 1, 1, kValid, ""},           // N = 4 panels + 1
       {1, 11, 13, 17, 37, 1, 1, 1, 1, 1, kSame, ""},          // odd K: packed rows
-      {1, 31, 29, 3, 32, 3, 3, 2, 2, 1, kSame, "/padded"},    // stem
+      {1, 31, 29, 3, 32, 3, 3, 2, 2, 1, kSame, "/direct"},    // stem (weights spread)
       {1, 12, 13, 8, 20, 3, 3, 1, 1, 1, kSame, "/direct"},
       {2, 9, 11, 8, 17, 3, 3, 2, 2, 2, kValid, "/direct"},    // stride 2, dilation 2
   };
@@ -1142,9 +1187,11 @@ TEST_F(QGemmOps, SplitUInt8WeightsVnni) {
       Case c = LayerCase(l, Path::kUInt8, acts[i % 4]);
       c.w_zp = f.zp;
       c.w_outliers = f.outliers;
-      // The direct path needs f = 0; with row sums the windows are packed ("/padded").
+      // The direct path needs f = 0 (and the stem's spread weights, no split); otherwise the
+      // windows are packed ("/padded").
       std::string path = l.variant;
-      if (path == "/direct" && std::string(f.form) == "/rowsum") path = "/padded";
+      const std::string form = f.form;
+      if (path == "/direct" && (form == "/rowsum" || (l.c % 4 != 0 && !form.empty()))) path = "/padded";
       for (int threads : {1, 2}) {
         testing::FastCheck check;
         check.op_type = "CONV_2D";
