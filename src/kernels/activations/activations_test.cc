@@ -475,6 +475,68 @@ TEST(ActivationKernels, ByteTableOpsEqualTheReferenceOnEveryByte) {
   }
 }
 
+// The 8-bit piecewise ops (RELU family, LEAKY_RELU, HARD_SWISH) tabulate their per-element
+// formula over the 256 input bytes at Prepare outside the reference mode: the same bytes as the
+// reference kernel's loop for every input byte, scales above and below 1, zero points at both
+// ends; 300 elements (a tail past the last 64-byte vector) and 140003 (split over 2 threads).
+TEST(ActivationKernels, TabulatedPiecewiseOpsEqualTheReference) {
+  const rt::CpuFeatures& hw = rt::CpuHardware();
+  const bool vbmi = hw.has_avx512() && hw.avx512vbmi;
+  if (!vbmi) std::cout << "note: this CPU has no AVX-512 VBMI: the tables run the plain lookup loop\n";
+  struct C {
+    Op op;
+    const char* name;
+  };
+  const C ops[] = {{Op::BuiltinOperator_RELU, "relu/"},
+                   {Op::BuiltinOperator_RELU6, "relu6/"},
+                   {Op::BuiltinOperator_RELU_N1_TO_1, "relu_n1_to_1/"},
+                   {Op::BuiltinOperator_RELU_0_TO_1, "relu_0_to_1/"},
+                   {Op::BuiltinOperator_LEAKY_RELU, "leaky_relu/"},
+                   {Op::BuiltinOperator_HARD_SWISH, "hard_swish/"}};
+  const QP int8_params[] = {{0.05f, 0, 0.05f, 0}, {0.1f, -20, 0.03f, -128}, {0.02f, 127, 0.05f, 5}, {0.03f, -128, 0.2f, 127}};
+  const QP uint8_params[] = {{0.05f, 128, 0.05f, 128}, {0.1f, 255, 0.03f, 0}, {0.02f, 0, 0.06f, 255}};
+  int k = 0;
+  for (const C& c : ops) {
+    for (DType t : {DType::kInt8, DType::kUInt8}) {
+      const QP* ps = t == DType::kInt8 ? int8_params : uint8_params;
+      const size_t np = t == DType::kInt8 ? std::size(int8_params) : std::size(uint8_params);
+      for (size_t i = 0; i < np; ++i, ++k) {
+        const int64_t n = k % 3 == 0 ? 140003 : 300;
+        const std::vector<int32_t> shape = {1, static_cast<int32_t>(n)};
+        tflite::LeakyReluOptionsT lo;
+        lo.alpha = k % 2 ? 0.2f : 1.7f;
+        const Graph g = OneOpGraph(c.op, {QSpec(t, shape, ps[i].in_scale, ps[i].in_zp)},
+                                   {QSpec(t, shape, ps[i].out_scale, ps[i].out_zp)},
+                                   c.op == Op::BuiltinOperator_LEAKY_RELU ? Opts(lo) : tflite::BuiltinOptionsUnion{});
+        auto model = rt::Model::FromGraph(g);
+        ASSERT_TRUE(model.ok()) << model.status().ToString();
+        TensorValue in;
+        in.type = t;
+        in.shape = shape;
+        for (int64_t e = 0; e < n; ++e) in.data.push_back(static_cast<uint8_t>(e * 7 + e / 256));
+        const std::string what = std::string(c.name) + std::string(DTypeName(t)) + " " + QText(ps[i]) + " n " + std::to_string(n);
+        rt::InterpreterOptions reference;
+        reference.reference_kernels_only = true;
+        auto want = RunEdgeopt(*model, {in}, reference);
+        ASSERT_TRUE(want.ok()) << what;
+        for (int threads : {1, 2}) {
+          rt::InterpreterOptions fast;
+          fast.num_threads = threads;
+          auto got = RunEdgeopt(*model, {in}, fast);
+          ASSERT_TRUE(got.ok()) << what;
+          EXPECT_EQ((*got)[0].data, (*want)[0].data) << what << " threads " << threads;
+          auto interp = rt::Interpreter::Create(*model, fast);
+          ASSERT_TRUE(interp.ok() && (*interp)->AllocateTensors().ok()) << what;
+          EXPECT_EQ((*interp)->ops().at(0).variant, std::string(c.name) + std::string(DTypeName(t)) + (vbmi ? "/avx512vbmi" : "/table"));
+        }
+        auto ref_interp = rt::Interpreter::Create(*model, reference);
+        ASSERT_TRUE(ref_interp.ok() && (*ref_interp)->AllocateTensors().ok()) << what;
+        EXPECT_EQ((*ref_interp)->ops().at(0).variant, std::string(c.name) + std::string(DTypeName(t)) + "/ref");
+      }
+    }
+  }
+}
+
 TEST(ActivationKernels, ByteTableLoopsAgreeAtEveryLengthAndOffset) {
   const rt::CpuFeatures& hw = rt::CpuHardware();
   if (!hw.has_avx512() || !hw.avx512vbmi) GTEST_SKIP() << "this CPU has no AVX-512 VBMI";

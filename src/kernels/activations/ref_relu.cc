@@ -45,12 +45,44 @@ void ForEach(const rt::RtTensor& in, rt::RtTensor& out, auto&& f) {
   for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
 }
 
+// 8-bit inputs outside the reference mode: each output is a function of the input byte alone,
+// so the kernel's own per-element formula evaluated on all 256 values, once at Prepare, is a
+// table giving the same bytes; it is applied 64 elements at a time with AVX-512 VBMI (two
+// vpermi2b), else by a plain lookup loop. The reference kernels (fn null) keep the formula.
+struct TabulatedBytes {
+  ApplyByteTableFn fn = nullptr;
+  ByteTable table{};
+
+  // Fills the table from f(T) -> T; false when the kernel runs its formula instead.
+  template <typename T, typename F>
+  bool Build(F&& f) {
+    if (fn == nullptr) return false;
+    for (int v = std::numeric_limits<T>::min(); v <= std::numeric_limits<T>::max(); ++v)
+      table[static_cast<uint8_t>(static_cast<T>(v))] = static_cast<uint8_t>(f(static_cast<T>(v)));
+    return true;
+  }
+  // The variant's last part for an 8-bit type.
+  std::string Isa() const { return fn == nullptr ? "ref" : fn == ApplyByteTableVbmi ? "avx512vbmi" : "table"; }
+  // Large tensors are split over the threads (chunks of at least 64 KB).
+  void Run(rt::KernelContext& ctx, const rt::RtTensor& in, rt::RtTensor& out) const {
+    const auto* x = static_cast<const uint8_t*>(in.data);
+    auto* y = static_cast<uint8_t*>(out.data);
+    const int64_t n = in.num_elements();
+    constexpr int64_t kChunk = int64_t{1} << 16;
+    if (n < 2 * kChunk || ctx.threads().num_threads() == 1) return fn(table, x, y, n);
+    ctx.threads().ParallelFor(n, kChunk, [&](int64_t b, int64_t e) { fn(table, x + b, y + b, e - b); });
+  }
+};
+
+bool IsByteType(DType t) { return t == DType::kInt8 || t == DType::kUInt8; }
+
 // ---------------------------------------------------------------------------------------------
 // RELU, RELU6, RELU_N1_TO_1, RELU_0_TO_1
 
 class ReluKernel : public rt::OpKernel {
  public:
-  ReluKernel(Op op, DType type) : op_(op), type_(type) {
+  ReluKernel(Op op, DType type, ApplyByteTableFn table_fn) : op_(op), type_(type) {
+    bytes_.fn = IsByteType(type) ? table_fn : nullptr;
     switch (op) {
       case tflite::BuiltinOperator_RELU: lo_ = 0.0f; hi_ = INFINITY; name_ = "relu"; break;
       case tflite::BuiltinOperator_RELU6: lo_ = 0.0f; hi_ = 6.0f; name_ = "relu6"; break;
@@ -58,12 +90,13 @@ class ReluKernel : public rt::OpKernel {
       default: lo_ = 0.0f; hi_ = 1.0f; name_ = "relu_0_to_1"; break;
     }
   }
-  std::string variant() const override { return name_ + "/" + TypeName(type_) + "/ref"; }
+  std::string variant() const override { return name_ + "/" + TypeName(type_) + "/" + bytes_.Isa(); }
 
   Status Prepare(rt::KernelContext& ctx) override {
     RETURN_IF_ERROR(CheckUnary(ctx));
     const rt::RtTensor& in = *ctx.input(0);
     const rt::RtTensor& out = *ctx.output(0);
+    tabulated_ = false;
     if (type_ != DType::kFloat32) {
       RETURN_IF_ERROR(CheckQuant(ctx, in, out));
       if (type_ == DType::kInt16 && (in.zero_point() != 0 || out.zero_point() != 0))
@@ -76,6 +109,8 @@ class ReluKernel : public rt::OpKernel {
       act_max_ = std::isinf(hi_) ? qmax : std::min(qmax, zp + static_cast<int32_t>(std::round(hi_ / scale)));
       in_zp_ = in.zero_point();
       out_zp_ = zp;
+      if (type_ == DType::kInt8) tabulated_ = bytes_.Build<int8_t>([this](int8_t x) { return One<int8_t>(x); });
+      if (type_ == DType::kUInt8) tabulated_ = bytes_.Build<uint8_t>([this](uint8_t x) { return One<uint8_t>(x); });
     }
     return ctx.SetOutputShape(0, in.shape);
   }
@@ -83,15 +118,19 @@ class ReluKernel : public rt::OpKernel {
   Status Invoke(rt::KernelContext& ctx) override {
     const rt::RtTensor& in = *ctx.input(0);
     rt::RtTensor& out = *ctx.output(0);
+    if (tabulated_) {
+      bytes_.Run(ctx, in, out);
+      return Status::Ok();
+    }
     switch (type_) {
       case DType::kFloat32: {
         const float lo = lo_, hi = hi_;
         ForEach<float>(in, out, [lo, hi](float x) { return std::min(std::max(x, lo), hi); });
         break;
       }
-      case DType::kUInt8: Quantized<uint8_t>(in, out); break;
-      case DType::kInt8: Quantized<int8_t>(in, out); break;
-      case DType::kInt16: Quantized<int16_t>(in, out); break;
+      case DType::kUInt8: ForEach<uint8_t>(in, out, [this](uint8_t x) { return One<uint8_t>(x); }); break;
+      case DType::kInt8: ForEach<int8_t>(in, out, [this](int8_t x) { return One<int8_t>(x); }); break;
+      case DType::kInt16: ForEach<int16_t>(in, out, [this](int16_t x) { return One<int16_t>(x); }); break;
       default: return ctx.UnsupportedError(TypeName(type_) + " is not supported");
     }
     return Status::Ok();
@@ -99,15 +138,15 @@ class ReluKernel : public rt::OpKernel {
 
  private:
   template <typename T>
-  void Quantized(const rt::RtTensor& in, rt::RtTensor& out) const {
-    ForEach<T>(in, out, [this](T x) {
-      const int32_t v = out_zp_ + MultiplyByQuantizedMultiplier(static_cast<int32_t>(x) - in_zp_, multiplier_, shift_);
-      return static_cast<T>(std::min(act_max_, std::max(act_min_, v)));
-    });
+  T One(T x) const {
+    const int32_t v = out_zp_ + MultiplyByQuantizedMultiplier(static_cast<int32_t>(x) - in_zp_, multiplier_, shift_);
+    return static_cast<T>(std::min(act_max_, std::max(act_min_, v)));
   }
 
   Op op_;
   DType type_;
+  TabulatedBytes bytes_;
+  bool tabulated_ = false;
   float lo_, hi_;
   std::string name_;
   int32_t multiplier_ = 0, in_zp_ = 0, out_zp_ = 0, act_min_ = 0, act_max_ = 0;
@@ -119,14 +158,15 @@ class ReluKernel : public rt::OpKernel {
 
 class LeakyReluKernel : public rt::OpKernel {
  public:
-  explicit LeakyReluKernel(DType type) : type_(type) {}
-  std::string variant() const override { return "leaky_relu/" + TypeName(type_) + "/ref"; }
+  LeakyReluKernel(DType type, ApplyByteTableFn table_fn) : type_(type) { bytes_.fn = IsByteType(type) ? table_fn : nullptr; }
+  std::string variant() const override { return "leaky_relu/" + TypeName(type_) + "/" + bytes_.Isa(); }
 
   Status Prepare(rt::KernelContext& ctx) override {
     RETURN_IF_ERROR(CheckUnary(ctx));
     const rt::RtTensor& in = *ctx.input(0);
     const rt::RtTensor& out = *ctx.output(0);
     alpha_ = GetOptions<tflite::LeakyReluOptionsT>(ctx.op()).alpha;
+    tabulated_ = false;
     if (type_ != DType::kFloat32) {
       RETURN_IF_ERROR(CheckQuant(ctx, in, out));
       if (type_ == DType::kInt16 && (in.zero_point() != 0 || out.zero_point() != 0))
@@ -135,6 +175,8 @@ class LeakyReluKernel : public rt::OpKernel {
       QuantizeMultiplier(static_cast<double>(in.scale() / out.scale()), &mult_identity_, &shift_identity_);
       in_zp_ = in.zero_point();
       out_zp_ = out.zero_point();
+      if (type_ == DType::kInt8) tabulated_ = bytes_.Build<int8_t>([this](int8_t x) { return One<int8_t>(x); });
+      if (type_ == DType::kUInt8) tabulated_ = bytes_.Build<uint8_t>([this](uint8_t x) { return One<uint8_t>(x); });
     }
     return ctx.SetOutputShape(0, in.shape);
   }
@@ -142,15 +184,19 @@ class LeakyReluKernel : public rt::OpKernel {
   Status Invoke(rt::KernelContext& ctx) override {
     const rt::RtTensor& in = *ctx.input(0);
     rt::RtTensor& out = *ctx.output(0);
+    if (tabulated_) {
+      bytes_.Run(ctx, in, out);
+      return Status::Ok();
+    }
     switch (type_) {
       case DType::kFloat32: {
         const float alpha = alpha_;
         ForEach<float>(in, out, [alpha](float x) { return x > 0 ? x : x * alpha; });
         break;
       }
-      case DType::kUInt8: Quantized<uint8_t>(in, out); break;
-      case DType::kInt8: Quantized<int8_t>(in, out); break;
-      case DType::kInt16: Quantized<int16_t>(in, out); break;
+      case DType::kUInt8: ForEach<uint8_t>(in, out, [this](uint8_t x) { return One<uint8_t>(x); }); break;
+      case DType::kInt8: ForEach<int8_t>(in, out, [this](int8_t x) { return One<int8_t>(x); }); break;
+      case DType::kInt16: ForEach<int16_t>(in, out, [this](int16_t x) { return One<int16_t>(x); }); break;
       default: return ctx.UnsupportedError(TypeName(type_) + " is not supported");
     }
     return Status::Ok();
@@ -158,17 +204,17 @@ class LeakyReluKernel : public rt::OpKernel {
 
  private:
   template <typename T>
-  void Quantized(const rt::RtTensor& in, rt::RtTensor& out) const {
+  T One(T x) const {
     const int32_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
-    ForEach<T>(in, out, [&](T x) {
-      const int32_t v = static_cast<int32_t>(x) - in_zp_;
-      const int32_t o = v >= 0 ? out_zp_ + MultiplyByQuantizedMultiplier(v, mult_identity_, shift_identity_)
-                               : out_zp_ + MultiplyByQuantizedMultiplier(v, mult_alpha_, shift_alpha_);
-      return static_cast<T>(std::min(hi, std::max(lo, o)));
-    });
+    const int32_t v = static_cast<int32_t>(x) - in_zp_;
+    const int32_t o = v >= 0 ? out_zp_ + MultiplyByQuantizedMultiplier(v, mult_identity_, shift_identity_)
+                             : out_zp_ + MultiplyByQuantizedMultiplier(v, mult_alpha_, shift_alpha_);
+    return static_cast<T>(std::min(hi, std::max(lo, o)));
   }
 
   DType type_;
+  TabulatedBytes bytes_;
+  bool tabulated_ = false;
   float alpha_ = 0;
   int32_t mult_alpha_ = 0, mult_identity_ = 0, in_zp_ = 0, out_zp_ = 0;
   int shift_alpha_ = 0, shift_identity_ = 0;
@@ -272,13 +318,14 @@ int16_t DownScaleMultiplierTo16(int32_t m) {
 
 class HardSwishKernel : public rt::OpKernel {
  public:
-  explicit HardSwishKernel(DType type) : type_(type) {}
-  std::string variant() const override { return "hard_swish/" + TypeName(type_) + "/ref"; }
+  HardSwishKernel(DType type, ApplyByteTableFn table_fn) : type_(type) { bytes_.fn = IsByteType(type) ? table_fn : nullptr; }
+  std::string variant() const override { return "hard_swish/" + TypeName(type_) + "/" + bytes_.Isa(); }
 
   Status Prepare(rt::KernelContext& ctx) override {
     RETURN_IF_ERROR(CheckUnary(ctx));
     const rt::RtTensor& in = *ctx.input(0);
     const rt::RtTensor& out = *ctx.output(0);
+    tabulated_ = false;
     if (type_ != DType::kFloat32) {
       RETURN_IF_ERROR(CheckQuant(ctx, in, out));
       in_zp_ = in.zero_point();
@@ -294,6 +341,8 @@ class HardSwishKernel : public rt::OpKernel {
       const float reluish_multiplier = hires_input_scale / reluish_scale;
       QuantizeMultiplier(reluish_multiplier, &m32, &reluish_exponent_);
       reluish_mult16_ = DownScaleMultiplierTo16(m32);
+      if (type_ == DType::kInt8) tabulated_ = bytes_.Build<int8_t>([this](int8_t x) { return One<int8_t>(x); });
+      if (type_ == DType::kUInt8) tabulated_ = bytes_.Build<uint8_t>([this](uint8_t x) { return One<uint8_t>(x); });
     }
     return ctx.SetOutputShape(0, in.shape);
   }
@@ -301,12 +350,16 @@ class HardSwishKernel : public rt::OpKernel {
   Status Invoke(rt::KernelContext& ctx) override {
     const rt::RtTensor& in = *ctx.input(0);
     rt::RtTensor& out = *ctx.output(0);
+    if (tabulated_) {
+      bytes_.Run(ctx, in, out);
+      return Status::Ok();
+    }
     switch (type_) {
       case DType::kFloat32:
         ForEach<float>(in, out, [](float x) { return x * std::min(6.f, std::max(0.f, x + 3.f)) / 6.f; });
         break;
-      case DType::kUInt8: Quantized<uint8_t>(in, out); break;
-      case DType::kInt8: Quantized<int8_t>(in, out); break;
+      case DType::kUInt8: ForEach<uint8_t>(in, out, [this](uint8_t x) { return One<uint8_t>(x); }); break;
+      case DType::kInt8: ForEach<int8_t>(in, out, [this](int8_t x) { return One<int8_t>(x); }); break;
       default: return ctx.UnsupportedError(TypeName(type_) + " is not supported");
     }
     return Status::Ok();
@@ -314,28 +367,28 @@ class HardSwishKernel : public rt::OpKernel {
 
  private:
   template <typename T>
-  void Quantized(const rt::RtTensor& in, rt::RtTensor& out) const {
-    ForEach<T>(in, out, [this](T x) {
-      const auto input_value = static_cast<int16_t>(x - in_zp_);
-      const auto hires = static_cast<int16_t>(input_value * (1 << 7));
-      const int16_t preshift_output = fp::SRDHM<int16_t>(hires, out_mult16_);
-      int16_t reluish = hires;
-      if (reluish_exponent_ > 0) reluish = SaturatingLeftShift16(reluish, reluish_exponent_ - 1);
-      reluish = fp::SRDHM<int16_t>(reluish, reluish_mult16_);
-      if (reluish_exponent_ > 0) reluish = SaturatingLeftShift16(reluish, 1);
-      if (reluish_exponent_ < 0) reluish = fp::RoundingDivByPOT<int16_t>(reluish, -reluish_exponent_);
-      // [-1, 1] -> [0, 1] in Q0.15.
-      reluish = static_cast<int16_t>((static_cast<int32_t>(reluish) + (1 << 15)) >> 1);
-      const int16_t preshift = SaturatingDoublingHighMul16(reluish, preshift_output);
-      int32_t o = fp::RoundingDivByPOT<int16_t>(preshift, -out_exponent_);
-      o += out_zp_;
-      o = std::min<int32_t>(o, std::numeric_limits<T>::max());
-      o = std::max<int32_t>(o, std::numeric_limits<T>::min());
-      return static_cast<T>(o);
-    });
+  T One(T x) const {
+    const auto input_value = static_cast<int16_t>(x - in_zp_);
+    const auto hires = static_cast<int16_t>(input_value * (1 << 7));
+    const int16_t preshift_output = fp::SRDHM<int16_t>(hires, out_mult16_);
+    int16_t reluish = hires;
+    if (reluish_exponent_ > 0) reluish = SaturatingLeftShift16(reluish, reluish_exponent_ - 1);
+    reluish = fp::SRDHM<int16_t>(reluish, reluish_mult16_);
+    if (reluish_exponent_ > 0) reluish = SaturatingLeftShift16(reluish, 1);
+    if (reluish_exponent_ < 0) reluish = fp::RoundingDivByPOT<int16_t>(reluish, -reluish_exponent_);
+    // [-1, 1] -> [0, 1] in Q0.15.
+    reluish = static_cast<int16_t>((static_cast<int32_t>(reluish) + (1 << 15)) >> 1);
+    const int16_t preshift = SaturatingDoublingHighMul16(reluish, preshift_output);
+    int32_t o = fp::RoundingDivByPOT<int16_t>(preshift, -out_exponent_);
+    o += out_zp_;
+    o = std::min<int32_t>(o, std::numeric_limits<T>::max());
+    o = std::max<int32_t>(o, std::numeric_limits<T>::min());
+    return static_cast<T>(o);
   }
 
   DType type_;
+  TabulatedBytes bytes_;
+  bool tabulated_ = false;
   int32_t in_zp_ = 0, out_zp_ = 0;
   int16_t out_mult16_ = 0, reluish_mult16_ = 0;
   int out_exponent_ = 0, reluish_exponent_ = 0;
@@ -426,14 +479,16 @@ rt::KernelFactory MakeFactory(Op op) {
     const auto types = SupportedTypes(op);
     if (!TypeIn(in->type, types))
       return cc.Error("input type " + TypeName(in->type) + " is not supported (supported: " + TypeListText(types) + ")");
+    // The 8-bit piecewise kernels tabulate their formula unless they serve as the reference.
+    const ApplyByteTableFn table_fn = cc.reference_only ? nullptr : ByteTableFn(cc.cpu, false);
     rt::OpKernel* k = nullptr;
     switch (op) {
-      case tflite::BuiltinOperator_LEAKY_RELU: k = new LeakyReluKernel(in->type); break;
+      case tflite::BuiltinOperator_LEAKY_RELU: k = new LeakyReluKernel(in->type, table_fn); break;
       case tflite::BuiltinOperator_PRELU: k = new PreluKernel(in->type); break;
-      case tflite::BuiltinOperator_HARD_SWISH: k = new HardSwishKernel(in->type); break;
+      case tflite::BuiltinOperator_HARD_SWISH: k = new HardSwishKernel(in->type, table_fn); break;
       case tflite::BuiltinOperator_ELU:
       case tflite::BuiltinOperator_GELU: k = new TableKernel(op, in->type, ByteTableFn(cc.cpu, cc.reference_only)); break;
-      default: k = new ReluKernel(op, in->type); break;
+      default: k = new ReluKernel(op, in->type, table_fn); break;
     }
     return std::unique_ptr<rt::OpKernel>(k);
   };
