@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "kernels/gemm/gemm.h"
@@ -51,10 +52,8 @@ class TransposeConvF32 {
   int scratch_ = -1;
   // Per output row: the (input row, filter row) pairs landing on it, filter rows ascending.
   std::vector<std::vector<Tap>> rows_;
-  // Per output column ox: offsets col_offset_[col_begin_[ox] .. col_begin_[ox + 1]) of the
-  // products landing on it (input column · N + filter column · Cout), filter columns ascending.
-  std::vector<int> col_begin_;
-  std::vector<size_t> col_offset_;
+  // Per filter column: the input columns [first, last) whose products land inside the output.
+  std::vector<std::pair<int, int>> col_range_;
 };
 
 // The fast float engine for this CPU, or null (no AVX2, reference kernels only, or weights that

@@ -40,13 +40,17 @@ bool TransposeConvF32::Prepare(rt::KernelContext& ctx, const TransposeDims& d, c
     return t;
   };
   rows_ = taps(d.out_h, d.in_h, d.k_h, d.stride_h, d.pad_h);
-  // Columns flattened: output column ox reads the products at col_offset_[col_begin_[ox] ..
-  // col_begin_[ox + 1]) from its input row's first product.
-  col_begin_.assign(1, 0);
-  col_offset_.clear();
-  for (const auto& col : taps(d.out_w, d.in_w, d.k_w, d.stride_w, d.pad_w)) {
-    for (const Tap& t : col) col_offset_.push_back(static_cast<size_t>(t.in) * n + static_cast<size_t>(t.tap) * d.out_c);
-    col_begin_.push_back(static_cast<int>(col_offset_.size()));
+  // Per filter column kx: the input columns whose products at kx land inside the output row,
+  // ix * stride_w + kx - pad_w in [0, out_w).
+  col_range_.clear();
+  for (int kx = 0; kx < d.k_w; ++kx) {
+    int lo = 0, hi = 0;
+    for (int ix = 0; ix < d.in_w; ++ix) {
+      const int ox = ix * d.stride_w + kx - d.pad_w;
+      if (ox < 0) lo = ix + 1;
+      if (ox < d.out_w) hi = ix + 1;
+    }
+    col_range_.push_back({lo, std::max(lo, hi)});
   }
   return true;
 }
@@ -63,8 +67,9 @@ void TransposeConvF32::Run(rt::KernelContext& ctx, const rt::RtTensor& weights, 
   const int oc = d.out_c;
   const int64_t out_row = int64_t{d.out_w} * oc;
   // Output row by output row: it starts at 0, each (input row, filter row) pair landing on it
-  // adds its products column by column (filter rows in ascending order, then filter columns),
-  // then the bias and the clamp. The row stays in L1 while it accumulates.
+  // adds its products filter column by filter column, each a strided sweep of the row (so every
+  // output value adds its taps in the reference's order: filter rows ascending, then filter
+  // columns), then the bias and the clamp. The row stays in L1 while it accumulates.
   ctx.threads().ParallelFor(int64_t{d.batches} * d.out_h, 1, [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       const int b = static_cast<int>(row / d.out_h), oy = static_cast<int>(row % d.out_h);
@@ -73,17 +78,27 @@ void TransposeConvF32::Run(rt::KernelContext& ctx, const rt::RtTensor& weights, 
       for (const Tap& ty : rows_[oy]) {
         const float* base =
             products + (static_cast<size_t>(b) * d.in_h + ty.in) * d.in_w * n + static_cast<size_t>(ty.tap) * d.k_w * oc;
-        for (int ox = 0; ox < d.out_w; ++ox) {
-          float* acc = o + static_cast<size_t>(ox) * oc;
-          for (int t = col_begin_[ox]; t < col_begin_[ox + 1]; ++t) {
-            const float* p = base + col_offset_[t];
-            for (int c = 0; c < oc; ++c) acc[c] += p[c];
+        for (int kx = 0; kx < d.k_w; ++kx) {
+          const auto [lo_ix, hi_ix] = col_range_[static_cast<size_t>(kx)];
+          float* acc = o + (int64_t{lo_ix} * d.stride_w + kx - d.pad_w) * oc;
+          const float* p = base + static_cast<size_t>(lo_ix) * n + static_cast<size_t>(kx) * oc;
+          const int64_t acc_step = int64_t{d.stride_w} * oc;
+          if (oc == 1) {
+            for (int ix = lo_ix; ix < hi_ix; ++ix, acc += acc_step, p += n) acc[0] += p[0];
+          } else {
+            for (int ix = lo_ix; ix < hi_ix; ++ix, acc += acc_step, p += n)
+              for (int c = 0; c < oc; ++c) acc[c] += p[c];
           }
         }
       }
-      for (int ox = 0; ox < d.out_w; ++ox) {
-        float* px = o + static_cast<size_t>(ox) * oc;
-        for (int c = 0; c < oc; ++c) px[c] = std::min(std::max(bias ? px[c] + bias[c] : px[c], lo), hi);
+      if (oc == 1) {
+        const float b0 = bias ? bias[0] : 0.0f;
+        for (int64_t i = 0; i < out_row; ++i) o[i] = std::min(std::max(bias ? o[i] + b0 : o[i], lo), hi);
+      } else {
+        for (int ox = 0; ox < d.out_w; ++ox) {
+          float* px = o + static_cast<size_t>(ox) * oc;
+          for (int c = 0; c < oc; ++c) px[c] = std::min(std::max(bias ? px[c] + bias[c] : px[c], lo), hi);
+        }
       }
     }
   });
