@@ -58,6 +58,20 @@ class BinaryF32 : public rt::OpKernel {
     std::vector<BroadcastDim> dims = CollapseBroadcast(a->shape, b->shape, out);
     if (dims.size() > kMaxDims) return ctx.UnsupportedError("more than 16 broadcast dimensions");
     dims_ = std::move(dims);
+    // A per-channel operand ([C] against [..., C]: one operand runs on over the outer rows, the
+    // other repeats one short row) would make short runs, each paying a call; instead that row
+    // is repeated into scratch at each invoke, so runs cover many rows at once.
+    rep_scratch_ = -1;
+    if (dims_.size() == 2) {
+      const BroadcastDim& o = dims_[0];
+      const BroadcastDim& i = dims_[1];
+      const bool a_full = o.a_stride == i.size && o.b_stride == 0, b_full = o.b_stride == i.size && o.a_stride == 0;
+      if (i.a_stride == 1 && i.b_stride == 1 && i.size < kShortRow && o.size > 1 && (a_full || b_full)) {
+        a_full_ = a_full;
+        rep_rows_ = std::max<int64_t>(2, kShortRow / i.size);
+        rep_scratch_ = ctx.RequestScratch(static_cast<size_t>(rep_rows_ * i.size) * sizeof(float));
+      }
+    }
     return ctx.SetOutputShape(0, std::move(out));
   }
 
@@ -83,6 +97,30 @@ class BinaryF32 : public rt::OpKernel {
       RunTasks(&ctx.threads(), tasks, [&](int64_t t) {
         const int64_t i0 = n * t / tasks / 8 * 8, i1 = t + 1 == tasks ? n : n * (t + 1) / tasks / 8 * 8;
         run(a + i0 * inner.a_stride, b + i0 * inner.b_stride, out + i0, i1 - i0);
+      });
+      return Status::Ok();
+    }
+    if (rep_scratch_ >= 0) {
+      // Rows in groups of rep_rows_: the full operand's and the output's group is one run, the
+      // other operand's the repeated row.
+      const int64_t c = inner.size, group = rep_rows_ * c;
+      float* rep = ctx.Scratch<float>(rep_scratch_);
+      const float* row = a_full_ ? b : a;
+      const float* full = a_full_ ? a : b;
+      for (int64_t r = 0; r < rep_rows_; ++r) std::copy_n(row, c, rep + r * c);
+      const int64_t groups = (outer + rep_rows_ - 1) / rep_rows_;
+      const int64_t tasks = TaskCount(threads, groups, std::max<int64_t>(1, kMinTask / group), 2);
+      RunTasks(&ctx.threads(), tasks, [&](int64_t t) {
+        const int64_t g0 = groups * t / tasks, g1 = groups * (t + 1) / tasks;
+        for (int64_t g = g0; g < g1; ++g) {
+          const int64_t off = g * group, n = std::min(group, outer * c - off);
+          if (avx2_)
+            binary::RunAvx2(op_, a_full_ ? full + off : rep, false, a_full_ ? rep : full + off, false, out + off,
+                            static_cast<size_t>(n), mm_);
+          else
+            binary::RunScalar(op_, a_full_ ? full + off : rep, false, a_full_ ? rep : full + off, false, out + off,
+                              static_cast<size_t>(n), mm_);
+        }
       });
       return Status::Ok();
     }
@@ -115,6 +153,11 @@ class BinaryF32 : public rt::OpKernel {
   const bool avx2_;
   const MinMax mm_;
   std::vector<BroadcastDim> dims_;
+  // Per-channel operand repeated into scratch (Prepare): rows per group, which operand is full.
+  static constexpr int64_t kShortRow = 256;
+  int rep_scratch_ = -1;
+  int64_t rep_rows_ = 0;
+  bool a_full_ = true;
 };
 
 }  // namespace

@@ -550,6 +550,11 @@ TEST(FastF32Ops, BinaryBroadcastMatchesLoops) {
       {{1, 7, 7, 24}, {1, 7, 7, 24}},  // same shape (residual add)
       {{2, 5, 3, 67}, {67}},           // per channel
       {{2, 5, 3, 67}, {1, 1, 1, 67}},  // per channel, 4-D
+      // per channel, the channel row repeated into scratch: on the left, groups of rows that do
+      // not divide the pixels, 2 rows a group, large enough to be split between threads
+      {{24}, {1, 7, 7, 24}},
+      {{3, 11, 255}, {255}},
+      {{1, 128, 128, 16}, {1, 1, 1, 16}},
       {{3, 1000}, {1}},                // scalar
       {{1}, {4, 33}},                  // scalar on the left
       {{}, {5, 7}},                    // rank-0 scalar
@@ -616,7 +621,7 @@ TEST(FastF32Ops, BinaryBroadcastMatchesLoops) {
 TEST(FastF32Ops, DivSquaredDifferenceMaxMinEqualTheReference) {
   std::mt19937 rng(16);
   const std::pair<rt::Shape, rt::Shape> cases[] = {
-      {{1, 7, 7, 24}, {1, 7, 7, 24}}, {{2, 5, 3, 67}, {67}}, {{3, 1000}, {1}}, {{1}, {4, 33}},
+      {{1, 7, 7, 24}, {1, 7, 7, 24}}, {{2, 5, 3, 67}, {67}}, {{24}, {1, 7, 7, 24}}, {{3, 1000}, {1}}, {{1}, {4, 33}},
       {{2, 3, 1, 5}, {1, 3, 4, 1}},   {{100003}, {100003}}, {{2, 0, 3}, {1, 1, 3}}};
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   const float specials[] = {nan, inf, -inf, 0.0f, -0.0f, 1.5f, -1.5f};
