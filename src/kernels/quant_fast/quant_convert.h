@@ -13,13 +13,16 @@ void FlipSignBit(const uint8_t* x, uint8_t* y, int64_t n);
 template <typename T>
 void QuantizeFloat(const float* x, T* y, int64_t n, double scale, int32_t zero_point);
 
-// QUANTIZE float32 -> int16 on AVX-512 (quant_convert_avx512.cc), the same results without a
-// division; only for scales where QuantizeInt16Avx512Applies (normal, within [2^-100, 2^100]).
-bool QuantizeInt16Avx512Applies(float scale);
-void QuantizeFloatInt16Avx512(const float* x, int16_t* y, int64_t n, float scale, int32_t zero_point);
+// QUANTIZE float32 -> T (int8, uint8, int16) on AVX-512 (quant_convert_avx512.cc), the same
+// results without a division; only for scales where QuantizeAvx512Applies (normal, within
+// [2^-100, 2^100]).
+bool QuantizeAvx512Applies(float scale);
+template <typename T>
+void QuantizeFloatAvx512(const float* x, T* y, int64_t n, float scale, int32_t zero_point);
 // The reference formula, one value at a time (quantize_fast.cc; the AVX-512 loop's rare lanes
 // outside its range: |x / scale| >= 2^21, infinities, NaN).
-void QuantizeFloatInt16Scalar(const float* x, int16_t* y, int64_t n, float scale, int32_t zero_point);
+template <typename T>
+void QuantizeFloatScalar(const float* x, T* y, int64_t n, float scale, int32_t zero_point);
 
 // DEQUANTIZE T (int8, uint8, int16) -> float32 as quantize/ref_quantize.cc: float(scale * (x -
 // zero_point)) with the product in double.

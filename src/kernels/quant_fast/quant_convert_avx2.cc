@@ -63,10 +63,20 @@ template void QuantizeFloat<int16_t>(const float*, int16_t*, int64_t, double, in
 
 template <typename T>
 void DequantizeInt(const T* x, float* y, int64_t n, double scale, int32_t zero_point) {
+  // The reference multiplies in double and rounds to float: with a float scale (24 bits) and
+  // x - zero_point of at most 17 bits the double product is exact, so its rounding to float is
+  // the single rounding of the float product (x - zero_point is exact in float too).
+  const float scale_f = static_cast<float>(scale);
+  const bool float_exact = static_cast<double>(scale_f) == scale;
+  const __m256 sf = _mm256_set1_ps(scale_f);
   const __m256d s = _mm256_set1_pd(scale);
   const __m256i zp = _mm256_set1_epi32(zero_point);
   auto block = [&](const T* px, float* py) {
     const __m256i v = _mm256_sub_epi32(avx2q::Load8(px), zp);
+    if (float_exact) {
+      _mm256_storeu_ps(py, _mm256_mul_ps(_mm256_cvtepi32_ps(v), sf));
+      return;
+    }
     // int32 -> double is exact; the double product and its rounding to float are the reference's.
     const __m128 lo = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(v)), s));
     const __m128 hi = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(v, 1)), s));

@@ -1,5 +1,5 @@
-// AVX-512 QUANTIZE float32 -> int16 (quant_convert.h), bit-exact with quantize/ref_quantize.cc
-// without a division.
+// AVX-512 QUANTIZE float32 -> int8 / uint8 / int16 (quant_convert.h), bit-exact with
+// quantize/ref_quantize.cc without a division.
 //
 // The reference computes round_half_away(double(x) / scale). For |x / scale| < 2^28 this is
 // round_half_away of the exact quotient t = x / s: x and s * (n + 1/2) are multiples of
@@ -23,7 +23,7 @@
 
 namespace edgeopt::kernels::qconv {
 
-bool QuantizeInt16Avx512Applies(float scale) {
+bool QuantizeAvx512Applies(float scale) {
   return std::isfinite(scale) && scale >= 0x1p-100f && scale <= 0x1p100f;
 }
 
@@ -48,31 +48,48 @@ inline bool Quantize16(__m512 v, __m512 inv, __m512 s, __m512i* out) {
   return true;
 }
 
+// 16 results plus the zero point, saturated to T: results are at most 2^21 in magnitude, so
+// + zp cannot wrap, and the saturating narrowing is the clamp to T's range (for uint8 after a
+// max with 0, as the unsigned narrowing reads its input as unsigned).
+template <typename T>
+inline void Store16(T* y, __m512i r, __mmask16 k) {
+  if constexpr (sizeof(T) == 2) {
+    _mm512_mask_cvtsepi32_storeu_epi16(y, k, r);
+  } else if constexpr (static_cast<T>(-1) < 0) {
+    _mm512_mask_cvtsepi32_storeu_epi8(y, k, r);
+  } else {
+    _mm512_mask_cvtusepi32_storeu_epi8(y, k, _mm512_max_epi32(r, _mm512_setzero_si512()));
+  }
+}
+
 }  // namespace
 
-void QuantizeFloatInt16Avx512(const float* x, int16_t* y, int64_t n, float scale, int32_t zero_point) {
+template <typename T>
+void QuantizeFloatAvx512(const float* x, T* y, int64_t n, float scale, int32_t zero_point) {
   const __m512 s = _mm512_set1_ps(scale), inv = _mm512_set1_ps(1.0f / scale);
   const __m512i zp = _mm512_set1_epi32(zero_point);
   int64_t i = 0;
-  // Results are at most 2^21 in magnitude, so + zp cannot wrap and the saturating narrowing is
-  // the clamp to [-32768, 32767].
   for (; i + 16 <= n; i += 16) {
     __m512i r;
     if (Quantize16(_mm512_loadu_ps(x + i), inv, s, &r)) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), _mm512_cvtsepi32_epi16(_mm512_add_epi32(r, zp)));
+      Store16(y + i, _mm512_add_epi32(r, zp), 0xFFFF);
     } else {
-      QuantizeFloatInt16Scalar(x + i, y + i, 16, scale, zero_point);
+      QuantizeFloatScalar(x + i, y + i, 16, scale, zero_point);
     }
   }
   if (i < n) {
     const __mmask16 k = static_cast<__mmask16>((1u << (n - i)) - 1);
     __m512i r;
     if (Quantize16(_mm512_maskz_loadu_ps(k, x + i), inv, s, &r)) {
-      _mm512_mask_cvtsepi32_storeu_epi16(y + i, k, _mm512_add_epi32(r, zp));
+      Store16(y + i, _mm512_add_epi32(r, zp), k);
     } else {
-      QuantizeFloatInt16Scalar(x + i, y + i, n - i, scale, zero_point);
+      QuantizeFloatScalar(x + i, y + i, n - i, scale, zero_point);
     }
   }
 }
+
+template void QuantizeFloatAvx512<int8_t>(const float*, int8_t*, int64_t, float, int32_t);
+template void QuantizeFloatAvx512<uint8_t>(const float*, uint8_t*, int64_t, float, int32_t);
+template void QuantizeFloatAvx512<int16_t>(const float*, int16_t*, int64_t, float, int32_t);
 
 }  // namespace edgeopt::kernels::qconv

@@ -12,6 +12,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "kernels/common/byte_table.h"
 #include "kernels/common/kernel_util.h"
@@ -22,14 +23,19 @@
 
 namespace edgeopt::kernels {
 
-void qconv::QuantizeFloatInt16Scalar(const float* x, int16_t* y, int64_t n, float scale, int32_t zero_point) {
+template <typename T>
+void qconv::QuantizeFloatScalar(const float* x, T* y, int64_t n, float scale, int32_t zero_point) {
+  const int32_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
   for (int64_t i = 0; i < n; ++i) {
     const int32_t q = TruncateToInt32(std::round(static_cast<double>(x[i]) / scale));
     // + zero point wrapping as the reference's int32 sum (q is INT32_MIN for NaN or out of range).
     const auto v = static_cast<int32_t>(static_cast<uint32_t>(q) + static_cast<uint32_t>(zero_point));
-    y[i] = static_cast<int16_t>(std::min(std::max(v, int32_t{-32768}), int32_t{32767}));
+    y[i] = static_cast<T>(std::min(std::max(v, lo), hi));
   }
 }
+template void qconv::QuantizeFloatScalar<int8_t>(const float*, int8_t*, int64_t, float, int32_t);
+template void qconv::QuantizeFloatScalar<uint8_t>(const float*, uint8_t*, int64_t, float, int32_t);
+template void qconv::QuantizeFloatScalar<int16_t>(const float*, int16_t*, int64_t, float, int32_t);
 
 namespace {
 
@@ -60,7 +66,7 @@ class QuantizeFastKernel final : public FastKernel {
     if (!PerTensor(out)) return false;
     if (in_ == DType::kFloat32) {
       mode_ = Mode::kFromFloat;
-      avx512_ = out_ == DType::kInt16 && cpu_avx512_ && qconv::QuantizeInt16Avx512Applies(out.scale());
+      avx512_ = cpu_avx512_ && qconv::QuantizeAvx512Applies(out.scale());
       return true;
     }
     if (!PerTensor(in)) return false;
@@ -88,15 +94,11 @@ class QuantizeFastKernel final : public FastKernel {
       case Mode::kTable: apply_table_(table_, in.data_as<uint8_t>(), out.data_as<uint8_t>(), n); break;
       case Mode::kFromFloat: {
         const float* x = in.data_as<float>();
-        const double scale = out.scale();
         const int32_t zp = out.zero_point();
         switch (out_) {
-          case DType::kInt8: qconv::QuantizeFloat(x, out.data_as<int8_t>(), n, scale, zp); break;
-          case DType::kUInt8: qconv::QuantizeFloat(x, out.data_as<uint8_t>(), n, scale, zp); break;
-          case DType::kInt16:
-            if (avx512_) qconv::QuantizeFloatInt16Avx512(x, out.data_as<int16_t>(), n, out.scale(), zp);
-            else qconv::QuantizeFloat(x, out.data_as<int16_t>(), n, scale, zp);
-            break;
+          case DType::kInt8: Quantize(x, out.data_as<int8_t>(), n, out.scale(), zp); break;
+          case DType::kUInt8: Quantize(x, out.data_as<uint8_t>(), n, out.scale(), zp); break;
+          case DType::kInt16: Quantize(x, out.data_as<int16_t>(), n, out.scale(), zp); break;
           default: return ctx.UnsupportedError("output " + TypeName(out_) + " is not supported");
         }
         break;
@@ -106,10 +108,16 @@ class QuantizeFastKernel final : public FastKernel {
   }
 
  private:
+  template <typename T>
+  void Quantize(const float* x, T* y, int64_t n, float scale, int32_t zp) const {
+    if (avx512_) qconv::QuantizeFloatAvx512(x, y, n, scale, zp);
+    else qconv::QuantizeFloat(x, y, n, static_cast<double>(scale), zp);
+  }
+
   DType in_, out_;
   bool cpu_avx512_;
   ApplyByteTableFn apply_table_;
-  bool avx512_ = false;  // float32 -> int16 on AVX-512 (QuantizeFloatInt16Avx512)
+  bool avx512_ = false;  // float32 -> T on AVX-512 (QuantizeFloatAvx512)
   Mode mode_ = Mode::kTable;
   ByteTable table_{};
 };

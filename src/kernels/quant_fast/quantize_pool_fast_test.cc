@@ -93,8 +93,8 @@ TEST(QuantizeFast, FloatToIntMatchesReference) {
         const QuantParams qo = Quant(scale, RandomZp(rng, out));
         testing::FastCheck check;
         check.op_type = "QUANTIZE";
-        // int16 outputs on AVX-512 CPUs: QuantizeFloatInt16Avx512.
-        check.variant = out == DType::kInt16 && rt::Cpu().has_avx512() ? "/avx512" : "/avx2";
+        // AVX-512 CPUs: QuantizeFloatAvx512.
+        check.variant = rt::Cpu().has_avx512() ? "/avx512" : "/avx2";
         check.threads = 1 + (++k % 2);
         check.inputs = {FloatInput(shape, TrickyFloats(rng, n, scale))};
         std::ostringstream what;
@@ -108,26 +108,30 @@ TEST(QuantizeFast, FloatToIntMatchesReference) {
   }
 }
 
-// QUANTIZE float32 -> int16 on AVX-512 (quant_convert_avx512.cc, variant .../avx512 checked):
-// scales k * 2^-e (k odd) with inputs on exact ties (2m + 1) * s / 2 and the floats next to them,
-// random values, values near the int16 limits (32767.5 * s) and near the fast range's end
-// (2^21 * s, beyond it the scalar formula), huge values, subnormals, NaN, infinities, -0; random
-// scales over 1e-30..1e30, zero points 0, the int16 limits and random; counts with tails of
-// 1..15. Scales outside [2^-100, 2^100] keep the AVX2 code (variant .../avx2).
-TEST(QuantizeFast, FloatToInt16Avx512MatchesReference) {
+// QUANTIZE float32 -> int16 / int8 / uint8 on AVX-512 (quant_convert_avx512.cc, variant
+// .../avx512 checked): scales k * 2^-e (k odd) with inputs on exact ties (2m + 1) * s / 2 and the
+// floats next to them, random values, values near the type's limits (e.g. 32767.5 * s, -128.5 *
+// s) and near the fast range's end (2^21 * s, beyond it the scalar formula), huge values,
+// subnormals, NaN, infinities, -0; random scales over 1e-30..1e30, zero points 0, the type's
+// limits and random; counts with tails of 1..15. Scales outside [2^-100, 2^100] keep the AVX2
+// code (variant .../avx2).
+TEST(QuantizeFast, FloatToIntAvx512MatchesReference) {
   if (!rt::Cpu().has_avx512()) GTEST_SKIP() << "no AVX-512 (F, BW, VL, DQ) on this CPU";
   std::mt19937_64 rng(16);
   int k = 0;
-  for (int i = 0; i < 60; ++i) {
+  for (int i = 0; i < 180; ++i) {
+    const DType type = i % 3 == 0 ? DType::kInt16 : i % 3 == 1 ? DType::kInt8 : DType::kUInt8;
+    const int32_t qmin = type == DType::kInt16 ? -32768 : type == DType::kInt8 ? -128 : 0;
+    const int32_t qmax = type == DType::kInt16 ? 32767 : type == DType::kInt8 ? 127 : 255;
     const int odd = Pick(rng, {1, 3, 5, 7, 101, 255});
     const int e = std::uniform_int_distribution<int>(-20, 60)(rng);
     float scale = std::ldexp(static_cast<float>(odd), -e);
     if (i % 5 == 4) scale = std::pow(10.0f, std::uniform_real_distribution<float>(-30, 30)(rng));
-    if (i == 58) scale = 0x1p-110f;
-    if (i == 59) scale = 0x1p110f;
+    if (i >= 174 && i < 177) scale = 0x1p-110f;
+    if (i >= 177) scale = 0x1p110f;
     const int32_t n = Pick(rng, {1, 15, 16, 17, 33, 1000, 4099});
     std::vector<float> v(static_cast<size_t>(n));
-    std::uniform_int_distribution<int> tie(0, 30000);
+    std::uniform_int_distribution<int> tie(0, type == DType::kInt16 ? 30000 : 300);
     for (int32_t j = 0; j < n; ++j) {
       const float sign = rng() % 2 ? -1.0f : 1.0f;
       const double t = 2.0 * tie(rng) + 1;  // (2m + 1) * s / 2, exact in float
@@ -136,11 +140,15 @@ TEST(QuantizeFast, FloatToInt16Avx512MatchesReference) {
         case 0: v[j] = x; break;
         case 1: v[j] = std::nextafter(x, 0.0f); break;
         case 2: v[j] = std::nextafter(x, 2 * x); break;
-        case 3: v[j] = sign * std::nextafter(32767.5f * scale, (j % 2) ? 0.0f : 1e38f); break;
+        case 3: {
+          const float edge = (sign > 0 ? static_cast<float>(qmax) + 0.5f : static_cast<float>(qmin) - 0.5f) * scale;
+          v[j] = j % 3 == 0 ? edge : std::nextafter(edge, (j % 2) ? 0.0f : sign * 1e38f);
+          break;
+        }
         case 4: v[j] = sign * 0x1p21f * scale * std::uniform_real_distribution<float>(0.999f, 1.001f)(rng); break;
         case 5: v[j] = sign * std::uniform_real_distribution<float>(0, 1e38f)(rng); break;
         case 6: v[j] = sign * 0x1p-140f * static_cast<float>(j); break;
-        default: v[j] = std::uniform_real_distribution<float>(-40000, 40000)(rng) * scale; break;
+        default: v[j] = std::uniform_real_distribution<float>(-1.2f * qmax - 10, 1.2f * qmax + 10)(rng) * scale; break;
       }
     }
     if (n > 4 && i % 3 == 0) {
@@ -149,19 +157,19 @@ TEST(QuantizeFast, FloatToInt16Avx512MatchesReference) {
       v[2] = -std::numeric_limits<float>::infinity();
       v[3] = -0.0f;
     }
-    const int64_t zp = i % 4 == 0 ? 0 : i % 4 == 1 ? Pick<int64_t>(rng, {-32768, 32767})
-                                                   : std::uniform_int_distribution<int>(-32768, 32767)(rng);
+    const int64_t zp = type == DType::kInt16 && i % 4 != 2 ? (i % 4 == 0 ? 0 : Pick<int64_t>(rng, {qmin, qmax}))
+                       : i % 4 == 1                        ? Pick<int64_t>(rng, {qmin, qmax})
+                                                           : std::uniform_int_distribution<int>(qmin, qmax)(rng);
     const std::vector<int32_t> shape = {1, n};
     testing::FastCheck check;
     check.op_type = "QUANTIZE";
-    check.variant = scale >= 0x1p-100f && scale <= 0x1p100f ? "float32_int16/avx512" : "float32_int16/avx2";
+    check.variant = std::string("float32_") + Tn(type) + (scale >= 0x1p-100f && scale <= 0x1p100f ? "/avx512" : "/avx2");
     check.threads = 1 + (++k % 2);
     check.inputs = {FloatInput(shape, v)};
     std::ostringstream what;
-    what << "QUANTIZE float32 -> int16 n " << n << " scale " << scale << " zp " << zp;
+    what << "QUANTIZE float32 -> " << Tn(type) << " n " << n << " scale " << scale << " zp " << zp;
     if (!testing::ExpectFastMatchesReference(
-            BuildUnary(tflite::BuiltinOperator_QUANTIZE, DType::kFloat32, DType::kInt16, shape, std::nullopt,
-                       Quant(scale, zp)),
+            BuildUnary(tflite::BuiltinOperator_QUANTIZE, DType::kFloat32, type, shape, std::nullopt, Quant(scale, zp)),
             what.str(), check))
       return;
   }
@@ -212,6 +220,31 @@ TEST(QuantizeFast, DequantizeMatchesReference) {
       if (!testing::ExpectFastMatchesReference(
               BuildUnary(tflite::BuiltinOperator_DEQUANTIZE, in, DType::kFloat32, {n}, q, std::nullopt),
               "DEQUANTIZE " + Tn(in) + " n " + std::to_string(n), check))
+        return;
+    }
+    // Every input value, with scales of many mantissa bits, results that are subnormal
+    // (a subnormal scale) and that overflow to infinity: the float product is the double one
+    // rounded once.
+    const int32_t count = in == DType::kInt16 ? 65536 : 256;
+    for (float scale : {0.0213f, 0.1f, 7.3e-3f, 1e-40f, 2e-45f, 3e38f}) {
+      const QuantParams q = Quant(scale, RandomZp(rng, in));
+      testing::TensorValue x;
+      x.name = "x";
+      x.type = in;
+      x.shape = {count};
+      for (int32_t v = 0; v < count; ++v) {
+        x.data.push_back(static_cast<uint8_t>(v));
+        if (in == DType::kInt16) x.data.push_back(static_cast<uint8_t>(v >> 8));
+      }
+      testing::FastCheck check;
+      check.op_type = "DEQUANTIZE";
+      check.variant = "/avx2";
+      check.inputs = {x};
+      std::ostringstream what;
+      what << "DEQUANTIZE " << Tn(in) << " every value, scale " << scale << " zp " << q.zero_point[0];
+      if (!testing::ExpectFastMatchesReference(
+              BuildUnary(tflite::BuiltinOperator_DEQUANTIZE, in, DType::kFloat32, {count}, q, std::nullopt), what.str(),
+              check))
         return;
     }
   }
