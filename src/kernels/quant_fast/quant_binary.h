@@ -83,6 +83,17 @@ template <typename T>
 void AddSubChannelRows512(const T* full, bool full_is_first, const int32_t* vec, T* o, int64_t rows, int channels,
                           const QuantBinaryParams& p);
 
+// AVX-512 int8 / uint8 / int16 MUL (quant_binary_avx512.cc): the product (x1 + offset1) *
+// (x2 + offset2) in a 32-bit lane (at most 2^16 for 8-bit types, 2^30 for int16), then the
+// output step ADD/SUB use. Only where MulAvx512Applies (offsets within +-255, multiplier >= 0,
+// output shift within [-31, 31]); `vec` padded to 16.
+bool MulAvx512Applies(const QuantBinaryParams& p);
+template <typename T>
+void MulRun512(const T* a, int a_step, const T* b, int b_step, T* o, int64_t n, const QuantBinaryParams& p);
+template <typename T>
+void MulChannelRows512(const T* full, bool full_is_first, const int32_t* vec, T* o, int64_t rows, int channels,
+                       const QuantBinaryParams& p);
+
 // Same-shape int8 / uint8 ADD/SUB on AVX-512 when one input's step is a plain shift (the input
 // with the larger scale: multiplier 2^30, shift 0, so v * 2^20 * 2^30 / 2^31 = v * 2^19) and the
 // output has no left shift: one rounding of the other input, one 64-bit rounding for the output

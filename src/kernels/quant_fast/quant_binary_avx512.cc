@@ -217,7 +217,80 @@ void ChannelRows512(const T* full, bool full_is_first, const int32_t* vec, T* o,
   }
 }
 
+// MUL: raw = (x1 + offset1) * (x2 + offset2), |raw| <= 2^30, through OutputStage (an add of 0).
+template <typename T, bool kFold>
+void MulRun512Impl(const T* a, int a_step, const T* b, int b_step, T* o, int64_t n, const QuantBinaryParams& p) {
+  const OutputStage<kFold> out(p);
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i off1 = _mm512_set1_epi32(p.in1_offset), off2 = _mm512_set1_epi32(p.in2_offset);
+  const __m512i c1 = _mm512_set1_epi32(a_step ? 0 : p.in1_offset + a[0]);
+  const __m512i c2 = _mm512_set1_epi32(b_step ? 0 : p.in2_offset + b[0]);
+  auto step = [&](__m512i x1, __m512i x2) { return out(_mm512_mullo_epi32(x1, x2), zero); };
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512i v1 = a_step ? _mm512_add_epi32(Load16(a + i), off1) : c1;
+    const __m512i v2 = b_step ? _mm512_add_epi32(Load16(b + i), off2) : c2;
+    Store16(o + i, step(v1, v2));
+  }
+  if (i < n) {
+    const __mmask16 k = TailMask(n - i);
+    const __m512i v1 = a_step ? _mm512_add_epi32(Load16(a + i, k), off1) : c1;
+    const __m512i v2 = b_step ? _mm512_add_epi32(Load16(b + i, k), off2) : c2;
+    Store16(o + i, step(v1, v2), k);
+  }
+}
+
+template <typename T, bool kFold>
+void MulChannelRows512Impl(const T* full, bool full_is_first, const int32_t* vec, T* o, int64_t rows, int channels,
+                           const QuantBinaryParams& p) {
+  const OutputStage<kFold> out(p);
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i off = _mm512_set1_epi32(full_is_first ? p.in1_offset : p.in2_offset);
+  const int c16 = channels / 16 * 16;
+  const __mmask16 k = TailMask(channels - c16);
+  for (int64_t r = 0; r < rows; ++r, full += channels, o += channels) {
+    int c = 0;
+    for (; c < c16; c += 16) {
+      const __m512i vf = _mm512_add_epi32(Load16(full + c), off);
+      Store16(o + c, out(_mm512_mullo_epi32(vf, _mm512_loadu_si512(vec + c)), zero));
+    }
+    if (k) {
+      const __m512i vf = _mm512_add_epi32(Load16(full + c, k), off);
+      Store16(o + c, out(_mm512_mullo_epi32(vf, _mm512_maskz_loadu_epi32(k, vec + c)), zero), k);
+    }
+  }
+}
+
 }  // namespace
+
+bool MulAvx512Applies(const QuantBinaryParams& p) {
+  for (int32_t off : {p.in1_offset, p.in2_offset})
+    if (off < -255 || off > 255) return false;
+  return !p.sub && p.out_mult >= 0 && p.out_shift >= -31 && p.out_shift <= 31;
+}
+
+template <typename T>
+void MulRun512(const T* a, int a_step, const T* b, int b_step, T* o, int64_t n, const QuantBinaryParams& p) {
+  if (OutputOffsetFolds(p)) MulRun512Impl<T, true>(a, a_step, b, b_step, o, n, p);
+  else MulRun512Impl<T, false>(a, a_step, b, b_step, o, n, p);
+}
+
+template <typename T>
+void MulChannelRows512(const T* full, bool full_is_first, const int32_t* vec, T* o, int64_t rows, int channels,
+                       const QuantBinaryParams& p) {
+  if (OutputOffsetFolds(p)) MulChannelRows512Impl<T, true>(full, full_is_first, vec, o, rows, channels, p);
+  else MulChannelRows512Impl<T, false>(full, full_is_first, vec, o, rows, channels, p);
+}
+
+template void MulRun512<int8_t>(const int8_t*, int, const int8_t*, int, int8_t*, int64_t, const QuantBinaryParams&);
+template void MulRun512<uint8_t>(const uint8_t*, int, const uint8_t*, int, uint8_t*, int64_t, const QuantBinaryParams&);
+template void MulRun512<int16_t>(const int16_t*, int, const int16_t*, int, int16_t*, int64_t, const QuantBinaryParams&);
+template void MulChannelRows512<int8_t>(const int8_t*, bool, const int32_t*, int8_t*, int64_t, int,
+                                        const QuantBinaryParams&);
+template void MulChannelRows512<uint8_t>(const uint8_t*, bool, const int32_t*, uint8_t*, int64_t, int,
+                                         const QuantBinaryParams&);
+template void MulChannelRows512<int16_t>(const int16_t*, bool, const int32_t*, int16_t*, int64_t, int,
+                                         const QuantBinaryParams&);
 
 // The linear form (AddSubLinear512). With the linear input L (step v_L * 2^k, exact) and the
 // other input G (multiplier m = mh * 2^11 + ml, right shift e), the scaled G value is

@@ -69,9 +69,13 @@ class QuantBinaryKernel final : public FastKernel {
     if (!QuantizedActivationRange(FusedActivation(ctx.op()), out, &p_.act_min, &p_.act_max)) return false;
     if (add_sub) ComputeAddSubMultipliers(a.scale(), b.scale(), out.scale(), type_ == DType::kInt16 ? 15 : 20, &p_);
     else ComputeMulMultiplier(a.scale(), b.scale(), out.scale(), &p_);
-    // 16 lanes for ADD/SUB on AVX-512 CPUs (int16: the general form, not pot_int16), within the
-    // bounds its exactness needs.
-    avx512_ = add_sub && cpu_avx512_ && qbin::AddSubAvx512Applies(p_);
+    // An output multiplier of 2^32 or more (an output scale below 2^-32 of the inputs' product)
+    // shifts left by 32 or more, which the reference does as x86 does (the count taken mod 32)
+    // and the vector shifts do not: left to the reference kernel.
+    if (p_.out_shift > 31) return false;
+    // 16 lanes on AVX-512 CPUs (ADD/SUB int16: the general form, not pot_int16), within the
+    // bounds their exactness needs.
+    avx512_ = cpu_avx512_ && (add_sub ? qbin::AddSubAvx512Applies(p_) : qbin::MulAvx512Applies(p_));
     linear512_ = {};
     if (avx512_) {
       if (type_ == DType::kInt8) linear512_ = qbin::PlanAddSubLinear512<int8_t>(p_, cpu_vbmi_);
@@ -115,7 +119,8 @@ class QuantBinaryKernel final : public FastKernel {
   template <typename T>
   void RunSpan(const T* a, int a_step, const T* b, int b_step, T* o, int64_t n) const {
     if (op_ == tflite::BuiltinOperator_MUL) {
-      qbin::MulRun<T>(a, a_step, b, b_step, o, n, p_);
+      if (avx512_) qbin::MulRun512<T>(a, a_step, b, b_step, o, n, p_);
+      else qbin::MulRun<T>(a, a_step, b, b_step, o, n, p_);
     } else if constexpr (std::is_same_v<T, int16_t>) {
       if (p_.pot_int16) qbin::AddSubPotInt16Run(a, a_step, b, b_step, o, n, p_);
       else if (avx512_) qbin::AddSubRun512<T>(a, a_step, b, b_step, o, n, p_);
@@ -160,7 +165,8 @@ class QuantBinaryKernel final : public FastKernel {
       const int64_t rows = n_ / channels_;
       ctx.threads().ParallelFor(rows, std::max<int64_t>(1, 16384 / channels_), [&](int64_t begin, int64_t end) {
         const int64_t off = begin * channels_;
-        if (mul) qbin::MulChannelRows<T>(full + off, full_is_first, vec_.data(), o + off, end - begin, channels_, p_);
+        if (mul && avx512_) qbin::MulChannelRows512<T>(full + off, full_is_first, vec_.data(), o + off, end - begin, channels_, p_);
+        else if (mul) qbin::MulChannelRows<T>(full + off, full_is_first, vec_.data(), o + off, end - begin, channels_, p_);
         else if (avx512_) qbin::AddSubChannelRows512<T>(full + off, full_is_first, vec_.data(), o + off, end - begin, channels_, p_);
         else qbin::AddSubChannelRows<T>(full + off, full_is_first, vec_.data(), o + off, end - begin, channels_, p_);
       });
