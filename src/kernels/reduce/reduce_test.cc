@@ -8,7 +8,9 @@
 #include <cstring>
 
 #include "graph/builder.h"
+#include "runtime/cpu.h"
 #include "support/conformance.h"
+#include "support/fast_vs_reference.h"
 #include "support/op_cases.h"
 
 namespace edgeopt {
@@ -281,6 +283,59 @@ TEST(ReduceExtensions, MatchFloatMath) {
       }
       const double expect = std::clamp(std::round(acc / c.out_q.scale[0]) + c.out_q.zero_point[0], qmin, qmax);
       EXPECT_LE(std::fabs((*out)[0].At(r) - expect), c.max_lsb) << OpName(c.op) << " " << TypeLabel(c.type) << " row " << r;
+    }
+  }
+}
+
+// float32 SUM / MEAN whose reduced dimensions form one run followed by >= 16 kept values take
+// the AVX-512 loop (".../avx512"): bit-exact with the reference's row-major sums, special values
+// included (NaN, infinities, -0); channel counts with tails, above 64 (several register
+// blocks), an outer kept dimension, axes given negative, repeated or at run time (planned at the
+// invoke), keep_dims either way. Reductions outside the pattern keep the reference (".../ref").
+TEST(ReduceKernels, FloatMiddleBlockEqualsTheReference) {
+  if (!rt::Cpu().has_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU: float reductions run the reference loop";
+  struct C {
+    std::vector<int32_t> shape, axes;
+    bool keep, runtime, fast;
+  };
+  const C cases[] = {
+      {{1, 72, 128, 16}, {1, 2}, true, false, true},  {{2, 7, 7, 1152}, {2, 1}, false, false, true},
+      {{3, 5, 70}, {1}, false, false, true},          {{4, 6, 5, 17}, {-3, -2}, true, false, true},
+      {{2, 3, 4, 5, 16}, {1, 2, 3, 1}, false, false, true}, {{5, 40}, {0}, false, false, true},
+      {{1, 9, 9, 200}, {1, 2}, true, true, true},      {{1, 1, 1, 33}, {1, 2}, true, false, true},
+      {{4, 6, 5, 17}, {1, 3}, false, false, false},   {{8, 8, 8}, {1}, false, false, false},
+      {{6, 20}, {1}, false, false, false},
+  };
+  std::mt19937 rng(41);
+  std::uniform_real_distribution<float> val(-100.0f, 100.0f);
+  int k = 0;
+  for (const C& c : cases) {
+    for (auto op : {tflite::BuiltinOperator_MEAN, tflite::BuiltinOperator_SUM}) {
+      GraphBuilder b;
+      auto x = b.Input("x", DType::kFloat32, c.shape);
+      const int32_t na = static_cast<int32_t>(c.axes.size());
+      auto ax = c.runtime ? b.Input("axes", DType::kInt32, {na}) : b.Const<int32_t>("axes", DType::kInt32, {na}, c.axes);
+      auto y = b.Tensor("y", DType::kFloat32, ReducedShape(c.shape, c.axes, c.keep));
+      tflite::ReducerOptionsT opts;
+      opts.keep_dims = c.keep;
+      b.Op(op, {x, ax}, {y}, opts);
+      b.Output(y);
+      std::vector<float> v(static_cast<size_t>(rt::NumElements(rt::Shape(c.shape.begin(), c.shape.end()))));
+      for (float& e : v) e = val(rng);
+      if (k % 3 == 1 && v.size() > 40) {
+        v[3] = std::numeric_limits<float>::quiet_NaN();
+        v[20] = std::numeric_limits<float>::infinity();
+        v[37] = -0.0f;
+      }
+      testing::FastCheck check;
+      check.op_type = OpName(op);
+      check.variant = c.fast ? "/float32/avx512" : "/float32/ref";
+      check.threads = 1 + k % 2;
+      check.inputs = {MakeValue<float>("x", DType::kFloat32, c.shape, v)};
+      if (c.runtime) check.inputs.push_back(MakeValue<int32_t>("axes", DType::kInt32, {na}, c.axes));
+      ++k;
+      EXPECT_TRUE(testing::ExpectFastMatchesReference(b.Finish(), std::string(OpName(op)) + " " + ShapeText(c.shape) +
+                                                                      " axes " + ShapeText(c.axes), check));
     }
   }
 }

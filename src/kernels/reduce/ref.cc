@@ -31,6 +31,7 @@
 #include "kernels/common/planned_kernel.h"
 #include "kernels/common/quant_utils.h"
 #include "kernels/reduce/quant_mean.h"
+#include "kernels/reduce/reduce_fast.h"
 #include "kernels/registration.h"
 
 namespace edgeopt::kernels {
@@ -135,7 +136,9 @@ void ForEachInputRow(const rt::Shape& in_shape, const std::vector<int64_t>& out_
 
 class ReduceKernel : public PlannedKernel {
  public:
-  explicit ReduceKernel(ReduceOp op) : PlannedKernel(std::string(OpLabel(op)) + "/any/ref", {1}), op_(op) {}
+  // fast: float32 SUM / MEAN over a middle block of dimensions may take the AVX-512 loop.
+  explicit ReduceKernel(ReduceOp op, bool fast = false)
+      : PlannedKernel(std::string(OpLabel(op)) + "/any/ref", {1}), op_(op), fast_(fast) {}
 
  protected:
   Status Check(rt::KernelContext& ctx) override {
@@ -204,6 +207,7 @@ class ReduceKernel : public PlannedKernel {
     keep_dims_ = opts.keep_dims;
     in_shape_ = in.shape;
     in_rank_ = rank;
+    PlanMiddle(in);
     // Accumulators live in the kernel, sized here (Prepare) so Invoke does not allocate.
     const size_t n_out = static_cast<size_t>(rt::NumElements(out_shape));
     if (in.type == DType::kFloat32) accf_.resize(n_out);
@@ -248,8 +252,20 @@ class ReduceKernel : public PlannedKernel {
         if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {
           if (quantized_) return QuantizedMean<T>(ctx, x, y, n_out);
         }
+        if constexpr (std::is_same_v<T, float>) {
+          if (middle_) {
+            ReduceMiddleSumF32Avx512(x, y, mid_outer_, mid_rows_, mid_c_, static_cast<float>(reduced_count_));
+            return Status::Ok();
+          }
+        }
         return PlainMean<T>(x, y, n_out);
       case ReduceOp::kSum:
+        if constexpr (std::is_same_v<T, float>) {
+          if (middle_) {
+            ReduceMiddleSumF32Avx512(x, y, mid_outer_, mid_rows_, mid_c_, 0.0f);
+            return Status::Ok();
+          }
+        }
         if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {
           if (quantized_ && !same_params_) return RescaledSum<T>(ctx, x, y, n_out);
         }
@@ -300,6 +316,32 @@ class ReduceKernel : public PlannedKernel {
         [&](int64_t i, int64_t o) { acc[o] = WrapAdd<Acc>(acc[o], static_cast<Acc>(x[i])); });
     for (int64_t o = 0; o < n_out; ++o) y[o] = static_cast<T>(acc[o] / static_cast<Acc>(reduced_count_));
     return Status::Ok();
+  }
+
+  // The fast float loop: SUM / MEAN whose reduced dimensions are one contiguous run with at
+  // least 16 kept values after it ([outer, rows, c] with c >= 16) and no empty dimension.
+  void PlanMiddle(const rt::RtTensor& in) {
+    middle_ = false;
+    if (!fast_ || in.type != DType::kFloat32 || (op_ != ReduceOp::kMean && op_ != ReduceOp::kSum)) return;
+    const int rank = in.rank();
+    int first = -1, last = -1;
+    for (int d = 0; d < rank; ++d)
+      if (reduced_[d]) {
+        if (first < 0) first = d;
+        last = d;
+      }
+    if (first < 0 || rt::NumElements(in.shape) == 0) return;
+    int64_t outer = 1, rows = 1, c = 1;
+    for (int d = 0; d < rank; ++d) {
+      if (d >= first && d <= last && !reduced_[d]) return;  // a kept dimension between reduced ones
+      (d < first ? outer : d <= last ? rows : c) *= in.shape[d];
+    }
+    if (c < 16) return;
+    middle_ = true;
+    mid_outer_ = outer;
+    mid_rows_ = rows;
+    mid_c_ = c;
+    set_variant(std::string(OpLabel(op_)) + "/float32/avx512");
   }
 
   bool IsMean4dHW() const {
@@ -412,6 +454,9 @@ class ReduceKernel : public PlannedKernel {
   }
 
   ReduceOp op_;
+  bool fast_ = false;
+  bool middle_ = false;  // PlanMiddle: the AVX-512 loop over [mid_outer_, mid_rows_, mid_c_]
+  int64_t mid_outer_ = 0, mid_rows_ = 0, mid_c_ = 0;
   std::vector<float> accf_;
   std::vector<int64_t> acc64_;
   std::vector<int32_t> acc32_;
@@ -430,8 +475,10 @@ class ReduceKernel : public PlannedKernel {
 }  // namespace
 
 void RegisterReduceKernels(rt::OpRegistry& r) {
-  r.Add(tflite::BuiltinOperator_MEAN, MakeKernelFactory<ReduceKernel>(ReduceOp::kMean));
-  r.Add(tflite::BuiltinOperator_SUM, MakeKernelFactory<ReduceKernel>(ReduceOp::kSum));
+  for (auto [code, op] : {std::pair{tflite::BuiltinOperator_MEAN, ReduceOp::kMean}, std::pair{tflite::BuiltinOperator_SUM, ReduceOp::kSum}})
+    r.Add(code, [op](const rt::KernelCreateContext& cc) -> Expected<std::unique_ptr<rt::OpKernel>> {
+      return std::unique_ptr<rt::OpKernel>(new ReduceKernel(op, !cc.reference_only && cc.cpu.has_avx512()));
+    });
   r.Add(tflite::BuiltinOperator_REDUCE_PROD, MakeKernelFactory<ReduceKernel>(ReduceOp::kProd));
   r.Add(tflite::BuiltinOperator_REDUCE_MAX, MakeKernelFactory<ReduceKernel>(ReduceOp::kMax));
   r.Add(tflite::BuiltinOperator_REDUCE_MIN, MakeKernelFactory<ReduceKernel>(ReduceOp::kMin));
