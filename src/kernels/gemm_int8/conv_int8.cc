@@ -279,7 +279,7 @@ class ConvQuantKernel final : public FastKernel {
     // Suffixes name the paths taken: "/padded" im2col from the padded image, "/rqhalf" the
     // half-range output stage (qgemm::Requant8::half_range, VnniStage::kHalf), "/rqhigh" the VNNI
     // high-dword stage (VnniStage::kHigh), then the weights' form (qgemm::WeightFormSuffix).
-    std::string suffix = direct_ ? "/direct" : use_padded_ ? "/padded" : "";
+    std::string suffix = single_ ? "/single" : direct_ ? "/direct" : use_padded_ ? "/padded" : "";
     if (use_vnni_) {
       if (vout_.stage == qgemm::VnniStage::kHigh) suffix += "/rqhigh";
       if (vout_.stage == qgemm::VnniStage::kHalf) suffix += "/rqhalf";
@@ -356,6 +356,7 @@ class ConvQuantKernel final : public FastKernel {
       use_padded_ = !g.pointwise;
       if (use_padded_) img_scratch_ = ctx.RequestScratch(padded_.bytes(sizeof(uint8_t)));
       RETURN_IF_ERROR(PrepareDirect());
+      PrepareSingle(*filter, weight_zp[0]);
       return true;
     }
     if (kind_ == QuantKind::kHybrid) {
@@ -447,6 +448,10 @@ class ConvQuantKernel final : public FastKernel {
       FillPadded8(g_, padded_, input->data_as<uint8_t>(), flip, z_u, r0, r1, img);
     });
     std::memset(img + padded_.elements, 0, PaddedImage::kSlack);
+    if (single_) {
+      RunSingle(ctx, img, static_cast<uint8_t*>(c));
+      return Status::Ok();
+    }
     if (direct_) {
       RunDirect(ctx, img, static_cast<uint8_t*>(c));
       return Status::Ok();
@@ -526,6 +531,34 @@ class ConvQuantKernel final : public FastKernel {
     }
   }
 
+  // One output channel, windows read in place (qgemm::VnniSingle): any C, dilation 1 in x,
+  // weights minus their zero point in int8 (no row sums, no split).
+  void PrepareSingle(const rt::RtTensor& filter, int32_t zp) {
+    single_ = use_padded_ && g_.out_c == 1 && g_.dil_w == 1 && packed8_->f == 0 && !packed8_->split();
+    if (!single_) return;
+    const int64_t row_len = int64_t{padded_.pw} * g_.in_c;
+    qgemm::BuildVnniSingle(filter.type == DType::kInt8 ? filter.data_as<int8_t>() : nullptr,
+                           filter.type == DType::kUInt8 ? filter.data_as<uint8_t>() : nullptr, zp, g_.k_h, g_.k_w,
+                           g_.in_c, row_len * g_.dil_h, vout_, &single_w_);
+  }
+
+  void RunSingle(rt::KernelContext& ctx, const uint8_t* img, uint8_t* out) const {
+    const int64_t out_rows = int64_t{g_.batches} * g_.out_h;
+    const int64_t row_len = int64_t{padded_.pw} * g_.in_c;
+    auto run = [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t b = r / g_.out_h, oy = r % g_.out_h;
+        const uint8_t* a = img + (b * padded_.ph + oy * g_.stride_h) * row_len;
+        qgemm::VnniSingleRow(a, int64_t{g_.stride_w} * g_.in_c, g_.out_w, single_w_, vout_, out + r * g_.out_w);
+      }
+    };
+    if (ctx.threads().num_threads() == 1 || out_rows < 2) {
+      run(0, out_rows);
+    } else {
+      ctx.threads().ParallelFor(out_rows, 1, run);
+    }
+  }
+
   // Calls fill(r0, r1) over the padded image's rows, split over the threads when large.
   template <typename Fill>
   void ForImageRows(rt::KernelContext& ctx, size_t elem, Fill fill) const {
@@ -559,6 +592,8 @@ class ConvQuantKernel final : public FastKernel {
   bool use_padded_ = false;
   bool direct_ = false;  // VNNI: windows read in place from the padded image (PrepareDirect)
   bool spread_ = false;  // VNNI: filter rows' weights spread to whole k groups (SpreadRunsPay)
+  bool single_ = false;  // VNNI: one output channel, window rows as dot products (PrepareSingle)
+  qgemm::VnniSingle single_w_;
   std::vector<int32_t> direct_koff_;
   PaddedImage padded_;
   int img_scratch_ = -1;

@@ -241,6 +241,98 @@ TileFn PickTile(const VnniOutput& out, int nv, int rows) {
 
 }  // namespace
 
+namespace {
+
+// Sums each of 16 vectors' lanes: lane p of the result is the sum of v[p]'s 16 lanes. Four
+// levels of pairwise shuffles and adds leave pixel 4 d + k in lane 4 k + d; one permute orders them.
+inline __m512i ReduceLanes16(const __m512i* v) {
+  __m512i c[8], e[4], g[2];
+  for (int i = 0; i < 8; ++i)  // 128-bit halves: [a0 + a2, a1 + a3, b0 + b2, b1 + b3]
+    c[i] = _mm512_add_epi32(_mm512_shuffle_i32x4(v[2 * i], v[2 * i + 1], 0x44),
+                            _mm512_shuffle_i32x4(v[2 * i], v[2 * i + 1], 0xEE));
+  for (int i = 0; i < 4; ++i)  // lane k: the 4-dword partial of pixel 4 i + k
+    e[i] = _mm512_add_epi32(_mm512_shuffle_i32x4(c[2 * i], c[2 * i + 1], 0x88),
+                            _mm512_shuffle_i32x4(c[2 * i], c[2 * i + 1], 0xDD));
+  for (int i = 0; i < 2; ++i)
+    g[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(e[2 * i], e[2 * i + 1]), _mm512_unpackhi_epi64(e[2 * i], e[2 * i + 1]));
+  const __m512i k = _mm512_add_epi32(
+      _mm512_castps_si512(_mm512_shuffle_ps(_mm512_castsi512_ps(g[0]), _mm512_castsi512_ps(g[1]), 0x88)),
+      _mm512_castps_si512(_mm512_shuffle_ps(_mm512_castsi512_ps(g[0]), _mm512_castsi512_ps(g[1]), 0xDD)));
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  return _mm512_permutexvar_epi32(order, k);
+}
+
+// KH > 0: window rows of at most 64 bytes (one block) and k_h == KH, the weights in registers;
+// KH == 0: any shape.
+template <VnniStage S, VnniStore W, int KH>
+void SingleRow(const uint8_t* a, int64_t pixel_stride, int pixels, const VnniSingle& s, const VnniOutput& out,
+               uint8_t* c) {
+  const __m512i lo = _mm512_set1_epi32(out.act_min), hi = _mm512_set1_epi32(out.act_max);
+  const __m512i init = Load(s.q.init);
+  const int blocks = s.blocks, k_h = s.k_h;
+  const int64_t ky_stride = s.ky_stride;
+  const uint64_t* masks = s.masks.data();
+  const __mmask64 m0 = masks[0];
+  __m512i wv[KH > 0 ? KH : 1];
+  for (int ky = 0; ky < KH; ++ky) wv[ky] = Load(s.w.get() + 64 * ky);
+  for (int p0 = 0; p0 < pixels; p0 += 16) {
+    const int n = std::min(16, pixels - p0);
+    __m512i acc[16];
+    for (int j = 0; j < 16; ++j) acc[j] = _mm512_setzero_si512();
+    for (int j = 0; j < n; ++j) {
+      const uint8_t* row = a + (p0 + j) * pixel_stride;
+      __m512i sum = _mm512_setzero_si512();
+      if constexpr (KH > 0) {
+        _Pragma("GCC unroll 8")
+        for (int ky = 0; ky < KH; ++ky)
+          sum = _mm512_dpbusd_epi32(sum, _mm512_maskz_loadu_epi8(m0, row + ky * ky_stride), wv[ky]);
+      } else {
+        const int8_t* w = s.w.get();
+        for (int ky = 0; ky < k_h; ++ky, row += ky_stride)
+          for (int b = 0; b < blocks; ++b, w += 64)
+            sum = _mm512_dpbusd_epi32(sum, _mm512_maskz_loadu_epi8(masks[b], row + 64 * b), Load(w));
+      }
+      acc[j] = sum;
+    }
+    const __m512i x = _mm512_add_epi32(ReduceLanes16(acc), init);
+    const __m128i bytes = ToBytes<W>(Requant<S>(x, s.q), lo, hi);
+    _mm_mask_storeu_epi8(c + p0, static_cast<__mmask16>((1u << n) - 1), bytes);
+  }
+}
+
+template <VnniStage S, VnniStore W>
+void SingleRowShape(const uint8_t* a, int64_t pixel_stride, int pixels, const VnniSingle& s, const VnniOutput& out,
+                    uint8_t* c) {
+  if (s.blocks == 1) {
+    switch (s.k_h) {
+      case 1: return SingleRow<S, W, 1>(a, pixel_stride, pixels, s, out, c);
+      case 3: return SingleRow<S, W, 3>(a, pixel_stride, pixels, s, out, c);
+      case 5: return SingleRow<S, W, 5>(a, pixel_stride, pixels, s, out, c);
+      case 7: return SingleRow<S, W, 7>(a, pixel_stride, pixels, s, out, c);
+      default: break;
+    }
+  }
+  SingleRow<S, W, 0>(a, pixel_stride, pixels, s, out, c);
+}
+
+}  // namespace
+
+void VnniSingleRow(const uint8_t* a, int64_t pixel_stride, int pixels, const VnniSingle& s, const VnniOutput& out,
+                   uint8_t* c) {
+  switch (out.stage) {
+    case VnniStage::kGeneral: return SingleRowShape<VnniStage::kGeneral, VnniStore::kClamp>(a, pixel_stride, pixels, s, out, c);
+    case VnniStage::kHalf: return SingleRowShape<VnniStage::kHalf, VnniStore::kClamp>(a, pixel_stride, pixels, s, out, c);
+    case VnniStage::kHigh: break;
+  }
+  switch (out.store) {
+    case VnniStore::kSat: return SingleRowShape<VnniStage::kHigh, VnniStore::kSat>(a, pixel_stride, pixels, s, out, c);
+    case VnniStore::kLoSat: return SingleRowShape<VnniStage::kHigh, VnniStore::kLoSat>(a, pixel_stride, pixels, s, out, c);
+    case VnniStore::kLoUSat: return SingleRowShape<VnniStage::kHigh, VnniStore::kLoUSat>(a, pixel_stride, pixels, s, out, c);
+    case VnniStore::kClamp: break;
+  }
+  SingleRowShape<VnniStage::kHigh, VnniStore::kClamp>(a, pixel_stride, pixels, s, out, c);
+}
+
 void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, const PackedB8& b, int p0, int p1,
                const VnniOutput& out, const int32_t* row_term, uint8_t* c, int64_t ldc) {
   TileArgs t;

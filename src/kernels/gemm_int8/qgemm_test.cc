@@ -1155,6 +1155,53 @@ TEST_F(QGemmOps, DirectSpreadStemsVnni) {
   }
 }
 
+// One-output-channel convolutions (segmentation heads) on VNNI: each pixel's window rows are
+// dot products with the weights, 16 pixels reduced across lanes at once ("/single"): C from 1 to
+// 80 (window rows of 3 to 400 bytes: one 64-byte block with the weights in registers for 1, 3,
+// 5 and 7 filter rows, else several blocks, masked tails), 1x1 strided, 3x3,
+// 5x5, 7x1 and 1x7 filters, strides 1 to 3, SAME / VALID, batch 2, rows of 1 to 61 pixels (a last
+// group of 1..15), dilation 2 in y (in x: the packed im2col). uint8 weights may leave int8 after
+// the zero point (then the GEMM serves). Every activation, 1 and 2 threads.
+TEST_F(QGemmOps, SingleChannelVnni) {
+  if (!rt::Cpu().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  const int kSame = tflite::Padding_SAME, kValid = tflite::Padding_VALID;
+  struct L {
+    ConvLayer l;
+    int dil_h, dil_w;
+  };
+  const L layers[] = {  // variants: int8
+      {{1, 64, 61, 8, 1, 3, 3, 1, 1, 1, kSame, "/single"}, 1, 1},    // pose segmentation head, odd width
+      {{2, 9, 17, 3, 1, 3, 3, 1, 1, 1, kValid, "/single"}, 1, 1},
+      {{1, 20, 33, 32, 1, 3, 3, 2, 2, 1, kSame, "/single"}, 1, 1},   // 96-byte window rows
+      {{1, 11, 14, 80, 1, 5, 5, 1, 3, 1, kSame, "/single"}, 1, 1},   // 400-byte window rows
+      {{1, 16, 16, 17, 1, 1, 1, 2, 2, 1, kValid, "/single"}, 1, 1},  // 1x1 stride 2
+      {{1, 23, 5, 1, 1, 7, 1, 1, 1, 1, kSame, "/single"}, 1, 1},
+      {{1, 13, 19, 6, 1, 5, 5, 2, 1, 1, kSame, "/single"}, 1, 1},    // 5x5, 30-byte rows
+      {{1, 6, 40, 4, 1, 1, 7, 1, 2, 1, kSame, "/single"}, 1, 1},
+      {{1, 1, 1, 5, 1, 1, 1, 2, 2, 1, kSame, "/single"}, 1, 1},      // one pixel
+      {{1, 12, 13, 8, 1, 3, 3, 1, 1, 1, kSame, "/single"}, 2, 1},    // dilation 2 in y
+      {{1, 12, 13, 8, 1, 3, 3, 1, 1, 1, kSame, "/direct"}, 1, 2},    // dilation 2 in x
+  };
+  const int acts[] = {tflite::ActivationFunctionType_NONE, tflite::ActivationFunctionType_RELU,
+                      tflite::ActivationFunctionType_RELU6, tflite::ActivationFunctionType_RELU_N1_TO_1};
+  int i = 0;
+  for (const L& x : layers) {
+    for (Path p : {Path::kInt8, Path::kUInt8}) {
+      Case c = LayerCase(x.l, p, acts[i % 4]);
+      c.dil_h = x.dil_h;
+      c.dil_w = x.dil_w;
+      for (int threads : {1, 2}) {
+        testing::FastCheck check;
+        check.op_type = "CONV_2D";
+        check.variant = std::string("avx512vnni") + (p == Path::kInt8 ? x.l.variant : "");
+        check.threads = threads;
+        check.seed = 1900 + i++;
+        testing::ExpectFastMatchesReference(BuildConv(c, check.seed), c.Describe("conv2d"), check);
+      }
+    }
+  }
+}
+
 // uint8 weights (per tensor, as MobileNet's) around zero points 0, 1, 127, 128, 255 with a few or
 // many weights at 0 / 255 outside int8 after the zero point: the split form (few, "/wsplit"),
 // the row sums (many, or a weight 255 with zero point 0: "/rowsum") and neither (zero point

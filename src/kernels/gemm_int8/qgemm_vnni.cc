@@ -201,6 +201,45 @@ void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutp
   }
 }
 
+void BuildVnniSingle(const int8_t* w, const uint8_t* wu, int32_t zp, int k_h, int k_w, int C, int64_t ky_stride,
+                     const VnniOutput& out, VnniSingle* s) {
+  const int seg = k_w * C;
+  s->k_h = k_h;
+  s->blocks = (seg + 63) / 64;
+  s->ky_stride = ky_stride;
+  s->masks.assign(static_cast<size_t>(s->blocks), 0);
+  for (int b = 0; b < s->blocks; ++b) {
+    const int n = std::min(64, seg - 64 * b);
+    s->masks[static_cast<size_t>(b)] = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
+  }
+  s->w.Resize(static_cast<size_t>(k_h) * s->blocks * 64);
+  std::fill(s->w.get(), s->w.get() + static_cast<size_t>(k_h) * s->blocks * 64, int8_t{0});
+  for (int ky = 0; ky < k_h; ++ky)
+    for (int t = 0; t < seg; ++t) {
+      const size_t i = static_cast<size_t>(ky) * seg + t;
+      const int32_t v = (w ? int32_t{w[i]} : int32_t{wu[i]}) - zp;
+      s->w.get()[static_cast<size_t>(ky) * s->blocks * 64 + t] = static_cast<int8_t>(v);
+    }
+  // Channel 0's constants (lane 0 of panel 0; the odd-lane arrays read the same channel).
+  const RequantPanel16& p = out.panels.at(0);
+  RequantPanel16& q = s->q;
+  for (int j = 0; j < 16; ++j) {
+    q.init[j] = p.init[0];
+    q.bias[j] = p.bias[0];
+    q.left[j] = p.left[0];
+    q.mult[j] = p.mult[0];
+    q.mult_o[j] = j % 2 == 0 ? p.mult[0] : 0;
+    q.zp_adj[j] = p.zp_adj[0];
+    q.rshift[j] = p.rshift[0];
+    q.high_shift[j] = p.high_shift[0];
+  }
+  for (int i = 0; i < 8; ++i) {
+    q.round_e[i] = q.round_o[i] = p.round_e[0];
+    q.shift_e[i] = q.shift_o[i] = p.shift_e[0];
+    q.high_e[i] = q.high_o[i] = p.high_e[0];
+  }
+}
+
 void ContiguousRowsPacker8::Pack(int64_t row0, int rows, uint8_t* dst, int64_t lda) const {
   if (lda == depth_) {
     // Depth a multiple of 4: the packed rows are the input rows, flipped in one pass (one call

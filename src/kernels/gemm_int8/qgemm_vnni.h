@@ -157,6 +157,26 @@ void RunGemmVnni(rt::ThreadPool& pool, int64_t M, const PackedB8& b, const APack
 void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, const PackedB8& b, int p0, int p1,
                const VnniOutput& out, const int32_t* row_term, uint8_t* c, int64_t ldc);
 
+// One-output-channel convolutions (N = 1) whose windows are read in place: a tile of the
+// micro-kernel would fill 1 of its 16 lanes. Instead each output pixel's filter rows are dot
+// products of whole window rows (kw * C bytes, 64 a vpdpbusd) with the weights in the same byte
+// order, 16 pixels are reduced across lanes at once, and the output stage runs on 16 pixels.
+struct VnniSingle {
+  int k_h = 0;
+  int blocks = 0;                 // 64-byte blocks per window row
+  int64_t ky_stride = 0;          // bytes between a window's rows in the padded image
+  std::vector<uint64_t> masks;    // [blocks]: the bytes of each block inside the window row
+  AlignedArray<int8_t> w;         // [k_h][blocks][64]: weights minus their zero point, zeros past the row
+  RequantPanel16 q;               // channel 0's output constants in every lane
+};
+// Fills `s` for filter [1][k_h][k_w][C] (weights minus zero point `zp` must fit int8), windows
+// whose rows lie ky_stride bytes apart, and output `out` (built for the op's N = 1 weights).
+void BuildVnniSingle(const int8_t* w, const uint8_t* wu, int32_t zp, int k_h, int k_w, int C, int64_t ky_stride,
+                     const VnniOutput& out, VnniSingle* s);
+// `pixels` output pixels whose windows start pixel_stride bytes apart from a, into c[0..pixels).
+void VnniSingleRow(const uint8_t* a, int64_t pixel_stride, int pixels, const VnniSingle& s, const VnniOutput& out,
+                   uint8_t* c);
+
 // Sum of n (a multiple of 64) bytes.
 int32_t RowSumU8(const uint8_t* p, int64_t n);
 
