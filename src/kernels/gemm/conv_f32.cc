@@ -58,7 +58,7 @@ std::shared_ptr<const PackedB> PackNK(rt::KernelContext& ctx, int n, int k) {
 
 class Conv2DF32 : public rt::OpKernel {
  public:
-  Conv2DF32(const gemm::Ukernels& uk, MinMax mm) : uk_(uk), mm_(mm) {}
+  Conv2DF32(const gemm::Ukernels& uk, MinMax mm, bool single_ok) : uk_(uk), mm_(mm), single_ok_(single_ok) {}
 
   // Shapes are checked as the reference kernel checks them (kernels/conv), with its messages.
   Status Prepare(rt::KernelContext& ctx) override {
@@ -101,8 +101,12 @@ class Conv2DF32 : public rt::OpKernel {
       const size_t tap_floats = static_cast<size_t>(row_taps_ ? kw : 1) * c;
       if (zero_.size() < tap_floats) zero_.Reset(tap_floats);
       indirection_base_ = nullptr;
+      // One output channel over filter-row taps: dot products, 16 pixels reduced at once
+      // (gemm::SingleChannelConvAvx512) instead of a GEMM tile with one used column.
+      single_ = single_ok_ && oc == 1 && row_taps_;
     } else {
       indirection_.clear();
+      single_ = false;
     }
     border_.clear();
     scratch_.Reset(0);
@@ -122,12 +126,23 @@ class Conv2DF32 : public rt::OpKernel {
     if (in != indirection_base_) BuildIndirection(in);
     if (!border_.empty()) RefreshBorder(in);
     const size_t m = static_cast<size_t>(g.batch) * g.oh * g.ow;
+    if (single_) {
+      const rt::RtTensor* bias = ctx.input(2);
+      const float b0 = bias ? bias->data_as<float>()[0] : 0.0f;
+      const float* w = ctx.input(1)->data_as<float>();
+      const int kc = g.kw * g.c;
+      ctx.threads().ParallelFor(static_cast<int64_t>((m + 15) / 16), 16, [&](int64_t begin, int64_t end) {
+        gemm::SingleChannelConvAvx512(indirection_.data(), uk_.mr, static_cast<size_t>(begin) * 16,
+                                      std::min(m, static_cast<size_t>(end) * 16), g.kh, kc, w, b0, mm_, out);
+      });
+      return Status::Ok();
+    }
     gemm::IGemm(uk_, &ctx.threads(), m, row_taps_ ? g.kh : static_cast<size_t>(g.kh) * g.kw, indirection_.data(),
                 *packed_, out, packed_->n(), mm_);
     return Status::Ok();
   }
 
-  std::string variant() const override { return std::string("conv2d/f32/") + uk_.isa; }
+  std::string variant() const override { return std::string("conv2d/f32/") + (single_ ? "avx512/single" : uk_.isa); }
   int64_t Macs(const rt::KernelContext&) const override {
     return packed_ ? int64_t{geom_.batch} * geom_.oh * geom_.ow * packed_->n() * packed_->k() : 0;
   }
@@ -230,6 +245,8 @@ class Conv2DF32 : public rt::OpKernel {
 
   const gemm::Ukernels& uk_;
   const MinMax mm_;
+  bool single_ok_ = false;  // the CPU runs gemm::SingleChannelConvAvx512
+  bool single_ = false;     // this op does (Prepare)
   std::shared_ptr<const PackedB> packed_;
   Geometry geom_{};
   int pad_top_ = 0, pad_left_ = 0;
@@ -310,7 +327,7 @@ std::unique_ptr<rt::OpKernel> MakeConv2DF32(const rt::KernelCreateContext& cc) {
   // use a family without an indirect kernel.
   const bool direct = fs[1] == 1 && fs[2] == 1 && o.stride_h == 1 && o.stride_w == 1;
   return std::make_unique<Conv2DF32>(direct ? gemm::SelectDirectUkernels(cc.cpu, k, fs[0]) : gemm::SelectUkernels(cc.cpu, k, fs[0]),
-                                     mm);
+                                     mm, cc.cpu.has_avx512());
 }
 
 std::unique_ptr<rt::OpKernel> MakeFullyConnectedF32(const rt::KernelCreateContext& cc) {

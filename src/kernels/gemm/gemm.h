@@ -113,6 +113,13 @@ void Gemm(const Ukernels& uk, rt::ThreadPool* pool, size_t m, const float* a, si
 void IGemm(const Ukernels& uk, rt::ThreadPool* pool, size_t m, size_t taps, const float* const* ind,
            const PackedB& b, float* c, size_t c_stride, MinMax mm);
 
+// A one-output-channel convolution over IGemm's indirection buffer (AVX-512, conv_single_avx512.cc):
+// output rows [m0, m1) are dot products of their taps (kc floats each) with w ([taps][kc]),
+// plus bias, clamped; 16 rows at once, reduced across lanes. IGemm's tile would use 1 of 16+
+// columns.
+void SingleChannelConvAvx512(const float* const* ind, int mr, size_t m0, size_t m1, int taps, int kc, const float* w,
+                             float bias, MinMax mm, float* c);
+
 // Size of an indirection buffer for m rows and `taps` taps with tiles of mr rows.
 inline size_t IndirectionSize(size_t m, size_t taps, int mr) { return (m + mr - 1) / mr * taps * mr; }
 

@@ -189,6 +189,16 @@ TEST(FastF32Ops, Conv2DMatchesLoops) {
       {1, 7, 7, 320, 1280, 1, 1, 1, 1, 1, 1, tflite::Padding_VALID, 2, true},
       {1, 1, 1, 1280, 1001, 1, 1, 1, 1, 1, 1, tflite::Padding_VALID, 0, true},
       {2, 9, 10, 24, 40, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 1, true},
+      // One output channel (segmentation heads; AVX-512: dot products over filter-row taps,
+      // 16 pixels reduced at once): window rows of 1 to 96 floats (one block, two, six),
+      // 1 to 7 filter rows, strides, SAME / VALID borders, batch 2, dilation in y, rows of
+      // 37 pixels (a last group of 5).
+      {1, 40, 37, 8, 1, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 0, true},
+      {2, 12, 37, 32, 1, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 3, true},
+      {1, 19, 23, 3, 1, 5, 5, 2, 2, 1, 1, tflite::Padding_VALID, 1, false},
+      {1, 21, 20, 3, 1, 7, 7, 1, 2, 1, 1, tflite::Padding_SAME, 2, true},
+      {1, 30, 9, 1, 1, 3, 1, 1, 1, 2, 1, tflite::Padding_SAME, 0, true},
+      {1, 9, 9, 5, 1, 2, 3, 3, 3, 1, 1, tflite::Padding_SAME, 0, true},
   };
   std::uniform_int_distribution<int> pick(0, 1 << 30);
   const int hs[] = {1, 2, 5, 8, 13}, cins[] = {1, 3, 4, 8, 9, 17, 32}, couts[] = {1, 5, 8, 16, 17, 24, 33, 48, 64};
@@ -399,6 +409,11 @@ TEST(FastF32Ops, ChoosesAvx512WhenTheCpuHasIt) {
   b.Op(tflite::BuiltinOperator_CONV_2D, {t1, b.ConstRandom("w4", DType::kFloat32, {24, 1, 1, 24}),
                                          b.ConstRandom("b4", DType::kFloat32, {24})}, {t4}, co);
   b.Output(t4);
+  // One output channel, 3×3: dot products over filter-row taps on AVX-512.
+  auto t5 = b.Tensor("t5", DType::kFloat32, {1, 8, 8, 1});
+  b.Op(tflite::BuiltinOperator_CONV_2D, {t1, b.ConstRandom("w5", DType::kFloat32, {1, 3, 3, 24}),
+                                         b.ConstRandom("b5", DType::kFloat32, {1})}, {t5}, co);
+  b.Output(t5);
   const Graph g = b.Finish();
   for (const auto& [cpu, isa] : {std::pair{rt::CpuHardware(), "avx512"},
                                  std::pair{rt::CapFeatures(rt::CpuHardware(), "avx2"), "avx2"}}) {
@@ -415,7 +430,8 @@ TEST(FastF32Ops, ChoosesAvx512WhenTheCpuHasIt) {
     EXPECT_EQ(variants, (std::vector<std::string>{std::string("conv2d/f32/") + isa,
                                                   std::string("depthwise_conv2d/f32/") + isa,
                                                   std::string("fully_connected/f32/") + isa,
-                                                  "conv2d/f32/" + small_k, "conv2d/f32/avx2"}));
+                                                  "conv2d/f32/" + small_k, "conv2d/f32/avx2",
+                                                  std::string("conv2d/f32/") + (std::string(isa) == "avx512" ? "avx512/single" : isa)}));
   }
 }
 
