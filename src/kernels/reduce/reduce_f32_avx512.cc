@@ -28,6 +28,35 @@ void Block(const float* x, float* y, int64_t rows, int64_t c, __mmask16 last, fl
   }
 }
 
+// In-register 16x16 transpose: afterwards v[c] lane r = (before) v[r] lane c.
+inline void Transpose16(__m512* v) {
+  // t[2i], t[2i + 1]: per 128-bit lane L, columns 4L, 4L + 1 / 4L + 2, 4L + 3 of rows 2i, 2i + 1.
+  __m512 t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(v[i], v[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(v[i], v[i + 1]);
+  }
+  // u[j][m]: per 128-bit lane L, column 4L + m of rows 4j .. 4j + 3.
+  __m512 u[4][4];
+  for (int j = 0; j < 4; ++j) {
+    const __m512d a = _mm512_castps_pd(t[4 * j]), b = _mm512_castps_pd(t[4 * j + 2]);
+    const __m512d c = _mm512_castps_pd(t[4 * j + 1]), d = _mm512_castps_pd(t[4 * j + 3]);
+    u[j][0] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+    u[j][1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+    u[j][2] = _mm512_castpd_ps(_mm512_unpacklo_pd(c, d));
+    u[j][3] = _mm512_castpd_ps(_mm512_unpackhi_pd(c, d));
+  }
+  // Column 4L + m: lane L of u[0][m] .. u[3][m] (a 4x4 transpose of 128-bit lanes).
+  for (int m = 0; m < 4; ++m) {
+    const __m512 p0 = _mm512_shuffle_f32x4(u[0][m], u[1][m], 0x44), p1 = _mm512_shuffle_f32x4(u[0][m], u[1][m], 0xEE);
+    const __m512 p2 = _mm512_shuffle_f32x4(u[2][m], u[3][m], 0x44), p3 = _mm512_shuffle_f32x4(u[2][m], u[3][m], 0xEE);
+    v[m] = _mm512_shuffle_f32x4(p0, p2, 0x88);
+    v[4 + m] = _mm512_shuffle_f32x4(p0, p2, 0xDD);
+    v[8 + m] = _mm512_shuffle_f32x4(p1, p3, 0x88);
+    v[12 + m] = _mm512_shuffle_f32x4(p1, p3, 0xDD);
+  }
+}
+
 }  // namespace
 
 void ReduceMiddleSumF32Avx512(const float* x, float* y, int64_t outer, int64_t rows, int64_t c, float divisor) {
@@ -44,6 +73,25 @@ void ReduceMiddleSumF32Avx512(const float* x, float* y, int64_t outer, int64_t r
         default: Block<4>(x + c0, y + c0, rows, c, last, divisor); break;
       }
     }
+  }
+}
+
+void ReduceTrailingSumF32Avx512(const float* x, float* y, int64_t outer, int64_t rows, float divisor) {
+  const __m512 d = _mm512_set1_ps(divisor);
+  for (int64_t o0 = 0; o0 < outer; o0 += 16) {
+    const int n = static_cast<int>(std::min<int64_t>(16, outer - o0));
+    const float* base = x + o0 * rows;
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t i = 0; i < rows; i += 16) {
+      const int k = static_cast<int>(std::min<int64_t>(16, rows - i));
+      const auto m = static_cast<__mmask16>(k == 16 ? 0xFFFF : (1u << k) - 1u);
+      __m512 v[16];
+      for (int r = 0; r < 16; ++r) v[r] = r < n ? _mm512_maskz_loadu_ps(m, base + r * rows + i) : _mm512_setzero_ps();
+      Transpose16(v);
+      for (int j = 0; j < k; ++j) acc = _mm512_add_ps(acc, v[j]);
+    }
+    const __m512 out = divisor != 0.0f ? _mm512_div_ps(acc, d) : acc;
+    _mm512_mask_storeu_ps(y + o0, static_cast<__mmask16>(n == 16 ? 0xFFFF : (1u << n) - 1u), out);
   }
 }
 

@@ -287,8 +287,8 @@ TEST(ReduceExtensions, MatchFloatMath) {
   }
 }
 
-// float32 SUM / MEAN whose reduced dimensions form one run followed by >= 16 kept values take
-// the AVX-512 loop (".../avx512"): bit-exact with the reference's row-major sums, special values
+// float32 SUM / MEAN whose reduced dimensions form one run followed by >= 16 kept values, or by
+// none (trailing rows), take the AVX-512 loops (".../avx512"): bit-exact with the reference's row-major sums, special values
 // included (NaN, infinities, -0); channel counts with tails, above 64 (several register
 // blocks), an outer kept dimension, axes given negative, repeated or at run time (planned at the
 // invoke), keep_dims either way. Reductions outside the pattern keep the reference (".../ref").
@@ -303,8 +303,12 @@ TEST(ReduceKernels, FloatMiddleBlockEqualsTheReference) {
       {{3, 5, 70}, {1}, false, false, true},          {{4, 6, 5, 17}, {-3, -2}, true, false, true},
       {{2, 3, 4, 5, 16}, {1, 2, 3, 1}, false, false, true}, {{5, 40}, {0}, false, false, true},
       {{1, 9, 9, 200}, {1, 2}, true, true, true},      {{1, 1, 1, 33}, {1, 2}, true, false, true},
+      // trailing runs (c = 1: 16 outputs a block, one per lane, transposed 16x16 tiles)
+      {{6, 20}, {1}, false, false, true},             {{128, 768}, {-1}, true, false, true},
+      {{37, 19}, {1}, false, false, true},            {{3, 5, 7}, {1, 2}, true, false, true},
+      {{2, 17, 16}, {2}, false, true, true},          {{1, 1000}, {1}, false, false, true},
       {{4, 6, 5, 17}, {1, 3}, false, false, false},   {{8, 8, 8}, {1}, false, false, false},
-      {{6, 20}, {1}, false, false, false},
+      {{20, 6}, {0}, false, false, false},
   };
   std::mt19937 rng(41);
   std::uniform_real_distribution<float> val(-100.0f, 100.0f);

@@ -254,7 +254,8 @@ class ReduceKernel : public PlannedKernel {
         }
         if constexpr (std::is_same_v<T, float>) {
           if (middle_) {
-            ReduceMiddleSumF32Avx512(x, y, mid_outer_, mid_rows_, mid_c_, static_cast<float>(reduced_count_));
+            if (mid_c_ == 1) ReduceTrailingSumF32Avx512(x, y, mid_outer_, mid_rows_, static_cast<float>(reduced_count_));
+            else ReduceMiddleSumF32Avx512(x, y, mid_outer_, mid_rows_, mid_c_, static_cast<float>(reduced_count_));
             return Status::Ok();
           }
         }
@@ -262,7 +263,8 @@ class ReduceKernel : public PlannedKernel {
       case ReduceOp::kSum:
         if constexpr (std::is_same_v<T, float>) {
           if (middle_) {
-            ReduceMiddleSumF32Avx512(x, y, mid_outer_, mid_rows_, mid_c_, 0.0f);
+            if (mid_c_ == 1) ReduceTrailingSumF32Avx512(x, y, mid_outer_, mid_rows_, 0.0f);
+            else ReduceMiddleSumF32Avx512(x, y, mid_outer_, mid_rows_, mid_c_, 0.0f);
             return Status::Ok();
           }
         }
@@ -318,8 +320,9 @@ class ReduceKernel : public PlannedKernel {
     return Status::Ok();
   }
 
-  // The fast float loop: SUM / MEAN whose reduced dimensions are one contiguous run with at
-  // least 16 kept values after it ([outer, rows, c] with c >= 16) and no empty dimension.
+  // The fast float loops: SUM / MEAN whose reduced dimensions are one contiguous run with at
+  // least 16 kept values after it ([outer, rows, c] with c >= 16), or none after it (c = 1:
+  // trailing rows, e.g. a layer norm's mean), and no empty dimension.
   void PlanMiddle(const rt::RtTensor& in) {
     middle_ = false;
     if (!fast_ || in.type != DType::kFloat32 || (op_ != ReduceOp::kMean && op_ != ReduceOp::kSum)) return;
@@ -336,7 +339,7 @@ class ReduceKernel : public PlannedKernel {
       if (d >= first && d <= last && !reduced_[d]) return;  // a kept dimension between reduced ones
       (d < first ? outer : d <= last ? rows : c) *= in.shape[d];
     }
-    if (c < 16) return;
+    if (c != 1 && c < 16) return;
     middle_ = true;
     mid_outer_ = outer;
     mid_rows_ = rows;
