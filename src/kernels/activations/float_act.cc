@@ -57,6 +57,15 @@ void FloatActPortable(const FloatActParams& p, const float* x, float* y, int64_t
     case FloatAct::kExp:
       for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i]);
       break;
+    case FloatAct::kGelu:
+      for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.f + std::erf(x[i] * static_cast<float>(M_SQRT1_2)));
+      break;
+    case FloatAct::kGeluApprox:
+      for (int64_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        y[i] = 0.5f * v * (1.f + std::tanh(static_cast<float>(M_2_SQRTPI * M_SQRT1_2) * (v + 0.044715f * v * v * v)));
+      }
+      break;
     case FloatAct::kLog:
       for (int64_t i = 0; i < n; ++i) y[i] = std::log(x[i]);
       break;
@@ -125,6 +134,10 @@ std::unique_ptr<rt::OpKernel> MakeFloatAct(const rt::KernelCreateContext& cc, Re
     case tflite::BuiltinOperator_SQUARE: p.act = FloatAct::kSquare; name = "square"; break;
     case tflite::BuiltinOperator_EXP: p.act = FloatAct::kExp; name = "exp"; break;
     case tflite::BuiltinOperator_LOG: p.act = FloatAct::kLog; name = "log"; break;
+    case tflite::BuiltinOperator_GELU:
+      p.act = GetOptions<tflite::GeluOptionsT>(cc.op).approximate ? FloatAct::kGeluApprox : FloatAct::kGelu;
+      name = "gelu";
+      break;
     default: return nullptr;
   }
   auto ref = MakeReferenceKernel(cc, reference);
@@ -208,7 +221,8 @@ void RegisterFastFloatActivations(rt::OpRegistry& r) {
                   tflite::BuiltinOperator_HARD_SWISH, tflite::BuiltinOperator_LOGISTIC, tflite::BuiltinOperator_TANH,
                   tflite::BuiltinOperator_SQRT, tflite::BuiltinOperator_RSQRT, tflite::BuiltinOperator_ABS,
                   tflite::BuiltinOperator_NEG, tflite::BuiltinOperator_FLOOR, tflite::BuiltinOperator_CEIL,
-                  tflite::BuiltinOperator_SQUARE, tflite::BuiltinOperator_EXP, tflite::BuiltinOperator_LOG})
+                  tflite::BuiltinOperator_SQUARE, tflite::BuiltinOperator_EXP, tflite::BuiltinOperator_LOG,
+                  tflite::BuiltinOperator_GELU})
     AddFastWithFallback(r, op, MakeFloatAct);
   for (auto op : {tflite::BuiltinOperator_SOFTMAX, tflite::BuiltinOperator_LOG_SOFTMAX})
     AddFastWithFallback(r, op, MakeFloatSoftmax);

@@ -114,6 +114,32 @@ typename V::F Tanh(typename V::F x) {
   return V::SelectLt(a, V::Set(0.25f), small, large);
 }
 
+// GELU, exact form (float_act.h): with z = |x| / sqrt 2, t = 1 / (1 + p z),
+// erfc(z) = q = t (a1 + t (a2 + t (a3 + t (a4 + t a5)))) e^(-z^2); x/2 (2 - q) for x >= 0, x/2 q
+// for x < 0.
+template <class V>
+typename V::F Gelu(typename V::F x) {
+  using F = typename V::F;
+  const F z = V::Mul(V::Abs(x), V::Set(0.70710678118654752f));
+  const F t = V::Div(V::Set(1.0f), V::Fma(z, V::Set(0.3275911f), V::Set(1.0f)));
+  F poly = V::Set(1.061405429f);
+  poly = V::Fma(poly, t, V::Set(-1.453152027f));
+  poly = V::Fma(poly, t, V::Set(1.421413741f));
+  poly = V::Fma(poly, t, V::Set(-0.284496736f));
+  poly = V::Fma(poly, t, V::Set(0.254829592f));
+  const F e = Exp<V>(V::Max(V::Set(-87.3f), V::Sub(V::Set(0.0f), V::Mul(z, z))));
+  const F q = V::Mul(V::Mul(poly, t), e);
+  const F half_x = V::Mul(x, V::Set(0.5f));
+  return V::SelectLt(x, V::Set(0.0f), V::Mul(half_x, q), V::Mul(half_x, V::Sub(V::Set(2.0f), q)));
+}
+
+// GELU, approximate form, with the vectorized tanh.
+template <class V>
+typename V::F GeluApprox(typename V::F x) {
+  const auto inner = V::Mul(V::Set(0.79788456080286536f), V::Fma(V::Mul(V::Mul(x, x), x), V::Set(0.044715f), x));
+  return V::Mul(V::Mul(x, V::Set(0.5f)), V::Add(V::Set(1.0f), Tanh<V>(inner)));
+}
+
 template <class V>
 typename V::F Apply(const FloatActParams& p, typename V::F x) {
   switch (p.act) {
@@ -135,6 +161,8 @@ typename V::F Apply(const FloatActParams& p, typename V::F x) {
     case FloatAct::kSquare: return V::Mul(x, x);
     case FloatAct::kExp: return ExpFull<V>(x);
     case FloatAct::kLog: return Log<V>(x);
+    case FloatAct::kGelu: return Gelu<V>(x);
+    case FloatAct::kGeluApprox: return GeluApprox<V>(x);
   }
   return x;
 }
@@ -176,6 +204,8 @@ void Run(const FloatActParams& p, const float* x, float* y, int64_t n) {
     case FloatAct::kSquare: return Loop<V, FloatAct::kSquare>(p, x, y, n);
     case FloatAct::kExp: return Loop<V, FloatAct::kExp>(p, x, y, n);
     case FloatAct::kLog: return Loop<V, FloatAct::kLog>(p, x, y, n);
+    case FloatAct::kGelu: return Loop<V, FloatAct::kGelu>(p, x, y, n);
+    case FloatAct::kGeluApprox: return Loop<V, FloatAct::kGeluApprox>(p, x, y, n);
   }
 }
 

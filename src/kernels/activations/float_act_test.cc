@@ -44,6 +44,9 @@ float Reference(const FloatActParams& p, float x) {
     case FloatAct::kSquare: return x * x;
     case FloatAct::kExp: return std::exp(x);
     case FloatAct::kLog: return std::log(x);
+    case FloatAct::kGelu: return 0.5f * x * (1.f + std::erf(x * static_cast<float>(M_SQRT1_2)));
+    case FloatAct::kGeluApprox:
+      return 0.5f * x * (1.f + std::tanh(static_cast<float>(M_2_SQRTPI * M_SQRT1_2) * (x + 0.044715f * x * x * x)));
   }
   return 0;
 }
@@ -99,7 +102,7 @@ std::vector<FloatActParams> AllParams() {
   ps.push_back({FloatAct::kLogistic, 0, 0, 0});
   ps.push_back({FloatAct::kTanh, 0, 0, 0});
   for (FloatAct a : {FloatAct::kSqrt, FloatAct::kRsqrt, FloatAct::kAbs, FloatAct::kNeg, FloatAct::kFloor, FloatAct::kCeil,
-                     FloatAct::kSquare, FloatAct::kExp, FloatAct::kLog})
+                     FloatAct::kSquare, FloatAct::kExp, FloatAct::kLog, FloatAct::kGelu, FloatAct::kGeluApprox})
     ps.push_back({a, 0, 0, 0});
   return ps;
 }
@@ -111,7 +114,7 @@ TEST(FloatActLoops, SweepAgainstReferenceFormulas) {
     if (!loop.available) continue;
     for (const FloatActParams& p : AllParams()) {
       const bool exact = p.act != FloatAct::kLogistic && p.act != FloatAct::kTanh && p.act != FloatAct::kExp &&
-                         p.act != FloatAct::kLog;
+                         p.act != FloatAct::kLog && p.act != FloatAct::kGelu && p.act != FloatAct::kGeluApprox;
       // Odd offsets and lengths: unaligned starts and tails of every size.
       for (size_t off : {size_t{0}, size_t{3}}) {
         loop.fn(p, x.data() + off, y.data() + off, static_cast<int64_t>(x.size() - off));
@@ -135,6 +138,15 @@ TEST(FloatActLoops, SweepAgainstReferenceFormulas) {
           }
           const double err = std::fabs(static_cast<double>(y[i]) - r);
           if (err <= kernels::activations::kFloatActMaxAbsError) continue;
+          if (p.act == FloatAct::kGelu || p.act == FloatAct::kGeluApprox) {
+            // GELU's bound is relative to x (float_act.h).
+            const double per_x = err / std::fabs(static_cast<double>(x[i]));
+            max_rel = std::max(max_rel, per_x);
+            if (!(per_x <= kernels::activations::kGeluMaxErrorPerX) && bad++ < 3)
+              ADD_FAILURE() << loop.name << " gelu x=" << x[i] << ": " << y[i] << " vs " << r << " (error / |x| "
+                            << per_x << ")";
+            continue;
+          }
           const double rel = err / std::fabs(static_cast<double>(r));
           max_rel = std::max(max_rel, rel);
           const double bound = p.act == FloatAct::kLogistic ? kernels::activations::kLogisticMaxRelError
@@ -147,11 +159,14 @@ TEST(FloatActLoops, SweepAgainstReferenceFormulas) {
         }
         EXPECT_EQ(bad, 0) << loop.name << " act " << static_cast<int>(p.act);
         if (!exact && off == 0)
-          std::printf("[ info ] %s %s: max relative error %.3g over %zu values\n", loop.name,
-                      p.act == FloatAct::kLogistic ? "logistic"
-                      : p.act == FloatAct::kTanh   ? "tanh"
-                      : p.act == FloatAct::kExp    ? "exp"
-                                                   : "log",
+          std::printf("[ info ] %s %s: max %s %.3g over %zu values\n", loop.name,
+                      p.act == FloatAct::kLogistic     ? "logistic"
+                      : p.act == FloatAct::kTanh       ? "tanh"
+                      : p.act == FloatAct::kExp        ? "exp"
+                      : p.act == FloatAct::kGelu       ? "gelu"
+                      : p.act == FloatAct::kGeluApprox ? "gelu (approximate)"
+                                                       : "log",
+                      p.act == FloatAct::kGelu || p.act == FloatAct::kGeluApprox ? "error / |x|" : "relative error",
                       max_rel, x.size());
       }
     }
@@ -258,6 +273,10 @@ Graph Unary(tflite::BuiltinOperator op, const std::vector<int32_t>& shape) {
     tflite::SoftmaxOptionsT o;
     o.beta = 1.3f;
     b.Op(op, {x}, {y}, o);
+  } else if (op == tflite::BuiltinOperator_GELU) {
+    tflite::GeluOptionsT o;
+    o.approximate = shape.size() % 2 == 0;  // both forms over the shapes
+    b.Op(op, {x}, {y}, o);
   } else {
     b.Op(op, {x}, {y});
   }
@@ -278,7 +297,7 @@ TEST(FloatActKernels, MatchReferenceKernels) {
                                          tflite::BuiltinOperator_ABS,          tflite::BuiltinOperator_NEG,
                                          tflite::BuiltinOperator_FLOOR,        tflite::BuiltinOperator_CEIL,
                                          tflite::BuiltinOperator_SQUARE,       tflite::BuiltinOperator_EXP,
-                                         tflite::BuiltinOperator_LOG};
+                                         tflite::BuiltinOperator_LOG,          tflite::BuiltinOperator_GELU};
   const std::vector<std::vector<int32_t>> shapes = {{1}, {7}, {3, 5}, {17}, {2, 3, 4, 5}, {1, 33, 31, 3}, {1, 96, 96, 16}};
   std::mt19937 rng(3);
   for (const rt::CpuFeatures& cpu : levels)
@@ -311,6 +330,9 @@ TEST(FloatActKernels, MatchReferenceKernels) {
             check.rtol = op == tflite::BuiltinOperator_EXP ? kernels::activations::kExpMaxRelError
                                                            : kernels::activations::kLogMaxRelError;
             check.atol = kernels::activations::kFloatActMaxAbsError;
+          } else if (op == tflite::BuiltinOperator_GELU) {
+            // Inputs within [-12, 12]: the per-x bound as an absolute one.
+            check.atol = 12 * kernels::activations::kGeluMaxErrorPerX;
           } else if (op == tflite::BuiltinOperator_SOFTMAX || op == tflite::BuiltinOperator_LOG_SOFTMAX) {
             check.rtol = kernels::activations::kSoftmaxMaxRelError;
             check.atol = op == tflite::BuiltinOperator_SOFTMAX ? kernels::activations::kFloatActMaxAbsError
