@@ -92,3 +92,92 @@ TEST(BatchMatMulGemm, MatchesReference) {
 
 }  // namespace
 }  // namespace edgeopt
+
+namespace edgeopt {
+namespace {
+
+QuantParams PerTensor(float scale, int64_t zp) {
+  QuantParams q;
+  q.scale = {scale};
+  q.zero_point = {zp};
+  return q;
+}
+
+// int8 BATCH_MATMUL on the VNNI GEMM against the reference loops, byte for byte: batch
+// broadcasting (a rhs matrix shared by several batches is packed once per invoke), every adj_x /
+// adj_y combination, rhs constant or an input (new values at every invoke), zero points at the
+// int8 limits and in between (rhs values minus the zero point outside int8: the GEMM's split
+// and row-sum weight forms), odd sizes, 1 and 2 threads.
+TEST(BatchMatMulGemm, Int8VnniMatchesReference) {
+  if (!rt::CpuHardware().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI: int8 BATCH_MATMUL runs the reference loops";
+  std::mt19937 rng(92);
+  std::uniform_int_distribution<int> byte(-128, 127), dim(1, 45);
+  struct Batch {
+    std::vector<int32_t> lhs, rhs;
+  };
+  const Batch batches[] = {{{}, {}}, {{3}, {3}}, {{2, 1}, {1, 4}}, {{5}, {1}}, {{2, 3}, {}}};
+  const int64_t zps[][3] = {{0, 0, 0}, {-128, 127, 5}, {37, -90, -128}, {127, -128, 127}, {-3, 11, -7}};
+  int n_case = 0;
+  for (const Batch& bd : batches)
+    for (int adj = 0; adj < 4; ++adj)
+      for (bool rhs_input : {false, true}) {
+        const bool adj_x = adj & 1, adj_y = adj & 2;
+        const int64_t* zp = zps[n_case % 5];
+        const int m = dim(rng), k = n_case % 7 == 0 ? 1 : dim(rng) * (n_case % 3 + 1), n = dim(rng) + (n_case % 4) * 16;
+        std::vector<int32_t> ls = bd.lhs, rs = bd.rhs;
+        ls.push_back(adj_x ? k : m);
+        ls.push_back(adj_x ? m : k);
+        rs.push_back(adj_y ? n : k);
+        rs.push_back(adj_y ? k : n);
+        std::vector<int32_t> os = bd.lhs.size() >= bd.rhs.size() ? bd.lhs : bd.rhs;
+        for (size_t i = 0; i < std::min(bd.lhs.size(), bd.rhs.size()); ++i)
+          os[os.size() - 1 - i] = std::max(bd.lhs[bd.lhs.size() - 1 - i], bd.rhs[bd.rhs.size() - 1 - i]);
+        os.push_back(m);
+        os.push_back(n);
+        size_t rn = 1;
+        for (int32_t d : rs) rn *= d;
+        std::vector<int8_t> rv(rn);
+        for (int8_t& v : rv) v = static_cast<int8_t>(byte(rng));
+        GraphBuilder b;
+        auto x = b.Input("x", DType::kInt8, ls, PerTensor(0.02f, zp[0]));
+        auto yv = rhs_input ? b.Input("y", DType::kInt8, rs, PerTensor(0.03f, zp[1]))
+                            : b.Const<int8_t>("y", DType::kInt8, rs, rv, PerTensor(0.03f, zp[1]));
+        auto out = b.Tensor("out", DType::kInt8, os, PerTensor(0.01f * static_cast<float>(1 + k / 8), zp[2]));
+        tflite::BatchMatMulOptionsT o;
+        o.adj_x = adj_x;
+        o.adj_y = adj_y;
+        b.Op(tflite::BuiltinOperator_BATCH_MATMUL, {x, yv}, {out}, o);
+        b.Output(out);
+        auto model = rt::Model::FromGraph(b.Finish());
+        ASSERT_TRUE(model.ok()) << model.status().ToString();
+        rt::InterpreterOptions fast_opt, ref_opt;
+        fast_opt.num_threads = 1 + n_case++ % 2;
+        ref_opt.reference_kernels_only = true;
+        auto fast = rt::Interpreter::Create(*model, fast_opt);
+        auto ref = rt::Interpreter::Create(*model, ref_opt);
+        ASSERT_TRUE(fast.ok() && ref.ok());
+        ASSERT_TRUE((*fast)->AllocateTensors().ok() && (*ref)->AllocateTensors().ok());
+        EXPECT_EQ((*fast)->ops()[0].variant, "batch_matmul/int8/avx512vnni");
+        const std::string what = "int8 bmm " + rt::ShapeToString(rt::Shape(ls.begin(), ls.end())) + " x " +
+                                 rt::ShapeToString(rt::Shape(rs.begin(), rs.end())) + (adj_x ? " adj_x" : "") +
+                                 (adj_y ? " adj_y" : "") + (rhs_input ? " rhs input" : "");
+        for (int round = 0; round < 2; ++round) {
+          for (int i = 0; i < (rhs_input ? 2 : 1); ++i) {
+            rt::RtTensor* t = (*fast)->input(i);
+            std::vector<int8_t> in(static_cast<size_t>(t->num_elements()));
+            for (int8_t& v : in) v = static_cast<int8_t>(byte(rng));
+            std::memcpy(t->data, in.data(), in.size());
+            std::memcpy((*ref)->input(i)->data, in.data(), in.size());
+          }
+          ASSERT_TRUE((*fast)->Invoke().ok());
+          ASSERT_TRUE((*ref)->Invoke().ok());
+          const rt::RtTensor* got = (*fast)->output(0);
+          const rt::RtTensor* want = (*ref)->output(0);
+          ASSERT_EQ(got->num_elements(), want->num_elements());
+          EXPECT_EQ(std::memcmp(got->data, want->data, static_cast<size_t>(got->num_elements())), 0) << what;
+        }
+      }
+}
+
+}  // namespace
+}  // namespace edgeopt

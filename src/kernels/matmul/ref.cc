@@ -16,7 +16,12 @@
 // float32 on a CPU with AVX2 (not reference-only) runs on the packed GEMM (kernels/gemm):
 // each distinct rhs matrix packed once when rhs is constant, at every invoke otherwise; adj_x
 // lhs matrices transposed into scratch first. Sums in another order than these loops: within
-// float rounding (variant `batch_matmul/f32/gemm_avx512`).
+// float rounding (variant `batch_matmul/f32/gemm_avx512`). int8 on a CPU with AVX-512 VNNI runs
+// on the VNNI GEMM (kernels/gemm_int8, variant `batch_matmul/int8/avx512vnni`): each rhs matrix
+// as [n][k] weights (transposed into scratch unless adj_y) packed at every invoke, its zero point
+// through the GEMM's weight forms, the lhs rows (transposed first for adj_x) flipped into the
+// uint8 domain; int32 sums wrap as the reference's int64 sum wrapped to int32, and the output stage
+// is conv's (the legacy multiplier with ruy's rounding), so bit-exact.
 #include <algorithm>
 #include <limits>
 #include <memory>
@@ -27,6 +32,8 @@
 #include "kernels/common/nn_util.h"
 #include "kernels/common/quant_utils.h"
 #include "kernels/gemm/gemm.h"
+#include "kernels/gemm_int8/qgemm_ops_util.h"
+#include "kernels/gemm_int8/qgemm_vnni.h"
 #include "kernels/registration.h"
 
 namespace edgeopt::kernels {
@@ -37,14 +44,16 @@ enum class MmKind { kFloat, kHybrid, kInt8, kInt16 };
 class BatchMatMulKernel : public rt::OpKernel {
  public:
   // gemm: the float GEMM family to run float32 on (null: the loops below).
-  BatchMatMulKernel(MmKind kind, const gemm::Ukernels* gemm) : kind_(kind), gemm_(gemm) {}
+  // vnni: int8 may run on the VNNI GEMM (the CPU has it, not reference-only).
+  BatchMatMulKernel(MmKind kind, const gemm::Ukernels* gemm, bool vnni = false)
+      : kind_(kind), gemm_(gemm), vnni_(vnni) {}
   Status Prepare(rt::KernelContext& ctx) override;
   Status Invoke(rt::KernelContext& ctx) override;
   std::string variant() const override {
     switch (kind_) {
       case MmKind::kFloat: return gemm_ ? std::string("batch_matmul/f32/gemm_") + gemm_->isa : "batch_matmul/f32/ref";
       case MmKind::kHybrid: return "batch_matmul/hybrid/ref";
-      case MmKind::kInt8: return "batch_matmul/int8/ref";
+      case MmKind::kInt8: return use_vnni_ ? "batch_matmul/int8/avx512vnni" : "batch_matmul/int8/ref";
       case MmKind::kInt16: return "batch_matmul/int16/ref";
     }
     return "batch_matmul/ref";
@@ -77,9 +86,19 @@ class BatchMatMulKernel : public rt::OpKernel {
 
   // float32 on the packed GEMM.
   void InvokeGemm(rt::KernelContext& ctx);
+  // int8 on the VNNI GEMM.
+  Status PrepareVnni(rt::KernelContext& ctx);
+  void InvokeVnni(rt::KernelContext& ctx);
 
   MmKind kind_;
   const gemm::Ukernels* gemm_;
+  bool vnni_ = false;
+  bool use_vnni_ = false;
+  GemmOpOutput vnni_out_;           // the output stage (Requant8), built at Prepare
+  qgemm::PackedB8 vnni_rhs_;        // the current rhs matrix, packed at each invoke (storage reused)
+  int64_t vnni_rhs_index_ = -1;     // which rhs matrix vnni_rhs_ holds in this invoke
+  qgemm::VnniOutput vnni_stage_;
+  int vnni_gemm_scratch_ = -1, vnni_rhs_scratch_ = -1, vnni_lhs_scratch_ = -1;
   std::vector<std::unique_ptr<gemm::PackedB>> packed_rhs_;  // per rhs matrix (kept when constant)
   bool packed_constant_ = false;
   int lhs_transposed_scratch_ = -1;
@@ -167,10 +186,71 @@ Status BatchMatMulKernel::Prepare(rt::KernelContext& ctx) {
       if (kind_ == MmKind::kInt16 && (lhs->zero_point() != 0 || rhs->zero_point() != 0 || output->zero_point() != 0))
         return ctx.Error("int16 lhs, rhs and output must have zero point 0");
       QuantizeMultiplier(LegacyConvMultiplier(lhs->scale(), rhs->scale(), output->scale()), &multiplier_, &shift_);
+      use_vnni_ = false;
+      if (kind_ == MmKind::kInt8 && vnni_ && m_ > 0 && n_ > 0 && k_ > 0) RETURN_IF_ERROR(PrepareVnni(ctx));
       break;
     }
   }
   return ctx.SetOutputShape(0, std::move(out_shape));
+}
+
+Status BatchMatMulKernel::PrepareVnni(rt::KernelContext& ctx) {
+  // Any rhs values: |w - zero point| <= 255 bounds the accumulators.
+  const std::vector<int64_t> abs_sum(static_cast<size_t>(n_), int64_t{255} * k_);
+  GemmOpSpec spec;
+  spec.kind = QuantKind::kInt8;
+  spec.N = n_;
+  spec.K = k_;
+  spec.abs_sum = &abs_sum;
+  spec.per_channel_multipliers = false;
+  ASSIGN_OR_RETURN(const bool supported, PrepareGemmOutput(ctx, spec, &vnni_out_));
+  if (!supported) return Status::Ok();
+  // Storage and scratch sized for these shapes: a packing of zeros has the packed sizes of any
+  // rhs (PackedB8's layout depends on N and K only, the split form's extra groups aside, which
+  // the GEMM's scratch does not depend on).
+  const std::vector<int8_t> zeros(static_cast<size_t>(n_) * k_, 0);
+  qgemm::PackWeightsVnni(zeros.data(), n_, k_, {ctx.input(1)->zero_point()}, &vnni_rhs_);
+  vnni_gemm_scratch_ = ctx.RequestScratch(qgemm::GemmVnniScratchBytes(vnni_rhs_, m_, ctx.threads().num_threads()) + 64);
+  vnni_rhs_scratch_ = adj_y_ ? -1 : ctx.RequestScratch(static_cast<size_t>(n_) * k_);
+  vnni_lhs_scratch_ = adj_x_ ? ctx.RequestScratch(static_cast<size_t>(m_) * k_) : -1;
+  use_vnni_ = true;
+  return Status::Ok();
+}
+
+void BatchMatMulKernel::InvokeVnni(rt::KernelContext& ctx) {
+  const rt::RtTensor* lhs = ctx.input(0);
+  const rt::RtTensor* rhs = ctx.input(1);
+  const int8_t* x = lhs->data_as<int8_t>();
+  const int8_t* y = rhs->data_as<int8_t>();
+  auto* out = static_cast<uint8_t*>(ctx.output(0)->data);
+  const int32_t z_u = lhs->zero_point() + 128;
+  void* scratch = AlignScratch(ctx.Scratch(vnni_gemm_scratch_));
+  const int64_t per_batch = int64_t{m_} * n_;
+  vnni_rhs_index_ = -1;
+  for (int64_t b = 0; b < batches_; ++b) {
+    if (y_batch_offset_[b] != vnni_rhs_index_) {
+      // The rhs matrix as [n][k] rows, packed with its zero point, and its output stage.
+      const int8_t* w = y + y_batch_offset_[b] * k_ * n_;
+      if (!adj_y_) {
+        int8_t* t = ctx.Scratch<int8_t>(vnni_rhs_scratch_);
+        for (int k = 0; k < k_; ++k)
+          for (int n = 0; n < n_; ++n) t[int64_t{n} * k_ + k] = w[int64_t{k} * n_ + n];
+        w = t;
+      }
+      qgemm::PackWeightsVnni(w, n_, k_, {rhs->zero_point()}, &vnni_rhs_);
+      qgemm::BuildVnniOutput(vnni_rhs_, vnni_out_.q8, z_u, &vnni_stage_);
+      vnni_rhs_index_ = y_batch_offset_[b];
+    }
+    const int8_t* xb = x + x_batch_offset_[b] * m_ * k_;
+    if (adj_x_) {  // lhs matrix [k, m]: rows of A must be contiguous
+      int8_t* t = ctx.Scratch<int8_t>(vnni_lhs_scratch_);
+      for (int k = 0; k < k_; ++k)
+        for (int m = 0; m < m_; ++m) t[int64_t{m} * k_ + k] = xb[int64_t{k} * m_ + m];
+      xb = t;
+    }
+    const qgemm::ContiguousRowsPacker8 pack(xb, k_, 0x80);
+    qgemm::RunGemmVnni(ctx.threads(), m_, vnni_rhs_, pack, vnni_stage_, out + b * per_batch, n_, scratch);
+  }
 }
 
 Status BatchMatMulKernel::Invoke(rt::KernelContext& ctx) {
@@ -196,6 +276,10 @@ Status BatchMatMulKernel::Invoke(rt::KernelContext& ctx) {
       return Status::Ok();
     }
     case MmKind::kInt8: {
+      if (use_vnni_) {
+        InvokeVnni(ctx);
+        return Status::Ok();
+      }
       const int32_t x_off = -lhs->zero_point(), y_off = -rhs->zero_point(), out_off = output->zero_point();
       const int8_t* x = lhs->data_as<int8_t>();
       const int8_t* y = rhs->data_as<int8_t>();
@@ -322,7 +406,8 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateBatchMatMul(const rt::KernelCreate
     const int64_t n = rs.size() >= 2 ? rs[rs.size() - (adj_y ? 2 : 1)] : -1;
     fast = &gemm::SelectDirectUkernels(cc.cpu, k, n);  // Gemm only
   }
-  return std::unique_ptr<rt::OpKernel>(new BatchMatMulKernel(kind, fast));
+  const bool vnni = kind == MmKind::kInt8 && !cc.reference_only && cc.cpu.has_avx512_vnni();
+  return std::unique_ptr<rt::OpKernel>(new BatchMatMulKernel(kind, fast, vnni));
 }
 
 }  // namespace
