@@ -537,6 +537,63 @@ TEST(ActivationKernels, TabulatedPiecewiseOpsEqualTheReference) {
   }
 }
 
+// 8-bit SOFTMAX on AVX-512 (softmax_q_avx512.cc): byte for byte the reference rows, for
+// int8 -> int8 / int16 and uint8 -> uint8 / int16, depths around the vector widths up to 1001
+// classes, row counts that do not fill the four-row groups, several betas and input scales
+// (some rows with every value equal, some with the full range), 1 and 2 threads.
+TEST(ActivationKernels, QuantizedSoftmaxRowsEqualTheReference) {
+  const rt::CpuFeatures& hw = rt::CpuHardware();
+  if (!hw.has_avx512()) GTEST_SKIP() << "no AVX-512: 8-bit SOFTMAX runs the reference rows";
+  struct Types {
+    DType in, out;
+    float out_scale;
+    int32_t out_zp;
+  };
+  const Types types[] = {{DType::kInt8, DType::kInt8, 1.0f / 256, -128},
+                         {DType::kInt8, DType::kInt16, 1.0f / 32768, 0},
+                         {DType::kUInt8, DType::kUInt8, 1.0f / 256, 0},
+                         {DType::kUInt8, DType::kInt16, 1.0f / 32768, 0}};
+  // 512 with a uniform row: probabilities of exactly 1/2 at an output scale of 1/256 (ties).
+  const int32_t depths[] = {1, 5, 16, 17, 64, 65, 130, 512, 1001};
+  const int32_t outers[] = {1, 3, 4, 5, 9};
+  std::mt19937 rng(57);
+  int k = 0;
+  for (const Types& t : types)
+    for (int32_t depth : depths) {
+      const int32_t outer = depth == 512 ? 3 : outers[k % 5];
+      const float beta = k % 3 == 0 ? 1.0f : k % 3 == 1 ? 0.37f : 2.5f;
+      const float in_scale = k % 2 ? 0.1f : 0.0125f;
+      const std::vector<int32_t> shape = {outer, depth};
+      tflite::SoftmaxOptionsT o;
+      o.beta = beta;
+      const Graph g = OneOpGraph(tflite::BuiltinOperator_SOFTMAX, {QSpec(t.in, shape, in_scale, t.in == DType::kInt8 ? -3 : 120)},
+                                 {QSpec(t.out, shape, t.out_scale, t.out_zp)}, Opts(o));
+      auto model = rt::Model::FromGraph(g);
+      ASSERT_TRUE(model.ok()) << model.status().ToString();
+      TensorValue in;
+      in.type = t.in;
+      in.shape = shape;
+      for (int32_t r = 0; r < outer; ++r)
+        for (int32_t j = 0; j < depth; ++j)
+          in.data.push_back(r == 1 ? uint8_t{77} : static_cast<uint8_t>(rng() % (r % 2 ? 256 : 24)));
+      const std::string what = "softmax " + std::string(DTypeName(t.in)) + "->" + std::string(DTypeName(t.out)) + " [" +
+                               std::to_string(outer) + "," + std::to_string(depth) + "] beta " + std::to_string(beta);
+      rt::InterpreterOptions reference;
+      reference.reference_kernels_only = true;
+      auto want = RunEdgeopt(*model, {in}, reference);
+      ASSERT_TRUE(want.ok()) << what;
+      rt::InterpreterOptions fast;
+      fast.num_threads = 1 + k % 2;
+      auto got = RunEdgeopt(*model, {in}, fast);
+      ASSERT_TRUE(got.ok()) << what;
+      EXPECT_EQ((*got)[0].data, (*want)[0].data) << what;
+      auto interp = rt::Interpreter::Create(*model, fast);
+      ASSERT_TRUE(interp.ok() && (*interp)->AllocateTensors().ok()) << what;
+      EXPECT_TRUE((*interp)->ops().at(0).variant.ends_with("/avx512")) << (*interp)->ops().at(0).variant;
+      ++k;
+    }
+}
+
 TEST(ActivationKernels, ByteTableLoopsAgreeAtEveryLengthAndOffset) {
   const rt::CpuFeatures& hw = rt::CpuHardware();
   if (!hw.has_avx512() || !hw.avx512vbmi) GTEST_SKIP() << "this CPU has no AVX-512 VBMI";

@@ -10,7 +10,9 @@
 //   (output scale 16/256, zero point 127 / 255).
 #include <cmath>
 #include <memory>
+#include <type_traits>
 
+#include "kernels/activations/softmax_q.h"
 #include "kernels/common/elementwise_util.h"
 #include "kernels/common/fixed_point.h"
 #include "kernels/common/lut.h"
@@ -25,7 +27,10 @@ double OneOverOnePlusX(double x) { return 1.0 / (1.0 + x); }
 
 class SoftmaxKernel : public rt::OpKernel {
  public:
-  SoftmaxKernel(bool log, DType in_type, DType out_type) : log_(log), in_type_(in_type), out_type_(out_type) {}
+  // fast: 8-bit SOFTMAX rows on AVX-512 (softmax_q.h), outside the reference mode.
+  SoftmaxKernel(bool log, DType in_type, DType out_type, bool fast = false)
+      : log_(log), in_type_(in_type), out_type_(out_type),
+        fast_(fast && !log && (in_type == DType::kInt8 || in_type == DType::kUInt8)) {}
 
   std::string variant() const override {
     std::string v = std::string(log_ ? "log_softmax/" : "softmax/") + TypeName(in_type_);
@@ -33,7 +38,7 @@ class SoftmaxKernel : public rt::OpKernel {
       v += '_';
       v += TypeName(out_type_);
     }
-    v += "/ref";
+    v += fast_ ? "/avx512" : "/ref";
     return v;
   }
 
@@ -129,6 +134,7 @@ class SoftmaxKernel : public rt::OpKernel {
 
   template <typename In, typename Out>
   void Quantized(const In* x, Out* y, int64_t outer, int64_t depth) const {
+    if (fast_) return SoftmaxQuantRowsAvx512<In, Out>(x, y, outer, depth, table_, out_scale_, out_zp_);
     const int32_t clamp_max = std::numeric_limits<Out>::max(), clamp_min = std::numeric_limits<Out>::min();
     for (int64_t i = 0; i < outer; ++i, x += depth, y += depth) {
       int32_t max_val = std::numeric_limits<In>::min();
@@ -205,6 +211,7 @@ class SoftmaxKernel : public rt::OpKernel {
 
   bool log_;
   DType in_type_, out_type_;
+  bool fast_ = false;
   float beta_ = 1.0f;
   float table_[256] = {};
   float in_scale_ = 0, out_scale_ = 0;
@@ -233,7 +240,7 @@ rt::KernelFactory MakeFactory(bool log) {
                       (log ? std::string("float32, uint8 and int8, output of the input type")
                            : std::string("float32->float32, uint8->uint8/int16, int8->int8/int16, int16->int16")) +
                       ")");
-    return std::unique_ptr<rt::OpKernel>(new SoftmaxKernel(log, it, ot));
+    return std::unique_ptr<rt::OpKernel>(new SoftmaxKernel(log, it, ot, !cc.reference_only && cc.cpu.has_avx512()));
   };
 }
 
