@@ -287,8 +287,8 @@ TEST(ReduceExtensions, MatchFloatMath) {
   }
 }
 
-// float32 SUM / MEAN whose reduced dimensions form one run followed by >= 16 kept values, or by
-// none (trailing rows), take the AVX-512 loops (".../avx512"): bit-exact with the reference's row-major sums, special values
+// float32 SUM / MEAN / REDUCE_MAX / REDUCE_MIN whose reduced dimensions form one run followed by
+// >= 16 kept values, or by none (trailing rows), take the AVX-512 loops (".../avx512"): bit-exact with the reference's row-major sums, special values
 // included (NaN, infinities, -0); channel counts with tails, above 64 (several register
 // blocks), an outer kept dimension, axes given negative, repeated or at run time (planned at the
 // invoke), keep_dims either way. Reductions outside the pattern keep the reference (".../ref").
@@ -314,7 +314,8 @@ TEST(ReduceKernels, FloatMiddleBlockEqualsTheReference) {
   std::uniform_real_distribution<float> val(-100.0f, 100.0f);
   int k = 0;
   for (const C& c : cases) {
-    for (auto op : {tflite::BuiltinOperator_MEAN, tflite::BuiltinOperator_SUM}) {
+    for (auto op : {tflite::BuiltinOperator_MEAN, tflite::BuiltinOperator_SUM, tflite::BuiltinOperator_REDUCE_MAX,
+                    tflite::BuiltinOperator_REDUCE_MIN}) {
       GraphBuilder b;
       auto x = b.Input("x", DType::kFloat32, c.shape);
       const int32_t na = static_cast<int32_t>(c.axes.size());
@@ -330,6 +331,11 @@ TEST(ReduceKernels, FloatMiddleBlockEqualsTheReference) {
         v[3] = std::numeric_limits<float>::quiet_NaN();
         v[20] = std::numeric_limits<float>::infinity();
         v[37] = -0.0f;
+      }
+      if (k % 4 == 2) {  // a leading NaN (MAX / MIN skip it), infinities of both signs
+        v[0] = std::numeric_limits<float>::quiet_NaN();
+        v[v.size() / 2] = -std::numeric_limits<float>::infinity();
+        v.back() = std::numeric_limits<float>::infinity();
       }
       testing::FastCheck check;
       check.op_type = OpName(op);

@@ -136,7 +136,7 @@ void ForEachInputRow(const rt::Shape& in_shape, const std::vector<int64_t>& out_
 
 class ReduceKernel : public PlannedKernel {
  public:
-  // fast: float32 SUM / MEAN over a middle block of dimensions may take the AVX-512 loop.
+  // fast: float32 SUM / MEAN / REDUCE_MAX / REDUCE_MIN over a run of dimensions may take the AVX-512 loops.
   explicit ReduceKernel(ReduceOp op, bool fast = false)
       : PlannedKernel(std::string(OpLabel(op)) + "/any/ref", {1}), op_(op), fast_(fast) {}
 
@@ -253,20 +253,12 @@ class ReduceKernel : public PlannedKernel {
           if (quantized_) return QuantizedMean<T>(ctx, x, y, n_out);
         }
         if constexpr (std::is_same_v<T, float>) {
-          if (middle_) {
-            if (mid_c_ == 1) ReduceTrailingSumF32Avx512(x, y, mid_outer_, mid_rows_, static_cast<float>(reduced_count_));
-            else ReduceMiddleSumF32Avx512(x, y, mid_outer_, mid_rows_, mid_c_, static_cast<float>(reduced_count_));
-            return Status::Ok();
-          }
+          if (middle_) return FastFloat(ReduceCombine::kAdd, 0.0f, x, y, static_cast<float>(reduced_count_));
         }
         return PlainMean<T>(x, y, n_out);
       case ReduceOp::kSum:
         if constexpr (std::is_same_v<T, float>) {
-          if (middle_) {
-            if (mid_c_ == 1) ReduceTrailingSumF32Avx512(x, y, mid_outer_, mid_rows_, 0.0f);
-            else ReduceMiddleSumF32Avx512(x, y, mid_outer_, mid_rows_, mid_c_, 0.0f);
-            return Status::Ok();
-          }
+          if (middle_) return FastFloat(ReduceCombine::kAdd, 0.0f, x, y, 0.0f);
         }
         if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {
           if (quantized_ && !same_params_) return RescaledSum<T>(ctx, x, y, n_out);
@@ -280,6 +272,11 @@ class ReduceKernel : public PlannedKernel {
       case ReduceOp::kMax:
       case ReduceOp::kMin: {
         const bool is_max = op_ == ReduceOp::kMax;
+        if constexpr (std::is_same_v<T, float>) {
+          if (middle_)
+            return FastFloat(is_max ? ReduceCombine::kMax : ReduceCombine::kMin,
+                             is_max ? std::numeric_limits<float>::lowest() : std::numeric_limits<float>::max(), x, y, 0.0f);
+        }
         RETURN_IF_ERROR(Accumulate<T>(x, y, n_out, is_max ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max(),
                                       is_max ? +[](T acc, T v) { return v > acc ? v : acc; }
                                              : +[](T acc, T v) { return v < acc ? v : acc; }));
@@ -320,12 +317,20 @@ class ReduceKernel : public PlannedKernel {
     return Status::Ok();
   }
 
-  // The fast float loops: SUM / MEAN whose reduced dimensions are one contiguous run with at
+  Status FastFloat(ReduceCombine op, float init, const float* x, float* y, float divisor) const {
+    if (mid_c_ == 1) ReduceTrailingF32Avx512(op, init, x, y, mid_outer_, mid_rows_, divisor);
+    else ReduceMiddleF32Avx512(op, init, x, y, mid_outer_, mid_rows_, mid_c_, divisor);
+    return Status::Ok();
+  }
+
+  // The fast float loops: SUM / MEAN / REDUCE_MAX / REDUCE_MIN whose reduced dimensions are one contiguous run with at
   // least 16 kept values after it ([outer, rows, c] with c >= 16), or none after it (c = 1:
   // trailing rows, e.g. a layer norm's mean), and no empty dimension.
   void PlanMiddle(const rt::RtTensor& in) {
     middle_ = false;
-    if (!fast_ || in.type != DType::kFloat32 || (op_ != ReduceOp::kMean && op_ != ReduceOp::kSum)) return;
+    if (!fast_ || in.type != DType::kFloat32 ||
+        (op_ != ReduceOp::kMean && op_ != ReduceOp::kSum && op_ != ReduceOp::kMax && op_ != ReduceOp::kMin))
+      return;
     const int rank = in.rank();
     int first = -1, last = -1;
     for (int d = 0; d < rank; ++d)
@@ -478,13 +483,13 @@ class ReduceKernel : public PlannedKernel {
 }  // namespace
 
 void RegisterReduceKernels(rt::OpRegistry& r) {
-  for (auto [code, op] : {std::pair{tflite::BuiltinOperator_MEAN, ReduceOp::kMean}, std::pair{tflite::BuiltinOperator_SUM, ReduceOp::kSum}})
+  for (auto [code, op] : {std::pair{tflite::BuiltinOperator_MEAN, ReduceOp::kMean}, std::pair{tflite::BuiltinOperator_SUM, ReduceOp::kSum},
+                          std::pair{tflite::BuiltinOperator_REDUCE_MAX, ReduceOp::kMax},
+                          std::pair{tflite::BuiltinOperator_REDUCE_MIN, ReduceOp::kMin}})
     r.Add(code, [op](const rt::KernelCreateContext& cc) -> Expected<std::unique_ptr<rt::OpKernel>> {
       return std::unique_ptr<rt::OpKernel>(new ReduceKernel(op, !cc.reference_only && cc.cpu.has_avx512()));
     });
   r.Add(tflite::BuiltinOperator_REDUCE_PROD, MakeKernelFactory<ReduceKernel>(ReduceOp::kProd));
-  r.Add(tflite::BuiltinOperator_REDUCE_MAX, MakeKernelFactory<ReduceKernel>(ReduceOp::kMax));
-  r.Add(tflite::BuiltinOperator_REDUCE_MIN, MakeKernelFactory<ReduceKernel>(ReduceOp::kMin));
   r.Add(tflite::BuiltinOperator_REDUCE_ANY, MakeKernelFactory<ReduceKernel>(ReduceOp::kAny));
   r.Add(tflite::BuiltinOperator_REDUCE_ALL, MakeKernelFactory<ReduceKernel>(ReduceOp::kAll));
 }
