@@ -2,6 +2,8 @@
 // RegisterTransformKernels (register.cc).
 #pragma once
 
+#include <cstdint>
+
 #include "runtime/registry.h"
 
 namespace edgeopt::kernels::transform {
@@ -15,5 +17,10 @@ void RegisterTileBroadcast(rt::OpRegistry& r);  // ref_tile.cc: TILE, BROADCAST_
 void RegisterGather(rt::OpRegistry& r);         // ref_gather.cc: GATHER, GATHER_ND, SCATTER_ND
 void RegisterShapeOps(rt::OpRegistry& r);       // ref_shape.cc: SHAPE, RANK, RANGE, WHERE
 void RegisterArgMinMax(rt::OpRegistry& r);      // ref_arg_minmax.cc: ARG_MAX, ARG_MIN
+
+// b[j * b_stride + i] = a[i * a_stride + j] for i < rows, j < cols, 4-byte elements, 16x16 tiles
+// in registers (transpose_avx512.cc; CPUs with AVX-512 F).
+void Transpose2D32Avx512(const uint32_t* a, int64_t a_stride, uint32_t* b, int64_t b_stride, int64_t rows,
+                         int64_t cols);
 
 }  // namespace edgeopt::kernels::transform

@@ -9,7 +9,9 @@
 #include <optional>
 
 #include "graph/builder.h"
+#include "runtime/cpu.h"
 #include "support/conformance.h"
+#include "support/fast_vs_reference.h"
 #include "support/op_cases.h"
 
 namespace edgeopt {
@@ -77,6 +79,51 @@ TEST(TransformConformance, Transpose) {
       ExpectConforms(b.Finish(), "TRANSPOSE " + TypeLabel(t) + " " + ShapeText(shape) + " perm " + ShapeText(perm));
     }
   }
+}
+
+// TRANSPOSE of 4-byte elements as 16x16 tiles on AVX-512 (transpose_avx512.cc), byte for byte
+// the reference copy: NCHW <-> NHWC, the last two axes swapped, a batch of them, rank 2 and 5,
+// sizes that leave partial tiles on both sides, float32 and int32, run-time perm (planned at
+// the invoke); perms that keep the last axis or give thin tiles keep the row copy (".../ref").
+TEST(TransformKernels, TransposeTilesEqualTheReference) {
+  if (!rt::CpuHardware().has_avx512()) GTEST_SKIP() << "no AVX-512: TRANSPOSE runs the row copy";
+  struct C {
+    std::vector<int32_t> shape, perm;
+    bool tiles;
+  };
+  const C cases[] = {
+      {{1, 19, 23, 37}, {0, 2, 3, 1}, true},  {{2, 17, 5, 33}, {0, 3, 1, 2}, true},
+      {{12, 40, 20}, {0, 2, 1}, true},        {{50, 70}, {1, 0}, true},
+      {{2, 3, 16, 4, 32}, {4, 1, 0, 3, 2}, true}, {{3, 16, 16}, {2, 0, 1}, true},
+      {{4, 5, 6}, {1, 0, 2}, false},          {{64, 3}, {1, 0}, false},
+  };
+  std::mt19937 rng(61);
+  int k = 0;
+  for (const C& c : cases)
+    for (DType t : {DType::kFloat32, DType::kInt32})
+      for (bool runtime_perm : {false, true}) {
+        std::vector<int32_t> out_shape;
+        for (int32_t p : c.perm) out_shape.push_back(c.shape[static_cast<size_t>(p)]);
+        GraphBuilder b;
+        const int32_t x = b.Input("x", t, c.shape);
+        const int32_t rank = static_cast<int32_t>(c.perm.size());
+        const int32_t perm = runtime_perm ? b.Input("perm", DType::kInt32, {rank})
+                                          : b.Const<int32_t>("perm", DType::kInt32, {rank}, c.perm);
+        const int32_t y = b.Tensor("y", t, out_shape);
+        b.Op(tflite::BuiltinOperator_TRANSPOSE, {x, perm}, {y}, tflite::TransposeOptionsT{});
+        b.Output(y);
+        const Graph g = b.Finish();
+        testing::FastCheck check;
+        check.op_type = "TRANSPOSE";
+        check.variant = c.tiles ? "transpose/any/avx512" : "transpose/any/ref";
+        check.threads = 1 + k++ % 2;
+        check.seed = static_cast<uint64_t>(rng());
+        if (runtime_perm) {
+          check.inputs = testing::RandomInputs(g, testing::ExactOptions());
+          check.inputs[1] = testing::MakeValue<int32_t>("perm", DType::kInt32, {rank}, c.perm);
+        }
+        EXPECT_TRUE(testing::ExpectFastMatchesReference(g, "transpose " + rt::ShapeToString(rt::Shape(c.shape.begin(), c.shape.end())), check));
+      }
 }
 
 TEST(TransformConformance, TransposeRuntimePerm) {
