@@ -113,7 +113,9 @@ void PoolPixel(bool average, const T* in, int rows, int cols, int64_t row_stride
     }
     if (average) {
       // (sum + count/2) / count for sum > 0, (sum - count/2) / count otherwise, truncating: the
-      // numerator is below 2^22 in magnitude, so the float quotient truncates to the exact one.
+      // numerator is below 2^24 in magnitude (count <= kMaxAverageCount), so the float quotient,
+      // correctly rounded, is within (sum / count) 2^-24 < 1 / count of the exact one and
+      // truncates to the integer quotient.
       const __m256i positive = _mm256_cmpgt_epi32(acc, _mm256_setzero_si256());
       const __m256i num = _mm256_blendv_epi8(_mm256_sub_epi32(acc, half), _mm256_add_epi32(acc, half), positive);
       acc = _mm256_cvttps_epi32(_mm256_div_ps(_mm256_cvtepi32_ps(num), fcount));

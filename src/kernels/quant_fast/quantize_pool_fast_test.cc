@@ -361,8 +361,9 @@ TEST(PoolFast, MatchesReferenceRandom) {
   }
 }
 
-// A global average over a large window (the MobileNet / VWW head) and one too large for the
-// float division, which stays on the reference kernel.
+// Global averages over large windows (the MobileNet / VWW head, selfie segmentation's 128 x 128,
+// the largest the float division serves) and one too large for it, which stays on the reference
+// kernel.
 TEST(PoolFast, LargeWindows) {
   if (!testing::HaveAvx2()) GTEST_SKIP() << "no AVX2+FMA on this CPU: the fast kernels are not used";
   PoolCase c;
@@ -375,7 +376,51 @@ TEST(PoolFast, LargeWindows) {
   check.op_type = "AVERAGE_POOL_2D";
   check.variant = "/avx2";
   testing::ExpectFastMatchesReference(BuildPool(c), c.Describe(), check);
-  c.h = c.w = c.fh = c.fw = 91;  // 8281 positions > kMaxAverageCount
+  // Selfie segmentation's global pools (128 x 128 = 16384 positions), and the largest window the
+  // float division serves (65536: uint8 sums at 255 reach the bound), all inputs at the extremes
+  // in one case; then one position more stays on the reference kernel.
+  for (int side : {128, 256}) {
+    for (DType t : {DType::kUInt8, DType::kInt8}) {
+      c.type = t;
+      c.h = c.w = c.fh = c.fw = side;
+      c.c = 9;
+      c.q = Quant(0.02f, t == DType::kUInt8 ? 3 : -5);
+      check.variant = "/avx2";
+      testing::ExpectFastMatchesReference(BuildPool(c), c.Describe(), check);
+      testing::TensorValue extreme;
+      extreme.name = "x";
+      extreme.type = t;
+      extreme.shape = {1, side, side, c.c};
+      extreme.data.assign(static_cast<size_t>(side) * side * c.c, t == DType::kUInt8 ? uint8_t{255} : uint8_t{0x80});
+      testing::FastCheck at_limit = check;
+      at_limit.inputs = {extreme};
+      testing::ExpectFastMatchesReference(BuildPool(c), c.Describe() + " extreme values", at_limit);
+    }
+  }
+  // Exact ties: a 100 x 100 window (not a power of two) whose values alternate k and k - 1, so
+  // (sum + count / 2) / count is exactly k (the mean k - 1/2 rounds away from zero): a half one
+  // off, or a quotient just below k, would give k - 1.
+  for (DType t : {DType::kUInt8, DType::kInt8}) {
+    c.type = t;
+    c.h = c.w = c.fh = c.fw = 100;
+    c.c = 16;
+    c.q = Quant(0.02f, 0);
+    testing::TensorValue ties;
+    ties.name = "x";
+    ties.type = t;
+    ties.shape = {1, 100, 100, c.c};
+    for (int p = 0; p < 100 * 100; ++p)
+      for (int ch = 0; ch < c.c; ++ch) {
+        const int k = t == DType::kUInt8 ? 100 + 9 * ch : -60 + 11 * ch;
+        ties.data.push_back(static_cast<uint8_t>(p % 2 ? k : k - 1));
+      }
+    testing::FastCheck tie_check = check;
+    tie_check.variant = "/avx2";
+    tie_check.inputs = {ties};
+    testing::ExpectFastMatchesReference(BuildPool(c), c.Describe() + " exact ties", tie_check);
+  }
+  c.type = DType::kUInt8;
+  c.h = c.w = c.fh = c.fw = 257;  // 66049 positions > kMaxAverageCount
   c.c = 9;
   check.variant = "/ref";
   testing::ExpectFastMatchesReference(BuildPool(c), c.Describe(), check);
