@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/function_ref.h"
 #include "kernels/common/hybrid_quant.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/common/nn_util.h"
@@ -511,17 +512,16 @@ class ConvQuantKernel final : public FastKernel {
     return filter.type == DType::kUInt8 ? fits(filter.data_as<uint8_t>()) : fits(filter.data_as<int8_t>());
   }
 
-  // One VnniChunk per output row (batch, oy): its out_w windows start stride_w * C bytes apart.
-  void RunDirect(rt::KernelContext& ctx, const uint8_t* img, uint8_t* out) const {
+  // row(r, a) for every output row r = (batch, oy), a the padded image's row its windows start
+  // in (the out_w windows start stride_w * C bytes apart); rows split over the threads.
+  void ForEachOutputRow(rt::KernelContext& ctx, const uint8_t* img,
+                        FunctionRef<void(int64_t, const uint8_t*)> row) const {
     const int64_t out_rows = int64_t{g_.batches} * g_.out_h;
     const int64_t row_len = int64_t{padded_.pw} * g_.in_c;
-    const int64_t out_row_bytes = int64_t{g_.out_w} * g_.out_c;
     auto run = [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t b = r / g_.out_h, oy = r % g_.out_h;
-        const uint8_t* a = img + (b * padded_.ph + oy * g_.stride_h) * row_len;
-        qgemm::VnniChunk(a, int64_t{g_.stride_w} * g_.in_c, direct_koff_.data(), g_.out_w, *packed8_, 0,
-                         packed8_->panels, vout_, nullptr, out + r * out_row_bytes, g_.out_c);
+        row(r, img + (b * padded_.ph + oy * g_.stride_h) * row_len);
       }
     };
     if (ctx.threads().num_threads() == 1 || out_rows < 2) {
@@ -529,6 +529,15 @@ class ConvQuantKernel final : public FastKernel {
     } else {
       ctx.threads().ParallelFor(out_rows, 1, run);
     }
+  }
+
+  // One VnniChunk per output row.
+  void RunDirect(rt::KernelContext& ctx, const uint8_t* img, uint8_t* out) const {
+    const int64_t out_row_bytes = int64_t{g_.out_w} * g_.out_c;
+    ForEachOutputRow(ctx, img, [&](int64_t r, const uint8_t* a) {
+      qgemm::VnniChunk(a, int64_t{g_.stride_w} * g_.in_c, direct_koff_.data(), g_.out_w, *packed8_, 0,
+                       packed8_->panels, vout_, nullptr, out + r * out_row_bytes, g_.out_c);
+    });
   }
 
   // One output channel, windows read in place (qgemm::VnniSingle): any C, dilation 1 in x,
@@ -543,20 +552,9 @@ class ConvQuantKernel final : public FastKernel {
   }
 
   void RunSingle(rt::KernelContext& ctx, const uint8_t* img, uint8_t* out) const {
-    const int64_t out_rows = int64_t{g_.batches} * g_.out_h;
-    const int64_t row_len = int64_t{padded_.pw} * g_.in_c;
-    auto run = [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        const int64_t b = r / g_.out_h, oy = r % g_.out_h;
-        const uint8_t* a = img + (b * padded_.ph + oy * g_.stride_h) * row_len;
-        qgemm::VnniSingleRow(a, int64_t{g_.stride_w} * g_.in_c, g_.out_w, single_w_, vout_, out + r * g_.out_w);
-      }
-    };
-    if (ctx.threads().num_threads() == 1 || out_rows < 2) {
-      run(0, out_rows);
-    } else {
-      ctx.threads().ParallelFor(out_rows, 1, run);
-    }
+    ForEachOutputRow(ctx, img, [&](int64_t r, const uint8_t* a) {
+      qgemm::VnniSingleRow(a, int64_t{g_.stride_w} * g_.in_c, g_.out_w, single_w_, vout_, out + r * g_.out_w);
+    });
   }
 
   // Calls fill(r0, r1) over the padded image's rows, split over the threads when large.

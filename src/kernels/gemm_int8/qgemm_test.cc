@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <type_traits>
@@ -1073,6 +1074,32 @@ TEST_F(QGemmOps, PaddedIm2colAndHalfRangeStage) {
   }
 }
 
+// Each layer as int8 and uint8, at 1 and 2 threads, against the reference kernels, activations
+// cycling through NONE, RELU, RELU6, RELU_N1_TO_1; an int8 layer must run a VNNI variant holding
+// its `variant`, a uint8 one any VNNI variant (its random weights may leave int8 after the zero
+// point). adjust(case, layer index) may change a case (e.g. its dilations).
+void CheckVnniLayers(const std::vector<ConvLayer>& layers, uint64_t seed,
+                     const std::function<void(Case&, size_t)>& adjust = nullptr) {
+  const int acts[] = {tflite::ActivationFunctionType_NONE, tflite::ActivationFunctionType_RELU,
+                      tflite::ActivationFunctionType_RELU6, tflite::ActivationFunctionType_RELU_N1_TO_1};
+  int i = 0;
+  for (size_t li = 0; li < layers.size(); ++li) {
+    const ConvLayer& l = layers[li];
+    for (Path p : {Path::kInt8, Path::kUInt8}) {
+      Case c = LayerCase(l, p, acts[i % 4]);
+      if (adjust) adjust(c, li);
+      for (int threads : {1, 2}) {
+        testing::FastCheck check;
+        check.op_type = "CONV_2D";
+        check.variant = std::string("avx512vnni") + (p == Path::kInt8 ? l.variant : "");
+        check.threads = threads;
+        check.seed = seed + static_cast<uint64_t>(i++);
+        testing::ExpectFastMatchesReference(BuildConv(c, check.seed), c.Describe("conv2d"), check);
+      }
+    }
+  }
+}
+
 // Convolutions whose windows the VNNI GEMM reads in place from the padded image (C a multiple of
 // 4, int8: "/direct"): 3x3 stride 1 / 2, SAME / VALID, dilation, non-square filters, batch 2,
 // output rows wider than a tile (12 rows) and not a multiple of it, N not a multiple of 16;
@@ -1093,22 +1120,7 @@ TEST_F(QGemmOps, DirectIm2colVnni) {
       {2, 5, 27, 20, 65, 2, 4, 1, 3, 1, kValid, "/direct/rqhigh"},
       {1, 6, 6, 64, 320, 3, 3, 1, 1, 1, kSame, "/padded/rqhigh"},    // 184 KB of weights
   };
-  const int acts[] = {tflite::ActivationFunctionType_NONE, tflite::ActivationFunctionType_RELU,
-                      tflite::ActivationFunctionType_RELU6, tflite::ActivationFunctionType_RELU_N1_TO_1};
-  int i = 0;
-  for (const ConvLayer& l : layers) {
-    for (Path p : {Path::kInt8, Path::kUInt8}) {
-      const Case c = LayerCase(l, p, acts[i % 4]);
-      for (int threads : {1, 2}) {
-        testing::FastCheck check;
-        check.op_type = "CONV_2D";
-        check.variant = std::string("avx512vnni") + (p == Path::kInt8 ? l.variant : "");
-        check.threads = threads;
-        check.seed = 1300 + i++;
-        testing::ExpectFastMatchesReference(BuildConv(c, check.seed), c.Describe("conv2d"), check);
-      }
-    }
-  }
+  CheckVnniLayers(std::vector<ConvLayer>(std::begin(layers), std::end(layers)), 1300);
 }
 
 // Convolutions whose C is not a multiple of 4 (stems) read in place with each filter row's
@@ -1137,22 +1149,7 @@ TEST_F(QGemmOps, DirectSpreadStemsVnni) {
       {1, 20, 20, 1, 64, 3, 1, 1, 1, 1, kSame, "/padded/rqhigh"},    // 3 groups for 1 value each
       {1, 8, 8, 3, 1024, 7, 7, 2, 2, 1, kSame, "/padded/rqhigh"},    // 172 KB spread
   };
-  const int acts[] = {tflite::ActivationFunctionType_NONE, tflite::ActivationFunctionType_RELU,
-                      tflite::ActivationFunctionType_RELU6, tflite::ActivationFunctionType_RELU_N1_TO_1};
-  int i = 0;
-  for (const ConvLayer& l : layers) {
-    for (Path p : {Path::kInt8, Path::kUInt8}) {
-      const Case c = LayerCase(l, p, acts[i % 4]);
-      for (int threads : {1, 2}) {
-        testing::FastCheck check;
-        check.op_type = "CONV_2D";
-        check.variant = std::string("avx512vnni") + (p == Path::kInt8 ? l.variant : "");
-        check.threads = threads;
-        check.seed = 1700 + i++;
-        testing::ExpectFastMatchesReference(BuildConv(c, check.seed), c.Describe("conv2d"), check);
-      }
-    }
-  }
+  CheckVnniLayers(std::vector<ConvLayer>(std::begin(layers), std::end(layers)), 1700);
 }
 
 // One-output-channel convolutions (segmentation heads) on VNNI: each pixel's window rows are
@@ -1182,24 +1179,12 @@ TEST_F(QGemmOps, SingleChannelVnni) {
       {{1, 12, 13, 8, 1, 3, 3, 1, 1, 1, kSame, "/single"}, 2, 1},    // dilation 2 in y
       {{1, 12, 13, 8, 1, 3, 3, 1, 1, 1, kSame, "/direct"}, 1, 2},    // dilation 2 in x
   };
-  const int acts[] = {tflite::ActivationFunctionType_NONE, tflite::ActivationFunctionType_RELU,
-                      tflite::ActivationFunctionType_RELU6, tflite::ActivationFunctionType_RELU_N1_TO_1};
-  int i = 0;
-  for (const L& x : layers) {
-    for (Path p : {Path::kInt8, Path::kUInt8}) {
-      Case c = LayerCase(x.l, p, acts[i % 4]);
-      c.dil_h = x.dil_h;
-      c.dil_w = x.dil_w;
-      for (int threads : {1, 2}) {
-        testing::FastCheck check;
-        check.op_type = "CONV_2D";
-        check.variant = std::string("avx512vnni") + (p == Path::kInt8 ? x.l.variant : "");
-        check.threads = threads;
-        check.seed = 1900 + i++;
-        testing::ExpectFastMatchesReference(BuildConv(c, check.seed), c.Describe("conv2d"), check);
-      }
-    }
-  }
+  std::vector<ConvLayer> conv_layers;
+  for (const L& x : layers) conv_layers.push_back(x.l);
+  CheckVnniLayers(conv_layers, 1900, [&](Case& c, size_t li) {
+    c.dil_h = layers[li].dil_h;
+    c.dil_w = layers[li].dil_w;
+  });
 }
 
 // uint8 weights (per tensor, as MobileNet's) around zero points 0, 1, 127, 128, 255 with a few or

@@ -16,6 +16,25 @@
 namespace edgeopt {
 namespace {
 
+// lhs, rhs and output shapes of a BATCH_MATMUL with batch dimensions lb / rb (broadcast) and
+// matrices m x k times k x n, adjoints applied to the stored layouts.
+struct MmShapes {
+  std::vector<int32_t> lhs, rhs, out;
+};
+MmShapes Shapes(const std::vector<int32_t>& lb, const std::vector<int32_t>& rb, int m, int k, int n, bool adj_x,
+                bool adj_y) {
+  MmShapes s{lb, rb, lb.size() >= rb.size() ? lb : rb};
+  s.lhs.push_back(adj_x ? k : m);
+  s.lhs.push_back(adj_x ? m : k);
+  s.rhs.push_back(adj_y ? n : k);
+  s.rhs.push_back(adj_y ? k : n);
+  for (size_t i = 0; i < std::min(lb.size(), rb.size()); ++i)
+    s.out[s.out.size() - 1 - i] = std::max(lb[lb.size() - 1 - i], rb[rb.size() - 1 - i]);
+  s.out.push_back(m);
+  s.out.push_back(n);
+  return s;
+}
+
 TEST(BatchMatMulGemm, MatchesReference) {
   if (!rt::CpuHardware().has_avx2_fma()) GTEST_SKIP() << "this CPU has no AVX2: BATCH_MATMUL runs the reference loops";
   std::mt19937 rng(91);
@@ -31,19 +50,10 @@ TEST(BatchMatMulGemm, MatchesReference) {
       for (bool rhs_input : {false, true}) {
         const bool adj_x = adj & 1, adj_y = adj & 2;
         const int m = dim(rng), k = n_case % 7 == 0 ? 1 : dim(rng) * (n_case % 3 + 1), n = dim(rng);
-        std::vector<int32_t> ls = bd.lhs, rs = bd.rhs;
-        ls.push_back(adj_x ? k : m);
-        ls.push_back(adj_x ? m : k);
-        rs.push_back(adj_y ? n : k);
-        rs.push_back(adj_y ? k : n);
-        std::vector<int32_t> out_batch = bd.lhs.size() >= bd.rhs.size() ? bd.lhs : bd.rhs;
-        for (size_t i = 0; i < std::min(bd.lhs.size(), bd.rhs.size()); ++i) {
-          const size_t ol = out_batch.size() - 1 - i;
-          out_batch[ol] = std::max(bd.lhs[bd.lhs.size() - 1 - i], bd.rhs[bd.rhs.size() - 1 - i]);
-        }
-        std::vector<int32_t> os = out_batch;
-        os.push_back(m);
-        os.push_back(n);
+        const MmShapes sh = Shapes(bd.lhs, bd.rhs, m, k, n, adj_x, adj_y);
+        const std::vector<int32_t>& ls = sh.lhs;
+        const std::vector<int32_t>& rs = sh.rhs;
+        const std::vector<int32_t>& os = sh.out;
         size_t rn = 1;
         for (int32_t d : rs) rn *= d;
         std::vector<float> rv(rn);
@@ -90,12 +100,6 @@ TEST(BatchMatMulGemm, MatchesReference) {
       }
 }
 
-}  // namespace
-}  // namespace edgeopt
-
-namespace edgeopt {
-namespace {
-
 QuantParams PerTensor(float scale, int64_t zp) {
   QuantParams q;
   q.scale = {scale};
@@ -124,16 +128,10 @@ TEST(BatchMatMulGemm, Int8VnniMatchesReference) {
         const bool adj_x = adj & 1, adj_y = adj & 2;
         const int64_t* zp = zps[n_case % 5];
         const int m = dim(rng), k = n_case % 7 == 0 ? 1 : dim(rng) * (n_case % 3 + 1), n = dim(rng) + (n_case % 4) * 16;
-        std::vector<int32_t> ls = bd.lhs, rs = bd.rhs;
-        ls.push_back(adj_x ? k : m);
-        ls.push_back(adj_x ? m : k);
-        rs.push_back(adj_y ? n : k);
-        rs.push_back(adj_y ? k : n);
-        std::vector<int32_t> os = bd.lhs.size() >= bd.rhs.size() ? bd.lhs : bd.rhs;
-        for (size_t i = 0; i < std::min(bd.lhs.size(), bd.rhs.size()); ++i)
-          os[os.size() - 1 - i] = std::max(bd.lhs[bd.lhs.size() - 1 - i], bd.rhs[bd.rhs.size() - 1 - i]);
-        os.push_back(m);
-        os.push_back(n);
+        const MmShapes sh = Shapes(bd.lhs, bd.rhs, m, k, n, adj_x, adj_y);
+        const std::vector<int32_t>& ls = sh.lhs;
+        const std::vector<int32_t>& rs = sh.rhs;
+        const std::vector<int32_t>& os = sh.out;
         size_t rn = 1;
         for (int32_t d : rs) rn *= d;
         std::vector<int8_t> rv(rn);
