@@ -177,5 +177,78 @@ TEST(BatchMatMulGemm, Int8VnniMatchesReference) {
       }
 }
 
+// Hybrid BATCH_MATMUL (float lhs, constant int8 rhs: a dynamic-range layer) on the hybrid
+// FULLY_CONNECTED's VNNI dot products, byte for byte the reference: lhs with batch dimensions,
+// one rhs matrix (rank 2, or rank 4 with batch dimensions of 1), adj_y either way, symmetric and
+// asymmetric input quantization, per-tensor and per-channel weight scales, odd sizes, 1 and 2
+// threads. adj_x and several rhs matrices keep the reference loops (checked).
+TEST(BatchMatMulGemm, HybridVnniMatchesReference) {
+  if (!rt::CpuHardware().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI: hybrid BATCH_MATMUL runs the reference loops";
+  std::mt19937 rng(93);
+  std::uniform_real_distribution<float> val(-3.0f, 3.0f), scale(0.002f, 0.02f);
+  std::uniform_int_distribution<int> byte(-127, 127), dim(1, 45);
+  struct Case {
+    std::vector<int32_t> lhs_batch, rhs_batch;
+    bool adj_x, adj_y, asymmetric, per_channel, fast;
+  };
+  const Case cases[] = {
+      {{}, {}, false, false, false, false, true},      {{3}, {}, false, true, true, true, true},
+      {{2, 2}, {1, 1}, false, false, true, true, true}, {{1}, {}, false, true, false, false, true},
+      {{2}, {}, true, false, false, false, false},     {{3}, {3}, false, false, false, true, false},
+  };
+  int n_case = 0;
+  for (const Case& c : cases)
+    for (int rep = 0; rep < 2; ++rep) {
+      const int m = dim(rng), k = dim(rng) * (rep + 1), n = dim(rng) + rep * 16;
+      const MmShapes sh = Shapes(c.lhs_batch, c.rhs_batch, m, k, n, c.adj_x, c.adj_y);
+      size_t rn = 1;
+      for (int32_t d : sh.rhs) rn *= d;
+      std::vector<int8_t> rv(rn);
+      for (int8_t& v : rv) v = static_cast<int8_t>(byte(rng));
+      QuantParams wq;
+      const int units_axis = static_cast<int>(sh.rhs.size()) - (c.adj_y ? 2 : 1);
+      if (c.per_channel) {
+        for (int u = 0; u < n; ++u) wq.scale.push_back(scale(rng)), wq.zero_point.push_back(0);
+        wq.quantized_dimension = units_axis;
+      } else {
+        wq = PerTensor(scale(rng), 0);
+      }
+      GraphBuilder b;
+      auto x = b.Input("x", DType::kFloat32, sh.lhs);
+      auto yv = b.Const<int8_t>("y", DType::kInt8, sh.rhs, rv, wq);
+      auto out = b.Tensor("out", DType::kFloat32, sh.out);
+      tflite::BatchMatMulOptionsT o;
+      o.adj_x = c.adj_x;
+      o.adj_y = c.adj_y;
+      o.asymmetric_quantize_inputs = c.asymmetric;
+      b.Op(tflite::BuiltinOperator_BATCH_MATMUL, {x, yv}, {out}, o);
+      b.Output(out);
+      auto model = rt::Model::FromGraph(b.Finish());
+      ASSERT_TRUE(model.ok()) << model.status().ToString();
+      rt::InterpreterOptions fast_opt, ref_opt;
+      fast_opt.num_threads = 1 + n_case++ % 2;
+      ref_opt.reference_kernels_only = true;
+      auto fast = rt::Interpreter::Create(*model, fast_opt);
+      auto ref = rt::Interpreter::Create(*model, ref_opt);
+      ASSERT_TRUE(fast.ok() && ref.ok());
+      ASSERT_TRUE((*fast)->AllocateTensors().ok() && (*ref)->AllocateTensors().ok());
+      EXPECT_EQ((*fast)->ops()[0].variant, c.fast ? "batch_matmul/hybrid/avx512vnni" : "batch_matmul/hybrid/ref");
+      for (int round = 0; round < 2; ++round) {
+        std::vector<float> in(static_cast<size_t>((*fast)->input(0)->num_elements()));
+        for (float& v : in) v = val(rng);
+        if (round == 1 && !in.empty()) in[0] = 0.0f;  // a row with a zero (and rows of mixed signs)
+        std::memcpy((*fast)->input(0)->data, in.data(), in.size() * sizeof(float));
+        std::memcpy((*ref)->input(0)->data, in.data(), in.size() * sizeof(float));
+        ASSERT_TRUE((*fast)->Invoke().ok());
+        ASSERT_TRUE((*ref)->Invoke().ok());
+        const rt::RtTensor* got = (*fast)->output(0);
+        const rt::RtTensor* want = (*ref)->output(0);
+        ASSERT_EQ(got->num_elements(), want->num_elements());
+        EXPECT_EQ(std::memcmp(got->data, want->data, static_cast<size_t>(got->num_elements()) * sizeof(float)), 0)
+            << "hybrid bmm case " << n_case << (c.adj_y ? " adj_y" : "") << (c.asymmetric ? " asymmetric" : "");
+      }
+    }
+}
+
 }  // namespace
 }  // namespace edgeopt

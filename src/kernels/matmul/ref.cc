@@ -21,7 +21,11 @@
 // as [n][k] weights (transposed into scratch unless adj_y) packed at every invoke, its zero point
 // through the GEMM's weight forms, the lhs rows (transposed first for adj_x) flipped into the
 // uint8 domain; int32 sums wrap as the reference's int64 sum wrapped to int32, and the output stage
-// is conv's (the legacy multiplier with ruy's rounding), so bit-exact.
+// is conv's (the legacy multiplier with ruy's rounding), so bit-exact. Hybrid with one constant
+// rhs matrix and no adj_x (a dynamic-range layer's weights) runs as hybrid FULLY_CONNECTED does
+// (kernels/hybrid, variant `batch_matmul/hybrid/avx512vnni`): the lhs rows quantized with the
+// vectorized QuantizeRows, the rhs packed once as [n][k] units, VNNI dot products, the same
+// float scaling per row and unit; bit-exact.
 #include <algorithm>
 #include <limits>
 #include <memory>
@@ -34,6 +38,7 @@
 #include "kernels/gemm/gemm.h"
 #include "kernels/gemm_int8/qgemm_ops_util.h"
 #include "kernels/gemm_int8/qgemm_vnni.h"
+#include "kernels/hybrid/hybrid_dot.h"
 #include "kernels/registration.h"
 
 namespace edgeopt::kernels {
@@ -52,7 +57,7 @@ class BatchMatMulKernel : public rt::OpKernel {
   std::string variant() const override {
     switch (kind_) {
       case MmKind::kFloat: return gemm_ ? std::string("batch_matmul/f32/gemm_") + gemm_->isa : "batch_matmul/f32/ref";
-      case MmKind::kHybrid: return "batch_matmul/hybrid/ref";
+      case MmKind::kHybrid: return hybrid_packed_ ? "batch_matmul/hybrid/avx512vnni" : "batch_matmul/hybrid/ref";
       case MmKind::kInt8: return use_vnni_ ? "batch_matmul/int8/avx512vnni" : "batch_matmul/int8/ref";
       case MmKind::kInt16: return "batch_matmul/int16/ref";
     }
@@ -89,6 +94,9 @@ class BatchMatMulKernel : public rt::OpKernel {
   // int8 on the VNNI GEMM.
   Status PrepareVnni(rt::KernelContext& ctx);
   void InvokeVnni(rt::KernelContext& ctx);
+  // hybrid with one constant rhs matrix on the hybrid FULLY_CONNECTED's dot products.
+  void PrepareHybridVnni(rt::KernelContext& ctx, const rt::RtTensor& lhs, const rt::RtTensor& rhs);
+  void InvokeHybridVnni(rt::KernelContext& ctx);
 
   MmKind kind_;
   const gemm::Ukernels* gemm_;
@@ -99,6 +107,9 @@ class BatchMatMulKernel : public rt::OpKernel {
   int64_t vnni_rhs_index_ = -1;     // which rhs matrix vnni_rhs_ holds in this invoke
   qgemm::VnniOutput vnni_stage_;
   int vnni_gemm_scratch_ = -1, vnni_rhs_scratch_ = -1, vnni_lhs_scratch_ = -1;
+  std::unique_ptr<hybrid::PackedWeights> hybrid_packed_;  // hybrid on VNNI: rhs as [n][k] units
+  std::vector<uint8_t> hybrid_a_;                         // quantized lhs rows + 128, kp bytes each
+  std::vector<float> hybrid_scale_, hybrid_zero_bias_;    // per unit, padded to whole blocks
   std::vector<std::unique_ptr<gemm::PackedB>> packed_rhs_;  // per rhs matrix (kept when constant)
   bool packed_constant_ = false;
   int lhs_transposed_scratch_ = -1;
@@ -176,6 +187,10 @@ Status BatchMatMulKernel::Prepare(rt::KernelContext& ctx) {
       const int64_t rows = rt::NumElements(lhs_batch) * m_;
       row_scale_.assign(rows, 0.0f);
       row_zero_point_.assign(rows, 0);
+      hybrid_packed_.reset();
+      if (vnni_ && !adj_x_ && rhs->is_constant() && rhs->data && rt::NumElements(rhs_batch) == 1 && m_ > 0 && n_ > 0 &&
+          k_ > 0)
+        PrepareHybridVnni(ctx, *lhs, *rhs);
       break;
     }
     case MmKind::kInt8:
@@ -192,6 +207,46 @@ Status BatchMatMulKernel::Prepare(rt::KernelContext& ctx) {
     }
   }
   return ctx.SetOutputShape(0, std::move(out_shape));
+}
+
+void BatchMatMulKernel::PrepareHybridVnni(rt::KernelContext& ctx, const rt::RtTensor& lhs, const rt::RtTensor& rhs) {
+  // The one rhs matrix as units [n][k] (rows of the transposed matrix unless adj_y).
+  const int8_t* w = rhs.data_as<int8_t>();
+  std::vector<int8_t> nk(static_cast<size_t>(n_) * k_);
+  for (int n = 0; n < n_; ++n)
+    for (int k = 0; k < k_; ++k) nk[static_cast<size_t>(n) * k_ + k] = w[YOffset(0, k, n)];
+  hybrid_packed_ = std::make_unique<hybrid::PackedWeights>(hybrid::PackedWeights::FromNK(nk.data(), n_, k_));
+  const size_t padded = static_cast<size_t>(hybrid_packed_->blocks()) * hybrid::kUnits;
+  hybrid_a_.assign(static_cast<size_t>(lhs.num_elements() / k_) * hybrid_packed_->kp, 0);
+  hybrid_scale_.assign(row_scale_.size() * padded, 0.0f);
+  hybrid_zero_bias_.assign(padded, 0.0f);
+  (void)ctx;
+}
+
+void BatchMatMulKernel::InvokeHybridVnni(rt::KernelContext& ctx) {
+  const hybrid::PackedWeights& p = *hybrid_packed_;
+  const rt::RtTensor& w = *ctx.input(1);
+  const int64_t rows = static_cast<int64_t>(row_scale_.size());
+  int8_t* q = ctx.Scratch<int8_t>(quantized_lhs_scratch_);
+  QuantizeRowsAvx512(ctx.input(0)->data_as<float>(), rows, k_, asymmetric_inputs_, q, row_scale_.data(),
+                     row_zero_point_.data());
+  const size_t padded = static_cast<size_t>(p.blocks()) * hybrid::kUnits;
+  const bool per_channel = w.per_channel();
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int k = 0; k < k_; ++k) hybrid_a_[r * p.kp + k] = static_cast<uint8_t>(q[r * k_ + k]) ^ 0x80;
+    for (int n = 0; n < n_; ++n)  // as the reference: the row scale times the unit's weight scale
+      hybrid_scale_[r * padded + n] = per_channel ? row_scale_[r] * w.quant->scale[n] : row_scale_[r] * w.quant->scale[0];
+  }
+  // Output row r of every batch is lhs row r (one rhs matrix): out + r * n.
+  float* out = ctx.output(0)->data_as<float>();
+  const float inf = std::numeric_limits<float>::infinity();
+  ctx.threads().ParallelFor(rows, 4, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const hybrid::OutputStage os{hybrid_scale_.data() + r * padded, hybrid_zero_bias_.data(), row_zero_point_[r], -inf,
+                                   inf};
+      hybrid::DotVnniFloat(p, hybrid_a_.data() + r * p.kp, p.kp, 1, 0, p.blocks(), os, out + r * n_, n_);
+    }
+  });
 }
 
 Status BatchMatMulKernel::PrepareVnni(rt::KernelContext& ctx) {
@@ -306,6 +361,10 @@ Status BatchMatMulKernel::Invoke(rt::KernelContext& ctx) {
       return Status::Ok();
     }
     case MmKind::kHybrid: {
+      if (hybrid_packed_) {
+        InvokeHybridVnni(ctx);
+        return Status::Ok();
+      }
       // Quantize every lhs row (the k-vector of one output row) on its own.
       int8_t* q = ctx.Scratch<int8_t>(quantized_lhs_scratch_);
       const float* x = lhs->data_as<float>();
@@ -406,7 +465,7 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateBatchMatMul(const rt::KernelCreate
     const int64_t n = rs.size() >= 2 ? rs[rs.size() - (adj_y ? 2 : 1)] : -1;
     fast = &gemm::SelectDirectUkernels(cc.cpu, k, n);  // Gemm only
   }
-  const bool vnni = kind == MmKind::kInt8 && !cc.reference_only && cc.cpu.has_avx512_vnni();
+  const bool vnni = (kind == MmKind::kInt8 || kind == MmKind::kHybrid) && !cc.reference_only && cc.cpu.has_avx512_vnni();
   return std::unique_ptr<rt::OpKernel>(new BatchMatMulKernel(kind, fast, vnni));
 }
 
