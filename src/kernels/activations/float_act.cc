@@ -60,6 +60,9 @@ void FloatActPortable(const FloatActParams& p, const float* x, float* y, int64_t
     case FloatAct::kGelu:
       for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.f + std::erf(x[i] * static_cast<float>(M_SQRT1_2)));
       break;
+    case FloatAct::kElu:
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] < 0.0f ? std::expm1(x[i]) : x[i];
+      break;
     case FloatAct::kGeluApprox:
       for (int64_t i = 0; i < n; ++i) {
         const float v = x[i];
@@ -134,6 +137,7 @@ std::unique_ptr<rt::OpKernel> MakeFloatAct(const rt::KernelCreateContext& cc, Re
     case tflite::BuiltinOperator_SQUARE: p.act = FloatAct::kSquare; name = "square"; break;
     case tflite::BuiltinOperator_EXP: p.act = FloatAct::kExp; name = "exp"; break;
     case tflite::BuiltinOperator_LOG: p.act = FloatAct::kLog; name = "log"; break;
+    case tflite::BuiltinOperator_ELU: p.act = FloatAct::kElu; name = "elu"; break;
     case tflite::BuiltinOperator_GELU:
       p.act = GetOptions<tflite::GeluOptionsT>(cc.op).approximate ? FloatAct::kGeluApprox : FloatAct::kGelu;
       name = "gelu";
@@ -222,7 +226,7 @@ void RegisterFastFloatActivations(rt::OpRegistry& r) {
                   tflite::BuiltinOperator_SQRT, tflite::BuiltinOperator_RSQRT, tflite::BuiltinOperator_ABS,
                   tflite::BuiltinOperator_NEG, tflite::BuiltinOperator_FLOOR, tflite::BuiltinOperator_CEIL,
                   tflite::BuiltinOperator_SQUARE, tflite::BuiltinOperator_EXP, tflite::BuiltinOperator_LOG,
-                  tflite::BuiltinOperator_GELU})
+                  tflite::BuiltinOperator_GELU, tflite::BuiltinOperator_ELU})
     AddFastWithFallback(r, op, MakeFloatAct);
   for (auto op : {tflite::BuiltinOperator_SOFTMAX, tflite::BuiltinOperator_LOG_SOFTMAX})
     AddFastWithFallback(r, op, MakeFloatSoftmax);

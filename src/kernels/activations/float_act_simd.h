@@ -133,6 +133,23 @@ typename V::F Gelu(typename V::F x) {
   return V::SelectLt(x, V::Set(0.0f), V::Mul(half_x, q), V::Mul(half_x, V::Sub(V::Set(2.0f), q)));
 }
 
+// ELU (float_act.h): x unless x < 0; e^x - 1 as a series near 0, the vectorized exp beyond.
+template <class V>
+typename V::F Elu(typename V::F x) {
+  using F = typename V::F;
+  F s = V::Set(1.0f / 40320.0f);
+  s = V::Fma(s, x, V::Set(1.0f / 5040.0f));
+  s = V::Fma(s, x, V::Set(1.0f / 720.0f));
+  s = V::Fma(s, x, V::Set(1.0f / 120.0f));
+  s = V::Fma(s, x, V::Set(1.0f / 24.0f));
+  s = V::Fma(s, x, V::Set(1.0f / 6.0f));
+  s = V::Fma(s, x, V::Set(0.5f));
+  const F series = V::Fma(V::Mul(s, x), x, x);  // x + x^2 (1/2 + x (1/6 + ...))
+  const F big = V::Sub(Exp<V>(V::Max(V::Set(-87.3f), x)), V::Set(1.0f));
+  const F neg = V::SelectLt(x, V::Set(-0.35f), big, series);
+  return V::SelectLt(x, V::Set(0.0f), neg, x);  // the reference's x < 0 ? expm1(x) : x (-0, NaN kept)
+}
+
 // GELU, approximate form, with the vectorized tanh.
 template <class V>
 typename V::F GeluApprox(typename V::F x) {
@@ -163,6 +180,7 @@ typename V::F Apply(const FloatActParams& p, typename V::F x) {
     case FloatAct::kLog: return Log<V>(x);
     case FloatAct::kGelu: return Gelu<V>(x);
     case FloatAct::kGeluApprox: return GeluApprox<V>(x);
+    case FloatAct::kElu: return Elu<V>(x);
   }
   return x;
 }
@@ -206,6 +224,7 @@ void Run(const FloatActParams& p, const float* x, float* y, int64_t n) {
     case FloatAct::kLog: return Loop<V, FloatAct::kLog>(p, x, y, n);
     case FloatAct::kGelu: return Loop<V, FloatAct::kGelu>(p, x, y, n);
     case FloatAct::kGeluApprox: return Loop<V, FloatAct::kGeluApprox>(p, x, y, n);
+    case FloatAct::kElu: return Loop<V, FloatAct::kElu>(p, x, y, n);
   }
 }
 

@@ -44,6 +44,7 @@ float Reference(const FloatActParams& p, float x) {
     case FloatAct::kSquare: return x * x;
     case FloatAct::kExp: return std::exp(x);
     case FloatAct::kLog: return std::log(x);
+    case FloatAct::kElu: return x < 0.0f ? std::expm1(x) : x;
     case FloatAct::kGelu: return 0.5f * x * (1.f + std::erf(x * static_cast<float>(M_SQRT1_2)));
     case FloatAct::kGeluApprox:
       return 0.5f * x * (1.f + std::tanh(static_cast<float>(M_2_SQRTPI * M_SQRT1_2) * (x + 0.044715f * x * x * x)));
@@ -102,7 +103,8 @@ std::vector<FloatActParams> AllParams() {
   ps.push_back({FloatAct::kLogistic, 0, 0, 0});
   ps.push_back({FloatAct::kTanh, 0, 0, 0});
   for (FloatAct a : {FloatAct::kSqrt, FloatAct::kRsqrt, FloatAct::kAbs, FloatAct::kNeg, FloatAct::kFloor, FloatAct::kCeil,
-                     FloatAct::kSquare, FloatAct::kExp, FloatAct::kLog, FloatAct::kGelu, FloatAct::kGeluApprox})
+                     FloatAct::kSquare, FloatAct::kExp, FloatAct::kLog, FloatAct::kGelu, FloatAct::kGeluApprox,
+                     FloatAct::kElu})
     ps.push_back({a, 0, 0, 0});
   return ps;
 }
@@ -114,7 +116,8 @@ TEST(FloatActLoops, SweepAgainstReferenceFormulas) {
     if (!loop.available) continue;
     for (const FloatActParams& p : AllParams()) {
       const bool exact = p.act != FloatAct::kLogistic && p.act != FloatAct::kTanh && p.act != FloatAct::kExp &&
-                         p.act != FloatAct::kLog && p.act != FloatAct::kGelu && p.act != FloatAct::kGeluApprox;
+                         p.act != FloatAct::kLog && p.act != FloatAct::kGelu && p.act != FloatAct::kGeluApprox &&
+                         p.act != FloatAct::kElu;
       // Odd offsets and lengths: unaligned starts and tails of every size.
       for (size_t off : {size_t{0}, size_t{3}}) {
         loop.fn(p, x.data() + off, y.data() + off, static_cast<int64_t>(x.size() - off));
@@ -152,6 +155,7 @@ TEST(FloatActLoops, SweepAgainstReferenceFormulas) {
           const double bound = p.act == FloatAct::kLogistic ? kernels::activations::kLogisticMaxRelError
                                : p.act == FloatAct::kTanh   ? kernels::activations::kTanhMaxRelError
                                : p.act == FloatAct::kExp    ? kernels::activations::kExpMaxRelError
+                               : p.act == FloatAct::kElu    ? kernels::activations::kEluMaxRelError
                                                             : kernels::activations::kLogMaxRelError;
           if (!(rel <= bound) && bad++ < 3)
             ADD_FAILURE() << loop.name << " act " << static_cast<int>(p.act) << " x=" << x[i] << ": " << y[i] << " vs "
@@ -165,6 +169,7 @@ TEST(FloatActLoops, SweepAgainstReferenceFormulas) {
                       : p.act == FloatAct::kExp        ? "exp"
                       : p.act == FloatAct::kGelu       ? "gelu"
                       : p.act == FloatAct::kGeluApprox ? "gelu (approximate)"
+                      : p.act == FloatAct::kElu        ? "elu"
                                                        : "log",
                       p.act == FloatAct::kGelu || p.act == FloatAct::kGeluApprox ? "error / |x|" : "relative error",
                       max_rel, x.size());
@@ -297,7 +302,8 @@ TEST(FloatActKernels, MatchReferenceKernels) {
                                          tflite::BuiltinOperator_ABS,          tflite::BuiltinOperator_NEG,
                                          tflite::BuiltinOperator_FLOOR,        tflite::BuiltinOperator_CEIL,
                                          tflite::BuiltinOperator_SQUARE,       tflite::BuiltinOperator_EXP,
-                                         tflite::BuiltinOperator_LOG,          tflite::BuiltinOperator_GELU};
+                                         tflite::BuiltinOperator_LOG,          tflite::BuiltinOperator_GELU,
+                                         tflite::BuiltinOperator_ELU};
   const std::vector<std::vector<int32_t>> shapes = {{1}, {7}, {3, 5}, {17}, {2, 3, 4, 5}, {1, 33, 31, 3}, {1, 96, 96, 16}};
   std::mt19937 rng(3);
   for (const rt::CpuFeatures& cpu : levels)
@@ -329,6 +335,9 @@ TEST(FloatActKernels, MatchReferenceKernels) {
           } else if (op == tflite::BuiltinOperator_EXP || op == tflite::BuiltinOperator_LOG) {
             check.rtol = op == tflite::BuiltinOperator_EXP ? kernels::activations::kExpMaxRelError
                                                            : kernels::activations::kLogMaxRelError;
+            check.atol = kernels::activations::kFloatActMaxAbsError;
+          } else if (op == tflite::BuiltinOperator_ELU) {
+            check.rtol = kernels::activations::kEluMaxRelError;
             check.atol = kernels::activations::kFloatActMaxAbsError;
           } else if (op == tflite::BuiltinOperator_GELU) {
             // Inputs within [-12, 12]: the per-x bound as an absolute one.
