@@ -35,6 +35,35 @@ MmShapes Shapes(const std::vector<int32_t>& lb, const std::vector<int32_t>& rb, 
   return s;
 }
 
+// BATCH_MATMUL out = x · y added to `b` as its one op and output, then the model with fast
+// kernels (`threads`) and with reference kernels only, both allocated; empty pointers (and a
+// test failure) when any step fails.
+struct FastAndRef {
+  std::unique_ptr<rt::Interpreter> fast, ref;
+};
+FastAndRef BmmInterpreters(GraphBuilder& b, int32_t x, int32_t y, int32_t out, const tflite::BatchMatMulOptionsT& o,
+                           int threads) {
+  b.Op(tflite::BuiltinOperator_BATCH_MATMUL, {x, y}, {out}, o);
+  b.Output(out);
+  FastAndRef r;
+  auto model = rt::Model::FromGraph(b.Finish());
+  EXPECT_TRUE(model.ok()) << model.status().ToString();
+  if (!model.ok()) return r;
+  rt::InterpreterOptions fast_opt, ref_opt;
+  fast_opt.num_threads = threads;
+  ref_opt.reference_kernels_only = true;
+  auto fast = rt::Interpreter::Create(*model, fast_opt);
+  auto ref = rt::Interpreter::Create(*model, ref_opt);
+  EXPECT_TRUE(fast.ok() && ref.ok());
+  if (!fast.ok() || !ref.ok() || !(*fast)->AllocateTensors().ok() || !(*ref)->AllocateTensors().ok()) {
+    ADD_FAILURE() << "cannot create or allocate the interpreters";
+    return r;
+  }
+  r.fast = std::move(*fast);
+  r.ref = std::move(*ref);
+  return r;
+}
+
 TEST(BatchMatMulGemm, MatchesReference) {
   if (!rt::CpuHardware().has_avx2_fma()) GTEST_SKIP() << "this CPU has no AVX2: BATCH_MATMUL runs the reference loops";
   std::mt19937 rng(91);
@@ -65,17 +94,10 @@ TEST(BatchMatMulGemm, MatchesReference) {
         tflite::BatchMatMulOptionsT o;
         o.adj_x = adj_x;
         o.adj_y = adj_y;
-        b.Op(tflite::BuiltinOperator_BATCH_MATMUL, {x, yv}, {out}, o);
-        b.Output(out);
-        auto model = rt::Model::FromGraph(b.Finish());
-        ASSERT_TRUE(model.ok()) << model.status().ToString();
-        rt::InterpreterOptions fast_opt, ref_opt;
-        fast_opt.num_threads = 1 + n_case++ % 2;
-        ref_opt.reference_kernels_only = true;
-        auto fast = rt::Interpreter::Create(*model, fast_opt);
-        auto ref = rt::Interpreter::Create(*model, ref_opt);
-        ASSERT_TRUE(fast.ok() && ref.ok());
-        ASSERT_TRUE((*fast)->AllocateTensors().ok() && (*ref)->AllocateTensors().ok());
+        FastAndRef it = BmmInterpreters(b, x, yv, out, o, 1 + n_case++ % 2);
+        ASSERT_TRUE(it.fast && it.ref);
+        auto* fast = &it.fast;
+        auto* ref = &it.ref;
         EXPECT_EQ((*fast)->ops()[0].variant.rfind("batch_matmul/f32/gemm_", 0), 0u) << (*fast)->ops()[0].variant;
         for (int round = 0; round < 2; ++round) {
           for (int i = 0; i < (rhs_input ? 2 : 1); ++i) {
@@ -144,17 +166,10 @@ TEST(BatchMatMulGemm, Int8VnniMatchesReference) {
         tflite::BatchMatMulOptionsT o;
         o.adj_x = adj_x;
         o.adj_y = adj_y;
-        b.Op(tflite::BuiltinOperator_BATCH_MATMUL, {x, yv}, {out}, o);
-        b.Output(out);
-        auto model = rt::Model::FromGraph(b.Finish());
-        ASSERT_TRUE(model.ok()) << model.status().ToString();
-        rt::InterpreterOptions fast_opt, ref_opt;
-        fast_opt.num_threads = 1 + n_case++ % 2;
-        ref_opt.reference_kernels_only = true;
-        auto fast = rt::Interpreter::Create(*model, fast_opt);
-        auto ref = rt::Interpreter::Create(*model, ref_opt);
-        ASSERT_TRUE(fast.ok() && ref.ok());
-        ASSERT_TRUE((*fast)->AllocateTensors().ok() && (*ref)->AllocateTensors().ok());
+        FastAndRef it = BmmInterpreters(b, x, yv, out, o, 1 + n_case++ % 2);
+        ASSERT_TRUE(it.fast && it.ref);
+        auto* fast = &it.fast;
+        auto* ref = &it.ref;
         EXPECT_EQ((*fast)->ops()[0].variant, "batch_matmul/int8/avx512vnni");
         const std::string what = "int8 bmm " + rt::ShapeToString(rt::Shape(ls.begin(), ls.end())) + " x " +
                                  rt::ShapeToString(rt::Shape(rs.begin(), rs.end())) + (adj_x ? " adj_x" : "") +
@@ -221,17 +236,10 @@ TEST(BatchMatMulGemm, HybridVnniMatchesReference) {
       o.adj_x = c.adj_x;
       o.adj_y = c.adj_y;
       o.asymmetric_quantize_inputs = c.asymmetric;
-      b.Op(tflite::BuiltinOperator_BATCH_MATMUL, {x, yv}, {out}, o);
-      b.Output(out);
-      auto model = rt::Model::FromGraph(b.Finish());
-      ASSERT_TRUE(model.ok()) << model.status().ToString();
-      rt::InterpreterOptions fast_opt, ref_opt;
-      fast_opt.num_threads = 1 + n_case++ % 2;
-      ref_opt.reference_kernels_only = true;
-      auto fast = rt::Interpreter::Create(*model, fast_opt);
-      auto ref = rt::Interpreter::Create(*model, ref_opt);
-      ASSERT_TRUE(fast.ok() && ref.ok());
-      ASSERT_TRUE((*fast)->AllocateTensors().ok() && (*ref)->AllocateTensors().ok());
+      FastAndRef it = BmmInterpreters(b, x, yv, out, o, 1 + n_case++ % 2);
+      ASSERT_TRUE(it.fast && it.ref);
+      auto* fast = &it.fast;
+      auto* ref = &it.ref;
       EXPECT_EQ((*fast)->ops()[0].variant, c.fast ? "batch_matmul/hybrid/avx512vnni" : "batch_matmul/hybrid/ref");
       for (int round = 0; round < 2; ++round) {
         std::vector<float> in(static_cast<size_t>((*fast)->input(0)->num_elements()));
