@@ -77,4 +77,20 @@ void ConcatRequantizeAvx512(DType type, const uint8_t* in, uint8_t* out, int64_t
                   [&](const auto* i, auto* o) { Run(i, o, n, in_scale, in_zp, inverse_out_scale, out_zp); });
 }
 
+void ConcatShortRowsAvx512(const uint8_t* const* srcs, const int* row_bytes, int inputs, int64_t outer, uint8_t* out,
+                           int64_t out_bytes) {
+  uint8_t* const end = out + out_bytes;
+  uint8_t* dst = out;
+  for (int64_t k = 0; k < outer; ++k) {
+    for (int i = 0; i < inputs; ++i) {
+      const int bytes = row_bytes[i];
+      const auto m = static_cast<__mmask64>(bytes >= 64 ? ~uint64_t{0} : (uint64_t{1} << bytes) - 1);
+      const __m512i v = _mm512_maskz_loadu_epi8(m, srcs[i] + k * bytes);
+      if (end - dst >= 64) _mm512_storeu_si512(dst, v);
+      else _mm512_mask_storeu_epi8(dst, m, v);
+      dst += bytes;
+    }
+  }
+}
+
 }  // namespace edgeopt::kernels::transform

@@ -160,5 +160,67 @@ TEST(ConcatFast, RequantizeMatchesReference) {
   }
 }
 
+// Inputs all copied as they are in rows of 64 bytes or fewer (few channels on the last axis):
+// the AVX-512 short-row copy (".../avx512"), rows whose plain stores spill into the next rows
+// and masked stores at the output's end: 1 to 5 inputs of 1 to 16 float32 / int32 values or 1
+// to 64 int8 / uint8 values per row, an inner axis after the concatenated one, a fused RELU6
+// on float32; a 65-byte row and a requantized input keep the other paths (checked).
+TEST(ConcatFast, ShortRowsMatchReference) {
+  if (!rt::Cpu().has_avx512()) GTEST_SKIP() << "no AVX-512: short rows are copied one memcpy each";
+  std::mt19937 rng(17);
+  struct Case {
+    DType type;
+    std::vector<int32_t> widths;
+    std::vector<int32_t> lead;  // dimensions before the concatenated axis
+    int32_t inner;              // values after it (1: the last axis)
+    bool requantize;
+    const char* variant;
+  };
+  const Case cases[] = {
+      {DType::kFloat32, {3, 3}, {1, 64, 64}, 1, false, "concatenation/any/avx512"},
+      {DType::kFloat32, {1, 16, 5}, {2, 7, 9}, 1, false, "concatenation/any/avx512"},
+      {DType::kInt32, {2, 4, 1, 3, 6}, {37}, 1, false, "concatenation/any/avx512"},
+      {DType::kFloat32, {2, 3}, {5, 6}, 2, false, "concatenation/any/avx512"},
+      {DType::kInt8, {1, 64, 5}, {3, 11}, 1, false, "concatenation/int8/avx512"},
+      {DType::kUInt8, {7, 9}, {50}, 1, false, "concatenation/uint8/avx512"},
+      {DType::kUInt8, {65, 3}, {20}, 1, false, "concatenation/uint8/ref"},
+      {DType::kInt8, {4, 4}, {20}, 1, true, "concatenation/int8/avx512"},
+  };
+  int k = 0;
+  for (const Case& c : cases)
+    for (int act : {0, 3}) {
+      if (act && c.type != DType::kFloat32) continue;
+      GraphBuilder b(5);
+      std::vector<int32_t> ins;
+      const int axis = static_cast<int>(c.lead.size());
+      std::vector<int32_t> out_shape = c.lead;
+      out_shape.push_back(0);
+      if (c.inner > 1) out_shape.push_back(c.inner);
+      const bool quant = c.type == DType::kInt8 || c.type == DType::kUInt8;
+      for (size_t i = 0; i < c.widths.size(); ++i) {
+        std::vector<int32_t> shape = c.lead;
+        shape.push_back(c.widths[i]);
+        if (c.inner > 1) shape.push_back(c.inner);
+        const float scale = c.requantize && i == 1 ? 0.03f : 0.02f;
+        ins.push_back(quant ? b.Input("x" + std::to_string(i), c.type, shape, Quant(scale, 3))
+                            : b.Input("x" + std::to_string(i), c.type, shape));
+        out_shape[static_cast<size_t>(axis)] += c.widths[i];
+      }
+      const int32_t y = quant ? b.Tensor("y", c.type, out_shape, Quant(0.02f, 3)) : b.Tensor("y", c.type, out_shape);
+      tflite::ConcatenationOptionsT o;
+      o.axis = axis;
+      o.fused_activation_function = static_cast<tflite::ActivationFunctionType>(act);
+      b.Op(tflite::BuiltinOperator_CONCATENATION, ins, {y}, o);
+      b.Output(y);
+      testing::FastCheck check;
+      check.threads = 1 + k % 2;
+      check.op_type = "CONCATENATION";
+      check.variant = c.variant;
+      check.seed = static_cast<uint64_t>(rng());
+      ++k;
+      testing::ExpectFastMatchesReference(b.Finish(), std::string("CONCATENATION short rows ") + c.variant, check);
+    }
+}
+
 }  // namespace
 }  // namespace edgeopt

@@ -96,8 +96,20 @@ class ConcatKernel : public rt::OpKernel {
                                     " is not supported");
     }
     const bool any_requantized = std::find(requantize_.begin(), requantize_.end(), 1) != requantize_.end();
+    // Every input copied as it is in rows of 64 bytes or fewer: ConcatShortRowsAvx512.
+    int64_t outer = 1, base_inner = 1;
+    for (int d = 0; d < axis_; ++d) outer *= shape[d];
+    for (int d = axis_ + 1; d < rank; ++d) base_inner *= shape[d];
+    short_rows_ = isa_ == "avx512" && !any_requantized && outer > 1;
+    row_bytes_.clear();
+    for (int i = 0; i < ctx.num_inputs() && short_rows_; ++i) {
+      const int64_t bytes = ctx.input(i)->shape[axis_] * base_inner * static_cast<int64_t>(ElementBytes(t0.type));
+      short_rows_ = bytes > 0 && bytes <= 64;
+      row_bytes_.push_back(static_cast<int>(bytes));
+    }
+    srcs_.assign(static_cast<size_t>(ctx.num_inputs()), nullptr);
     variant_ = std::string("concatenation/") + (quantized_ ? TypeName(t0.type) : "any") +
-               (fast_ && any_requantized ? "/" + isa_ : std::string("/ref"));
+               ((fast_ && any_requantized) || short_rows_ ? "/" + isa_ : std::string("/ref"));
     return ctx.SetOutputShape(0, std::move(shape));
   }
 
@@ -109,6 +121,12 @@ class ConcatKernel : public rt::OpKernel {
     for (int d = axis_ + 1; d < out.rank(); ++d) base_inner *= out.shape[d];
     uint8_t* dst = out.data;
     const float inverse_out_scale = quantized_ ? 1.f / out.scale() : 0.f;
+    if (short_rows_) {
+      for (int i = 0; i < ctx.num_inputs(); ++i) srcs_[static_cast<size_t>(i)] = ctx.input(i)->data;
+      ConcatShortRowsAvx512(srcs_.data(), row_bytes_.data(), ctx.num_inputs(), outer, dst,
+                            out.num_elements() * static_cast<int64_t>(elem));
+      outer = 0;  // copied; the activation clamp below still applies
+    }
     for (int64_t k = 0; k < outer; ++k) {
       for (int i = 0; i < ctx.num_inputs(); ++i) {
         const rt::RtTensor& t = *ctx.input(i);
@@ -164,6 +182,9 @@ class ConcatKernel : public rt::OpKernel {
   int activation_ = 0;
   bool quantized_ = false;
   std::vector<char> requantize_;
+  bool short_rows_ = false;           // ConcatShortRowsAvx512 (Prepare)
+  std::vector<int> row_bytes_;        // its row lengths per input
+  std::vector<const uint8_t*> srcs_;  // its input pointers, set at each invoke
   int32_t act_min_ = 0, act_max_ = 0;
   float fact_min_ = 0, fact_max_ = 0;
   std::string variant_ = "concatenation/any/ref";
