@@ -48,41 +48,51 @@ void ForEach(const rt::RtTensor& in, rt::RtTensor& out, auto&& f) {
 // 8-bit inputs outside the reference mode: each output is a function of the input byte alone,
 // so the kernel's own per-element formula evaluated on all 256 values, once at Prepare, is a
 // table giving the same bytes; it is applied 64 elements at a time with AVX-512 VBMI (two
-// vpermi2b), else by a plain lookup loop. The reference kernels (fn null) keep the formula.
-struct TabulatedBytes {
-  ApplyByteTableFn fn = nullptr;
-  ByteTable table{};
+// vpermi2b), else by a plain lookup loop. The reference kernels, and other types, keep the
+// formula (fn null: active() is false).
+class TabulatedBytes {
+ public:
+  TabulatedBytes(DType type, ApplyByteTableFn fn)
+      : fn_(type == DType::kInt8 || type == DType::kUInt8 ? fn : nullptr), type_(type) {}
 
-  // Fills the table from f(T) -> T; false when the kernel runs its formula instead.
-  template <typename T, typename F>
-  bool Build(F&& f) {
-    if (fn == nullptr) return false;
-    for (int v = std::numeric_limits<T>::min(); v <= std::numeric_limits<T>::max(); ++v)
-      table[static_cast<uint8_t>(static_cast<T>(v))] = static_cast<uint8_t>(f(static_cast<T>(v)));
-    return true;
+  bool active() const { return fn_ != nullptr; }
+  // Fills the table from one(x), x of the 8-bit type (Prepare); nothing when not active.
+  template <typename One>
+  void Build(One&& one) {
+    if (!active()) return;
+    if (type_ == DType::kInt8) Fill<int8_t>(one);
+    else Fill<uint8_t>(one);
   }
-  // The variant's last part for an 8-bit type.
-  std::string Isa() const { return fn == nullptr ? "ref" : fn == ApplyByteTableVbmi ? "avx512vbmi" : "table"; }
+  // The variant's last part.
+  std::string Isa() const { return fn_ == nullptr ? "ref" : fn_ == ApplyByteTableVbmi ? "avx512vbmi" : "table"; }
   // Large tensors are split over the threads (chunks of at least 64 KB).
   void Run(rt::KernelContext& ctx, const rt::RtTensor& in, rt::RtTensor& out) const {
     const auto* x = static_cast<const uint8_t*>(in.data);
     auto* y = static_cast<uint8_t*>(out.data);
     const int64_t n = in.num_elements();
     constexpr int64_t kChunk = int64_t{1} << 16;
-    if (n < 2 * kChunk || ctx.threads().num_threads() == 1) return fn(table, x, y, n);
-    ctx.threads().ParallelFor(n, kChunk, [&](int64_t b, int64_t e) { fn(table, x + b, y + b, e - b); });
+    if (n < 2 * kChunk || ctx.threads().num_threads() == 1) return fn_(table_, x, y, n);
+    ctx.threads().ParallelFor(n, kChunk, [&](int64_t b, int64_t e) { fn_(table_, x + b, y + b, e - b); });
   }
-};
 
-bool IsByteType(DType t) { return t == DType::kInt8 || t == DType::kUInt8; }
+ private:
+  template <typename T, typename One>
+  void Fill(One& one) {
+    for (int v = std::numeric_limits<T>::min(); v <= std::numeric_limits<T>::max(); ++v)
+      table_[static_cast<uint8_t>(static_cast<T>(v))] = static_cast<uint8_t>(one(static_cast<T>(v)));
+  }
+
+  ApplyByteTableFn fn_;
+  DType type_;
+  ByteTable table_{};
+};
 
 // ---------------------------------------------------------------------------------------------
 // RELU, RELU6, RELU_N1_TO_1, RELU_0_TO_1
 
 class ReluKernel : public rt::OpKernel {
  public:
-  ReluKernel(Op op, DType type, ApplyByteTableFn table_fn) : op_(op), type_(type) {
-    bytes_.fn = IsByteType(type) ? table_fn : nullptr;
+  ReluKernel(Op op, DType type, ApplyByteTableFn table_fn) : op_(op), type_(type), bytes_(type, table_fn) {
     switch (op) {
       case tflite::BuiltinOperator_RELU: lo_ = 0.0f; hi_ = INFINITY; name_ = "relu"; break;
       case tflite::BuiltinOperator_RELU6: lo_ = 0.0f; hi_ = 6.0f; name_ = "relu6"; break;
@@ -96,7 +106,6 @@ class ReluKernel : public rt::OpKernel {
     RETURN_IF_ERROR(CheckUnary(ctx));
     const rt::RtTensor& in = *ctx.input(0);
     const rt::RtTensor& out = *ctx.output(0);
-    tabulated_ = false;
     if (type_ != DType::kFloat32) {
       RETURN_IF_ERROR(CheckQuant(ctx, in, out));
       if (type_ == DType::kInt16 && (in.zero_point() != 0 || out.zero_point() != 0))
@@ -109,8 +118,7 @@ class ReluKernel : public rt::OpKernel {
       act_max_ = std::isinf(hi_) ? qmax : std::min(qmax, zp + static_cast<int32_t>(std::round(hi_ / scale)));
       in_zp_ = in.zero_point();
       out_zp_ = zp;
-      if (type_ == DType::kInt8) tabulated_ = bytes_.Build<int8_t>([this](int8_t x) { return One<int8_t>(x); });
-      if (type_ == DType::kUInt8) tabulated_ = bytes_.Build<uint8_t>([this](uint8_t x) { return One<uint8_t>(x); });
+      bytes_.Build([this](auto x) { return One(x); });
     }
     return ctx.SetOutputShape(0, in.shape);
   }
@@ -118,7 +126,7 @@ class ReluKernel : public rt::OpKernel {
   Status Invoke(rt::KernelContext& ctx) override {
     const rt::RtTensor& in = *ctx.input(0);
     rt::RtTensor& out = *ctx.output(0);
-    if (tabulated_) {
+    if (bytes_.active()) {
       bytes_.Run(ctx, in, out);
       return Status::Ok();
     }
@@ -146,7 +154,6 @@ class ReluKernel : public rt::OpKernel {
   Op op_;
   DType type_;
   TabulatedBytes bytes_;
-  bool tabulated_ = false;
   float lo_, hi_;
   std::string name_;
   int32_t multiplier_ = 0, in_zp_ = 0, out_zp_ = 0, act_min_ = 0, act_max_ = 0;
@@ -158,7 +165,7 @@ class ReluKernel : public rt::OpKernel {
 
 class LeakyReluKernel : public rt::OpKernel {
  public:
-  LeakyReluKernel(DType type, ApplyByteTableFn table_fn) : type_(type) { bytes_.fn = IsByteType(type) ? table_fn : nullptr; }
+  LeakyReluKernel(DType type, ApplyByteTableFn table_fn) : type_(type), bytes_(type, table_fn) {}
   std::string variant() const override { return "leaky_relu/" + TypeName(type_) + "/" + bytes_.Isa(); }
 
   Status Prepare(rt::KernelContext& ctx) override {
@@ -166,7 +173,6 @@ class LeakyReluKernel : public rt::OpKernel {
     const rt::RtTensor& in = *ctx.input(0);
     const rt::RtTensor& out = *ctx.output(0);
     alpha_ = GetOptions<tflite::LeakyReluOptionsT>(ctx.op()).alpha;
-    tabulated_ = false;
     if (type_ != DType::kFloat32) {
       RETURN_IF_ERROR(CheckQuant(ctx, in, out));
       if (type_ == DType::kInt16 && (in.zero_point() != 0 || out.zero_point() != 0))
@@ -175,8 +181,7 @@ class LeakyReluKernel : public rt::OpKernel {
       QuantizeMultiplier(static_cast<double>(in.scale() / out.scale()), &mult_identity_, &shift_identity_);
       in_zp_ = in.zero_point();
       out_zp_ = out.zero_point();
-      if (type_ == DType::kInt8) tabulated_ = bytes_.Build<int8_t>([this](int8_t x) { return One<int8_t>(x); });
-      if (type_ == DType::kUInt8) tabulated_ = bytes_.Build<uint8_t>([this](uint8_t x) { return One<uint8_t>(x); });
+      bytes_.Build([this](auto x) { return One(x); });
     }
     return ctx.SetOutputShape(0, in.shape);
   }
@@ -184,7 +189,7 @@ class LeakyReluKernel : public rt::OpKernel {
   Status Invoke(rt::KernelContext& ctx) override {
     const rt::RtTensor& in = *ctx.input(0);
     rt::RtTensor& out = *ctx.output(0);
-    if (tabulated_) {
+    if (bytes_.active()) {
       bytes_.Run(ctx, in, out);
       return Status::Ok();
     }
@@ -214,7 +219,6 @@ class LeakyReluKernel : public rt::OpKernel {
 
   DType type_;
   TabulatedBytes bytes_;
-  bool tabulated_ = false;
   float alpha_ = 0;
   int32_t mult_alpha_ = 0, mult_identity_ = 0, in_zp_ = 0, out_zp_ = 0;
   int shift_alpha_ = 0, shift_identity_ = 0;
@@ -318,14 +322,13 @@ int16_t DownScaleMultiplierTo16(int32_t m) {
 
 class HardSwishKernel : public rt::OpKernel {
  public:
-  HardSwishKernel(DType type, ApplyByteTableFn table_fn) : type_(type) { bytes_.fn = IsByteType(type) ? table_fn : nullptr; }
+  HardSwishKernel(DType type, ApplyByteTableFn table_fn) : type_(type), bytes_(type, table_fn) {}
   std::string variant() const override { return "hard_swish/" + TypeName(type_) + "/" + bytes_.Isa(); }
 
   Status Prepare(rt::KernelContext& ctx) override {
     RETURN_IF_ERROR(CheckUnary(ctx));
     const rt::RtTensor& in = *ctx.input(0);
     const rt::RtTensor& out = *ctx.output(0);
-    tabulated_ = false;
     if (type_ != DType::kFloat32) {
       RETURN_IF_ERROR(CheckQuant(ctx, in, out));
       in_zp_ = in.zero_point();
@@ -341,8 +344,7 @@ class HardSwishKernel : public rt::OpKernel {
       const float reluish_multiplier = hires_input_scale / reluish_scale;
       QuantizeMultiplier(reluish_multiplier, &m32, &reluish_exponent_);
       reluish_mult16_ = DownScaleMultiplierTo16(m32);
-      if (type_ == DType::kInt8) tabulated_ = bytes_.Build<int8_t>([this](int8_t x) { return One<int8_t>(x); });
-      if (type_ == DType::kUInt8) tabulated_ = bytes_.Build<uint8_t>([this](uint8_t x) { return One<uint8_t>(x); });
+      bytes_.Build([this](auto x) { return One(x); });
     }
     return ctx.SetOutputShape(0, in.shape);
   }
@@ -350,7 +352,7 @@ class HardSwishKernel : public rt::OpKernel {
   Status Invoke(rt::KernelContext& ctx) override {
     const rt::RtTensor& in = *ctx.input(0);
     rt::RtTensor& out = *ctx.output(0);
-    if (tabulated_) {
+    if (bytes_.active()) {
       bytes_.Run(ctx, in, out);
       return Status::Ok();
     }
@@ -388,7 +390,6 @@ class HardSwishKernel : public rt::OpKernel {
 
   DType type_;
   TabulatedBytes bytes_;
-  bool tabulated_ = false;
   int32_t in_zp_ = 0, out_zp_ = 0;
   int16_t out_mult16_ = 0, reluish_mult16_ = 0;
   int out_exponent_ = 0, reluish_exponent_ = 0;
