@@ -44,6 +44,14 @@
 namespace edgeopt::kernels {
 namespace {
 
+// dst[c * rows + r] = src[r * cols + c]: a rows x cols matrix transposed (adjoint operands laid
+// out as the GEMMs' rows).
+template <typename T>
+void TransposeMatrix(const T* src, int64_t rows, int64_t cols, T* dst) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) dst[c * rows + r] = src[r * cols + c];
+}
+
 enum class MmKind { kFloat, kHybrid, kInt8, kInt16 };
 
 class BatchMatMulKernel : public rt::OpKernel {
@@ -95,7 +103,7 @@ class BatchMatMulKernel : public rt::OpKernel {
   Status PrepareVnni(rt::KernelContext& ctx);
   void InvokeVnni(rt::KernelContext& ctx);
   // hybrid with one constant rhs matrix on the hybrid FULLY_CONNECTED's dot products.
-  void PrepareHybridVnni(rt::KernelContext& ctx, const rt::RtTensor& lhs, const rt::RtTensor& rhs);
+  void PrepareHybridVnni(const rt::RtTensor& lhs, const rt::RtTensor& rhs);
   void InvokeHybridVnni(rt::KernelContext& ctx);
 
   MmKind kind_;
@@ -104,7 +112,6 @@ class BatchMatMulKernel : public rt::OpKernel {
   bool use_vnni_ = false;
   GemmOpOutput vnni_out_;           // the output stage (Requant8), built at Prepare
   qgemm::PackedB8 vnni_rhs_;        // the current rhs matrix, packed at each invoke (storage reused)
-  int64_t vnni_rhs_index_ = -1;     // which rhs matrix vnni_rhs_ holds in this invoke
   qgemm::VnniOutput vnni_stage_;
   int vnni_gemm_scratch_ = -1, vnni_rhs_scratch_ = -1, vnni_lhs_scratch_ = -1;
   std::unique_ptr<hybrid::PackedWeights> hybrid_packed_;  // hybrid on VNNI: rhs as [n][k] units
@@ -190,7 +197,7 @@ Status BatchMatMulKernel::Prepare(rt::KernelContext& ctx) {
       hybrid_packed_.reset();
       if (vnni_ && !adj_x_ && rhs->is_constant() && rhs->data && rt::NumElements(rhs_batch) == 1 && m_ > 0 && n_ > 0 &&
           k_ > 0)
-        PrepareHybridVnni(ctx, *lhs, *rhs);
+        PrepareHybridVnni(*lhs, *rhs);
       break;
     }
     case MmKind::kInt8:
@@ -209,18 +216,20 @@ Status BatchMatMulKernel::Prepare(rt::KernelContext& ctx) {
   return ctx.SetOutputShape(0, std::move(out_shape));
 }
 
-void BatchMatMulKernel::PrepareHybridVnni(rt::KernelContext& ctx, const rt::RtTensor& lhs, const rt::RtTensor& rhs) {
-  // The one rhs matrix as units [n][k] (rows of the transposed matrix unless adj_y).
+void BatchMatMulKernel::PrepareHybridVnni(const rt::RtTensor& lhs, const rt::RtTensor& rhs) {
+  // The one rhs matrix as units [n][k]: as stored with adj_y, else transposed.
   const int8_t* w = rhs.data_as<int8_t>();
-  std::vector<int8_t> nk(static_cast<size_t>(n_) * k_);
-  for (int n = 0; n < n_; ++n)
-    for (int k = 0; k < k_; ++k) nk[static_cast<size_t>(n) * k_ + k] = w[YOffset(0, k, n)];
-  hybrid_packed_ = std::make_unique<hybrid::PackedWeights>(hybrid::PackedWeights::FromNK(nk.data(), n_, k_));
+  std::vector<int8_t> nk;
+  if (!adj_y_) {
+    nk.resize(static_cast<size_t>(n_) * k_);
+    TransposeMatrix(w, k_, n_, nk.data());
+    w = nk.data();
+  }
+  hybrid_packed_ = std::make_unique<hybrid::PackedWeights>(hybrid::PackedWeights::FromNK(w, n_, k_));
   const size_t padded = static_cast<size_t>(hybrid_packed_->blocks()) * hybrid::kUnits;
   hybrid_a_.assign(static_cast<size_t>(lhs.num_elements() / k_) * hybrid_packed_->kp, 0);
   hybrid_scale_.assign(row_scale_.size() * padded, 0.0f);
   hybrid_zero_bias_.assign(padded, 0.0f);
-  (void)ctx;
 }
 
 void BatchMatMulKernel::InvokeHybridVnni(rt::KernelContext& ctx) {
@@ -281,26 +290,24 @@ void BatchMatMulKernel::InvokeVnni(rt::KernelContext& ctx) {
   const int32_t z_u = lhs->zero_point() + 128;
   void* scratch = AlignScratch(ctx.Scratch(vnni_gemm_scratch_));
   const int64_t per_batch = int64_t{m_} * n_;
-  vnni_rhs_index_ = -1;
+  int64_t packed_index = -1;  // the rhs matrix vnni_rhs_ holds
   for (int64_t b = 0; b < batches_; ++b) {
-    if (y_batch_offset_[b] != vnni_rhs_index_) {
+    if (y_batch_offset_[b] != packed_index) {
       // The rhs matrix as [n][k] rows, packed with its zero point, and its output stage.
       const int8_t* w = y + y_batch_offset_[b] * k_ * n_;
       if (!adj_y_) {
         int8_t* t = ctx.Scratch<int8_t>(vnni_rhs_scratch_);
-        for (int k = 0; k < k_; ++k)
-          for (int n = 0; n < n_; ++n) t[int64_t{n} * k_ + k] = w[int64_t{k} * n_ + n];
+        TransposeMatrix(w, k_, n_, t);
         w = t;
       }
       qgemm::PackWeightsVnni(w, n_, k_, {rhs->zero_point()}, &vnni_rhs_);
       qgemm::BuildVnniOutput(vnni_rhs_, vnni_out_.q8, z_u, &vnni_stage_);
-      vnni_rhs_index_ = y_batch_offset_[b];
+      packed_index = y_batch_offset_[b];
     }
     const int8_t* xb = x + x_batch_offset_[b] * m_ * k_;
     if (adj_x_) {  // lhs matrix [k, m]: rows of A must be contiguous
       int8_t* t = ctx.Scratch<int8_t>(vnni_lhs_scratch_);
-      for (int k = 0; k < k_; ++k)
-        for (int m = 0; m < m_; ++m) t[int64_t{m} * k_ + k] = xb[int64_t{k} * m_ + m];
+      TransposeMatrix(xb, k_, m_, t);
       xb = t;
     }
     const qgemm::ContiguousRowsPacker8 pack(xb, k_, 0x80);
@@ -374,8 +381,7 @@ Status BatchMatMulKernel::Invoke(rt::KernelContext& ctx) {
         float* t = ctx.Scratch<float>(transposed_lhs_scratch_);
         const int64_t matrices = rows / m_;
         for (int64_t mat = 0; mat < matrices; ++mat)
-          for (int k = 0; k < k_depth; ++k)
-            for (int m = 0; m < m_; ++m) t[(mat * m_ + m) * k_depth + k] = x[(mat * k_depth + k) * m_ + m];
+          TransposeMatrix(x + mat * k_depth * m_, k_depth, m_, t + mat * m_ * k_depth);
         x = t;
       }
       QuantizeRows(x, rows, k_depth, asymmetric_inputs_, q, row_scale_.data(), row_zero_point_.data());
@@ -426,8 +432,7 @@ void BatchMatMulKernel::InvokeGemm(rt::KernelContext& ctx) {
   for (int64_t b = 0; b < batches_; ++b) {
     const float* xb = x + x_batch_offset_[b] * m_ * k_;
     if (adj_x_) {  // lhs matrix [k, m]: rows of A must be contiguous
-      for (int k = 0; k < k_; ++k)
-        for (int m = 0; m < m_; ++m) transposed[int64_t{m} * k_ + k] = xb[int64_t{k} * m_ + m];
+      TransposeMatrix(xb, k_, m_, transposed);
       xb = transposed;
     }
     gemm::Gemm(*gemm_, &ctx.threads(), m_, xb, k_, *packed_rhs_[y_batch_offset_[b]], out + b * per_batch, n_,
