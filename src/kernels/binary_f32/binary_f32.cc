@@ -114,12 +114,7 @@ class BinaryF32 : public rt::OpKernel {
         const int64_t g0 = groups * t / tasks, g1 = groups * (t + 1) / tasks;
         for (int64_t g = g0; g < g1; ++g) {
           const int64_t off = g * group, n = std::min(group, outer * c - off);
-          if (avx2_)
-            binary::RunAvx2(op_, a_full_ ? full + off : rep, false, a_full_ ? rep : full + off, false, out + off,
-                            static_cast<size_t>(n), mm_);
-          else
-            binary::RunScalar(op_, a_full_ ? full + off : rep, false, a_full_ ? rep : full + off, false, out + off,
-                              static_cast<size_t>(n), mm_);
+          run(a_full_ ? full + off : rep, a_full_ ? rep : full + off, out + off, n);  // inner strides are 1
         }
       });
       return Status::Ok();
