@@ -506,10 +506,8 @@ class ConvQuantKernel final : public FastKernel {
     if ((k4_spread - k4) * panels > 2 * int64_t{g.k_h}) return false;
     // Weights minus the zero point in int8 (always for int8 weights, whose zero point is 0).
     const int64_t count = filter.num_elements();
-    auto fits = [&](const auto* w) {
-      return std::all_of(w, w + count, [&](auto v) { return int32_t{v} - zp >= -128 && int32_t{v} - zp <= 127; });
-    };
-    return filter.type == DType::kUInt8 ? fits(filter.data_as<uint8_t>()) : fits(filter.data_as<int8_t>());
+    return filter.type == DType::kUInt8 ? qgemm::WeightsFitInt8(filter.data_as<uint8_t>(), count, zp)
+                                        : qgemm::WeightsFitInt8(filter.data_as<int8_t>(), count, zp);
   }
 
   // row(r, a) for every output row r = (batch, oy), a the padded image's row its windows start

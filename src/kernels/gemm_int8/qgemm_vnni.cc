@@ -18,6 +18,14 @@ namespace {
 // the accumulators' start values (see RunGemmVnni).
 bool SplitPays(int64_t extra, int panels, int K4) { return 2 * extra <= 12 + K4 / 16 + 2 * int64_t{panels}; }
 
+// A weight whose value minus the zero point leaves int8.
+inline bool OutsideInt8(int32_t v, int32_t zp) { return v - zp < -128 || v - zp > 127; }
+
+template <typename W>
+bool FitsInt8(const W* w, int64_t count, int32_t zp) {
+  return std::none_of(w, w + count, [&](W v) { return OutsideInt8(v, zp); });
+}
+
 template <typename W>
 void PackWeightsVnniImpl(const W* w, int N, int K, const std::vector<int32_t>& zero_points, PackedB8* out) {
   const int32_t zp = zero_points.empty() ? 0 : zero_points[0];
@@ -26,11 +34,8 @@ void PackWeightsVnniImpl(const W* w, int N, int K, const std::vector<int32_t>& z
   out->K4 = (K + 3) / 4;
   out->panels = (N + 15) / 16;
   const size_t count = static_cast<size_t>(N) * K;
-  auto outside = [&](W v) {
-    const int32_t d = int32_t{v} - zp;
-    return d < -128 || d > 127;
-  };
-  const bool fits = std::none_of(w, w + count, outside);
+  auto outside = [&](W v) { return OutsideInt8(v, zp); };
+  const bool fits = FitsInt8(w, static_cast<int64_t>(count), zp);
   // The split form: remainder groups (panel, k group) holding a w - zp outside int8, each in
   // [-255, 254] so that w - zp = clamp(w - zp, -128, 127) + remainder with both in int8.
   std::vector<std::vector<int32_t>> groups;
@@ -122,6 +127,9 @@ size_t PerThreadScratch(const PackedB8& b, int64_t chunk_rows) {
 }
 
 }  // namespace
+
+bool WeightsFitInt8(const int8_t* w, int64_t count, int32_t zero_point) { return FitsInt8(w, count, zero_point); }
+bool WeightsFitInt8(const uint8_t* w, int64_t count, int32_t zero_point) { return FitsInt8(w, count, zero_point); }
 
 void PackWeightsVnni(const int8_t* w, int N, int K, const std::vector<int32_t>& zero_points, PackedB8* out) {
   PackWeightsVnniImpl(w, N, K, zero_points, out);
