@@ -6,29 +6,10 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include "kernels/common/lanes16_avx512.h"
 #include "kernels/gemm/gemm.h"
 
 namespace edgeopt::kernels::gemm {
-namespace {
-
-// Lane p of the result: the sum of v[p]'s 16 lanes (four levels of pairwise shuffles and adds
-// leave row 4 d + k in lane 4 k + d; one permute orders them).
-inline __m512 ReduceLanes16(const __m512* v) {
-  __m512 c[8], e[4], g[2];
-  for (int i = 0; i < 8; ++i)
-    c[i] = _mm512_add_ps(_mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], 0x44), _mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], 0xEE));
-  for (int i = 0; i < 4; ++i)
-    e[i] = _mm512_add_ps(_mm512_shuffle_f32x4(c[2 * i], c[2 * i + 1], 0x88), _mm512_shuffle_f32x4(c[2 * i], c[2 * i + 1], 0xDD));
-  for (int i = 0; i < 2; ++i)
-    g[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(e[2 * i]), _mm512_castps_pd(e[2 * i + 1]))),
-                         _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(e[2 * i]), _mm512_castps_pd(e[2 * i + 1]))));
-  const __m512 k = _mm512_add_ps(_mm512_shuffle_ps(g[0], g[1], 0x88), _mm512_shuffle_ps(g[0], g[1], 0xDD));
-  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  return _mm512_permutexvar_ps(order, k);
-}
-
-}  // namespace
-
 namespace {
 
 // TAPS > 0: taps == TAPS and kc in (16 (BLOCKS - 1), 16 BLOCKS], the weights held in
@@ -82,7 +63,7 @@ void Rows(const float* const* ind, int mr, size_t m0, size_t m1, int taps, int k
         acc[j] = sum;
       }
     }
-    const __m512 y = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(ReduceLanes16(acc), vb), lo), hi);
+    const __m512 y = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(ReduceLanes16(acc, [](__m512 x, __m512 y) { return _mm512_add_ps(x, y); }), vb), lo), hi);
     _mm512_mask_storeu_ps(c + p0, static_cast<__mmask16>((1u << n) - 1), y);
   }
 }

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <utility>
 
+#include "kernels/common/lanes16_avx512.h"
 #include "kernels/gemm_int8/qgemm_vnni.h"
 
 namespace edgeopt::kernels::qgemm {
@@ -243,23 +244,14 @@ TileFn PickTile(const VnniOutput& out, int nv, int rows) {
 
 namespace {
 
-// Sums each of 16 vectors' lanes: lane p of the result is the sum of v[p]'s 16 lanes. Four
-// levels of pairwise shuffles and adds leave pixel 4 d + k in lane 4 k + d; one permute orders them.
+// Lane p: the sum of v[p]'s 16 int32 lanes (wrapping), through the shared float-register
+// reduction with an integer add.
 inline __m512i ReduceLanes16(const __m512i* v) {
-  __m512i c[8], e[4], g[2];
-  for (int i = 0; i < 8; ++i)  // 128-bit halves: [a0 + a2, a1 + a3, b0 + b2, b1 + b3]
-    c[i] = _mm512_add_epi32(_mm512_shuffle_i32x4(v[2 * i], v[2 * i + 1], 0x44),
-                            _mm512_shuffle_i32x4(v[2 * i], v[2 * i + 1], 0xEE));
-  for (int i = 0; i < 4; ++i)  // lane k: the 4-dword partial of pixel 4 i + k
-    e[i] = _mm512_add_epi32(_mm512_shuffle_i32x4(c[2 * i], c[2 * i + 1], 0x88),
-                            _mm512_shuffle_i32x4(c[2 * i], c[2 * i + 1], 0xDD));
-  for (int i = 0; i < 2; ++i)
-    g[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(e[2 * i], e[2 * i + 1]), _mm512_unpackhi_epi64(e[2 * i], e[2 * i + 1]));
-  const __m512i k = _mm512_add_epi32(
-      _mm512_castps_si512(_mm512_shuffle_ps(_mm512_castsi512_ps(g[0]), _mm512_castsi512_ps(g[1]), 0x88)),
-      _mm512_castps_si512(_mm512_shuffle_ps(_mm512_castsi512_ps(g[0]), _mm512_castsi512_ps(g[1]), 0xDD)));
-  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  return _mm512_permutexvar_epi32(order, k);
+  __m512 f[16];
+  for (int j = 0; j < 16; ++j) f[j] = _mm512_castsi512_ps(v[j]);
+  return _mm512_castps_si512(kernels::ReduceLanes16(f, [](__m512 a, __m512 b) {
+    return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+  }));
 }
 
 // KH > 0: window rows of at most 64 bytes (one block) and k_h == KH, the weights in registers;

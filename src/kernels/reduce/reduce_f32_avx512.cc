@@ -6,7 +6,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
-#include "kernels/common/transpose16_avx512.h"
+#include "kernels/common/lanes16_avx512.h"
 #include "kernels/reduce/reduce_fast.h"
 
 namespace edgeopt::kernels {

@@ -9,7 +9,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
-#include "kernels/common/transpose16_avx512.h"
+#include "kernels/common/lanes16_avx512.h"
 #include "kernels/transform/transform.h"
 
 namespace edgeopt::kernels::transform {

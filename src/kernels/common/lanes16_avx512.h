@@ -1,5 +1,6 @@
-// An in-register 16x16 float transpose for the AVX-512 files (include only from files compiled
-// with AVX-512 flags: names containing "avx512").
+// In-register work on 16 vectors of 16 lanes for the AVX-512 files (include only from files
+// compiled with AVX-512 flags: names containing "avx512"): a 16x16 transpose, and the 16 lane
+// sums of 16 vectors at once.
 #pragma once
 
 #include <immintrin.h>
@@ -33,6 +34,25 @@ inline void Transpose16(__m512* v) {
     v[8 + m] = _mm512_shuffle_f32x4(p1, p3, 0x88);
     v[12 + m] = _mm512_shuffle_f32x4(p1, p3, 0xDD);
   }
+}
+
+// Lane p of the result: the sum, by add(a, b), of v[p]'s 16 lanes. Four levels of pairwise
+// shuffles and adds leave vector 4 d + k's sum in lane 4 k + d; one permute orders them. Integer
+// lanes go through it bit-cast to float registers with an integer add.
+template <typename Add>
+inline __m512 ReduceLanes16(const __m512* v, Add add) {
+  __m512 c[8], e[4], g[2];
+  for (int i = 0; i < 8; ++i)  // 128-bit halves: [a0 + a2, a1 + a3, b0 + b2, b1 + b3]
+    c[i] = add(_mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], 0x44), _mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], 0xEE));
+  for (int i = 0; i < 4; ++i)  // lane k: the 4-lane partial of vector 4 i + k
+    e[i] = add(_mm512_shuffle_f32x4(c[2 * i], c[2 * i + 1], 0x88), _mm512_shuffle_f32x4(c[2 * i], c[2 * i + 1], 0xDD));
+  for (int i = 0; i < 2; ++i) {
+    const __m512d a = _mm512_castps_pd(e[2 * i]), b = _mm512_castps_pd(e[2 * i + 1]);
+    g[i] = add(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)), _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
+  }
+  const __m512 k = add(_mm512_shuffle_ps(g[0], g[1], 0x88), _mm512_shuffle_ps(g[0], g[1], 0xDD));
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  return _mm512_permutexvar_ps(order, k);
 }
 
 }  // namespace edgeopt::kernels
