@@ -134,4 +134,38 @@ bool ExpectFastMatchesReference(const Graph& g, const std::string& what, const F
   return ExpectFastMatchesReference(*model, what, check);
 }
 
+void ExpectFloatRoundsMatchReference(const Graph& g, std::mt19937& rng, int threads, const std::string& want_variant,
+                                     const std::string& what) {
+  auto model = rt::Model::FromGraph(g);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  rt::InterpreterOptions fast_opt, ref_opt;
+  fast_opt.num_threads = threads;
+  ref_opt.reference_kernels_only = true;
+  auto fast = rt::Interpreter::Create(*model, fast_opt);
+  auto ref = rt::Interpreter::Create(*model, ref_opt);
+  ASSERT_TRUE(fast.ok() && ref.ok());
+  ASSERT_TRUE((*fast)->AllocateTensors().ok() && (*ref)->AllocateTensors().ok());
+  EXPECT_EQ((*fast)->ops()[0].variant, want_variant) << what;
+  const int64_t n = (*fast)->input(0)->num_elements();
+  for (int round = 0; round < 3; ++round) {
+    std::vector<float> x(static_cast<size_t>(n), 0.0f);
+    if (round != 1) {
+      std::uniform_real_distribution<float> d(round == 2 ? 0.1f : -3.0f, 2.0f);
+      for (float& v : x) v = d(rng);
+    }
+    std::memcpy((*fast)->input(0)->data, x.data(), x.size() * sizeof(float));
+    std::memcpy((*ref)->input(0)->data, x.data(), x.size() * sizeof(float));
+    ASSERT_TRUE((*fast)->Invoke().ok());
+    ASSERT_TRUE((*ref)->Invoke().ok());
+    const rt::RtTensor* got = (*fast)->output(0);
+    const rt::RtTensor* want = (*ref)->output(0);
+    ASSERT_EQ(got->shape, want->shape);
+    int bad = 0;
+    for (int64_t i = 0; i < want->num_elements(); ++i)
+      if (std::memcmp(got->data_as<float>() + i, want->data_as<float>() + i, sizeof(float)) != 0 && bad++ < 5)
+        ADD_FAILURE() << what << " threads " << threads << " round " << round << " element " << i << ": got "
+                      << got->data_as<float>()[i] << " want " << want->data_as<float>()[i];
+  }
+}
+
 }  // namespace edgeopt::testing

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,14 @@ struct FastCheck {
 bool ExpectFastMatchesReference(const Graph& g, const std::string& what, const FastCheck& check = {});
 bool ExpectFastMatchesReference(std::shared_ptr<const rt::Model> model, const std::string& what,
                                 const FastCheck& check = {});
+
+// A graph whose input 0 is float32 (other inputs constant) run with the fast kernels (`threads`)
+// and with reference kernels only, over three rounds of input 0: uniform in [-3, 2), all zeros,
+// uniform in [0.1, 2) (one sign: an asymmetric zero point at the range end); output 0 must be
+// byte-identical and the fast run's op 0 must run `want_variant`. Failures are reported through
+// GoogleTest with `what`.
+void ExpectFloatRoundsMatchReference(const Graph& g, std::mt19937& rng, int threads, const std::string& want_variant,
+                                     const std::string& what);
 
 // True when this CPU runs the AVX2 kernels (tests of them skip otherwise).
 bool HaveAvx2();

@@ -17,6 +17,7 @@
 #include "runtime/cpu.h"
 #include "runtime/interpreter.h"
 #include "runtime/thread_pool.h"
+#include "support/fast_vs_reference.h"
 
 namespace edgeopt {
 namespace {
@@ -50,40 +51,6 @@ int32_t AddWeights(GraphBuilder& b, std::mt19937& rng, const std::vector<int32_t
   return b.Const<int8_t>("w", DType::kInt8, shape, w, q);
 }
 
-// Runs the graph with fast kernels (on `cpu`, `threads`) and reference kernels; inputs change
-// every round; outputs and the chosen fast variant are compared.
-void CompareWithReference(const Graph& g, std::mt19937& rng, int threads, const std::string& want_variant,
-                          const std::string& what) {
-  auto model = rt::Model::FromGraph(g);
-  ASSERT_TRUE(model.ok()) << model.status().ToString();
-  rt::InterpreterOptions fast_opt, ref_opt;
-  fast_opt.num_threads = threads;
-  ref_opt.reference_kernels_only = true;
-  auto fast = rt::Interpreter::Create(*model, fast_opt);
-  auto ref = rt::Interpreter::Create(*model, ref_opt);
-  ASSERT_TRUE(fast.ok() && ref.ok());
-  ASSERT_TRUE((*fast)->AllocateTensors().ok() && (*ref)->AllocateTensors().ok());
-  EXPECT_EQ((*fast)->ops()[0].variant, want_variant) << what;
-  const int64_t n = (*fast)->input(0)->num_elements();
-  for (int round = 0; round < 3; ++round) {
-    // Round 1 is all zeros (scale 1, zero point 0), round 2 is one-signed (asymmetric zero point
-    // at the range end).
-    std::vector<float> x = round == 1 ? std::vector<float>(n, 0.0f) : Randoms(rng, n, round == 2 ? 0.1f : -3.0f, 2.0f);
-    std::memcpy((*fast)->input(0)->data, x.data(), n * sizeof(float));
-    std::memcpy((*ref)->input(0)->data, x.data(), n * sizeof(float));
-    ASSERT_TRUE((*fast)->Invoke().ok());
-    ASSERT_TRUE((*ref)->Invoke().ok());
-    const rt::RtTensor* got = (*fast)->output(0);
-    const rt::RtTensor* want = (*ref)->output(0);
-    ASSERT_EQ(got->shape, want->shape);
-    int bad = 0;
-    for (int64_t i = 0; i < want->num_elements(); ++i)
-      if (std::memcmp(got->data_as<float>() + i, want->data_as<float>() + i, sizeof(float)) != 0 && bad++ < 5)
-        ADD_FAILURE() << what << " threads " << threads << " round " << round << " element " << i << ": got "
-                      << got->data_as<float>()[i] << " want " << want->data_as<float>()[i];
-  }
-}
-
 bool HasVnni() { return rt::CpuHardware().has_avx512_vnni(); }
 
 TEST(HybridFast, FullyConnectedMatchesReferenceBitForBit) {
@@ -107,7 +74,7 @@ TEST(HybridFast, FullyConnectedMatchesReferenceBitForBit) {
         o.fused_activation_function = static_cast<tflite::ActivationFunctionType>(n % 4 == 1 ? 1 : n % 4 == 2 ? 3 : 0);
         b.Op(tflite::BuiltinOperator_FULLY_CONNECTED, ins, {y}, o);
         b.Output(y);
-        CompareWithReference(b.Finish(), rng, 1 + n % 2, "fully_connected/hybrid/avx512vnni",
+        testing::ExpectFloatRoundsMatchReference(b.Finish(), rng, 1 + n % 2, "fully_connected/hybrid/avx512vnni",
                              "fc batches " + std::to_string(batches) + " depth " + std::to_string(depth) + " units " +
                                  std::to_string(u) + (per_channel ? " per-channel" : "") +
                                  (asymmetric ? " asymmetric" : ""));
@@ -153,7 +120,7 @@ TEST(HybridFast, Conv2DMatchesReferenceBitForBit) {
       o.fused_activation_function = static_cast<tflite::ActivationFunctionType>(n % 3 == 1 ? 1 : 0);
       b.Op(tflite::BuiltinOperator_CONV_2D, ins, {y}, o);
       b.Output(y);
-      CompareWithReference(b.Finish(), rng, 1 + n % 2, "conv2d/hybrid/avx512vnni",
+      testing::ExpectFloatRoundsMatchReference(b.Finish(), rng, 1 + n % 2, "conv2d/hybrid/avx512vnni",
                            "conv " + std::to_string(c.batch) + "x" + std::to_string(c.h) + "x" + std::to_string(c.w) +
                                "x" + std::to_string(c.c) + " -> " + std::to_string(c.oc) + " k" + std::to_string(c.kh) +
                                "x" + std::to_string(c.kw) + " scales " + std::to_string(scales));
