@@ -134,17 +134,31 @@ bool ExpectFastMatchesReference(const Graph& g, const std::string& what, const F
   return ExpectFastMatchesReference(*model, what, check);
 }
 
-void ExpectFloatRoundsMatchReference(const Graph& g, std::mt19937& rng, int threads, const std::string& want_variant,
-                                     const std::string& what) {
-  auto model = rt::Model::FromGraph(g);
-  ASSERT_TRUE(model.ok()) << model.status().ToString();
+FastAndReference MakeFastAndReference(Graph g, int threads) {
+  FastAndReference r;
+  auto model = rt::Model::FromGraph(std::move(g));
+  EXPECT_TRUE(model.ok()) << model.status().ToString();
+  if (!model.ok()) return r;
   rt::InterpreterOptions fast_opt, ref_opt;
   fast_opt.num_threads = threads;
   ref_opt.reference_kernels_only = true;
   auto fast = rt::Interpreter::Create(*model, fast_opt);
   auto ref = rt::Interpreter::Create(*model, ref_opt);
-  ASSERT_TRUE(fast.ok() && ref.ok());
-  ASSERT_TRUE((*fast)->AllocateTensors().ok() && (*ref)->AllocateTensors().ok());
+  if (!fast.ok() || !ref.ok() || !(*fast)->AllocateTensors().ok() || !(*ref)->AllocateTensors().ok()) {
+    ADD_FAILURE() << "cannot create or allocate the fast and reference interpreters";
+    return r;
+  }
+  r.fast = std::move(*fast);
+  r.ref = std::move(*ref);
+  return r;
+}
+
+void ExpectFloatRoundsMatchReference(const Graph& g, std::mt19937& rng, int threads, const std::string& want_variant,
+                                     const std::string& what) {
+  FastAndReference it = MakeFastAndReference(g, threads);
+  ASSERT_TRUE(it.fast && it.ref) << what;
+  const auto* fast = &it.fast;
+  const auto* ref = &it.ref;
   EXPECT_EQ((*fast)->ops()[0].variant, want_variant) << what;
   const int64_t n = (*fast)->input(0)->num_elements();
   for (int round = 0; round < 3; ++round) {

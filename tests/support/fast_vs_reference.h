@@ -41,6 +41,13 @@ bool ExpectFastMatchesReference(const Graph& g, const std::string& what, const F
 bool ExpectFastMatchesReference(std::shared_ptr<const rt::Model> model, const std::string& what,
                                 const FastCheck& check = {});
 
+// The graph's model with the fast kernels (`threads`) and with reference kernels only, both
+// allocated; null pointers (and a test failure) when any step fails.
+struct FastAndReference {
+  std::unique_ptr<rt::Interpreter> fast, ref;
+};
+FastAndReference MakeFastAndReference(Graph g, int threads);
+
 // A graph whose input 0 is float32 (other inputs constant) run with the fast kernels (`threads`)
 // and with reference kernels only, over three rounds of input 0: uniform in [-3, 2), all zeros,
 // uniform in [0.1, 2) (one sign: an asymmetric zero point at the range end); output 0 must be

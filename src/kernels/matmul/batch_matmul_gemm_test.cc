@@ -36,33 +36,13 @@ MmShapes Shapes(const std::vector<int32_t>& lb, const std::vector<int32_t>& rb, 
   return s;
 }
 
-// BATCH_MATMUL out = x · y added to `b` as its one op and output, then the model with fast
-// kernels (`threads`) and with reference kernels only, both allocated; empty pointers (and a
-// test failure) when any step fails.
-struct FastAndRef {
-  std::unique_ptr<rt::Interpreter> fast, ref;
-};
-FastAndRef BmmInterpreters(GraphBuilder& b, int32_t x, int32_t y, int32_t out, const tflite::BatchMatMulOptionsT& o,
-                           int threads) {
+// BATCH_MATMUL out = x · y added to `b` as its one op and output, then the fast and reference
+// interpreters of its model.
+testing::FastAndReference BmmInterpreters(GraphBuilder& b, int32_t x, int32_t y, int32_t out,
+                                          const tflite::BatchMatMulOptionsT& o, int threads) {
   b.Op(tflite::BuiltinOperator_BATCH_MATMUL, {x, y}, {out}, o);
   b.Output(out);
-  FastAndRef r;
-  auto model = rt::Model::FromGraph(b.Finish());
-  EXPECT_TRUE(model.ok()) << model.status().ToString();
-  if (!model.ok()) return r;
-  rt::InterpreterOptions fast_opt, ref_opt;
-  fast_opt.num_threads = threads;
-  ref_opt.reference_kernels_only = true;
-  auto fast = rt::Interpreter::Create(*model, fast_opt);
-  auto ref = rt::Interpreter::Create(*model, ref_opt);
-  EXPECT_TRUE(fast.ok() && ref.ok());
-  if (!fast.ok() || !ref.ok() || !(*fast)->AllocateTensors().ok() || !(*ref)->AllocateTensors().ok()) {
-    ADD_FAILURE() << "cannot create or allocate the interpreters";
-    return r;
-  }
-  r.fast = std::move(*fast);
-  r.ref = std::move(*ref);
-  return r;
+  return testing::MakeFastAndReference(b.Finish(), threads);
 }
 
 TEST(BatchMatMulGemm, MatchesReference) {
@@ -95,7 +75,7 @@ TEST(BatchMatMulGemm, MatchesReference) {
         tflite::BatchMatMulOptionsT o;
         o.adj_x = adj_x;
         o.adj_y = adj_y;
-        FastAndRef it = BmmInterpreters(b, x, yv, out, o, 1 + n_case++ % 2);
+        testing::FastAndReference it = BmmInterpreters(b, x, yv, out, o, 1 + n_case++ % 2);
         ASSERT_TRUE(it.fast && it.ref);
         auto* fast = &it.fast;
         auto* ref = &it.ref;
@@ -167,7 +147,7 @@ TEST(BatchMatMulGemm, Int8VnniMatchesReference) {
         tflite::BatchMatMulOptionsT o;
         o.adj_x = adj_x;
         o.adj_y = adj_y;
-        FastAndRef it = BmmInterpreters(b, x, yv, out, o, 1 + n_case++ % 2);
+        testing::FastAndReference it = BmmInterpreters(b, x, yv, out, o, 1 + n_case++ % 2);
         ASSERT_TRUE(it.fast && it.ref);
         auto* fast = &it.fast;
         auto* ref = &it.ref;
