@@ -57,7 +57,8 @@ enum class MmKind { kFloat, kHybrid, kInt8, kInt16 };
 class BatchMatMulKernel : public rt::OpKernel {
  public:
   // gemm: the float GEMM family to run float32 on (null: the loops below).
-  // vnni: int8 may run on the VNNI GEMM (the CPU has it, not reference-only).
+  // vnni: the CPU has AVX-512 VNNI and the kernel is not reference-only: int8 may run on the VNNI
+  // GEMM, hybrid with one constant rhs matrix on the hybrid dot products.
   BatchMatMulKernel(MmKind kind, const gemm::Ukernels* gemm, bool vnni = false)
       : kind_(kind), gemm_(gemm), vnni_(vnni) {}
   Status Prepare(rt::KernelContext& ctx) override;
