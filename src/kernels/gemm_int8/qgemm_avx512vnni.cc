@@ -223,26 +223,28 @@ TileFn PickTile(int nv, int rows) {
   }
 }
 
-// The tile of the output's stage and store mode (the general and half-range stages always clamp,
-// see BuildVnniOutput).
-TileFn PickTile(const VnniOutput& out, int nv, int rows) {
+// f.template operator()<S, W>() for the output's stage S and store mode W (the general and
+// half-range stages always clamp, see BuildVnniOutput).
+template <typename F>
+decltype(auto) WithStageAndStore(const VnniOutput& out, F&& f) {
   switch (out.stage) {
-    case VnniStage::kGeneral: return PickTile<VnniStage::kGeneral, VnniStore::kClamp>(nv, rows);
-    case VnniStage::kHalf: return PickTile<VnniStage::kHalf, VnniStore::kClamp>(nv, rows);
+    case VnniStage::kGeneral: return f.template operator()<VnniStage::kGeneral, VnniStore::kClamp>();
+    case VnniStage::kHalf: return f.template operator()<VnniStage::kHalf, VnniStore::kClamp>();
     case VnniStage::kHigh: break;
   }
   switch (out.store) {
-    case VnniStore::kSat: return PickTile<VnniStage::kHigh, VnniStore::kSat>(nv, rows);
-    case VnniStore::kLoSat: return PickTile<VnniStage::kHigh, VnniStore::kLoSat>(nv, rows);
-    case VnniStore::kLoUSat: return PickTile<VnniStage::kHigh, VnniStore::kLoUSat>(nv, rows);
+    case VnniStore::kSat: return f.template operator()<VnniStage::kHigh, VnniStore::kSat>();
+    case VnniStore::kLoSat: return f.template operator()<VnniStage::kHigh, VnniStore::kLoSat>();
+    case VnniStore::kLoUSat: return f.template operator()<VnniStage::kHigh, VnniStore::kLoUSat>();
     case VnniStore::kClamp: break;
   }
-  return PickTile<VnniStage::kHigh, VnniStore::kClamp>(nv, rows);
+  return f.template operator()<VnniStage::kHigh, VnniStore::kClamp>();
 }
 
-}  // namespace
-
-namespace {
+// The tile of the output's stage and store mode.
+TileFn PickTile(const VnniOutput& out, int nv, int rows) {
+  return WithStageAndStore(out, [&]<VnniStage S, VnniStore W>() { return PickTile<S, W>(nv, rows); });
+}
 
 // Lane p: the sum of v[p]'s 16 int32 lanes (wrapping), through the shared float-register
 // reduction with an integer add.
@@ -311,18 +313,7 @@ void SingleRowShape(const uint8_t* a, int64_t pixel_stride, int pixels, const Vn
 
 void VnniSingleRow(const uint8_t* a, int64_t pixel_stride, int pixels, const VnniSingle& s, const VnniOutput& out,
                    uint8_t* c) {
-  switch (out.stage) {
-    case VnniStage::kGeneral: return SingleRowShape<VnniStage::kGeneral, VnniStore::kClamp>(a, pixel_stride, pixels, s, out, c);
-    case VnniStage::kHalf: return SingleRowShape<VnniStage::kHalf, VnniStore::kClamp>(a, pixel_stride, pixels, s, out, c);
-    case VnniStage::kHigh: break;
-  }
-  switch (out.store) {
-    case VnniStore::kSat: return SingleRowShape<VnniStage::kHigh, VnniStore::kSat>(a, pixel_stride, pixels, s, out, c);
-    case VnniStore::kLoSat: return SingleRowShape<VnniStage::kHigh, VnniStore::kLoSat>(a, pixel_stride, pixels, s, out, c);
-    case VnniStore::kLoUSat: return SingleRowShape<VnniStage::kHigh, VnniStore::kLoUSat>(a, pixel_stride, pixels, s, out, c);
-    case VnniStore::kClamp: break;
-  }
-  SingleRowShape<VnniStage::kHigh, VnniStore::kClamp>(a, pixel_stride, pixels, s, out, c);
+  WithStageAndStore(out, [&]<VnniStage S, VnniStore W>() { SingleRowShape<S, W>(a, pixel_stride, pixels, s, out, c); });
 }
 
 void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, const PackedB8& b, int p0, int p1,

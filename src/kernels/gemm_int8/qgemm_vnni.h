@@ -58,12 +58,12 @@ struct PackedB8 {
   size_t bytes() const { return data.size + extra.size; }
 };
 
-// Packs int8 or uint8 weights with one zero point for all channels (empty: 0).
 // Whether every weight minus the zero point lies in int8: then PackWeightsVnni packs them as
 // they are (f == 0, no split form).
 bool WeightsFitInt8(const int8_t* w, int64_t count, int32_t zero_point);
 bool WeightsFitInt8(const uint8_t* w, int64_t count, int32_t zero_point);
 
+// Packs int8 or uint8 weights with one zero point for all channels (empty: 0).
 void PackWeightsVnni(const int8_t* w, int N, int K, const std::vector<int32_t>& zero_points, PackedB8* out);
 void PackWeightsVnni(const uint8_t* w, int N, int K, const std::vector<int32_t>& zero_points, PackedB8* out);
 
