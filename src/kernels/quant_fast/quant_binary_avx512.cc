@@ -168,30 +168,51 @@ inline void Store16(T* p, __m512i v, __mmask16 k) {
 
 inline __mmask16 TailMask(int64_t rest) { return static_cast<__mmask16>((1u << rest) - 1); }
 
-template <typename T, bool kFold>
-void Run512(const T* a, int a_step, const T* b, int b_step, T* o, int64_t n, const QuantBinaryParams& p) {
-  const InputScaleOf<T> s1(p.in1_offset, p.in1_mult, p.in1_shift), s2(p.in2_offset, p.in2_mult, p.in2_shift);
-  const OutputStage<kFold> out(p);
-  // A broadcast input: its one scaled value, splatted.
-  const __m512i c1 = _mm512_set1_epi32(a_step ? 0 : AddSubScaledInput(a[0], p.in1_offset, p.left_shift, p.in1_mult, p.in1_shift));
-  const __m512i c2 = _mm512_set1_epi32(b_step ? 0 : AddSubScaledInput(b[0], p.in2_offset, p.left_shift, p.in2_mult, p.in2_shift));
+// o[i] = f(in1(a[i]), in2(b[i])) for i < n, 16 lanes at a time (the tail masked), a[i] and
+// b[i] widened to int32. An input with step 0 is broadcast: its one value, already through its
+// step, is c1 / c2 (each case has its own loop).
+template <typename T, typename In1, typename In2, typename F>
+void RunLanes512(const T* a, int a_step, const T* b, int b_step, T* o, int64_t n, const In1& in1, const In2& in2,
+                 __m512i c1, __m512i c2, const F& f) {
   int64_t i = 0;
   if (a_step && b_step) {
-    for (; i + 16 <= n; i += 16) Store16(o + i, out(s1(Load16(a + i)), s2(Load16(b + i))));
+    for (; i + 16 <= n; i += 16) Store16(o + i, f(in1(Load16(a + i)), in2(Load16(b + i))));
   } else if (a_step) {
-    for (; i + 16 <= n; i += 16) Store16(o + i, out(s1(Load16(a + i)), c2));
+    for (; i + 16 <= n; i += 16) Store16(o + i, f(in1(Load16(a + i)), c2));
   } else if (b_step) {
-    for (; i + 16 <= n; i += 16) Store16(o + i, out(c1, s2(Load16(b + i))));
+    for (; i + 16 <= n; i += 16) Store16(o + i, f(c1, in2(Load16(b + i))));
   } else {
-    const __m512i v = out(c1, c2);
+    const __m512i v = f(c1, c2);
     for (; i + 16 <= n; i += 16) Store16(o + i, v);
   }
   if (i < n) {
     const __mmask16 k = TailMask(n - i);
-    const __m512i v1 = a_step ? s1(Load16(a + i, k)) : c1;
-    const __m512i v2 = b_step ? s2(Load16(b + i, k)) : c2;
-    Store16(o + i, out(v1, v2), k);
+    const __m512i v1 = a_step ? in1(Load16(a + i, k)) : c1;
+    const __m512i v2 = b_step ? in2(Load16(b + i, k)) : c2;
+    Store16(o + i, f(v1, v2), k);
   }
+}
+
+// Each of `rows` rows of `channels` values: o = f(full's values widened to int32, vec's), 16
+// channels at a time (the tail masked).
+template <typename T, typename F>
+void ChannelLanes512(const T* full, const int32_t* vec, T* o, int64_t rows, int channels, const F& f) {
+  const int c16 = channels / 16 * 16;
+  const __mmask16 k = TailMask(channels - c16);
+  for (int64_t r = 0; r < rows; ++r, full += channels, o += channels) {
+    int c = 0;
+    for (; c < c16; c += 16) Store16(o + c, f(Load16(full + c), _mm512_loadu_si512(vec + c)));
+    if (k) Store16(o + c, f(Load16(full + c, k), _mm512_maskz_loadu_epi32(k, vec + c)), k);
+  }
+}
+
+template <typename T, bool kFold>
+void Run512(const T* a, int a_step, const T* b, int b_step, T* o, int64_t n, const QuantBinaryParams& p) {
+  const InputScaleOf<T> s1(p.in1_offset, p.in1_mult, p.in1_shift), s2(p.in2_offset, p.in2_mult, p.in2_shift);
+  // A broadcast input: its one scaled value, splatted.
+  const __m512i c1 = _mm512_set1_epi32(a_step ? 0 : AddSubScaledInput(a[0], p.in1_offset, p.left_shift, p.in1_mult, p.in1_shift));
+  const __m512i c2 = _mm512_set1_epi32(b_step ? 0 : AddSubScaledInput(b[0], p.in2_offset, p.left_shift, p.in2_mult, p.in2_shift));
+  RunLanes512(a, a_step, b, b_step, o, n, s1, s2, c1, c2, OutputStage<kFold>(p));
 }
 
 template <typename T, bool kFold>
@@ -200,65 +221,40 @@ void ChannelRows512(const T* full, bool full_is_first, const int32_t* vec, T* o,
   const InputScaleOf<T> sf = full_is_first ? InputScaleOf<T>(p.in1_offset, p.in1_mult, p.in1_shift)
                                             : InputScaleOf<T>(p.in2_offset, p.in2_mult, p.in2_shift);
   const OutputStage<kFold> out(p);
-  const int c16 = channels / 16 * 16;
-  const __mmask16 k = TailMask(channels - c16);
-  for (int64_t r = 0; r < rows; ++r, full += channels, o += channels) {
-    int c = 0;
-    for (; c < c16; c += 16) {
-      const __m512i vf = sf(Load16(full + c));
-      const __m512i vv = _mm512_loadu_si512(vec + c);
-      Store16(o + c, full_is_first ? out(vf, vv) : out(vv, vf));
-    }
-    if (k) {
-      const __m512i vf = sf(Load16(full + c, k));
-      const __m512i vv = _mm512_maskz_loadu_epi32(k, vec + c);
-      Store16(o + c, full_is_first ? out(vf, vv) : out(vv, vf), k);
-    }
-  }
+  ChannelLanes512(full, vec, o, rows, channels, [&](__m512i x, __m512i vv) {
+    const __m512i vf = sf(x);
+    return full_is_first ? out(vf, vv) : out(vv, vf);
+  });
 }
 
 // MUL: raw = (x1 + offset1) * (x2 + offset2), |raw| <= 2^30, through OutputStage (an add of 0).
+template <bool kFold>
+struct MulStage {
+  OutputStage<kFold> out;
+  explicit MulStage(const QuantBinaryParams& p) : out(p) {}
+  __m512i operator()(__m512i v1, __m512i v2) const { return out(_mm512_mullo_epi32(v1, v2), _mm512_setzero_si512()); }
+};
+
+// x + offset, for MUL's inputs.
+struct AddOffset {
+  __m512i off;
+  explicit AddOffset(int32_t offset) : off(_mm512_set1_epi32(offset)) {}
+  __m512i operator()(__m512i x) const { return _mm512_add_epi32(x, off); }
+};
+
 template <typename T, bool kFold>
 void MulRun512Impl(const T* a, int a_step, const T* b, int b_step, T* o, int64_t n, const QuantBinaryParams& p) {
-  const OutputStage<kFold> out(p);
-  const __m512i zero = _mm512_setzero_si512();
-  const __m512i off1 = _mm512_set1_epi32(p.in1_offset), off2 = _mm512_set1_epi32(p.in2_offset);
   const __m512i c1 = _mm512_set1_epi32(a_step ? 0 : p.in1_offset + a[0]);
   const __m512i c2 = _mm512_set1_epi32(b_step ? 0 : p.in2_offset + b[0]);
-  auto step = [&](__m512i x1, __m512i x2) { return out(_mm512_mullo_epi32(x1, x2), zero); };
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m512i v1 = a_step ? _mm512_add_epi32(Load16(a + i), off1) : c1;
-    const __m512i v2 = b_step ? _mm512_add_epi32(Load16(b + i), off2) : c2;
-    Store16(o + i, step(v1, v2));
-  }
-  if (i < n) {
-    const __mmask16 k = TailMask(n - i);
-    const __m512i v1 = a_step ? _mm512_add_epi32(Load16(a + i, k), off1) : c1;
-    const __m512i v2 = b_step ? _mm512_add_epi32(Load16(b + i, k), off2) : c2;
-    Store16(o + i, step(v1, v2), k);
-  }
+  RunLanes512(a, a_step, b, b_step, o, n, AddOffset(p.in1_offset), AddOffset(p.in2_offset), c1, c2, MulStage<kFold>(p));
 }
 
 template <typename T, bool kFold>
 void MulChannelRows512Impl(const T* full, bool full_is_first, const int32_t* vec, T* o, int64_t rows, int channels,
                            const QuantBinaryParams& p) {
-  const OutputStage<kFold> out(p);
-  const __m512i zero = _mm512_setzero_si512();
-  const __m512i off = _mm512_set1_epi32(full_is_first ? p.in1_offset : p.in2_offset);
-  const int c16 = channels / 16 * 16;
-  const __mmask16 k = TailMask(channels - c16);
-  for (int64_t r = 0; r < rows; ++r, full += channels, o += channels) {
-    int c = 0;
-    for (; c < c16; c += 16) {
-      const __m512i vf = _mm512_add_epi32(Load16(full + c), off);
-      Store16(o + c, out(_mm512_mullo_epi32(vf, _mm512_loadu_si512(vec + c)), zero));
-    }
-    if (k) {
-      const __m512i vf = _mm512_add_epi32(Load16(full + c, k), off);
-      Store16(o + c, out(_mm512_mullo_epi32(vf, _mm512_maskz_loadu_epi32(k, vec + c)), zero), k);
-    }
-  }
+  const AddOffset in(full_is_first ? p.in1_offset : p.in2_offset);
+  const MulStage<kFold> mul(p);
+  ChannelLanes512(full, vec, o, rows, channels, [&](__m512i x, __m512i vv) { return mul(in(x), vv); });
 }
 
 }  // namespace
