@@ -37,10 +37,6 @@ void Block(float init, const float* x, float* y, int64_t rows, int64_t c, __mmas
   }
 }
 
-}  // namespace
-
-namespace {
-
 template <ReduceCombine kOp>
 void Middle(float init, const float* x, float* y, int64_t outer, int64_t rows, int64_t c, float divisor) {
   for (int64_t o = 0; o < outer; ++o, x += rows * c, y += c) {
