@@ -23,13 +23,6 @@
 namespace edgeopt {
 namespace {
 
-QuantParams Act(float scale, int64_t zp) {
-  QuantParams q;
-  q.scale = {scale};
-  q.zero_point = {zp};
-  return q;
-}
-
 QuantParams PerChannel(int channels, int dim, std::mt19937_64& rng) {
   std::uniform_real_distribution<float> u(0.002f, 0.02f);
   QuantParams q;
@@ -57,11 +50,11 @@ Graph OneOp(Kind kind, int h, int w, int in_c, int out_c, int kh, int kw, int st
   const float in_scale = 0.02f, out_scale = full_range ? 6.0f / 255 : 0.05f;
   const int64_t out_zp = full_range ? -128 : 5;
   if (kind == Kind::kFc) {
-    const auto x = b.Input("x", DType::kInt8, {h, in_c}, Act(in_scale, -3));
-    const auto wt = b.ConstRandom("w", DType::kInt8, {out_c, in_c}, -127, 127, Act(0.01f, 0));
-    QuantParams bq = Act(in_scale * 0.01f, 0);
+    const auto x = b.Input("x", DType::kInt8, {h, in_c}, Quant(in_scale, -3));
+    const auto wt = b.ConstRandom("w", DType::kInt8, {out_c, in_c}, -127, 127, Quant(0.01f, 0));
+    QuantParams bq = Quant(in_scale * 0.01f, 0);
     const auto bias = b.ConstRandom("bias", DType::kInt32, {out_c}, -2000, 2000, bq);
-    const auto y = b.Tensor("y", DType::kInt8, {h, out_c}, Act(out_scale, out_zp));
+    const auto y = b.Tensor("y", DType::kInt8, {h, out_c}, Quant(out_scale, out_zp));
     tflite::FullyConnectedOptionsT o;
     o.fused_activation_function = tflite::ActivationFunctionType_RELU6;
     b.Op(tflite::BuiltinOperator_FULLY_CONNECTED, {x, wt, bias}, {y}, o);
@@ -69,7 +62,7 @@ Graph OneOp(Kind kind, int h, int w, int in_c, int out_c, int kh, int kw, int st
     *macs = double(h) * in_c * out_c;
     return b.Finish();
   }
-  const auto x = b.Input("x", DType::kInt8, {1, h, w, in_c}, Act(in_scale, -3));
+  const auto x = b.Input("x", DType::kInt8, {1, h, w, in_c}, Quant(in_scale, -3));
   const int oc = kind == Kind::kDepthwise ? in_c : out_c;
   QuantParams wq = PerChannel(oc, kind == Kind::kDepthwise ? 3 : 0, rng);
   const std::vector<int32_t> wshape =
@@ -81,7 +74,7 @@ Graph OneOp(Kind kind, int h, int w, int in_c, int out_c, int kh, int kw, int st
     bq.zero_point.push_back(0);
   }
   const auto bias = b.ConstRandom("bias", DType::kInt32, {oc}, -2000, 2000, bq);
-  const auto y = b.Tensor("y", DType::kInt8, {1, oh, ow, oc}, Act(out_scale, out_zp));
+  const auto y = b.Tensor("y", DType::kInt8, {1, oh, ow, oc}, Quant(out_scale, out_zp));
   if (kind == Kind::kDepthwise) {
     tflite::DepthwiseConv2DOptionsT o;
     o.padding = tflite::Padding_SAME;

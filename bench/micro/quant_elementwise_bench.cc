@@ -22,13 +22,6 @@ double NowUs() {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-QuantParams Q(float scale, int64_t zp) {
-  QuantParams q;
-  q.scale = {scale};
-  q.zero_point = {zp};
-  return q;
-}
-
 struct BenchCase {
   const char* name;
   Graph graph;
@@ -39,37 +32,37 @@ BenchCase MakeCase(int index) {
   const DType i8 = DType::kInt8, u8 = DType::kUInt8;
   switch (index) {
     case 0: case 1: {  // ADD int8 same shape / per-channel vector (MobileNetV2 residual, bias-like add)
-      const auto x = b.Input("x", i8, {1, 56, 56, 24}, Q(0.31f, -3));
-      const auto y = index == 0 ? b.Input("y", i8, {1, 56, 56, 24}, Q(0.27f, 5)) : b.Input("y", i8, {24}, Q(0.27f, 5));
-      const auto z = b.Tensor("z", i8, {1, 56, 56, 24}, Q(0.4f, -1));
+      const auto x = b.Input("x", i8, {1, 56, 56, 24}, Quant(0.31f, -3));
+      const auto y = index == 0 ? b.Input("y", i8, {1, 56, 56, 24}, Quant(0.27f, 5)) : b.Input("y", i8, {24}, Quant(0.27f, 5));
+      const auto z = b.Tensor("z", i8, {1, 56, 56, 24}, Quant(0.4f, -1));
       b.Op(tflite::BuiltinOperator_ADD, {x, y}, {z}, tflite::AddOptionsT());
       b.Output(z);
       return {index == 0 ? "ADD int8 [1,56,56,24]+[1,56,56,24]" : "ADD int8 [1,56,56,24]+[24]", b.Finish()};
     }
     case 2: {
-      const auto x = b.Input("x", u8, {1, 56, 56, 24}, Q(0.31f, 120));
-      const auto y = b.Input("y", u8, {1, 56, 56, 24}, Q(0.02f, 130));
-      const auto z = b.Tensor("z", u8, {1, 56, 56, 24}, Q(0.4f, 128));
+      const auto x = b.Input("x", u8, {1, 56, 56, 24}, Quant(0.31f, 120));
+      const auto y = b.Input("y", u8, {1, 56, 56, 24}, Quant(0.02f, 130));
+      const auto z = b.Tensor("z", u8, {1, 56, 56, 24}, Quant(0.4f, 128));
       b.Op(tflite::BuiltinOperator_MUL, {x, y}, {z}, tflite::MulOptionsT());
       b.Output(z);
       return {"MUL uint8 [1,56,56,24]", b.Finish()};
     }
     case 3: {
-      const auto x = b.Input("x", u8, {1, 224, 224, 3}, Q(0.0078125f, 128));
-      const auto z = b.Tensor("z", i8, {1, 224, 224, 3}, Q(0.0078125f, 0));
+      const auto x = b.Input("x", u8, {1, 224, 224, 3}, Quant(0.0078125f, 128));
+      const auto z = b.Tensor("z", i8, {1, 224, 224, 3}, Quant(0.0078125f, 0));
       b.Op(tflite::BuiltinOperator_QUANTIZE, {x}, {z});
       b.Output(z);
       return {"QUANTIZE uint8->int8 sign flip [1,224,224,3]", b.Finish()};
     }
     case 4: {
       const auto x = b.Input("x", DType::kFloat32, {1, 224, 224, 3});
-      const auto z = b.Tensor("z", i8, {1, 224, 224, 3}, Q(0.0078125f, -1));
+      const auto z = b.Tensor("z", i8, {1, 224, 224, 3}, Quant(0.0078125f, -1));
       b.Op(tflite::BuiltinOperator_QUANTIZE, {x}, {z});
       b.Output(z);
       return {"QUANTIZE float32->int8 [1,224,224,3]", b.Finish()};
     }
     case 5: {
-      const auto x = b.Input("x", i8, {1, 224, 224, 3}, Q(0.0078125f, -1));
+      const auto x = b.Input("x", i8, {1, 224, 224, 3}, Quant(0.0078125f, -1));
       const auto z = b.Tensor("z", DType::kFloat32, {1, 224, 224, 3});
       b.Op(tflite::BuiltinOperator_DEQUANTIZE, {x}, {z});
       b.Output(z);
@@ -79,8 +72,8 @@ BenchCase MakeCase(int index) {
       const bool avg = index == 6;
       const std::vector<int32_t> in = avg ? std::vector<int32_t>{1, 7, 7, 1280} : std::vector<int32_t>{1, 56, 56, 64};
       const std::vector<int32_t> out = avg ? std::vector<int32_t>{1, 1, 1, 1280} : std::vector<int32_t>{1, 28, 28, 64};
-      const auto x = b.Input("x", u8, in, Q(0.02f, 3));
-      const auto z = b.Tensor("z", u8, out, Q(0.02f, 3));
+      const auto x = b.Input("x", u8, in, Quant(0.02f, 3));
+      const auto z = b.Tensor("z", u8, out, Quant(0.02f, 3));
       tflite::Pool2DOptionsT o;
       o.padding = avg ? tflite::Padding_VALID : tflite::Padding_SAME;
       o.filter_height = o.filter_width = avg ? 7 : 3;
@@ -90,9 +83,9 @@ BenchCase MakeCase(int index) {
       return {avg ? "AVERAGE_POOL_2D uint8 7x7 [1,7,7,1280]" : "MAX_POOL_2D uint8 3x3/2 [1,56,56,64]", b.Finish()};
     }
     case 8: {
-      const auto x = b.Input("x", i8, {1, 7, 7, 1280}, Q(0.02f, -5));
+      const auto x = b.Input("x", i8, {1, 7, 7, 1280}, Quant(0.02f, -5));
       const auto axes = b.Const<int32_t>("axes", DType::kInt32, {2}, {1, 2});
-      const auto z = b.Tensor("z", i8, {1, 1280}, Q(0.01f, 3));
+      const auto z = b.Tensor("z", i8, {1, 1280}, Quant(0.01f, 3));
       b.Op(tflite::BuiltinOperator_MEAN, {x, axes}, {z}, tflite::ReducerOptionsT());
       b.Output(z);
       return {"MEAN int8 axes {1,2} [1,7,7,1280]", b.Finish()};

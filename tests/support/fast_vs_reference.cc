@@ -157,22 +157,22 @@ void ExpectFloatRoundsMatchReference(const Graph& g, std::mt19937& rng, int thre
                                      const std::string& what) {
   FastAndReference it = MakeFastAndReference(g, threads);
   ASSERT_TRUE(it.fast && it.ref) << what;
-  const auto* fast = &it.fast;
-  const auto* ref = &it.ref;
-  EXPECT_EQ((*fast)->ops()[0].variant, want_variant) << what;
-  const int64_t n = (*fast)->input(0)->num_elements();
+  rt::Interpreter& fast = *it.fast;
+  rt::Interpreter& ref = *it.ref;
+  EXPECT_EQ(fast.ops()[0].variant, want_variant) << what;
+  const int64_t n = fast.input(0)->num_elements();
   for (int round = 0; round < 3; ++round) {
     std::vector<float> x(static_cast<size_t>(n), 0.0f);
     if (round != 1) {
       std::uniform_real_distribution<float> d(round == 2 ? 0.1f : -3.0f, 2.0f);
       for (float& v : x) v = d(rng);
     }
-    std::memcpy((*fast)->input(0)->data, x.data(), x.size() * sizeof(float));
-    std::memcpy((*ref)->input(0)->data, x.data(), x.size() * sizeof(float));
-    ASSERT_TRUE((*fast)->Invoke().ok());
-    ASSERT_TRUE((*ref)->Invoke().ok());
-    const rt::RtTensor* got = (*fast)->output(0);
-    const rt::RtTensor* want = (*ref)->output(0);
+    std::memcpy(fast.input(0)->data, x.data(), x.size() * sizeof(float));
+    std::memcpy(ref.input(0)->data, x.data(), x.size() * sizeof(float));
+    ASSERT_TRUE(fast.Invoke().ok());
+    ASSERT_TRUE(ref.Invoke().ok());
+    const rt::RtTensor* got = fast.output(0);
+    const rt::RtTensor* want = ref.output(0);
     ASSERT_EQ(got->shape, want->shape);
     int bad = 0;
     for (int64_t i = 0; i < want->num_elements(); ++i)

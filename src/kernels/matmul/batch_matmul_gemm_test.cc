@@ -77,20 +77,20 @@ TEST(BatchMatMulGemm, MatchesReference) {
         o.adj_y = adj_y;
         testing::FastAndReference it = BmmInterpreters(b, x, yv, out, o, 1 + n_case++ % 2);
         ASSERT_TRUE(it.fast && it.ref);
-        auto* fast = &it.fast;
-        auto* ref = &it.ref;
-        EXPECT_EQ((*fast)->ops()[0].variant.rfind("batch_matmul/f32/gemm_", 0), 0u) << (*fast)->ops()[0].variant;
+        rt::Interpreter& fast = *it.fast;
+        rt::Interpreter& ref = *it.ref;
+        EXPECT_EQ(fast.ops()[0].variant.rfind("batch_matmul/f32/gemm_", 0), 0u) << fast.ops()[0].variant;
         for (int round = 0; round < 2; ++round) {
           for (int i = 0; i < (rhs_input ? 2 : 1); ++i) {
-            std::vector<float> in((*fast)->input(i)->num_elements());
+            std::vector<float> in(fast.input(i)->num_elements());
             for (float& v : in) v = val(rng);
-            std::memcpy((*fast)->input(i)->data, in.data(), in.size() * sizeof(float));
-            std::memcpy((*ref)->input(i)->data, in.data(), in.size() * sizeof(float));
+            std::memcpy(fast.input(i)->data, in.data(), in.size() * sizeof(float));
+            std::memcpy(ref.input(i)->data, in.data(), in.size() * sizeof(float));
           }
-          ASSERT_TRUE((*fast)->Invoke().ok());
-          ASSERT_TRUE((*ref)->Invoke().ok());
-          const rt::RtTensor* got = (*fast)->output(0);
-          const rt::RtTensor* want = (*ref)->output(0);
+          ASSERT_TRUE(fast.Invoke().ok());
+          ASSERT_TRUE(ref.Invoke().ok());
+          const rt::RtTensor* got = fast.output(0);
+          const rt::RtTensor* want = ref.output(0);
           ASSERT_EQ(got->shape, want->shape);
           const float tol = 1e-5f * k + 1e-6f;  // sums of k products of values in [-1, 1]
           int bad = 0;
@@ -101,13 +101,6 @@ TEST(BatchMatMulGemm, MatchesReference) {
                             << ": got " << got->data_as<float>()[e] << " want " << want->data_as<float>()[e];
         }
       }
-}
-
-QuantParams PerTensor(float scale, int64_t zp) {
-  QuantParams q;
-  q.scale = {scale};
-  q.zero_point = {zp};
-  return q;
 }
 
 // int8 BATCH_MATMUL on the VNNI GEMM against the reference loops, byte for byte: batch
@@ -140,33 +133,33 @@ TEST(BatchMatMulGemm, Int8VnniMatchesReference) {
         std::vector<int8_t> rv(rn);
         for (int8_t& v : rv) v = static_cast<int8_t>(byte(rng));
         GraphBuilder b;
-        auto x = b.Input("x", DType::kInt8, ls, PerTensor(0.02f, zp[0]));
-        auto yv = rhs_input ? b.Input("y", DType::kInt8, rs, PerTensor(0.03f, zp[1]))
-                            : b.Const<int8_t>("y", DType::kInt8, rs, rv, PerTensor(0.03f, zp[1]));
-        auto out = b.Tensor("out", DType::kInt8, os, PerTensor(0.01f * static_cast<float>(1 + k / 8), zp[2]));
+        auto x = b.Input("x", DType::kInt8, ls, Quant(0.02f, zp[0]));
+        auto yv = rhs_input ? b.Input("y", DType::kInt8, rs, Quant(0.03f, zp[1]))
+                            : b.Const<int8_t>("y", DType::kInt8, rs, rv, Quant(0.03f, zp[1]));
+        auto out = b.Tensor("out", DType::kInt8, os, Quant(0.01f * static_cast<float>(1 + k / 8), zp[2]));
         tflite::BatchMatMulOptionsT o;
         o.adj_x = adj_x;
         o.adj_y = adj_y;
         testing::FastAndReference it = BmmInterpreters(b, x, yv, out, o, 1 + n_case++ % 2);
         ASSERT_TRUE(it.fast && it.ref);
-        auto* fast = &it.fast;
-        auto* ref = &it.ref;
-        EXPECT_EQ((*fast)->ops()[0].variant, "batch_matmul/int8/avx512vnni");
+        rt::Interpreter& fast = *it.fast;
+        rt::Interpreter& ref = *it.ref;
+        EXPECT_EQ(fast.ops()[0].variant, "batch_matmul/int8/avx512vnni");
         const std::string what = "int8 bmm " + rt::ShapeToString(rt::Shape(ls.begin(), ls.end())) + " x " +
                                  rt::ShapeToString(rt::Shape(rs.begin(), rs.end())) + (adj_x ? " adj_x" : "") +
                                  (adj_y ? " adj_y" : "") + (rhs_input ? " rhs input" : "");
         for (int round = 0; round < 2; ++round) {
           for (int i = 0; i < (rhs_input ? 2 : 1); ++i) {
-            rt::RtTensor* t = (*fast)->input(i);
+            rt::RtTensor* t = fast.input(i);
             std::vector<int8_t> in(static_cast<size_t>(t->num_elements()));
             for (int8_t& v : in) v = static_cast<int8_t>(byte(rng));
             std::memcpy(t->data, in.data(), in.size());
-            std::memcpy((*ref)->input(i)->data, in.data(), in.size());
+            std::memcpy(ref.input(i)->data, in.data(), in.size());
           }
-          ASSERT_TRUE((*fast)->Invoke().ok());
-          ASSERT_TRUE((*ref)->Invoke().ok());
-          const rt::RtTensor* got = (*fast)->output(0);
-          const rt::RtTensor* want = (*ref)->output(0);
+          ASSERT_TRUE(fast.Invoke().ok());
+          ASSERT_TRUE(ref.Invoke().ok());
+          const rt::RtTensor* got = fast.output(0);
+          const rt::RtTensor* want = ref.output(0);
           ASSERT_EQ(got->num_elements(), want->num_elements());
           EXPECT_EQ(std::memcmp(got->data, want->data, static_cast<size_t>(got->num_elements())), 0) << what;
         }
@@ -208,7 +201,7 @@ TEST(BatchMatMulGemm, HybridVnniMatchesReference) {
         for (int u = 0; u < n; ++u) wq.scale.push_back(scale(rng)), wq.zero_point.push_back(0);
         wq.quantized_dimension = units_axis;
       } else {
-        wq = PerTensor(scale(rng), 0);
+        wq = Quant(scale(rng), 0);
       }
       GraphBuilder b;
       auto x = b.Input("x", DType::kFloat32, sh.lhs);

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "graph/builder.h"
+#include "kernels/common/quant_utils.h"
 #include "runtime/cpu.h"
 #include "support/fast_vs_reference.h"
 #include "support/nn_test_util.h"
@@ -26,13 +27,6 @@ std::string Tn(DType t) { return std::string(DTypeName(t)); }
 template <typename T>
 T Pick(std::mt19937_64& rng, std::initializer_list<T> v) {
   return *(v.begin() + std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng));
-}
-
-QuantParams Quant(float scale, int64_t zp) {
-  QuantParams q;
-  q.scale = {scale};
-  q.zero_point = {zp};
-  return q;
 }
 
 int64_t RandomZp(std::mt19937_64& rng, DType t) {
@@ -121,8 +115,7 @@ TEST(QuantizeFast, FloatToIntAvx512MatchesReference) {
   int k = 0;
   for (int i = 0; i < 180; ++i) {
     const DType type = i % 3 == 0 ? DType::kInt16 : i % 3 == 1 ? DType::kInt8 : DType::kUInt8;
-    const int32_t qmin = type == DType::kInt16 ? -32768 : type == DType::kInt8 ? -128 : 0;
-    const int32_t qmax = type == DType::kInt16 ? 32767 : type == DType::kInt8 ? 127 : 255;
+    const int32_t qmin = kernels::QMinOf(type), qmax = kernels::QMaxOf(type);
     const int odd = Pick(rng, {1, 3, 5, 7, 101, 255});
     const int e = std::uniform_int_distribution<int>(-20, 60)(rng);
     float scale = std::ldexp(static_cast<float>(odd), -e);
