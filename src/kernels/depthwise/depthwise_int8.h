@@ -55,6 +55,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kernels/common/fast_kernel.h"
@@ -173,7 +174,9 @@ struct Plan {
   // is that folded bias (not doubled: the rows double the sums in the doubled forms).
   bool quads = false;
   int32_t quad_zp = 0;                // unsigned input zero point: zp (+ 128 for int8); padding value
-  std::vector<int8_t> quad_weights;   // [3 filter rows][c16][4]: taps 0, 1, 2 and a zero
+  // [k_h filter rows][groups][c16][4]: per filter row the taps in groups of 4 (groups = ceil(k_w / 4),
+  // 1 in the 3x3 loop: taps 0, 1, 2 and a zero), zeros past the filter's width.
+  std::vector<int8_t> quad_weights;
   // uint8 weights whose w - zw leaves int8 (zero points far from 128): per tap w - zw = a + r with
   // a = clamp(w - zw, -128, 127) in quad_weights and the rest r (|r| <= 127; only w - zw = 255,
   // i.e. w = 255 with zw = 0, has no such split: no quads then) in quad_rest, same layout. The
@@ -181,6 +184,16 @@ struct Plan {
   // on the same quad-row entry (6 per pixel); the others keep 3. Empty when no group needs it.
   std::vector<int8_t> quad_rest;
   std::vector<uint8_t> quad_split;  // per 16-channel group
+  // The K x K quad loop (depthwise_int8_avx512.cc, RunKnAvx512; variants .../avx512/5x5s1/dp4 ...):
+  // 5x5 and 7x7 filters (widths 5 to 8), horizontal dilation 1, stride_w 1 or 2, on AVX-512 VNNI,
+  // where the quad weights fit int8 without a rest. One 16-channel block at a time, each input row
+  // becomes a quad row (a ring of the filter's rows per thread): entry j holds, per channel (dword),
+  // the unsigned bytes of input columns j * stride_w - pad_w + 0..3, so a filter row of output
+  // pixel ox costs kn_groups vpdpbusd, on entries ox + (4 / stride_w) * group. Up to 8 pixels per
+  // step, the requantization of the 3x3 quad rows (Requant16 forms, folded bias).
+  bool quads_kn = false;
+  int kn_groups = 0;
+  std::string kn_name;  // its variant, e.g. "avx512/5x5s1/dp4"
   int32_t act_min = 0, act_max = 0;
   OutKind kind = OutKind::kInt8;
   // Hybrid: out = float(acc) * (weight_scale[c] * batch_scale[b]) + bias[c].

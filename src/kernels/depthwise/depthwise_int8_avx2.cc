@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
 #include "kernels/common/quant_utils.h"
@@ -603,6 +604,7 @@ K3Layout K3LayoutOf(const Plan& p) {
 }
 
 size_t PerThreadBytes(const Plan& p) {
+  if (p.quads_kn) return KnScratchBytes(p);
   size_t bytes = RingBytes(p) + static_cast<size_t>(p.c16) * 2 * sizeof(float) + 64;
   if (K3Step(p)) {
     const K3Layout l = K3LayoutOf(p);
@@ -790,19 +792,19 @@ void FoldZeroPointAndDouble(Plan* p, int32_t input_zero_point) {
 // x * a + x * r = x * w per tap, and no partial sum nears 2^31 (|folded bias| < 2^29, each
 // vpdpbusd adds at most 3 * 255 * 128 < 2^17, 6 of them per pixel).
 bool PlanQuads(Plan* p, int32_t input_zero_point, std::vector<int32_t>* quad_bias) {
-  const int c16 = p->c16;
+  const int c16 = p->c16, k_h = p->g.k_h, k_w = p->g.k_w, groups = (k_w + 3) / 4;
   const int32_t zp = input_zero_point + (p->kind == OutKind::kInt8 ? 128 : 0);
-  std::vector<int8_t> quad(static_cast<size_t>(3) * c16 * 4, 0), rest(quad.size(), 0);
+  std::vector<int8_t> quad(static_cast<size_t>(k_h) * groups * c16 * 4, 0), rest(quad.size(), 0);
   std::vector<uint8_t> split(static_cast<size_t>(c16) / 16, 0);
   quad_bias->assign(c16, 0);
   for (int d = 0; d < c16; ++d) {
     int64_t sum = 0;
-    for (int ky = 0; ky < 3; ++ky)
-      for (int kx = 0; kx < 3; ++kx) {
+    for (int ky = 0; ky < k_h; ++ky)
+      for (int kx = 0; kx < k_w; ++kx) {
         const int16_t w = p->weights[((static_cast<size_t>(ky) * p->pairs_w + kx / 2) * c16 + d) * 2 + kx % 2];
         const int a = std::clamp<int>(w, -128, 127), r = w - a;
         if (r > 127) return false;  // w = 255: no two int8 values add up to it
-        const size_t at = (static_cast<size_t>(ky) * c16 + d) * 4 + kx;
+        const size_t at = ((static_cast<size_t>(ky) * groups + kx / 4) * c16 + d) * 4 + kx % 4;
         quad[at] = static_cast<int8_t>(a);
         rest[at] = static_cast<int8_t>(r);
         if (r != 0) split[d / 16] = 1;
@@ -828,9 +830,36 @@ bool Avx512RowsPay(int channels) {
   return 4 * (c16 - channels) <= c16;
 }
 
+namespace {
+// Filters the K x K quad loop takes (Plan::quads_kn), before its weights are looked at.
+bool KnShapeFits(const Plan& p) {
+  const Geom& g = p.g;
+  return (p.kind == OutKind::kInt8 || p.kind == OutKind::kUInt8) && p.natural && p.avx512 &&
+         (g.k_h == 5 || g.k_h == 7) && g.k_w >= 5 && g.k_w <= 8 && g.dil_w == 1 &&
+         (g.stride_w == 1 || g.stride_w == 2) && Avx512RowsPay(g.channels);
+}
+}  // namespace
+
 void FinishPlan(Plan* p, int32_t input_zero_point) {
   if (!K3Step(*p)) {
-    p->avx512 = false;
+    if (p->quads_kn) return;  // finished already
+    std::vector<int32_t> quad_bias;
+    p->quads_kn = KnShapeFits(*p) && PlanQuads(p, input_zero_point, &quad_bias) && p->quad_rest.empty();
+    if (!p->quads_kn) {
+      // The generic loop: pair rows, no quads.
+      p->avx512 = false;
+      p->quad_weights.clear();
+      p->quad_rest.clear();
+      p->quad_split.clear();
+      return;
+    }
+    p->kn_groups = (p->g.k_w + 3) / 4;
+    p->kn_name = "avx512/" + std::to_string(p->g.k_h) + "x" + std::to_string(p->g.k_w) + "s" +
+                 std::to_string(p->g.stride_w) + "/dp4";
+    FoldZeroPointAndDouble(p, input_zero_point);
+    BuildRequant16(p);
+    for (size_t d = 0; d < quad_bias.size(); ++d) p->requant16[d / 16].bias[d % 16] = quad_bias[d];
+    FoldOutputZeroPoint16(p);
     return;
   }
   if (!Avx512RowsPay(p->g.channels)) p->avx512 = false;
@@ -849,6 +878,7 @@ void FinishPlan(Plan* p, int32_t input_zero_point) {
 }
 
 const char* LoopName(const Plan& p) {
+  if (p.quads_kn) return p.kn_name.c_str();
   switch (K3Step(p)) {
     case 2: {
       static const char* const kAvx2[kK3NarrowMax + 1] = {
@@ -879,6 +909,7 @@ const char* LoopName(const Plan& p) {
 size_t ScratchBytes(const Plan& p, int threads) { return PerThreadBytes(p) * static_cast<size_t>(std::max(threads, 1)); }
 
 void Run(rt::ThreadPool& pool, const Plan& plan, const Args& args, bool uint8_input, bool int16_input) {
+  if (plan.quads_kn) return RunKnAvx512(pool, plan, args);
   if (int16_input) return RunTyped<int16_t>(pool, plan, args);
   if (uint8_input) return RunTyped<uint8_t>(pool, plan, args);
   RunTyped<int8_t>(pool, plan, args);

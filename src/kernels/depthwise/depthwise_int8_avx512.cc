@@ -65,6 +65,21 @@ struct OutStage {
   __mmask16 mask;  // channels written (all 16 but in the last group)
   bool full;
   size_t stride;   // bytes between output pixels
+
+  explicit OutStage(const Plan& p)
+      : zp16(_mm512_set1_epi16(static_cast<int16_t>(p.requant[0].zp[0]))),
+        lo(_mm512_set1_epi8(static_cast<char>(p.act_min))),
+        hi(_mm512_set1_epi8(static_cast<char>(p.act_max))),
+        order(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15)),
+        mask(0xFFFF),
+        full(true),
+        stride(static_cast<size_t>(p.g.channels)) {}
+  // The 16-channel group starting at channel cg.
+  void Group(int cg) {
+    const int valid = std::min<int>(16, static_cast<int>(stride) - cg);
+    full = valid == 16;
+    mask = static_cast<__mmask16>((1u << valid) - 1);
+  }
 };
 
 // Stores kNP (1..4) pixels x 16 channels from the requantized lanes r0..r3: packed to int16 with
@@ -131,18 +146,11 @@ template <int kW, typename Group, typename Step>
 __attribute__((always_inline)) inline void RowsK3Loop(const K3Batch& bt, const Group& group, const Step& step) {
   const Plan& p = *bt.p;
   const int C = p.g.channels;
-  OutStage o;
-  o.zp16 = _mm512_set1_epi16(static_cast<int16_t>(p.requant[0].zp[0]));
-  o.lo = _mm512_set1_epi8(static_cast<char>(p.act_min));
-  o.hi = _mm512_set1_epi8(static_cast<char>(p.act_max));
-  o.order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  o.stride = static_cast<size_t>(C);
+  OutStage o(p);
   for (int cg = bt.cb; cg < std::min(C, bt.cb_end); cg += 16) {
     const auto state = group(cg);
     const RequantGroup16& g = p.requant16[cg / 16];
-    const int valid = std::min(16, C - cg);
-    o.full = valid == 16;
-    o.mask = static_cast<__mmask16>((1u << valid) - 1);
+    o.Group(cg);
     ForGroupPixels<kW, uint8_t>(bt, cg, o.stride,
                                 [&]<int kNP>(const int16_t* e0, const int16_t* e1, const int16_t* e2, uint8_t* out)
                                     __attribute__((always_inline)) {
@@ -489,6 +497,142 @@ PairRowFn PickPairRowTyped(const Plan& p) {
   return p.raw_input ? PairRowK3<T, true> : PairRowK3<T, false>;
 }
 
+// ---- The K x K quad loop (Plan::quads_kn) ----
+
+// Ring geometry of one 16-channel block: `entries` quad-row entries of 64 bytes per input row
+// (output pixel ox reads entries ox + (4 / stride_w) * group, groups < kn_groups), built from
+// `stage_cols` staged columns of 16 bytes; a ring of ring_rows (a power of two covering the
+// filter's input rows) quad rows, one padding row (every byte the unsigned input zero point) and
+// the staging row.
+struct KnLayout {
+  int entries = 0, stage_cols = 0, ring_rows = 1;
+  size_t row_bytes = 0;
+};
+KnLayout KnLayoutOf(const Plan& p) {
+  KnLayout l;
+  const Geom& g = p.g;
+  l.entries = g.out_w + 4 * (p.kn_groups - 1) / g.stride_w;
+  l.stage_cols = (l.entries - 1) * g.stride_w + 4;
+  const int span = (g.k_h - 1) * g.dil_h + 1;  // <= 64 (PrepareFast)
+  while (l.ring_rows < span) l.ring_rows *= 2;
+  l.row_bytes = static_cast<size_t>(l.entries) * 64;
+  return l;
+}
+
+// The quad row of channels [cb, cb + 16) of one input row (int8 values xor 0x80 = flip, uint8 as
+// they are; columns outside the input: the unsigned zero point): the columns staged 16 bytes
+// each, then each entry is 4 consecutive staged columns with channel c's four bytes put in dword c.
+void BuildKnRow(const Plan& p, const KnLayout& l, const uint8_t* row, int cb, uint8_t flip, uint8_t* stage,
+                uint8_t* dst) {
+  const Geom& g = p.g;
+  const int C = g.channels;
+  const __mmask16 m = C - cb >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (C - cb)) - 1);
+  const __m128i pad = _mm_set1_epi8(static_cast<char>(p.quad_zp));
+  const __m128i fl = _mm_set1_epi8(static_cast<char>(flip));
+  const int x_begin = std::clamp(g.pad_w, 0, l.stage_cols), x_end = std::clamp(g.pad_w + g.in_w, x_begin, l.stage_cols);
+  for (int xx = 0; xx < x_begin; ++xx) _mm_store_si128(reinterpret_cast<__m128i*>(stage + 16 * xx), pad);
+  const uint8_t* src = row + cb + static_cast<ptrdiff_t>(x_begin - g.pad_w) * C;
+  for (int xx = x_begin; xx < x_end; ++xx, src += C)
+    _mm_store_si128(reinterpret_cast<__m128i*>(stage + 16 * xx), _mm_xor_si128(_mm_maskz_loadu_epi8(m, src), fl));
+  for (int xx = x_end; xx < l.stage_cols; ++xx) _mm_store_si128(reinterpret_cast<__m128i*>(stage + 16 * xx), pad);
+  // Byte 4c + t of an entry <- byte 16t + c of the staged columns: vpermd moves dword k of
+  // column t to dword 4k + t (128-bit lane k: channels 4k..4k+3 of the four columns), vpshufb
+  // transposes each lane's 4x4 bytes.
+  const __m512i dwords = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const __m512i bytes = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+  const size_t step = static_cast<size_t>(16) * g.stride_w;
+  for (int j = 0; j < l.entries; ++j) {
+    const __m512i cols = _mm512_permutexvar_epi32(dwords, _mm512_loadu_si512(stage + step * j));
+    _mm512_store_si512(dst + 64 * static_cast<size_t>(j), _mm512_shuffle_epi8(cols, bytes));
+  }
+}
+
+// kNP (1..8) consecutive output pixels of one 16-channel group: filter row ky of pixel i is
+// kG vpdpbusd on entries i + group * (gstep / 64) of quad row rows[ky]; accumulated from the
+// (folded) bias, doubled in the doubled forms, requantized and stored as the 3x3 quad rows do.
+template <int kNP, int kKH, int kG, bool kUnsigned, int kMode>
+__attribute__((always_inline)) inline void KnPixels(const uint8_t* const* rows, size_t at, size_t gstep,
+                                                    const __m512i (&w)[kKH][kG], __m512i bias,
+                                                    const RequantGroup16& g, const OutStage& o, uint8_t* out) {
+  static_assert(kNP >= 1 && kNP <= 8, "8 pixels at most");
+  constexpr bool kDoubled = kMode == kRqFast2 || kMode == kRqFast2Zp || kMode == kRqFast2ZpFloor;
+  __m512i a[8];
+#pragma GCC unroll 8
+  for (int i = 0; i < kNP; ++i) a[i] = bias;
+#pragma GCC unroll 8
+  for (int ky = 0; ky < kKH; ++ky) {
+    const uint8_t* e = rows[ky] + at;
+#pragma GCC unroll 2
+    for (int gg = 0; gg < kG; ++gg)
+#pragma GCC unroll 8
+      for (int i = 0; i < kNP; ++i)
+        a[i] = _mm512_dpbusd_epi32(a[i], _mm512_load_si512(e + gg * gstep + 64 * static_cast<size_t>(i)), w[ky][gg]);
+  }
+  if constexpr (kDoubled) {
+#pragma GCC unroll 8
+    for (int i = 0; i < kNP; ++i) a[i] = _mm512_add_epi32(a[i], a[i]);
+  }
+  Finish4<std::min(kNP, 4), kUnsigned, kMode>(a[0], a[kNP > 1 ? 1 : 0], a[kNP > 2 ? 2 : 0], a[kNP > 3 ? 3 : 0], g, o,
+                                              out);
+  if constexpr (kNP > 4)
+    Finish4<kNP - 4, kUnsigned, kMode>(a[4], a[kNP > 5 ? 5 : 4], a[kNP > 6 ? 6 : 4], a[kNP > 7 ? 7 : 4], g, o,
+                                       out + 4 * o.stride);
+}
+
+// One output row of one 16-channel group cg: rows[ky] are the quad rows of its filter rows, out
+// the output row at channel cg.
+using KnRowFn = void (*)(const Plan& p, const uint8_t* const* rows, int cg, uint8_t* out);
+
+template <int kKH, int kG, bool kUnsigned, int kMode>
+void KnRow(const Plan& p, const uint8_t* const* rows, int cg, uint8_t* out) {
+  const int C = p.g.channels, W = p.g.out_w;
+  const RequantGroup16& g = p.requant16[cg / 16];
+  OutStage o(p);
+  o.Group(cg);
+  __m512i w[kKH][kG];
+  for (int ky = 0; ky < kKH; ++ky)
+    for (int gg = 0; gg < kG; ++gg)
+      w[ky][gg] = _mm512_loadu_si512(p.quad_weights.data() + ((static_cast<size_t>(ky) * kG + gg) * p.c16 + cg) * 4);
+  // With a left shift the bias must be added before shifting: Requant16 adds it.
+  const __m512i bias = kMode == kRqLeft ? _mm512_setzero_si512() : Ld(g.bias);
+  const size_t gstep = static_cast<size_t>(4 / p.g.stride_w) * 64;
+  int ox = 0;
+  for (; ox + 8 <= W; ox += 8)
+    KnPixels<8, kKH, kG, kUnsigned, kMode>(rows, static_cast<size_t>(ox) * 64, gstep, w, bias, g, o,
+                                           out + static_cast<size_t>(ox) * C);
+  const size_t at = static_cast<size_t>(ox) * 64;
+  uint8_t* tail = out + static_cast<size_t>(ox) * C;
+  switch (W - ox) {
+    case 1: return KnPixels<1, kKH, kG, kUnsigned, kMode>(rows, at, gstep, w, bias, g, o, tail);
+    case 2: return KnPixels<2, kKH, kG, kUnsigned, kMode>(rows, at, gstep, w, bias, g, o, tail);
+    case 3: return KnPixels<3, kKH, kG, kUnsigned, kMode>(rows, at, gstep, w, bias, g, o, tail);
+    case 4: return KnPixels<4, kKH, kG, kUnsigned, kMode>(rows, at, gstep, w, bias, g, o, tail);
+    case 5: return KnPixels<5, kKH, kG, kUnsigned, kMode>(rows, at, gstep, w, bias, g, o, tail);
+    case 6: return KnPixels<6, kKH, kG, kUnsigned, kMode>(rows, at, gstep, w, bias, g, o, tail);
+    case 7: return KnPixels<7, kKH, kG, kUnsigned, kMode>(rows, at, gstep, w, bias, g, o, tail);
+    default: return;
+  }
+}
+
+template <int kKH, bool kUnsigned>
+KnRowFn PickKnMode(const Plan& p) {
+  switch (RqModeOf(p)) {
+    case kRqLeft: return KnRow<kKH, 2, kUnsigned, kRqLeft>;
+    case kRqFast:
+      if (p.zp_folded)
+        return p.floor_clamps ? KnRow<kKH, 2, kUnsigned, kRqFast2ZpFloor> : KnRow<kKH, 2, kUnsigned, kRqFast2Zp>;
+      return p.doubled ? KnRow<kKH, 2, kUnsigned, kRqFast2> : KnRow<kKH, 2, kUnsigned, kRqFast>;
+    default: return KnRow<kKH, 2, kUnsigned, kRqPlain>;
+  }
+}
+
+// Plans with quads_kn have k_h 5 or 7 and kn_groups 2 (KnShapeFits in depthwise_int8_avx2.cc).
+KnRowFn PickKnRow(const Plan& p) {
+  const bool u = p.kind == OutKind::kUInt8;
+  if (p.g.k_h == 5) return u ? PickKnMode<5, true>(p) : PickKnMode<5, false>(p);
+  return u ? PickKnMode<7, true>(p) : PickKnMode<7, false>(p);
+}
+
 }  // namespace
 
 PairRowFn PickPairRowAvx512(const Plan& p, bool uint8_input) {
@@ -521,6 +665,69 @@ void Int16StageAvx512(const Plan& p, const int32_t* acc, const int64_t* bias, in
   const __m512i clamped = _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
   const __mmask16 m16 = n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1u);
   _mm256_mask_storeu_epi16(out + cb, m16, _mm512_cvtepi32_epi16(clamped));
+}
+
+size_t KnScratchBytes(const Plan& p) {
+  const KnLayout l = KnLayoutOf(p);
+  const size_t stage = (static_cast<size_t>(l.stage_cols) * 16 + 63) / 64 * 64;
+  return l.row_bytes * static_cast<size_t>(l.ring_rows + 1) + stage;
+}
+
+// Tasks: (band of output rows, 16-channel block), bands first; a single band unless the blocks
+// are too few to give every thread about 4 tasks. Each thread takes a contiguous range of tasks
+// (the top of the image on the first thread), and per task builds each input row's quad row once.
+void RunKnAvx512(rt::ThreadPool& pool, const Plan& p, const Args& args) {
+  const Geom& g = p.g;
+  const KnLayout l = KnLayoutOf(p);
+  const KnRowFn row_fn = PickKnRow(p);
+  const int C = g.channels, blocks = p.c16 / 16;
+  const uint8_t flip = p.kind == OutKind::kInt8 ? 0x80 : 0;
+  const int64_t total_rows = int64_t{g.batches} * g.out_h;
+  const int threads = pool.num_threads();
+  int64_t bands = 1;
+  if (threads > 1 && blocks < 4 * threads) bands = std::min<int64_t>(total_rows, (4 * threads + blocks - 1) / blocks);
+  const int64_t tasks = bands * blocks;
+  const int slots = static_cast<int>(std::min<int64_t>(threads, tasks));
+  const size_t per_thread = KnScratchBytes(p);
+  const uint8_t* in = static_cast<const uint8_t*>(args.input);
+  uint8_t* out = static_cast<uint8_t*>(args.output);
+  const auto work = [&](int slot) {
+    uint8_t* ring = static_cast<uint8_t*>(args.scratch) + per_thread * static_cast<size_t>(slot);
+    uint8_t* pad_row = ring + l.row_bytes * static_cast<size_t>(l.ring_rows);
+    uint8_t* stage = pad_row + l.row_bytes;
+    const __m512i pad = _mm512_set1_epi8(static_cast<char>(p.quad_zp));
+    for (int j = 0; j < l.entries; ++j) _mm512_store_si512(pad_row + 64 * static_cast<size_t>(j), pad);
+    int64_t tags[64];
+    const uint8_t* rows[7];
+    for (int64_t t = tasks * slot / slots; t < tasks * (slot + 1) / slots; ++t) {
+      const int64_t band = t / blocks;
+      const int cb = static_cast<int>(t % blocks) * 16;
+      for (int i = 0; i < l.ring_rows; ++i) tags[i] = -1;
+      for (int64_t row = total_rows * band / bands; row < total_rows * (band + 1) / bands; ++row) {
+        const int b = static_cast<int>(row / g.out_h), oy = static_cast<int>(row % g.out_h);
+        for (int ky = 0; ky < g.k_h; ++ky) {
+          const int iy = oy * g.stride_h - g.pad_h + ky * g.dil_h;
+          if (iy < 0 || iy >= g.in_h) {
+            rows[ky] = pad_row;
+            continue;
+          }
+          const int slot_i = iy & (l.ring_rows - 1);
+          uint8_t* dst = ring + l.row_bytes * static_cast<size_t>(slot_i);
+          const int64_t tag = int64_t{b} * g.in_h + iy;
+          if (tags[slot_i] != tag) {
+            BuildKnRow(p, l, in + static_cast<size_t>(tag) * g.in_w * C, cb, flip, stage, dst);
+            tags[slot_i] = tag;
+          }
+          rows[ky] = dst;
+        }
+        row_fn(p, rows, cb, out + static_cast<size_t>(row) * g.out_w * C + cb);
+      }
+    }
+  };
+  if (slots <= 1) return work(0);
+  pool.ParallelFor(slots, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t s = begin; s < end; ++s) work(static_cast<int>(s));
+  });
 }
 
 }  // namespace edgeopt::kernels::dwq

@@ -133,4 +133,9 @@ void BuildRequant16(Plan* p);
 // where every lane allows it, and sets Plan::floor_clamps (see there).
 void FoldOutputZeroPoint16(Plan* p);
 
+// The K x K quad loop (Plan::quads_kn, depthwise_int8_avx512.cc): scratch bytes per thread (a
+// multiple of 64) and the run over all output rows and channels.
+size_t KnScratchBytes(const Plan& p);
+void RunKnAvx512(rt::ThreadPool& pool, const Plan& p, const Args& args);
+
 }  // namespace edgeopt::kernels::dwq
