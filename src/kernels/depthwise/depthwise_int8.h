@@ -185,12 +185,13 @@ struct Plan {
   std::vector<int8_t> quad_rest;
   std::vector<uint8_t> quad_split;  // per 16-channel group
   // The K x K quad loop (depthwise_int8_avx512.cc, RunKnAvx512; variants .../avx512/5x5s1/dp4 ...):
-  // 5x5 and 7x7 filters (widths 5 to 8), horizontal dilation 1, stride_w 1 or 2, on AVX-512 VNNI,
-  // where the quad weights fit int8 without a rest. One 16-channel block at a time, each input row
-  // becomes a quad row (a ring of the filter's rows per thread): entry j holds, per channel (dword),
-  // the unsigned bytes of input columns j * stride_w - pad_w + 0..3, so a filter row of output
-  // pixel ox costs kn_groups vpdpbusd, on entries ox + (4 / stride_w) * group. Up to 8 pixels per
-  // step, the requantization of the 3x3 quad rows (Requant16 forms, folded bias).
+  // 5 or 7 filter rows of 5 to 8 taps, and 3x3 filters with horizontal dilation (the 3x3 loop's
+  // other case); stride_w 1 or 2, any dilation; on AVX-512 VNNI, where the quad weights fit int8
+  // without a rest. One 16-channel block at a time, each input row becomes a quad row (a ring of
+  // the filter's rows per thread): entry j holds, per channel (dword), the unsigned bytes of input
+  // columns j * stride_w - pad_w + t * dil_w (t = 0..3), so a filter row of output pixel ox costs
+  // kn_groups vpdpbusd, on entries ox + (4 * dil_w / stride_w) * group. Up to 8 pixels per step,
+  // the requantization of the 3x3 quad rows (Requant16 forms, folded bias).
   bool quads_kn = false;
   int kn_groups = 0;
   std::string kn_name;  // its variant, e.g. "avx512/5x5s1/dp4"

@@ -831,11 +831,13 @@ bool Avx512RowsPay(int channels) {
 }
 
 namespace {
-// Filters the K x K quad loop takes (Plan::quads_kn), before its weights are looked at.
+// Filters the K x K quad loop takes (Plan::quads_kn), before its weights are looked at: 5 or 7
+// rows of 5 to 8 taps, and 3x3 filters the 3x3 loop does not take (horizontal dilation, e.g.
+// DeepLab's atrous layers); stride_w 1 or 2, any dilation.
 bool KnShapeFits(const Plan& p) {
   const Geom& g = p.g;
-  return (p.kind == OutKind::kInt8 || p.kind == OutKind::kUInt8) && p.natural && p.avx512 &&
-         (g.k_h == 5 || g.k_h == 7) && g.k_w >= 5 && g.k_w <= 8 && g.dil_w == 1 &&
+  const bool filter = ((g.k_h == 5 || g.k_h == 7) && g.k_w >= 5 && g.k_w <= 8) || (g.k_h == 3 && g.k_w == 3);
+  return (p.kind == OutKind::kInt8 || p.kind == OutKind::kUInt8) && p.natural && p.avx512 && filter &&
          (g.stride_w == 1 || g.stride_w == 2) && Avx512RowsPay(g.channels);
 }
 }  // namespace
@@ -854,8 +856,9 @@ void FinishPlan(Plan* p, int32_t input_zero_point) {
       return;
     }
     p->kn_groups = (p->g.k_w + 3) / 4;
+    // e.g. avx512/5x5s2/dp4; with horizontal dilation avx512/3x3s1d2/dp4.
     p->kn_name = "avx512/" + std::to_string(p->g.k_h) + "x" + std::to_string(p->g.k_w) + "s" +
-                 std::to_string(p->g.stride_w) + "/dp4";
+                 std::to_string(p->g.stride_w) + (p->g.dil_w > 1 ? "d" + std::to_string(p->g.dil_w) : "") + "/dp4";
     FoldZeroPointAndDouble(p, input_zero_point);
     BuildRequant16(p);
     for (size_t d = 0; d < quad_bias.size(); ++d) p->requant16[d / 16].bias[d % 16] = quad_bias[d];

@@ -500,19 +500,22 @@ PairRowFn PickPairRowTyped(const Plan& p) {
 // ---- The K x K quad loop (Plan::quads_kn) ----
 
 // Ring geometry of one 16-channel block: `entries` quad-row entries of 64 bytes per input row
-// (output pixel ox reads entries ox + (4 / stride_w) * group, groups < kn_groups), built from
+// (output pixel ox reads entries ox + group_step * group, groups < kn_groups), built from
 // `stage_cols` staged columns of 16 bytes; a ring of ring_rows (a power of two covering the
 // filter's input rows) quad rows, one padding row (every byte the unsigned input zero point) and
-// the staging row.
+// the staging row. Entry j holds the columns j * stride_w + t * dil_w (t = 0..3) of the padded
+// row, so a group of 4 taps lies 4 * dil_w columns, i.e. group_step = 4 * dil_w / stride_w
+// entries, after the previous (stride_w is 1 or 2: a whole number of entries).
 struct KnLayout {
-  int entries = 0, stage_cols = 0, ring_rows = 1;
+  int entries = 0, stage_cols = 0, ring_rows = 1, group_step = 0;
   size_t row_bytes = 0;
 };
 KnLayout KnLayoutOf(const Plan& p) {
   KnLayout l;
   const Geom& g = p.g;
-  l.entries = g.out_w + 4 * (p.kn_groups - 1) / g.stride_w;
-  l.stage_cols = (l.entries - 1) * g.stride_w + 4;
+  l.group_step = 4 * g.dil_w / g.stride_w;
+  l.entries = g.out_w + l.group_step * (p.kn_groups - 1);
+  l.stage_cols = (l.entries - 1) * g.stride_w + 3 * g.dil_w + 1;
   const int span = (g.k_h - 1) * g.dil_h + 1;  // <= 64 (PrepareFast)
   while (l.ring_rows < span) l.ring_rows *= 2;
   l.row_bytes = static_cast<size_t>(l.entries) * 64;
@@ -541,9 +544,21 @@ void BuildKnRow(const Plan& p, const KnLayout& l, const uint8_t* row, int cb, ui
   const __m512i dwords = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   const __m512i bytes = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
   const size_t step = static_cast<size_t>(16) * g.stride_w;
+  if (g.dil_w == 1) {
+    for (int j = 0; j < l.entries; ++j) {
+      const __m512i cols = _mm512_permutexvar_epi32(dwords, _mm512_loadu_si512(stage + step * j));
+      _mm512_store_si512(dst + 64 * static_cast<size_t>(j), _mm512_shuffle_epi8(cols, bytes));
+    }
+    return;
+  }
+  const size_t d16 = static_cast<size_t>(16) * g.dil_w;
   for (int j = 0; j < l.entries; ++j) {
-    const __m512i cols = _mm512_permutexvar_epi32(dwords, _mm512_loadu_si512(stage + step * j));
-    _mm512_store_si512(dst + 64 * static_cast<size_t>(j), _mm512_shuffle_epi8(cols, bytes));
+    const uint8_t* c0 = stage + step * j;
+    __m512i v = _mm512_castsi128_si512(_mm_load_si128(reinterpret_cast<const __m128i*>(c0)));
+    v = _mm512_inserti32x4(v, _mm_load_si128(reinterpret_cast<const __m128i*>(c0 + d16)), 1);
+    v = _mm512_inserti32x4(v, _mm_load_si128(reinterpret_cast<const __m128i*>(c0 + 2 * d16)), 2);
+    v = _mm512_inserti32x4(v, _mm_load_si128(reinterpret_cast<const __m128i*>(c0 + 3 * d16)), 3);
+    _mm512_store_si512(dst + 64 * static_cast<size_t>(j), _mm512_shuffle_epi8(_mm512_permutexvar_epi32(dwords, v), bytes));
   }
 }
 
@@ -595,7 +610,7 @@ void KnRow(const Plan& p, const uint8_t* const* rows, int cg, uint8_t* out) {
       w[ky][gg] = _mm512_loadu_si512(p.quad_weights.data() + ((static_cast<size_t>(ky) * kG + gg) * p.c16 + cg) * 4);
   // With a left shift the bias must be added before shifting: Requant16 adds it.
   const __m512i bias = kMode == kRqLeft ? _mm512_setzero_si512() : Ld(g.bias);
-  const size_t gstep = static_cast<size_t>(4 / p.g.stride_w) * 64;
+  const size_t gstep = static_cast<size_t>(4 * p.g.dil_w / p.g.stride_w) * 64;
   int ox = 0;
   for (; ox + 8 <= W; ox += 8)
     KnPixels<8, kKH, kG, kUnsigned, kMode>(rows, static_cast<size_t>(ox) * 64, gstep, w, bias, g, o,
@@ -614,23 +629,28 @@ void KnRow(const Plan& p, const uint8_t* const* rows, int cg, uint8_t* out) {
   }
 }
 
-template <int kKH, bool kUnsigned>
+template <int kKH, int kG, bool kUnsigned>
 KnRowFn PickKnMode(const Plan& p) {
   switch (RqModeOf(p)) {
-    case kRqLeft: return KnRow<kKH, 2, kUnsigned, kRqLeft>;
+    case kRqLeft: return KnRow<kKH, kG, kUnsigned, kRqLeft>;
     case kRqFast:
       if (p.zp_folded)
-        return p.floor_clamps ? KnRow<kKH, 2, kUnsigned, kRqFast2ZpFloor> : KnRow<kKH, 2, kUnsigned, kRqFast2Zp>;
-      return p.doubled ? KnRow<kKH, 2, kUnsigned, kRqFast2> : KnRow<kKH, 2, kUnsigned, kRqFast>;
-    default: return KnRow<kKH, 2, kUnsigned, kRqPlain>;
+        return p.floor_clamps ? KnRow<kKH, kG, kUnsigned, kRqFast2ZpFloor> : KnRow<kKH, kG, kUnsigned, kRqFast2Zp>;
+      return p.doubled ? KnRow<kKH, kG, kUnsigned, kRqFast2> : KnRow<kKH, kG, kUnsigned, kRqFast>;
+    default: return KnRow<kKH, kG, kUnsigned, kRqPlain>;
   }
 }
 
-// Plans with quads_kn have k_h 5 or 7 and kn_groups 2 (KnShapeFits in depthwise_int8_avx2.cc).
+template <int kKH, int kG>
+KnRowFn PickKnSign(const Plan& p) {
+  return p.kind == OutKind::kUInt8 ? PickKnMode<kKH, kG, true>(p) : PickKnMode<kKH, kG, false>(p);
+}
+
+// The filters of KnShapeFits (depthwise_int8_avx2.cc): 3x3 (one tap group) and 5 or 7 rows of
+// 5 to 8 taps (two).
 KnRowFn PickKnRow(const Plan& p) {
-  const bool u = p.kind == OutKind::kUInt8;
-  if (p.g.k_h == 5) return u ? PickKnMode<5, true>(p) : PickKnMode<5, false>(p);
-  return u ? PickKnMode<7, true>(p) : PickKnMode<7, false>(p);
+  if (p.g.k_h == 3) return PickKnSign<3, 1>(p);
+  return p.g.k_h == 5 ? PickKnSign<5, 2>(p) : PickKnSign<7, 2>(p);
 }
 
 }  // namespace

@@ -586,53 +586,60 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeAvx512QuadsUInt8Split) {
       }
 }
 
-// The K x K quad loop (Plan::quads_kn, variants .../avx512/KxKsS/dp4, checked): 5x5 and 7x7 rows
-// with widths 5 to 8 (one and two tap groups per filter row), output widths 1..40 (8-pixel steps
-// and each 1..7 tail), stride_w 1 and 2 with stride_h 1 to 3, vertical dilation, SAME and VALID
-// (left/right padding entries, the input's end), batch 2, channel counts with partial 16-lane
-// groups and few or many blocks (bands of rows per thread), depth multiplier 2, int8 and uint8
-// (weights within int8 of their zero point), per-tensor and per-channel, every activation, the
-// doubled short form with and without the folded output zero point, the long form with a left
-// shift, 1 and 2 threads. Huge biases (no room for the folded zero point) and uint8 weights that
-// leave int8 keep the generic loop.
+// The K x K quad loop (Plan::quads_kn, variants .../avx512/KxKsS[dD]/dp4, checked): 5x5 and 7x7 rows
+// with widths 5 to 8 (one and two tap groups per filter row) and 3x3 filters with horizontal
+// dilation 2 to 4 (DeepLab's atrous layers), output widths 1..40 (8-pixel steps and each 1..7
+// tail), stride_w 1 and 2 with stride_h 1 to 3, horizontal dilation for the wide filters too,
+// vertical dilation, SAME and VALID (left/right padding entries, the input's end), batch 2,
+// channel counts with partial 16-lane groups and few or many blocks (bands of rows per thread),
+// depth multiplier 2, int8 and uint8 (weights within int8 of their zero point), per-tensor and
+// per-channel, every activation, the doubled short form with and without the folded output zero
+// point, the long form with a left shift, 1 and 2 threads. Huge biases (no room for the folded
+// zero point) and uint8 weights that leave int8 keep the generic loop.
 TEST_F(DepthwiseInt8Fast, KxKAvx512Quads) {
   if (SkipWithoutAvx512()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU (or EDGEOPT_CPU caps it): the AVX-512 rows are not used";
   const int channels[] = {13, 16, 29, 45, 48, 100, 31, 130, 200};
   const int acts[] = {tflite::ActivationFunctionType_NONE, tflite::ActivationFunctionType_RELU6,
                       tflite::ActivationFunctionType_RELU, tflite::ActivationFunctionType_RELU_N1_TO_1};
   int i = 0;
+  const auto check_case = [&](int ow, int stride, int kh, int kw, int dil_w) {
+    Case c;
+    c.path = i % 3 == 2 ? Path::kUInt8 : Path::kInt8;
+    c.uint8_weights_fit = true;
+    c.per_channel = c.path == Path::kInt8 && i % 4 != 0;
+    c.kh = kh;
+    c.kw = kw;
+    c.stride_w = stride;
+    c.stride_h = 1 + (i / 3) % 3;
+    c.dil_w = dil_w;
+    c.dil_h = i % 7 == 3 ? 2 : 1;
+    c.n = i % 5 == 0 ? 2 : 1;
+    c.c = channels[i % 9];
+    c.mult = i % 11 == 4 ? 2 : 1;
+    if (c.mult == 2) c.c = (c.c + 1) / 2;
+    c.padding = i % 4 == 1 ? tflite::Padding_VALID : tflite::Padding_SAME;
+    c.w = c.padding == tflite::Padding_SAME ? (ow - 1) * stride + 1 + (i / 2) % stride
+                                            : (ow - 1) * stride + (c.kw - 1) * dil_w + 1;
+    const int oh = 1 + i % 6;
+    c.h = c.padding == tflite::Padding_SAME ? (oh - 1) * c.stride_h + 1 : (oh - 1) * c.stride_h + (c.kh - 1) * c.dil_h + 1;
+    c.act = acts[i % 4];
+    c.multiplier_above_one = i % 5 == 2 ? 1.7f : 0;
+    c.huge_bias = i % 13 == 6;
+    ASSERT_EQ(OutSize(c.padding, c.w, c.kw, c.stride_w, dil_w), ow) << c.Describe();
+    testing::FastCheck check;
+    check.op_type = "DEPTHWISE_CONV_2D";
+    // Biases near 2^30 leave no room for the folded zero point (Plan::quads): the generic loop.
+    check.variant = c.huge_bias ? "avx2/generic"
+                                : "avx512/" + std::to_string(c.kh) + "x" + std::to_string(c.kw) + "s" +
+                                      std::to_string(stride) + (dil_w > 1 ? "d" + std::to_string(dil_w) : "") + "/dp4";
+    check.threads = 1 + (i / 2) % 2;
+    check.seed = 3800 + i++;
+    testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
+  };
   for (int ow = 1; ow <= 40; ++ow)
     for (int stride : {1, 2}) {
-      Case c;
-      c.path = i % 3 == 2 ? Path::kUInt8 : Path::kInt8;
-      c.uint8_weights_fit = true;
-      c.per_channel = c.path == Path::kInt8 && i % 4 != 0;
-      c.kh = i % 2 == 0 ? 5 : 7;
-      c.kw = 5 + (i / 2) % 4;
-      c.stride_w = stride;
-      c.stride_h = 1 + (i / 3) % 3;
-      c.dil_h = i % 7 == 3 ? 2 : 1;
-      c.n = i % 5 == 0 ? 2 : 1;
-      c.c = channels[i % 9];
-      c.mult = i % 11 == 4 ? 2 : 1;
-      if (c.mult == 2) c.c = (c.c + 1) / 2;
-      c.padding = i % 4 == 1 ? tflite::Padding_VALID : tflite::Padding_SAME;
-      c.w = c.padding == tflite::Padding_SAME ? (ow - 1) * stride + 1 + (i / 2) % stride : (ow - 1) * stride + c.kw;
-      const int oh = 1 + i % 6;
-      c.h = c.padding == tflite::Padding_SAME ? (oh - 1) * c.stride_h + 1 : (oh - 1) * c.stride_h + (c.kh - 1) * c.dil_h + 1;
-      c.act = acts[i % 4];
-      c.multiplier_above_one = i % 5 == 2 ? 1.7f : 0;
-      c.huge_bias = i % 13 == 6;
-      ASSERT_EQ(OutSize(c.padding, c.w, c.kw, c.stride_w, 1), ow) << c.Describe();
-      testing::FastCheck check;
-      check.op_type = "DEPTHWISE_CONV_2D";
-      // Biases near 2^30 leave no room for the folded zero point (Plan::quads): the generic loop.
-      check.variant = c.huge_bias ? "avx2/generic"
-                                  : "avx512/" + std::to_string(c.kh) + "x" + std::to_string(c.kw) + "s" +
-                                        std::to_string(stride) + "/dp4";
-      check.threads = 1 + (i / 2) % 2;
-      check.seed = 3800 + i++;
-      testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
+      check_case(ow, stride, i % 2 == 0 ? 5 : 7, 5 + (i / 2) % 4, i % 9 == 5 ? 2 : 1);
+      check_case(ow, stride, 3, 3, 2 + i % 3);
     }
   // uint8 weights 0 and 255 around zero point 60: some w - zw leave int8, no quads.
   Case c;
