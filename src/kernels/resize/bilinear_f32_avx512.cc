@@ -17,12 +17,14 @@ void BilinearRowInt8Zmm(const int8_t* r0, const int8_t* r1, const BilinearColumn
                         int32_t dy, int8_t* out) {
   const __m512i wy0 = _mm512_set1_epi32(1024 - dy), wy1 = _mm512_set1_epi32(dy);
   const __m512i half = _mm512_set1_epi32(1 << 19);
-  // The same arithmetic on 16 int32 lanes.
-  auto pixel = [&](__m512i a00, __m512i a01, __m512i a10, __m512i a11, __m512i wx0, __m512i wx1) {
-    const __m512i left = _mm512_add_epi32(_mm512_mullo_epi32(a00, wy0), _mm512_mullo_epi32(a10, wy1));
-    const __m512i right = _mm512_add_epi32(_mm512_mullo_epi32(a01, wy0), _mm512_mullo_epi32(a11, wy1));
+  // The same arithmetic on 16 int32 lanes: vertical blends of the left and right input columns
+  // (a00 with a10, a01 with a11), their horizontal blend v, and v / 2^20 rounded half away from
+  // zero (then truncated toward zero) as bytes.
+  auto vertical = [&](__m512i top, __m512i bottom) {
+    return _mm512_add_epi32(_mm512_mullo_epi32(top, wy0), _mm512_mullo_epi32(bottom, wy1));
+  };
+  auto finish = [&](__m512i left, __m512i right, __m512i wx0, __m512i wx1) {
     const __m512i v = _mm512_add_epi32(_mm512_mullo_epi32(left, wx0), _mm512_mullo_epi32(right, wx1));
-    // Half away from zero, then the division by 2^20 truncating toward zero.
     const __m512i magnitude = _mm512_srai_epi32(_mm512_add_epi32(_mm512_abs_epi32(v), half), 20);
     const __mmask16 positive = _mm512_cmpgt_epi32_mask(v, _mm512_setzero_si512());
     const __m512i r = _mm512_mask_mov_epi32(_mm512_sub_epi32(_mm512_setzero_si512(), magnitude), positive, magnitude);
@@ -40,28 +42,34 @@ void BilinearRowInt8Zmm(const int8_t* r0, const int8_t* r1, const BilinearColumn
       };
       const __m512i wx0 = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(1024 - ca.dx), _mm512_set1_epi32(1024 - cb.dx));
       const __m512i wx1 = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(ca.dx), _mm512_set1_epi32(cb.dx));
-      const __m128i bytes = pixel(load2(r0, ca.x0, cb.x0), load2(r0, ca.x1, cb.x1), load2(r1, ca.x0, cb.x0),
-                                  load2(r1, ca.x1, cb.x1), wx0, wx1);
+      const __m128i bytes = finish(vertical(load2(r0, ca.x0, cb.x0), load2(r1, ca.x0, cb.x0)),
+                                   vertical(load2(r0, ca.x1, cb.x1), load2(r1, ca.x1, cb.x1)), wx0, wx1);
       _mm_mask_storeu_epi8(out, m8, bytes);
       _mm_mask_storeu_epi8(out + depth, m8, _mm_srli_si128(bytes, 8));
     }
   }
-  for (; x < out_w; ++x, out += depth) {
-    const BilinearColumnQ& col = cols[x];
-    const __m512i wx0 = _mm512_set1_epi32(1024 - col.dx), wx1 = _mm512_set1_epi32(col.dx);
-    const int8_t *p00 = r0 + col.x0, *p01 = r0 + col.x1, *p10 = r1 + col.x0, *p11 = r1 + col.x1;
-    for (int32_t c = 0; c < depth; c += 16) {
-      const __mmask16 m = depth - c >= 16 ? static_cast<__mmask16>(0xffff)
-                                          : static_cast<__mmask16>((1u << (depth - c)) - 1u);
-      auto load = [&](const int8_t* p) { return _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, p + c)); };
-      const __m512i left = _mm512_add_epi32(_mm512_mullo_epi32(load(p00), wy0), _mm512_mullo_epi32(load(p10), wy1));
-      const __m512i right = _mm512_add_epi32(_mm512_mullo_epi32(load(p01), wy0), _mm512_mullo_epi32(load(p11), wy1));
-      const __m512i v = _mm512_add_epi32(_mm512_mullo_epi32(left, wx0), _mm512_mullo_epi32(right, wx1));
-      // Half away from zero, then the division by 2^20 truncating toward zero.
-      const __m512i magnitude = _mm512_srai_epi32(_mm512_add_epi32(_mm512_abs_epi32(v), half), 20);
-      const __mmask16 positive = _mm512_cmpgt_epi32_mask(v, _mm512_setzero_si512());
-      const __m512i r = _mm512_mask_mov_epi32(_mm512_sub_epi32(_mm512_setzero_si512(), magnitude), positive, magnitude);
-      _mm_mask_storeu_epi8(out + c, m, _mm512_cvtepi32_epi8(r));  // keeps the low byte, as the cast
+  if (x == out_w) return;
+  // Per 16-channel chunk, the output pixels left to right. The vertical blends of the two input
+  // columns a pixel reads (left, right) are computed again only when those columns change: an
+  // upsampling by f shares them between about f neighbouring pixels.
+  for (int32_t c = 0; c < depth; c += 16) {
+    const __mmask16 m = depth - c >= 16 ? static_cast<__mmask16>(0xffff)
+                                        : static_cast<__mmask16>((1u << (depth - c)) - 1u);
+    auto load = [&](const int8_t* p) { return _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, p + c)); };
+    __m512i left = _mm512_setzero_si512(), right = left;
+    int64_t x0 = -1, x1 = -1;
+    int8_t* o = out + c;
+    for (int32_t xi = x; xi < out_w; ++xi, o += depth) {
+      const BilinearColumnQ& col = cols[xi];
+      if (col.x0 != x0) {
+        x0 = col.x0;
+        left = vertical(load(r0 + x0), load(r1 + x0));
+      }
+      if (col.x1 != x1) {
+        x1 = col.x1;
+        right = vertical(load(r0 + x1), load(r1 + x1));
+      }
+      _mm_mask_storeu_epi8(o, m, finish(left, right, _mm512_set1_epi32(1024 - col.dx), _mm512_set1_epi32(col.dx)));
     }
   }
 }
