@@ -1,6 +1,8 @@
 // Fast AVERAGE_POOL_2D / MAX_POOL_2D on int8 / uint8 (NHWC), bit-exact with pooling/ref.cc:
 // each output pixel accumulates 8 channels per int32 vector over the in-bounds window
 // (quant_convert_avx2.cc); channels beyond the last multiple of 8 use the reference formula.
+// MAX_POOL_2D on AVX-512 takes byte-wise maxima of 64 channels per vector instead, every channel
+// (masked tail; quant_convert_avx512.cc).
 // Averages over more than kMaxAverageCount positions stay on the reference kernel.
 #include <algorithm>
 
@@ -14,12 +16,12 @@ namespace {
 
 class PoolFastKernel final : public FastKernel {
  public:
-  PoolFastKernel(std::unique_ptr<rt::OpKernel> ref, bool average, DType type)
-      : FastKernel(std::move(ref)), average_(average), type_(type) {}
+  PoolFastKernel(std::unique_ptr<rt::OpKernel> ref, bool average, DType type, bool avx512)
+      : FastKernel(std::move(ref)), average_(average), type_(type), max512_(!average && avx512) {}
 
  protected:
   std::string FastVariant() const override {
-    return std::string(average_ ? "average_pool2d/" : "max_pool2d/") + TypeName(type_) + "/avx2";
+    return std::string(average_ ? "average_pool2d/" : "max_pool2d/") + TypeName(type_) + (max512_ ? "/avx512" : "/avx2");
   }
 
   Expected<bool> PrepareFast(rt::KernelContext& ctx) override {
@@ -58,6 +60,7 @@ class PoolFastKernel final : public FastKernel {
       const T* win = in + ((int64_t{w.b} * g.in_h + w.y0 + w.fy_begin) * g.in_w + w.x0 + w.fx_begin) * channels;
       T* o = out + (w.row * g.out_w + w.ox) * channels;
       const int rows = w.fy_end - w.fy_begin, cols = w.fx_end - w.fx_begin;
+      if (max512_) return qconv::MaxPoolPixelAvx512<T>(win, rows, cols, row_stride, channels, channels, o, lo_, hi_);
       if (c8) qconv::PoolPixel<T>(average_, win, rows, cols, row_stride, channels, o, c8, lo_, hi_);
       for (int c = c8; c < channels; ++c) o[c] = TailChannel(win + c, rows, cols, row_stride, channels);
     });
@@ -80,6 +83,7 @@ class PoolFastKernel final : public FastKernel {
 
   bool average_;
   DType type_;
+  bool max512_;  // MAX_POOL_2D with byte-wise AVX-512 maxima (all channels)
   WindowSpec spec_;
   WindowGeometry g_;
   int batches_ = 0, channels_ = 0;
@@ -96,7 +100,7 @@ std::unique_ptr<rt::OpKernel> MakePoolFast(const rt::KernelCreateContext& cc, Re
   auto ref = MakeReferenceKernel(cc, reference);
   if (!ref) return nullptr;
   return std::make_unique<PoolFastKernel>(std::move(ref), cc.op.code == tflite::BuiltinOperator_AVERAGE_POOL_2D,
-                                          in->type);
+                                          in->type, cc.cpu.has_avx512());
 }
 
 }  // namespace edgeopt::kernels

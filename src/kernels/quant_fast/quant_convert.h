@@ -40,6 +40,13 @@ template <typename T>
 void PoolPixel(bool average, const T* in, int rows, int cols, int64_t row_stride, int64_t col_stride, T* out, int c8,
                int32_t lo, int32_t hi);
 
+// MAX_POOL_2D of one output pixel on AVX-512 (quant_convert_avx512.cc): the byte-wise maximum
+// of every channel (64 per vector, masked tail) over the in-bounds window, clamped to [lo, hi];
+// the same arguments as PoolPixel, all `channels` channels.
+template <typename T>
+void MaxPoolPixelAvx512(const T* in, int rows, int cols, int64_t row_stride, int64_t col_stride, int channels, T* out,
+                        int32_t lo, int32_t hi);
+
 }  // namespace edgeopt::kernels::qconv
 
 namespace edgeopt::kernels::qconv {

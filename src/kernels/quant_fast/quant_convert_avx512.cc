@@ -12,6 +12,7 @@
 // 2^-100 <= s <= 2^100 the difference, a multiple of 2^-149, neither underflows to zero nor
 // overflows). Blocks with a lane of q >= 2^21, infinite or NaN go through the scalar formula.
 #include <cmath>
+#include <type_traits>
 
 // GCC 12's unmasked AVX-512 intrinsics start from a self-initialized "undefined" vector, which
 // -Wmaybe-uninitialized reports at every inlined use (GCC bug 105593, fixed in GCC 13).
@@ -91,5 +92,27 @@ void QuantizeFloatAvx512(const float* x, T* y, int64_t n, float scale, int32_t z
 template void QuantizeFloatAvx512<int8_t>(const float*, int8_t*, int64_t, float, int32_t);
 template void QuantizeFloatAvx512<uint8_t>(const float*, uint8_t*, int64_t, float, int32_t);
 template void QuantizeFloatAvx512<int16_t>(const float*, int16_t*, int64_t, float, int32_t);
+
+template <typename T>
+void MaxPoolPixelAvx512(const T* in, int rows, int cols, int64_t row_stride, int64_t col_stride, int channels, T* out,
+                        int32_t lo, int32_t hi) {
+  constexpr bool kSigned = std::is_same_v<T, int8_t>;
+  const auto max8 = [](__m512i a, __m512i b) { return kSigned ? _mm512_max_epi8(a, b) : _mm512_max_epu8(a, b); };
+  const auto min8 = [](__m512i a, __m512i b) { return kSigned ? _mm512_min_epi8(a, b) : _mm512_min_epu8(a, b); };
+  const __m512i vlo = _mm512_set1_epi8(static_cast<char>(lo)), vhi = _mm512_set1_epi8(static_cast<char>(hi));
+  for (int c = 0; c < channels; c += 64) {
+    const __mmask64 m = channels - c >= 64 ? ~__mmask64{0} : (__mmask64{1} << (channels - c)) - 1;
+    // The window is never empty (ComputeWindow), so starting from its first value is exact.
+    __m512i acc = _mm512_maskz_loadu_epi8(m, in + c);
+    for (int r = 0; r < rows; ++r) {
+      const T* p = in + r * row_stride + c;
+      for (int k = 0; k < cols; ++k, p += col_stride) acc = max8(acc, _mm512_maskz_loadu_epi8(m, p));
+    }
+    _mm512_mask_storeu_epi8(out + c, m, min8(max8(acc, vlo), vhi));
+  }
+}
+
+template void MaxPoolPixelAvx512<int8_t>(const int8_t*, int, int, int64_t, int64_t, int, int8_t*, int32_t, int32_t);
+template void MaxPoolPixelAvx512<uint8_t>(const uint8_t*, int, int, int64_t, int64_t, int, uint8_t*, int32_t, int32_t);
 
 }  // namespace edgeopt::kernels::qconv
