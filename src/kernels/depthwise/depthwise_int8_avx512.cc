@@ -335,41 +335,70 @@ void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp
                                      _mm512_slli_epi32(column(x + 2), 16), 0xFE);
   };
   const __m512i pad_fresh = _mm512_set1_epi32(((p.quad_zp ^ (kSigned ? 0x80 : 0)) & 0xFF) << 16);
+  // The entries j of block cb whose new column(s) lie inside the row with 16 bytes readable at
+  // the last one (x = j * stride - pad_w; stride 1 reads column x + 2, stride 2 columns x + 1
+  // and x + 2), as the interval [*j0, *j1): derived from their predecessor without a check.
+  const auto interior = [&](int cb, int* j0, int* j1) {
+    const int sw = s2 ? 2 : 1, first_col = s2 ? 1 : 2;  // the first new column is x + first_col
+    // x + first_col >= 0 and j >= 1.
+    *j0 = std::max(1, (g.pad_w - first_col + sw - 1) / sw);
+    // x + 2 <= last readable column: < in_w, and 16 bytes from it stay inside the input.
+    const ptrdiff_t room = end - (row + cb) - 16;
+    const int64_t last_col = room < 0 ? -1 : std::min<int64_t>(g.in_w - 1, room / C);
+    // j * sw - pad_w + 2 <= last_col.
+    const int64_t top = last_col + g.pad_w - 2;
+    *j1 = top < 0 ? *j0 : static_cast<int>(std::clamp<int64_t>(top / sw + 1, *j0, W));
+    *j0 = std::min(*j0, W);
+  };
   if (!s2 && cb_end - cb_begin < 8 * 16) {
     for (int cb = cb_begin; cb < cb_end; cb += 16) {
       int16_t* e = dst + static_cast<size_t>(cb - cb_begin) * 2;
+      int j0, j1;
+      interior(cb, &j0, &j1);
       __m512i prev = _mm512_setzero_si512();
-      for (int j = 0, x = -g.pad_w; j < W; ++j, ++x, e += entry_stride) {
-        const T* last = row + int64_t{x + 2} * C + cb;  // column x + 2
-        if (j > 0 && x + 2 >= 0 && x + 2 < g.in_w && end - last >= 16) {
-          const __m512i fresh = _mm512_shuffle_epi8(bcast(last), at2);
-          prev = _mm512_ternarylogic_epi32(_mm512_srli_epi32(prev, 8), fresh, flip, 0x56);  // (kept | fresh) ^ flip
-        } else if (j > 0 && x + 2 >= g.in_w) {
+      // Edges: left padding and the first entry from widened columns, right padding by a shift.
+      const auto other = [&](int j) __attribute__((always_inline)) {
+        const int x = j - g.pad_w;
+        if (j > 0 && x + 2 >= g.in_w) {
           // The new column is right padding: its byte, flipped back by the vpternlogd.
           prev = _mm512_ternarylogic_epi32(_mm512_srli_epi32(prev, 8), pad_fresh, flip, 0x56);
         } else {
           prev = edge_entry(x, cb);
         }
-        _mm512_store_si512(e, prev);
+        _mm512_store_si512(e + static_cast<size_t>(j) * entry_stride, prev);
+      };
+      int j = 0;
+      for (; j < j0; ++j) other(j);
+      const T* last = row + int64_t{j - g.pad_w + 2} * C + cb;  // column x + 2
+      for (; j < j1; ++j, last += C) {
+        const __m512i fresh = _mm512_shuffle_epi8(bcast(last), at2);
+        prev = _mm512_ternarylogic_epi32(_mm512_srli_epi32(prev, 8), fresh, flip, 0x56);  // (kept | fresh) ^ flip
+        _mm512_store_si512(e + static_cast<size_t>(j) * entry_stride, prev);
       }
+      for (; j < W; ++j) other(j);
     }
     return;
   }
   if (s2 && cb_end - cb_begin < 4 * 16) {
     for (int cb = cb_begin; cb < cb_end; cb += 16) {
       int16_t* e = dst + static_cast<size_t>(cb - cb_begin) * 2;
+      int j0, j1;
+      interior(cb, &j0, &j1);
       __m512i prev = _mm512_setzero_si512();
-      for (int j = 0, x = -g.pad_w; j < W; ++j, x += 2, e += entry_stride) {
-        const T* last = row + int64_t{x + 2} * C + cb;  // column x + 2
-        if (j > 0 && x + 1 >= 0 && x + 2 < g.in_w && end - last >= 16) {
-          const __m512i fresh = _mm512_mask_shuffle_epi8(_mm512_shuffle_epi8(bcast(last - C), at1),
-                                                         0x4444444444444444ull, bcast(last), at2);
-          prev = _mm512_ternarylogic_epi32(_mm512_srli_epi32(prev, 16), fresh, flip, 0x56);
-        } else {
-          prev = edge_entry(x, cb);
-        }
-        _mm512_store_si512(e, prev);
+      const auto other = [&](int j) __attribute__((always_inline)) {
+        prev = edge_entry(2 * j - g.pad_w, cb);
+        _mm512_store_si512(e + static_cast<size_t>(j) * entry_stride, prev);
+      };
+      int j = 0;
+      for (; j < j0; ++j) other(j);
+      const T* last = row + int64_t{2 * j - g.pad_w + 2} * C + cb;  // column x + 2
+      for (; j < j1; ++j, last += 2 * C) {
+        const __m512i fresh = _mm512_mask_shuffle_epi8(_mm512_shuffle_epi8(bcast(last - C), at1),
+                                                       0x4444444444444444ull, bcast(last), at2);
+        prev = _mm512_ternarylogic_epi32(_mm512_srli_epi32(prev, 16), fresh, flip, 0x56);
+        _mm512_store_si512(e + static_cast<size_t>(j) * entry_stride, prev);
       }
+      for (; j < W; ++j) other(j);
     }
     return;
   }
