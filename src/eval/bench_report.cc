@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "core/text_format.h"
@@ -110,6 +111,7 @@ std::string ModelLetter(size_t k) {
 std::vector<OpTypeSummary> SummarizeByType(const BenchResult& r) {
   std::map<std::string, OpTypeSummary> by;
   std::vector<std::string> order;
+  std::set<int> partitions_seen;
   for (const auto& op : r.ops) {
     auto [it, inserted] = by.try_emplace(op.type);
     if (inserted) order.push_back(op.type);
@@ -120,6 +122,10 @@ std::vector<OpTypeSummary> SummarizeByType(const BenchResult& r) {
       continue;
     }
     ++s.count;
+    // A fused run names the op holding its time; a partition's time is on its first op.
+    const bool later_in_partition = op.partition >= 0 && !partitions_seen.insert(op.partition).second;
+    if (op.kernel.rfind("fused into #", 0) == 0 || later_in_partition) ++s.merged;
+    if (op.kernel.rfind("fused/", 0) == 0) ++s.hosts;
     s.ms += op.avg_ms;
     s.macs += op.macs;
     s.kernels.insert(op.kernel);
@@ -246,6 +252,7 @@ std::string FormatBenchText(const BenchResult& r, const TextReportOptions& to) {
   for (size_t c : {1, 2, 3, 4, 5}) bt.AlignRight(c);
   for (const auto& ts : SummarizeByType(r)) {
     std::string count = std::to_string(ts.count);
+    if (ts.merged) count += " (" + std::to_string(ts.merged) + " fused)";
     if (ts.folded) count += " (+" + std::to_string(ts.folded) + " folded)";
     bt.AddRow({ts.type, count, ts.count ? MsNum(ts.ms) : "-", ts.count ? Fixed(ts.percent, 1) : "-",
                ts.macs ? Fixed(ts.macs / 1e6, 2) : "-", ts.macs ? Fixed(ts.gops, 2) : "-",
@@ -382,6 +389,19 @@ std::string FormatComparison(const std::vector<BenchResult>& results) {
     std::string type;
     double ratio;
     std::string kernels_a, kernels_m;
+    std::string merged;  // which side runs some of these ops inside other ops' kernels
+  };
+  // "A runs 4 of its 17 inside other ops' kernels" notes: the per-type times then compare unlike
+  // work (a fused run's time is booked on its first op, of another type).
+  const auto merged_note = [&](size_t k, const OpTypeSummary* s) {
+    if (!s || (s->merged == 0 && s->hosts == 0)) return std::string();
+    std::string note = ModelLetter(k) + " runs ";
+    if (s->merged)
+      note += std::to_string(s->merged) + " of its " + std::to_string(s->count) +
+              " inside other ops' fused kernels (their time is counted there)";
+    if (s->merged && s->hosts) note += " and ";
+    if (s->hosts) note += std::to_string(s->hosts) + " as the first op of a fused run (their time includes the run's other ops)";
+    return note;
   };
   std::vector<Slower> slower;
   for (const auto& type : types) {
@@ -399,8 +419,12 @@ std::string FormatComparison(const std::vector<BenchResult>& results) {
         row.push_back(Ratio(ratio));
         // Slower by more than noise: 10% and 0.01 ms.
         if (ratio > 1.10 && s->ms - sa->ms > 0.01) {
-          note += (note.empty() ? "" : "; ") + std::string("slower in ") + ModelLetter(k);
-          slower.push_back({k, type, ratio, Join(sa->kernels, ", "), Join(s->kernels, ", ")});
+          const bool unlike = sa->merged > 0 || s->merged > 0 || sa->hosts > 0 || s->hosts > 0;
+          note += (note.empty() ? "" : "; ") + std::string("slower in ") + ModelLetter(k) + (unlike ? " (fused ops: see below)" : "");
+          std::string merged = merged_note(0, sa);
+          const std::string mk = merged_note(k, s);
+          if (!mk.empty()) merged += (merged.empty() ? "" : "; ") + mk;
+          slower.push_back({k, type, ratio, Join(sa->kernels, ", "), Join(s->kernels, ", "), merged});
         }
       } else if (runs && !a_runs) {
         row.push_back("new");
@@ -464,6 +488,7 @@ std::string FormatComparison(const std::vector<BenchResult>& results) {
       if (s.kernels_a != s.kernels_m) line += ": " + m + " runs " + s.kernels_m + ", A runs " + s.kernels_a;
       bool ref = s.kernels_m.find("/ref") != std::string::npos && s.kernels_a.find("/ref") == std::string::npos;
       if (ref) line += " (a portable reference kernel against an optimized one)";
+      if (!s.merged.empty()) line += "; but " + s.merged + ", so compare the whole models";
       out += line + ".\n";
     }
   }

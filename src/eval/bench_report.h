@@ -21,6 +21,10 @@ struct OpTypeSummary {
   std::string type;
   int count = 0;         // ops run per inference
   int folded = 0;        // ops of this type folded at init
+  // Ops run inside another op's kernel (a fused run or a delegate partition: their time and work
+  // are booked on the run's first op, usually of another type); included in count.
+  int merged = 0;
+  int hosts = 0;  // ops whose time includes a fused run's other ops (kernel "fused/...")
   double ms = 0;         // summed per-op means
   double percent = 0;    // of all ops
   int64_t macs = 0;

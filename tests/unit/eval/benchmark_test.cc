@@ -234,6 +234,54 @@ TEST_F(BenchmarkTest, ComparisonAndThreadSweep) {
   EXPECT_EQ(ModelLetter(26), "AA");
 }
 
+// Ops run inside fused kernels: the by-type summary counts them (merged: time booked on the
+// run's first op; hosts: that first op), and a comparison that finds the type slower says the
+// per-type times compare unlike work instead of blaming the other model's kernels alone.
+TEST(BenchReport, FusedOpsAreNamedInSummariesAndComparisons) {
+  const auto op = [](int index, const char* type, const char* kernel, double ms) {
+    OpProfile p;
+    p.index = index;
+    p.type = type;
+    p.kernel = kernel;
+    p.avg_ms = ms;
+    return p;
+  };
+  BenchResult a, b;
+  for (BenchResult* r : {&a, &b}) {
+    r->profiled = true;
+    r->threads = 1;
+  }
+  a.ops = {op(0, "DEPTHWISE_CONV_2D", "fused/dw+pw/f32/avx512", 0.10), op(1, "CONV_2D", "fused into #0", 0),
+           op(2, "CONV_2D", "fused/pw+dw+pw/f32/avx512", 0.30), op(3, "DEPTHWISE_CONV_2D", "fused into #2", 0),
+           op(4, "CONV_2D", "fused into #2", 0), op(5, "DEPTHWISE_CONV_2D", "depthwise_conv2d/f32/avx512", 0.05)};
+  a.profiled_ops_sum_ms = 0.45;
+  a.latency.p50 = 0.46;
+  b.ops = {op(0, "DEPTHWISE_CONV_2D", "depthwise_conv2d/int8/avx512/3x3s1/dp4", 0.08),
+           op(1, "CONV_2D", "conv2d/int8/avx512vnni", 0.05),
+           op(2, "CONV_2D", "conv2d/int8/avx512vnni", 0.05),
+           op(3, "DEPTHWISE_CONV_2D", "depthwise_conv2d/int8/avx512/3x3s1/dp4", 0.08),
+           op(4, "CONV_2D", "conv2d/int8/avx512vnni", 0.05),
+           op(5, "DEPTHWISE_CONV_2D", "depthwise_conv2d/int8/avx512/3x3s1/dp4", 0.08)};
+  b.profiled_ops_sum_ms = 0.39;
+  b.latency.p50 = 0.40;
+  std::map<std::string, OpTypeSummary> by;
+  for (const auto& t : SummarizeByType(a)) by[t.type] = t;
+  EXPECT_EQ(by["DEPTHWISE_CONV_2D"].count, 3);
+  EXPECT_EQ(by["DEPTHWISE_CONV_2D"].merged, 1);
+  EXPECT_EQ(by["DEPTHWISE_CONV_2D"].hosts, 1);
+  EXPECT_EQ(by["CONV_2D"].merged, 2);
+  EXPECT_EQ(by["CONV_2D"].hosts, 1);
+  const std::string text = FormatBenchText(a);
+  EXPECT_NE(text.find("3 (1 fused)"), std::string::npos) << text;
+  const std::string cmp = FormatComparison({a, b});
+  EXPECT_NE(cmp.find("slower in B (fused ops: see below)"), std::string::npos) << cmp;
+  EXPECT_NE(cmp.find("A runs 1 of its 3 inside other ops' fused kernels (their time is counted there) and 1 as the "
+                     "first op of a fused run"),
+            std::string::npos)
+      << cmp;
+  EXPECT_NE(cmp.find("so compare the whole models"), std::string::npos) << cmp;
+}
+
 TEST_F(BenchmarkTest, BadModelsAndInputsFail) {
   EXPECT_FALSE(RunBenchmark(dir_ + "/none.tflite", {}).ok());
   BenchOptions o;
