@@ -270,8 +270,52 @@ class DepthwiseQuantKernel final : public FastKernel {
         for (int s : shift)
           if (s > 30) return false;
         RETURN_IF_ERROR(QuantizedActivation(ctx, o.fused_activation_function, *output, &plan_.act_min, &plan_.act_max));
-        dwq::BuildRequant(plan_, bias ? bias->data_as<int32_t>() : nullptr, mult, shift, output->zero_point(), &plan_);
-        plan_.kind = kind_ == DwKind::kUInt8 ? dwq::OutKind::kUInt8 : dwq::OutKind::kInt8;
+        const int32_t* bias_data = bias ? bias->data_as<int32_t>() : nullptr;
+        const dwq::OutKind out_kind = kind_ == DwKind::kUInt8 ? dwq::OutKind::kUInt8 : dwq::OutKind::kInt8;
+        // 4 or 8 channels at stride_w 1: first the K x K quad loop with 16 / C pixels per vector
+        // (Plan::kn_pixels), planned as 16 channels, channel l being the real channel l % C.
+        if (avx512_ && (C == 4 || C == 8) && g.stride_w == 1) {
+          dwq::Plan packed;
+          packed.natural = true;
+          packed.kn_pixels = 16 / C;
+          dwq::Geom g16 = g;
+          g16.channels = 16;
+          const int taps = g.k_h * g.k_w;
+          const auto repeat = [&](const auto* v, int per, auto* out) {  // per values per tap/row
+            for (int t = 0; t < per; ++t)
+              for (int l = 0; l < 16; ++l) out[t * 16 + l] = v[t * C + l % C];
+          };
+          if (kind_ == DwKind::kUInt8) {
+            std::vector<uint8_t> w16(static_cast<size_t>(taps) * 16);
+            repeat(filter->data_as<uint8_t>(), taps, w16.data());
+            dwq::BuildPlan(g16, w16.data(), filter->zero_point(), &packed);
+          } else {
+            std::vector<int8_t> w16(static_cast<size_t>(taps) * 16);
+            repeat(filter->data_as<int8_t>(), taps, w16.data());
+            dwq::BuildPlan(g16, w16.data(), 0, &packed);
+          }
+          std::vector<int32_t> bias16(16), mult16 = mult;
+          std::vector<int> shift16 = shift;
+          if (bias_data) repeat(bias_data, 1, bias16.data());
+          if (mult.size() > 1) {
+            mult16.resize(16);
+            shift16.resize(16);
+            repeat(mult.data(), 1, mult16.data());
+            repeat(shift.data(), 1, shift16.data());
+          }
+          packed.act_min = plan_.act_min;
+          packed.act_max = plan_.act_max;
+          dwq::BuildRequant(packed, bias_data ? bias16.data() : nullptr, mult16, shift16, output->zero_point(), &packed);
+          packed.kind = out_kind;
+          packed.avx512 = true;
+          dwq::FinishPlan(&packed, input->zero_point());
+          if (packed.quads_kn) {
+            plan_ = std::move(packed);
+            break;
+          }
+        }
+        dwq::BuildRequant(plan_, bias_data, mult, shift, output->zero_point(), &plan_);
+        plan_.kind = out_kind;
         plan_.avx512 = avx512_;
         dwq::FinishPlan(&plan_, input->zero_point());
         break;

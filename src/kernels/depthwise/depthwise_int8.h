@@ -194,6 +194,12 @@ struct Plan {
   // the requantization of the 3x3 quad rows (Requant16 forms, folded bias).
   bool quads_kn = false;
   int kn_groups = 0;
+  // Packed K x K plans (set before FinishPlan): a layer of C = 16 / kn_pixels channels (4 or 8),
+  // stride_w 1, planned as 16 channels whose channel l is the real channel l % C (g.channels =
+  // 16; weights, bias and multipliers repeated), so that one 16-lane vector holds kn_pixels
+  // neighbouring output pixels: NHWC puts their C channels next to each other, and the taps of
+  // those pixels are 16 consecutive input bytes. 1: not packed.
+  int kn_pixels = 1;
   std::string kn_name;  // its variant, e.g. "avx512/5x5s1/dp4"
   int32_t act_min = 0, act_max = 0;
   OutKind kind = OutKind::kInt8;

@@ -837,18 +837,20 @@ namespace {
 bool KnShapeFits(const Plan& p) {
   const Geom& g = p.g;
   const bool filter = ((g.k_h == 5 || g.k_h == 7) && g.k_w >= 5 && g.k_w <= 8) || (g.k_h == 3 && g.k_w == 3);
-  return (p.kind == OutKind::kInt8 || p.kind == OutKind::kUInt8) && p.natural && p.avx512 && filter &&
+  // Packed plans (kn_pixels): stride_w 1, tap groups a whole number of entries apart.
+  const bool packed_ok = p.kn_pixels == 1 || (g.stride_w == 1 && g.channels == 16 && (4 * g.dil_w) % p.kn_pixels == 0);
+  return (p.kind == OutKind::kInt8 || p.kind == OutKind::kUInt8) && p.natural && p.avx512 && filter && packed_ok &&
          (g.stride_w == 1 || g.stride_w == 2) && Avx512RowsPay(g.channels);
 }
 }  // namespace
 
 void FinishPlan(Plan* p, int32_t input_zero_point) {
-  if (!K3Step(*p)) {
+  if (p->kn_pixels > 1 || !K3Step(*p)) {
     if (p->quads_kn) return;  // finished already
     std::vector<int32_t> quad_bias;
     p->quads_kn = KnShapeFits(*p) && PlanQuads(p, input_zero_point, &quad_bias) && p->quad_rest.empty();
     if (!p->quads_kn) {
-      // The generic loop: pair rows, no quads.
+      // The generic loop: pair rows, no quads (a packed plan is dropped by its caller).
       p->avx512 = false;
       p->quad_weights.clear();
       p->quad_rest.clear();
@@ -858,7 +860,8 @@ void FinishPlan(Plan* p, int32_t input_zero_point) {
     p->kn_groups = (p->g.k_w + 3) / 4;
     // e.g. avx512/5x5s2/dp4; with horizontal dilation avx512/3x3s1d2/dp4.
     p->kn_name = "avx512/" + std::to_string(p->g.k_h) + "x" + std::to_string(p->g.k_w) + "s" +
-                 std::to_string(p->g.stride_w) + (p->g.dil_w > 1 ? "d" + std::to_string(p->g.dil_w) : "") + "/dp4";
+                 std::to_string(p->g.stride_w) + (p->g.dil_w > 1 ? "d" + std::to_string(p->g.dil_w) : "") +
+                 (p->kn_pixels > 1 ? "/p" + std::to_string(p->kn_pixels) : "") + "/dp4";
     FoldZeroPointAndDouble(p, input_zero_point);
     BuildRequant16(p);
     for (size_t d = 0; d < quad_bias.size(); ++d) p->requant16[d / 16].bias[d % 16] = quad_bias[d];

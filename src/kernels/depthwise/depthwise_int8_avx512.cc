@@ -539,12 +539,22 @@ struct KnLayout {
   int entries = 0, stage_cols = 0, ring_rows = 1, group_step = 0;
   size_t row_bytes = 0;
 };
+// Packed plans (Plan::kn_pixels = P > 1, stride_w 1): a "pixel" of the loop is P real output
+// pixels (16 lanes: P pixels x C channels), entry X's tap t reads the 16 staged bytes at real
+// column P X + t dil_w (C bytes per staged column), tap groups are 4 dil_w / P entries apart.
 KnLayout KnLayoutOf(const Plan& p) {
   KnLayout l;
   const Geom& g = p.g;
-  l.group_step = 4 * g.dil_w / g.stride_w;
-  l.entries = g.out_w + l.group_step * (p.kn_groups - 1);
-  l.stage_cols = (l.entries - 1) * g.stride_w + 3 * g.dil_w + 1;
+  const int P = p.kn_pixels;
+  if (P > 1) {
+    l.group_step = 4 * g.dil_w / P;
+    l.entries = (g.out_w + P - 1) / P + l.group_step * (p.kn_groups - 1);
+    l.stage_cols = P * l.entries + 3 * g.dil_w;  // real columns: the last entry reads up to here
+  } else {
+    l.group_step = 4 * g.dil_w / g.stride_w;
+    l.entries = g.out_w + l.group_step * (p.kn_groups - 1);
+    l.stage_cols = (l.entries - 1) * g.stride_w + 3 * g.dil_w + 1;
+  }
   const int span = (g.k_h - 1) * g.dil_h + 1;  // <= 64 (PrepareFast)
   while (l.ring_rows < span) l.ring_rows *= 2;
   l.row_bytes = static_cast<size_t>(l.entries) * 64;
@@ -591,6 +601,41 @@ void BuildKnRow(const Plan& p, const KnLayout& l, const uint8_t* row, int cb, ui
   }
 }
 
+// The quad row of a packed plan (C = 16 / P real channels): the real row staged as it is (C
+// bytes per column, int8 values xor 0x80, padding columns the unsigned zero point), then entry X
+// gathers its four taps' 16-byte slices (real columns P X + t dil_w) and transposes them as
+// BuildKnRow does.
+void BuildKnRowPacked(const Plan& p, const KnLayout& l, const uint8_t* row, uint8_t flip, uint8_t* stage, uint8_t* dst) {
+  const Geom& g = p.g;
+  const int P = p.kn_pixels, C = 16 / P;
+  const int64_t bytes = int64_t{l.stage_cols} * C;
+  const int64_t x_begin = std::clamp<int64_t>(int64_t{g.pad_w} * C, 0, bytes);
+  const int64_t x_end = std::clamp<int64_t>(int64_t{g.pad_w + g.in_w} * C, x_begin, bytes);
+  const __m512i pad = _mm512_set1_epi8(static_cast<char>(p.quad_zp)), fl = _mm512_set1_epi8(static_cast<char>(flip));
+  const auto fill = [&](int64_t b, int64_t e) {
+    for (; b < e; b += 64)
+      _mm512_mask_storeu_epi8(stage + b, e - b >= 64 ? ~__mmask64{0} : (__mmask64{1} << (e - b)) - 1, pad);
+  };
+  fill(0, x_begin);
+  const uint8_t* src = row - x_begin;
+  for (int64_t b = x_begin; b < x_end; b += 64) {
+    const __mmask64 m = x_end - b >= 64 ? ~__mmask64{0} : (__mmask64{1} << (x_end - b)) - 1;
+    _mm512_mask_storeu_epi8(stage + b, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, src + b), fl));
+  }
+  fill(x_end, bytes);
+  const __m512i dwords = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const __m512i order = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+  const size_t tap = static_cast<size_t>(g.dil_w) * C;
+  for (int j = 0; j < l.entries; ++j) {
+    const uint8_t* c0 = stage + static_cast<size_t>(16) * j;
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(c0)));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(c0 + tap)), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(c0 + 2 * tap)), 2);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(c0 + 3 * tap)), 3);
+    _mm512_store_si512(dst + 64 * static_cast<size_t>(j), _mm512_shuffle_epi8(_mm512_permutexvar_epi32(dwords, v), order));
+  }
+}
+
 // kNP (1..8) consecutive output pixels of one 16-channel group: filter row ky of pixel i is
 // kG vpdpbusd on entries i + group * (gstep / 64) of quad row rows[ky]; accumulated from the
 // (folded) bias, doubled in the doubled forms, requantized and stored as the 3x3 quad rows do.
@@ -629,7 +674,8 @@ using KnRowFn = void (*)(const Plan& p, const uint8_t* const* rows, int cg, uint
 
 template <int kKH, int kG, bool kUnsigned, int kMode>
 void KnRow(const Plan& p, const uint8_t* const* rows, int cg, uint8_t* out) {
-  const int C = p.g.channels, W = p.g.out_w;
+  // Packed plans: W loop pixels of P real pixels (16 bytes apart), then a partial one.
+  const int C = p.g.channels, P = p.kn_pixels, W = p.g.out_w / P;
   const RequantGroup16& g = p.requant16[cg / 16];
   OutStage o(p);
   o.Group(cg);
@@ -639,7 +685,7 @@ void KnRow(const Plan& p, const uint8_t* const* rows, int cg, uint8_t* out) {
       w[ky][gg] = _mm512_loadu_si512(p.quad_weights.data() + ((static_cast<size_t>(ky) * kG + gg) * p.c16 + cg) * 4);
   // With a left shift the bias must be added before shifting: Requant16 adds it.
   const __m512i bias = kMode == kRqLeft ? _mm512_setzero_si512() : Ld(g.bias);
-  const size_t gstep = static_cast<size_t>(4 * p.g.dil_w / p.g.stride_w) * 64;
+  const size_t gstep = static_cast<size_t>(P > 1 ? 4 * p.g.dil_w / P : 4 * p.g.dil_w / p.g.stride_w) * 64;
   int ox = 0;
   for (; ox + 8 <= W; ox += 8)
     KnPixels<8, kKH, kG, kUnsigned, kMode>(rows, static_cast<size_t>(ox) * 64, gstep, w, bias, g, o,
@@ -647,14 +693,21 @@ void KnRow(const Plan& p, const uint8_t* const* rows, int cg, uint8_t* out) {
   const size_t at = static_cast<size_t>(ox) * 64;
   uint8_t* tail = out + static_cast<size_t>(ox) * C;
   switch (W - ox) {
-    case 1: return KnPixels<1, kKH, kG, kUnsigned, kMode>(rows, at, gstep, w, bias, g, o, tail);
-    case 2: return KnPixels<2, kKH, kG, kUnsigned, kMode>(rows, at, gstep, w, bias, g, o, tail);
-    case 3: return KnPixels<3, kKH, kG, kUnsigned, kMode>(rows, at, gstep, w, bias, g, o, tail);
-    case 4: return KnPixels<4, kKH, kG, kUnsigned, kMode>(rows, at, gstep, w, bias, g, o, tail);
-    case 5: return KnPixels<5, kKH, kG, kUnsigned, kMode>(rows, at, gstep, w, bias, g, o, tail);
-    case 6: return KnPixels<6, kKH, kG, kUnsigned, kMode>(rows, at, gstep, w, bias, g, o, tail);
-    case 7: return KnPixels<7, kKH, kG, kUnsigned, kMode>(rows, at, gstep, w, bias, g, o, tail);
-    default: return;
+    case 1: KnPixels<1, kKH, kG, kUnsigned, kMode>(rows, at, gstep, w, bias, g, o, tail); break;
+    case 2: KnPixels<2, kKH, kG, kUnsigned, kMode>(rows, at, gstep, w, bias, g, o, tail); break;
+    case 3: KnPixels<3, kKH, kG, kUnsigned, kMode>(rows, at, gstep, w, bias, g, o, tail); break;
+    case 4: KnPixels<4, kKH, kG, kUnsigned, kMode>(rows, at, gstep, w, bias, g, o, tail); break;
+    case 5: KnPixels<5, kKH, kG, kUnsigned, kMode>(rows, at, gstep, w, bias, g, o, tail); break;
+    case 6: KnPixels<6, kKH, kG, kUnsigned, kMode>(rows, at, gstep, w, bias, g, o, tail); break;
+    case 7: KnPixels<7, kKH, kG, kUnsigned, kMode>(rows, at, gstep, w, bias, g, o, tail); break;
+    default: break;
+  }
+  if (const int rest = p.g.out_w - W * P; rest > 0) {
+    // The last real pixels of a packed row: their rest * 16 / P lanes only.
+    o.full = false;
+    o.mask = static_cast<__mmask16>((1u << (rest * 16 / P)) - 1);
+    KnPixels<1, kKH, kG, kUnsigned, kMode>(rows, static_cast<size_t>(W) * 64, gstep, w, bias, g, o,
+                                           out + static_cast<size_t>(W) * C);
   }
 }
 
@@ -718,7 +771,10 @@ void Int16StageAvx512(const Plan& p, const int32_t* acc, const int64_t* bias, in
 
 size_t KnScratchBytes(const Plan& p) {
   const KnLayout l = KnLayoutOf(p);
-  const size_t stage = (static_cast<size_t>(l.stage_cols) * 16 + 63) / 64 * 64;
+  // Staged columns: 16 bytes each, or C = 16 / P real bytes in packed plans (64 more for the
+  // masked whole-vector fills).
+  const size_t col_bytes = p.kn_pixels > 1 ? static_cast<size_t>(16 / p.kn_pixels) : 16;
+  const size_t stage = (static_cast<size_t>(l.stage_cols) * col_bytes + 64 + 63) / 64 * 64;
   return l.row_bytes * static_cast<size_t>(l.ring_rows + 1) + stage;
 }
 
@@ -729,7 +785,8 @@ void RunKnAvx512(rt::ThreadPool& pool, const Plan& p, const Args& args) {
   const Geom& g = p.g;
   const KnLayout l = KnLayoutOf(p);
   const KnRowFn row_fn = PickKnRow(p);
-  const int C = g.channels, blocks = p.c16 / 16;
+  // Packed plans: one 16-lane block of P pixels x C real channels (C bytes per real pixel).
+  const int C = p.kn_pixels > 1 ? 16 / p.kn_pixels : g.channels, blocks = p.c16 / 16;
   const uint8_t flip = p.kind == OutKind::kInt8 ? 0x80 : 0;
   const int64_t total_rows = int64_t{g.batches} * g.out_h;
   const int threads = pool.num_threads();
@@ -764,7 +821,11 @@ void RunKnAvx512(rt::ThreadPool& pool, const Plan& p, const Args& args) {
           uint8_t* dst = ring + l.row_bytes * static_cast<size_t>(slot_i);
           const int64_t tag = int64_t{b} * g.in_h + iy;
           if (tags[slot_i] != tag) {
-            BuildKnRow(p, l, in + static_cast<size_t>(tag) * g.in_w * C, cb, flip, stage, dst);
+            const uint8_t* src = in + static_cast<size_t>(tag) * g.in_w * C;
+            if (p.kn_pixels > 1)
+              BuildKnRowPacked(p, l, src, flip, stage, dst);
+            else
+              BuildKnRow(p, l, src, cb, flip, stage, dst);
             tags[slot_i] = tag;
           }
           rows[ky] = dst;

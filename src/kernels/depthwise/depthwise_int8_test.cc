@@ -5,6 +5,8 @@
 // fused activation, depth multipliers 1, 2, 3 and 8 (the fast kernel repeats input channels).
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <random>
 #include <sstream>
 
@@ -172,6 +174,20 @@ std::string IsaFor(const std::string& isa, int channels) {
   return isa == "avx512" && !kernels::dwq::Avx512RowsPay(channels) ? "avx2" : isa;
 }
 
+// The 3x3 loop's variant for case c (`loop`: its suffix, e.g. "/3x3s1/w8") when `isa` is offered.
+// On AVX-512 VNNI, 4 or 8 channels at stride_w 1 run the packed K x K loop instead
+// (Plan::kn_pixels, .../3x3s1/p4/dp4, .../p2/dp4) where its quad weights fit: biases near 2^30
+// and uint8 weights far from their zero point may or may not (it depends on the sampled values),
+// so then only "3x3s1", common to both, is checked.
+std::string K3Variant(const std::string& isa, const Case& c, const std::string& loop) {
+  const int ch = c.c * c.mult;
+  if (isa == "avx512" && (ch == 4 || ch == 8) && c.stride_w == 1 && c.dil_w == 1) {
+    if (c.huge_bias || (c.path == Path::kUInt8 && !c.uint8_weights_fit)) return "3x3s1";
+    return "avx512/3x3s1/p" + std::to_string(16 / ch) + "/dp4";
+  }
+  return IsaFor(isa, c.c) + loop;
+}
+
 class DepthwiseInt8Fast : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -305,7 +321,7 @@ void CheckThreeByThreeLoop(const char* isa, const rt::CpuFeatures& cpu) {
         c.huge_bias = form == 2;
         testing::FastCheck check;
         check.op_type = "DEPTHWISE_CONV_2D";
-        check.variant = IsaFor(isa, c.c) + (sh.stride == 1 ? "/3x3s1" : "/3x3s2");
+        check.variant = K3Variant(isa, c, sh.stride == 1 ? "/3x3s1" : "/3x3s2");
         check.cpu = &cpu;
         check.threads = 1 + i % 2;
         check.seed = 1300 + i++;
@@ -354,7 +370,7 @@ void CheckThreeByThreeNarrowWidths(const char* isa, const rt::CpuFeatures& cpu) 
         ASSERT_TRUE(out_w >= 1 && out_w <= 8) << c.Describe();
         testing::FastCheck check;
         check.op_type = "DEPTHWISE_CONV_2D";
-        check.variant = IsaFor(isa, c.c) + "/3x3s1/w" + std::to_string(out_w);
+        check.variant = K3Variant(isa, c, "/3x3s1/w" + std::to_string(out_w));
         check.cpu = &cpu;
         check.threads = 1 + i % 2;
         check.seed = 1700 + i++;
@@ -594,15 +610,17 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeAvx512QuadsUInt8Split) {
 // channel counts with partial 16-lane groups and few or many blocks (bands of rows per thread),
 // depth multiplier 2, int8 and uint8 (weights within int8 of their zero point), per-tensor and
 // per-channel, every activation, the doubled short form with and without the folded output zero
-// point, the long form with a left shift, 1 and 2 threads. Huge biases (no room for the folded
-// zero point) and uint8 weights that leave int8 keep the generic loop.
+// point, the long form with a left shift, 1 and 2 threads; and the packed plans of 4 and 8
+// channels (16 / C pixels per vector, variants .../p2/dp4, .../p4/dp4). Huge biases (no room for
+// the folded zero point) and uint8 weights that leave int8 keep the generic loop.
 TEST_F(DepthwiseInt8Fast, KxKAvx512Quads) {
   if (SkipWithoutAvx512()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU (or EDGEOPT_CPU caps it): the AVX-512 rows are not used";
-  const int channels[] = {13, 16, 29, 45, 48, 100, 31, 130, 200};
+  const int kChannels[] = {13, 16, 29, 45, 48, 100, 31, 130, 200};
   const int acts[] = {tflite::ActivationFunctionType_NONE, tflite::ActivationFunctionType_RELU6,
                       tflite::ActivationFunctionType_RELU, tflite::ActivationFunctionType_RELU_N1_TO_1};
   int i = 0;
-  const auto check_case = [&](int ow, int stride, int kh, int kw, int dil_w) {
+  // channels > 0: that many (the packed plans' 4 and 8), else from the list.
+  const auto check_case = [&](int ow, int stride, int kh, int kw, int dil_w, int channels = 0) {
     Case c;
     c.path = i % 3 == 2 ? Path::kUInt8 : Path::kInt8;
     c.uint8_weights_fit = true;
@@ -614,9 +632,10 @@ TEST_F(DepthwiseInt8Fast, KxKAvx512Quads) {
     c.dil_w = dil_w;
     c.dil_h = i % 7 == 3 ? 2 : 1;
     c.n = i % 5 == 0 ? 2 : 1;
-    c.c = channels[i % 9];
+    c.c = channels > 0 ? channels : kChannels[i % 9];
     c.mult = i % 11 == 4 ? 2 : 1;
     if (c.mult == 2) c.c = (c.c + 1) / 2;
+    const int pack = channels > 0 ? 16 / (c.c * c.mult) : 1;
     c.padding = i % 4 == 1 ? tflite::Padding_VALID : tflite::Padding_SAME;
     c.w = c.padding == tflite::Padding_SAME ? (ow - 1) * stride + 1 + (i / 2) % stride
                                             : (ow - 1) * stride + (c.kw - 1) * dil_w + 1;
@@ -628,19 +647,45 @@ TEST_F(DepthwiseInt8Fast, KxKAvx512Quads) {
     ASSERT_EQ(OutSize(c.padding, c.w, c.kw, c.stride_w, dil_w), ow) << c.Describe();
     testing::FastCheck check;
     check.op_type = "DEPTHWISE_CONV_2D";
-    // Biases near 2^30 leave no room for the folded zero point (Plan::quads): the generic loop.
-    check.variant = c.huge_bias ? "avx2/generic"
+    // Biases near 2^30 leave no room for the folded zero point (Plan::quads): another loop (the
+    // generic one, or the 3x3 loop for a packed plan's 3x3 filter), or, with few channels whose
+    // sampled biases all happen to fit, still this one.
+    check.variant = c.huge_bias ? "/avx"
                                 : "avx512/" + std::to_string(c.kh) + "x" + std::to_string(c.kw) + "s" +
-                                      std::to_string(stride) + (dil_w > 1 ? "d" + std::to_string(dil_w) : "") + "/dp4";
+                                      std::to_string(stride) + (dil_w > 1 ? "d" + std::to_string(dil_w) : "") +
+                                      (pack > 1 ? "/p" + std::to_string(pack) : "") + "/dp4";
     check.threads = 1 + (i / 2) % 2;
     check.seed = 3800 + i++;
-    testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
+    const Graph graph = BuildDepthwise(c, check.seed);
+    testing::ExpectFastMatchesReference(graph, c.Describe(), check);
+    // No byte written past the output (the masked stores of partial vectors): the output bound
+    // to a caller buffer followed by guard bytes.
+    auto model = rt::Model::FromGraph(graph);
+    ASSERT_TRUE(model.ok());
+    rt::InterpreterOptions io;
+    io.num_threads = check.threads;
+    auto it = rt::Interpreter::Create(*model, io);
+    ASSERT_TRUE(it.ok() && (*it)->AllocateTensors().ok());
+    const size_t bytes = static_cast<size_t>((*it)->output(0)->num_elements());
+    std::vector<uint8_t> buffer(bytes + 64, 0xA5);
+    ASSERT_TRUE((*it)->BindOutput(0, buffer.data(), bytes).ok());
+    std::memset((*it)->input(0)->data, 0x3C, static_cast<size_t>((*it)->input(0)->num_elements()));
+    ASSERT_TRUE((*it)->Invoke().ok());
+    for (size_t k = bytes; k < buffer.size(); ++k)
+      ASSERT_EQ(buffer[k], 0xA5) << c.Describe() << ": byte " << k - bytes << " past the output written";
   };
   for (int ow = 1; ow <= 40; ++ow)
     for (int stride : {1, 2}) {
       check_case(ow, stride, i % 2 == 0 ? 5 : 7, 5 + (i / 2) % 4, i % 9 == 5 ? 2 : 1);
       check_case(ow, stride, 3, 3, 2 + i % 3);
     }
+  // Packed plans (Plan::kn_pixels): 8 and 4 channels (also as 4 x 2 and 2 x 2 with a depth
+  // multiplier), stride_w 1, 3x3 with and without horizontal dilation and the wide filters, odd
+  // widths (a partial last vector).
+  for (int ow = 1; ow <= 40; ++ow) {
+    check_case(ow, 1, 3, 3, 1 + (ow % 5 == 3), ow % 2 ? 8 : 4);
+    check_case(ow, 1, ow % 3 == 0 ? 7 : 5, 5 + ow % 4, 1 + (ow % 4 == 1), ow % 3 ? 8 : 4);
+  }
   // uint8 weights 0 and 255 around zero point 60: some w - zw leave int8, no quads.
   Case c;
   c.path = Path::kUInt8;
