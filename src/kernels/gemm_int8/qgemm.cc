@@ -238,12 +238,25 @@ void ForEachGemmTask(rt::ThreadPool& pool, int64_t M, int64_t chunk_rows, int pa
   n_blocks = (panels + block_panels - 1) / block_panels;
   const int64_t tasks = m_chunks * n_blocks;
 
-  std::atomic<int64_t> next{0};
+  // Unclaimed tasks [front, end) in one word (front in the high half). Slot 1 claims from the end,
+  // every other slot from the front: with two threads each computes one contiguous part of the
+  // output rows (the top or the bottom), as the row-split ops around it do, so activations stay
+  // in the core that wrote them; a slot that starts late still just takes fewer tasks.
+  std::atomic<uint64_t> range{static_cast<uint64_t>(tasks)};
+  const auto claim = [&](bool from_end) -> int64_t {
+    uint64_t r = range.load(std::memory_order_relaxed);
+    for (;;) {
+      const uint64_t f = r >> 32, e = r & 0xFFFFFFFFu;
+      if (f >= e) return -1;
+      const uint64_t next = from_end ? (f << 32 | (e - 1)) : ((f + 1) << 32 | e);
+      if (range.compare_exchange_weak(r, next, std::memory_order_relaxed)) return static_cast<int64_t>(from_end ? e - 1 : f);
+    }
+  };
   auto worker = [&](int64_t slot) {
     int64_t packed = -1;
     for (;;) {
-      const int64_t task = next.fetch_add(1, std::memory_order_relaxed);
-      if (task >= tasks) break;
+      const int64_t task = claim(slot == 1);
+      if (task < 0) break;
       const int64_t mc = task / n_blocks, nb = task % n_blocks;
       GemmTask t;
       t.slot = static_cast<int>(slot);
