@@ -52,10 +52,17 @@ Status FinishQuantizedMean(const rt::KernelContext& ctx, const QuantMeanParams& 
       int shift;
       QuantizeMultiplier(static_cast<double>(p.in_scale) / static_cast<double>(p.out_scale), &mult, &shift);
       RETURN_IF_ERROR(check_shift(shift));
+      // (v +- n/2) / n truncating, computed as a double quotient: |v +- n/2| < 2^32, and for
+      // integers a, b with |a| < 2^53 the correctly rounded a / b truncates to the integer
+      // quotient (a non-integer a / b lies at least 1/b from every integer, the rounding error is
+      // below |a / b| 2^-53 < 1/b). A 32-bit idiv per output made this loop most of the op's time
+      // (MobileNetV2's 1280-channel head: ~17 us, the pixel sums ~2 us).
+      const double dn = n;
       for (int64_t o = 0; o < n_out; ++o) {
         const auto centered = static_cast<int32_t>(static_cast<uint32_t>(raw_sum[o]) - centered_offset);
         int32_t v = MultiplyByQuantizedMultiplier(centered, mult, shift);
-        v = v > 0 ? (v + n / 2) / n : (v - n / 2) / n;
+        const int64_t num = v > 0 ? int64_t{v} + n / 2 : int64_t{v} - n / 2;
+        v = static_cast<int32_t>(static_cast<double>(num) / dn);
         v += p.out_zp;
         y[o] = static_cast<T>(std::min(std::max(v, qmin), qmax));
       }
