@@ -170,7 +170,9 @@ BENCHMARK(BM_Int8Depthwise)->Args({112, 32, 0, 3, 1})->Args({112, 96, 0, 3, 2})-
     // EfficientNet-lite / MobileNetV3-style 5x5 layers.
     ->Args({28, 240, 0, 5, 1})->Args({56, 144, 0, 5, 2})->Args({14, 672, 0, 5, 1})->Args({7, 1152, 0, 5, 1})
     // 8 channels (MobileNetV1 0.25, VWW): 2 pixels per vector.
-    ->Args({112, 8, 0, 3, 1})->Args({48, 8, 0, 3, 1});
+    ->Args({112, 8, 0, 3, 1})->Args({48, 8, 0, 3, 1})
+    // MobileNetV1 0.25 middle layers.
+    ->Args({14, 128, 0, 3, 1})->Args({28, 64, 0, 3, 2});
 // {h, in_c, 0, kh, stride, w, kw}: DS-CNN (kws) 25x5x64; an odd shape (13x7x40).
 BENCHMARK(BM_Int8DepthwiseRect)->Args({25, 64, 0, 3, 1, 5, 3})->Args({13, 40, 0, 3, 1, 7, 3});
 // MobileNetV2 layers (the small-K 1x1s 16->96 and 24->144 included); CIFAR ResNet-8's 3x3 convs
