@@ -30,6 +30,18 @@ double ZeroFraction(const float* w, int64_t n) {
   return static_cast<double>(zeros) / static_cast<double>(n);
 }
 
+bool ZeroFractionAtLeast(const float* w, int64_t n, double fraction) {
+  if (n <= 0) return fraction <= 0.0;
+  const int64_t need = static_cast<int64_t>(std::ceil(fraction * static_cast<double>(n)));
+  if (need > n) return false;
+  // Stop as soon as the non-zeros seen leave too few places for the zeros needed.
+  const int64_t max_nonzeros = n - need;
+  int64_t nonzeros = 0;
+  for (int64_t i = 0; i < n; ++i)
+    if (w[i] != 0.0f && ++nonzeros > max_nonzeros) return false;
+  return true;
+}
+
 void SpmmPortable(const CsrF32& w, const GemmArgs& g, int m_begin, int m_end) {
   for (int m = m_begin; m < m_end; ++m) {
     const float* a = g.row(m);

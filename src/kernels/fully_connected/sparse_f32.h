@@ -42,6 +42,9 @@ struct CsrF32 {
 CsrF32 PackCsr(const float* w, int rows, int cols);
 // Fraction of elements equal to 0.
 double ZeroFraction(const float* w, int64_t n);
+// Whether at least `fraction` of w[0..n) are zeros (ZeroFraction(w, n) >= fraction, for the
+// fraction's ceiling count); stops early on dense data (after (1 - fraction) n non-zeros).
+bool ZeroFractionAtLeast(const float* w, int64_t n, double fraction);
 
 // One GEMM: rows of A are given by pointers (FC and 1x1 stride-1 conv: A + m * K; strided 1x1
 // conv: every `stride`-th pixel), C is row-major with row stride ldc.

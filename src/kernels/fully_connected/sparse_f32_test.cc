@@ -104,6 +104,11 @@ TEST(SparseF32, CsrPacking) {
   EXPECT_EQ(c.val, (std::vector<float>{1, 2, 3, 4}));
   EXPECT_DOUBLE_EQ(c.sparsity(), 8.0 / 12.0);
   EXPECT_DOUBLE_EQ(kernels::sparse::ZeroFraction(w.data(), 12), 8.0 / 12.0);
+  // The early-stopping test agrees with the count at and around 8 zeros of 12 (-0 is a zero).
+  for (double f : {0.0, 0.5, 7.0 / 12.0, 8.0 / 12.0, 0.67, 0.75, 1.0})
+    EXPECT_EQ(kernels::sparse::ZeroFractionAtLeast(w.data(), 12, f), 8 >= std::ceil(f * 12)) << f;
+  EXPECT_TRUE(kernels::sparse::ZeroFractionAtLeast(w.data(), 0, 0.0));
+  EXPECT_FALSE(kernels::sparse::ZeroFractionAtLeast(w.data(), 0, 0.5));
 }
 
 TEST(SparseF32, KernelsMatchReferenceOverShapesAndSparsities) {

@@ -29,6 +29,11 @@ Status SparseGemmOpKernel::Prepare(rt::KernelContext& ctx) {
   if (geometry_.m <= 0 || int64_t{geometry_.m} * n != out->num_elements()) return Status::Ok();
   if (!FloatActivationRange(geometry_.activation, &lo_, &hi_)) return Status::Ok();
   if (!csr_) {
+    // Dense weights are not packed at all: the zeros are counted first, stopping as soon as too
+    // few remain possible. A CSR copy of every dense layer's weights (built by push_back, page
+    // faults included) made most of MobileNetV2 float's init: 50-57 -> 14-19 ms.
+    if (!sparse::ZeroFractionAtLeast(w->data_as<float>(), int64_t{n} * k, sparse::SparsityThreshold(geometry_.m, kernel_)))
+      return Status::Ok();
     // Weights are constant: pack once per model (interpreters sharing the model share it).
     const std::string key = "sparse_f32_csr/sg" + std::to_string(ctx.host()->subgraph_index()) + "/op" +
                             std::to_string(ctx.graph_op_index());
