@@ -76,6 +76,26 @@ void PackWeightsVnniImpl(const W* w, int N, int K, const std::vector<int32_t>& z
     }
     out->extra.Resize(out->extra_group.size() * 64);
   }
+  if (!split) {
+    // Every value is w - b_offset: a plain loop (the general one below costs ~3x as much per
+    // weight, a fifth of MobileNetV2 int8's init).
+    const int32_t off = out->b_offset;
+    for (int n = 0; n < N; ++n) {
+      int8_t* dst = out->data.get() + static_cast<size_t>(n / 16) * out->K4 * 64 + (n % 16) * 4;
+      const W* row = w + static_cast<size_t>(n) * K;
+      int32_t csum = 0;
+      int64_t asum = 0;
+      for (int k = 0; k < K; ++k) {
+        const int32_t v = int32_t{row[k]} - off;
+        csum += v;
+        asum += std::abs(int32_t{row[k]} - zp);
+        dst[static_cast<size_t>(k >> 2) * 64 + (k & 3)] = static_cast<int8_t>(v);
+      }
+      out->col_sum[static_cast<size_t>(n)] = csum;
+      out->abs_sum[static_cast<size_t>(n)] = asum;
+    }
+    return;
+  }
   for (int n = 0; n < N; ++n) {
     int8_t* panel = out->data.get() + static_cast<size_t>(n / 16) * out->K4 * 64;
     const int j = n % 16;
