@@ -422,7 +422,8 @@ VnniUsed CheckVnniGemm(std::mt19937_64& rng, const VnniCase& c, const std::strin
   BuildRequant8(N, bias.data(), mult, shift, out_zp, lo, hi, &q, c.bounded ? bound.data() : nullptr);
 
   rt::ThreadPool pool(c.threads);
-  std::vector<uint8_t> c16(static_cast<size_t>(M) * N, 0xCD), c8(static_cast<size_t>(M) * N, 0xCD);
+  // c8 has 64 guard bytes after the output: no store may reach them.
+  std::vector<uint8_t> c16(static_cast<size_t>(M) * N, 0xCD), c8(static_cast<size_t>(M) * N + 64, 0xCD);
   {
     AlignedArray<int8_t> scratch;
     scratch.Resize(GemmScratchBytes(b16, M, c.threads));
@@ -441,6 +442,11 @@ VnniUsed CheckVnniGemm(std::mt19937_64& rng, const VnniCase& c, const std::strin
     ContiguousRowsPacker8 pack(in.data(), K, kUnsigned ? 0 : 0x80);
     RunGemmVnni(pool, M, b8, pack, vo, c8.data(), N, scratch.get());
   }
+  for (size_t i = c16.size(); i < c8.size(); ++i)
+    if (c8[i] != 0xCD) {
+      ADD_FAILURE() << what << ": byte " << i - c16.size() << " past the output written";
+      break;
+    }
   for (size_t i = 0; i < c16.size(); ++i) {
     if (c16[i] != c8[i]) {
       ADD_FAILURE() << what << ": row " << i / N << " column " << i % N << " int16 GEMM " << int{c16[i]} << " VNNI "
@@ -463,7 +469,7 @@ VnniUsed CheckVnniGemm(std::mt19937_64& rng, const VnniCase& c, const std::strin
 TEST_F(QGemmVnniTest, GemmMatchesInt16Gemm) {
   std::mt19937_64 rng(31);
   const int Ks[] = {1, 2, 3, 4, 5, 7, 15, 16, 17, 24, 27, 40, 63, 64, 65, 144, 255, 576, 961};
-  const int Ns[] = {1, 3, 8, 15, 16, 17, 24, 31, 33, 48, 64, 65, 96, 144, 160};
+  const int Ns[] = {1, 3, 8, 15, 16, 17, 24, 31, 33, 48, 50, 60, 64, 65, 96, 120, 144, 160};
   const int Ms[] = {1, 2, 5, 6, 7, 11, 12, 13, 23, 24, 25, 49, 97, 200};
   const int kCases = 600;
   int f_nonzero = 0, f_zero = 0, split = 0, cases = 0;
