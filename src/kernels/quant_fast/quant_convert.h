@@ -29,6 +29,11 @@ void QuantizeFloatScalar(const float* x, T* y, int64_t n, float scale, int32_t z
 template <typename T>
 void DequantizeInt(const T* x, float* y, int64_t n, double scale, int32_t zero_point);
 
+// DEQUANTIZE float16 -> float32 with F16C (quant_convert_avx2.cc): every binary16 value is exact
+// in float32, so this equals core/half.h's HalfToFloat for every non-NaN input (a signaling NaN
+// comes out quiet).
+void HalfToFloatF16c(const uint16_t* x, float* y, int64_t n);
+
 // One output pixel of an int8/uint8 pool over channels [0, c8) (c8 a multiple of 8): `in` points
 // at channel 0 of the window's first input pixel; rows/cols the in-bounds window, row_stride and
 // col_stride in elements. Average: sum rounded half away from zero over count = rows * cols

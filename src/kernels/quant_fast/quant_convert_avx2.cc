@@ -152,3 +152,20 @@ template void SumPixels<uint8_t>(const uint8_t*, int64_t, int, int32_t*);
 template void SumPixels<int16_t>(const int16_t*, int64_t, int, int32_t*);
 
 }  // namespace edgeopt::kernels::qconv
+
+namespace edgeopt::kernels::qconv {
+
+void HalfToFloatF16c(const uint16_t* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
+  if (i < n) {
+    alignas(16) uint16_t tail[8] = {};
+    alignas(32) float out[8];
+    std::memcpy(tail, x + i, static_cast<size_t>(n - i) * sizeof(uint16_t));
+    _mm256_store_ps(out, _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(tail))));
+    std::memcpy(y + i, out, static_cast<size_t>(n - i) * sizeof(float));
+  }
+}
+
+}  // namespace edgeopt::kernels::qconv

@@ -129,13 +129,17 @@ class DequantizeFastKernel final : public FastKernel {
  protected:
   std::string FastVariant() const override { return "dequantize/" + TypeName(in_) + "/avx2"; }
 
-  Expected<bool> PrepareFast(rt::KernelContext& ctx) override { return PerTensor(*ctx.input(0)); }
+  Expected<bool> PrepareFast(rt::KernelContext& ctx) override {
+    return in_ == DType::kFloat16 || PerTensor(*ctx.input(0));
+  }
 
   Status InvokeFast(rt::KernelContext& ctx) override {
     const rt::RtTensor& in = *ctx.input(0);
     float* y = ctx.output(0)->data_as<float>();
     const int64_t n = in.num_elements();
     switch (in_) {
+      // float16 weights: the DEQUANTIZE is folded at init (once per model), 8 values per vcvtph2ps.
+      case DType::kFloat16: qconv::HalfToFloatF16c(in.data_as<uint16_t>(), y, n); break;
       case DType::kInt8: qconv::DequantizeInt(in.data_as<int8_t>(), y, n, in.scale(), in.zero_point()); break;
       case DType::kUInt8: qconv::DequantizeInt(in.data_as<uint8_t>(), y, n, in.scale(), in.zero_point()); break;
       default: qconv::DequantizeInt(in.data_as<int16_t>(), y, n, in.scale(), in.zero_point()); break;
@@ -166,7 +170,9 @@ std::unique_ptr<rt::OpKernel> MakeDequantizeFast(const rt::KernelCreateContext& 
   if (cc.reference_only || !cc.cpu.has_avx2_fma()) return nullptr;
   const Tensor* in = cc.input(0);
   const Tensor* out = cc.output(0);
-  if (!in || !out || !(Is8Bit(in->type) || in->type == DType::kInt16) || out->type != DType::kFloat32) return nullptr;
+  if (!in || !out || !(Is8Bit(in->type) || in->type == DType::kInt16 || in->type == DType::kFloat16) ||
+      out->type != DType::kFloat32)
+    return nullptr;
   auto ref = MakeReferenceKernel(cc, reference);
   if (!ref) return nullptr;
   return std::make_unique<DequantizeFastKernel>(std::move(ref), in->type);

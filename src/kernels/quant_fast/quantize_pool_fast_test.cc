@@ -201,6 +201,32 @@ TEST(QuantizeFast, Requantize8BitMatchesReference) {
   }
 }
 
+// float16 -> float32 with F16C: every binary16 pattern (zeros, subnormals, normals, infinities,
+// quiet NaNs; signaling NaNs come out quiet, unlike the portable conversion, and are left out),
+// a count that leaves a tail of 2.
+TEST(QuantizeFast, DequantizeFloat16MatchesReference) {
+  if (!testing::HaveAvx2()) GTEST_SKIP() << "no AVX2+FMA+F16C on this CPU: the fast kernels are not used";
+  testing::TensorValue x;
+  x.name = "x";
+  x.type = DType::kFloat16;
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const bool signaling_nan = (h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0 && (h & 0x200) == 0;
+    if (signaling_nan) continue;
+    x.data.push_back(static_cast<uint8_t>(h));
+    x.data.push_back(static_cast<uint8_t>(h >> 8));
+  }
+  const int32_t count = static_cast<int32_t>(x.data.size() / 2);
+  ASSERT_EQ(count % 8, 2);
+  x.shape = {count};
+  testing::FastCheck check;
+  check.op_type = "DEQUANTIZE";
+  check.variant = "dequantize/float16/avx2";
+  check.inputs = {x};
+  testing::ExpectFastMatchesReference(
+      BuildUnary(tflite::BuiltinOperator_DEQUANTIZE, DType::kFloat16, DType::kFloat32, {count}, std::nullopt, std::nullopt),
+      "DEQUANTIZE float16, every pattern", check);
+}
+
 TEST(QuantizeFast, DequantizeMatchesReference) {
   if (!testing::HaveAvx2()) GTEST_SKIP() << "no AVX2+FMA on this CPU: the fast kernels are not used";
   std::mt19937_64 rng(13);
