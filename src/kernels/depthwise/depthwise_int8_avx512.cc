@@ -561,6 +561,23 @@ KnLayout KnLayoutOf(const Plan& p) {
   return l;
 }
 
+// A quad entry from four 16-byte tap slices, slice t in 128-bit lane t: byte 4c + t <- byte 16t +
+// c (vpermd moves dword k of slice t to dword 4k + t, i.e. lane k holds channels 4k..4k+3 of the
+// four slices; vpshufb transposes each lane's 4x4 bytes).
+inline __m512i QuadEntry(__m512i slices) {
+  const __m512i dwords = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const __m512i bytes = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
+  return _mm512_shuffle_epi8(_mm512_permutexvar_epi32(dwords, slices), bytes);
+}
+
+// Four 16-byte slices `step` bytes apart, one per 128-bit lane.
+inline __m512i LoadSlices(const uint8_t* p, size_t step) {
+  __m512i v = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + step)), 1);
+  v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2 * step)), 2);
+  return _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 3 * step)), 3);
+}
+
 // The quad row of channels [cb, cb + 16) of one input row (int8 values xor 0x80 = flip, uint8 as
 // they are; columns outside the input: the unsigned zero point): the columns staged 16 bytes
 // each, then each entry is 4 consecutive staged columns with channel c's four bytes put in dword c.
@@ -577,28 +594,16 @@ void BuildKnRow(const Plan& p, const KnLayout& l, const uint8_t* row, int cb, ui
   for (int xx = x_begin; xx < x_end; ++xx, src += C)
     _mm_store_si128(reinterpret_cast<__m128i*>(stage + 16 * xx), _mm_xor_si128(_mm_maskz_loadu_epi8(m, src), fl));
   for (int xx = x_end; xx < l.stage_cols; ++xx) _mm_store_si128(reinterpret_cast<__m128i*>(stage + 16 * xx), pad);
-  // Byte 4c + t of an entry <- byte 16t + c of the staged columns: vpermd moves dword k of
-  // column t to dword 4k + t (128-bit lane k: channels 4k..4k+3 of the four columns), vpshufb
-  // transposes each lane's 4x4 bytes.
-  const __m512i dwords = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  const __m512i bytes = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
   const size_t step = static_cast<size_t>(16) * g.stride_w;
   if (g.dil_w == 1) {
-    for (int j = 0; j < l.entries; ++j) {
-      const __m512i cols = _mm512_permutexvar_epi32(dwords, _mm512_loadu_si512(stage + step * j));
-      _mm512_store_si512(dst + 64 * static_cast<size_t>(j), _mm512_shuffle_epi8(cols, bytes));
-    }
+    // The four columns of an entry are 64 consecutive staged bytes.
+    for (int j = 0; j < l.entries; ++j)
+      _mm512_store_si512(dst + 64 * static_cast<size_t>(j), QuadEntry(_mm512_loadu_si512(stage + step * j)));
     return;
   }
   const size_t d16 = static_cast<size_t>(16) * g.dil_w;
-  for (int j = 0; j < l.entries; ++j) {
-    const uint8_t* c0 = stage + step * j;
-    __m512i v = _mm512_castsi128_si512(_mm_load_si128(reinterpret_cast<const __m128i*>(c0)));
-    v = _mm512_inserti32x4(v, _mm_load_si128(reinterpret_cast<const __m128i*>(c0 + d16)), 1);
-    v = _mm512_inserti32x4(v, _mm_load_si128(reinterpret_cast<const __m128i*>(c0 + 2 * d16)), 2);
-    v = _mm512_inserti32x4(v, _mm_load_si128(reinterpret_cast<const __m128i*>(c0 + 3 * d16)), 3);
-    _mm512_store_si512(dst + 64 * static_cast<size_t>(j), _mm512_shuffle_epi8(_mm512_permutexvar_epi32(dwords, v), bytes));
-  }
+  for (int j = 0; j < l.entries; ++j)
+    _mm512_store_si512(dst + 64 * static_cast<size_t>(j), QuadEntry(LoadSlices(stage + step * j, d16)));
 }
 
 // The quad row of a packed plan (C = 16 / P real channels): the real row staged as it is (C
@@ -623,17 +628,9 @@ void BuildKnRowPacked(const Plan& p, const KnLayout& l, const uint8_t* row, uint
     _mm512_mask_storeu_epi8(stage + b, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, src + b), fl));
   }
   fill(x_end, bytes);
-  const __m512i dwords = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  const __m512i order = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
   const size_t tap = static_cast<size_t>(g.dil_w) * C;
-  for (int j = 0; j < l.entries; ++j) {
-    const uint8_t* c0 = stage + static_cast<size_t>(16) * j;
-    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(c0)));
-    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(c0 + tap)), 1);
-    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(c0 + 2 * tap)), 2);
-    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(c0 + 3 * tap)), 3);
-    _mm512_store_si512(dst + 64 * static_cast<size_t>(j), _mm512_shuffle_epi8(_mm512_permutexvar_epi32(dwords, v), order));
-  }
+  for (int j = 0; j < l.entries; ++j)
+    _mm512_store_si512(dst + 64 * static_cast<size_t>(j), QuadEntry(LoadSlices(stage + static_cast<size_t>(16) * j, tap)));
 }
 
 // kNP (1..8) consecutive output pixels of one 16-channel group: filter row ky of pixel i is
