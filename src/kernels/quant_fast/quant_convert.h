@@ -45,12 +45,16 @@ template <typename T>
 void PoolPixel(bool average, const T* in, int rows, int cols, int64_t row_stride, int64_t col_stride, T* out, int c8,
                int32_t lo, int32_t hi);
 
-// MAX_POOL_2D of one output pixel on AVX-512 (quant_convert_avx512.cc): the byte-wise maximum
-// of every channel (64 per vector, masked tail) over the in-bounds window, clamped to [lo, hi];
-// the same arguments as PoolPixel, all `channels` channels.
+// MAX_POOL_2D of one output row on AVX-512 (quant_convert_avx512.cc): per pixel the byte-wise
+// maximum of every channel (64 per vector, masked tail) over the in-bounds window, clamped to
+// [lo, hi]; out_w pixels, `channels` apart in `out`. `in` points at channel 0 of the image row
+// of the windows' first in-bounds filter row, `rows` of them lie inside, row_stride elements
+// apart; window ox starts at column ox * stride_w - pad_w and spans filter_w columns (clipped to
+// [0, in_w)). One call per row: per pixel, the call and its setup cost more than a 2x2 window's
+// four loads.
 template <typename T>
-void MaxPoolPixelAvx512(const T* in, int rows, int cols, int64_t row_stride, int64_t col_stride, int channels, T* out,
-                        int32_t lo, int32_t hi);
+void MaxPoolRowAvx512(const T* in, int rows, int64_t row_stride, int in_w, int out_w, int stride_w, int pad_w,
+                      int filter_w, int channels, T* out, int32_t lo, int32_t hi);
 
 }  // namespace edgeopt::kernels::qconv
 

@@ -11,6 +11,7 @@
 // fma(f + 1/2, s, -|x|) is the sign of the exact difference (f + 1/2 has at most 22 bits; for
 // 2^-100 <= s <= 2^100 the difference, a multiple of 2^-149, neither underflows to zero nor
 // overflows). Blocks with a lane of q >= 2^21, infinite or NaN go through the scalar formula.
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
@@ -93,13 +94,15 @@ template void QuantizeFloatAvx512<int8_t>(const float*, int8_t*, int64_t, float,
 template void QuantizeFloatAvx512<uint8_t>(const float*, uint8_t*, int64_t, float, int32_t);
 template void QuantizeFloatAvx512<int16_t>(const float*, int16_t*, int64_t, float, int32_t);
 
+namespace {
+
 template <typename T>
-void MaxPoolPixelAvx512(const T* in, int rows, int cols, int64_t row_stride, int64_t col_stride, int channels, T* out,
-                        int32_t lo, int32_t hi) {
+__attribute__((always_inline)) inline void MaxPoolPixel(const T* in, int rows, int cols, int64_t row_stride,
+                                                        int64_t col_stride, int channels, T* out, __m512i vlo,
+                                                        __m512i vhi) {
   constexpr bool kSigned = std::is_same_v<T, int8_t>;
   const auto max8 = [](__m512i a, __m512i b) { return kSigned ? _mm512_max_epi8(a, b) : _mm512_max_epu8(a, b); };
   const auto min8 = [](__m512i a, __m512i b) { return kSigned ? _mm512_min_epi8(a, b) : _mm512_min_epu8(a, b); };
-  const __m512i vlo = _mm512_set1_epi8(static_cast<char>(lo)), vhi = _mm512_set1_epi8(static_cast<char>(hi));
   for (int c = 0; c < channels; c += 64) {
     const __mmask64 m = channels - c >= 64 ? ~__mmask64{0} : (__mmask64{1} << (channels - c)) - 1;
     // The window is never empty (ComputeWindow), so starting from its first value is exact.
@@ -112,7 +115,23 @@ void MaxPoolPixelAvx512(const T* in, int rows, int cols, int64_t row_stride, int
   }
 }
 
-template void MaxPoolPixelAvx512<int8_t>(const int8_t*, int, int, int64_t, int64_t, int, int8_t*, int32_t, int32_t);
-template void MaxPoolPixelAvx512<uint8_t>(const uint8_t*, int, int, int64_t, int64_t, int, uint8_t*, int32_t, int32_t);
+}  // namespace
+
+template <typename T>
+void MaxPoolRowAvx512(const T* in, int rows, int64_t row_stride, int in_w, int out_w, int stride_w, int pad_w,
+                      int filter_w, int channels, T* out, int32_t lo, int32_t hi) {
+  const __m512i vlo = _mm512_set1_epi8(static_cast<char>(lo)), vhi = _mm512_set1_epi8(static_cast<char>(hi));
+  for (int ox = 0; ox < out_w; ++ox, out += channels) {
+    const int x0 = ox * stride_w - pad_w;
+    const int begin = std::max(0, x0), end = std::min(in_w, x0 + filter_w);
+    MaxPoolPixel(in + int64_t{begin} * channels, rows, end - begin, row_stride, channels, channels, out, vlo, vhi);
+  }
+}
+
+template void MaxPoolRowAvx512<int8_t>(const int8_t*, int, int64_t, int, int, int, int, int, int, int8_t*, int32_t,
+                                       int32_t);
+template void MaxPoolRowAvx512<uint8_t>(const uint8_t*, int, int64_t, int, int, int, int, int, int, uint8_t*, int32_t,
+                                        int32_t);
+
 
 }  // namespace edgeopt::kernels::qconv
