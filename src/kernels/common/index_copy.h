@@ -27,8 +27,10 @@ std::vector<int64_t> AffineTable(int32_t size, int64_t start, int64_t step);
 
 // Copies per the tables. `pad_value` (elem_bytes bytes) is required when a table holds
 // kPadEntry. The caller guarantees every non-pad sum is a valid input offset.
+// inner_contiguous: the caller knows the innermost table steps by one element (an affine table
+// of step 1, as slices build), so its rows are copied whole without scanning the table first.
 void CopyByAxisTables(size_t elem_bytes, const rt::Shape& out_shape, const AxisTables& tables, const uint8_t* in,
-                      uint8_t* out, const uint8_t* pad_value = nullptr);
+                      uint8_t* out, const uint8_t* pad_value = nullptr, bool inner_contiguous = false);
 
 // Largest and smallest sum the tables can produce (ignoring pad entries); for validation.
 void TableOffsetRange(const AxisTables& tables, int64_t* min_offset, int64_t* max_offset);

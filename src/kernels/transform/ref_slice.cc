@@ -59,7 +59,8 @@ class SliceKernel : public PlannedKernel {
   }
   Status Run(rt::KernelContext& ctx) override {
     const rt::RtTensor& in = *ctx.input(0);
-    CopyByAxisTables(ElementBytes(in.type), out_shape_, tables_, in.data, ctx.output(0)->data);
+    // The innermost table steps by one element (the input's last axis, stride 1).
+    CopyByAxisTables(ElementBytes(in.type), out_shape_, tables_, in.data, ctx.output(0)->data, nullptr, true);
     return Status::Ok();
   }
 
@@ -218,6 +219,8 @@ class StridedSliceKernel : public PlannedKernel {
       tables.push_back(AffineTable(static_cast<int32_t>(count_i), 0, a.stride * step));
     }
     base_ = base;
+    // Affine tables: the innermost steps by one element when its first two entries do.
+    inner_contiguous_ = !tables.empty() && (tables.back().size() < 2 || tables.back()[1] - tables.back()[0] == 1);
     tables_ = std::move(tables);
     out_shape_ = out_shape;
     return ctx.SetOutputShape(0, std::move(out_shape));
@@ -227,7 +230,8 @@ class StridedSliceKernel : public PlannedKernel {
     const rt::RtTensor& in = *ctx.input(0);
     const size_t elem = ElementBytes(in.type);
     if (rt::NumElements(out_shape_) == 0) return Status::Ok();
-    CopyByAxisTables(elem, out_shape_, tables_, in.data + base_ * static_cast<int64_t>(elem), ctx.output(0)->data);
+    CopyByAxisTables(elem, out_shape_, tables_, in.data + base_ * static_cast<int64_t>(elem), ctx.output(0)->data,
+                     nullptr, inner_contiguous_);
     return Status::Ok();
   }
 
@@ -235,6 +239,7 @@ class StridedSliceKernel : public PlannedKernel {
   rt::Shape out_shape_;
   AxisTables tables_;
   int64_t base_ = 0;
+  bool inner_contiguous_ = false;
 };
 
 }  // namespace
