@@ -64,9 +64,7 @@ TEST(BatchMatMulGemm, MatchesReference) {
         const std::vector<int32_t>& ls = sh.lhs;
         const std::vector<int32_t>& rs = sh.rhs;
         const std::vector<int32_t>& os = sh.out;
-        size_t rn = 1;
-        for (int32_t d : rs) rn *= d;
-        std::vector<float> rv(rn);
+        std::vector<float> rv(static_cast<size_t>(rt::NumElements(rs)));
         for (float& v : rv) v = val(rng);
         GraphBuilder b;
         auto x = b.Input("x", DType::kFloat32, ls);
@@ -128,9 +126,7 @@ TEST(BatchMatMulGemm, Int8VnniMatchesReference) {
         const std::vector<int32_t>& ls = sh.lhs;
         const std::vector<int32_t>& rs = sh.rhs;
         const std::vector<int32_t>& os = sh.out;
-        size_t rn = 1;
-        for (int32_t d : rs) rn *= d;
-        std::vector<int8_t> rv(rn);
+        std::vector<int8_t> rv(static_cast<size_t>(rt::NumElements(rs)));
         for (int8_t& v : rv) v = static_cast<int8_t>(byte(rng));
         GraphBuilder b;
         auto x = b.Input("x", DType::kInt8, ls, Quant(0.02f, zp[0]));
@@ -145,9 +141,8 @@ TEST(BatchMatMulGemm, Int8VnniMatchesReference) {
         rt::Interpreter& fast = *it.fast;
         rt::Interpreter& ref = *it.ref;
         EXPECT_EQ(fast.ops()[0].variant, "batch_matmul/int8/avx512vnni");
-        const std::string what = "int8 bmm " + rt::ShapeToString(rt::Shape(ls.begin(), ls.end())) + " x " +
-                                 rt::ShapeToString(rt::Shape(rs.begin(), rs.end())) + (adj_x ? " adj_x" : "") +
-                                 (adj_y ? " adj_y" : "") + (rhs_input ? " rhs input" : "");
+        const std::string what = "int8 bmm " + rt::ShapeToString(ls) + " x " + rt::ShapeToString(rs) +
+                                 (adj_x ? " adj_x" : "") + (adj_y ? " adj_y" : "") + (rhs_input ? " rhs input" : "");
         for (int round = 0; round < 2; ++round) {
           for (int i = 0; i < (rhs_input ? 2 : 1); ++i) {
             rt::RtTensor* t = fast.input(i);
@@ -191,9 +186,7 @@ TEST(BatchMatMulGemm, HybridVnniMatchesReference) {
     for (int rep = 0; rep < 2; ++rep) {
       const int m = dim(rng), k = dim(rng) * (rep + 1), n = dim(rng) + rep * 16;
       const MmShapes sh = Shapes(c.lhs_batch, c.rhs_batch, m, k, n, c.adj_x, c.adj_y);
-      size_t rn = 1;
-      for (int32_t d : sh.rhs) rn *= d;
-      std::vector<int8_t> rv(rn);
+      std::vector<int8_t> rv(static_cast<size_t>(rt::NumElements(sh.rhs)));
       for (int8_t& v : rv) v = static_cast<int8_t>(byte(rng));
       QuantParams wq;
       const int units_axis = static_cast<int>(sh.rhs.size()) - (c.adj_y ? 2 : 1);
