@@ -539,6 +539,10 @@ struct KnLayout {
   int entries = 0, stage_cols = 0, ring_rows = 1, group_step = 0;
   size_t row_bytes = 0;
 };
+// The channels of a real input / output pixel: the plan's, or 16 / P in a packed plan (whose
+// plan has 16 channels, P pixels' worth).
+inline int KnRealChannels(const Plan& p) { return p.kn_pixels > 1 ? 16 / p.kn_pixels : p.g.channels; }
+
 // Packed plans (Plan::kn_pixels = P > 1, stride_w 1): a "pixel" of the loop is P real output
 // pixels (16 lanes: P pixels x C channels), entry X's tap t reads the 16 staged bytes at real
 // column P X + t dil_w (C bytes per staged column), tap groups are 4 dil_w / P entries apart.
@@ -612,7 +616,7 @@ void BuildKnRow(const Plan& p, const KnLayout& l, const uint8_t* row, int cb, ui
 // BuildKnRow does.
 void BuildKnRowPacked(const Plan& p, const KnLayout& l, const uint8_t* row, uint8_t flip, uint8_t* stage, uint8_t* dst) {
   const Geom& g = p.g;
-  const int P = p.kn_pixels, C = 16 / P;
+  const int C = KnRealChannels(p);
   const int64_t bytes = int64_t{l.stage_cols} * C;
   const int64_t x_begin = std::clamp<int64_t>(int64_t{g.pad_w} * C, 0, bytes);
   const int64_t x_end = std::clamp<int64_t>(int64_t{g.pad_w + g.in_w} * C, x_begin, bytes);
@@ -770,7 +774,7 @@ size_t KnScratchBytes(const Plan& p) {
   const KnLayout l = KnLayoutOf(p);
   // Staged columns: 16 bytes each, or C = 16 / P real bytes in packed plans (64 more for the
   // masked whole-vector fills).
-  const size_t col_bytes = p.kn_pixels > 1 ? static_cast<size_t>(16 / p.kn_pixels) : 16;
+  const size_t col_bytes = p.kn_pixels > 1 ? static_cast<size_t>(KnRealChannels(p)) : 16;
   const size_t stage = (static_cast<size_t>(l.stage_cols) * col_bytes + 64 + 63) / 64 * 64;
   return l.row_bytes * static_cast<size_t>(l.ring_rows + 1) + stage;
 }
@@ -783,7 +787,7 @@ void RunKnAvx512(rt::ThreadPool& pool, const Plan& p, const Args& args) {
   const KnLayout l = KnLayoutOf(p);
   const KnRowFn row_fn = PickKnRow(p);
   // Packed plans: one 16-lane block of P pixels x C real channels (C bytes per real pixel).
-  const int C = p.kn_pixels > 1 ? 16 / p.kn_pixels : g.channels, blocks = p.c16 / 16;
+  const int C = KnRealChannels(p), blocks = p.c16 / 16;
   const uint8_t flip = p.kind == OutKind::kInt8 ? 0x80 : 0;
   const int64_t total_rows = int64_t{g.batches} * g.out_h;
   const int threads = pool.num_threads();
