@@ -272,48 +272,10 @@ class DepthwiseQuantKernel final : public FastKernel {
         RETURN_IF_ERROR(QuantizedActivation(ctx, o.fused_activation_function, *output, &plan_.act_min, &plan_.act_max));
         const int32_t* bias_data = bias ? bias->data_as<int32_t>() : nullptr;
         const dwq::OutKind out_kind = kind_ == DwKind::kUInt8 ? dwq::OutKind::kUInt8 : dwq::OutKind::kInt8;
-        // 4 or 8 channels at stride_w 1: first the K x K quad loop with 16 / C pixels per vector
-        // (Plan::kn_pixels), planned as 16 channels, channel l being the real channel l % C.
-        if (avx512_ && (C == 4 || C == 8) && g.stride_w == 1) {
-          dwq::Plan packed;
-          packed.natural = true;
-          packed.kn_pixels = 16 / C;
-          dwq::Geom g16 = g;
-          g16.channels = 16;
-          const int taps = g.k_h * g.k_w;
-          const auto repeat = [&](const auto* v, int per, auto* out) {  // per values per tap/row
-            for (int t = 0; t < per; ++t)
-              for (int l = 0; l < 16; ++l) out[t * 16 + l] = v[t * C + l % C];
-          };
-          if (kind_ == DwKind::kUInt8) {
-            std::vector<uint8_t> w16(static_cast<size_t>(taps) * 16);
-            repeat(filter->data_as<uint8_t>(), taps, w16.data());
-            dwq::BuildPlan(g16, w16.data(), filter->zero_point(), &packed);
-          } else {
-            std::vector<int8_t> w16(static_cast<size_t>(taps) * 16);
-            repeat(filter->data_as<int8_t>(), taps, w16.data());
-            dwq::BuildPlan(g16, w16.data(), 0, &packed);
-          }
-          std::vector<int32_t> bias16(16), mult16 = mult;
-          std::vector<int> shift16 = shift;
-          if (bias_data) repeat(bias_data, 1, bias16.data());
-          if (mult.size() > 1) {
-            mult16.resize(16);
-            shift16.resize(16);
-            repeat(mult.data(), 1, mult16.data());
-            repeat(shift.data(), 1, shift16.data());
-          }
-          packed.act_min = plan_.act_min;
-          packed.act_max = plan_.act_max;
-          dwq::BuildRequant(packed, bias_data ? bias16.data() : nullptr, mult16, shift16, output->zero_point(), &packed);
-          packed.kind = out_kind;
-          packed.avx512 = true;
-          dwq::FinishPlan(&packed, input->zero_point());
-          if (packed.quads_kn) {
-            plan_ = std::move(packed);
-            break;
-          }
-        }
+        // 4 or 8 channels at stride_w 1: first the packed K x K quad loop.
+        if (avx512_ && (C == 4 || C == 8) && g.stride_w == 1 &&
+            TryPackedPlan(g, *filter, bias_data, mult, shift, input->zero_point(), output->zero_point(), out_kind))
+          break;
         dwq::BuildRequant(plan_, bias_data, mult, shift, output->zero_point(), &plan_);
         plan_.kind = out_kind;
         plan_.avx512 = avx512_;
@@ -358,6 +320,54 @@ class DepthwiseQuantKernel final : public FastKernel {
       const size_t element = kind_ == DwKind::kInt16 ? 2 : 1;  // hybrid: the quantized int8 input
       expanded_scratch_ = ctx.RequestScratch(static_cast<size_t>(input->num_elements()) * multiplier_ * element);
     }
+    return true;
+  }
+
+  // The K x K quad loop with 16 / C pixels per vector (Plan::kn_pixels) for a layer of C = 4 or 8
+  // channels: planned as 16 channels, channel l being the real channel l % C (weights, bias and
+  // multipliers repeated). Replaces plan_ (keeping its activation range) when that plan takes the
+  // quad loop; false otherwise (huge biases, uint8 weights far from their zero point).
+  bool TryPackedPlan(const dwq::Geom& g, const rt::RtTensor& filter, const int32_t* bias,
+                     const std::vector<int32_t>& mult, const std::vector<int>& shift, int32_t input_zp,
+                     int32_t output_zp, dwq::OutKind kind) {
+    const int C = g.channels;
+    dwq::Plan packed;
+    packed.natural = true;
+    packed.kn_pixels = 16 / C;
+    dwq::Geom g16 = g;
+    g16.channels = 16;
+    const int taps = g.k_h * g.k_w;
+    // out[t][l] = v[t][l % C] for `rows` rows of C values.
+    const auto repeat = [C](const auto* v, int rows, auto* out) {
+      for (int t = 0; t < rows; ++t)
+        for (int l = 0; l < 16; ++l) out[t * 16 + l] = v[t * C + l % C];
+    };
+    if (kind == dwq::OutKind::kUInt8) {
+      std::vector<uint8_t> w16(static_cast<size_t>(taps) * 16);
+      repeat(filter.data_as<uint8_t>(), taps, w16.data());
+      dwq::BuildPlan(g16, w16.data(), filter.zero_point(), &packed);
+    } else {
+      std::vector<int8_t> w16(static_cast<size_t>(taps) * 16);
+      repeat(filter.data_as<int8_t>(), taps, w16.data());
+      dwq::BuildPlan(g16, w16.data(), 0, &packed);
+    }
+    std::vector<int32_t> bias16(16), mult16 = mult;
+    std::vector<int> shift16 = shift;
+    if (bias) repeat(bias, 1, bias16.data());
+    if (mult.size() > 1) {
+      mult16.resize(16);
+      shift16.resize(16);
+      repeat(mult.data(), 1, mult16.data());
+      repeat(shift.data(), 1, shift16.data());
+    }
+    packed.act_min = plan_.act_min;
+    packed.act_max = plan_.act_max;
+    dwq::BuildRequant(packed, bias ? bias16.data() : nullptr, mult16, shift16, output_zp, &packed);
+    packed.kind = kind;
+    packed.avx512 = true;
+    dwq::FinishPlan(&packed, input_zp);
+    if (!packed.quads_kn) return false;
+    plan_ = std::move(packed);
     return true;
   }
 
