@@ -41,10 +41,10 @@ struct ClippedWindow {
   int fy_begin = 0, fy_end = 0, fx_begin = 0, fx_end = 0;
 };
 
-// Calls fn(const ClippedWindow&) for every output pixel of `batches` images, output rows split
-// over the thread pool (pooling: each window reads only the valid part of the image).
+// Calls fn(const ClippedWindow&) once per output row of `batches` images with the row's fields
+// set (row, b, y0, fy_begin, fy_end; the column fields 0), rows split over the thread pool.
 template <typename Fn>
-void ForEachClippedWindow(rt::ThreadPool& threads, int batches, const WindowGeometry& g, const WindowSpec& s, Fn&& fn) {
+void ForEachClippedRow(rt::ThreadPool& threads, int batches, const WindowGeometry& g, const WindowSpec& s, Fn&& fn) {
   threads.ParallelFor(int64_t{batches} * g.out_h, 1, [&](int64_t begin, int64_t end) {
     ClippedWindow w;
     for (w.row = begin; w.row < end; ++w.row) {
@@ -53,12 +53,22 @@ void ForEachClippedWindow(rt::ThreadPool& threads, int batches, const WindowGeom
       w.y0 = oy * s.stride_h - g.pad_h;
       w.fy_begin = std::max(0, -w.y0);
       w.fy_end = std::min(s.filter_h, g.in_h - w.y0);
-      for (w.ox = 0; w.ox < g.out_w; ++w.ox) {
-        w.x0 = w.ox * s.stride_w - g.pad_w;
-        w.fx_begin = std::max(0, -w.x0);
-        w.fx_end = std::min(s.filter_w, g.in_w - w.x0);
-        fn(static_cast<const ClippedWindow&>(w));
-      }
+      fn(static_cast<const ClippedWindow&>(w));
+    }
+  });
+}
+
+// Calls fn(const ClippedWindow&) for every output pixel of `batches` images, output rows split
+// over the thread pool (pooling: each window reads only the valid part of the image).
+template <typename Fn>
+void ForEachClippedWindow(rt::ThreadPool& threads, int batches, const WindowGeometry& g, const WindowSpec& s, Fn&& fn) {
+  ForEachClippedRow(threads, batches, g, s, [&](const ClippedWindow& row) {
+    ClippedWindow w = row;
+    for (w.ox = 0; w.ox < g.out_w; ++w.ox) {
+      w.x0 = w.ox * s.stride_w - g.pad_w;
+      w.fx_begin = std::max(0, -w.x0);
+      w.fx_end = std::min(s.filter_w, g.in_w - w.x0);
+      fn(static_cast<const ClippedWindow&>(w));
     }
   });
 }

@@ -58,15 +58,10 @@ class PoolFastKernel final : public FastKernel {
     const int64_t row_stride = int64_t{g.in_w} * channels;
     if (max512_) {
       // A whole output row per call (the window columns clipped there).
-      ctx.threads().ParallelFor(int64_t{batches_} * g.out_h, 1, [&](int64_t r0, int64_t r1) {
-        for (int64_t row = r0; row < r1; ++row) {
-          const int b = static_cast<int>(row / g.out_h), oy = static_cast<int>(row % g.out_h);
-          const int y0 = oy * s.stride_h - g.pad_h;
-          const int fy_begin = std::max(0, -y0), fy_end = std::min(s.filter_h, g.in_h - y0);
-          qconv::MaxPoolRowAvx512<T>(in + (int64_t{b} * g.in_h + y0 + fy_begin) * row_stride, fy_end - fy_begin,
-                                     row_stride, g.in_w, g.out_w, s.stride_w, g.pad_w, s.filter_w, channels,
-                                     out + row * g.out_w * channels, lo_, hi_);
-        }
+      ForEachClippedRow(ctx.threads(), batches_, g, s, [&](const ClippedWindow& w) {
+        qconv::MaxPoolRowAvx512<T>(in + (int64_t{w.b} * g.in_h + w.y0 + w.fy_begin) * row_stride,
+                                   w.fy_end - w.fy_begin, row_stride, g.in_w, g.out_w, s.stride_w, g.pad_w, s.filter_w,
+                                   channels, out + w.row * g.out_w * channels, lo_, hi_);
       });
       return;
     }
