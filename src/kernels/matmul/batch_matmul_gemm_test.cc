@@ -38,8 +38,11 @@ MmShapes Shapes(const std::vector<int32_t>& lb, const std::vector<int32_t>& rb, 
 
 // BATCH_MATMUL out = x · y added to `b` as its one op and output, then the fast and reference
 // interpreters of its model.
-testing::FastAndReference BmmInterpreters(GraphBuilder& b, int32_t x, int32_t y, int32_t out,
-                                          const tflite::BatchMatMulOptionsT& o, int threads) {
+testing::FastAndReference BmmInterpreters(GraphBuilder& b, int32_t x, int32_t y, int32_t out, bool adj_x, bool adj_y,
+                                          int threads) {
+  tflite::BatchMatMulOptionsT o;
+  o.adj_x = adj_x;
+  o.adj_y = adj_y;
   b.Op(tflite::BuiltinOperator_BATCH_MATMUL, {x, y}, {out}, o);
   b.Output(out);
   return testing::MakeFastAndReference(b.Finish(), threads);
@@ -70,10 +73,7 @@ TEST(BatchMatMulGemm, MatchesReference) {
         auto x = b.Input("x", DType::kFloat32, ls);
         auto yv = rhs_input ? b.Input("y", DType::kFloat32, rs) : b.Const<float>("y", DType::kFloat32, rs, rv);
         auto out = b.Tensor("out", DType::kFloat32, os);
-        tflite::BatchMatMulOptionsT o;
-        o.adj_x = adj_x;
-        o.adj_y = adj_y;
-        testing::FastAndReference it = BmmInterpreters(b, x, yv, out, o, 1 + n_case++ % 2);
+        testing::FastAndReference it = BmmInterpreters(b, x, yv, out, adj_x, adj_y, 1 + n_case++ % 2);
         ASSERT_TRUE(it.fast && it.ref);
         rt::Interpreter& fast = *it.fast;
         rt::Interpreter& ref = *it.ref;
@@ -133,10 +133,7 @@ TEST(BatchMatMulGemm, Int8VnniMatchesReference) {
         auto yv = rhs_input ? b.Input("y", DType::kInt8, rs, Quant(0.03f, zp[1]))
                             : b.Const<int8_t>("y", DType::kInt8, rs, rv, Quant(0.03f, zp[1]));
         auto out = b.Tensor("out", DType::kInt8, os, Quant(0.01f * static_cast<float>(1 + k / 8), zp[2]));
-        tflite::BatchMatMulOptionsT o;
-        o.adj_x = adj_x;
-        o.adj_y = adj_y;
-        testing::FastAndReference it = BmmInterpreters(b, x, yv, out, o, 1 + n_case++ % 2);
+        testing::FastAndReference it = BmmInterpreters(b, x, yv, out, adj_x, adj_y, 1 + n_case++ % 2);
         ASSERT_TRUE(it.fast && it.ref);
         rt::Interpreter& fast = *it.fast;
         rt::Interpreter& ref = *it.ref;
