@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cassert>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -26,32 +27,51 @@ enum class StatusCode {
 
 const char* StatusCodeName(StatusCode code);
 
+// An OK Status holds nothing (a null pointer): creating, moving, testing and destroying one costs
+// a few instructions, which matters because every op of every invoke returns one. An error holds
+// its code and message on the heap.
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  // An OK code makes an OK Status (the message is dropped).
+  Status(StatusCode code, std::string message)
+      : rep_(code == StatusCode::kOk ? nullptr : std::make_unique<Rep>(Rep{code, std::move(message)})) {}
+  Status(const Status& other) : rep_(other.rep_ ? std::make_unique<Rep>(*other.rep_) : nullptr) {}
+  Status& operator=(const Status& other) {
+    if (this != &other) rep_ = other.rep_ ? std::make_unique<Rep>(*other.rep_) : nullptr;
+    return *this;
+  }
+  Status(Status&&) noexcept = default;
+  Status& operator=(Status&&) noexcept = default;
+  ~Status() = default;
 
   static Status Ok() { return Status(); }
 
-  bool ok() const { return code_ == StatusCode::kOk; }
-  StatusCode code() const { return code_; }
-  const std::string& message() const { return message_; }
+  bool ok() const { return rep_ == nullptr; }
+  StatusCode code() const { return rep_ ? rep_->code : StatusCode::kOk; }
+  const std::string& message() const {
+    static const std::string kEmpty;
+    return rep_ ? rep_->message : kEmpty;
+  }
 
   // Prefixes context: Status(kInvalidModel, "bad shape").WithContext("tensor 'x'") gives
   // "tensor 'x': bad shape".
   Status WithContext(const std::string& context) const {
-    if (ok()) return *this;
-    return Status(code_, context + ": " + message_);
+    if (ok()) return Status();
+    return Status(rep_->code, context + ": " + rep_->message);
   }
 
   std::string ToString() const {
     if (ok()) return "OK";
-    return std::string(StatusCodeName(code_)) + ": " + message_;
+    return std::string(StatusCodeName(rep_->code)) + ": " + rep_->message;
   }
 
  private:
-  StatusCode code_ = StatusCode::kOk;
-  std::string message_;
+  struct Rep {
+    StatusCode code;
+    std::string message;
+  };
+  std::unique_ptr<Rep> rep_;
 };
 
 inline Status InvalidArgument(std::string m) { return Status(StatusCode::kInvalidArgument, std::move(m)); }
