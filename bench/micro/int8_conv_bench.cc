@@ -176,11 +176,12 @@ BENCHMARK(BM_Int8Depthwise)->Args({112, 32, 0, 3, 1})->Args({112, 96, 0, 3, 2})-
 // {h, in_c, 0, kh, stride, w, kw}: DS-CNN (kws) 25x5x64; an odd shape (13x7x40).
 BENCHMARK(BM_Int8DepthwiseRect)->Args({25, 64, 0, 3, 1, 5, 3})->Args({13, 40, 0, 3, 1, 7, 3});
 // MobileNetV2 layers (the small-K 1x1s 16->96 and 24->144 included); CIFAR ResNet-8's 3x3 convs
-// (K = 144, 288, 576).
+// (K = 144, 288, 576), its stride-2 3x3 and its 1x1 stride-2 shortcuts.
 BENCHMARK(BM_Int8Conv)->Apply([](auto* b) {
   Isas(b, {{112, 3, 32, 3, 2}, {112, 16, 96, 1, 1}, {56, 144, 24, 1, 1}, {56, 24, 144, 1, 1}, {28, 192, 32, 1, 1},
            {14, 384, 64, 1, 1}, {14, 64, 384, 1, 1}, {7, 960, 160, 1, 1}, {7, 320, 1280, 1, 1}, {224, 3, 32, 3, 2},
-           {32, 16, 16, 3, 1}, {16, 32, 32, 3, 1}, {8, 64, 64, 3, 1}, {32, 3, 16, 3, 1}});
+           {32, 16, 16, 3, 1}, {16, 32, 32, 3, 1}, {8, 64, 64, 3, 1}, {32, 3, 16, 3, 1}, {32, 16, 32, 3, 2},
+           {32, 16, 32, 1, 2}, {16, 32, 64, 1, 2}});
 });
 // The MobileNetV2 layers whose output stage matters most, quantized as in the real model (no
 // clamp left in the VNNI output stage).
