@@ -463,7 +463,18 @@ Status SubgraphExec::PrepareAll() {
       tensors_[i].data = nullptr;
     }
   }
-  (void)s;
+  // The last node reading each tensor: once it is prepared, a folded tensor that no node reads
+  // at invoke is freed at once (as ReleaseUnreadFolded does), so that init never holds every
+  // folded layer beside its packed copy.
+  std::vector<int> last_use(tensors_.size(), -1);
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    for (int op : nodes_[n].partition_ops)
+      for (int32_t t : s.ops[op].inputs)
+        if (t >= 0) last_use[t] = static_cast<int>(n);
+    for (int32_t t : nodes_[n].op->inputs)
+      if (t >= 0) last_use[t] = static_cast<int>(n);
+  }
+  const bool release = !owner_->options_.preserve_all_tensors;
   for (size_t n = 0; n < nodes_.size(); ++n) {
     Node& node = nodes_[n];
     node.folded = false;
@@ -478,6 +489,9 @@ Status SubgraphExec::PrepareAll() {
     // result see it as constant data in their Prepare: weights made by DENSIFY or DEQUANTIZE
     // of constants can be inspected and packed there.
     RETURN_IF_ERROR(FoldNode(n));
+    if (release && node.partition_ops.empty())
+      for (int32_t t : node.op->inputs)
+        if (t >= 0 && last_use[t] == static_cast<int>(n) && FoldedAndUnread(t)) FreeFolded(t);
   }
   return Status::Ok();
 }
@@ -517,6 +531,41 @@ Status SubgraphExec::FoldNode(size_t n) {
   // Downstream folding and Prepare treat these outputs as constants.
   for (int32_t t : node.op->outputs) tensors_[t].alloc = Allocation::kConstant;
   return Status::Ok();
+}
+
+bool SubgraphExec::FoldedAndUnread(int32_t t) const {
+  const RtTensor& r = tensors_[t];
+  // Folded at init: constant now, not in the model.
+  if (r.alloc != Allocation::kConstant || r.owned.empty() || owner_->model_->graph().IsConstant(*r.def)) return false;
+  for (int32_t o : sg().outputs)
+    if (o == t) return false;
+  for (const Node& node : nodes_) {
+    if (node.folded) continue;  // ran once at init; never at invoke
+    const bool whole = !node.partition_ops.empty() || node.reprepare_at_invoke;
+    // A delegate partition or fused run may read whatever its ops read.
+    for (int op : node.partition_ops)
+      for (int32_t u : sg().ops[op].inputs)
+        if (u == t) return false;
+    const auto& in = node.op->inputs;
+    for (size_t i = 0; i < in.size(); ++i)
+      if (in[i] == t && (whole || node.kernel->ReadsInputAtInvoke(static_cast<int>(i)))) return false;
+  }
+  return true;
+}
+
+void SubgraphExec::FreeFolded(int32_t t) {
+  RtTensor& r = tensors_[t];
+  r.owned.clear();
+  r.owned.shrink_to_fit();
+  r.data = nullptr;
+}
+
+void SubgraphExec::ReleaseUnreadFolded() {
+  // Kept with preserve_all_tensors (every tensor stays readable). A new AllocateTensors folds
+  // them again before their readers prepare.
+  if (owner_->options_.preserve_all_tensors) return;
+  for (size_t t = 0; t < tensors_.size(); ++t)
+    if (FoldedAndUnread(static_cast<int32_t>(t))) FreeFolded(static_cast<int32_t>(t));
 }
 
 Status SubgraphExec::PlanMemory() {
@@ -647,6 +696,7 @@ Status SubgraphExec::AllocateTensors() {
   allocating_ = true;
   Status st = PrepareAll();  // prepares and folds
   if (st.ok()) st = PlanMemory();
+  if (st.ok()) ReleaseUnreadFolded();
   allocating_ = false;
   RETURN_IF_ERROR(st);
   allocated_ = true;

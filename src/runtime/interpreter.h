@@ -242,6 +242,11 @@ class SubgraphExec : public KernelHost {
   // Runs node n once now if all its inputs are constant (constant folding).
   Status FoldNode(size_t n);
   Status PlanMemory();
+  // Frees the constants folded at init that no op reads at invoke (see OpKernel::ReadsInputAtInvoke).
+  void ReleaseUnreadFolded();
+  // Tensor t was folded at init, is not a subgraph output, and no node reads it at invoke.
+  bool FoldedAndUnread(int32_t t) const;
+  void FreeFolded(int32_t t);
   void BindArenaPointers();
   Status PrepareNode(size_t n);
   bool NodeHasDynamicInput(const Node& node) const;

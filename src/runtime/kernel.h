@@ -44,6 +44,11 @@ class OpKernel {
   // SQUEEZE, EXPAND_DIMS), so with equal byte sizes the planner aliases them and Invoke finds
   // out->data == in->data and copies nothing.
   virtual bool OutputMayAliasInput() const { return false; }
+  // Whether Invoke (as prepared now) reads the data of input `input`. A kernel that packed a
+  // constant into its own layout at Prepare and never reads the tensor again returns false: the
+  // interpreter then frees constants it folded at init (float16 weights dequantized, DENSIFY
+  // outputs) once no reader needs them, instead of keeping them beside the packed copy.
+  virtual bool ReadsInputAtInvoke(int /*input*/) const { return true; }
 };
 
 // Everything a factory may look at to decide whether and how to run an op.

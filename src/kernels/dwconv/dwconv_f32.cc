@@ -90,6 +90,8 @@ class DepthwiseConv2DF32 : public rt::OpKernel {
     return int64_t{g_.batch} * g_.oh * g_.ow * g_.out_c() * g_.kh * g_.kw;
   }
   size_t PackedBytes() const override { return packed_ ? packed_->bytes() : 0; }
+  // The vector rows read the packed filter and bias; the scalar rows the tensors.
+  bool ReadsInputAtInvoke(int input) const override { return input == 0 || !vector_path_ || !packed_; }
 
  private:
   const dwconv::VectorRows* const vec_;

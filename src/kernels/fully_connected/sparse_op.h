@@ -22,6 +22,8 @@ class SparseGemmOpKernel : public rt::OpKernel {
   std::string variant() const final;
   int64_t Macs(const rt::KernelContext& ctx) const final { return dense_->Macs(ctx); }
   size_t PackedBytes() const final { return sparse_ ? csr_->bytes() : dense_->PackedBytes(); }
+  // The sparse path reads the weights from the CSR copy (the bias tensor as it is).
+  bool ReadsInputAtInvoke(int input) const final { return sparse_ ? input != 1 : dense_->ReadsInputAtInvoke(input); }
   bool OutputMayAliasInput() const final { return dense_->OutputMayAliasInput(); }
 
   bool sparse() const { return sparse_; }

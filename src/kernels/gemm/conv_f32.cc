@@ -143,6 +143,8 @@ class Conv2DF32 : public rt::OpKernel {
   }
 
   std::string variant() const override { return std::string("conv2d/f32/") + (single_ ? "avx512/single" : uk_.isa); }
+  // Weights and bias live in packed_ (the one-channel path reads the filter and bias tensors).
+  bool ReadsInputAtInvoke(int input) const override { return input == 0 || single_ || !packed_; }
   int64_t Macs(const rt::KernelContext&) const override {
     return packed_ ? int64_t{geom_.batch} * geom_.oh * geom_.ow * packed_->n() * packed_->k() : 0;
   }
@@ -301,6 +303,7 @@ class FullyConnectedF32 : public rt::OpKernel {
     return packed_ ? batch_ * packed_->n() * packed_->k() : 0;
   }
   size_t PackedBytes() const override { return packed_ ? packed_->bytes() : 0; }
+  bool ReadsInputAtInvoke(int input) const override { return input == 0 || !packed_; }
 
  private:
   const gemm::Ukernels& uk_;
