@@ -283,7 +283,8 @@ struct InterpreterOptions {
   bool reference_kernels_only = false;
   // Evaluate ops whose inputs are all constant once, when tensors are allocated.
   bool fold_constants = true;
-  // Keep every intermediate tensor readable after Invoke (debugging, layer comparison).
+  // Keep every intermediate tensor readable after Invoke (debugging, layer comparison), and the
+  // float32 copies of float16 weights made at init (otherwise freed once the kernels packed them).
   bool preserve_all_tensors = false;
   // Application kernels, consulted before the built-in ones (custom ops and overrides).
   std::vector<CustomOp> custom_ops;

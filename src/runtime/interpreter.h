@@ -54,7 +54,8 @@ struct InterpreterOptions {
   // Backends asked, in order, to claim ops before the built-in CPU kernels.
   std::vector<std::shared_ptr<Delegate>> delegates;
   // Give every tensor its own memory so all intermediate values can be read after Invoke
-  // (calibration, layer-by-layer comparison). Costs memory; off for normal inference.
+  // (calibration, layer-by-layer comparison), and keep the constants folded at init that the
+  // kernels packed (otherwise freed: ReleaseUnreadFolded). Costs memory; off for normal inference.
   bool preserve_all_tensors = false;
   // Feature set used to choose kernel variants (defaults to this CPU).
   const CpuFeatures* cpu = nullptr;
