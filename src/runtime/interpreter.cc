@@ -452,7 +452,6 @@ Status SubgraphExec::PrepareNode(size_t n) {
 }
 
 Status SubgraphExec::PrepareAll() {
-  const Subgraph& s = sg();
   // Dynamic flags are recomputed: only strings stay dynamic from the start.
   for (size_t i = 0; i < tensors_.size(); ++i) {
     dynamic_[i] = tensors_[i].type == DType::kString && tensors_[i].alloc != Allocation::kConstant;
@@ -463,17 +462,15 @@ Status SubgraphExec::PrepareAll() {
       tensors_[i].data = nullptr;
     }
   }
-  // The last node reading each tensor: once it is prepared, a folded tensor that no node reads
-  // at invoke is freed at once (as ReleaseUnreadFolded does), so that init never holds every
-  // folded layer beside its packed copy.
+  // The last node reading each tensor (a tensor no node reads: its producer). Once that node is
+  // prepared, a tensor folded at init that no node reads at invoke is freed, so that init never
+  // holds every folded layer beside its packed copy.
   std::vector<int> last_use(tensors_.size(), -1);
-  for (size_t n = 0; n < nodes_.size(); ++n) {
-    for (int op : nodes_[n].partition_ops)
-      for (int32_t t : s.ops[op].inputs)
-        if (t >= 0) last_use[t] = static_cast<int>(n);
-    for (int32_t t : nodes_[n].op->inputs)
-      if (t >= 0) last_use[t] = static_cast<int>(n);
-  }
+  for (size_t n = 0; n < nodes_.size(); ++n)
+    ForEachNodeInput(nodes_[n], [&](int32_t t, int) { last_use[t] = static_cast<int>(n); });
+  for (size_t n = 0; n < nodes_.size(); ++n)
+    for (int32_t t : nodes_[n].op->outputs)
+      if (t >= 0 && last_use[t] < 0) last_use[t] = static_cast<int>(n);
   const bool release = !owner_->options_.preserve_all_tensors;
   for (size_t n = 0; n < nodes_.size(); ++n) {
     Node& node = nodes_[n];
@@ -489,9 +486,13 @@ Status SubgraphExec::PrepareAll() {
     // result see it as constant data in their Prepare: weights made by DENSIFY or DEQUANTIZE
     // of constants can be inspected and packed there.
     RETURN_IF_ERROR(FoldNode(n));
-    if (release && node.partition_ops.empty())
-      for (int32_t t : node.op->inputs)
+    if (release) {
+      const auto free_if_done = [&](int32_t t) {
         if (t >= 0 && last_use[t] == static_cast<int>(n) && FoldedAndUnread(t)) FreeFolded(t);
+      };
+      ForEachNodeInput(node, [&](int32_t t, int) { free_if_done(t); });
+      for (int32_t t : node.op->outputs) free_if_done(t);
+    }
   }
   return Status::Ok();
 }
@@ -533,6 +534,16 @@ Status SubgraphExec::FoldNode(size_t n) {
   return Status::Ok();
 }
 
+template <typename Fn>
+void SubgraphExec::ForEachNodeInput(const Node& node, Fn&& fn) const {
+  for (int op : node.partition_ops)
+    for (int32_t t : sg().ops[op].inputs)
+      if (t >= 0) fn(t, -1);
+  const auto& in = node.op->inputs;
+  for (size_t i = 0; i < in.size(); ++i)
+    if (in[i] >= 0) fn(in[i], static_cast<int>(i));
+}
+
 bool SubgraphExec::FoldedAndUnread(int32_t t) const {
   const RtTensor& r = tensors_[t];
   // Folded at init: constant now, not in the model.
@@ -541,14 +552,13 @@ bool SubgraphExec::FoldedAndUnread(int32_t t) const {
     if (o == t) return false;
   for (const Node& node : nodes_) {
     if (node.folded) continue;  // ran once at init; never at invoke
-    const bool whole = !node.partition_ops.empty() || node.reprepare_at_invoke;
     // A delegate partition or fused run may read whatever its ops read.
-    for (int op : node.partition_ops)
-      for (int32_t u : sg().ops[op].inputs)
-        if (u == t) return false;
-    const auto& in = node.op->inputs;
-    for (size_t i = 0; i < in.size(); ++i)
-      if (in[i] == t && (whole || node.kernel->ReadsInputAtInvoke(static_cast<int>(i)))) return false;
+    const bool whole = !node.partition_ops.empty() || node.reprepare_at_invoke;
+    bool read = false;
+    ForEachNodeInput(node, [&](int32_t u, int i) {
+      read = read || (u == t && (whole || node.kernel->ReadsInputAtInvoke(i)));
+    });
+    if (read) return false;
   }
   return true;
 }
@@ -558,14 +568,6 @@ void SubgraphExec::FreeFolded(int32_t t) {
   r.owned.clear();
   r.owned.shrink_to_fit();
   r.data = nullptr;
-}
-
-void SubgraphExec::ReleaseUnreadFolded() {
-  // Kept with preserve_all_tensors (every tensor stays readable). A new AllocateTensors folds
-  // them again before their readers prepare.
-  if (owner_->options_.preserve_all_tensors) return;
-  for (size_t t = 0; t < tensors_.size(); ++t)
-    if (FoldedAndUnread(static_cast<int32_t>(t))) FreeFolded(static_cast<int32_t>(t));
 }
 
 Status SubgraphExec::PlanMemory() {
@@ -696,7 +698,6 @@ Status SubgraphExec::AllocateTensors() {
   allocating_ = true;
   Status st = PrepareAll();  // prepares and folds
   if (st.ok()) st = PlanMemory();
-  if (st.ok()) ReleaseUnreadFolded();
   allocating_ = false;
   RETURN_IF_ERROR(st);
   allocated_ = true;

@@ -55,7 +55,7 @@ struct InterpreterOptions {
   std::vector<std::shared_ptr<Delegate>> delegates;
   // Give every tensor its own memory so all intermediate values can be read after Invoke
   // (calibration, layer-by-layer comparison), and keep the constants folded at init that the
-  // kernels packed (otherwise freed: ReleaseUnreadFolded). Costs memory; off for normal inference.
+  // kernels packed (otherwise freed: FoldedAndUnread). Costs memory; off for normal inference.
   bool preserve_all_tensors = false;
   // Feature set used to choose kernel variants (defaults to this CPU).
   const CpuFeatures* cpu = nullptr;
@@ -243,9 +243,12 @@ class SubgraphExec : public KernelHost {
   // Runs node n once now if all its inputs are constant (constant folding).
   Status FoldNode(size_t n);
   Status PlanMemory();
-  // Frees the constants folded at init that no op reads at invoke (see OpKernel::ReadsInputAtInvoke).
-  void ReleaseUnreadFolded();
-  // Tensor t was folded at init, is not a subgraph output, and no node reads it at invoke.
+  // fn(t, i) for each tensor node's Invoke may read: input i of its op, and with i = -1 the
+  // inputs of the ops a delegate partition or fused run covers.
+  template <typename Fn>
+  void ForEachNodeInput(const Node& node, Fn&& fn) const;
+  // Tensor t was folded at init, is not a subgraph output, and no node reads it at invoke (see
+  // OpKernel::ReadsInputAtInvoke): PrepareAll frees it (FreeFolded) once its last reader is prepared.
   bool FoldedAndUnread(int32_t t) const;
   void FreeFolded(int32_t t);
   void BindArenaPointers();
