@@ -43,6 +43,8 @@ void RegisterReduceKernels(rt::OpRegistry& r);
 void RegisterResizeKernels(rt::OpRegistry& r);
 // sparse/: DENSIFY.
 void RegisterSparseKernels(rt::OpRegistry& r);
+// index/: TOPK_V2, EMBEDDING_LOOKUP, ONE_HOT, SEGMENT_SUM, UNSORTED_SEGMENT_SUM/MAX/MIN/PROD, BUCKETIZE.
+void RegisterIndexKernels(rt::OpRegistry& r);
 // Fast float32 kernels in front of the factories registered before (kernels/gemm/README.md):
 // call after the reference families.
 void RegisterFastFloatKernels(rt::OpRegistry& r);
