@@ -45,6 +45,8 @@ void RegisterResizeKernels(rt::OpRegistry& r);
 void RegisterSparseKernels(rt::OpRegistry& r);
 // index/: TOPK_V2, EMBEDDING_LOOKUP, ONE_HOT, SEGMENT_SUM, UNSORTED_SEGMENT_SUM/MAX/MIN/PROD, BUCKETIZE.
 void RegisterIndexKernels(rt::OpRegistry& r);
+// sequence/: CUMSUM, DYNAMIC_UPDATE_SLICE, REVERSE_SEQUENCE, BROADCAST_ARGS, MATRIX_DIAG, MATRIX_SET_DIAG.
+void RegisterSequenceKernels(rt::OpRegistry& r);
 // Fast float32 kernels in front of the factories registered before (kernels/gemm/README.md):
 // call after the reference families.
 void RegisterFastFloatKernels(rt::OpRegistry& r);
