@@ -47,6 +47,8 @@ void RegisterSparseKernels(rt::OpRegistry& r);
 void RegisterIndexKernels(rt::OpRegistry& r);
 // sequence/: CUMSUM, DYNAMIC_UPDATE_SLICE, REVERSE_SEQUENCE, BROADCAST_ARGS, MATRIX_DIAG, MATRIX_SET_DIAG.
 void RegisterSequenceKernels(rt::OpRegistry& r);
+// nms/: NON_MAX_SUPPRESSION_V4, NON_MAX_SUPPRESSION_V5 (float32).
+void RegisterNmsKernels(rt::OpRegistry& r);
 // Fast float32 kernels in front of the factories registered before (kernels/gemm/README.md):
 // call after the reference families.
 void RegisterFastFloatKernels(rt::OpRegistry& r);
