@@ -49,6 +49,8 @@ void RegisterIndexKernels(rt::OpRegistry& r);
 void RegisterSequenceKernels(rt::OpRegistry& r);
 // nms/: NON_MAX_SUPPRESSION_V4, NON_MAX_SUPPRESSION_V5 (float32).
 void RegisterNmsKernels(rt::OpRegistry& r);
+// bitwise/: ATAN2, BITWISE_XOR, RIGHT_SHIFT, BITCAST.
+void RegisterBitwiseKernels(rt::OpRegistry& r);
 // Fast float32 kernels in front of the factories registered before (kernels/gemm/README.md):
 // call after the reference families.
 void RegisterFastFloatKernels(rt::OpRegistry& r);
