@@ -51,6 +51,8 @@ void RegisterSequenceKernels(rt::OpRegistry& r);
 void RegisterNmsKernels(rt::OpRegistry& r);
 // bitwise/: ATAN2, BITWISE_XOR, RIGHT_SHIFT, BITCAST.
 void RegisterBitwiseKernels(rt::OpRegistry& r);
+// conv3d/: CONV_3D, CONV_3D_TRANSPOSE (float32).
+void RegisterConv3dKernels(rt::OpRegistry& r);
 // Fast float32 kernels in front of the factories registered before (kernels/gemm/README.md):
 // call after the reference families.
 void RegisterFastFloatKernels(rt::OpRegistry& r);
