@@ -70,15 +70,15 @@ testing::TensorValue FloatValue(const std::string& name, std::vector<int32_t> sh
   return testing::MakeValue(name, DType::kFloat32, std::move(shape), v);
 }
 
-struct Run {
+struct OpRun {
   Status status;
   std::vector<float> out;
   rt::Shape shape;
   std::string variant;
 };
 
-Run RunOurs(const Graph& g, const std::vector<testing::TensorValue>& inputs, int threads, bool reference_only) {
-  Run r;
+OpRun RunOurs(const Graph& g, const std::vector<testing::TensorValue>& inputs, int threads, bool reference_only) {
+  OpRun r;
   auto model = rt::Model::FromGraph(g);
   if (!model.ok()) return {model.status(), {}, {}, {}};
   rt::InterpreterOptions io;
@@ -234,7 +234,7 @@ void CheckRuns(const Graph& g, const std::vector<testing::TensorValue>& inputs, 
   for (bool reference : {false, true})
     for (int threads : {1, 2}) {
       const std::string what = name + (reference ? " ref" : " fast") + " t" + std::to_string(threads);
-      Run r = RunOurs(g, inputs, threads, reference);
+      OpRun r = RunOurs(g, inputs, threads, reference);
       ASSERT_TRUE(r.status.ok()) << what << ": " << r.status.ToString();
       if (!reference && !fast_prefix.empty()) {
         EXPECT_EQ(r.variant.rfind(fast_prefix, 0), 0u) << what << ": variant " << r.variant;
@@ -530,6 +530,40 @@ TEST(Conv3dErrors, BadShapesAndOptions) {
       EXPECT_FALSE(st.ok()) << c.expect;
       EXPECT_NE(st.ToString().find(c.expect), std::string::npos) << st.ToString();
     }
+}
+
+// Zero-size inputs give zero-size outputs (no error, nothing read), fast and reference kernels.
+TEST(Conv3dConformance, EmptyTensors) {
+  for (bool reference : {false, true}) {
+    GraphBuilder b;
+    auto x = b.Input("x", DType::kFloat32, {2, 0, 4, 5, 3});
+    auto f = b.ConstRandom("f", DType::kFloat32, {3, 3, 3, 3, 4});
+    auto bias = b.ConstRandom("bias", DType::kFloat32, {4});
+    auto y = b.Tensor("y", DType::kFloat32, {2, 0, 4, 5, 4});
+    tflite::Conv3DOptionsT o;
+    o.padding = tflite::Padding_SAME;
+    o.stride_d = o.stride_h = o.stride_w = 1;
+    b.Op(tflite::BuiltinOperator_CONV_3D, {x, f, bias}, {y}, o);
+    b.Output(y);
+    const Graph g = b.Finish();
+    OpRun r = RunOurs(g, {FloatValue("x", {2, 0, 4, 5, 3}, std::vector<float>{})}, 2, reference);
+    ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+    EXPECT_EQ(r.shape, (rt::Shape{2, 0, 4, 5, 4}));
+    EXPECT_TRUE(r.out.empty());
+  }
+  GraphBuilder b;
+  auto s = b.Const<int32_t>("output_shape", DType::kInt32, {5}, std::vector<int32_t>{1, 0, 6, 6, 3});
+  auto f = b.ConstRandom("f", DType::kFloat32, {2, 2, 2, 3, 4});
+  auto x = b.Input("x", DType::kFloat32, {1, 0, 3, 3, 4});
+  auto y = b.Tensor("y", DType::kFloat32, {1, 0, 6, 6, 3});
+  tflite::Conv3DOptionsT o;
+  o.padding = tflite::Padding_SAME;
+  o.stride_d = o.stride_h = o.stride_w = 2;
+  b.Op(tflite::BuiltinOperator_CONV_3D_TRANSPOSE, {s, f, x}, {y}, o);
+  b.Output(y);
+  OpRun r = RunOurs(b.Finish(), {FloatValue("x", {1, 0, 3, 3, 4}, std::vector<float>{})}, 1, true);
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(r.shape, (rt::Shape{1, 0, 6, 6, 3}));
 }
 
 // A run-time output_shape that does not fit the input: an error at invoke, not a crash.
