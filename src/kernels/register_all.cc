@@ -10,6 +10,7 @@ void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterLstmKernels(r);
   kernels::RegisterControlFlowKernels(r);
   kernels::RegisterDetectionKernels(r);
+  kernels::RegisterMediaPipeKernels(r);
   kernels::RegisterElementwiseKernels(r);
   kernels::RegisterUnaryKernels(r);
   kernels::RegisterActivationKernels(r);

@@ -15,6 +15,8 @@ void RegisterLstmKernels(rt::OpRegistry& r);
 void RegisterControlFlowKernels(rt::OpRegistry& r);
 // Custom op TFLite_Detection_PostProcess (kernels/detection).
 void RegisterDetectionKernels(rt::OpRegistry& r);
+// MediaPipe custom ops Landmarks2TransformMatrix, TransformTensorBilinear, TransformLandmarks (kernels/mediapipe).
+void RegisterMediaPipeKernels(rt::OpRegistry& r);
 // elementwise/: binary arithmetic, comparisons, logical ops, SELECT, ADD_N, ZEROS_LIKE, FILL.
 void RegisterElementwiseKernels(rt::OpRegistry& r);
 // unary/: EXP LOG SQRT RSQRT ABS NEG SIN COS FLOOR CEIL ROUND SQUARE SIGN.
