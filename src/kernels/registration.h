@@ -55,6 +55,8 @@ void RegisterNmsKernels(rt::OpRegistry& r);
 void RegisterBitwiseKernels(rt::OpRegistry& r);
 // conv3d/: CONV_3D, CONV_3D_TRANSPOSE (float32).
 void RegisterConv3dKernels(rt::OpRegistry& r);
+// misc/: SPARSE_TO_DENSE, UNIQUE, FAKE_QUANT.
+void RegisterMiscKernels(rt::OpRegistry& r);
 // Fast float32 kernels in front of the factories registered before (kernels/gemm/README.md):
 // call after the reference families.
 void RegisterFastFloatKernels(rt::OpRegistry& r);

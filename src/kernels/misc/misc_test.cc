@@ -1,0 +1,330 @@
+// The misc family (SPARSE_TO_DENSE, UNIQUE, FAKE_QUANT) against TFLite 2.9 over seeded shapes,
+// types and options, plus hand-checked cases where TFLite 2.9 is undefined or stricter, and
+// error cases.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <random>
+
+#include "graph/builder.h"
+#include "support/conformance.h"
+#include "support/op_cases.h"
+
+namespace edgeopt {
+namespace {
+
+using testing::Bytes;
+using testing::CaseRng;
+using testing::ExpectConforms;
+using testing::OneOpGraph;
+using testing::Opts;
+using testing::QSpec;
+using testing::Spec;
+using testing::TensorSpec;
+using testing::TensorValue;
+using testing::TypeLabel;
+using testing::Value;
+
+#define SKIP_WITHOUT_ORACLE() \
+  if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)"
+
+template <typename T>
+std::vector<T> ValuesOf(const TensorValue& v) {
+  std::vector<T> out(v.data.size() / sizeof(T));
+  if (!out.empty()) std::memcpy(out.data(), v.data.data(), v.data.size());
+  return out;
+}
+
+std::string ShapeLabel(const std::vector<int32_t>& s) { return rt::ShapeToString(s); }
+
+// Expects our run of `g` on `inputs` to fail with a message containing `needle`.
+void ExpectOursFails(const Graph& g, const std::vector<TensorValue>& inputs, const std::string& needle,
+                     const std::string& label) {
+  const Status s = testing::RunOurs(g, inputs);
+  EXPECT_FALSE(s.ok()) << label << ": accepted";
+  EXPECT_NE(s.message().find(needle), std::string::npos) << label << ": " << s.ToString();
+}
+
+// int32 or int64 values as bytes of type `t`.
+std::vector<uint8_t> IndexBytes(DType t, const std::vector<int64_t>& v) {
+  if (t == DType::kInt64) return Bytes(v);
+  return Bytes(std::vector<int32_t>(v.begin(), v.end()));
+}
+
+// ---------------------------------------------------------------- SPARSE_TO_DENSE
+
+struct S2D {
+  TensorSpec indices;             // rank 0, 1 or 2
+  std::vector<int64_t> idx;       // flattened index values
+  DType shape_type = DType::kInt32;
+  std::vector<int64_t> out_dims;  // output_shape values
+  bool shape_const = true;
+  TensorSpec values;              // rank 0 or 1
+  TensorValue values_v;
+  std::vector<uint8_t> def;       // default value bytes (constant)
+  bool validate = false;
+};
+
+Graph SparseToDenseGraph(const S2D& c) {
+  tflite::SparseToDenseOptionsT o;
+  o.validate_indices = c.validate;
+  std::vector<int32_t> out_shape(c.out_dims.begin(), c.out_dims.end());
+  TensorSpec out = c.values;
+  out.shape = out_shape;
+  TensorSpec def = c.values;
+  def.shape = {};
+  return OneOpGraph(tflite::BuiltinOperator_SPARSE_TO_DENSE,
+                    {c.indices, Spec(c.shape_type, {static_cast<int32_t>(c.out_dims.size())}), c.values, def}, {out},
+                    Opts(o), {{}, c.shape_const ? IndexBytes(c.shape_type, c.out_dims) : std::vector<uint8_t>{}, {}, c.def});
+}
+
+std::vector<TensorValue> SparseToDenseInputs(const S2D& c) {
+  std::vector<TensorValue> in;
+  TensorValue idx;
+  idx.type = c.indices.type;
+  idx.shape = c.indices.shape;
+  idx.data = IndexBytes(c.indices.type, c.idx);
+  in.push_back(idx);
+  if (!c.shape_const) {
+    TensorValue s;
+    s.type = c.shape_type;
+    s.shape = {static_cast<int32_t>(c.out_dims.size())};
+    s.data = IndexBytes(c.shape_type, c.out_dims);
+    in.push_back(s);
+  }
+  in.push_back(c.values_v);
+  return in;
+}
+
+std::vector<uint8_t> DefaultBytes(DType t) {
+  switch (t) {
+    case DType::kFloat32: return Bytes(std::vector<float>{-2.5f});
+    case DType::kInt32: return Bytes(std::vector<int32_t>{-7});
+    case DType::kInt64: return Bytes(std::vector<int64_t>{int64_t{3} << 40});
+    case DType::kInt8: return Bytes(std::vector<int8_t>{-128});
+    default: return Bytes(std::vector<uint8_t>{200});
+  }
+}
+
+TensorSpec ValueSpec(DType t, std::vector<int32_t> shape) {
+  if (t == DType::kInt8) return QSpec(t, std::move(shape), 0.05f, -3);
+  if (t == DType::kUInt8) return QSpec(t, std::move(shape), 0.05f, 128);
+  return Spec(t, std::move(shape));
+}
+
+// A seeded case: n distinct (or, with `dupes`, possibly repeated) in-range coordinates of an
+// output of `dims`, in random order.
+S2D RandomS2D(CaseRng& rng, DType vt, DType it, const std::vector<int64_t>& dims, int n, bool rank2, bool dupes) {
+  S2D c;
+  c.out_dims = dims;
+  int64_t total = 1;
+  for (int64_t d : dims) total *= d;
+  std::vector<int64_t> flat(static_cast<size_t>(total));
+  std::iota(flat.begin(), flat.end(), 0);
+  std::shuffle(flat.begin(), flat.end(), rng.engine());
+  const int d = static_cast<int>(dims.size());
+  for (int i = 0; i < n; ++i) {
+    int64_t f = dupes ? flat[static_cast<size_t>(rng.Int(0, static_cast<int>(std::min<int64_t>(total, 3)) - 1))]
+                      : flat[static_cast<size_t>(i)];
+    std::vector<int64_t> coord(static_cast<size_t>(d));
+    for (int j = d - 1; j >= 0; --j) {
+      coord[static_cast<size_t>(j)] = f % dims[static_cast<size_t>(j)];
+      f /= dims[static_cast<size_t>(j)];
+    }
+    c.idx.insert(c.idx.end(), coord.begin(), coord.end());
+  }
+  c.indices = rank2 ? Spec(it, {n, d}) : Spec(it, {n});
+  c.values = ValueSpec(vt, {n});
+  c.values_v = testing::RandomValue(c.values, rng.engine(), vt == DType::kFloat32 ? -1.0 : -1e12, vt == DType::kFloat32 ? 1.0 : 1e12);
+  c.def = DefaultBytes(vt);
+  return c;
+}
+
+const std::vector<DType>& S2DValueTypes() {
+  static const std::vector<DType> t = {DType::kFloat32, DType::kInt32, DType::kInt64, DType::kInt8, DType::kUInt8};
+  return t;
+}
+
+std::string S2DLabel(const S2D& c) {
+  return "SPARSE_TO_DENSE values " + TypeLabel(c.values.type) + " " + ShapeLabel(c.values.shape) + " indices " +
+         TypeLabel(c.indices.type) + " " + ShapeLabel(c.indices.shape) + " output " + testing::ShapeText(
+             std::vector<int32_t>(c.out_dims.begin(), c.out_dims.end())) +
+         " shape " + TypeLabel(c.shape_type) + (c.shape_const ? " const" : " runtime") +
+         (c.validate ? " validate" : "");
+}
+
+TEST(MiscConformance, SparseToDenseVectorIndices) {
+  SKIP_WITHOUT_ORACLE();
+  CaseRng rng(101);
+  for (DType vt : S2DValueTypes())
+    for (DType it : {DType::kInt32, DType::kInt64})
+      for (int64_t len : {1, 5, 17})
+        for (bool shape_const : {true, false}) {
+          const int n = rng.Int(0, static_cast<int>(len));
+          S2D c = RandomS2D(rng, vt, it, {len}, n, false, false);
+          c.shape_type = rng.Bool() ? DType::kInt32 : DType::kInt64;
+          c.shape_const = shape_const;
+          c.validate = rng.Bool();
+          ExpectConforms(SparseToDenseGraph(c), S2DLabel(c), testing::ExactOptions(), SparseToDenseInputs(c));
+        }
+}
+
+TEST(MiscConformance, SparseToDenseMatrixIndices) {
+  SKIP_WITHOUT_ORACLE();
+  CaseRng rng(102);
+  const std::vector<std::vector<int64_t>> dims = {{4}, {3, 4}, {2, 3, 4}, {2, 1, 3, 2}, {1, 6}, {5, 1}, {3, 0}, {0}};
+  for (DType vt : S2DValueTypes())
+    for (const auto& d : dims)
+      for (bool shape_const : {true, false}) {
+        int64_t total = 1;
+        for (int64_t x : d) total *= x;
+        const int n = rng.Int(0, static_cast<int>(total));
+        const bool dupes = total > 0 && n > 1 && rng.Int(0, 3) == 0;  // repeated index: last value wins
+        S2D c = RandomS2D(rng, vt, rng.Bool() ? DType::kInt32 : DType::kInt64, d, n, true, dupes);
+        c.shape_type = rng.Bool() ? DType::kInt32 : DType::kInt64;
+        c.shape_const = shape_const;
+        c.validate = rng.Bool();
+        ExpectConforms(SparseToDenseGraph(c), S2DLabel(c) + (dupes ? " dupes" : ""), testing::ExactOptions(),
+                       SparseToDenseInputs(c));
+      }
+}
+
+// A scalar value: TFLite 2.9 accepts it only with exactly one index.
+TEST(MiscConformance, SparseToDenseScalarValueOneIndex) {
+  SKIP_WITHOUT_ORACLE();
+  CaseRng rng(103);
+  for (DType vt : S2DValueTypes())
+    for (bool rank2 : {false, true}) {
+      const std::vector<int64_t> dims = rank2 ? std::vector<int64_t>{3, 2, 2} : std::vector<int64_t>{6};
+      S2D c = RandomS2D(rng, vt, DType::kInt32, dims, 1, rank2, false);
+      c.values = ValueSpec(vt, {});
+      c.values_v = testing::RandomValue(c.values, rng.engine(), -100, 100);
+      c.shape_const = rng.Bool();
+      ExpectConforms(SparseToDenseGraph(c), S2DLabel(c), testing::ExactOptions(), SparseToDenseInputs(c));
+    }
+}
+
+// Where TFLite 2.9 is undefined or refuses (so no oracle): a scalar value broadcast to several
+// indices (TensorFlow's semantics; 2.9's check refuses it), rank-0 indices (2.9 reads a
+// dimension the tensor does not have), and an output of rank 5 (2.9 stops at 4).
+TEST(MiscConformance, SparseToDenseHandChecked) {
+  {  // scalar value, three indices into [2, 3]
+    S2D c;
+    c.indices = Spec(DType::kInt32, {3, 2});
+    c.idx = {0, 1, 1, 2, 1, 0};
+    c.out_dims = {2, 3};
+    c.values = Spec(DType::kFloat32, {});
+    c.values_v = Value(c.values, std::vector<float>{4.5f});
+    c.def = Bytes(std::vector<float>{-1.f});
+    auto r = testing::RunOursValues(SparseToDenseGraph(c), SparseToDenseInputs(c));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ((*r)[0].shape, (std::vector<int32_t>{2, 3}));
+    EXPECT_EQ(ValuesOf<float>((*r)[0]), (std::vector<float>{-1, 4.5f, -1, 4.5f, -1, 4.5f}));
+    if (testing::Tflite29Available()) {
+      EXPECT_TRUE(testing::Tflite29Rejects(SparseToDenseGraph(c), SparseToDenseInputs(c))) << "2.9 now broadcasts";
+    }
+  }
+  {  // rank-0 index, int64 values, run-time int64 shape
+    S2D c;
+    c.indices = Spec(DType::kInt64, {});
+    c.idx = {3};
+    c.shape_type = DType::kInt64;
+    c.out_dims = {5};
+    c.shape_const = false;
+    c.values = Spec(DType::kInt64, {});
+    c.values_v = Value(c.values, std::vector<int64_t>{int64_t{1} << 50});
+    c.def = Bytes(std::vector<int64_t>{9});
+    auto r = testing::RunOursValues(SparseToDenseGraph(c), SparseToDenseInputs(c));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(ValuesOf<int64_t>((*r)[0]), (std::vector<int64_t>{9, 9, 9, int64_t{1} << 50, 9}));
+  }
+  {  // rank-5 output, two indices, repeated index keeps the last value
+    S2D c;
+    c.indices = Spec(DType::kInt32, {3, 5});
+    c.idx = {1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1, 0, 1};
+    c.out_dims = {2, 1, 2, 1, 2};
+    c.values = Spec(DType::kInt32, {3});
+    c.values_v = Value(c.values, std::vector<int32_t>{5, 6, 7});
+    c.def = Bytes(std::vector<int32_t>{0});
+    auto r = testing::RunOursValues(SparseToDenseGraph(c), SparseToDenseInputs(c));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(ValuesOf<int32_t>((*r)[0]), (std::vector<int32_t>{6, 0, 0, 0, 0, 0, 0, 7}));
+    if (testing::Tflite29Available()) {
+      EXPECT_TRUE(testing::Tflite29Rejects(SparseToDenseGraph(c), SparseToDenseInputs(c))) << "2.9 now takes rank 5";
+    }
+  }
+}
+
+TEST(MiscConformance, SparseToDenseErrors) {
+  auto base = [] {
+    S2D c;
+    c.indices = Spec(DType::kInt32, {2, 2});
+    c.idx = {0, 1, 2, 0};
+    c.out_dims = {3, 2};
+    c.values = Spec(DType::kFloat32, {2});
+    c.values_v = Value(c.values, std::vector<float>{1, 2});
+    c.def = Bytes(std::vector<float>{0});
+    return c;
+  };
+  {
+    S2D c = base();
+    c.idx = {0, 1, 3, 0};
+    ExpectOursFails(SparseToDenseGraph(c), SparseToDenseInputs(c), "index 1 [3,0] is outside the output shape [3,2]",
+                    "row past the end");
+  }
+  {
+    S2D c = base();
+    c.idx = {0, -1, 1, 0};
+    c.shape_const = false;
+    ExpectOursFails(SparseToDenseGraph(c), SparseToDenseInputs(c), "index 0 [0,-1] is outside", "negative column");
+  }
+  {
+    S2D c = base();
+    c.out_dims = {3, -2};
+    c.shape_const = false;
+    ExpectOursFails(SparseToDenseGraph(c), SparseToDenseInputs(c), "output_shape [3,-2] has an invalid dimension",
+                    "negative output dimension");
+  }
+  {
+    S2D c = base();
+    c.values = Spec(DType::kFloat32, {3});
+    c.values_v = Value(c.values, std::vector<float>{1, 2, 3});
+    ExpectOursFails(SparseToDenseGraph(c), SparseToDenseInputs(c), "must hold one value per index (2)",
+                    "three values for two indices");
+  }
+  {
+    S2D c = base();
+    c.out_dims = {3, 2, 1};
+    ExpectOursFails(SparseToDenseGraph(c), SparseToDenseInputs(c), "have 2 coordinates but output_shape",
+                    "coordinates vs output rank");
+  }
+  {
+    S2D c = base();
+    c.indices = Spec(DType::kInt32, {1, 2, 2});
+    ExpectOursFails(SparseToDenseGraph(c), SparseToDenseInputs(c), "must have rank 0, 1 or 2", "rank-3 indices");
+  }
+  {  // default value of another type
+    S2D c = base();
+    const Graph g = OneOpGraph(tflite::BuiltinOperator_SPARSE_TO_DENSE,
+                               {c.indices, Spec(DType::kInt32, {2}), c.values, Spec(DType::kInt32, {})},
+                               {Spec(DType::kFloat32, {3, 2})}, Opts(tflite::SparseToDenseOptionsT{}),
+                               {{}, IndexBytes(DType::kInt32, c.out_dims), {}, Bytes(std::vector<int32_t>{0})});
+    ExpectOursFails(g, {SparseToDenseInputs(c)[0], c.values_v}, "must have the type of values", "int32 default");
+  }
+  {  // float16 values
+    S2D c = base();
+    const Graph g = OneOpGraph(tflite::BuiltinOperator_SPARSE_TO_DENSE,
+                               {c.indices, Spec(DType::kInt32, {2}), Spec(DType::kInt16, {2}), Spec(DType::kInt16, {})},
+                               {Spec(DType::kInt16, {3, 2})}, Opts(tflite::SparseToDenseOptionsT{}),
+                               {{}, IndexBytes(DType::kInt32, c.out_dims), {}, Bytes(std::vector<int16_t>{0})});
+    ExpectOursFails(g, {SparseToDenseInputs(c)[0], Value(Spec(DType::kInt16, {2}), std::vector<int16_t>{1, 2})},
+                    "is not supported", "int16 values");
+  }
+}
+
+}  // namespace
+}  // namespace edgeopt

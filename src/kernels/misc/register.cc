@@ -1,0 +1,10 @@
+#include "kernels/misc/misc.h"
+#include "kernels/registration.h"
+
+namespace edgeopt::kernels {
+
+void RegisterMiscKernels(rt::OpRegistry& r) {
+  misc_ops::RegisterSparseToDense(r);
+}
+
+}  // namespace edgeopt::kernels
