@@ -326,5 +326,124 @@ TEST(MiscConformance, SparseToDenseErrors) {
   }
 }
 
+// ---------------------------------------------------------------- UNIQUE
+
+// The number of distinct values of `v` (of type `t`), for the graph's declared output shape.
+int32_t CountUnique(const TensorValue& v) {
+  std::vector<double> x(static_cast<size_t>(v.num_elements()));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = v.At(static_cast<int64_t>(i));
+  std::sort(x.begin(), x.end());
+  return static_cast<int32_t>(std::unique(x.begin(), x.end()) - x.begin());
+}
+
+Graph UniqueGraph(const TensorSpec& in, DType idx_type, int32_t m, const std::vector<uint8_t>& constant = {}) {
+  tflite::UniqueOptionsT o;
+  o.idx_out_type = static_cast<tflite::TensorType>(idx_type);
+  TensorSpec y = in;
+  y.shape = {m};
+  return OneOpGraph(tflite::BuiltinOperator_UNIQUE, {in}, {y, Spec(idx_type, in.shape)}, Opts(o), {constant});
+}
+
+TEST(MiscConformance, Unique) {
+  SKIP_WITHOUT_ORACLE();
+  const std::vector<DType> types = {DType::kFloat32, DType::kInt8,  DType::kUInt8,
+                                    DType::kInt16,   DType::kInt32, DType::kInt64};
+  CaseRng rng(201);
+  for (DType t : types)
+    for (int32_t n : {0, 1, 2, 9, 64})
+      for (DType idx_type : {DType::kInt32, DType::kInt64}) {
+        const bool constant = rng.Bool();
+        // Few distinct values (many repeats) or a wide range (mostly distinct).
+        const bool repeats = rng.Bool();
+        const TensorSpec in = t == DType::kInt8 || t == DType::kUInt8 ? ValueSpec(t, {n})
+                              : t == DType::kInt16                    ? QSpec(t, {n}, 0.001f, 0)
+                                                                      : Spec(t, {n});
+        TensorValue x;
+        if (t == DType::kFloat32) {
+          std::vector<float> f(static_cast<size_t>(n));
+          for (auto& e : f) e = repeats ? static_cast<float>(rng.Int(-3, 3)) * 0.5f : rng.Float(-1, 1);
+          x = Value(in, f);
+        } else {
+          const double lo = repeats ? (t == DType::kUInt8 ? 10 : -3) : -1e12;
+          const double hi = repeats ? (t == DType::kUInt8 ? 14 : 3) : 1e12;
+          x = testing::RandomValue(in, rng.engine(), lo, hi);
+        }
+        const Graph g = UniqueGraph(in, idx_type, CountUnique(x), constant ? x.data : std::vector<uint8_t>{});
+        std::vector<TensorValue> inputs;
+        if (!constant) inputs.push_back(x);
+        ExpectConforms(g,
+                       "UNIQUE " + TypeLabel(t) + " [" + std::to_string(n) + "] idx " + TypeLabel(idx_type) +
+                           (constant ? " const" : " input") + (repeats ? " repeats" : ""),
+                       testing::ExactOptions(), inputs);
+      }
+}
+
+// -0.0 and 0.0 are one value (TFLite's std::map): the first one met is kept.
+TEST(MiscConformance, UniqueSignedZeros) {
+  SKIP_WITHOUT_ORACLE();
+  const TensorSpec in = Spec(DType::kFloat32, {7});
+  for (const std::vector<float>& v : {std::vector<float>{-0.0f, 1, 0.0f, 1, -0.0f, 2, 0.0f},
+                                      std::vector<float>{0.0f, -0.0f, 3, -0.0f, 3, 0.0f, -1}})
+    ExpectConforms(UniqueGraph(in, DType::kInt32, 3), "UNIQUE signed zeros", testing::ExactOptions(), {Value(in, v)});
+  // The comparison above is numeric: check the sign of the kept zero by hand.
+  auto r = testing::RunOursValues(UniqueGraph(in, DType::kInt32, 3),
+                                  {Value(in, std::vector<float>{-0.0f, 1, 0.0f, 1, -0.0f, 2, 0.0f})});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(std::signbit(ValuesOf<float>((*r)[0])[0]));
+  EXPECT_EQ(ValuesOf<int32_t>((*r)[1]), (std::vector<int32_t>{0, 1, 0, 1, 0, 2, 0}));
+}
+
+// NaN is undefined in TFLite (outside its map's ordering): here each NaN is its own value
+// (TensorFlow's Unique), hand-checked.
+TEST(MiscConformance, UniqueNaNAndValues) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const TensorSpec in = Spec(DType::kFloat32, {8});
+  auto r = testing::RunOursValues(UniqueGraph(in, DType::kInt64, 6), {Value(in, std::vector<float>{2, nan, 2, -1, nan, -1, 5, 0})});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const auto y = ValuesOf<float>((*r)[0]);
+  ASSERT_EQ(y.size(), 6u);
+  EXPECT_EQ(y[0], 2.f);
+  EXPECT_TRUE(std::isnan(y[1]));
+  EXPECT_EQ(y[2], -1.f);
+  EXPECT_TRUE(std::isnan(y[3]));
+  EXPECT_EQ(y[4], 5.f);
+  EXPECT_EQ(y[5], 0.f);
+  EXPECT_EQ(ValuesOf<int64_t>((*r)[1]), (std::vector<int64_t>{0, 1, 0, 2, 3, 2, 4, 5}));
+  // int16, run-time input, hand-derived.
+  const TensorSpec s = Spec(DType::kInt16, {6});
+  auto r2 = testing::RunOursValues(UniqueGraph(s, DType::kInt32, 3),
+                                   {Value(s, std::vector<int16_t>{-32768, 7, 7, 32767, -32768, 7})});
+  ASSERT_TRUE(r2.ok()) << r2.status().ToString();
+  EXPECT_EQ(ValuesOf<int16_t>((*r2)[0]), (std::vector<int16_t>{-32768, 7, 32767}));
+  EXPECT_EQ(ValuesOf<int32_t>((*r2)[1]), (std::vector<int32_t>{0, 1, 1, 2, 0, 1}));
+}
+
+TEST(MiscConformance, UniqueErrors) {
+  std::mt19937_64 rng(7);
+  const TensorSpec m = Spec(DType::kFloat32, {2, 3});
+  ExpectOursFails(UniqueGraph(m, DType::kInt32, 6), {testing::RandomValue(m, rng, -1, 1)}, "must be a vector",
+                  "rank-2 input");
+  const TensorSpec v = Spec(DType::kInt32, {4});
+  {  // idx tensor int32 but idx_out_type int64
+    tflite::UniqueOptionsT o;
+    o.idx_out_type = tflite::TensorType_INT64;
+    const Graph g = OneOpGraph(tflite::BuiltinOperator_UNIQUE, {v}, {Spec(DType::kInt32, {4}), Spec(DType::kInt32, {4})},
+                               Opts(o));
+    ExpectOursFails(g, {Value(v, std::vector<int32_t>{1, 2, 1, 3})}, "must have the type of idx_out_type",
+                    "idx type mismatch");
+  }
+  {  // idx_out_type float32
+    tflite::UniqueOptionsT o;
+    o.idx_out_type = tflite::TensorType_FLOAT32;
+    const Graph g = OneOpGraph(tflite::BuiltinOperator_UNIQUE, {v}, {Spec(DType::kInt32, {4}), Spec(DType::kFloat32, {4})},
+                               Opts(o));
+    ExpectOursFails(g, {Value(v, std::vector<int32_t>{1, 2, 1, 3})}, "idx_out_type float32 is not supported",
+                    "float idx");
+  }
+  const TensorSpec b = Spec(DType::kBool, {3});
+  ExpectOursFails(UniqueGraph(b, DType::kInt32, 2), {Value(b, std::vector<uint8_t>{1, 0, 1})}, "is not supported",
+                  "bool input");
+}
+
 }  // namespace
 }  // namespace edgeopt

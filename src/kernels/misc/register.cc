@@ -5,6 +5,7 @@ namespace edgeopt::kernels {
 
 void RegisterMiscKernels(rt::OpRegistry& r) {
   misc_ops::RegisterSparseToDense(r);
+  misc_ops::RegisterUnique(r);
 }
 
 }  // namespace edgeopt::kernels
