@@ -9,6 +9,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <tuple>
 
 #include "graph/builder.h"
 #include "support/conformance.h"
@@ -443,6 +444,117 @@ TEST(MiscConformance, UniqueErrors) {
   const TensorSpec b = Spec(DType::kBool, {3});
   ExpectOursFails(UniqueGraph(b, DType::kInt32, 2), {Value(b, std::vector<uint8_t>{1, 0, 1})}, "is not supported",
                   "bool input");
+}
+
+// ---------------------------------------------------------------- FAKE_QUANT
+
+Graph FakeQuantGraph(const std::vector<int32_t>& shape, float min, float max, int bits, bool narrow = false,
+                     DType type = DType::kFloat32) {
+  tflite::FakeQuantOptionsT o;
+  o.min = min;
+  o.max = max;
+  o.num_bits = bits;
+  o.narrow_range = narrow;
+  return OneOpGraph(tflite::BuiltinOperator_FAKE_QUANT, {Spec(type, shape)}, {Spec(type, shape)}, Opts(o));
+}
+
+TEST(MiscConformance, FakeQuant) {
+  SKIP_WITHOUT_ORACLE();
+  const std::vector<std::pair<float, float>> ranges = {
+      {-1.f, 1.f},   {0.f, 6.f},     {-0.5f, 2.3f},  {-3.1f, 0.2f},   {-6.f, 0.f},
+      {0.5f, 1.5f},  {-2.f, -0.5f},  {-1e-3f, 1e-3f}, {-100.f, 37.f}, {-0.01f, 255.f}};
+  const std::vector<std::vector<int32_t>> shapes = {{}, {0}, {7}, {2, 3, 4}, {1, 5, 5, 3}};
+  CaseRng rng(301);
+  for (const auto& [lo, hi] : ranges)
+    for (int bits : {1, 2, 4, 7, 8, 10, 16}) {
+      const auto& shape = rng.Pick(shapes);
+      const float span = hi - lo;
+      std::vector<float> x(static_cast<size_t>(std::max<int64_t>(0, [&] {
+        int64_t n = 1;
+        for (int32_t d : shape) n *= d;
+        return n;
+      }())));
+      // Mostly inside [min, max], some beyond either end.
+      for (auto& e : x) e = rng.Float(lo - 0.25f * span, hi + 0.25f * span);
+      ExpectConforms(FakeQuantGraph(shape, lo, hi, bits),
+                     "FAKE_QUANT [" + std::to_string(lo) + ", " + std::to_string(hi) + "] bits " + std::to_string(bits) +
+                         " " + ShapeLabel(shape),
+                     testing::ExactOptions(), {Value(Spec(DType::kFloat32, shape), x)});
+    }
+}
+
+// Inputs on and next to the half steps of the nudged grid (rounding ties), the ends, infinities
+// and NaN (TFLite's clamp maps NaN to nudged_min).
+TEST(MiscConformance, FakeQuantTiesAndSpecials) {
+  SKIP_WITHOUT_ORACLE();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const auto& [lo, hi, bits] : std::vector<std::tuple<float, float, int>>{
+           {-1.f, 1.f, 8}, {0.f, 6.f, 8}, {-0.5f, 2.3f, 3}, {-3.f, 1.f, 2}, {-1.f, 1.f, 16}}) {
+    const float qmax = static_cast<float>((1 << bits) - 1);
+    const float scale = (hi - lo) / qmax;
+    std::vector<float> x = {inf, -inf, std::numeric_limits<float>::quiet_NaN(), lo, hi, 0.f, -0.f};
+    for (int k = -2; k <= 6; ++k) {
+      const float t = lo + (static_cast<float>(k) + 0.5f) * scale;
+      x.push_back(t);
+      x.push_back(std::nextafter(t, inf));
+      x.push_back(std::nextafter(t, -inf));
+    }
+    const std::vector<int32_t> shape = {static_cast<int32_t>(x.size())};
+    ExpectConforms(FakeQuantGraph(shape, lo, hi, bits),
+                   "FAKE_QUANT ties [" + std::to_string(lo) + ", " + std::to_string(hi) + "] bits " + std::to_string(bits),
+                   testing::ExactOptions(), {Value(Spec(DType::kFloat32, shape), x)});
+  }
+}
+
+// narrow_range: TFLite refuses it at Prepare; ours runs TensorFlow's meaning (quantized range
+// [1, 2^bits - 1]), checked against hand-derived values.
+TEST(MiscConformance, FakeQuantNarrowRangeHandChecked) {
+  {
+    // [-1, 1], 8 bits: scale 2/254, zero point 128, nudged range exactly [-127, 127] * scale.
+    const std::vector<float> x = {-3.f, -1.f, 0.f, 0.3f, 1.f, 2.f};
+    const Graph g = FakeQuantGraph({6}, -1.f, 1.f, 8, true);
+    auto r = testing::RunOursValues(g, {Value(Spec(DType::kFloat32, {6}), x)});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const auto y = ValuesOf<float>((*r)[0]);
+    const double s = 2.0 / 254.0;
+    const std::vector<double> want = {-1.0, -1.0, 0.0, 165 * s - 1.0, 1.0, 1.0};  // 0.3: round(1.3 * 127) = 165
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-6) << "x = " << x[i];
+    if (testing::Tflite29Available()) {
+      EXPECT_TRUE(testing::Tflite29Rejects(g, {Value(Spec(DType::kFloat32, {6}), x)})) << "2.9 now runs narrow_range";
+    }
+  }
+  {
+    // [-1, 1], 2 bits narrow: levels 1..3, scale 1, zero point 2: outputs in {-1, 0, 1}.
+    const std::vector<float> x = {-0.6f, -0.4f, 0.4f, 0.6f, 5.f};
+    auto r = testing::RunOursValues(FakeQuantGraph({5}, -1.f, 1.f, 2, true), {Value(Spec(DType::kFloat32, {5}), x)});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(ValuesOf<float>((*r)[0]), (std::vector<float>{-1.f, 0.f, 0.f, 1.f, 1.f}));
+  }
+  {
+    // Without narrow_range, the same [-1, 1] at 8 bits: the zero point from min is 127.5 in exact
+    // arithmetic, but 1 / (2/255 in float) is just below it in float, so it rounds to 127 and the
+    // range nudges to [-127, 128] * 2/255 (what TFLite 2.9 gives too: the [-1, 1] cases above).
+    auto r = testing::RunOursValues(FakeQuantGraph({2}, -1.f, 1.f, 8), {Value(Spec(DType::kFloat32, {2}), std::vector<float>{-5.f, 5.f})});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const auto y = ValuesOf<float>((*r)[0]);
+    EXPECT_NEAR(y[0], -127 * 2.0 / 255, 1e-6);
+    EXPECT_NEAR(y[1], 128 * 2.0 / 255, 1e-6);
+  }
+}
+
+TEST(MiscConformance, FakeQuantErrors) {
+  const std::vector<float> x = {0.f, 1.f};
+  const TensorValue v = Value(Spec(DType::kFloat32, {2}), x);
+  ExpectOursFails(FakeQuantGraph({2}, 1.f, 1.f, 8), {v}, "must be finite with min < max", "min == max");
+  ExpectOursFails(FakeQuantGraph({2}, 2.f, -1.f, 8), {v}, "must be finite with min < max", "min > max");
+  ExpectOursFails(FakeQuantGraph({2}, -std::numeric_limits<float>::infinity(), 1.f, 8), {v}, "must be finite",
+                  "infinite min");
+  ExpectOursFails(FakeQuantGraph({2}, -3e38f, 3e38f, 8), {v}, "unusable scale", "range overflows");
+  ExpectOursFails(FakeQuantGraph({2}, -1.f, 1.f, 0), {v}, "num_bits 0 is outside [1, 16]", "0 bits");
+  ExpectOursFails(FakeQuantGraph({2}, -1.f, 1.f, 17), {v}, "num_bits 17 is outside", "17 bits");
+  ExpectOursFails(FakeQuantGraph({2}, -1.f, 1.f, 1, true), {v}, "num_bits 1 is outside [2, 16]", "1 bit narrow");
+  ExpectOursFails(FakeQuantGraph({2}, -1.f, 1.f, 8, false, DType::kInt32), {Value(Spec(DType::kInt32, {2}), std::vector<int32_t>{0, 1})},
+                  "is not supported (float32)", "int32 input");
 }
 
 }  // namespace
