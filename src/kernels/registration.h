@@ -11,7 +11,7 @@ void RegisterSignalKernels(rt::OpRegistry& r);
 // UNIDIRECTIONAL_SEQUENCE_LSTM, LSTM, BIDIRECTIONAL_SEQUENCE_LSTM, UNIDIRECTIONAL_SEQUENCE_RNN, RNN,
 // SVDF (kernels/lstm).
 void RegisterLstmKernels(rt::OpRegistry& r);
-// WHILE, IF, CALL_ONCE, VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE (kernels/control_flow).
+// WHILE, IF, CALL_ONCE, VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE, STABLEHLO_COMPOSITE (kernels/control_flow).
 void RegisterControlFlowKernels(rt::OpRegistry& r);
 // Custom op TFLite_Detection_PostProcess (kernels/detection).
 void RegisterDetectionKernels(rt::OpRegistry& r);

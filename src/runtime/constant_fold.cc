@@ -9,6 +9,7 @@ bool MayFold(const Operator& op) {
     case tflite::BuiltinOperator_IF:
     case tflite::BuiltinOperator_CALL_ONCE:
     case tflite::BuiltinOperator_CALL:
+    case tflite::BuiltinOperator_STABLEHLO_COMPOSITE:  // runs a subgraph, which may hold state
     case tflite::BuiltinOperator_VAR_HANDLE:
     case tflite::BuiltinOperator_READ_VARIABLE:
     case tflite::BuiltinOperator_ASSIGN_VARIABLE:

@@ -5,6 +5,7 @@
 //   VAR_HANDLE       yields the int32 handle id of variable (container, shared_name)
 //   ASSIGN_VARIABLE  stores a tensor (any type/shape) in the variable
 //   READ_VARIABLE    copies the variable out (dynamic output shape)
+//   STABLEHLO_COMPOSITE  runs its decomposition subgraph (ref_composite.cc)
 // Subgraphs run through KernelHost::InvokeSubgraph; variables live in the interpreter-wide
 // ResourceStore, so every subgraph sees the same ones. Subgraph indices, input/output counts
 // and types are checked at prepare, so a malformed model fails there with a clear error.
@@ -12,6 +13,7 @@
 #include <limits>
 
 #include "kernels/common/kernel_util.h"
+#include "kernels/control_flow/composite.h"
 #include "kernels/registration.h"
 #include "runtime/resources.h"
 
@@ -336,6 +338,7 @@ void RegisterControlFlowKernels(rt::OpRegistry& r) {
         MakeFnFactory<NoState>(AssignVariablePrepare, AssignVariableInvoke, "assign_variable/any/ref"));
   r.Add(tflite::BuiltinOperator_READ_VARIABLE,
         MakeFnFactory<NoState>(ReadVariablePrepare, ReadVariableInvoke, "read_variable/any/ref"));
+  RegisterCompositeKernel(r);
 }
 
 }  // namespace edgeopt::kernels
