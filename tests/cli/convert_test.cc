@@ -12,6 +12,8 @@
 
 #include "cli/cli_test_util.h"
 #include "format/reader.h"
+#include "format/writer.h"
+#include "graph/builder.h"
 #include "graph/compare.h"
 #include "support/tflite_oracle.h"
 
@@ -172,6 +174,56 @@ TEST(CliConvert, UnwritableOutputLeavesNothingBehind) {
     ::chmod(ro.c_str(), 0755);
   }
   EXPECT_EQ(DirEntries(dir).size(), std::filesystem::exists(dir + "/readonly") ? 2u : 1u);
+}
+
+// A StableHLO-era op keeps its builtin_options_2 through convert (and its cleanups): a
+// STABLEHLO_COMPOSITE whose decomposition subgraph is x * x.
+TEST(CliConvert, KeepsStablehloCompositeOptions) {
+  GraphBuilder b;
+  const int32_t x = b.Input("x", DType::kFloat32, {3});
+  const int32_t y = b.Tensor("y", DType::kFloat32, {3});
+  tflite::StableHLOCompositeOptionsT co;
+  co.name = "odml.square";
+  co.decomposition_subgraph_index = 1;
+  co.composite_attributes = {0x00, 0x00, 0x24, 0x01};  // opaque to the writer
+  co.version = 2;
+  tflite::BuiltinOptions2Union u;
+  u.Set(co);
+  b.AddOp2(tflite::BuiltinOperator_STABLEHLO_COMPOSITE, {x}, {y}, std::move(u));
+  b.Output(y);
+  b.NewSubgraph("decomposition");
+  const int32_t dx = b.Input("x", DType::kFloat32, {3});
+  b.Const<float>("unused", DType::kFloat32, {2}, {1.0f, 2.0f});
+  const int32_t sq = b.Tensor("sq", DType::kFloat32, {3});
+  b.Op(tflite::BuiltinOperator_MUL, {dx, dx}, {sq}, tflite::MulOptionsT{});
+  b.Output(sq);
+  const std::string dir = MakeTempDir("convert_composite");
+  const std::string in = dir + "/composite.tflite";
+  ASSERT_TRUE(WriteModelFile(b.Finish(), in).ok());
+  for (bool cleanups : {false, true}) {
+    SCOPED_TRACE(cleanups ? "with cleanups" : "plain");
+    const std::string out = dir + (cleanups ? "/clean.tflite" : "/copy.tflite");
+    std::vector<std::string> args = {"convert", in, "-o", out, "--verify"};
+    if (cleanups) args.insert(args.end(), {"--strip-unused", "--dedupe"});
+    CliResult r = RunEdgeopt(args);
+    ASSERT_EQ(r.exit_code, 0) << Describe(r);
+    auto g = ReadModelFile(out);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    ASSERT_EQ(g->subgraphs.size(), 2u);
+    const Operator& op = g->main().ops.at(0);
+    EXPECT_EQ(op.code, tflite::BuiltinOperator_STABLEHLO_COMPOSITE);
+    const auto* o = op.options2.AsStableHLOCompositeOptions();
+    ASSERT_NE(o, nullptr);
+    EXPECT_EQ(o->name, co.name);
+    EXPECT_EQ(o->decomposition_subgraph_index, 1);
+    EXPECT_EQ(o->composite_attributes, co.composite_attributes);
+    EXPECT_EQ(o->version, 2);
+    if (!cleanups) {
+      auto a = ReadModelFile(in);
+      ASSERT_TRUE(a.ok());
+      EXPECT_TRUE(DiffGraphs(*a, *g).empty());
+    }
+  }
 }
 
 }  // namespace
