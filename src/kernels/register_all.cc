@@ -31,6 +31,7 @@ void RegisterAllKernels(OpRegistry& r) {
   kernels::RegisterBitwiseKernels(r);
   kernels::RegisterConv3dKernels(r);
   kernels::RegisterMiscKernels(r);
+  kernels::RegisterHashtableKernels(r);
   // Last: puts the fast float32 kernels in front of the factories registered above.
   kernels::RegisterFastFloatKernels(r);
   // Then the fast integer kernels in front of those (they decline float ops).

@@ -57,6 +57,8 @@ void RegisterBitwiseKernels(rt::OpRegistry& r);
 void RegisterConv3dKernels(rt::OpRegistry& r);
 // misc/: SPARSE_TO_DENSE, UNIQUE, FAKE_QUANT.
 void RegisterMiscKernels(rt::OpRegistry& r);
+// hashtable/: HASHTABLE, HASHTABLE_IMPORT, HASHTABLE_FIND, HASHTABLE_SIZE (int64 <-> string tables).
+void RegisterHashtableKernels(rt::OpRegistry& r);
 // Fast float32 kernels in front of the factories registered before (kernels/gemm/README.md):
 // call after the reference families.
 void RegisterFastFloatKernels(rt::OpRegistry& r);

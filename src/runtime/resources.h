@@ -2,10 +2,13 @@
 // them per interpreter (VAR_HANDLE names a variable by container/shared_name and yields its
 // handle id; ASSIGN_VARIABLE / READ_VARIABLE write and read it). Owned by the Interpreter and
 // reached by kernels through KernelHost::resources(). Like the Interpreter, not thread-safe.
+// Other resource kinds (the lookup tables of HASHTABLE, keyed by table_id as LiteRT does) are
+// kept as ResourceObjects that their kernels define and downcast.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +17,12 @@
 #include "runtime/tensor.h"
 
 namespace edgeopt::rt {
+
+// Base of the non-variable resources (e.g. kernels/hashtable's tables).
+class ResourceObject {
+ public:
+  virtual ~ResourceObject() = default;
+};
 
 class ResourceStore {
  public:
@@ -40,6 +49,16 @@ class ResourceStore {
     v.shape = std::move(shape);
     v.data.assign(data, data + bytes);
   }
+  // The object stored under `id` (nullptr if none), and storing one (replacing any).
+  ResourceObject* FindObject(int32_t id) const {
+    auto it = objects_.find(id);
+    return it == objects_.end() ? nullptr : it->second.get();
+  }
+  ResourceObject* SetObject(int32_t id, std::unique_ptr<ResourceObject> object) {
+    auto& slot = objects_[id];
+    slot = std::move(object);
+    return slot.get();
+  }
   size_t bytes() const {
     size_t n = 0;
     for (const auto& [id, v] : variables_) n += v.data.size();
@@ -49,6 +68,7 @@ class ResourceStore {
  private:
   std::map<std::pair<std::string, std::string>, int32_t> ids_;
   std::map<int32_t, Variable> variables_;
+  std::map<int32_t, std::unique_ptr<ResourceObject>> objects_;
 };
 
 }  // namespace edgeopt::rt

@@ -160,8 +160,9 @@ Expected<std::vector<TensorValue>> RunEdgeopt(std::shared_ptr<const rt::Model> m
     v.name = t->name();
     v.type = t->type;
     v.shape = t->shape;
-    const size_t bytes = DTypeBytes(t->type, static_cast<size_t>(t->num_elements()));
-    v.data.assign(t->data, t->data + bytes);
+    // String outputs: the whole packed buffer (count, offsets, bytes).
+    const size_t bytes = t->type == DType::kString ? t->bytes : DTypeBytes(t->type, static_cast<size_t>(t->num_elements()));
+    if (bytes) v.data.assign(t->data, t->data + bytes);
     v.scale = t->scale();
     v.zero_point = t->zero_point();
     out.push_back(std::move(v));
@@ -277,6 +278,12 @@ CompareReport CompareOutputs(const std::vector<TensorValue>& ours, const std::ve
     } else if (a.shape != b.shape) {
       o.ok = false;
       o.problem = "shape " + ShapeStr(a.shape) + " vs reference " + ShapeStr(b.shape);
+    } else if (a.type == DType::kString) {  // packed string buffers: equal bytes or a mismatch
+      o.ok = a.data == b.data;
+      if (!o.ok) {
+        o.mismatches = 1;
+        o.problem = "string contents differ";
+      }
     } else if (a.data.size() != b.data.size()) {
       o.ok = false;
       o.problem = "byte size differs";

@@ -20,6 +20,7 @@ DType FromOracle(int t) {
     case kOracleInt8: return DType::kInt8;
     case kOracleFloat16: return DType::kFloat16;
     case kOracleFloat64: return DType::kFloat64;
+    case kOracleString: return DType::kString;
     default: return DType::kFloat32;
   }
 }
@@ -100,7 +101,9 @@ CompareReport CompareGraphInvokes(const Graph& g, int invokes, const CompareOpti
       v.name = t->name();
       v.type = t->type;
       v.shape = t->shape;
-      v.data.assign(t->data, t->data + DTypeBytes(t->type, static_cast<size_t>(t->num_elements())));
+      // String outputs: the whole packed buffer (count, offsets, bytes).
+      const size_t n = t->type == DType::kString ? t->bytes : DTypeBytes(t->type, static_cast<size_t>(t->num_elements()));
+      if (n) v.data.assign(t->data, t->data + n);
       ours.push_back(std::move(v));
     }
     OracleSession& s = **session;
