@@ -195,6 +195,38 @@ TEST(HashtableConformance, EmptyKeys) {
   EXPECT_TRUE(report2.ok) << report2.Summary() << " " << report2.error;
 }
 
+// No init subgraph: the main subgraph imports at every invoke (TFLite keeps only the first
+// import; a second import with other data in the same invoke is ignored too).
+TEST(HashtableConformance, ImportInMainSubgraphOnlyFirstCounts) {
+  SKIP_WITHOUT_ORACLE();
+  GraphBuilder b;
+  auto ids = b.Input("ids", DType::kInt64, {2, 5});
+  auto h = Table(b, "t", 7, DType::kInt64, DType::kString);
+  auto k1 = ConstInt64s(b, "k1", {4, -2, 9, 4});
+  auto v1 = ConstStrings(b, "v1", {"four", "minus two", "nine", "four again"});
+  b.Op(tflite::BuiltinOperator_HASHTABLE_IMPORT, {h, k1, v1}, {}, tflite::HashtableImportOptionsT{});
+  auto d = ConstStrings(b, "d", {"?", "unused"});
+  auto out = b.Tensor("out", DType::kString, {2, 5});
+  b.Op(tflite::BuiltinOperator_HASHTABLE_FIND, {h, ids, d}, {out}, tflite::HashtableFindOptionsT{});
+  auto k2 = ConstInt64s(b, "k2", {1, 2, 3});
+  auto v2 = ConstStrings(b, "v2", {"one", "two", "three"});
+  b.Op(tflite::BuiltinOperator_HASHTABLE_IMPORT, {h, k2, v2}, {}, tflite::HashtableImportOptionsT{});
+  auto s = b.Tensor("size", DType::kInt64, {1});
+  b.Op(tflite::BuiltinOperator_HASHTABLE_SIZE, {h}, {s}, tflite::HashtableSizeOptionsT{});
+  b.Output(out);
+  b.Output(s);
+  const Graph g = b.Finish();
+  auto report = testing::CompareGraphInvokes(g, 3, KeyRange(10));
+  EXPECT_TRUE(report.ok) << report.Summary() << " " << report.error;
+  auto ours = testing::RunOursValues(g, {Int64s("ids", {2, 5}, {4, -2, 9, 1, 0, 2, 3, 4, 4, 5})});
+  ASSERT_TRUE(ours.ok()) << ours.status().ToString();
+  EXPECT_EQ(UnpackStrings((*ours)[0].data),
+            (std::vector<std::string>{"four", "minus two", "nine", "?", "?", "?", "?", "four", "four", "?"}));
+  int64_t size = 0;
+  std::memcpy(&size, (*ours)[1].data.data(), 8);
+  EXPECT_EQ(size, 3);
+}
+
 // Hand-checked values (first value wins for a repeated key; sizes count distinct keys).
 TEST(HashtableRuntime, ValuesAndSizes) {
   const Vocab v = MakeVocab(10, 2);  // ids 0..9, ids 0 and 1 repeated; words of ids 1 and 2 repeated
