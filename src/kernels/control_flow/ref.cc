@@ -20,24 +20,6 @@
 namespace edgeopt::kernels {
 namespace {
 
-// A failure inside a called subgraph, with the op named and the status code kept (a cancelled
-// invoke stays kCancelled).
-Status InSubgraph(const rt::KernelContext& ctx, const Status& st, const std::string& what) {
-  return st.WithContext(ctx.op().type_name() + ": " + what);
-}
-
-std::vector<const rt::RtTensor*> InputsFrom(const rt::KernelContext& ctx, int first) {
-  std::vector<const rt::RtTensor*> v;
-  for (int i = first; i < ctx.num_inputs(); ++i) v.push_back(ctx.input(i));
-  return v;
-}
-
-std::vector<rt::RtTensor*> Outputs(const rt::KernelContext& ctx) {
-  std::vector<rt::RtTensor*> v;
-  for (int i = 0; i < ctx.num_outputs(); ++i) v.push_back(ctx.output(i));
-  return v;
-}
-
 Status CheckNoOmittedInputs(const rt::KernelContext& ctx) {
   for (int i = 0; i < ctx.num_inputs(); ++i)
     if (!ctx.input(i)) return ctx.Error("input " + std::to_string(i) + " is omitted");

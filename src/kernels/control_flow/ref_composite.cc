@@ -34,7 +34,6 @@ class CompositeKernel : public rt::OpKernel {
   std::string variant() const override { return "stablehlo_composite/any/ref"; }
 
   Status Prepare(rt::KernelContext& ctx) override {
-    std::vector<const rt::RtTensor*> inputs;
     for (int i = 0; i < ctx.num_inputs(); ++i) {
       const rt::RtTensor* in = ctx.input(i);
       if (!in) return ctx.Error(Label() + "input " + std::to_string(i) + " is omitted");
@@ -42,9 +41,8 @@ class CompositeKernel : public rt::OpKernel {
         return ctx.UnsupportedError(Label() + "input " + std::to_string(i) + " " + Describe(*in) +
                                     ": string/variant tensors cannot cross subgraphs");
       RETURN_IF_ERROR(CheckDeclaredShape(ctx, i, *in));
-      inputs.push_back(in);
     }
-    auto outs = ctx.host()->SubgraphOutputs(index_, inputs);
+    auto outs = ctx.host()->SubgraphOutputs(index_, InputsFrom(ctx, 0));
     if (!outs.ok()) return ctx.Error(Label() + "decomposition subgraph " + std::to_string(index_) + ": " +
                                      outs.status().message());
     if (static_cast<int>(outs->size()) != ctx.num_outputs())
@@ -72,16 +70,11 @@ class CompositeKernel : public rt::OpKernel {
   }
 
   Status Invoke(rt::KernelContext& ctx) override {
-    std::vector<const rt::RtTensor*> inputs;
-    for (int i = 0; i < ctx.num_inputs(); ++i) inputs.push_back(ctx.input(i));
-    std::vector<rt::RtTensor*> outputs;
-    for (int i = 0; i < ctx.num_outputs(); ++i) outputs.push_back(ctx.output(i));
     // Inputs are copied into the decomposition, its outputs copied (and the op's outputs
     // resized when they differ) back: outputs that are decomposition inputs or constants need
     // no special case.
-    Status st = ctx.host()->InvokeSubgraph(index_, inputs, outputs);
-    if (!st.ok())
-      return st.WithContext(ctx.op().type_name() + ": " + Label() + "decomposition subgraph " + std::to_string(index_));
+    Status st = ctx.host()->InvokeSubgraph(index_, InputsFrom(ctx, 0), Outputs(ctx));
+    if (!st.ok()) return InSubgraph(ctx, st, Label() + "decomposition subgraph " + std::to_string(index_));
     return Status::Ok();
   }
 

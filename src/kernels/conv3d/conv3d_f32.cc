@@ -135,12 +135,8 @@ class Conv3DF32 : public rt::OpKernel {
 }  // namespace
 
 std::unique_ptr<rt::OpKernel> MakeConv3DF32(const rt::KernelCreateContext& cc) {
-  if (cc.reference_only || cc.num_inputs() < 2 || cc.num_inputs() > 3 || cc.num_outputs() != 1) return nullptr;
-  const Tensor* w = cc.input(1);
-  const Tensor* bias = cc.input(2);
-  if (!IsFloat32(cc.input(0)) || !IsFloat32(w) || !IsFloat32(cc.output(0))) return nullptr;
-  if (w->shape.size() != 5 || !ConstantOrFolded(cc, 1)) return nullptr;
-  if (bias && (!IsFloat32(bias) || bias->num_elements() != w->shape[4] || !ConstantOrFolded(cc, 2))) return nullptr;
+  // Filter [KD, KH, KW, Cin, Cout]: the bias has Cout elements.
+  if (cc.num_inputs() > 3 || !FloatWeightsAndBias(cc, 5, 4)) return nullptr;
   const auto& o = GetOptions<tflite::Conv3DOptionsT>(cc.op);
   float lo = 0, hi = 0;
   if (!FloatActivationRange(o.fused_activation_function, &lo, &hi)) return nullptr;  // the reference reports it

@@ -32,19 +32,6 @@ namespace {
 using gemm::MinMax;
 using gemm::PackedB;
 
-// Static checks shared by CONV_2D and FULLY_CONNECTED: float tensors, constant (or folded)
-// float weights and bias (or no bias).
-bool FloatWeightsAndBias(const rt::KernelCreateContext& cc, int weights_rank) {
-  if (cc.reference_only || cc.num_inputs() < 2 || cc.num_outputs() != 1) return false;
-  const Tensor* in = cc.input(0);
-  const Tensor* w = cc.input(1);
-  const Tensor* bias = cc.input(2);
-  if (!IsFloat32(in) || !IsFloat32(w) || !IsFloat32(cc.output(0))) return false;
-  if (static_cast<int>(w->shape.size()) != weights_rank || !ConstantOrFolded(cc, 1)) return false;
-  if (bias && (!IsFloat32(bias) || bias->num_elements() != w->shape[0] || !ConstantOrFolded(cc, 2))) return false;
-  return true;
-}
-
 // Packs weights [N][K] (and bias) once their data exists: in Prepare for constants, at the
 // first Invoke for weights that constant folding produces.
 std::shared_ptr<const PackedB> PackNK(rt::KernelContext& ctx, int n, int k) {

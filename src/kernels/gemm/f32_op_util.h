@@ -32,6 +32,21 @@ inline bool ConstantOrFolded(const rt::KernelCreateContext& cc, int i) {
   return rt::IsConstantOrFoldable(cc.graph, cc.subgraph, cc.op.inputs[i]);
 }
 
+// Static checks shared by the packed-GEMM kernels (CONV_2D, FULLY_CONNECTED, CONV_3D): float
+// tensors, constant (or folded) float weights of rank `weights_rank` and bias (or no bias) with
+// as many elements as the weights' dimension `out_dim` (the output channels).
+inline bool FloatWeightsAndBias(const rt::KernelCreateContext& cc, int weights_rank, int out_dim = 0) {
+  if (cc.reference_only || cc.num_inputs() < 2 || cc.num_outputs() != 1) return false;
+  const Tensor* in = cc.input(0);
+  const Tensor* w = cc.input(1);
+  const Tensor* bias = cc.input(2);
+  if (!IsFloat32(in) || !IsFloat32(w) || !IsFloat32(cc.output(0))) return false;
+  if (static_cast<int>(w->shape.size()) != weights_rank || !ConstantOrFolded(cc, 1)) return false;
+  if (bias && (!IsFloat32(bias) || bias->num_elements() != w->shape[out_dim] || !ConstantOrFolded(cc, 2)))
+    return false;
+  return true;
+}
+
 // Packed data for graph op `graph_op` of ctx's subgraph, made once per model and shared by every
 // interpreter of it (through the model's PackedWeightCache; made privately if the host has none).
 // `what` names the layout. A fused kernel packs each op it runs under that op's own key, so
