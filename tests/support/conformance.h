@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,14 @@ struct TensorValue {
   int64_t num_elements() const;
   double At(int64_t i) const;  // element i as double (float16 decoded)
 };
+
+// The value's elements as T (its bytes reinterpreted; the caller picks T from v.type).
+template <typename T>
+std::vector<T> ValuesOf(const TensorValue& v) {
+  std::vector<T> out(v.data.size() / sizeof(T));
+  if (!out.empty()) std::memcpy(out.data(), v.data.data(), v.data.size());
+  return out;
+}
 
 enum class Oracle { kAuto, kTflite29, kLiteRtJs };
 const char* OracleName(Oracle o);
@@ -95,3 +104,7 @@ CompareReport CompareModelFile(const std::string& path, const CompareOptions& op
                                std::vector<TensorValue> inputs = {});
 
 }  // namespace edgeopt::testing
+
+// In a TEST body: skip, saying why, when the TFLite 2.9 oracle library is absent.
+#define SKIP_WITHOUT_ORACLE() \
+  if (!::edgeopt::testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)"

@@ -23,13 +23,6 @@ using testing::CaseRng;
 using testing::MakeValue;
 using testing::TensorValue;
 
-template <typename T>
-std::vector<T> ValuesOf(const TensorValue& v) {
-  std::vector<T> out(v.data.size() / sizeof(T));
-  if (!out.empty()) std::memcpy(out.data(), v.data.data(), v.data.size());
-  return out;
-}
-
 Graph BinaryGraph(tflite::BuiltinOperator op, DType t, const std::vector<int32_t>& sa, const std::vector<int32_t>& sb,
                   const std::vector<int32_t>& so) {
   GraphBuilder b;

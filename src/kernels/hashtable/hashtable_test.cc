@@ -23,9 +23,6 @@ namespace {
 
 using testing::TensorValue;
 
-#define SKIP_WITHOUT_ORACLE() \
-  if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)"
-
 // LiteRT's packed string buffer: int32 count, count+1 int32 offsets from the start, the bytes.
 std::vector<uint8_t> PackStrings(const std::vector<std::string>& strings) {
   std::vector<uint8_t> out(4 * (strings.size() + 2));

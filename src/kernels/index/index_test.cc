@@ -34,16 +34,6 @@ using testing::TensorValue;
 using testing::TypeLabel;
 using testing::Value;
 
-#define SKIP_WITHOUT_ORACLE() \
-  if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)"
-
-template <typename T>
-std::vector<T> ValuesOf(const TensorValue& v) {
-  std::vector<T> out(v.data.size() / sizeof(T));
-  if (!out.empty()) std::memcpy(out.data(), v.data.data(), v.data.size());
-  return out;
-}
-
 int64_t Count(const std::vector<int32_t>& shape) {
   int64_t n = 1;
   for (int32_t d : shape) n *= d;

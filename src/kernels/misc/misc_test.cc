@@ -30,16 +30,6 @@ using testing::TensorValue;
 using testing::TypeLabel;
 using testing::Value;
 
-#define SKIP_WITHOUT_ORACLE() \
-  if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)"
-
-template <typename T>
-std::vector<T> ValuesOf(const TensorValue& v) {
-  std::vector<T> out(v.data.size() / sizeof(T));
-  if (!out.empty()) std::memcpy(out.data(), v.data.data(), v.data.size());
-  return out;
-}
-
 std::string ShapeLabel(const std::vector<int32_t>& s) { return rt::ShapeToString(s); }
 
 // Expects our run of `g` on `inputs` to fail with a message containing `needle`.

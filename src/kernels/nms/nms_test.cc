@@ -19,9 +19,6 @@ using testing::CaseRng;
 using testing::ExpectConforms;
 using testing::MakeValue;
 
-#define SKIP_WITHOUT_ORACLE() \
-  if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)"
-
 struct NmsCase {
   int boxes = 10;
   int max_out = 5;

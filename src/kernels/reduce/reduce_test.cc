@@ -22,9 +22,6 @@ using testing::MakeValue;
 using testing::ShapeText;
 using testing::TypeLabel;
 
-#define SKIP_WITHOUT_ORACLE() \
-  if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)"
-
 const char* OpName(tflite::BuiltinOperator op) {
   switch (op) {
     case tflite::BuiltinOperator_MEAN: return "MEAN";

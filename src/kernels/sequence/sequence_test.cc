@@ -24,16 +24,6 @@ using testing::MakeValue;
 using testing::ShapeText;
 using testing::TypeLabel;
 
-#define SKIP_WITHOUT_ORACLE() \
-  if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)"
-
-template <typename T>
-std::vector<T> ValuesOf(const testing::TensorValue& v) {
-  std::vector<T> out(v.data.size() / sizeof(T));
-  if (!out.empty()) std::memcpy(out.data(), v.data.data(), v.data.size());
-  return out;
-}
-
 // An int32 / int64 index tensor: a constant, or a graph input (its value then given at run time).
 int32_t IndexTensor(GraphBuilder& b, const std::string& name, DType t, std::vector<int32_t> shape,
                     const std::vector<int64_t>& v, bool constant) {

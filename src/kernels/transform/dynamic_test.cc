@@ -23,16 +23,6 @@ using testing::ExpectConforms;
 using testing::MakeValue;
 using testing::TypeLabel;
 
-#define SKIP_WITHOUT_ORACLE() \
-  if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)"
-
-template <typename T>
-std::vector<T> ValuesOf(const testing::TensorValue& v) {
-  std::vector<T> out(v.data.size() / sizeof(T));
-  if (!out.empty()) std::memcpy(out.data(), v.data.data(), v.data.size());
-  return out;
-}
-
 // WHERE -> GATHER_ND: the indices' count is only known after WHERE ran.
 TEST(DynamicConformance, WhereThenGatherNd) {
   SKIP_WITHOUT_ORACLE();

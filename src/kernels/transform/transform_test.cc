@@ -24,9 +24,6 @@ using testing::MovementTypes;
 using testing::ShapeText;
 using testing::TypeLabel;
 
-#define SKIP_WITHOUT_ORACLE() \
-  if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)"
-
 std::vector<DType> Except(std::vector<DType> types, std::initializer_list<DType> drop) {
   types.erase(std::remove_if(types.begin(), types.end(),
                              [&](DType t) { return std::find(drop.begin(), drop.end(), t) != drop.end(); }),
