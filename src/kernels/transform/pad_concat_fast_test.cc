@@ -59,6 +59,12 @@ TEST(PadFast, MatchesReference) {
       {DType::kInt8, {1, 57, 31, 3}, {0, 0, 2, 3, 0, 0, 0, 5}},
       {DType::kFloat32, {5}, {0, 0}},
       {DType::kFloat32, {3, 4}, {0, 0, 0, 0}},
+      // Channel padding of short rows split over threads: plain stores that run into the next
+      // rows must stop at each task's last row (BlazeFace's [1,64,64,24] -> 28).
+      {DType::kInt8, {1, 64, 64, 24}, {0, 0, 0, 0, 0, 0, 0, 4}},
+      {DType::kUInt8, {1, 150, 150, 3}, {0, 0, 0, 0, 0, 0, 0, 1}},
+      {DType::kInt16, {2, 60, 40, 5}, {0, 0, 1, 0, 0, 0, 2, 1}, true},
+      {DType::kFloat32, {1, 33, 17, 20}, {0, 0, 1, 1, 2, 2, 3, 5}, true},
   };
   const DType types[] = {DType::kFloat32, DType::kInt8, DType::kUInt8, DType::kInt16, DType::kInt32, DType::kInt64};
   for (int i = 0; i < 60; ++i) {

@@ -2,15 +2,15 @@
 //
 // The trailing axes that are not padded are merged into one contiguous row, so an output row
 // is [before fill | memcpy of one input row | after fill], or all fill when an outer index lies
-// in the padding. Rows are spread over the interpreter's threads and run by pad_rows_impl.h's
-// loop, with AVX-512 moves (pad_rows_avx512.cc) or library memcpy / memset.
+// in the padding. Rows are spread over the interpreter's threads and run by the loop below, with
+// library memcpy / memset, or by pad_rows_avx512.cc's (whole 64-byte pieces of rows).
 #include "kernels/transform/pad_rows.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include "kernels/gemm/parallel.h"
-#include "kernels/transform/pad_rows_impl.h"
+#include "kernels/common/tensor_args.h"
 
 namespace edgeopt::kernels::transform {
 
@@ -55,6 +55,18 @@ PadRowPlan MakePadRowPlan(const rt::Shape& in_shape, const std::vector<int64_t>&
     a.in_stride = in_stride;
     in_stride *= in_shape[d];
   }
+  // An unpadded outer axis joins the axis before it (its rows are contiguous in the input and in
+  // the output alike), so channel padding of [N, H, W, C] steps one index per row, not three.
+  for (size_t d = p.outer.size(); d-- > 1;) {
+    PadRowPlan::Axis& inner = p.outer[d];
+    if (inner.before != 0 || inner.out_size != inner.size) continue;
+    PadRowPlan::Axis& a = p.outer[d - 1];
+    a.before *= inner.size;
+    a.size *= inner.size;
+    a.out_size *= inner.size;
+    a.in_stride = inner.in_stride;
+    p.outer.erase(p.outer.begin() + static_cast<std::ptrdiff_t>(d));
+  }
   p.rows = 1;
   for (const auto& a : p.outer) p.rows *= a.out_size;
   return p;
@@ -62,17 +74,40 @@ PadRowPlan MakePadRowPlan(const rt::Shape& in_shape, const std::vector<int64_t>&
 
 namespace {
 
-// Library memcpy, and memset when all bytes of the pad value are equal (zero).
-struct PortableOps {
-  const uint8_t* value;
-  size_t elem;
-  void Copy(uint8_t* dst, const uint8_t* src, int64_t bytes) const { std::memcpy(dst, src, static_cast<size_t>(bytes)); }
-  void Fill(uint8_t* dst, int64_t bytes) const { FillValue(dst, bytes / static_cast<int64_t>(elem), value, elem); }
-};
-
+// Rows [r0, r1) with library memcpy, and memset when all bytes of the pad value are equal.
 void PadRowRangePortable(const PadRowPlan& p, const uint8_t* in, uint8_t* out, const uint8_t* value, int64_t r0,
                          int64_t r1) {
-  PadRowRange(p, in, out, PortableOps{value, p.elem}, r0, r1);
+  const auto elem = static_cast<int64_t>(p.elem);
+  const int64_t before = p.before * elem, row_in = p.row_in * elem;
+  const int64_t row_out = before + row_in + p.after * elem;
+  const int nd = static_cast<int>(p.outer.size());
+  // Index of row r0 along each outer axis, then stepped like an odometer.
+  DimBuffer<int64_t> idx(static_cast<size_t>(nd), 0);
+  for (int64_t d = nd - 1, rem = r0; d >= 0; --d) {
+    idx[d] = rem % p.outer[d].out_size;
+    rem /= p.outer[d].out_size;
+  }
+  uint8_t* dst = out + r0 * row_out;
+  for (int64_t r = r0; r < r1; ++r, dst += row_out) {
+    int64_t src = 0;
+    bool pad_row = false;
+    for (int d = 0; d < nd && !pad_row; ++d) {
+      const int64_t i = idx[d] - p.outer[d].before;
+      pad_row = i < 0 || i >= p.outer[d].size;
+      src += i * p.outer[d].in_stride;
+    }
+    if (pad_row) {
+      FillValue(dst, p.before + p.row_in + p.after, value, p.elem);
+    } else {
+      FillValue(dst, p.before, value, p.elem);
+      std::memcpy(dst + before, in + src * elem, static_cast<size_t>(row_in));
+      FillValue(dst + before + row_in, p.after, value, p.elem);
+    }
+    for (int d = nd - 1; d >= 0; --d) {
+      if (++idx[d] < p.outer[d].out_size) break;
+      idx[d] = 0;
+    }
+  }
 }
 
 }  // namespace
