@@ -8,6 +8,7 @@
 // without AVX2 keep the reference kernel.
 #include "kernels/quant_fast/quant_fast.h"
 
+#include <numeric>
 #include <type_traits>
 
 #include "kernels/common/broadcast.h"
@@ -99,7 +100,12 @@ class QuantBinaryKernel final : public FastKernel {
         channel_vector_ = true;
         vec_is_b_ = na == n_;
         channels_ = channels;
-        vec_.assign(static_cast<size_t>((channels + 15) / 16 * 16), 0);
+        // Rows of a channel count that is not a multiple of 16 end in a masked vector (3 of 16
+        // lanes busy for RGB): the vector repeated over lcm(channels, 16) values makes each
+        // "row" whole vectors (RGB: 16 pixels in 3 vectors).
+        period_ = channels;
+        if (channels % 16 != 0 && std::lcm(channels, 16) <= 1024) period_ = std::lcm(channels, 16);
+        vec_.assign(static_cast<size_t>((period_ + 15) / 16 * 16), 0);
       }
     }
     return true;
@@ -161,15 +167,21 @@ class QuantBinaryKernel final : public FastKernel {
                       : vec_is_b_ ? AddSubScaledInput(small[c], offset, p_.left_shift, p_.in2_mult, p_.in2_shift)
                                   : AddSubScaledInput(small[c], offset, p_.left_shift, p_.in1_mult, p_.in1_shift);
       }
+      for (int c = channels_; c < period_; ++c) vec_[c] = vec_[c - channels_];
       const bool full_is_first = vec_is_b_;  // the vector is input 1, so the full tensor is input 0
-      const int64_t rows = n_ / channels_;
-      ctx.threads().ParallelFor(rows, std::max<int64_t>(1, 16384 / channels_), [&](int64_t begin, int64_t end) {
-        const int64_t off = begin * channels_;
-        if (mul && avx512_) qbin::MulChannelRows512<T>(full + off, full_is_first, vec_.data(), o + off, end - begin, channels_, p_);
-        else if (mul) qbin::MulChannelRows<T>(full + off, full_is_first, vec_.data(), o + off, end - begin, channels_, p_);
-        else if (avx512_) qbin::AddSubChannelRows512<T>(full + off, full_is_first, vec_.data(), o + off, end - begin, channels_, p_);
-        else qbin::AddSubChannelRows<T>(full + off, full_is_first, vec_.data(), o + off, end - begin, channels_, p_);
+      // `rows` rows of `channels` values from element `off` on.
+      auto rows_from = [&](int64_t off, int64_t rows, int channels) {
+        if (mul && avx512_) qbin::MulChannelRows512<T>(full + off, full_is_first, vec_.data(), o + off, rows, channels, p_);
+        else if (mul) qbin::MulChannelRows<T>(full + off, full_is_first, vec_.data(), o + off, rows, channels, p_);
+        else if (avx512_) qbin::AddSubChannelRows512<T>(full + off, full_is_first, vec_.data(), o + off, rows, channels, p_);
+        else qbin::AddSubChannelRows<T>(full + off, full_is_first, vec_.data(), o + off, rows, channels, p_);
+      };
+      // Whole periods over the threads, then the rows left (fewer than one period).
+      const int64_t periods = n_ / period_;
+      ctx.threads().ParallelFor(periods, std::max<int64_t>(1, 16384 / period_), [&](int64_t begin, int64_t end) {
+        rows_from(begin * period_, end - begin, period_);
       });
+      if (const int64_t done = periods * period_; done < n_) rows_from(done, (n_ - done) / channels_, channels_);
       return;
     }
     ForEachBroadcastRun(out_shape_, sa_, sb_,
@@ -190,9 +202,11 @@ class QuantBinaryKernel final : public FastKernel {
   bool avx512_ = false;
   qbin::AddSubLinear512 linear512_;
   std::vector<int64_t> sa_, sb_;
-  // Per-channel vector broadcast: the small input's scaled values (padded to a multiple of 8).
+  // Per-channel vector broadcast: the small input's scaled values, repeated over period_ and
+  // padded to a multiple of 16.
   bool channel_vector_ = false, vec_is_b_ = true;
   int channels_ = 0;
+  int period_ = 0;  // values per vector period: channels_, or lcm(channels_, 16)
   std::vector<int32_t> vec_;
 };
 

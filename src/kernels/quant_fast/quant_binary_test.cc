@@ -222,10 +222,10 @@ TEST(QuantBinaryFast, LargeTensorsOverTwoThreads) {
   if (!testing::HaveAvx2()) GTEST_SKIP() << "no AVX2+FMA on this CPU: the fast kernels are not used";
   std::mt19937_64 rng(77);
   for (auto op : {tflite::BuiltinOperator_ADD, tflite::BuiltinOperator_MUL}) {
-    for (bool scalar : {false, true}) {
+    for (int form : {0, 1, 2}) {  // same shapes, a scalar, an RGB per-channel vector
       BinCase c = RandomBinCase(rng, op, DType::kInt8);
-      c.a = {1, 64, 64, 33};
-      c.b = scalar ? std::vector<int32_t>{1} : c.a;
+      c.a = form == 2 ? std::vector<int32_t>{1, 97, 65, 3} : std::vector<int32_t>{1, 64, 64, 33};
+      c.b = form == 0 ? c.a : form == 1 ? std::vector<int32_t>{1} : std::vector<int32_t>{1, 1, 1, 3};
       for (const rt::CpuFeatures& cpu : FeatureLevels()) {
         testing::FastCheck check;
         check.threads = 2;
@@ -297,7 +297,8 @@ TEST(QuantBinaryFast, Avx512AddSubMatchesReference) {
           case 0: case 1: c.a = c.b = {n}; break;
           case 2: c.a = {n}; c.b = {1}; break;
           case 3: c.a = {1}; c.b = {1, n}; break;
-          default: c.a = {1, 3, 1 + n % 70}; c.b = {1 + n % 70}; break;
+          // Per-channel rows: whole periods of lcm(channels, 16) values and the rows after them.
+          default: c.a = {1, 3 + n % 47, 1 + n % 70}; c.b = {1 + n % 70}; break;
         }
         if (k % 7 == 3) std::swap(c.a, c.b);
         if (k % 11 == 5 && op != tflite::BuiltinOperator_MUL) {  // the widest input scale ratio and output scales at both ends
