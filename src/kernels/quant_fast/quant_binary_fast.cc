@@ -2,7 +2,9 @@
 // but int16 pot_scale_int16: 16-lane AVX-512 runs from quant_binary_avx512.cc where the CPU has them),
 // bit-exact with elementwise/ref_binary.cc. Same-shape inputs and a single-element input run
 // as one stretch (split over threads); a per-channel vector over the last dimension is scaled
-// once per invoke and added to every row (split over threads); any other broadcast runs
+// once per invoke and added to every row (split over threads), repeated over lcm(channels, 16)
+// values so that rows are whole vectors; an outer sum / product ([R, 1] against [C]) spreads
+// its row values over a small buffer and runs the same way; any other broadcast runs
 // innermost-dimension stretches. int16 ADD/SUB on
 // power-of-two scales (pot_scale_int16) runs the reference's shift-and-saturate path. CPUs
 // without AVX2 keep the reference kernel.
@@ -88,7 +90,7 @@ class QuantBinaryKernel final : public FastKernel {
     a_step_ = na == n_ ? 1 : 0;
     b_step_ = nb == n_ ? 1 : 0;
     flat_ = (na == n_ || na == 1) && (nb == n_ || nb == 1);
-    channel_vector_ = false;
+    channel_vector_ = outer_ = false;
     if (!flat_) {
       sa_ = BroadcastStrides(a.shape, out.shape);
       sb_ = BroadcastStrides(b.shape, out.shape);
@@ -106,6 +108,24 @@ class QuantBinaryKernel final : public FastKernel {
         period_ = channels;
         if (channels % 16 != 0 && std::lcm(channels, 16) <= 1024) period_ = std::lcm(channels, 16);
         vec_.assign(static_cast<size_t>((period_ + 15) / 16 * 16), 0);
+      }
+      // An outer sum / product: one input one value per row ([R, 1]), the other one value per
+      // channel ([C]). Runs of C values each paid a call; instead the row values are spread
+      // over their rows in a small buffer per group of periods, which then runs as the full
+      // input of the per-channel form.
+      const std::vector<BroadcastDim> dims = CollapseBroadcast(a.shape, b.shape, out.shape);
+      if (!channel_vector_ && !p_.pot_int16 && dims.size() == 2 && dims[0].size > 1 && dims[1].size > 1 &&
+          dims[1].size <= kOuterMaxChannels) {
+        const bool a_rows = dims[0].a_stride == 1 && dims[1].a_stride == 0 && dims[0].b_stride == 0 && dims[1].b_stride == 1;
+        const bool b_rows = dims[0].b_stride == 1 && dims[1].b_stride == 0 && dims[0].a_stride == 0 && dims[1].a_stride == 1;
+        if (a_rows || b_rows) {
+          channel_vector_ = outer_ = true;
+          vec_is_b_ = a_rows;  // the vector is the input that is not per row
+          channels_ = static_cast<int>(dims[1].size);
+          period_ = channels_;
+          if (channels_ % 16 != 0 && std::lcm(channels_, 16) <= 1024) period_ = std::lcm(channels_, 16);
+          vec_.assign(static_cast<size_t>((period_ + 15) / 16 * 16), 0);
+        }
       }
     }
     return true;
@@ -170,18 +190,24 @@ class QuantBinaryKernel final : public FastKernel {
       for (int c = channels_; c < period_; ++c) vec_[c] = vec_[c - channels_];
       const bool full_is_first = vec_is_b_;  // the vector is input 1, so the full tensor is input 0
       // `rows` rows of `channels` values from element `off` on.
-      auto rows_from = [&](int64_t off, int64_t rows, int channels) {
-        if (mul && avx512_) qbin::MulChannelRows512<T>(full + off, full_is_first, vec_.data(), o + off, rows, channels, p_);
-        else if (mul) qbin::MulChannelRows<T>(full + off, full_is_first, vec_.data(), o + off, rows, channels, p_);
-        else if (avx512_) qbin::AddSubChannelRows512<T>(full + off, full_is_first, vec_.data(), o + off, rows, channels, p_);
-        else qbin::AddSubChannelRows<T>(full + off, full_is_first, vec_.data(), o + off, rows, channels, p_);
+      // `rows` rows of `channels` values of `f` (the full input from element `off` on, or a
+      // buffer of spread row values) into the output from element `off` on.
+      auto rows_from = [&](int64_t off, int64_t rows, int channels, const T* f) {
+        if (mul && avx512_) qbin::MulChannelRows512<T>(f, full_is_first, vec_.data(), o + off, rows, channels, p_);
+        else if (mul) qbin::MulChannelRows<T>(f, full_is_first, vec_.data(), o + off, rows, channels, p_);
+        else if (avx512_) qbin::AddSubChannelRows512<T>(f, full_is_first, vec_.data(), o + off, rows, channels, p_);
+        else qbin::AddSubChannelRows<T>(f, full_is_first, vec_.data(), o + off, rows, channels, p_);
       };
+      if (outer_) {
+        RunOuter<T>(ctx, full, rows_from);
+        return;
+      }
       // Whole periods over the threads, then the rows left (fewer than one period).
       const int64_t periods = n_ / period_;
       ctx.threads().ParallelFor(periods, std::max<int64_t>(1, 16384 / period_), [&](int64_t begin, int64_t end) {
-        rows_from(begin * period_, end - begin, period_);
+        rows_from(begin * period_, end - begin, period_, full + begin * period_);
       });
-      if (const int64_t done = periods * period_; done < n_) rows_from(done, (n_ - done) / channels_, channels_);
+      if (const int64_t done = periods * period_; done < n_) rows_from(done, (n_ - done) / channels_, channels_, full + done);
       return;
     }
     ForEachBroadcastRun(out_shape_, sa_, sb_,
@@ -189,6 +215,36 @@ class QuantBinaryKernel final : public FastKernel {
                           RunSpan<T>(a + a_off, static_cast<int>(as), b + b_off, static_cast<int>(bs), o + o_off, count);
                         });
   }
+
+  // The outer form: groups of whole periods (about kOuterGroup values), each with its rows'
+  // values spread over a buffer on the stack, run as the per-channel form; the rows after the
+  // last whole period likewise.
+  template <typename T, typename RowsFrom>
+  void RunOuter(rt::KernelContext& ctx, const T* row_values, const RowsFrom& rows_from) const {
+    const int64_t c = channels_, rows_per_period = period_ / c;
+    const int64_t group_rows = std::max<int64_t>(1, kOuterGroup / period_) * rows_per_period;
+    const int64_t rows = n_ / c, groups = (rows + group_rows - 1) / group_rows;
+    ctx.threads().ParallelFor(groups, std::max<int64_t>(1, 16384 / (group_rows * c)), [&](int64_t g0, int64_t g1) {
+      alignas(64) T spread[kOuterGroup + kOuterMaxChannels];
+      for (int64_t g = g0; g < g1; ++g) {
+        const int64_t r0 = g * group_rows, r1 = std::min(rows, r0 + group_rows);
+        for (int64_t r = r0; r < r1; ++r) {  // 8 values at a time, past the row into the slack
+          T* d = spread + (r - r0) * c;
+          const T v = row_values[r];
+          for (int64_t j = 0; j < c; j += 8)
+            for (int k = 0; k < 8; ++k) d[j + k] = v;
+        }
+        const int64_t whole = (r1 - r0) / rows_per_period;
+        if (whole) rows_from(r0 * c, whole, period_, spread);
+        if (const int64_t left = r1 - r0 - whole * rows_per_period)
+          rows_from((r0 + whole * rows_per_period) * c, left, channels_, spread + whole * period_);
+      }
+    });
+  }
+
+  // The outer form's limits: channels per row, and values per group (a multiple of period_).
+  static constexpr int64_t kOuterMaxChannels = 1024;
+  static constexpr int64_t kOuterGroup = 4096;
 
   tflite::BuiltinOperator op_;
   DType type_;
@@ -205,6 +261,7 @@ class QuantBinaryKernel final : public FastKernel {
   // Per-channel vector broadcast: the small input's scaled values, repeated over period_ and
   // padded to a multiple of 16.
   bool channel_vector_ = false, vec_is_b_ = true;
+  bool outer_ = false;  // the full input is one value per row, spread by RunOuter
   int channels_ = 0;
   int period_ = 0;  // values per vector period: channels_, or lcm(channels_, 16)
   std::vector<int32_t> vec_;

@@ -222,10 +222,15 @@ TEST(QuantBinaryFast, LargeTensorsOverTwoThreads) {
   if (!testing::HaveAvx2()) GTEST_SKIP() << "no AVX2+FMA on this CPU: the fast kernels are not used";
   std::mt19937_64 rng(77);
   for (auto op : {tflite::BuiltinOperator_ADD, tflite::BuiltinOperator_MUL}) {
-    for (int form : {0, 1, 2}) {  // same shapes, a scalar, an RGB per-channel vector
+    // Same shapes, a scalar, an RGB per-channel vector, an outer sum / product (MoveNet's
+    // [48,48,1] - [1,17]).
+    for (int form : {0, 1, 2, 3}) {
       BinCase c = RandomBinCase(rng, op, DType::kInt8);
-      c.a = form == 2 ? std::vector<int32_t>{1, 97, 65, 3} : std::vector<int32_t>{1, 64, 64, 33};
-      c.b = form == 0 ? c.a : form == 1 ? std::vector<int32_t>{1} : std::vector<int32_t>{1, 1, 1, 3};
+      c.a = form == 2 ? std::vector<int32_t>{1, 97, 65, 3}
+            : form == 3 ? std::vector<int32_t>{48, 48, 1} : std::vector<int32_t>{1, 64, 64, 33};
+      c.b = form == 0   ? c.a
+            : form == 1 ? std::vector<int32_t>{1}
+            : form == 2 ? std::vector<int32_t>{1, 1, 1, 3} : std::vector<int32_t>{1, 17};
       for (const rt::CpuFeatures& cpu : FeatureLevels()) {
         testing::FastCheck check;
         check.threads = 2;
@@ -280,7 +285,8 @@ TEST(QuantBinaryFast, VectorRequantizeIsExact) {
 
 // The 16-lane AVX-512 ADD/SUB/MUL through the interpreter: same-shape runs of every length
 // 1..1000 step 37 (odd ones: tails of 1..15 lanes) and a few round ones, a scalar on either side,
-// per-channel vectors with channel counts that are not multiples of 16, general broadcasts,
+// per-channel vectors with channel counts that are not multiples of 16, outer sums / products
+// ([R, 1] against [C]), general broadcasts,
 // int8, uint8 and int16, random and extreme quantization, every fused activation, 1 and 2 threads.
 TEST(QuantBinaryFast, Avx512AddSubMatchesReference) {
   if (!rt::Cpu().has_avx512()) GTEST_SKIP() << "no AVX-512 (F, BW, VL, DQ) on this CPU";
@@ -293,8 +299,10 @@ TEST(QuantBinaryFast, Avx512AddSubMatchesReference) {
     for (DType type : {DType::kInt8, DType::kUInt8, DType::kInt16}) {
       for (int n : lengths) {
         BinCase c = RandomBinCase(rng, op, type);
-        switch (k % 5) {
-          case 0: case 1: c.a = c.b = {n}; break;
+        switch (k % 6) {
+          case 0: c.a = c.b = {n}; break;
+          // An outer sum / product: one value per row against one per channel.
+          case 1: c.a = {1 + n % 9, 1 + n % 13, 1}; c.b = {1, 1 + n % 70}; break;
           case 2: c.a = {n}; c.b = {1}; break;
           case 3: c.a = {1}; c.b = {1, n}; break;
           // Per-channel rows: whole periods of lcm(channels, 16) values and the rows after them.
