@@ -3,8 +3,9 @@
 //
 // At prepare the operands' shapes are reduced to the fewest dimensions that describe the
 // broadcast (size-1 output dimensions dropped, neighbouring dimensions that broadcast alike
-// merged): same shapes become one run, a scalar operand a run with a fixed value, a per-channel
-// operand ([C] against [N,H,W,C]) runs of C over the outer pixels.
+// merged): same shapes become one run, a scalar operand a run with a fixed value; a per-channel
+// operand ([C] against [N,H,W,C]) of short rows is repeated into scratch so that groups of rows
+// run at once, and an outer sum / product ([R, 1] against [C]) spreads its row values per group.
 #include "kernels/binary_f32/binary_f32.h"
 
 #include <algorithm>
@@ -62,14 +63,22 @@ class BinaryF32 : public rt::OpKernel {
     // other repeats one short row) would make short runs, each paying a call; instead that row
     // is repeated into scratch at each invoke, so runs cover many rows at once.
     rep_scratch_ = -1;
+    outer_ = false;
     if (dims_.size() == 2) {
       const BroadcastDim& o = dims_[0];
       const BroadcastDim& i = dims_[1];
       const bool a_full = o.a_stride == i.size && o.b_stride == 0, b_full = o.b_stride == i.size && o.a_stride == 0;
-      if (i.a_stride == 1 && i.b_stride == 1 && i.size < kShortRow && o.size > 1 && (a_full || b_full)) {
-        a_full_ = a_full;
+      // An outer sum / product ([R, 1] against [C]): the per-row operand is spread over its
+      // rows per group (on the stack), the other repeated as above.
+      const bool a_rows = o.a_stride == 1 && i.a_stride == 0 && o.b_stride == 0 && i.b_stride == 1;
+      const bool b_rows = o.b_stride == 1 && i.b_stride == 0 && o.a_stride == 0 && i.a_stride == 1;
+      outer_ = a_rows || b_rows;
+      if (i.size < kShortRow && o.size > 1 && ((i.a_stride == 1 && i.b_stride == 1 && (a_full || b_full)) || outer_)) {
+        a_full_ = a_full || a_rows;
         rep_rows_ = std::max<int64_t>(2, kShortRow / i.size);
         rep_scratch_ = ctx.RequestScratch(static_cast<size_t>(rep_rows_ * i.size) * sizeof(float));
+      } else {
+        outer_ = false;
       }
     }
     return ctx.SetOutputShape(0, std::move(out));
@@ -84,11 +93,13 @@ class BinaryF32 : public rt::OpKernel {
     for (size_t i = 0; i + 1 < dims_.size(); ++i) outer *= dims_[i].size;
     if (outer == 0 || inner.size == 0) return Status::Ok();  // empty output
     const int threads = ctx.threads().num_threads();
-    auto run = [&](const float* pa, const float* pb, float* po, int64_t n) {
+    // n values; an operand whose inner stride is 0 is one value (`strided`: both runs in memory).
+    auto run = [&](const float* pa, const float* pb, float* po, int64_t n, bool strided = false) {
+      const bool a_one = !strided && inner.a_stride == 0, b_one = !strided && inner.b_stride == 0;
       if (avx2_)
-        binary::RunAvx2(op_, pa, inner.a_stride == 0, pb, inner.b_stride == 0, po, static_cast<size_t>(n), mm_);
+        binary::RunAvx2(op_, pa, a_one, pb, b_one, po, static_cast<size_t>(n), mm_);
       else
-        binary::RunScalar(op_, pa, inner.a_stride == 0, pb, inner.b_stride == 0, po, static_cast<size_t>(n), mm_);
+        binary::RunScalar(op_, pa, a_one, pb, b_one, po, static_cast<size_t>(n), mm_);
     };
     constexpr int64_t kMinTask = 16384;  // elements: below this a task costs more than it saves
     if (outer == 1) {
@@ -101,8 +112,8 @@ class BinaryF32 : public rt::OpKernel {
       return Status::Ok();
     }
     if (rep_scratch_ >= 0) {
-      // Rows in groups of rep_rows_: the full operand's and the output's group is one run, the
-      // other operand's the repeated row.
+      // Rows in groups of rep_rows_: the full operand's (outer_: its spread row values) and the
+      // output's group is one run, the other operand's the repeated row.
       const int64_t c = inner.size, group = rep_rows_ * c;
       float* rep = ctx.Scratch<float>(rep_scratch_);
       const float* row = a_full_ ? b : a;
@@ -112,9 +123,19 @@ class BinaryF32 : public rt::OpKernel {
       const int64_t tasks = TaskCount(threads, groups, std::max<int64_t>(1, kMinTask / group), 2);
       RunTasks(&ctx.threads(), tasks, [&](int64_t t) {
         const int64_t g0 = groups * t / tasks, g1 = groups * (t + 1) / tasks;
+        alignas(32) float spread[2 * kShortRow + 8];  // outer_: a group's row values, 8 floats past the end
         for (int64_t g = g0; g < g1; ++g) {
           const int64_t off = g * group, n = std::min(group, outer * c - off);
-          run(a_full_ ? full + off : rep, a_full_ ? rep : full + off, out + off, n);  // inner strides are 1
+          const float* f = full + off;
+          if (outer_) {
+            for (int64_t r = 0; r * c < n; ++r) {
+              const float v = full[g * rep_rows_ + r];
+              for (int64_t j = 0; j < c; j += 8)
+                for (int k = 0; k < 8; ++k) spread[r * c + j + k] = v;
+            }
+            f = spread;
+          }
+          run(a_full_ ? f : rep, a_full_ ? rep : f, out + off, n, true);
         }
       });
       return Status::Ok();
@@ -152,7 +173,8 @@ class BinaryF32 : public rt::OpKernel {
   static constexpr int64_t kShortRow = 256;
   int rep_scratch_ = -1;
   int64_t rep_rows_ = 0;
-  bool a_full_ = true;
+  bool a_full_ = true;  // the full operand (or, outer_, the per-row one) is a
+  bool outer_ = false;  // the full operand is one value per row, spread per group
 };
 
 }  // namespace

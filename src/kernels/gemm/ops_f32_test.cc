@@ -577,6 +577,12 @@ TEST(FastF32Ops, BinaryBroadcastMatchesLoops) {
       {{2, 3, 1, 5}, {1, 3, 4, 1}},    // both broadcast
       {{4, 1, 6}, {5, 1}},             // middle
       {{1, 9, 9, 8}, {1, 9, 9, 1}},    // per pixel
+      // outer sums / products ([R, 1] against [C]): row values spread per group, a last group
+      // of fewer rows, C of 1..255, threads
+      {{48, 48, 1}, {1, 17}},
+      {{3}, {5, 1}},
+      {{7, 1}, {1, 255}},
+      {{1, 300, 1}, {40}},
       {{100003}, {100003}},            // long run, split between threads
       {{2, 1, 2, 1, 2, 1, 3}, {1, 2, 1, 2, 1, 2, 1}},
       {{0, 3}, {3}},                   // empty output
@@ -638,7 +644,8 @@ TEST(FastF32Ops, DivSquaredDifferenceMaxMinEqualTheReference) {
   std::mt19937 rng(16);
   const std::pair<rt::Shape, rt::Shape> cases[] = {
       {{1, 7, 7, 24}, {1, 7, 7, 24}}, {{2, 5, 3, 67}, {67}}, {{24}, {1, 7, 7, 24}}, {{3, 1000}, {1}}, {{1}, {4, 33}},
-      {{2, 3, 1, 5}, {1, 3, 4, 1}},   {{100003}, {100003}}, {{2, 0, 3}, {1, 1, 3}}};
+      {{2, 3, 1, 5}, {1, 3, 4, 1}},   {{100003}, {100003}}, {{2, 0, 3}, {1, 1, 3}}, {{48, 48, 1}, {1, 17}},
+      {{3}, {5, 1}}};
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   const float specials[] = {nan, inf, -inf, 0.0f, -0.0f, 1.5f, -1.5f};
   int i = 0;
