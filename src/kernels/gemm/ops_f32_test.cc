@@ -503,7 +503,10 @@ TEST(FastF32Ops, PoolingMatchesLoops) {
                                  {1, 10, 11, 40, 2, 2, 2, 2, tflite::Padding_VALID},
                                  {1, 5, 6, 3, 3, 3, 1, 1, tflite::Padding_SAME},
                                  {1, 8, 8, 67, 5, 3, 3, 2, tflite::Padding_SAME},
-                                 {2, 4, 4, 33, 4, 4, 4, 4, tflite::Padding_VALID}};
+                                 {2, 4, 4, 33, 4, 4, 4, 4, tflite::Padding_VALID},
+                                 // global pools (selfie segmentation's squeeze-and-excite), odd width
+                                 {1, 31, 33, 24, 31, 33, 1, 1, tflite::Padding_VALID},
+                                 {1, 12, 12, 16, 12, 12, 1, 1, tflite::Padding_VALID}};
   for (int c = 1; c <= 20; ++c) cases.push_back({1, 6, 5, c, 3, 3, 2, 1, tflite::Padding_SAME});
   int i = 0;
   for (const Family& fam : Families())

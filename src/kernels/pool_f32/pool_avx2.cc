@@ -1,5 +1,5 @@
-// AVX2 pooling: per output pixel, 32 channels at a time (four independent accumulators), then 8,
-// then a masked tail.
+// AVX2 pooling: per output pixel, 32 channels at a time (four independent accumulators), then 16
+// and 8 (two accumulators per 8 channels), then a masked tail.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -64,17 +64,38 @@ void Rows(const Geometry& g, const float* in, float* out, int row_begin, int row
         _mm256_storeu_ps(o + c + 16, finish(a2));
         _mm256_storeu_ps(o + c + 24, finish(a3));
       }
+      // Fewer than 32 channels left: 16 and then 8 at a time, each chunk with two accumulators
+      // (even and odd window columns) so that a long window (a global pool) is not one chain.
+      for (; c + 16 <= g.c; c += 16) {
+        __m256 a0 = Start<K>(), a1 = a0, b0 = a0, b1 = a0;
+        for (int y = 0; y < ny; ++y) {
+          const float* p = base + y * row_stride + c;
+          int x = 0;
+          for (; x + 2 <= nx; x += 2, p += 2 * g.c) {
+            a0 = Combine<K>(a0, _mm256_loadu_ps(p));
+            b0 = Combine<K>(b0, _mm256_loadu_ps(p + 8));
+            a1 = Combine<K>(a1, _mm256_loadu_ps(p + g.c));
+            b1 = Combine<K>(b1, _mm256_loadu_ps(p + g.c + 8));
+          }
+          if (x < nx) {
+            a0 = Combine<K>(a0, _mm256_loadu_ps(p));
+            b0 = Combine<K>(b0, _mm256_loadu_ps(p + 8));
+          }
+        }
+        _mm256_storeu_ps(o + c, finish(Combine<K>(a0, a1)));
+        _mm256_storeu_ps(o + c + 8, finish(Combine<K>(b0, b1)));
+      }
       for (; c + 8 <= g.c; c += 8) {
         __m256 a0 = Start<K>(), a1 = a0;
-        int i = 0;
-        const int n = ny * nx;
-        for (; i + 2 <= n; i += 2) {
-          const float* p0 = base + (i / nx) * row_stride + static_cast<ptrdiff_t>(i % nx) * g.c + c;
-          const float* p1 = base + ((i + 1) / nx) * row_stride + static_cast<ptrdiff_t>((i + 1) % nx) * g.c + c;
-          a0 = Combine<K>(a0, _mm256_loadu_ps(p0));
-          a1 = Combine<K>(a1, _mm256_loadu_ps(p1));
+        for (int y = 0; y < ny; ++y) {
+          const float* p = base + y * row_stride + c;
+          int x = 0;
+          for (; x + 2 <= nx; x += 2, p += 2 * g.c) {
+            a0 = Combine<K>(a0, _mm256_loadu_ps(p));
+            a1 = Combine<K>(a1, _mm256_loadu_ps(p + g.c));
+          }
+          if (x < nx) a0 = Combine<K>(a0, _mm256_loadu_ps(p));
         }
-        if (i < n) a0 = Combine<K>(a0, _mm256_loadu_ps(base + (i / nx) * row_stride + static_cast<ptrdiff_t>(i % nx) * g.c + c));
         _mm256_storeu_ps(o + c, finish(Combine<K>(a0, a1)));
       }
       if (tail) {
