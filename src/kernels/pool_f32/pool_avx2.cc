@@ -103,7 +103,13 @@ void Rows(const Geometry& g, const float* in, float* out, int row_begin, int row
         for (int y = 0; y < ny; ++y)
           for (int x = 0; x < nx; ++x)
             a0 = Combine<K>(a0, _mm256_maskload_ps(base + y * row_stride + static_cast<ptrdiff_t>(x) * g.c + c, mask));
-        _mm256_maskstore_ps(o + c, mask, finish(a0));
+        // A masked store (vmaskmovps) is slow on AMD cores; all 8 lanes may be stored when the
+        // extra ones land in the next output pixel of this task, which is written after.
+        if (row + 1 < row_end || ox + 1 < g.ow) {
+          _mm256_storeu_ps(o + c, finish(a0));
+        } else {
+          _mm256_maskstore_ps(o + c, mask, finish(a0));
+        }
       }
     }
   }
