@@ -1,6 +1,6 @@
 // Fast quantized MEAN over the spatial axes of an NHWC tensor (int8 / uint8 / int16; the
-// MobileNet-style global average head): per batch, AVX2 int32 sums of every pixel's channels
-// (quant_convert_avx2.cc), then the reference kernel's own last step (reduce/quant_mean.h), so
+// MobileNet-style global average head): per batch, int32 sums of every pixel's channels (AVX-512
+// BW: the pixels as one byte run, quant_convert_avx512.cc; else AVX2, quant_convert_avx2.cc), then the reference kernel's own last step (reduce/quant_mean.h), so
 // results are bit-exact with reduce/ref.cc. Other axes, non-constant axis tensors, empty inputs
 // and unquantized tensors stay on the reference kernel.
 #include <algorithm>
@@ -16,10 +16,11 @@ namespace {
 
 class MeanFastKernel final : public FastKernel {
  public:
-  MeanFastKernel(std::unique_ptr<rt::OpKernel> ref, DType type) : FastKernel(std::move(ref)), type_(type) {}
+  MeanFastKernel(std::unique_ptr<rt::OpKernel> ref, DType type, bool avx512)
+      : FastKernel(std::move(ref)), type_(type), avx512_(avx512 && (type == DType::kInt8 || type == DType::kUInt8)) {}
 
  protected:
-  std::string FastVariant() const override { return "mean/" + TypeName(type_) + "/avx2"; }
+  std::string FastVariant() const override { return "mean/" + TypeName(type_) + (avx512_ ? "/avx512" : "/avx2"); }
 
   Expected<bool> PrepareFast(rt::KernelContext& ctx) override {
     const rt::RtTensor& in = *ctx.input(0);
@@ -63,13 +64,19 @@ class MeanFastKernel final : public FastKernel {
   template <typename T>
   Status Run(rt::KernelContext& ctx) {
     const T* x = ctx.input(0)->data_as<T>();
-    for (int b = 0; b < batches_; ++b)
-      qconv::SumPixels<T>(x + int64_t{b} * p_.count * channels_, p_.count, channels_, sums_.data() + int64_t{b} * channels_);
+    for (int b = 0; b < batches_; ++b) {
+      const T* xb = x + int64_t{b} * p_.count * channels_;
+      int32_t* sb = sums_.data() + int64_t{b} * channels_;
+      bool done = false;
+      if constexpr (sizeof(T) == 1) done = avx512_ && qconv::SumPixelsAvx512<T>(xb, p_.count, channels_, sb);
+      if (!done) qconv::SumPixels<T>(xb, p_.count, channels_, sb);
+    }
     return FinishQuantizedMean<T>(ctx, p_, sums_.data(), ctx.output(0)->data_as<T>(),
                                   static_cast<int64_t>(sums_.size()));
   }
 
   DType type_;
+  bool avx512_;  // int8 / uint8 sums on AVX-512 BW (SumPixelsAvx512)
   QuantMeanParams p_;
   int batches_ = 0, channels_ = 0;
   std::vector<int32_t> sums_;
@@ -86,7 +93,7 @@ std::unique_ptr<rt::OpKernel> MakeMeanFast(const rt::KernelCreateContext& cc, Re
     return nullptr;
   auto ref = MakeReferenceKernel(cc, reference);
   if (!ref) return nullptr;
-  return std::make_unique<MeanFastKernel>(std::move(ref), in->type);
+  return std::make_unique<MeanFastKernel>(std::move(ref), in->type, cc.cpu.has_avx512());
 }
 
 }  // namespace edgeopt::kernels

@@ -2,7 +2,8 @@
 // each output pixel accumulates 8 channels per int32 vector over the in-bounds window
 // (quant_convert_avx2.cc); channels beyond the last multiple of 8 use the reference formula.
 // MAX_POOL_2D on AVX-512 takes byte-wise maxima of 64 channels per vector instead, every channel
-// (masked tail; quant_convert_avx512.cc).
+// (masked tail; quant_convert_avx512.cc); an AVERAGE_POOL_2D over the whole image (a global pool)
+// sums its pixels as one run of bytes there.
 // Averages over more than kMaxAverageCount positions stay on the reference kernel.
 #include <algorithm>
 
@@ -17,11 +18,12 @@ namespace {
 class PoolFastKernel final : public FastKernel {
  public:
   PoolFastKernel(std::unique_ptr<rt::OpKernel> ref, bool average, DType type, bool avx512)
-      : FastKernel(std::move(ref)), average_(average), type_(type), max512_(!average && avx512) {}
+      : FastKernel(std::move(ref)), average_(average), type_(type), avx512_(avx512), max512_(!average && avx512) {}
 
  protected:
   std::string FastVariant() const override {
-    return std::string(average_ ? "average_pool2d/" : "max_pool2d/") + TypeName(type_) + (max512_ ? "/avx512" : "/avx2");
+    return std::string(average_ ? "average_pool2d/" : "max_pool2d/") + TypeName(type_) +
+           (max512_ ? "/avx512" : global_ ? "/avx512/global" : "/avx2");
   }
 
   Expected<bool> PrepareFast(rt::KernelContext& ctx) override {
@@ -37,6 +39,9 @@ class PoolFastKernel final : public FastKernel {
     if (average_ && int64_t{spec_.filter_h} * spec_.filter_w > qconv::kMaxAverageCount) return false;
     batches_ = in.dim(0);
     channels_ = in.dim(3);
+    global_ = average_ && avx512_ && g_.out_h == 1 && g_.out_w == 1 && g_.pad_h == 0 && g_.pad_w == 0 &&
+              spec_.filter_h == g_.in_h && spec_.filter_w == g_.in_w;
+    if (global_) sums_.assign(static_cast<size_t>(channels_), 0);
     return true;
   }
 
@@ -56,6 +61,21 @@ class PoolFastKernel final : public FastKernel {
     const WindowSpec s = spec_;
     const int channels = channels_, c8 = channels_ / 8 * 8;
     const int64_t row_stride = int64_t{g.in_w} * channels;
+    if (global_) {
+      // One window over the whole image: its pixels are one run (SumPixelsAvx512), then the
+      // reference's rounded division per channel.
+      const int64_t count = int64_t{g.in_h} * g.in_w;
+      for (int b = 0; b < batches_; ++b) {
+        if (!qconv::SumPixelsAvx512<T>(in + b * count * channels, count, channels, sums_.data()))
+          qconv::SumPixels<T>(in + b * count * channels, count, channels, sums_.data());
+        for (int c = 0; c < channels; ++c) {
+          const int64_t sum = sums_[c];
+          const int64_t v = sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
+          out[int64_t{b} * channels + c] = static_cast<T>(std::clamp<int64_t>(v, lo_, hi_));
+        }
+      }
+      return;
+    }
     if (max512_) {
       // A whole output row per call (the window columns clipped there).
       ForEachClippedRow(ctx.threads(), batches_, g, s, [&](const ClippedWindow& w) {
@@ -91,7 +111,10 @@ class PoolFastKernel final : public FastKernel {
 
   bool average_;
   DType type_;
-  bool max512_;  // MAX_POOL_2D with byte-wise AVX-512 maxima (all channels)
+  bool avx512_;
+  bool max512_;         // MAX_POOL_2D with byte-wise AVX-512 maxima (all channels)
+  bool global_ = false;  // AVERAGE_POOL_2D over the whole image, summed as one run (SumPixelsAvx512)
+  mutable std::vector<int32_t> sums_;  // global_: per-channel sums (Run is const)
   WindowSpec spec_;
   WindowGeometry g_;
   int batches_ = 0, channels_ = 0;

@@ -64,4 +64,12 @@ namespace edgeopt::kernels::qconv {
 template <typename T>
 void SumPixels(const T* x, int64_t pixels, int channels, int32_t* sums);
 
+// The same for int8 / uint8 on AVX-512 BW (quant_convert_avx512.cc): the pixels read as one run
+// of bytes, 64 at a time, summed per byte position over lcm(channels, 64) positions in 16-bit
+// lanes (128 at a time) and then per channel; false (nothing written) when lcm(channels, 64)
+// exceeds kMaxSumPeriod.
+constexpr int64_t kMaxSumPeriod = 8192;
+template <typename T>
+bool SumPixelsAvx512(const T* x, int64_t pixels, int channels, int32_t* sums);
+
 }  // namespace edgeopt::kernels::qconv

@@ -13,6 +13,7 @@
 // overflows). Blocks with a lane of q >= 2^21, infinite or NaN go through the scalar formula.
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <type_traits>
 
 // GCC 12's unmasked AVX-512 intrinsics start from a self-initialized "undefined" vector, which
@@ -133,5 +134,107 @@ template void MaxPoolRowAvx512<int8_t>(const int8_t*, int, int64_t, int, int, in
 template void MaxPoolRowAvx512<uint8_t>(const uint8_t*, int, int64_t, int, int, int, int, int, int, uint8_t*, int32_t,
                                         int32_t);
 
+
+namespace {
+
+// 64 bytes as two vectors of 32 words (sign- or zero-extended), in byte order.
+template <typename T>
+inline void Widen64(const T* p, __m512i* lo, __m512i* hi) {
+  const __m512i x = _mm512_loadu_si512(p);
+  if constexpr (std::is_signed_v<T>) {
+    *lo = _mm512_cvtepi8_epi16(_mm512_castsi512_si256(x));
+    *hi = _mm512_cvtepi8_epi16(_mm512_extracti64x4_epi64(x, 1));
+  } else {
+    *lo = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(x));
+    *hi = _mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(x, 1));
+  }
+}
+
+// 32 words added to 32 int32 sums in memory.
+inline void AddWords(__m512i w, int32_t* acc) {
+  const __m512i a = _mm512_cvtepi16_epi32(_mm512_castsi512_si256(w));
+  const __m512i b = _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(w, 1));
+  _mm512_storeu_si512(acc, _mm512_add_epi32(_mm512_loadu_si512(acc), a));
+  _mm512_storeu_si512(acc + 16, _mm512_add_epi32(_mm512_loadu_si512(acc + 16), b));
+}
+
+// Periods [0, periods) of kV 64-byte vectors each, per byte position summed into acc (kV * 64
+// int32): word sums in registers over blocks of kBlock periods (|sum| <= 128 * 255 < 2^15), then
+// widened into acc.
+constexpr int64_t kBlock = 128;
+template <typename T, int kV>
+void SumPeriodsRegs(const T* x, int64_t periods, int32_t* acc) {
+  for (int64_t p0 = 0; p0 < periods; p0 += kBlock) {
+    __m512i w[2 * kV];
+    for (auto& v : w) v = _mm512_setzero_si512();
+    const int64_t p1 = std::min(periods, p0 + kBlock);
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* q = x + p * kV * 64;
+      for (int v = 0; v < kV; ++v) {
+        __m512i lo, hi;
+        Widen64(q + v * 64, &lo, &hi);
+        w[2 * v] = _mm512_add_epi16(w[2 * v], lo);
+        w[2 * v + 1] = _mm512_add_epi16(w[2 * v + 1], hi);
+      }
+    }
+    for (int v = 0; v < 2 * kV; ++v) AddWords(w[v], acc + v * 32);
+  }
+}
+
+// The same with the word sums in memory (longer periods).
+template <typename T>
+void SumPeriodsMemory(const T* x, int64_t periods, int vectors, int16_t* words, int32_t* acc) {
+  for (int64_t p0 = 0; p0 < periods; p0 += kBlock) {
+    std::fill_n(words, vectors * 64, int16_t{0});
+    const int64_t p1 = std::min(periods, p0 + kBlock);
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* q = x + p * vectors * 64;
+      for (int v = 0; v < vectors; ++v) {
+        __m512i lo, hi;
+        Widen64(q + v * 64, &lo, &hi);
+        int16_t* wv = words + v * 64;
+        _mm512_storeu_si512(wv, _mm512_add_epi16(_mm512_loadu_si512(wv), lo));
+        _mm512_storeu_si512(wv + 32, _mm512_add_epi16(_mm512_loadu_si512(wv + 32), hi));
+      }
+    }
+    for (int v = 0; v < 2 * vectors; ++v) AddWords(_mm512_loadu_si512(words + v * 32), acc + v * 32);
+  }
+}
+
+}  // namespace
+
+template <typename T>
+bool SumPixelsAvx512(const T* x, int64_t pixels, int channels, int32_t* sums) {
+  static_assert(sizeof(T) == 1, "int8 or uint8");
+  if (channels <= 0) return true;
+  // The pixels are one run of bytes; byte k belongs to channel k mod channels, so every
+  // lcm(channels, 64) bytes the pattern repeats: that many per-byte sums, then per channel.
+  const int64_t period = std::lcm(int64_t{channels}, int64_t{64});
+  if (period > kMaxSumPeriod) return false;
+  const int vectors = static_cast<int>(period / 64);
+  alignas(64) int32_t acc[kMaxSumPeriod];
+  std::fill_n(acc, period, 0);
+  const int64_t bytes = pixels * channels, periods = bytes / period;
+  switch (vectors) {
+    case 1: SumPeriodsRegs<T, 1>(x, periods, acc); break;
+    case 2: SumPeriodsRegs<T, 2>(x, periods, acc); break;
+    case 3: SumPeriodsRegs<T, 3>(x, periods, acc); break;
+    case 4: SumPeriodsRegs<T, 4>(x, periods, acc); break;
+    default: {
+      alignas(64) int16_t words[kMaxSumPeriod];
+      SumPeriodsMemory(x, periods, vectors, words, acc);
+    }
+  }
+  for (int64_t k = periods * period; k < bytes; ++k) acc[k - periods * period] += x[k];
+  for (int c = 0; c < channels; ++c) {
+    uint32_t s = 0;  // wrapping, as the sequential int32 sum
+    for (int64_t k = c; k < period; k += channels) s += static_cast<uint32_t>(acc[k]);
+    sums[c] = static_cast<int32_t>(s);
+  }
+  return true;
+}
+
+template bool SumPixelsAvx512<int8_t>(const int8_t*, int64_t, int, int32_t*);
+template bool SumPixelsAvx512<uint8_t>(const uint8_t*, int64_t, int, int32_t*);
 
 }  // namespace edgeopt::kernels::qconv

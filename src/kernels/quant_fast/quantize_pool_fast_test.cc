@@ -394,20 +394,25 @@ TEST(PoolFast, LargeWindows) {
   c.c = 1280 + 3;
   c.padding = tflite::Padding_VALID;
   c.q = Quant(0.02f, 3);
+  // Global pools on AVX-512 sum the image as one byte run (SumPixelsAvx512: lcm(channels, 64)
+  // per-byte sums in registers for up to 4 vectors, in memory beyond, 16-bit sums flushed every
+  // 128 periods; 1283 channels exceed its period limit and take the AVX2 sums).
+  const std::string global = rt::Cpu().has_avx512() ? "/avx512/global" : "/avx2";
   testing::FastCheck check;
   check.op_type = "AVERAGE_POOL_2D";
-  check.variant = "/avx2";
+  check.variant = global;
   testing::ExpectFastMatchesReference(BuildPool(c), c.Describe(), check);
-  // Selfie segmentation's global pools (128 x 128 = 16384 positions), and the largest window the
-  // float division serves (65536: uint8 sums at 255 reach the bound), all inputs at the extremes
-  // in one case; then one position more stays on the reference kernel.
-  for (int side : {128, 256}) {
+  // Selfie segmentation's global pools (128 x 128 = 16384 positions; 16 and 24 channels: one and
+  // three vectors per period), and the largest window the float division serves (65536: uint8
+  // sums at 255 reach the bound), all inputs at the extremes in one case; then one position more
+  // stays on the reference kernel.
+  for (auto [side, channels] : {std::pair{128, 9}, std::pair{256, 9}, std::pair{64, 24}, std::pair{128, 16}}) {
     for (DType t : {DType::kUInt8, DType::kInt8}) {
       c.type = t;
       c.h = c.w = c.fh = c.fw = side;
-      c.c = 9;
+      c.c = channels;
       c.q = Quant(0.02f, t == DType::kUInt8 ? 3 : -5);
-      check.variant = "/avx2";
+      check.variant = global;
       testing::ExpectFastMatchesReference(BuildPool(c), c.Describe(), check);
       testing::TensorValue extreme;
       extreme.name = "x";
@@ -437,7 +442,7 @@ TEST(PoolFast, LargeWindows) {
         ties.data.push_back(static_cast<uint8_t>(p % 2 ? k : k - 1));
       }
     testing::FastCheck tie_check = check;
-    tie_check.variant = "/avx2";
+    tie_check.variant = global;
     tie_check.inputs = {ties};
     testing::ExpectFastMatchesReference(BuildPool(c), c.Describe() + " exact ties", tie_check);
   }
@@ -492,10 +497,35 @@ TEST(MeanFast, MatchesReferenceAndTflite29) {
       testing::FastCheck check;
       check.seed = 400 + i;
       check.op_type = "MEAN";
-      check.variant = "/avx2";
+      check.variant = type != DType::kInt16 && rt::Cpu().has_avx512() ? "/avx512" : "/avx2";
       if (!testing::ExpectFastMatchesReference(g, what.str(), check)) return;
       // A third of the 8-bit cases also against TFLite 2.9 (the fast kernel runs by default).
       if (type != DType::kInt16 && ++k % 3 == 0 && !testing::ExpectMatches(g, what.str(), testing::ExactOptions())) return;
+    }
+  }
+  // Many pixels per batch (the AVX-512 byte-run sums: whole periods, 16-bit sums flushed every
+  // 128 periods, the bytes after the last period), at random and at the extremes of each type.
+  for (DType type : {DType::kInt8, DType::kUInt8}) {
+    for (const std::vector<int32_t>& shape : std::vector<std::vector<int32_t>>{
+             {1, 7, 7, 1280}, {2, 64, 64, 16}, {1, 33, 35, 24}, {1, 128, 128, 3}, {2, 20, 21, 100}}) {
+      const QuantParams q = Quant(0.05f, type == DType::kInt8 ? -3 : 7);
+      const Graph g = BuildMean(type, shape, {1, 2}, true, q, Quant(0.04f, type == DType::kInt8 ? 2 : 120));
+      testing::FastCheck check;
+      check.threads = 2;
+      check.op_type = "MEAN";
+      check.variant = rt::Cpu().has_avx512() ? "/avx512" : "/avx2";
+      const std::string what = "MEAN " + Tn(type) + " " + rt::ShapeToString(shape);
+      if (!testing::ExpectFastMatchesReference(g, what, check)) return;
+      for (uint8_t byte : {uint8_t{0x7f}, uint8_t{0x80}, uint8_t{0xff}}) {
+        testing::TensorValue x;
+        x.name = "x";
+        x.type = type;
+        x.shape = shape;
+        x.data.assign(static_cast<size_t>(rt::NumElements(rt::Shape(shape.begin(), shape.end()))), byte);
+        testing::FastCheck at_limit = check;
+        at_limit.inputs = {x};
+        if (!testing::ExpectFastMatchesReference(g, what + " all bytes " + std::to_string(byte), at_limit)) return;
+      }
     }
   }
 }
