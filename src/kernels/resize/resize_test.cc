@@ -287,7 +287,9 @@ TEST(ResizeBilinearFast, MatchesReferenceBitForBit) {
   };
   std::vector<Case> cases = {{1, 33, 33, 21, 257, 257}, {2, 5, 7, 1, 9, 13},  {1, 4, 4, 8, 3, 5},
                              {1, 6, 3, 16, 13, 7},      {2, 3, 5, 17, 8, 8},  {1, 2, 9, 31, 5, 20},
-                             {1, 1, 1, 40, 6, 4},       {1, 7, 7, 33, 1, 1},  {1, 24, 24, 24, 48, 48}};
+                             {1, 1, 1, 40, 6, 4},       {1, 7, 7, 33, 1, 1},  {1, 24, 24, 24, 48, 48},
+                             // selfie segmentation's int8 upsamplings; a long input row
+                             {1, 16, 16, 128, 32, 32},  {1, 32, 32, 24, 64, 64}, {1, 2, 300, 40, 3, 601}};
   const int32_t depths[] = {1, 3, 7, 8, 9, 15, 16, 23, 32, 47, 64, 65};
   for (int i = 0; i < 24; ++i) {
     std::uniform_int_distribution<int32_t> dim(1, 12);
