@@ -183,6 +183,7 @@ RowTaps TapsOfRow(const Geometry& g, const float* in, int row) {
 // filter width KW, ...
 template <typename V, int S, int D, int KW>
 struct SlidingGroup {
+  static constexpr bool kSliding = true;
   template <int T, bool kBorder, typename... Args>
   static void Run(const Args&... args) { SlidingPixels<V, T, S, D, KW, kBorder>(args...); }
 };
@@ -190,12 +191,26 @@ struct SlidingGroup {
 // KW: compile-time filter width, or 0.
 template <typename V, int KW>
 struct GeneralGroup {
+  static constexpr bool kSliding = false;
   template <int T, bool kBorder, typename... Args>
   static void Run(const Args&... args) { Pixels<V, T, KW, kBorder>(args...); }
 };
 
-// Output rows [row_begin, row_end): border pixels one by one, the interior in groups of 8, 4, 2,
-// 1 (groups of 16 with zmm vectors were tried: GCC then spills, 3-5× slower).
+// A sliding group of n (1..8) pixels from column ox; kBorder where it reaches a border column.
+template <typename V, typename Group, int T = 8, typename... Args>
+inline void SlidingRun(int n, bool border, const Args&... args) {
+  if constexpr (T > 1) {
+    if (n < T) return SlidingRun<V, Group, T - 1>(n, border, args...);
+  }
+  if (border) Group::template Run<T, true>(args...);
+  else Group::template Run<T, false>(args...);
+}
+
+// Output rows [row_begin, row_end). Sliding kernels: groups of 8 pixels across the whole row and
+// one of the 1..7 left, those that reach a border column reading zeros there (a 7-wide row of a
+// 5x5 filter is one group of 7, not seven groups of 1 or 2 with every weight loaded again).
+// General kernels: border pixels one by one, the interior in groups of 8, 4, 2, 1 (groups of 16
+// with zmm vectors were tried: GCC then spills, 3-5× slower).
 template <typename V, typename Group>
 void GroupRows(const Geometry& g, const float* in, const float* packed, float* out, int row_begin, int row_end,
                int cb_begin, int cb_end, gemm::MinMax mm) {
@@ -209,6 +224,15 @@ void GroupRows(const Geometry& g, const float* in, const float* packed, float* o
   for (int row = row_begin; row < row_end; ++row) {
     const RowTaps rt = TapsOfRow(g, in, row);
     float* o = out + static_cast<ptrdiff_t>(row - g.out_row0) * g.ow * g.c;
+    if constexpr (Group::kSliding) {
+      for (int ox = 0; ox < g.ow;) {
+        const int n = std::min(8, g.ow - ox);
+        SlidingRun<V, Group>(n, ox < lo || ox + n > hi, g, rt, ox, cb_begin, cb_end, s, packed, wblock, o, tail_mask,
+                             vmin, vmax);
+        ox += n;
+      }
+      continue;
+    }
     for (int ox = 0; ox < lo; ++ox)
       Group::template Run<1, true>(g, rt, ox, cb_begin, cb_end, s, packed, wblock, o, tail_mask, vmin, vmax);
     int ox = lo;

@@ -366,6 +366,15 @@ TEST(FastF32Ops, DepthwiseMatchesLoops) {
   cases.push_back({1, 3, 3, 8, 1, 5, 5, 1, 1, 1, 1, tflite::Padding_SAME, 0, true});  // filter > image
   cases.push_back({1, 6, 30, 12, 1, 1, 1, 1, 1, 1, 1, tflite::Padding_VALID, 0, true});
   cases.push_back({1, 7, 7, 40, 1, 7, 7, 1, 1, 1, 1, tflite::Padding_VALID, 0, true});
+  // Narrow rows, one sliding group each (every column of it may be a border column): 5x5 on
+  // 7x7 (MobileNet / hand landmark heads), 3x3 and 5x5 stride 2, dilated 3x3, widths 1..8.
+  for (int w = 1; w <= 8; ++w) {
+    cases.push_back({1, 7, w, 16 + 7 * (w % 3), 1, 5, 5, 1, 1, 1, 1, tflite::Padding_SAME, w % 4, true});
+    cases.push_back({1, 5, w + 7, 24, 1, 3 + 2 * (w % 2), 3 + 2 * (w % 2), 2, 2, 1, 1, tflite::Padding_SAME, 0, true});
+    cases.push_back({1, 6, w + 3, 20, 1, 3, 3, 1, 1, 2, 2, tflite::Padding_SAME, 1, true});
+  }
+  cases.push_back({1, 7, 7, 1152 / 16, 1, 5, 5, 1, 1, 1, 1, tflite::Padding_SAME, 0, true});
+  cases.push_back({1, 14, 14, 40, 1, 5, 5, 1, 1, 1, 1, tflite::Padding_VALID, 2, true});
   // Whole 16-channel blocks on wide rows (the AVX-512 kernels), with and without a tail block.
   cases.push_back({1, 6, 29, 32, 1, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 2, true});
   cases.push_back({1, 9, 30, 48, 1, 3, 3, 2, 2, 1, 1, tflite::Padding_SAME, 2, true});
