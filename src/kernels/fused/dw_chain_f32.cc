@@ -102,18 +102,6 @@ bool MatchDepthwise(const rt::KernelCreateContext& cc, Depthwise* dw) {
   return true;
 }
 
-// Tensor t, made by op `producer`, is read only by op producer + 1, as its input 0, and is not a
-// subgraph output: the fused kernel may keep it to itself.
-bool PrivateLink(const Subgraph& s, int producer) {
-  const int32_t t = s.ops[producer].outputs[0];
-  const Operator& next = s.ops[producer + 1];
-  if (next.inputs.empty() || next.inputs[0] != t) return false;
-  if (std::count(next.inputs.begin(), next.inputs.end(), t) != 1) return false;
-  if (std::find(s.outputs.begin(), s.outputs.end(), t) != s.outputs.end() || s.tensors[t].is_variable) return false;
-  const std::vector<int> consumers = s.FindConsumers(t);
-  return consumers.size() == 1 && consumers[0] == producer + 1;
-}
-
 rt::KernelCreateContext ContextOf(const rt::KernelCreateContext& cc, int op) {
   return {cc.graph, cc.subgraph, cc.subgraph_index, cc.subgraph.ops[op], op, cc.cpu, cc.reference_only};
 }
@@ -271,6 +259,16 @@ class DwChainF32 : public rt::OpKernel {
 };
 
 }  // namespace
+
+bool PrivateLink(const Subgraph& s, int producer) {
+  const int32_t t = s.ops[producer].outputs[0];
+  const Operator& next = s.ops[producer + 1];
+  if (next.inputs.empty() || next.inputs[0] != t) return false;
+  if (std::count(next.inputs.begin(), next.inputs.end(), t) != 1) return false;
+  if (std::find(s.outputs.begin(), s.outputs.end(), t) != s.outputs.end() || s.tensors[t].is_variable) return false;
+  const std::vector<int> consumers = s.FindConsumers(t);
+  return consumers.size() == 1 && consumers[0] == producer + 1;
+}
 
 rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits) {
   rt::FusedRun run;

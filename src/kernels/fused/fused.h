@@ -19,4 +19,14 @@ namespace edgeopt::kernels::fused {
 // limits.min_inner_bytes (dw_chain_f32.cc).
 rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
 
+// A RELU / RELU6 / RELU_N1_TO_1 right after a CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD,
+// SUB or MUL without an activation of its own becomes its fused activation (float32, or
+// quantized with equal input and output parameters; act_into_producer.cc). Shown as
+// "fused/<producer's variant>+relu".
+rt::FusedRun MatchActivationIntoProducer(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
+
+// Tensor t, made by op `producer`, is read only by op producer + 1, as its input 0, and is not a
+// subgraph output: a fused kernel may keep it to itself.
+bool PrivateLink(const Subgraph& s, int producer);
+
 }  // namespace edgeopt::kernels::fused

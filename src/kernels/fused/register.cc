@@ -4,6 +4,9 @@
 
 namespace edgeopt::kernels {
 
-void RegisterFusions(rt::OpRegistry& r) { r.AddFusion(fused::MatchDwChainF32); }
+void RegisterFusions(rt::OpRegistry& r) {
+  r.AddFusion(fused::MatchDwChainF32);  // first: a chain's 1x1 convs keep their own activations
+  r.AddFusion(fused::MatchActivationIntoProducer);
+}
 
 }  // namespace edgeopt::kernels
