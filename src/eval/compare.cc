@@ -267,6 +267,29 @@ size_t LastDim(const rt::RtTensor& t) { return t.shape.empty() ? 0 : static_cast
 
 double NoiseFraction(double snr_db) { return std::isinf(snr_db) ? 0.0 : std::pow(10.0, -snr_db / 10.0); }
 
+// The real range [lo, hi] a candidate tensor's values are clamped to by construction: when its
+// only reader is a RELU / RELU6 / RELU_N1_TO_1 with the same quantization, the quantizer gave it
+// the activation's parameters (as TFLite's converter does once it folds the activation into the
+// producer), so its producer already clamps what the float reference clamps one op later. The
+// reference tensor is compared after the same clamp; false when there is none.
+bool ClampedByActivation(const Subgraph& cs, int32_t t, float* lo, float* hi) {
+  if (t < 0 || !IsIntegerQuantized(cs.tensors[t])) return false;
+  const std::vector<int> readers = cs.FindConsumers(t);
+  if (readers.size() != 1) return false;
+  const Operator& op = cs.ops[static_cast<size_t>(readers[0])];
+  if (op.inputs.empty() || op.inputs[0] != t || op.outputs.size() != 1) return false;
+  const Tensor& a = cs.tensors[t];
+  const Tensor& b = cs.tensors[op.outputs[0]];
+  if (!b.quant || a.quant->scale != b.quant->scale || a.quant->zero_point != b.quant->zero_point) return false;
+  const float inf = std::numeric_limits<float>::infinity();
+  switch (op.code) {
+    case tflite::BuiltinOperator_RELU: *lo = 0; *hi = inf; return true;
+    case tflite::BuiltinOperator_RELU6: *lo = 0; *hi = 6; return true;
+    case tflite::BuiltinOperator_RELU_N1_TO_1: *lo = -1; *hi = 1; return true;
+    default: return false;
+  }
+}
+
 }  // namespace
 
 Expected<CompareReport> CompareLayers(std::shared_ptr<const rt::Model> ref, std::shared_ptr<const rt::Model> cand,
@@ -275,6 +298,10 @@ Expected<CompareReport> CompareLayers(std::shared_ptr<const rt::Model> ref, std:
   const Graph& cg = cand->graph();
   CompareReport report;
   const std::vector<LayerMatch> matches = MatchLayers(rg, cg, &report.unmatched);
+  std::vector<std::pair<float, float>> clamp(matches.size(), {0.0f, 0.0f});
+  std::vector<char> clamped(matches.size(), 0);
+  for (size_t m = 0; m < matches.size(); ++m)
+    clamped[m] = ClampedByActivation(cg.main(), matches[m].cand_tensor, &clamp[m].first, &clamp[m].second);
   const size_t n = data.size();
   report.samples = n;
   const int workers = static_cast<int>(std::clamp<size_t>(static_cast<size_t>(std::max(1, o.threads)), 1, std::max<size_t>(n, 1)));
@@ -324,7 +351,9 @@ Expected<CompareReport> CompareLayers(std::shared_ptr<const rt::Model> ref, std:
         const rt::RtTensor& rt_ref = (*rr)->Tensor(matches[m].ref_tensor);
         const rt::RtTensor& rt_cand = (*cr)->Tensor(matches[m].cand_tensor);
         if (!rt_ref.data || !rt_cand.data || rt_ref.num_elements() != rt_cand.num_elements()) continue;
-        const std::vector<float> ref_values = TensorAsFloats(rt_ref);
+        std::vector<float> ref_values = TensorAsFloats(rt_ref);
+        if (clamped[m])
+          for (float& v : ref_values) v = std::clamp(v, clamp[m].first, clamp[m].second);
         std::vector<float> cand_values = TensorAsFloats(rt_cand);
         double step = IsIntegerQuantized(cg.main().tensors[matches[m].cand_tensor]) ? rt_cand.scale() : 0;
         if (second_pass) {

@@ -10,7 +10,10 @@
 //      compute ops (QUANTIZE/DEQUANTIZE and ops on constants only left out) are aligned by op type
 //      (longest common subsequence), which tolerates inserted conversion ops and renamed tensors.
 // Model inputs match the candidate's quantized twin of the input when there is one (so input
-// quantization shows up as a row), model outputs match by position.
+// quantization shows up as a row), model outputs match by position. A quantized candidate tensor
+// whose only reader is a RELU / RELU6 / RELU_N1_TO_1 with its parameters holds that activation's
+// range by construction (the quantizer gives a conv the parameters of its only activation, as
+// TFLite's converter does): the reference tensor is compared after the same clamp.
 //
 // Which layers lose accuracy: error propagated from earlier layers must not count against a
 // layer. Each layer's noise (relative to its signal, 10^(-SNR/10)) is split into what its inputs

@@ -13,6 +13,7 @@
 
 #include "eval/accuracy.h"
 #include "eval/agreement.h"
+#include "eval/compare.h"
 #include "eval/dataset.h"
 #include "eval/image.h"
 #include "eval/npy.h"
@@ -745,6 +746,88 @@ TEST(QuantizeLstm, SyntheticVariantsMatchTheReferenceRuntime) {
     const auto r = testing::CompareGraph(q, opts, ComparisonInputs(q, held_out[0][0]));
     EXPECT_TRUE(r.ok) << r.error << r.Summary();
   }
+}
+
+// A RELU / RELU6 that alone reads a conv's output gives that output its parameters (as TFLite's
+// converter does once it folds the activation into the conv): the conv's requantization then
+// clamps exactly as the activation would, the activation only copies, and edgeopt runs it inside
+// the conv. A conv output with a second reader keeps its own range. The file matches TFLite 2.9,
+// and `compare` checks the conv's output against the float one after the same clamp.
+TEST(QuantizeActivations, ProducerTakesTheParametersOfItsOnlyRelu) {
+  GraphBuilder b(5);
+  const int32_t x = b.Input("x", DType::kFloat32, {1, 12, 12, 8});
+  auto conv = [&](const std::string& name, int32_t in, int cin, int cout, int k) {
+    const int32_t w = b.ConstRandom(name + "_w", DType::kFloat32, {cout, k, k, cin}, -0.5, 0.5);
+    const int32_t bias = b.ConstRandom(name + "_b", DType::kFloat32, {cout}, -0.2, 0.2);
+    const int32_t y = b.Tensor(name, DType::kFloat32, {1, 12, 12, cout});
+    tflite::Conv2DOptionsT o;
+    o.padding = tflite::Padding_SAME;
+    o.stride_h = o.stride_w = 1;
+    b.Op(tflite::BuiltinOperator_CONV_2D, {in, w, bias}, {y}, o);
+    return y;
+  };
+  const int32_t c1 = conv("c1", x, 8, 16, 3);
+  const int32_t r1 = b.Tensor("r1", DType::kFloat32, {1, 12, 12, 16});
+  b.Op(tflite::BuiltinOperator_RELU, {c1}, {r1});
+  const int32_t c2 = conv("c2", r1, 16, 16, 1);
+  const int32_t r2 = b.Tensor("r2", DType::kFloat32, {1, 12, 12, 16});
+  b.Op(tflite::BuiltinOperator_RELU6, {c2}, {r2});
+  const int32_t c3 = conv("c3", r2, 16, 16, 1);  // read by a RELU and by the ADD below
+  const int32_t r3 = b.Tensor("r3", DType::kFloat32, {1, 12, 12, 16});
+  b.Op(tflite::BuiltinOperator_RELU, {c3}, {r3});
+  const int32_t z = b.Tensor("z", DType::kFloat32, {1, 12, 12, 16});
+  b.Op(tflite::BuiltinOperator_ADD, {r3, c3}, {z}, tflite::AddOptionsT{});
+  b.Output(z);
+  const Graph fg = b.Finish();
+
+  optimize::QuantizeOptions o;
+  o.mode = QuantMode::kInt8;
+  std::vector<std::vector<eval::HostTensor>> held_out;
+  const eval::InputSpec spec = InputSpecOf(fg);
+  for (int k = 0; k < 12; ++k) (k < 8 ? o.calibration : held_out).push_back({eval::RandomInput(spec, 90 + k, -1.0f, 1.0f)});
+  Graph q = fg;
+  auto report = optimize::QuantizeModel(q, o);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  auto params = [&](const std::string& name) -> std::pair<float, int64_t> {
+    for (const Tensor& t : q.main().tensors)
+      if (t.name == name || t.name == name + "_int8") {
+        if (t.quant && t.type == DType::kInt8) return {t.quant->scale[0], t.quant->zero_point[0]};
+      }
+    ADD_FAILURE() << "no int8 tensor " << name;
+    return {0.0f, 0};
+  };
+  EXPECT_EQ(params("c1"), params("r1"));
+  EXPECT_EQ(params("c1").second, -128);  // [0, max]: nothing spent below zero
+  EXPECT_EQ(params("c2"), params("r2"));
+  EXPECT_NE(params("c3"), params("r3"));  // the ADD reads c3 too: its negative values matter
+
+  // TFLite 2.9 runs the file as edgeopt does (which fuses the two activations into their convs).
+  testing::CompareOptions opts;
+  opts.atol = 1.01 * OutputLsb(q, 0);
+  opts.rtol = 0;
+  const auto r = testing::CompareGraph(q, opts, ComparisonInputs(q, held_out[0][0]));
+  EXPECT_TRUE(r.ok) << r.error << r.Summary();
+  auto qm = rt::Model::FromGraph(q);
+  auto fm = rt::Model::FromGraph(fg);
+  ASSERT_TRUE(qm.ok() && fm.ok());
+  auto interp = rt::Interpreter::Create(*qm);
+  ASSERT_TRUE(interp.ok());
+  int fused = 0;
+  for (const auto& info : (*interp)->ops()) fused += info.variant.rfind("fused into #", 0) == 0;
+  EXPECT_EQ(fused, 2);
+
+  // compare: c1 and c2 are checked after the activation's clamp (a conv output compared with the
+  // unclamped float one would read about 3 dB: half its values are negative).
+  eval::CompareOptions co;
+  auto cmp = eval::CompareLayers(*fm, *qm, eval::Dataset::Random(6, 1, 3), co);
+  ASSERT_TRUE(cmp.ok()) << cmp.status().ToString();
+  int checked = 0;
+  for (const auto& l : cmp->layers)
+    if (l.tensor == "c1" || l.tensor == "c2") {
+      EXPECT_GT(l.stats.snr_db, 20.0) << l.tensor;
+      ++checked;
+    }
+  EXPECT_EQ(checked, 2);
 }
 
 // Quantizing an already quantized model is refused with a pointer to dequantize.

@@ -313,8 +313,11 @@ void RegisterCompare(CommandSet& commands) {
   sub->footer(std::string(R"HELP(Both models run on the same inputs with every intermediate tensor kept. Tensors are matched by
 name (the quantizer's `_int8` twins and DEQUANTIZE'd copies included), else by the position of
 the producing op among the compute ops (QUANTIZE/DEQUANTIZE skipped). Values are compared in real
-units (quantized tensors dequantized). Each model gets its own input dtype: inputs are prepared
-for the reference and re-quantized for an integer-input candidate.
+units (quantized tensors dequantized). A quantized tensor whose only reader is a RELU / RELU6 /
+RELU_N1_TO_1 with the same parameters holds that activation's range (its producer clamps as the
+activation would), so the reference tensor is clamped the same way before the comparison. Each
+model gets its own input dtype: inputs are prepared for the reference and re-quantized for an
+integer-input candidate.
 
 Per layer: RMSE, max abs error, SNR (dB), cosine similarity; for quantized candidate tensors
 RMSE/scale (0.29 = pure rounding noise; flagged above 0.7); own SNR, the layer's SNR with its

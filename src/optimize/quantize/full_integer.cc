@@ -462,6 +462,34 @@ Status QuantizeFullInteger(Graph& g, const QuantizeOptions& options, QuantizeRep
       for (int32_t t : op.outputs) fixed[t] = p;
     }
   }
+  // A RELU / RELU6 / RELU_N1_TO_1 that alone reads the output of an op with its own output
+  // parameters (a conv, FC, ADD, ...): that output takes the activation's parameters, as
+  // TFLite's converter gives them once it has folded the activation into the op. Its values
+  // outside the activation's range are clamped by the op's own requantization, exactly as the
+  // activation would, and no resolution is spent on them; the activation then only copies
+  // (edgeopt runs it inside the op: kernels/fused).
+  std::set<int32_t> range_from_activation;
+  for (size_t i = 0; i < num_ops; ++i) {
+    const Operator& op = sg.ops[i];
+    if (!q[i] || op.inputs.empty() || op.outputs.size() != 1 ||
+        (op.code != Op::BuiltinOperator_RELU && op.code != Op::BuiltinOperator_RELU6 &&
+         op.code != Op::BuiltinOperator_RELU_N1_TO_1))
+      continue;
+    const int32_t t = op.inputs[0];
+    if (t < 0 || std::find(sg.outputs.begin(), sg.outputs.end(), t) != sg.outputs.end()) continue;
+    const std::vector<int> readers = sg.FindConsumers(t);
+    if (readers.size() != 1) continue;
+    for (size_t p = 0; p < num_ops; ++p) {
+      const Operator& prod = sg.ops[p];
+      if (!q[p] || std::find(prod.outputs.begin(), prod.outputs.end(), t) == prod.outputs.end()) continue;
+      const auto rule = Rules().find(prod.code);
+      if (rule != Rules().end() && rule->second.out == OutRule::kOwn && prod.outputs.size() == 1) {
+        groups.Unite(t, op.outputs[0]);
+        range_from_activation.insert(t);
+      }
+      break;
+    }
+  }
   // Group ranges: union of members' calibrated (or constant data) ranges.
   std::map<int32_t, Range> group_range;
   auto extend = [&](int32_t t, float lo, float hi) {
@@ -475,7 +503,7 @@ Status QuantizeFullInteger(Graph& g, const QuantizeOptions& options, QuantizeRep
   };
   for (size_t t = 0; t < sg.tensors.size(); ++t) {
     const Tensor& tt = sg.tensors[t];
-    if (tt.type != DType::kFloat32) continue;
+    if (tt.type != DType::kFloat32 || range_from_activation.count(static_cast<int32_t>(t))) continue;
     if (g.IsConstant(tt)) {
       auto v = ConstantAsFloat(g, tt);
       if (v.empty()) continue;
