@@ -48,8 +48,22 @@ std::vector<float> DequantizeConstant(const Tensor& t, std::span<const uint8_t> 
 
 // Integer kernels saturate to the output's representable range; old QAT models rely on that to
 // implement RELU/RELU6 (activation NONE, output range [0, 6]). Make such clamps explicit so the
-// float model computes the same function.
+// float model computes the same function: on the ops whose float kernels take a fused
+// activation in TFLite (CONCATENATION's, L2_NORMALIZATION's and others' refuse one other than
+// NONE, so a model with it would not load there; their inputs come clamped from such ops).
 void MakeRangeClampExplicit(Operator& op, const Subgraph& sg) {
+  switch (op.code) {
+    case tflite::BuiltinOperator_CONV_2D:
+    case tflite::BuiltinOperator_DEPTHWISE_CONV_2D:
+    case tflite::BuiltinOperator_FULLY_CONNECTED:
+    case tflite::BuiltinOperator_ADD:
+    case tflite::BuiltinOperator_SUB:
+    case tflite::BuiltinOperator_MUL:
+    case tflite::BuiltinOperator_DIV:
+    case tflite::BuiltinOperator_AVERAGE_POOL_2D:
+    case tflite::BuiltinOperator_MAX_POOL_2D: break;
+    default: return;
+  }
   tflite::ActivationFunctionType* act = FusedActivation(op);
   if (!act || *act != tflite::ActivationFunctionType_NONE || op.outputs.empty()) return;
   const Tensor& out = sg.tensors[op.outputs[0]];

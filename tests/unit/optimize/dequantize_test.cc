@@ -30,6 +30,38 @@ TensorValue ToRealInput(const TensorValue& q, const Tensor& def) {
   return f;
 }
 
+// Every quantized model in ../shared/models becomes a float model that TFLite 2.9 loads and runs
+// (MoveNet's int8 CONCATENATION with a [0, x] output range once came out with a fused RELU, which
+// TFLite's float CONCATENATION refuses).
+TEST(Dequantize, EverySharedQuantizedModelRunsInTheReferenceRuntime) {
+  EDGEOPT_REQUIRE_SHARED_MODELS();
+  if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent";
+  int checked = 0;
+  for (const char* name : {"movenet_single_pose_lightning_ptq.tflite", "ssd_mobilenet_v1_coco_quant.tflite",
+                           "kws_dscnn_int8.tflite", "vww_96_int8.tflite", "cifar10_resnet8_int8.tflite",
+                           "mobilenet_v1_0.5_160_quant.tflite", "micro_speech_int8.tflite",
+                           "toycar_autoencoder_int8.tflite", "hello_world_int8.tflite", "blazeface_short_range_fp16.tflite",
+                           "selfie_segmentation_fp16.tflite"}) {
+    SCOPED_TRACE(name);
+    const std::string path = testing::SharedModel(name);
+    if (path.empty()) continue;
+    auto g = ReadModelFile(path);
+    ASSERT_TRUE(g.ok());
+    Graph f = *g;
+    auto report = optimize::DequantizeModel(f);
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    auto bytes = SerializeModel(f);
+    ASSERT_TRUE(bytes.ok());
+    testing::CompareOptions o;
+    const auto inputs = testing::RandomInputs(f, o);
+    auto out = testing::RunTflite29(*bytes, inputs);
+    if (!out.ok() && out.status().ToString().find("Convolution2DTransposeBias") != std::string::npos) continue;
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    ++checked;
+  }
+  EXPECT_GT(checked, 5);
+}
+
 TEST(Dequantize, QuantizedClassifiersBecomeAgreeingFloatModels) {
   EDGEOPT_REQUIRE_SHARED_MODELS();
   if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent";
