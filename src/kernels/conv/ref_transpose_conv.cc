@@ -89,7 +89,7 @@ class TransposeConvKernel : public rt::OpKernel {
   Status Invoke(rt::KernelContext& ctx) override;
   std::string variant() const override {
     switch (kind_) {
-      case TcKind::kFloat: return use_fast_ ? std::string("transpose_conv/f32/gemm_") + fast_->isa() : "transpose_conv/f32/ref";
+      case TcKind::kFloat: return use_fast_ ? "transpose_conv/f32/" + fast_->path() : "transpose_conv/f32/ref";
       case TcKind::kUInt8: return "transpose_conv/uint8/ref";
       case TcKind::kInt8: return "transpose_conv/int8/ref";
       case TcKind::kInt16: return "transpose_conv/int16x8/ref";
@@ -358,7 +358,7 @@ class TransposeConvBiasKernel : public rt::OpKernel {
     return Status::Ok();
   }
   std::string variant() const override {
-    return use_fast_ ? std::string("transpose_conv_bias/f32/gemm_") + fast_->isa() : "transpose_conv_bias/f32/ref";
+    return use_fast_ ? "transpose_conv_bias/f32/" + fast_->path() : "transpose_conv_bias/f32/ref";
   }
   int64_t Macs(const rt::KernelContext&) const override {
     return int64_t{d_.batches} * d_.in_h * d_.in_w * d_.in_c * d_.k_h * d_.k_w * d_.out_c;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -26,9 +27,19 @@ struct TransposeDims {
   int stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
 };
 
+// The non-overlapping form (stride = filter size, no padding, KH·KW·Cout <= 16) on AVX-512
+// (transpose_conv_tiles_avx512.cc): `w` holds the products' weights, product n = (ky·KW + kx)·
+// Cout + co at w[n·cin_padded + k]; input rows [r0, r1) (over all images) write their KH output
+// rows, bias (by output channel, may be null) and clamp included.
+struct TransposeTiles {
+  int cin = 0, cin_padded = 0, cout = 0, kh = 0, kw = 0, in_w = 0;
+};
+void TransposeTilesRowsAvx512(const TransposeTiles& t, const float* in, const float* w, const float* bias, float lo,
+                              float hi, float* out, int64_t r0, int64_t r1);
+
 class TransposeConvF32 {
  public:
-  explicit TransposeConvF32(const gemm::Ukernels& uk) : uk_(uk) {}
+  TransposeConvF32(const gemm::Ukernels& uk, bool avx512) : uk_(uk), avx512_(avx512) {}
 
   // After the shapes are known: asks for the products' scratch (false if it would exceed
   // 256 MB) and packs the weights [Cout, KH, KW, Cin] if their data is there (constants; weights
@@ -37,7 +48,8 @@ class TransposeConvF32 {
   // bias may be null; out = clamp(Σ products + bias, lo, hi).
   void Run(rt::KernelContext& ctx, const rt::RtTensor& weights, const float* in, const float* bias, float lo, float hi,
            float* out);
-  const char* isa() const { return uk_.isa; }
+  // The variant's last part: "gemm_avx512", or "tiles_avx512" for the non-overlapping form.
+  std::string path() const { return tiles_ ? std::string("tiles_avx512") : std::string("gemm_") + uk_.isa; }
 
  private:
   struct Tap {
@@ -46,7 +58,13 @@ class TransposeConvF32 {
   };
   void Pack(rt::KernelContext& ctx, const rt::RtTensor& weights);
 
+  void PackTiles(const rt::RtTensor& weights);
+
   const gemm::Ukernels& uk_;
+  const bool avx512_;
+  bool tiles_ = false;  // the non-overlapping form (TransposeTiles)
+  TransposeTiles tiles_geom_;
+  std::vector<float> tiles_w_;  // its weights (packed at Prepare, or at the first Run when folded)
   TransposeDims d_;
   std::shared_ptr<const gemm::PackedB> packed_;
   int scratch_ = -1;

@@ -22,9 +22,30 @@ void TransposeConvF32::Pack(rt::KernelContext& ctx, const rt::RtTensor& weights)
   });
 }
 
+void TransposeConvF32::PackTiles(const rt::RtTensor& weights) {
+  const TransposeTiles& t = tiles_geom_;
+  const int n = t.kh * t.kw * t.cout;
+  tiles_w_.assign(static_cast<size_t>(n) * t.cin_padded, 0.0f);
+  const float* w = weights.data_as<float>();  // [Cout, KH, KW, Cin]
+  for (int co = 0; co < t.cout; ++co)
+    for (int tap = 0; tap < t.kh * t.kw; ++tap)
+      std::copy_n(w + (static_cast<size_t>(co) * t.kh * t.kw + tap) * t.cin, t.cin,
+                  tiles_w_.begin() + static_cast<std::ptrdiff_t>((tap * t.cout + co) * t.cin_padded));
+}
+
 bool TransposeConvF32::Prepare(rt::KernelContext& ctx, const TransposeDims& d, const rt::RtTensor& weights) {
   const int64_t m = int64_t{d.batches} * d.in_h * d.in_w;
   const int64_t n = int64_t{d.k_h} * d.k_w * d.out_c;
+  // Non-overlapping with few products per pixel: the tiles form, no GEMM, no scratch.
+  tiles_ = avx512_ && n <= 16 && d.stride_h == d.k_h && d.stride_w == d.k_w && d.pad_h == 0 && d.pad_w == 0 &&
+           d.out_h == d.in_h * d.k_h && d.out_w == d.in_w * d.k_w && d.in_c > 0;
+  if (tiles_) {
+    d_ = d;
+    tiles_geom_ = {d.in_c, (d.in_c + 15) / 16 * 16, d.out_c, d.k_h, d.k_w, d.in_w};
+    tiles_w_.clear();
+    if (weights.data) PackTiles(weights);
+    return true;
+  }
   if (m * n > (int64_t{64} << 20)) return false;  // 256 MB of products
   d_ = d;
   packed_.reset();
@@ -57,6 +78,15 @@ bool TransposeConvF32::Prepare(rt::KernelContext& ctx, const TransposeDims& d, c
 
 void TransposeConvF32::Run(rt::KernelContext& ctx, const rt::RtTensor& weights, const float* in, const float* bias,
                            float lo, float hi, float* out) {
+  if (tiles_) {
+    if (tiles_w_.empty()) PackTiles(weights);
+    const int64_t rows = int64_t{d_.batches} * d_.in_h;
+    const int64_t per_row = int64_t{d_.in_w} * d_.in_c;
+    ctx.threads().ParallelFor(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, per_row)), [&](int64_t r0, int64_t r1) {
+      TransposeTilesRowsAvx512(tiles_geom_, in, tiles_w_.data(), bias, lo, hi, out, r0, r1);
+    });
+    return;
+  }
   if (!packed_) Pack(ctx, weights);
   const TransposeDims& d = d_;
   float* products = ctx.Scratch<float>(scratch_);
@@ -109,7 +139,8 @@ std::unique_ptr<TransposeConvF32> MakeTransposeConvF32(const rt::KernelCreateCon
   const Tensor* w = cc.input(1);  // [Cout, KH, KW, Cin] in both ops
   if (!w || w->shape.size() != 4 || !ConstantOrFolded(cc, 1)) return nullptr;
   const int64_t n = int64_t{w->shape[0]} * w->shape[1] * w->shape[2];
-  return std::make_unique<TransposeConvF32>(gemm::SelectDirectUkernels(cc.cpu, w->shape[3], n));  // Gemm only
+  return std::make_unique<TransposeConvF32>(gemm::SelectDirectUkernels(cc.cpu, w->shape[3], n),  // Gemm only
+                                            cc.cpu.has_avx512());
 }
 
 }  // namespace edgeopt::kernels
