@@ -30,6 +30,27 @@ TensorValue ToRealInput(const TensorValue& q, const Tensor& def) {
   return f;
 }
 
+// The shared model `name` read into *original and dequantized into *f (false, with a failure
+// recorded, when that does not work; false quietly when the file is absent).
+bool Dequantized(const char* name, Graph* original, Graph* f, optimize::DequantizeReport* report) {
+  const std::string path = testing::SharedModel(name);
+  if (path.empty()) return false;
+  auto g = ReadModelFile(path);
+  if (!g.ok()) {
+    ADD_FAILURE() << g.status().ToString();
+    return false;
+  }
+  *original = *g;
+  *f = *g;
+  auto r = optimize::DequantizeModel(*f);
+  if (!r.ok()) {
+    ADD_FAILURE() << r.status().ToString();
+    return false;
+  }
+  *report = *r;
+  return true;
+}
+
 // Every quantized model in ../shared/models becomes a float model that TFLite 2.9 loads and runs
 // (MoveNet's int8 CONCATENATION with a [0, x] output range once came out with a fused RELU, which
 // TFLite's float CONCATENATION refuses).
@@ -43,13 +64,9 @@ TEST(Dequantize, EverySharedQuantizedModelRunsInTheReferenceRuntime) {
                            "toycar_autoencoder_int8.tflite", "hello_world_int8.tflite", "blazeface_short_range_fp16.tflite",
                            "selfie_segmentation_fp16.tflite"}) {
     SCOPED_TRACE(name);
-    const std::string path = testing::SharedModel(name);
-    if (path.empty()) continue;
-    auto g = ReadModelFile(path);
-    ASSERT_TRUE(g.ok());
-    Graph f = *g;
-    auto report = optimize::DequantizeModel(f);
-    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    Graph original, f;
+    optimize::DequantizeReport report;
+    if (!Dequantized(name, &original, &f, &report)) continue;
     auto bytes = SerializeModel(f);
     ASSERT_TRUE(bytes.ok());
     testing::CompareOptions o;
@@ -69,14 +86,12 @@ TEST(Dequantize, QuantizedClassifiersBecomeAgreeingFloatModels) {
   for (const char* name : {"mobilenet_v2_1.0_224_ptq_int8.tflite", "mobilenet_v2_1.0_224_quant.tflite",
                            "mobilenet_v1_0.25_224_quant.tflite"}) {
     SCOPED_TRACE(name);
+    Graph original, f;
+    optimize::DequantizeReport report;
+    if (!Dequantized(name, &original, &f, &report)) continue;
     const std::string path = testing::SharedModel(name);
-    if (path.empty()) continue;
-    auto g = ReadModelFile(path);
-    ASSERT_TRUE(g.ok());
-    Graph f = *g;
-    auto report = optimize::DequantizeModel(f);
-    ASSERT_TRUE(report.ok()) << report.status().ToString();
-    EXPECT_GT(report->constants_dequantized, 10);
+    const Graph* g = &original;
+    EXPECT_GT(report.constants_dequantized, 10);
     // Pure float32 now: no integer activations or quantized tensors left.
     for (const auto& t : f.main().tensors) EXPECT_FALSE(t.is_quantized()) << t.name;
     for (const auto& op : f.main().ops) {
