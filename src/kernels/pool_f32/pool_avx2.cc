@@ -32,6 +32,7 @@ void Rows(const Geometry& g, const float* in, float* out, int row_begin, int row
   const int tail = g.c % 8;
   const __m256i mask = LaneMask(tail ? tail : 8);
   const ptrdiff_t row_stride = static_cast<ptrdiff_t>(g.w) * g.c;
+  const float* const task_end = out + static_cast<ptrdiff_t>(row_end) * g.ow * g.c;  // this task's last output + 1
   for (int row = row_begin; row < row_end; ++row) {
     const int b = row / g.oh, oy = row % g.oh;
     const int iy0 = oy * g.sh - g.pad_top;
@@ -104,8 +105,8 @@ void Rows(const Geometry& g, const float* in, float* out, int row_begin, int row
           for (int x = 0; x < nx; ++x)
             a0 = Combine<K>(a0, _mm256_maskload_ps(base + y * row_stride + static_cast<ptrdiff_t>(x) * g.c + c, mask));
         // A masked store (vmaskmovps) is slow on AMD cores; all 8 lanes may be stored when the
-        // extra ones land in the next output pixel of this task, which is written after.
-        if (row + 1 < row_end || ox + 1 < g.ow) {
+        // extra ones land in later output pixels of this task, which are written after.
+        if (o + c + 8 <= task_end) {
           _mm256_storeu_ps(o + c, finish(a0));
         } else {
           _mm256_maskstore_ps(o + c, mask, finish(a0));
