@@ -102,12 +102,7 @@ class QuantBinaryKernel final : public FastKernel {
         channel_vector_ = true;
         vec_is_b_ = na == n_;
         channels_ = channels;
-        // Rows of a channel count that is not a multiple of 16 end in a masked vector (3 of 16
-        // lanes busy for RGB): the vector repeated over lcm(channels, 16) values makes each
-        // "row" whole vectors (RGB: 16 pixels in 3 vectors).
-        period_ = channels;
-        if (channels % 16 != 0 && std::lcm(channels, 16) <= 1024) period_ = std::lcm(channels, 16);
-        vec_.assign(static_cast<size_t>((period_ + 15) / 16 * 16), 0);
+        SetPeriod();
       }
       // An outer sum / product: one input one value per row ([R, 1]), the other one value per
       // channel ([C]). Runs of C values each paid a call; instead the row values are spread
@@ -122,9 +117,7 @@ class QuantBinaryKernel final : public FastKernel {
           channel_vector_ = outer_ = true;
           vec_is_b_ = a_rows;  // the vector is the input that is not per row
           channels_ = static_cast<int>(dims[1].size);
-          period_ = channels_;
-          if (channels_ % 16 != 0 && std::lcm(channels_, 16) <= 1024) period_ = std::lcm(channels_, 16);
-          vec_.assign(static_cast<size_t>((period_ + 15) / 16 * 16), 0);
+          SetPeriod();
         }
       }
     }
@@ -189,7 +182,6 @@ class QuantBinaryKernel final : public FastKernel {
       }
       for (int c = channels_; c < period_; ++c) vec_[c] = vec_[c - channels_];
       const bool full_is_first = vec_is_b_;  // the vector is input 1, so the full tensor is input 0
-      // `rows` rows of `channels` values from element `off` on.
       // `rows` rows of `channels` values of `f` (the full input from element `off` on, or a
       // buffer of spread row values) into the output from element `off` on.
       auto rows_from = [&](int64_t off, int64_t rows, int channels, const T* f) {
@@ -214,6 +206,15 @@ class QuantBinaryKernel final : public FastKernel {
                         [&](int64_t o_off, int64_t a_off, int64_t b_off, int64_t count, int64_t as, int64_t bs) {
                           RunSpan<T>(a + a_off, static_cast<int>(as), b + b_off, static_cast<int>(bs), o + o_off, count);
                         });
+  }
+
+  // Rows of a channel count that is not a multiple of 16 end in a masked vector (3 of 16 lanes
+  // busy for RGB): the vector repeated over lcm(channels, 16) values (up to 1024) makes each
+  // "row" whole vectors (RGB: 16 pixels in 3 vectors). Sizes vec_ for it.
+  void SetPeriod() {
+    period_ = channels_;
+    if (channels_ % 16 != 0 && std::lcm(channels_, 16) <= 1024) period_ = std::lcm(channels_, 16);
+    vec_.assign(static_cast<size_t>((period_ + 15) / 16 * 16), 0);
   }
 
   // The outer form: groups of whole periods (about kOuterGroup values), each with its rows'

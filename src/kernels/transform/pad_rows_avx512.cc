@@ -1,12 +1,14 @@
 // PAD / PADV2 rows with AVX-512 (plan.elem must divide 64). Rows are short in NHWC channel
 // padding (a few dozen values: BlazeFace's [1,64,64,24] -> [1,64,64,28]), where one library
 // call, or even one masked store, per piece costs more than the copy. So each 64-byte piece of
-// an output row is assembled in a register by ONE masked load that merges the input bytes into
-// the pad pattern (masked-out lanes never fault, so the load may start before the input row or
-// run past it), and written with a plain store that may run into the following rows: they are
-// written after it, in order. Only where a store would cross the end of this task's rows is it
-// masked, so threads never write each other's rows. The pattern is the pad value repeated over
-// 64 bytes (64 is a multiple of every element size, and rows start at element offsets).
+// an output row of up to 512 bytes is assembled in a register: one plain load blended into the
+// pad pattern, or, at the input's two ends, one masked load merging into it (masked-out lanes
+// never fault, so the load may start before the input row or run past it); and written with a
+// plain store that may run into the following rows: they are written after it, in order. Only
+// where a store would cross the end of this task's rows is it masked, so threads never write
+// each other's rows. Longer rows (spatial padding) fill, copy 64 bytes at a time and fill, each
+// part ending in one masked store. The pattern is the pad value repeated over 64 bytes (64 is a
+// multiple of every element size, and rows start at element offsets).
 #include <immintrin.h>
 
 #include <algorithm>
