@@ -20,6 +20,7 @@
 #include "format/writer.h"
 #include "graph/builder.h"
 #include "support/core/model_files.h"
+#include "support/output_guards.h"
 #include "support/tflite_oracle.h"
 
 namespace fs = std::filesystem;
@@ -142,6 +143,8 @@ Expected<std::vector<TensorValue>> RunEdgeopt(std::shared_ptr<const rt::Model> m
       RETURN_IF_ERROR(interp->ResizeInput(static_cast<int>(i), inputs[i].shape));
   }
   RETURN_IF_ERROR(interp->AllocateTensors());
+  OutputGuards guards;  // a kernel writing past its output fails the run
+  RETURN_IF_ERROR(guards.Bind(*interp));
   for (size_t i = 0; i < inputs.size(); ++i) {
     rt::RtTensor* t = interp->input(static_cast<int>(i));
     if (t->type != inputs[i].type)
@@ -153,6 +156,7 @@ Expected<std::vector<TensorValue>> RunEdgeopt(std::shared_ptr<const rt::Model> m
     if (t->bytes) std::memcpy(t->data, inputs[i].data.data(), t->bytes);
   }
   RETURN_IF_ERROR(interp->Invoke());
+  RETURN_IF_ERROR(guards.Check());
   std::vector<TensorValue> out;
   for (int i = 0; i < interp->num_outputs(); ++i) {
     const rt::RtTensor* t = interp->output(i);

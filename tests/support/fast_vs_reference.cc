@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "runtime/cpu.h"
+#include "support/output_guards.h"
 
 namespace edgeopt::testing {
 namespace {
@@ -24,35 +25,15 @@ Expected<Run> RunOnce(std::shared_ptr<const rt::Model> model, const std::vector<
     if (interp->input(static_cast<int>(i))->shape != inputs[i].shape)
       RETURN_IF_ERROR(interp->ResizeInput(static_cast<int>(i), inputs[i].shape));
   RETURN_IF_ERROR(interp->AllocateTensors());
-  // Outputs of a known size go to buffers of our own with guard bytes after them: a kernel that
-  // writes past its output (a full vector over a tail) changes them. Binding re-plans the arena,
-  // so the inputs are written after it; outputs that cannot be bound keep the arena.
-  constexpr size_t kGuard = 256;
-  constexpr uint8_t kGuardByte = 0xA5;
-  std::vector<std::vector<uint8_t>> guarded(static_cast<size_t>(interp->num_outputs()));
-  for (int i = 0; i < interp->num_outputs(); ++i) {
-    const rt::RtTensor* t = interp->output(i);
-    if (t->type == DType::kString || !t->data || t->bytes == 0) continue;
-    const size_t bytes = DTypeBytes(t->type, static_cast<size_t>(t->num_elements()));
-    std::vector<uint8_t>& buf = guarded[static_cast<size_t>(i)];
-    buf.assign(bytes + kGuard, kGuardByte);
-    if (!interp->BindOutput(i, buf.data(), bytes).ok()) buf.clear();
-  }
-  RETURN_IF_ERROR(interp->AllocateTensors());
+  OutputGuards guards;  // a kernel writing past its output fails the check
+  RETURN_IF_ERROR(guards.Bind(*interp));
   for (size_t i = 0; i < inputs.size(); ++i) {
     rt::RtTensor* t = interp->input(static_cast<int>(i));
     if (inputs[i].data.size() != t->bytes) return InvalidArgument("input size mismatch");
     if (t->bytes) std::memcpy(t->data, inputs[i].data.data(), t->bytes);
   }
   RETURN_IF_ERROR(interp->Invoke());
-  for (size_t i = 0; i < guarded.size(); ++i) {
-    const std::vector<uint8_t>& buf = guarded[i];
-    if (buf.empty()) continue;
-    for (size_t k = buf.size() - kGuard; k < buf.size(); ++k)
-      if (buf[k] != kGuardByte)
-        return Internal("output " + std::to_string(i) + ": a kernel wrote past its end (guard byte " +
-                        std::to_string(k - (buf.size() - kGuard)) + ")");
-  }
+  RETURN_IF_ERROR(guards.Check());
   Run r;
   for (int i = 0; i < interp->num_outputs(); ++i) {
     const rt::RtTensor* t = interp->output(i);
