@@ -24,6 +24,7 @@
 #include "support/core/model_files.h"
 #include "support/fast_vs_reference.h"
 #include "support/float_stand_ins.h"
+#include "support/output_guards.h"
 
 namespace edgeopt {
 namespace {
@@ -79,29 +80,20 @@ OpRun RunGraph(const Graph& g, const std::vector<std::vector<float>>& inputs, in
   if (!interp.ok()) return r;
   Status st = (*interp)->AllocateTensors();
   EXPECT_TRUE(st.ok()) << st.ToString();
-  // The output goes to a buffer of our own with 64 guard floats after it: a kernel that stores
-  // past its output (a full vector over a channel tail, say) changes them. (Binding re-plans the
-  // arena, so the inputs are written after it.)
-  constexpr size_t kGuard = 64;
-  constexpr float kSentinel = -12345.5f;
-  const size_t count = static_cast<size_t>((*interp)->output(0)->num_elements());
-  std::vector<float> buffer(count + kGuard, kSentinel);
-  st = (*interp)->BindOutput(0, buffer.data(), count * sizeof(float));
-  EXPECT_TRUE(st.ok()) << st.ToString();
-  st = (*interp)->AllocateTensors();
+  // Outputs in guarded buffers: a kernel that stores past its output (a full vector over a
+  // channel tail, say) fails the run.
+  testing::OutputGuards guards;
+  st = guards.Bind(**interp);
   EXPECT_TRUE(st.ok()) << st.ToString();
   for (size_t i = 0; i < inputs.size(); ++i)
     std::memcpy((*interp)->input(static_cast<int>(i))->data, inputs[i].data(), inputs[i].size() * sizeof(float));
   st = (*interp)->Invoke();
   EXPECT_TRUE(st.ok()) << st.ToString();
-  for (size_t i = count; i < buffer.size(); ++i)
-    if (buffer[i] != kSentinel) {
-      ADD_FAILURE() << "a kernel wrote past its output (guard float " << i - count << " is " << buffer[i] << ")";
-      break;
-    }
+  st = guards.Check();
+  EXPECT_TRUE(st.ok()) << st.ToString();
   const rt::RtTensor* o = (*interp)->output(0);
   r.shape = o->shape;
-  r.out.assign(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(count));
+  r.out.assign(o->data_as<float>(), o->data_as<float>() + o->num_elements());
   for (const auto& info : (*interp)->ops()) r.variant = info.variant;
   return r;
 }
