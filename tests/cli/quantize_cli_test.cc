@@ -74,6 +74,30 @@ TEST(CliQuantize, EveryModeWritesAModelAndReportsIt) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
 }
 
+// A float16-weight model (as MediaPipe ships them) is read as float32 and quantized from there,
+// saying so; quantizing it to float16 again is refused like an integer model.
+TEST(CliQuantize, Float16WeightsAreReadAsFloat32) {
+  const std::string dir = MakeTempDir("quantize_fp16_in");
+  const std::string in = MakeExampleModel(dir);
+  const std::string data = MakeNpyFolder(dir, 6);
+  const std::string fp16 = dir + "/fp16.tflite";
+  ASSERT_EQ(RunEdgeopt({"quantize", in, "-o", fp16, "--mode", "float16", "--min-elements", "16"}).exit_code, 0);
+  const std::string out = dir + "/int8.tflite";
+  CliResult r = RunEdgeopt({"quantize", fp16, "-o", out, "--mode", "int8", "--calibration", data, "--samples", "3"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_NE(r.out.find("float16 weights, read as float32"), std::string::npos) << r.out;
+  CliResult j = RunEdgeopt({"quantize", fp16, "-o", dir + "/dyn.tflite", "--mode", "dynamic", "--json"});
+  ASSERT_EQ(j.exit_code, 0) << Describe(j);
+  EXPECT_TRUE(Json::parse(j.out)["float16_weights_read_as_float32"].get<bool>());
+  CliResult i = RunEdgeopt({"inspect", out});
+  EXPECT_NE(i.out.find("full integer int8"), std::string::npos) << i.out;
+  const std::string again = dir + "/again.tflite";
+  CliResult f = RunEdgeopt({"quantize", fp16, "-o", again, "--mode", "float16"});
+  EXPECT_EQ(f.exit_code, 1) << Describe(f);
+  EXPECT_NE(f.err.find("already quantized"), std::string::npos) << f.err;
+  EXPECT_FALSE(std::filesystem::exists(again));
+}
+
 TEST(CliQuantize, Int8IoIntegerOnlyIsFullIntegerForInspect) {
   const std::string dir = MakeTempDir("quantize_int8io");
   const std::string in = MakeExampleModel(dir);

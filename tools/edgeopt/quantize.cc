@@ -19,11 +19,23 @@
 #include "format/reader.h"
 #include "format/writer.h"
 #include "graph/inspect.h"
+#include "optimize/quantize/dequantize.h"
 #include "optimize/quantize/quantize.h"
 #include "runtime/interpreter.h"
 
 namespace edgeopt::cli {
 namespace {
+
+// Whether the model's only quantization is float16 constants (no integer-quantized tensor).
+bool OnlyFloat16Weights(const Graph& g) {
+  bool any = false;
+  for (const auto& sg : g.subgraphs)
+    for (const auto& t : sg.tensors) {
+      if (t.is_quantized() && t.type != DType::kFloat32 && t.type != DType::kFloat16) return false;
+      any = any || (t.type == DType::kFloat16 && g.IsConstant(t));
+    }
+  return any;
+}
 
 constexpr const char* kCmd = "quantize";
 
@@ -141,12 +153,20 @@ int RunQuantize(const QuantizeCliOptions& o) {
   int exit_code = kExitOk;
   auto graph = ReadModelToRewrite(kCmd, o.input, o.output, "", &exit_code);
   if (!graph) return exit_code;
-  std::string why;
-  if (optimize::IsAlreadyQuantized(*graph, &why))
-    return Fail(kCmd, "'" + o.input + "' is already quantized (" + why +
-                          "); run `edgeopt dequantize " + o.input + " -o float.tflite` first, then quantize the float model");
   const uint64_t size_before = graph->source ? graph->source->size() : 0;
   const ModelSummary summary_before = SummarizeModel(*graph);
+  std::string why;
+  bool from_float16 = false;
+  if (optimize::IsAlreadyQuantized(*graph, &why)) {
+    // Float16 weights and nothing integer (MediaPipe ships its models so): read as float32, as
+    // `edgeopt dequantize` does, and quantized from there. Integer models are refused.
+    if (q.mode == optimize::QuantMode::kFloat16 || !OnlyFloat16Weights(*graph))
+      return Fail(kCmd, "'" + o.input + "' is already quantized (" + why + "); run `edgeopt dequantize " + o.input +
+                            " -o float.tflite` first, then quantize the float model");
+    auto dq = optimize::DequantizeModel(*graph);
+    if (!dq.ok()) return Fail(kCmd, dq.status().WithContext("'" + o.input + "': reading its float16 weights as float32"));
+    from_float16 = true;
+  }
 
   // The float model, for input shapes, calibration and the agreement check.
   auto float_model = rt::Model::FromGraph(*graph);
@@ -247,6 +267,7 @@ int RunQuantize(const QuantizeCliOptions& o) {
     j["input"] = o.input;
     j["output"] = o.output;
     j["mode"] = optimize::QuantModeName(q.mode);
+    j["float16_weights_read_as_float32"] = from_float16;
     j["scheme"] = summary_after.quantization.id;
     j["scheme_description"] = summary_after.quantization.description;
     j["file_size"] = {{"before", size_before}, {"after", size_after}, {"ratio", ratio}};
@@ -289,6 +310,7 @@ int RunQuantize(const QuantizeCliOptions& o) {
 
   std::cout << "edgeopt quantize: wrote " << Printable(o.output) << " (" << optimize::QuantModeName(q.mode) << ")\n";
   TextTable t;
+  if (from_float16) t.AddRow({"input", "float16 weights, read as float32 (as `edgeopt dequantize` does)"});
   t.AddRow({"scheme", summary_after.quantization.description});
   t.AddRow({"file size", HumanBytes(size_before) + " -> " + HumanBytes(size_after) + " (" + Fixed(ratio, 3) + "x)"});
   t.AddRow({"weights before", CountListText(summary_before.constant_bytes_by_dtype)});
@@ -418,7 +440,9 @@ void RegisterQuantize(CommandSet& commands) {
   sub->add_flag("--quiet", o->quiet, "No progress bar");
   sub->footer(R"HELP(The float model is run on the calibration samples; the quantized model is checked to load and run
 and compared with the float model on other samples before it is written (atomically: a failure
-leaves no file). An already quantized model is refused: `edgeopt dequantize` makes it float first.
+leaves no file). A model whose weights are float16 (and nothing else quantized) is read as float32
+first, as `edgeopt dequantize` would; an integer-quantized model is refused: `edgeopt dequantize`
+makes it float first.
 
 Examples:
   edgeopt quantize model.tflite -o model_fp16.tflite --mode float16
