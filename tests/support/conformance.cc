@@ -131,22 +131,19 @@ std::vector<TensorValue> RandomInputs(const Graph& g, const CompareOptions& opts
   return out;
 }
 
-Expected<std::vector<TensorValue>> RunEdgeopt(std::shared_ptr<const rt::Model> model,
-                                              const std::vector<TensorValue>& inputs,
-                                              const rt::InterpreterOptions& options) {
-  ASSIGN_OR_RETURN(auto interp, rt::Interpreter::Create(model, options));
-  if (static_cast<int>(inputs.size()) != interp->num_inputs())
-    return InvalidArgument("model has " + std::to_string(interp->num_inputs()) + " inputs, given " +
+Expected<std::vector<TensorValue>> InvokeWith(rt::Interpreter& interp, const std::vector<TensorValue>& inputs) {
+  if (static_cast<int>(inputs.size()) != interp.num_inputs())
+    return InvalidArgument("model has " + std::to_string(interp.num_inputs()) + " inputs, given " +
                            std::to_string(inputs.size()));
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (interp->input(static_cast<int>(i))->shape != inputs[i].shape)
-      RETURN_IF_ERROR(interp->ResizeInput(static_cast<int>(i), inputs[i].shape));
+    if (interp.input(static_cast<int>(i))->shape != inputs[i].shape)
+      RETURN_IF_ERROR(interp.ResizeInput(static_cast<int>(i), inputs[i].shape));
   }
-  RETURN_IF_ERROR(interp->AllocateTensors());
+  RETURN_IF_ERROR(interp.AllocateTensors());
   OutputGuards guards;  // a kernel writing past its output fails the run
-  RETURN_IF_ERROR(guards.Bind(*interp));
+  RETURN_IF_ERROR(guards.Bind(interp));
   for (size_t i = 0; i < inputs.size(); ++i) {
-    rt::RtTensor* t = interp->input(static_cast<int>(i));
+    rt::RtTensor* t = interp.input(static_cast<int>(i));
     if (t->type != inputs[i].type)
       return InvalidArgument("input " + std::to_string(i) + " is " + std::string(DTypeName(t->type)) + ", given " +
                              std::string(DTypeName(inputs[i].type)));
@@ -155,11 +152,11 @@ Expected<std::vector<TensorValue>> RunEdgeopt(std::shared_ptr<const rt::Model> m
                              std::to_string(inputs[i].data.size()));
     if (t->bytes) std::memcpy(t->data, inputs[i].data.data(), t->bytes);
   }
-  RETURN_IF_ERROR(interp->Invoke());
+  RETURN_IF_ERROR(interp.Invoke());
   RETURN_IF_ERROR(guards.Check());
   std::vector<TensorValue> out;
-  for (int i = 0; i < interp->num_outputs(); ++i) {
-    const rt::RtTensor* t = interp->output(i);
+  for (int i = 0; i < interp.num_outputs(); ++i) {
+    const rt::RtTensor* t = interp.output(i);
     TensorValue v;
     v.name = t->name();
     v.type = t->type;
@@ -171,7 +168,15 @@ Expected<std::vector<TensorValue>> RunEdgeopt(std::shared_ptr<const rt::Model> m
     v.zero_point = t->zero_point();
     out.push_back(std::move(v));
   }
+  RETURN_IF_ERROR(guards.Release(interp));
   return out;
+}
+
+Expected<std::vector<TensorValue>> RunEdgeopt(std::shared_ptr<const rt::Model> model,
+                                              const std::vector<TensorValue>& inputs,
+                                              const rt::InterpreterOptions& options) {
+  ASSIGN_OR_RETURN(auto interp, rt::Interpreter::Create(model, options));
+  return InvokeWith(*interp, inputs);
 }
 
 bool Tflite29Available() { return TfliteOracle::LibraryPresent(); }

@@ -79,6 +79,10 @@ struct CompareReport {
 // Seeded random inputs matching the main subgraph inputs of `g`.
 std::vector<TensorValue> RandomInputs(const Graph& g, const CompareOptions& opts);
 
+// One invoke of an existing interpreter on `inputs` (by position): inputs resized where their
+// shapes differ and copied in (types and sizes checked), outputs in guarded buffers during the
+// invoke (OutputGuards: a kernel writing past its output fails it) and copied out.
+Expected<std::vector<TensorValue>> InvokeWith(rt::Interpreter& interp, const std::vector<TensorValue>& inputs);
 // Runs edgeopt on a model with given inputs (by position).
 Expected<std::vector<TensorValue>> RunEdgeopt(std::shared_ptr<const rt::Model> model,
                                               const std::vector<TensorValue>& inputs,

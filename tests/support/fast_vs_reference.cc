@@ -8,7 +8,6 @@
 #include <sstream>
 
 #include "runtime/cpu.h"
-#include "support/output_guards.h"
 
 namespace edgeopt::testing {
 namespace {
@@ -21,29 +20,8 @@ struct Run {
 Expected<Run> RunOnce(std::shared_ptr<const rt::Model> model, const std::vector<TensorValue>& inputs,
                       const rt::InterpreterOptions& options) {
   ASSIGN_OR_RETURN(auto interp, rt::Interpreter::Create(model, options));
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (interp->input(static_cast<int>(i))->shape != inputs[i].shape)
-      RETURN_IF_ERROR(interp->ResizeInput(static_cast<int>(i), inputs[i].shape));
-  RETURN_IF_ERROR(interp->AllocateTensors());
-  OutputGuards guards;  // a kernel writing past its output fails the check
-  RETURN_IF_ERROR(guards.Bind(*interp));
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    rt::RtTensor* t = interp->input(static_cast<int>(i));
-    if (inputs[i].data.size() != t->bytes) return InvalidArgument("input size mismatch");
-    if (t->bytes) std::memcpy(t->data, inputs[i].data.data(), t->bytes);
-  }
-  RETURN_IF_ERROR(interp->Invoke());
-  RETURN_IF_ERROR(guards.Check());
   Run r;
-  for (int i = 0; i < interp->num_outputs(); ++i) {
-    const rt::RtTensor* t = interp->output(i);
-    TensorValue v;
-    v.name = t->name();
-    v.type = t->type;
-    v.shape = t->shape;
-    v.data.assign(t->data, t->data + DTypeBytes(t->type, static_cast<size_t>(t->num_elements())));
-    r.outputs.push_back(std::move(v));
-  }
+  ASSIGN_OR_RETURN(r.outputs, InvokeWith(*interp, inputs));
   r.ops = interp->ops();
   return r;
 }

@@ -29,4 +29,11 @@ Status OutputGuards::Check() const {
   return Status::Ok();
 }
 
+Status OutputGuards::Release(rt::Interpreter& interp) {
+  for (size_t i = 0; i < buffers_.size(); ++i)
+    if (!buffers_[i].empty()) RETURN_IF_ERROR(interp.BindOutput(static_cast<int>(i), nullptr, 0));
+  buffers_.clear();
+  return Status::Ok();
+}
+
 }  // namespace edgeopt::testing

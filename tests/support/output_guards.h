@@ -18,6 +18,9 @@ class OutputGuards {
   Status Bind(rt::Interpreter& interp);
   // After Invoke: an error naming the output whose guard bytes changed.
   Status Check() const;
+  // Gives the bound outputs back to the arena (before the buffers go), so the interpreter can
+  // be invoked again.
+  Status Release(rt::Interpreter& interp);
 
  private:
   static constexpr size_t kGuard = 256;

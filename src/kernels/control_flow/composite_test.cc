@@ -113,26 +113,7 @@ Expected<std::vector<std::vector<TensorValue>>> RunSequence(const Graph& g,
   ASSIGN_OR_RETURN(auto interp, rt::Interpreter::Create(model));
   std::vector<std::vector<TensorValue>> results;
   for (const auto& inputs : sets) {
-    for (size_t i = 0; i < inputs.size(); ++i)
-      if (interp->input(static_cast<int>(i))->shape != inputs[i].shape)
-        RETURN_IF_ERROR(interp->ResizeInput(static_cast<int>(i), inputs[i].shape));
-    RETURN_IF_ERROR(interp->AllocateTensors());
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      rt::RtTensor* t = interp->input(static_cast<int>(i));
-      if (t->bytes != inputs[i].data.size()) return Internal("input size mismatch in the test");
-      if (t->bytes) std::memcpy(t->data, inputs[i].data.data(), t->bytes);
-    }
-    RETURN_IF_ERROR(interp->Invoke());
-    std::vector<TensorValue> out;
-    for (int i = 0; i < interp->num_outputs(); ++i) {
-      const rt::RtTensor* t = interp->output(i);
-      TensorValue v;
-      v.name = t->name();
-      v.type = t->type;
-      v.shape = t->shape;
-      v.data.assign(t->data, t->data + DTypeBytes(t->type, static_cast<size_t>(t->num_elements())));
-      out.push_back(std::move(v));
-    }
+    ASSIGN_OR_RETURN(auto out, testing::InvokeWith(*interp, inputs));
     results.push_back(std::move(out));
   }
   return results;
