@@ -24,10 +24,22 @@ bool OsSupportsAvxState() {
   return (lo & 0x6) == 0x6;
 }
 
+// AMD's Zen 4 (family 0x19 with AVX-512) splits 512-bit operations into two 256-bit halves; Zen 5
+// (family 0x1A) and Intel's AVX-512 cores run them at full width.
+bool Avx512Halved(unsigned family_signature) {
+  unsigned a, b, c, d;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
+  const bool amd = b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;  // "AuthenticAMD"
+  unsigned family = (family_signature >> 8) & 0xF;
+  if (family == 0xF) family += (family_signature >> 20) & 0xFF;
+  return amd && family == 0x19;
+}
+
 CpuFeatures Detect() {
   CpuFeatures f;
   unsigned a, b, c, d;
   if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
+  const unsigned signature = a;
   const bool avx_os = OsSupportsAvxState();
   f.fma = avx_os && (c & (1u << 12));
   f.f16c = avx_os && (c & (1u << 29));
@@ -47,6 +59,7 @@ CpuFeatures Detect() {
     f.avxvnni = avx_os && (a1 & (1u << 4));
     f.avx512bf16 = z && (a1 & (1u << 5));
   }
+  f.avx512_halved = f.avx512f && Avx512Halved(signature);
   return f;
 }
 
@@ -54,6 +67,10 @@ CpuFeatures Detect() {
 
 CpuFeatures CapFeatures(CpuFeatures f, const std::string& level) {
   if (level == "generic" || level == "none" || level == "ref") return CpuFeatures{};
+  if (level == "avx512-halved" || level == "avx512-full") {
+    f.avx512_halved = f.avx512f && level == "avx512-halved";
+    return f;
+  }
   if (level == "avx2") {
     CpuFeatures g;
     g.avx2 = f.avx2;
@@ -97,6 +114,7 @@ std::string CpuFeatures::ToString() const {
   add(avxvnni, "avxvnni");
   add(avx512fp16, "avx512fp16");
   add(avx512bf16, "avx512bf16");
+  add(avx512_halved, "(512-bit ops as two halves)");
   return s.empty() ? "generic" : s;
 }
 

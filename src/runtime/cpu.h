@@ -1,6 +1,6 @@
 // CPU features, detected once per process. Kernel variants are chosen from these at prepare
 // time, never per call. EDGEOPT_CPU=generic|avx2|avx512 caps what is used (for tests and for
-// comparing variants on one machine).
+// comparing variants on one machine); avx512-halved / avx512-full override avx512_halved.
 #pragma once
 
 #include <string>
@@ -20,6 +20,10 @@ struct CpuFeatures {
   bool avxvnni = false;
   bool avx512fp16 = false;
   bool avx512bf16 = false;
+  // The core executes a 512-bit multiply-add as two 256-bit halves (AMD Zen 4, CPUID family
+  // 0x19): a zmm instruction then does no more work per cycle than a ymm one, so the float GEMM
+  // keeps AVX2 tiles for shallow products there. Not a CPUID bit: read off the vendor and family.
+  bool avx512_halved = false;
 
   // Convenience groups the kernels dispatch on.
   bool has_avx2_fma() const { return avx2 && fma && f16c; }

@@ -138,7 +138,10 @@ std::vector<ChainCase> Cases() {
 
 TEST(FusedDwChainF32, MatchesUnfused) {
   std::vector<std::pair<const char*, rt::CpuFeatures>> families;
-  if (rt::CpuHardware().has_avx512()) families.push_back({"avx512", rt::CpuHardware()});
+  if (rt::CpuHardware().has_avx512()) {
+    families.push_back({"avx512-halved", rt::CapFeatures(rt::CpuHardware(), "avx512-halved")});
+    families.push_back({"avx512-full", rt::CapFeatures(rt::CpuHardware(), "avx512-full")});
+  }
   if (rt::CpuHardware().has_avx2_fma()) families.push_back({"avx2", rt::CapFeatures(rt::CpuHardware(), "avx2")});
   if (families.empty()) GTEST_SKIP() << "no AVX2+FMA: the fused chains need the vector depthwise kernels";
   uint64_t seed = 7;

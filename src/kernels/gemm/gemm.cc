@@ -154,13 +154,14 @@ const Ukernels& ScalarUkernels() {
 }
 
 const Ukernels& SelectUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n) {
+  if (cpu.has_avx512() && !cpu.avx512_halved) return Avx512WideUkernels();
   if (cpu.has_avx512() && (k < 0 || k >= kAvx512MinK || (n > 0 && n <= 8))) return Avx512Ukernels();
   return cpu.has_avx2_fma() ? Avx2Ukernels() : ScalarUkernels();
 }
 
 const Ukernels& SelectDirectUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n) {
-  if (cpu.has_avx512() && k >= 1 && n > 8 && (k <= 16 || (k <= kSmallKMaxK && n % kNr == 0)))
-    return Avx512SmallKUkernels();
+  const bool small_k = cpu.avx512_halved ? k <= 16 || (k <= kSmallKMaxK && n % kNr == 0) : k <= 4 || (k <= 16 && n <= 32);
+  if (cpu.has_avx512() && k >= 1 && n > 8 && small_k) return Avx512SmallKUkernels();
   return SelectUkernels(cpu, k, n);
 }
 

@@ -82,8 +82,15 @@ struct Ukernels {
 
 const Ukernels& ScalarUkernels();
 const Ukernels& Avx2Ukernels();    // needs AVX2 + FMA: select through SelectUkernels
-const Ukernels& Avx512Ukernels();  // needs CpuFeatures::has_avx512(): select through SelectUkernels
-// The fastest family this CPU runs for a GEMM of depth k and n columns (< 0: unknown):
+// AVX-512 12×32 / 12×16 tiles (needs CpuFeatures::has_avx512(); select through SelectUkernels):
+// tuned for cores that split a zmm operation in two halves (12×32 tiles from K = 96 on), and for
+// full-width ones (12×32 tiles at every depth). Both are named "avx512" and give the same sums.
+const Ukernels& Avx512Ukernels();
+const Ukernels& Avx512WideUkernels();
+// The fastest family this CPU runs for a GEMM of depth k and n columns (< 0: unknown). Where zmm
+// run at full width (CpuFeatures::avx512_halved false): AVX-512 at every depth (on Zen 5 it ran
+// 1.4-1.6x the AVX2 6×16 tiles at K = 16-64: DeepLabV3's K = 48 1×1 layers 0.28 -> 0.17 ms, the
+// K = 27 stem of MobileNetV2 0.25 -> 0.18 ms). On halved cores (Zen 4):
 // AVX-512 from kAvx512MinK on, below that AVX2 (in MobileNetV2 the 112×112 1×1 layer with
 // K = 16 ran in 0.42-0.46 ms with AVX2 vs 0.55-0.59 ms with AVX-512, the K = 27 stem
 // 0.31-0.33 vs 0.34-0.35) — except for n <= 8, where the AVX2 6×16 tile would spend half its
@@ -99,7 +106,10 @@ const Ukernels& Avx512SmallKUkernels();
 // GEMM of depth k <= kSmallKMaxK and n > 8 columns gets the small-K family when its panels are
 // mostly used: k <= 16, or n a multiple of 16. In isolation (M = 3136-12544) it ran K = 8, N = 16
 // 1.7x as fast as the AVX2 6×16 tiles, K = 16, N = 32 1.2x, K = 32, N = 16 1.13x, K = 16-32,
-// N = 96 1.0-1.1x; K = 48, N = 24 (a half-empty second panel) 0.85x.
+// N = 96 1.0-1.1x; K = 48, N = 24 (a half-empty second panel) 0.85x. Those figures are Zen 4's.
+// With full-width zmm (Zen 5, M = 112-3136, alternated, CPU time) the always-wide tiles caught
+// up where there are many panels: the small-K family keeps k <= 4 (1.2-1.7x) and k <= 16 with
+// n <= 32 (1.07-1.6x); at k = 8-16 with n = 96-144 it ran 0.86-0.99x, at k = 24-48 0.72-0.95x.
 constexpr int64_t kSmallKMaxK = 32;
 const Ukernels& SelectDirectUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n);
 

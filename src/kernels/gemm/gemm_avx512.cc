@@ -145,11 +145,15 @@ inline void IgemmGroup(size_t kc, size_t taps, const float* const* ind, const fl
 
 // Which tile a group of `cols` remaining columns (> 0) takes: 25..32 columns two zmm, 9..16
 // (and 17..24, then 1..8) one zmm, 1..8 one ymm. Groups cover 32 columns (two panels) or 16.
-// Two-panel groups only when K ≥ kWideMinK: measured on Zen 4 (edgeopt_kernel_bench, hot
-// caches), 12×32 tiles lose 5-15% against 12×16 ones for K = 16..64 and win 5-20% for K ≥ 96;
-// a zmm + ymm tile for 17..24 columns lost to a zmm tile followed by a ymm one (74 vs 88
-// GFLOP/s at K = 144, N = 24).
-constexpr size_t kWideMinK = 96;
+// Two-panel groups only when K ≥ the family's kWideMin: measured on Zen 4 (edgeopt_kernel_bench,
+// hot caches), where a zmm multiply-add is two ymm halves, 12×32 tiles lose 5-15% against 12×16
+// ones for K = 16..64 and win 5-20% for K ≥ 96 (kWideMinHalved). Where zmm run at full width
+// (Zen 5), a 12×16 tile's 12 broadcasts and one B load per k keep the load ports as busy as its
+// 12 multiply-adds keep the two FMA pipes, and 12×32 tiles (14 loads per 24 multiply-adds) won
+// at every depth (/tmp-style alternated runs, M = 196-3136: K = 16 1.0-1.12x, K = 24-32
+// 1.08-1.12x, K = 48-64 1.09-1.15x), so that family is always wide. A zmm + ymm tile for 17..24
+// columns lost to a zmm tile followed by a ymm one (74 vs 88 GFLOP/s at K = 144, N = 24, Zen 4).
+constexpr size_t kWideMinHalved = 96;
 enum class Group { kTwo, kOne, kHalf };
 inline Group GroupFor(size_t cols, bool wide) {
   if (wide && cols > 24) return Group::kTwo;
@@ -158,10 +162,10 @@ inline Group GroupFor(size_t cols, bool wide) {
 }
 
 // Walks nc columns in groups: Run::template Group<NZ, kHalf>(wp, bias, c, cols). k: the whole K.
-template <typename Run>
+template <size_t kWideMin, typename Run>
 inline void ForEachGroup(size_t nc, size_t k, const float* w, size_t w_stride, const float* bias, float* c,
                          const Run& run) {
-  const bool wide = k >= kWideMinK;
+  const bool wide = k >= kWideMin;
   while (nc > 0) {
     const Group g = GroupFor(nc, wide);
     const bool two_panels = g == Group::kTwo;
@@ -191,7 +195,7 @@ struct GemmRun {
   }
 };
 
-template <int MR>
+template <int MR, size_t kWideMin>
 void GemmMr(size_t nc, size_t kc, const float* a, size_t a_stride, const float* w, size_t w_stride,
             const float* bias, float* c, size_t c_stride, MinMax mm) {
   GemmRun<MR> run;
@@ -200,7 +204,7 @@ void GemmMr(size_t nc, size_t kc, const float* a, size_t a_stride, const float* 
   run.kc = kc;
   run.c_stride = c_stride;
   run.mm = mm;
-  ForEachGroup(nc, kc, w, w_stride, bias, c, run);
+  ForEachGroup<kWideMin>(nc, kc, w, w_stride, bias, c, run);
 }
 
 template <int MR>
@@ -214,10 +218,10 @@ struct IgemmRun {
   }
 };
 
-template <int MR>
+template <int MR, size_t kWideMin>
 void IgemmMr(size_t nc, size_t kc, size_t taps, const float* const* ind, const float* w, size_t w_stride,
              const float* bias, float* c, size_t c_stride, MinMax mm) {
-  ForEachGroup(nc, kc * taps, w, w_stride, bias, c, IgemmRun<MR>{ind, kc, taps, c_stride, mm});
+  ForEachGroup<kWideMin>(nc, kc * taps, w, w_stride, bias, c, IgemmRun<MR>{ind, kc, taps, c_stride, mm});
 }
 
 template <template <int> class Fn, typename... Args>
@@ -239,26 +243,30 @@ inline void ByRows(size_t mr, Args... args) {
   }
 }
 
-template <int MR>
-struct GemmRows {
-  template <typename... Args>
-  static void Run(Args... args) { GemmMr<MR>(args...); }
+// The row-count dispatch of one family (kWideMin: the depth from which it takes 12×32 tiles).
+template <size_t kWideMin>
+struct Family {
+  template <int MR>
+  struct GemmRows {
+    template <typename... Args>
+    static void Run(Args... args) { GemmMr<MR, kWideMin>(args...); }
+  };
+  template <int MR>
+  struct IgemmRows {
+    template <typename... Args>
+    static void Run(Args... args) { IgemmMr<MR, kWideMin>(args...); }
+  };
+  static void Gemm(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* w, size_t w_stride,
+                   const float* bias, float* c, size_t c_stride, MinMax mm) {
+    ByRows<GemmRows>(mr, nc, kc, a, a_stride, w, w_stride, bias, c, c_stride, mm);
+  }
+  static void Igemm(size_t mr, size_t nc, size_t kc, size_t taps, const float* const* ind, const float* w,
+                    size_t w_stride, const float* bias, float* c, size_t c_stride, MinMax mm) {
+    ByRows<IgemmRows>(mr, nc, kc, taps, ind, w, w_stride, bias, c, c_stride, mm);
+  }
 };
-template <int MR>
-struct IgemmRows {
-  template <typename... Args>
-  static void Run(Args... args) { IgemmMr<MR>(args...); }
-};
-
-void Gemm12x32(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* w, size_t w_stride,
-               const float* bias, float* c, size_t c_stride, MinMax mm) {
-  ByRows<GemmRows>(mr, nc, kc, a, a_stride, w, w_stride, bias, c, c_stride, mm);
-}
-
-void Igemm12x32(size_t mr, size_t nc, size_t kc, size_t taps, const float* const* ind, const float* w,
-                size_t w_stride, const float* bias, float* c, size_t c_stride, MinMax mm) {
-  ByRows<IgemmRows>(mr, nc, kc, taps, ind, w, w_stride, bias, c, c_stride, mm);
-}
+using HalvedFamily = Family<kWideMinHalved>;
+using FullWidthFamily = Family<0>;
 
 // One row: eight panels at a time (eight zmm accumulators, eight weight streams, enough loads in
 // flight for weights that come from L3 or memory), then one panel at a time with K unrolled by
@@ -372,7 +380,12 @@ const Ukernels& Avx512SmallKUkernels() {
 }
 
 const Ukernels& Avx512Ukernels() {
-  static const Ukernels k{"avx512", kMr, 2 * kNr, Gemm12x32, Igemm12x32, Gemv1x16};
+  static const Ukernels k{"avx512", kMr, 2 * kNr, HalvedFamily::Gemm, HalvedFamily::Igemm, Gemv1x16};
+  return k;
+}
+
+const Ukernels& Avx512WideUkernels() {
+  static const Ukernels k{"avx512", kMr, 2 * kNr, FullWidthFamily::Gemm, FullWidthFamily::Igemm, Gemv1x16};
   return k;
 }
 

@@ -23,7 +23,10 @@ namespace {
 std::vector<const Ukernels*> Families() {
   std::vector<const Ukernels*> f = {&ScalarUkernels()};
   if (rt::CpuHardware().has_avx2_fma()) f.push_back(&Avx2Ukernels());
-  if (rt::CpuHardware().has_avx512()) f.push_back(&Avx512Ukernels());
+  if (rt::CpuHardware().has_avx512()) {
+    f.push_back(&Avx512Ukernels());
+    f.push_back(&Avx512WideUkernels());
+  }
   return f;
 }
 
@@ -41,25 +44,42 @@ TEST(GemmF32, SelectsTheWidestFamilyTheCpuHas) {
   if (!hw.has_avx2_fma()) GTEST_SKIP() << "this CPU has no AVX2+FMA";
   EXPECT_STREQ(SelectUkernels(rt::CapFeatures(hw, "avx2")).isa, "avx2");
   if (!hw.has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512 (F, BW, VL, DQ)";
+  // Cores that split zmm operations in halves (Zen 4) and full-width ones choose differently;
+  // the caps force either on this machine.
+  const rt::CpuFeatures halved = rt::CapFeatures(hw, "avx512-halved"), full = rt::CapFeatures(hw, "avx512-full");
+  EXPECT_TRUE(halved.avx512_halved);
+  EXPECT_FALSE(full.avx512_halved);
+  EXPECT_TRUE(full.has_avx512());
   EXPECT_STREQ(SelectUkernels(hw).isa, "avx512");
-  EXPECT_STREQ(SelectUkernels(hw, kAvx512MinK).isa, "avx512");
-  EXPECT_STREQ(SelectUkernels(hw, kAvx512MinK - 1).isa, "avx2");
-  EXPECT_STREQ(SelectUkernels(hw, kAvx512MinK - 1, 9).isa, "avx2");
+  EXPECT_EQ(&SelectUkernels(halved), &Avx512Ukernels());
+  EXPECT_STREQ(SelectUkernels(halved, kAvx512MinK).isa, "avx512");
+  EXPECT_STREQ(SelectUkernels(halved, kAvx512MinK - 1).isa, "avx2");
+  EXPECT_STREQ(SelectUkernels(halved, kAvx512MinK - 1, 9).isa, "avx2");
   // 8 columns or fewer: the AVX-512 family's one-ymm tiles, whatever the depth.
-  EXPECT_STREQ(SelectUkernels(hw, 27, 8).isa, "avx512");
-  EXPECT_STREQ(SelectUkernels(hw, 1, 1).isa, "avx512");
+  EXPECT_STREQ(SelectUkernels(halved, 27, 8).isa, "avx512");
+  EXPECT_STREQ(SelectUkernels(halved, 1, 1).isa, "avx512");
   EXPECT_STREQ(SelectUkernels(rt::CapFeatures(hw, "avx2"), 27, 8).isa, "avx2");
   EXPECT_EQ(Avx512Ukernels().mr, 12);
-  // Direct-only callers: the small-K family for k <= 16 beyond 8 columns, and up to k = 32 when
-  // the columns fill whole panels.
-  EXPECT_STREQ(SelectDirectUkernels(hw, 8, 16).isa, "avx512/smallk");
-  EXPECT_STREQ(SelectDirectUkernels(hw, 16, 24).isa, "avx512/smallk");
-  EXPECT_STREQ(SelectDirectUkernels(hw, 1, 9).isa, "avx512/smallk");
-  EXPECT_STREQ(SelectDirectUkernels(hw, 32, 96).isa, "avx512/smallk");
-  EXPECT_STREQ(SelectDirectUkernels(hw, 32, 24).isa, "avx2");
-  EXPECT_STREQ(SelectDirectUkernels(hw, 33, 32).isa, "avx2");
-  EXPECT_STREQ(SelectDirectUkernels(hw, 8, 8).isa, "avx512");
-  EXPECT_STREQ(SelectDirectUkernels(hw, 64, 64).isa, "avx512");
+  // Full width: the always-wide AVX-512 tiles at every depth.
+  EXPECT_EQ(&SelectUkernels(full), &Avx512WideUkernels());
+  EXPECT_EQ(&SelectUkernels(full, 1, 64), &Avx512WideUkernels());
+  EXPECT_EQ(&SelectUkernels(full, 27, 32), &Avx512WideUkernels());
+  // Direct-only callers on halved cores: the small-K family for k <= 16 beyond 8 columns, and
+  // up to k = 32 when the columns fill whole panels.
+  EXPECT_STREQ(SelectDirectUkernels(halved, 8, 16).isa, "avx512/smallk");
+  EXPECT_STREQ(SelectDirectUkernels(halved, 16, 24).isa, "avx512/smallk");
+  EXPECT_STREQ(SelectDirectUkernels(halved, 1, 9).isa, "avx512/smallk");
+  EXPECT_STREQ(SelectDirectUkernels(halved, 32, 96).isa, "avx512/smallk");
+  EXPECT_STREQ(SelectDirectUkernels(halved, 32, 24).isa, "avx2");
+  EXPECT_STREQ(SelectDirectUkernels(halved, 33, 32).isa, "avx2");
+  EXPECT_STREQ(SelectDirectUkernels(halved, 8, 8).isa, "avx512");
+  EXPECT_STREQ(SelectDirectUkernels(halved, 64, 64).isa, "avx512");
+  // On full-width cores: k <= 4, or k <= 16 with at most two panels.
+  EXPECT_STREQ(SelectDirectUkernels(full, 4, 144).isa, "avx512/smallk");
+  EXPECT_STREQ(SelectDirectUkernels(full, 16, 32).isa, "avx512/smallk");
+  EXPECT_EQ(&SelectDirectUkernels(full, 16, 96), &Avx512WideUkernels());
+  EXPECT_EQ(&SelectDirectUkernels(full, 32, 96), &Avx512WideUkernels());
+  EXPECT_EQ(&SelectDirectUkernels(full, 8, 8), &Avx512WideUkernels());
   EXPECT_STREQ(SelectDirectUkernels(rt::CapFeatures(hw, "avx2"), 8, 16).isa, "avx2");
   EXPECT_EQ(Avx512SmallKUkernels().igemm, nullptr);
 }

@@ -54,7 +54,11 @@ struct Family {
 };
 std::vector<Family> Families() {
   std::vector<Family> f;
-  if (rt::CpuHardware().has_avx512()) f.push_back({"avx512", rt::CpuHardware()});
+  if (rt::CpuHardware().has_avx512()) {
+    // Both tunings of the AVX-512 kernel choice (cores splitting zmm in halves, full-width ones).
+    f.push_back({"avx512-halved", rt::CapFeatures(rt::CpuHardware(), "avx512-halved")});
+    f.push_back({"avx512-full", rt::CapFeatures(rt::CpuHardware(), "avx512-full")});
+  }
   if (rt::CpuHardware().has_avx2_fma()) f.push_back({"avx2", rt::CapFeatures(rt::CpuHardware(), "avx2")});
   f.push_back({"generic", rt::CapFeatures(rt::CpuHardware(), "generic")});
   return f;
@@ -432,8 +436,20 @@ TEST(FastF32Ops, ChoosesAvx512WhenTheCpuHasIt) {
                                          b.ConstRandom("b5", DType::kFloat32, {1})}, {t5}, co);
   b.Output(t5);
   const Graph g = b.Finish();
-  for (const auto& [cpu, isa] : {std::pair{rt::CpuHardware(), "avx512"},
-                                 std::pair{rt::CapFeatures(rt::CpuHardware(), "avx2"), "avx2"}}) {
+  struct Config {
+    rt::CpuFeatures cpu;
+    const char* isa;
+    const char* k24;  // the K = 24 1×1 layers' families (N = 16, N = 24)
+    const char* k24_half_panel;
+  };
+  const rt::CpuFeatures& hw = rt::CpuHardware();
+  std::vector<Config> configs = {{rt::CapFeatures(hw, "avx2"), "avx2", "avx2", "avx2"}};
+  if (hw.has_avx512()) {
+    configs.push_back({rt::CapFeatures(hw, "avx512-halved"), "avx512", "avx512/smallk", "avx2"});
+    // Full-width zmm: the always-wide tiles for both (no small-K family beyond k = 16).
+    configs.push_back({rt::CapFeatures(hw, "avx512-full"), "avx512", "avx512", "avx512"});
+  }
+  for (const auto& [cpu, isa, k24, k24_half_panel] : configs) {
     auto model = rt::Model::FromGraph(g);
     ASSERT_TRUE(model.ok());
     rt::InterpreterOptions io;
@@ -443,12 +459,12 @@ TEST(FastF32Ops, ChoosesAvx512WhenTheCpuHasIt) {
     ASSERT_TRUE((*interp)->AllocateTensors().ok());
     std::vector<std::string> variants;
     for (const auto& op : (*interp)->ops()) variants.push_back(op.variant);
-    const std::string small_k = std::string(isa) == "avx512" ? "avx512/smallk" : isa;
     EXPECT_EQ(variants, (std::vector<std::string>{std::string("conv2d/f32/") + isa,
                                                   std::string("depthwise_conv2d/f32/") + isa,
                                                   std::string("fully_connected/f32/") + isa,
-                                                  "conv2d/f32/" + small_k, "conv2d/f32/avx2",
-                                                  std::string("conv2d/f32/") + (std::string(isa) == "avx512" ? "avx512/single" : isa)}));
+                                                  std::string("conv2d/f32/") + k24, std::string("conv2d/f32/") + k24_half_panel,
+                                                  std::string("conv2d/f32/") + (std::string(isa) == "avx512" ? "avx512/single" : isa)}))
+        << isa << (cpu.avx512_halved ? " (halved)" : "");
   }
 }
 
