@@ -47,7 +47,8 @@ constexpr size_t kMaxDims = 16;
 
 class BinaryF32 : public rt::OpKernel {
  public:
-  BinaryF32(binary::Op op, bool avx2, MinMax mm) : op_(op), avx2_(avx2), mm_(mm) {}
+  enum class Isa { kScalar, kAvx2, kAvx512 };
+  BinaryF32(binary::Op op, Isa isa, MinMax mm) : op_(op), isa_(isa), mm_(mm) {}
 
   Status Prepare(rt::KernelContext& ctx) override {
     const rt::RtTensor* a = ctx.input(0);
@@ -96,10 +97,11 @@ class BinaryF32 : public rt::OpKernel {
     // n values; an operand whose inner stride is 0 is one value (`strided`: both runs in memory).
     auto run = [&](const float* pa, const float* pb, float* po, int64_t n, bool strided = false) {
       const bool a_one = !strided && inner.a_stride == 0, b_one = !strided && inner.b_stride == 0;
-      if (avx2_)
-        binary::RunAvx2(op_, pa, a_one, pb, b_one, po, static_cast<size_t>(n), mm_);
-      else
-        binary::RunScalar(op_, pa, a_one, pb, b_one, po, static_cast<size_t>(n), mm_);
+      switch (isa_) {
+        case Isa::kAvx512: return binary::RunAvx512(op_, pa, a_one, pb, b_one, po, static_cast<size_t>(n), mm_);
+        case Isa::kAvx2: return binary::RunAvx2(op_, pa, a_one, pb, b_one, po, static_cast<size_t>(n), mm_);
+        case Isa::kScalar: return binary::RunScalar(op_, pa, a_one, pb, b_one, po, static_cast<size_t>(n), mm_);
+      }
     };
     constexpr int64_t kMinTask = 16384;  // elements: below this a task costs more than it saves
     if (outer == 1) {
@@ -161,12 +163,12 @@ class BinaryF32 : public rt::OpKernel {
       case binary::Op::kMaximum: name = "maximum"; break;
       case binary::Op::kMinimum: name = "minimum"; break;
     }
-    return std::string(name) + "/f32/" + (avx2_ ? "avx2" : "scalar");
+    return std::string(name) + "/f32/" + (isa_ == Isa::kAvx512 ? "avx512" : isa_ == Isa::kAvx2 ? "avx2" : "scalar");
   }
 
  private:
   const binary::Op op_;
-  const bool avx2_;
+  const Isa isa_;
   const MinMax mm_;
   std::vector<BroadcastDim> dims_;
   // Per-channel operand repeated into scratch (Prepare): rows per group, which operand is full.
@@ -209,7 +211,10 @@ std::unique_ptr<rt::OpKernel> MakeBinaryF32(const rt::KernelCreateContext& cc) {
   }
   MinMax mm;
   if (!FusedMinMax(activation, &mm)) return nullptr;
-  return std::make_unique<BinaryF32>(op, cc.cpu.has_avx2_fma(), mm);
+  const auto isa = cc.cpu.has_avx512()     ? BinaryF32::Isa::kAvx512
+                   : cc.cpu.has_avx2_fma() ? BinaryF32::Isa::kAvx2
+                                           : BinaryF32::Isa::kScalar;
+  return std::make_unique<BinaryF32>(op, isa, mm);
 }
 
 }  // namespace edgeopt::kernels

@@ -14,6 +14,8 @@ namespace edgeopt::kernels::binary {
 enum class Op { kAdd, kSub, kMul, kDiv, kSquaredDifference, kMaximum, kMinimum };
 
 // out[i] = clamp(a[a_scalar ? 0 : i] op b[b_scalar ? 0 : i]) for i in [0, n).
+void RunAvx512(Op op, const float* a, bool a_scalar, const float* b, bool b_scalar, float* out, size_t n,
+               gemm::MinMax mm);  // binary_avx512.cc: needs CpuFeatures::has_avx512()
 void RunAvx2(Op op, const float* a, bool a_scalar, const float* b, bool b_scalar, float* out, size_t n,
              gemm::MinMax mm);
 void RunScalar(Op op, const float* a, bool a_scalar, const float* b, bool b_scalar, float* out, size_t n,

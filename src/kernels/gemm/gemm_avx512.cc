@@ -150,7 +150,7 @@ inline void IgemmGroup(size_t kc, size_t taps, const float* const* ind, const fl
 // ones for K = 16..64 and win 5-20% for K ≥ 96 (kWideMinHalved). Where zmm run at full width
 // (Zen 5), a 12×16 tile's 12 broadcasts and one B load per k keep the load ports as busy as its
 // 12 multiply-adds keep the two FMA pipes, and 12×32 tiles (14 loads per 24 multiply-adds) won
-// at every depth (/tmp-style alternated runs, M = 196-3136: K = 16 1.0-1.12x, K = 24-32
+// at every depth (GEMM alone, CPU time, alternated, M = 112-3136: K = 16 1.0-1.12x, K = 24-32
 // 1.08-1.12x, K = 48-64 1.09-1.15x), so that family is always wide. A zmm + ymm tile for 17..24
 // columns lost to a zmm tile followed by a ymm one (74 vs 88 GFLOP/s at K = 144, N = 24, Zen 4).
 constexpr size_t kWideMinHalved = 96;

@@ -722,7 +722,8 @@ TEST(FastF32Ops, DivSquaredDifferenceMaxMinEqualTheReference) {
         check.cpu = &fam.cpu;
         check.inputs = inputs;
         check.op_type = tflite::EnumNameBuiltinOperator(code);
-        check.variant = std::string("/f32/") + (std::string(fam.name) == "generic" ? "scalar" : "avx2");
+        const std::string fam_name = fam.name;
+        check.variant = std::string("/f32/") + (fam_name == "generic" ? "scalar" : fam_name == "avx2" ? "avx2" : "avx512");
         testing::ExpectFastMatchesReference(b.Finish(), std::string(check.op_type) + " " + fam.name + " " +
                                                             rt::ShapeToString(sa) + " " + rt::ShapeToString(sb),
                                             check);
