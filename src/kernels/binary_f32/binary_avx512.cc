@@ -7,6 +7,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include "kernels/binary_f32/binary_dispatch.h"
 #include "kernels/binary_f32/binary_f32.h"
 
 namespace edgeopt::kernels::binary {
@@ -26,55 +27,41 @@ inline __m512 Apply(__m512 a, __m512 b) {
   return _mm512_mul_ps(a, b);
 }
 
-template <Op O, bool kAScalar, bool kBScalar>
-void Run(const float* a, const float* b, float* out, size_t n, gemm::MinMax mm) {
-  const __m512 vmin = _mm512_set1_ps(mm.min), vmax = _mm512_set1_ps(mm.max);
-  const __m512 as = _mm512_set1_ps(*a), bs = _mm512_set1_ps(*b);
-  auto load_a = [&](size_t i) { return kAScalar ? as : _mm512_loadu_ps(a + i); };
-  auto load_b = [&](size_t i) { return kBScalar ? bs : _mm512_loadu_ps(b + i); };
-  auto clamp = [&](__m512 v) { return _mm512_min_ps(vmax, _mm512_max_ps(vmin, v)); };
-  size_t i = 0;
-  for (; i + 64 <= n; i += 64) {
-    const __m512 r0 = Apply<O>(load_a(i), load_b(i));
-    const __m512 r1 = Apply<O>(load_a(i + 16), load_b(i + 16));
-    const __m512 r2 = Apply<O>(load_a(i + 32), load_b(i + 32));
-    const __m512 r3 = Apply<O>(load_a(i + 48), load_b(i + 48));
-    _mm512_storeu_ps(out + i, clamp(r0));
-    _mm512_storeu_ps(out + i + 16, clamp(r1));
-    _mm512_storeu_ps(out + i + 32, clamp(r2));
-    _mm512_storeu_ps(out + i + 48, clamp(r3));
+struct Kernels {
+  template <Op O, bool kAScalar, bool kBScalar>
+  static void Run(const float* a, const float* b, float* out, size_t n, gemm::MinMax mm) {
+    const __m512 vmin = _mm512_set1_ps(mm.min), vmax = _mm512_set1_ps(mm.max);
+    const __m512 as = _mm512_set1_ps(*a), bs = _mm512_set1_ps(*b);
+    auto load_a = [&](size_t i) { return kAScalar ? as : _mm512_loadu_ps(a + i); };
+    auto load_b = [&](size_t i) { return kBScalar ? bs : _mm512_loadu_ps(b + i); };
+    auto clamp = [&](__m512 v) { return _mm512_min_ps(vmax, _mm512_max_ps(vmin, v)); };
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+      const __m512 r0 = Apply<O>(load_a(i), load_b(i));
+      const __m512 r1 = Apply<O>(load_a(i + 16), load_b(i + 16));
+      const __m512 r2 = Apply<O>(load_a(i + 32), load_b(i + 32));
+      const __m512 r3 = Apply<O>(load_a(i + 48), load_b(i + 48));
+      _mm512_storeu_ps(out + i, clamp(r0));
+      _mm512_storeu_ps(out + i + 16, clamp(r1));
+      _mm512_storeu_ps(out + i + 32, clamp(r2));
+      _mm512_storeu_ps(out + i + 48, clamp(r3));
+    }
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, clamp(Apply<O>(load_a(i), load_b(i))));
+    if (i < n) {
+      const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1u);
+      const __m512 va = kAScalar ? as : _mm512_maskz_loadu_ps(m, a + i);
+      const __m512 vb = kBScalar ? bs : _mm512_maskz_loadu_ps(m, b + i);
+      // Lanes past n compute on zeros and are never stored.
+      _mm512_mask_storeu_ps(out + i, m, clamp(Apply<O>(va, vb)));
+    }
   }
-  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, clamp(Apply<O>(load_a(i), load_b(i))));
-  if (i < n) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1u);
-    const __m512 va = kAScalar ? as : _mm512_maskz_loadu_ps(m, a + i);
-    const __m512 vb = kBScalar ? bs : _mm512_maskz_loadu_ps(m, b + i);
-    // Lanes past n compute on zeros and are never stored.
-    _mm512_mask_storeu_ps(out + i, m, clamp(Apply<O>(va, vb)));
-  }
-}
-
-template <Op O>
-void RunOp(const float* a, bool a_scalar, const float* b, bool b_scalar, float* out, size_t n, gemm::MinMax mm) {
-  if (a_scalar && b_scalar) return Run<O, true, true>(a, b, out, n, mm);
-  if (a_scalar) return Run<O, true, false>(a, b, out, n, mm);
-  if (b_scalar) return Run<O, false, true>(a, b, out, n, mm);
-  Run<O, false, false>(a, b, out, n, mm);
-}
+};
 
 }  // namespace
 
 void RunAvx512(Op op, const float* a, bool a_scalar, const float* b, bool b_scalar, float* out, size_t n,
                gemm::MinMax mm) {
-  switch (op) {
-    case Op::kAdd: return RunOp<Op::kAdd>(a, a_scalar, b, b_scalar, out, n, mm);
-    case Op::kSub: return RunOp<Op::kSub>(a, a_scalar, b, b_scalar, out, n, mm);
-    case Op::kMul: return RunOp<Op::kMul>(a, a_scalar, b, b_scalar, out, n, mm);
-    case Op::kDiv: return RunOp<Op::kDiv>(a, a_scalar, b, b_scalar, out, n, mm);
-    case Op::kSquaredDifference: return RunOp<Op::kSquaredDifference>(a, a_scalar, b, b_scalar, out, n, mm);
-    case Op::kMaximum: return RunOp<Op::kMaximum>(a, a_scalar, b, b_scalar, out, n, mm);
-    case Op::kMinimum: return RunOp<Op::kMinimum>(a, a_scalar, b, b_scalar, out, n, mm);
-  }
+  Dispatch<Kernels>(op, a, a_scalar, b, b_scalar, out, n, mm);
 }
 
 }  // namespace edgeopt::kernels::binary
