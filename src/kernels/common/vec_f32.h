@@ -4,7 +4,9 @@
 // (internal linkage), so code for one instruction set never reaches another.
 //
 // V provides: T (vector), Mask, kLanes, Load (aligned), LoadU, MaskLoad, StoreU, MaskStore,
-// Fma(a, b, acc), Mul, Add, Clamp(x, lo, hi), Set1, Zero, TailMask(n lanes, 0..kLanes).
+// Fma(a, b, acc), Mul, Add, Sub, Div, Max(a, b) = a > b ? a : b, Min(a, b) = a < b ? a : b (what
+// vmaxps / vminps compute, NaN and signed zeros included), Clamp(x, lo, hi), Set1, Zero,
+// TailMask(n lanes, 0..kLanes).
 #pragma once
 
 #include <immintrin.h>
@@ -28,6 +30,10 @@ struct Avx2F32 {
   static T Fma(T a, T b, T acc) { return _mm256_fmadd_ps(a, b, acc); }
   static T Mul(T a, T b) { return _mm256_mul_ps(a, b); }
   static T Add(T a, T b) { return _mm256_add_ps(a, b); }
+  static T Sub(T a, T b) { return _mm256_sub_ps(a, b); }
+  static T Div(T a, T b) { return _mm256_div_ps(a, b); }
+  static T Max(T a, T b) { return _mm256_max_ps(a, b); }
+  static T Min(T a, T b) { return _mm256_min_ps(a, b); }
   // max(lo, x) then min(hi, x): NaN propagates, as with std::min/std::max.
   static T Clamp(T x, T lo, T hi) { return _mm256_min_ps(hi, _mm256_max_ps(lo, x)); }
   static T Set1(float x) { return _mm256_set1_ps(x); }
@@ -53,6 +59,10 @@ struct Avx512F32 {
   static T Fma(T a, T b, T acc) { return _mm512_fmadd_ps(a, b, acc); }
   static T Mul(T a, T b) { return _mm512_mul_ps(a, b); }
   static T Add(T a, T b) { return _mm512_add_ps(a, b); }
+  static T Sub(T a, T b) { return _mm512_sub_ps(a, b); }
+  static T Div(T a, T b) { return _mm512_div_ps(a, b); }
+  static T Max(T a, T b) { return _mm512_max_ps(a, b); }
+  static T Min(T a, T b) { return _mm512_min_ps(a, b); }
   static T Clamp(T x, T lo, T hi) { return _mm512_min_ps(hi, _mm512_max_ps(lo, x)); }
   static T Set1(float x) { return _mm512_set1_ps(x); }
   static T Zero() { return _mm512_setzero_ps(); }
