@@ -295,9 +295,12 @@ struct QuadRows {
 // flipped by the same vpternlogd that merges them (at stride 1 also when the new column is right
 // padding). Other entries (left padding, the input's end) are built from widened columns. Bands
 // of few 16-channel blocks (stride 1: < 8, stride 2: < 4) are built block by block with the
-// previous entry in a register (a chain of two instructions per entry); wider ones entry by
-// entry, all blocks of an entry together (the input read in order), the previous entry read back
-// from L1. Measured on Zen 4 (kernel bench, alternated): 112x112x32 ran 1.4x slower entry by entry
+// previous entry in a register (a chain of two instructions per entry), four chains at a time
+// (four blocks, or a row of one or two blocks cut into segments) so that their latencies
+// overlap; wider ones entry by entry, all blocks of an entry together (the input read in
+// order), the previous entry read back from L1. Measured for the four chains (kernel bench,
+// Zen 5, 10 alternated rounds, min / median): 112x112x32 1.09x / 1.04x, 56x56x144 1.06x /
+// 1.11x, 28x28x192 1.05x / 1.01x. Measured on Zen 4 (kernel bench, alternated): 112x112x32 ran 1.4x slower entry by entry
 // and vww's 48x48x16 stride 2 1.4x, 112x112x96 stride 2 and 14x14x576 ran 1.05-1.15x faster.
 template <typename T>
 void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp*/, int16_t* dst, int cb_begin,
@@ -350,56 +353,87 @@ void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp
     *j1 = top < 0 ? *j0 : static_cast<int>(std::clamp<int64_t>(top / sw + 1, *j0, W));
     *j0 = std::min(*j0, W);
   };
-  if (!s2 && cb_end - cb_begin < 8 * 16) {
-    for (int cb = cb_begin; cb < cb_end; cb += 16) {
-      int16_t* e = dst + static_cast<size_t>(cb - cb_begin) * 2;
-      int j0, j1;
-      interior(cb, &j0, &j1);
-      __m512i prev = _mm512_setzero_si512();
-      // Edges: left padding and the first entry from widened columns, right padding by a shift.
-      const auto other = [&](int j) __attribute__((always_inline)) {
-        const int x = j - g.pad_w;
-        if (j > 0 && x + 2 >= g.in_w) {
-          // The new column is right padding: its byte, flipped back by the vpternlogd.
-          prev = _mm512_ternarylogic_epi32(_mm512_srli_epi32(prev, 8), pad_fresh, flip, 0x56);
-        } else {
-          prev = edge_entry(x, cb);
-        }
-        _mm512_store_si512(e + static_cast<size_t>(j) * entry_stride, prev);
-      };
-      int j = 0;
-      for (; j < j0; ++j) other(j);
-      const T* last = row + int64_t{j - g.pad_w + 2} * C + cb;  // column x + 2
-      for (; j < j1; ++j, last += C) {
-        const __m512i fresh = _mm512_shuffle_epi8(bcast(last), at2);
-        prev = _mm512_ternarylogic_epi32(_mm512_srli_epi32(prev, 8), fresh, flip, 0x56);  // (kept | fresh) ^ flip
-        _mm512_store_si512(e + static_cast<size_t>(j) * entry_stride, prev);
-      }
-      for (; j < W; ++j) other(j);
+  // Narrow bands (stride 1: < 8 blocks, stride 2: < 4): each block's entries are a chain, each
+  // derived from the previous one in a register (two instructions of latency per entry). One
+  // chain alone waits on that latency, so kNB blocks (1-4) are built together, each block's
+  // interior cut into kSeg segments (kNB * kSeg chains, a segment's first predecessor built
+  // from widened columns).
+  const auto narrow = [&]<bool kS2, int kNB, int kSeg>(int cb0) __attribute__((always_inline)) {
+    constexpr int kSw = kS2 ? 2 : 1, kN = kNB * kSeg;
+    int16_t* e[kNB];
+    int j1[kNB];
+    __m512i prev[kN];  // chain b * kSeg + s: block b, segment s
+    int j0 = 0;
+    for (int b = 0; b < kNB; ++b) {
+      e[b] = dst + static_cast<size_t>(cb0 + 16 * b - cb_begin) * 2;
+      interior(cb0 + 16 * b, &j0, &j1[b]);
     }
+    // Edges: left padding and the first entry from widened columns; stride 1 derives right
+    // padding from the previous entry by a shift. `at`: the block's chain holding entry j - 1.
+    const auto other = [&](int b, int j, __m512i& at) __attribute__((always_inline)) {
+      const int x = j * kSw - g.pad_w;
+      if (!kS2 && j > 0 && x + 2 >= g.in_w) {
+        // The new column is right padding: its byte, flipped back by the vpternlogd.
+        at = _mm512_ternarylogic_epi32(_mm512_srli_epi32(at, 8), pad_fresh, flip, 0x56);
+      } else {
+        at = edge_entry(x, cb0 + 16 * b);
+      }
+      _mm512_store_si512(e[b] + static_cast<size_t>(j) * entry_stride, at);
+    };
+    // Interior entry j of block b after `at` (entry j - 1), its column x + 2 at `last`:
+    // (kept | fresh) ^ flip.
+    const auto step = [&](int b, int j, const T* last, __m512i& at) __attribute__((always_inline)) {
+      __m512i fresh;
+      if constexpr (kS2) {
+        fresh = _mm512_mask_shuffle_epi8(_mm512_shuffle_epi8(bcast(last - C), at1), 0x4444444444444444ull, bcast(last),
+                                         at2);
+      } else {
+        fresh = _mm512_shuffle_epi8(bcast(last), at2);
+      }
+      at = _mm512_ternarylogic_epi32(_mm512_srli_epi32(at, 8 * kSw), fresh, flip, 0x56);
+      _mm512_store_si512(e[b] + static_cast<size_t>(j) * entry_stride, at);
+    };
+    for (int b = 0; b < kNB; ++b) prev[b * kSeg] = _mm512_setzero_si512();
+    for (int j = 0; j < j0; ++j)
+      for (int b = 0; b < kNB; ++b) other(b, j, prev[b * kSeg]);
+    int common = W;
+    for (int b = 0; b < kNB; ++b) common = std::min(common, j1[b]);
+    const int len = (common - j0) / kSeg;
+    // Segment s starts at entry j0 + s * len; its predecessor from widened columns.
+    for (int c = 0; c < kN; ++c)
+      if (c % kSeg != 0) prev[c] = edge_entry((j0 + c % kSeg * len - 1) * kSw - g.pad_w, cb0 + 16 * (c / kSeg));
+    const T* last = row + int64_t{j0 * kSw - g.pad_w + 2} * C + cb0;  // column x + 2 of block 0, segment 0
+    const int64_t seg_step = int64_t{len} * kSw * C;
+    for (int k = 0; k < len; ++k, last += kSw * C) {
+      _Pragma("GCC unroll 4")
+      for (int c = 0; c < kN; ++c)
+        step(c / kSeg, j0 + c % kSeg * len + k, last + 16 * (c / kSeg) + c % kSeg * seg_step, prev[c]);
+    }
+    // The rest of each block: its last segment's chain goes on.
+    for (int b = 0; b < kNB; ++b) {
+      __m512i& at = prev[b * kSeg + kSeg - 1];
+      int j = j0 + kSeg * len;
+      const T* lb = row + int64_t{j * kSw - g.pad_w + 2} * C + cb0 + 16 * b;
+      for (; j < j1[b]; ++j, lb += kSw * C) step(b, j, lb, at);
+      for (; j < W; ++j) other(b, j, at);
+    }
+  };
+  const auto narrow_band = [&]<bool kS2>() __attribute__((always_inline)) {
+    for (int cb0 = cb_begin; cb0 < cb_end; cb0 += 4 * 16) {
+      switch (std::min(4, (cb_end - cb0) / 16)) {
+        case 4: narrow.template operator()<kS2, 4, 1>(cb0); break;
+        case 3: narrow.template operator()<kS2, 3, 1>(cb0); break;
+        case 2: narrow.template operator()<kS2, 2, 2>(cb0); break;
+        default: narrow.template operator()<kS2, 1, 4>(cb0); break;
+      }
+    }
+  };
+  if (!s2 && cb_end - cb_begin < 8 * 16) {
+    narrow_band.template operator()<false>();
     return;
   }
   if (s2 && cb_end - cb_begin < 4 * 16) {
-    for (int cb = cb_begin; cb < cb_end; cb += 16) {
-      int16_t* e = dst + static_cast<size_t>(cb - cb_begin) * 2;
-      int j0, j1;
-      interior(cb, &j0, &j1);
-      __m512i prev = _mm512_setzero_si512();
-      const auto other = [&](int j) __attribute__((always_inline)) {
-        prev = edge_entry(2 * j - g.pad_w, cb);
-        _mm512_store_si512(e + static_cast<size_t>(j) * entry_stride, prev);
-      };
-      int j = 0;
-      for (; j < j0; ++j) other(j);
-      const T* last = row + int64_t{2 * j - g.pad_w + 2} * C + cb;  // column x + 2
-      for (; j < j1; ++j, last += 2 * C) {
-        const __m512i fresh = _mm512_mask_shuffle_epi8(_mm512_shuffle_epi8(bcast(last - C), at1),
-                                                       0x4444444444444444ull, bcast(last), at2);
-        prev = _mm512_ternarylogic_epi32(_mm512_srli_epi32(prev, 16), fresh, flip, 0x56);
-        _mm512_store_si512(e + static_cast<size_t>(j) * entry_stride, prev);
-      }
-      for (; j < W; ++j) other(j);
-    }
+    narrow_band.template operator()<true>();
     return;
   }
   int16_t* e = dst;
