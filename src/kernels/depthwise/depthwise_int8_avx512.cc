@@ -294,14 +294,16 @@ struct QuadRows {
 // the new column(s) put in place by vpshufb (16 bytes broadcast to the four 128-bit lanes) and
 // flipped by the same vpternlogd that merges them (at stride 1 also when the new column is right
 // padding). Other entries (left padding, the input's end) are built from widened columns. Bands
-// of few 16-channel blocks (stride 1: < 8, stride 2: < 4) are built block by block with the
-// previous entry in a register (a chain of two instructions per entry), four chains at a time
-// (four blocks, or a row of one or two blocks cut into segments) so that their latencies
-// overlap; wider ones entry by entry, all blocks of an entry together (the input read in
-// order), the previous entry read back from L1. Measured for the four chains (kernel bench,
-// Zen 5, 10 alternated rounds, min / median): 112x112x32 1.09x / 1.04x, 56x56x144 1.06x /
-// 1.11x, 28x28x192 1.05x / 1.01x. Measured on Zen 4 (kernel bench, alternated): 112x112x32 ran 1.4x slower entry by entry
-// and vww's 48x48x16 stride 2 1.4x, 112x112x96 stride 2 and 14x14x576 ran 1.05-1.15x faster.
+// of fewer than 8 16-channel blocks are built block by block with the previous entry in a
+// register (a chain of two instructions per entry), four chains at a time (four blocks, or the
+// row of one or two blocks cut into segments) so that their latencies overlap; wider bands entry
+// by entry, all blocks of an entry together (the input read in order), the previous entry read
+// back from L1. Measured on Zen 4 (kernel bench, alternated): 112x112x32 ran 1.4x slower entry
+// by entry, 14x14x576 1.05-1.15x faster. On Zen 5 (in-process A/B, medians of 300 alternated
+// pairs): stride-2 bands of 4-6 blocks 1.04x-1.09x faster as chains than entry by entry
+// (112x112x96, 48x48x96, 28x28x64), 9-36 blocks 0.73x-1.0x (so 8 is the bound at both strides);
+// four chains against one (kernel bench, 10 alternated rounds, min / median): 112x112x32 1.09x
+// / 1.04x, 56x56x144 1.06x / 1.11x, 28x28x192 1.05x / 1.01x.
 template <typename T>
 void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp*/, int16_t* dst, int cb_begin,
                int cb_end, size_t entry_stride) {
@@ -353,7 +355,7 @@ void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp
     *j1 = top < 0 ? *j0 : static_cast<int>(std::clamp<int64_t>(top / sw + 1, *j0, W));
     *j0 = std::min(*j0, W);
   };
-  // Narrow bands (stride 1: < 8 blocks, stride 2: < 4): each block's entries are a chain, each
+  // Narrow bands (< 8 blocks): each block's entries are a chain, each
   // derived from the previous one in a register (two instructions of latency per entry). One
   // chain alone waits on that latency, so kNB blocks (1-4) are built together, each block's
   // interior cut into kSeg segments (kNB * kSeg chains, a segment's first predecessor built
@@ -418,22 +420,36 @@ void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp
       for (; j < W; ++j) other(b, j, at);
     }
   };
+  // Up to four blocks at a time; one or two blocks cut their rows into segments of 12 entries
+  // or more (measured against four chains at every width, in-process A/B, Zen 5: 1.09x-1.32x on
+  // rows of 6-40 entries, e.g. 48x48x16 at stride 2; eight chains spilled and ran 0.72x-0.85x).
   const auto narrow_band = [&]<bool kS2>() __attribute__((always_inline)) {
     for (int cb0 = cb_begin; cb0 < cb_end; cb0 += 4 * 16) {
-      switch (std::min(4, (cb_end - cb0) / 16)) {
-        case 4: narrow.template operator()<kS2, 4, 1>(cb0); break;
-        case 3: narrow.template operator()<kS2, 3, 1>(cb0); break;
-        case 2: narrow.template operator()<kS2, 2, 2>(cb0); break;
-        default: narrow.template operator()<kS2, 1, 4>(cb0); break;
+      const int nb = std::min(4, (cb_end - cb0) / 16);
+      const int segs = std::min(4 / nb, W >= 48 ? 4 : W >= 24 ? 2 : 1);
+      if (nb == 4) {
+        narrow.template operator()<kS2, 4, 1>(cb0);
+      } else if (nb == 3) {
+        narrow.template operator()<kS2, 3, 1>(cb0);
+      } else if (nb == 2) {
+        if (segs == 2)
+          narrow.template operator()<kS2, 2, 2>(cb0);
+        else
+          narrow.template operator()<kS2, 2, 1>(cb0);
+      } else if (segs == 4) {
+        narrow.template operator()<kS2, 1, 4>(cb0);
+      } else if (segs == 2) {
+        narrow.template operator()<kS2, 1, 2>(cb0);
+      } else {
+        narrow.template operator()<kS2, 1, 1>(cb0);
       }
     }
   };
-  if (!s2 && cb_end - cb_begin < 8 * 16) {
-    narrow_band.template operator()<false>();
-    return;
-  }
-  if (s2 && cb_end - cb_begin < 4 * 16) {
-    narrow_band.template operator()<true>();
+  if (cb_end - cb_begin < 8 * 16) {
+    if (s2)
+      narrow_band.template operator()<true>();
+    else
+      narrow_band.template operator()<false>();
     return;
   }
   int16_t* e = dst;
