@@ -25,7 +25,7 @@ class TickClock {
   // still executing, so each op boundary smeared part of an op into its neighbour and the tail
   // of the last op out of the invoke (measured, bench --profile on hello_world_float, 3 ops of
   // ~25 ns, AMD Zen 5 VM: per-op sum 91-96.5% of the unprofiled invoke with plain reads, 6-7 ns
-  // of it outside every op; 96.5-98.0% in 10 runs with this read, 2-3 ns outside; models of
+  // of it outside every op; 96.5-98.6% in 11 runs with this read, 2-3 ns outside; models of
   // 4 us and more within 0.2% either way). It costs ~17 ns per read instead of ~11 back to back.
   static inline uint64_t Read(bool use_tsc) {
 #if defined(__x86_64__) || defined(__i386__)

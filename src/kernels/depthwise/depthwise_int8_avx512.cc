@@ -355,11 +355,23 @@ void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp
     *j1 = top < 0 ? *j0 : static_cast<int>(std::clamp<int64_t>(top / sw + 1, *j0, W));
     *j0 = std::min(*j0, W);
   };
-  // Narrow bands (< 8 blocks): each block's entries are a chain, each
-  // derived from the previous one in a register (two instructions of latency per entry). One
-  // chain alone waits on that latency, so kNB blocks (1-4) are built together, each block's
-  // interior cut into kSeg segments (kNB * kSeg chains, a segment's first predecessor built
-  // from widened columns).
+  // The interior entry after `prev`, its column x + 2 at `last`: prev's kept columns shifted
+  // down, the new column(s) (stride 2: also the one before `last`) put in place, and
+  // (kept | fresh) ^ flip.
+  const auto next_entry = [&]<bool kS2>(__m512i prev, const T* last) __attribute__((always_inline)) {
+    __m512i fresh;
+    if constexpr (kS2) {
+      fresh = _mm512_mask_shuffle_epi8(_mm512_shuffle_epi8(bcast(last - C), at1), 0x4444444444444444ull, bcast(last),
+                                       at2);
+    } else {
+      fresh = _mm512_shuffle_epi8(bcast(last), at2);
+    }
+    return _mm512_ternarylogic_epi32(_mm512_srli_epi32(prev, kS2 ? 16 : 8), fresh, flip, 0x56);
+  };
+  // Narrow bands (< 8 blocks): each block's entries are a chain, each derived from the previous
+  // one in a register (two instructions of latency per entry). One chain alone waits on that
+  // latency, so kNB blocks (1-4) are built together, each block's interior cut into kSeg
+  // segments (kNB * kSeg chains, a segment's first predecessor built from widened columns).
   const auto narrow = [&]<bool kS2, int kNB, int kSeg>(int cb0) __attribute__((always_inline)) {
     constexpr int kSw = kS2 ? 2 : 1, kN = kNB * kSeg;
     int16_t* e[kNB];
@@ -382,17 +394,9 @@ void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp
       }
       _mm512_store_si512(e[b] + static_cast<size_t>(j) * entry_stride, at);
     };
-    // Interior entry j of block b after `at` (entry j - 1), its column x + 2 at `last`:
-    // (kept | fresh) ^ flip.
+    // Interior entry j of block b after `at` (entry j - 1), its column x + 2 at `last`.
     const auto step = [&](int b, int j, const T* last, __m512i& at) __attribute__((always_inline)) {
-      __m512i fresh;
-      if constexpr (kS2) {
-        fresh = _mm512_mask_shuffle_epi8(_mm512_shuffle_epi8(bcast(last - C), at1), 0x4444444444444444ull, bcast(last),
-                                         at2);
-      } else {
-        fresh = _mm512_shuffle_epi8(bcast(last), at2);
-      }
-      at = _mm512_ternarylogic_epi32(_mm512_srli_epi32(at, 8 * kSw), fresh, flip, 0x56);
+      at = next_entry.template operator()<kS2>(at, last);
       _mm512_store_si512(e[b] + static_cast<size_t>(j) * entry_stride, at);
     };
     for (int b = 0; b < kNB; ++b) prev[b * kSeg] = _mm512_setzero_si512();
@@ -461,16 +465,8 @@ void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp
       for (; cb < cb_end && end - (last + cb) >= 16; cb += 16) {
         int16_t* eb = e + static_cast<size_t>(cb - cb_begin) * 2;
         const __m512i prev = _mm512_load_si512(eb - entry_stride);
-        __m512i fresh, kept;
-        if (s2) {
-          fresh = _mm512_mask_shuffle_epi8(_mm512_shuffle_epi8(bcast(last + cb - C), at1), 0x4444444444444444ull,
-                                           bcast(last + cb), at2);
-          kept = _mm512_srli_epi32(prev, 16);
-        } else {
-          fresh = _mm512_shuffle_epi8(bcast(last + cb), at2);
-          kept = _mm512_srli_epi32(prev, 8);
-        }
-        _mm512_store_si512(eb, _mm512_ternarylogic_epi32(kept, fresh, flip, 0x56));
+        _mm512_store_si512(eb, s2 ? next_entry.template operator()<true>(prev, last + cb)
+                                  : next_entry.template operator()<false>(prev, last + cb));
       }
     }
     for (; cb < cb_end; cb += 16) _mm512_store_si512(e + static_cast<size_t>(cb - cb_begin) * 2, edge_entry(x, cb));
