@@ -241,14 +241,14 @@ void RegisterBench(CommandSet& commands) {
   memory           arena (intermediate tensors), packed weights, persistent (variables, folded
                    constants), mapped model file, peak RSS of the process
 With --profile, every timed run is followed by a profiled run. The profiler reads a cheap clock
-(the CPU time-stamp counter) once per op boundary, so raw per-op times add up exactly to the
-profiled invoke; its own cost per op (profiled minus unprofiled invoke per clock read, at most
-the cost of back-to-back reads) is stated and subtracted from every op. Per-op times and both
-invoke times are means over the runs around the median (the middle fifth by total time, widened
-to the runs within three clock steps of the median: a clock that steps by ~10 ns is resolved by
-the mean). The per-op sum is checked against the unprofiled invoke (within 5%); what is left
-is shown as "outside ops" (the interpreter's own entry and exit), and the extra time of
-profiled invokes is stated.
+(the CPU time-stamp counter, each read waiting for the work before it) once per op boundary, so
+raw per-op times add up exactly to the profiled invoke; its own cost per op (profiled minus
+unprofiled invoke per clock read, at most the cost of back-to-back reads) is stated and
+subtracted from every op. Per-op times and both invoke times are means over the runs around
+the median (the middle fifth by total time, widened to the runs within three clock steps of the
+median: a clock that steps by ~10 ns is resolved by the mean). The per-op sum is checked against
+the unprofiled invoke (within 5%); what is left is shown as "outside ops" (the interpreter's own
+entry and exit), and the extra time of profiled invokes is stated.
 With two or more models: side-by-side totals, time per op type with ratios to the first model
 (op types that got slower are flagged), and every QUANTIZE/DEQUANTIZE/CAST with its cost.
 
