@@ -75,7 +75,7 @@ bool MatchPointwise(const rt::KernelCreateContext& cc, Pointwise* pw) {
   if (o.padding != tflite::Padding_SAME && o.padding != tflite::Padding_VALID) return false;
   if (!FusedMinMax(o.fused_activation_function, &pw->mm)) return false;
   pw->op = cc.op_index;
-  pw->uk = &gemm::SelectDirectUkernels(cc.cpu, k, n);  // as MakeConv2DF32 chooses for a 1×1 stride-1 filter
+  pw->uk = &gemm::SelectPointwiseUkernels(cc.cpu, k, n);  // as MakeConv2DF32 chooses for a 1×1 stride-1 filter
   return true;
 }
 
@@ -137,14 +137,14 @@ class DwChainF32 : public rt::OpKernel {
     cout_ = pww->dim(0);
     RETURN_IF_ERROR(ctx.SetOutputShape(0, {batch, g.oh, g.ow, cout_}));
 
-    if (expand_ && !expand_->packed) expand_->packed = PackPointwise(ctx, expand_->op, 1);
+    if (expand_ && !expand_->packed) expand_->packed = PackPointwise(ctx, *expand_, 1);
     if (!dw_.packed) {
       const float* bias = ctx.input(d + 1)->data_as<float>();
       dw_.packed = GetOrPackFor<AlignedFloats>(ctx, dw_.op, dw_.vec->pack_key, [&] {
         return dwconv::PackWeights(dwf->data_as<float>(), bias, g.kh, g.kw, g.c, dw_.vec->block);
       });
     }
-    if (!project_.packed) project_.packed = PackPointwise(ctx, project_.op, d + 2);
+    if (!project_.packed) project_.packed = PackPointwise(ctx, project_, d + 2);
 
     // Band height: as many rows as fit the per-thread budget, at least one.
     band_rows_ = 1;
@@ -170,8 +170,14 @@ class DwChainF32 : public rt::OpKernel {
     return Status::Ok();
   }
 
+  // The 1×1 steps' GEMM family is named when it is not the usual tiles (".../kpair").
   std::string variant() const override {
-    return std::string(expand_ ? "fused/pw+dw+pw/f32/" : "fused/dw+pw/f32/") + dw_.vec->isa;
+    std::string v = std::string(expand_ ? "fused/pw+dw+pw/f32/" : "fused/dw+pw/f32/") + dw_.vec->isa;
+    for (const Pointwise* pw : {expand_ ? &*expand_ : nullptr, &project_}) {
+      const std::string isa = pw ? pw->uk->isa : "";
+      if (const size_t slash = isa.find('/'); slash != std::string::npos) v += isa.substr(slash);
+    }
+    return v;
   }
   int64_t Macs(const rt::KernelContext&) const override {
     const int64_t in_px = int64_t{g_.batch} * g_.h * g_.w, out_px = int64_t{g_.batch} * g_.oh * g_.ow;
@@ -188,13 +194,13 @@ class DwChainF32 : public rt::OpKernel {
  private:
   static size_t RoundUp(int64_t floats) { return static_cast<size_t>((floats + 15) / 16 * 16); }
 
-  // Packs the 1×1 weights at input i (as CONV_2D packs them, under that op's key, so fused and
-  // unfused interpreters of one model share them).
-  static std::shared_ptr<const PackedB> PackPointwise(rt::KernelContext& ctx, int op, int i) {
+  // Packs the 1×1 weights at input i for pw's micro-kernels (as CONV_2D packs them, under that
+  // op's key, so fused and unfused interpreters of one model share them).
+  static std::shared_ptr<const PackedB> PackPointwise(rt::KernelContext& ctx, const Pointwise& pw, int i) {
     const rt::RtTensor* w = ctx.input(i);
     const rt::RtTensor* bias = ctx.input(i + 1);
-    return GetOrPackFor<PackedB>(ctx, op, "f32gemm-nk", [&] {
-      return PackedB::FromNK(w->data_as<float>(), bias ? bias->data_as<float>() : nullptr, w->dim(0), w->dim(3));
+    return GetOrPackFor<PackedB>(ctx, pw.op, gemm::PackKeyFor(*pw.uk), [&] {
+      return gemm::PackNKFor(*pw.uk, w->data_as<float>(), bias ? bias->data_as<float>() : nullptr, w->dim(0), w->dim(3));
     });
   }
 

@@ -32,14 +32,14 @@ namespace {
 using gemm::MinMax;
 using gemm::PackedB;
 
-// Packs weights [N][K] (and bias) once their data exists: in Prepare for constants, at the
-// first Invoke for weights that constant folding produces.
-std::shared_ptr<const PackedB> PackNK(rt::KernelContext& ctx, int n, int k) {
+// Packs weights [N][K] (and bias) once their data exists, in the layout of `uk`: in Prepare for
+// constants, at the first Invoke for weights that constant folding produces.
+std::shared_ptr<const PackedB> PackNK(rt::KernelContext& ctx, const gemm::Ukernels& uk, int n, int k) {
   const rt::RtTensor* w = ctx.input(1);
   const rt::RtTensor* bias = ctx.input(2);
   if (!w->data || (bias && !bias->data)) return nullptr;
-  return GetOrPack<PackedB>(ctx, "f32gemm-nk", [&] {
-    return PackedB::FromNK(w->data_as<float>(), bias ? bias->data_as<float>() : nullptr, n, k);
+  return GetOrPack<PackedB>(ctx, gemm::PackKeyFor(uk), [&] {
+    return gemm::PackNKFor(uk, w->data_as<float>(), bias ? bias->data_as<float>() : nullptr, n, k);
   });
 }
 
@@ -78,7 +78,7 @@ class Conv2DF32 : public rt::OpKernel {
     } else {
       gemm_m_ = 0;
     }
-    if (!packed_) packed_ = PackNK(ctx, oc, kh * kw * ic);
+    if (!packed_) packed_ = PackNK(ctx, uk_, oc, kh * kw * ic);
     if (gemm_m_ == 0) {
       if (!uk_.igemm) return ctx.Error(std::string("internal: the ") + uk_.isa + " kernels have no indirect GEMM");
       const size_t m = static_cast<size_t>(batch) * oh * ow;
@@ -101,7 +101,7 @@ class Conv2DF32 : public rt::OpKernel {
   }
 
   Status Invoke(rt::KernelContext& ctx) override {
-    if (!packed_ && !(packed_ = PackNK(ctx, ctx.input(1)->dim(0), geom_.kh * geom_.kw * geom_.c)))
+    if (!packed_ && !(packed_ = PackNK(ctx, uk_, ctx.input(1)->dim(0), geom_.kh * geom_.kw * geom_.c)))
       return ctx.Error("filter has no data");
     const float* in = ctx.input(0)->data_as<float>();
     float* out = ctx.output(0)->data_as<float>();
@@ -273,12 +273,12 @@ class FullyConnectedF32 : public rt::OpKernel {
     }
     batch_ = k > 0 ? in->num_elements() / k : 0;
     RETURN_IF_ERROR(ctx.SetOutputShape(0, std::move(out)));
-    if (!packed_) packed_ = PackNK(ctx, n, k);
+    if (!packed_) packed_ = PackNK(ctx, uk_, n, k);
     return Status::Ok();
   }
 
   Status Invoke(rt::KernelContext& ctx) override {
-    if (!packed_ && !(packed_ = PackNK(ctx, ctx.input(1)->dim(0), ctx.input(1)->dim(1))))
+    if (!packed_ && !(packed_ = PackNK(ctx, uk_, ctx.input(1)->dim(0), ctx.input(1)->dim(1))))
       return ctx.Error("weights have no data");
     gemm::Gemm(uk_, &ctx.threads(), static_cast<size_t>(batch_), ctx.input(0)->data_as<float>(), packed_->k(),
                *packed_, ctx.output(0)->data_as<float>(), packed_->n(), mm_);
@@ -316,7 +316,7 @@ std::unique_ptr<rt::OpKernel> MakeConv2DF32(const rt::KernelCreateContext& cc) {
   // A 1×1 filter at stride 1 always runs the direct GEMM (Prepare's pointwise path), so it may
   // use a family without an indirect kernel.
   const bool direct = fs[1] == 1 && fs[2] == 1 && o.stride_h == 1 && o.stride_w == 1;
-  return std::make_unique<Conv2DF32>(direct ? gemm::SelectDirectUkernels(cc.cpu, k, fs[0]) : gemm::SelectUkernels(cc.cpu, k, fs[0]),
+  return std::make_unique<Conv2DF32>(direct ? gemm::SelectPointwiseUkernels(cc.cpu, k, fs[0]) : gemm::SelectUkernels(cc.cpu, k, fs[0]),
                                      mm, cc.cpu.has_avx512());
 }
 

@@ -13,15 +13,16 @@ namespace edgeopt::kernels::gemm {
 // ---------------------------------------------------------------------------------------------
 // Packing
 
-void PackedB::Allocate(int n, int k) {
+void PackedB::Allocate(int n, int k, bool pairs) {
   n_ = n;
   k_ = k;
+  pairs_ = pairs;
   buf_.Reset(padded_n() + static_cast<size_t>(panels()) * panel_stride());
 }
 
 PackedB PackedB::FromNK(const float* w, const float* bias, int n, int k) {
   PackedB p;
-  p.Allocate(n, k);
+  p.Allocate(n, k, false);
   float* out = p.buf_.data();
   if (bias) std::memcpy(out, bias, sizeof(float) * n);
   for (int panel = 0; panel < p.panels(); ++panel) {
@@ -38,7 +39,7 @@ PackedB PackedB::FromNK(const float* w, const float* bias, int n, int k) {
 
 PackedB PackedB::FromKN(const float* w, const float* bias, int n, int k) {
   PackedB p;
-  p.Allocate(n, k);
+  p.Allocate(n, k, false);
   float* out = p.buf_.data();
   if (bias) std::memcpy(out, bias, sizeof(float) * n);
   for (int panel = 0; panel < p.panels(); ++panel) {
@@ -49,6 +50,24 @@ PackedB PackedB::FromKN(const float* w, const float* bias, int n, int k) {
       std::memcpy(dst + static_cast<size_t>(kk) * kNr, w + static_cast<size_t>(kk) * n + n0, sizeof(float) * cols);
   }
   return p;
+}
+
+PackedB PackedB::FromNKPairs(const float* w, const float* bias, int n, int k) {
+  PackedB p;
+  p.Allocate(n, k, true);  // zero-filled: padding columns and an odd K's last odd lanes stay 0
+  float* out = p.buf_.data();
+  if (bias) std::memcpy(out, bias, sizeof(float) * n);
+  const size_t group_stride = p.panel_stride() / 2;
+  for (int j = 0; j < n; ++j) {
+    float* dst = out + p.padded_n() + static_cast<size_t>(j / 8) * group_stride + 2 * (j % 8);
+    const float* src = w + static_cast<size_t>(j) * k;
+    for (int kk = 0; kk < k; ++kk) dst[static_cast<size_t>(kk / 2) * 16 + kk % 2] = src[kk];
+  }
+  return p;
+}
+
+PackedB PackNKFor(const Ukernels& uk, const float* w, const float* bias, int n, int k) {
+  return uk.pairs ? PackedB::FromNKPairs(w, bias, n, k) : PackedB::FromNK(w, bias, n, k);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -165,6 +184,13 @@ const Ukernels& SelectDirectUkernels(const rt::CpuFeatures& cpu, int64_t k, int6
   return SelectUkernels(cpu, k, n);
 }
 
+const Ukernels& SelectPointwiseUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n) {
+  const Ukernels& direct = SelectDirectUkernels(cpu, k, n);
+  if (cpu.has_avx512() && !cpu.avx512_halved && n > 8 && n <= 24 && &direct != &Avx512SmallKUkernels())
+    return Avx512PairUkernels();
+  return direct;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Drivers
 
@@ -260,8 +286,10 @@ void Gemm(const Ukernels& uk, rt::ThreadPool* pool, size_t m, const float* a, si
       const size_t m0 = t * uk.mr, mr = std::min<size_t>(uk.mr, m - m0);
       const float* at = a + m0 * a_stride;
       float* ct = c + m0 * c_stride + n0;
-      for (size_t k0 = 0; k0 < k || k0 == 0; k0 += kMaxKc) {
-        const size_t kc = std::min(kMaxKc, k - k0);
+      // K in blocks of kMaxKc (the k-pair layout in one: its blocks would not start at k0·kNr).
+      const size_t max_kc = b.pairs() ? std::max<size_t>(k, 1) : kMaxKc;
+      for (size_t k0 = 0; k0 < k || k0 == 0; k0 += max_kc) {
+        const size_t kc = std::min(max_kc, k - k0);
         const bool last = k0 + kc >= k;
         uk.gemm(mr, nc, kc, at + k0, a_stride, w + k0 * kNr, b.panel_stride(), k0 == 0 ? b.bias() + n0 : nullptr, ct,
                 c_stride, last ? mm : no_clamp);

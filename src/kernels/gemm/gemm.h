@@ -41,7 +41,9 @@ class PackedB {
   size_t padded_n() const { return static_cast<size_t>(panels()) * kNr; }
   const float* bias() const { return buf_.data(); }
   const float* panel(int p) const { return buf_.data() + padded_n() + static_cast<size_t>(p) * panel_stride(); }
-  size_t panel_stride() const { return static_cast<size_t>(k_) * kNr; }
+  // Floats per panel: K rows of 16, or for the k-pair layout ceil(K/2) pairs of 16.
+  size_t panel_stride() const { return static_cast<size_t>(pairs_ ? (k_ + 1) / 2 * 2 : k_) * kNr; }
+  bool pairs() const { return pairs_; }
   size_t bytes() const { return buf_.bytes(); }
 
   // From weights stored [N][K] row-major (FULLY_CONNECTED [out, in]; CONV_2D [O, H, W, I] is the
@@ -49,11 +51,16 @@ class PackedB {
   static PackedB FromNK(const float* w, const float* bias, int n, int k);
   // From weights stored [K][N] row-major (BATCH_MATMUL right-hand side, TFLite "transposed").
   static PackedB FromKN(const float* w, const float* bias, int n, int k);
+  // The k-pair layout of the Avx512PairUkernels family, from weights [N][K]: each panel is two
+  // groups of 8 columns; a group holds ceil(K/2) vectors of 16 floats, vector p lane 2j = B[2p][j]
+  // and lane 2j+1 = B[2p+1][j] (zero past K). Same bias and panel addressing as above.
+  static PackedB FromNKPairs(const float* w, const float* bias, int n, int k);
 
  private:
-  void Allocate(int n, int k);
+  void Allocate(int n, int k, bool pairs);
   int n_ = 0;
   int k_ = 0;
+  bool pairs_ = false;
   AlignedFloats buf_;
 };
 
@@ -78,7 +85,14 @@ struct Ukernels {
   GemmFn gemm;
   IgemmFn igemm;
   GemvFn gemv;
+  // B packed in k pairs (PackedB::FromNKPairs) instead of the panels' rows: pack with PackNKFor.
+  bool pairs = false;
 };
+
+// Weights [N][K] (and bias) packed as `uk` reads them, and the packed-weight cache key of that
+// layout (interpreters of one model share packed weights per op and key).
+PackedB PackNKFor(const Ukernels& uk, const float* w, const float* bias, int n, int k);
+inline const char* PackKeyFor(const Ukernels& uk) { return uk.pairs ? "f32gemm-nk-pairs" : "f32gemm-nk"; }
 
 const Ukernels& ScalarUkernels();
 const Ukernels& Avx2Ukernels();    // needs AVX2 + FMA: select through SelectUkernels
@@ -112,6 +126,15 @@ const Ukernels& Avx512SmallKUkernels();
 // n <= 32 (1.07-1.6x); at k = 8-16 with n = 96-144 it ran 0.86-0.99x, at k = 24-48 0.72-0.95x.
 constexpr int64_t kSmallKMaxK = 32;
 const Ukernels& SelectDirectUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n);
+
+// AVX-512 tiles over k pairs (gemm_avx512.cc) for GEMMs of few columns: direct GEMM only (no
+// igemm), B packed with PackedB::FromNKPairs.
+const Ukernels& Avx512PairUkernels();
+// For 1×1 convolutions (Gemm only, packing through PackNKFor): as SelectDirectUkernels, except
+// that where zmm run at full width a GEMM of 9..24 columns that does not get the small-K family
+// (there: depth > 16) gets the k-pair family (MobileNetV2's projections, N = 16-24: 1.17-1.47x
+// the tiles, gemm_avx512.cc).
+const Ukernels& SelectPointwiseUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n);
 
 // C = A · B + bias, clamped. pool may be null (single thread).
 void Gemm(const Ukernels& uk, rt::ThreadPool* pool, size_t m, const float* a, size_t a_stride, const PackedB& b,

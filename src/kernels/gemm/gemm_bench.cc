@@ -86,16 +86,19 @@ const gemm::Ukernels* Family(benchmark::State& state, int64_t isa) {
   return isa == 2 ? &gemm::SelectUkernels(rt::Cpu(), gemm::kAvx512MinK) : isa == 1 ? &gemm::Avx2Ukernels() : &gemm::ScalarUkernels();
 }
 
-// Args: M, K, N, threads, isa (0 scalar, 1 AVX2, 2 AVX-512).
+// Args: M, K, N, threads, isa (0 scalar, 1 AVX2, 2 AVX-512 tiles, 3 the family a 1×1
+// convolution of this shape gets: SelectPointwiseUkernels, e.g. the k-pair tiles).
 void BM_GemmF32(benchmark::State& state) {
   const size_t m = state.range(0), k = state.range(1), n = state.range(2);
   const int threads = static_cast<int>(state.range(3));
-  const gemm::Ukernels* family = Family(state, state.range(4));
+  const gemm::Ukernels* family = state.range(4) == 3 ? &gemm::SelectPointwiseUkernels(rt::Cpu(), k, n)
+                                                     : Family(state, state.range(4));
   if (!family) return;
   const gemm::Ukernels& uk = *family;
+  state.SetLabel(uk.isa);
   auto a = Random(m * k, 1), w = Random(n * k, 2), bias = Random(n, 3);
   std::vector<float> c(m * n);
-  const gemm::PackedB packed = gemm::PackedB::FromNK(w.data(), bias.data(), static_cast<int>(n), static_cast<int>(k));
+  const gemm::PackedB packed = gemm::PackNKFor(uk, w.data(), bias.data(), static_cast<int>(n), static_cast<int>(k));
   rt::ThreadPool pool(threads);
   for (auto _ : state) {
     gemm::Gemm(uk, &pool, m, a.data(), k, packed, c.data(), n, {0.0f, 6.0f});
@@ -114,8 +117,10 @@ void GemmShapes(benchmark::internal::Benchmark* b) {
       {1, 1280, 1001},     {112 * 112, 8, 16},  {28 * 28, 64, 64},  {7 * 7, 256, 256},
       {33 * 33, 512, 256}, {33 * 33, 480, 160},  // DeepLabV3 ASPP / projection
   };
-  for (const auto& s : shapes)
+  for (const auto& s : shapes) {
     for (int64_t isa : {1, 2}) b->Args({s[0], s[1], s[2], 1, isa});
+    if (s[2] <= 24) b->Args({s[0], s[1], s[2], 1, 3});  // 9..24 columns: the k-pair family
+  }
   b->Args({56 * 56, 24, 144, 1, 0});
   b->Args({7 * 7, 320, 1280, 1, 0});
   b->ArgNames({"M", "K", "N", "thr", "isa"});

@@ -30,10 +30,14 @@ std::vector<const Ukernels*> Families() {
   return f;
 }
 
-// Families for the direct GEMM only: the above and the small-K one (no indirect kernel).
+// Families for the direct GEMM only: the above, the small-K one and the k-pair one (no indirect
+// kernel; the k-pair family with its own packing, PackNKFor).
 std::vector<const Ukernels*> DirectFamilies() {
   std::vector<const Ukernels*> f = Families();
-  if (rt::CpuHardware().has_avx512()) f.push_back(&Avx512SmallKUkernels());
+  if (rt::CpuHardware().has_avx512()) {
+    f.push_back(&Avx512SmallKUkernels());
+    f.push_back(&Avx512PairUkernels());
+  }
   return f;
 }
 
@@ -82,6 +86,21 @@ TEST(GemmF32, SelectsTheWidestFamilyTheCpuHas) {
   EXPECT_EQ(&SelectDirectUkernels(full, 8, 8), &Avx512WideUkernels());
   EXPECT_STREQ(SelectDirectUkernels(rt::CapFeatures(hw, "avx2"), 8, 16).isa, "avx2");
   EXPECT_EQ(Avx512SmallKUkernels().igemm, nullptr);
+  // 1×1 convolutions: the k-pair family for 9..24 columns where zmm run at full width, unless
+  // the small-K family takes the shape (depth <= 16 there).
+  EXPECT_EQ(&SelectPointwiseUkernels(full, 144, 24), &Avx512PairUkernels());
+  EXPECT_EQ(&SelectPointwiseUkernels(full, 32, 16), &Avx512PairUkernels());
+  EXPECT_EQ(&SelectPointwiseUkernels(full, 17, 9), &Avx512PairUkernels());
+  EXPECT_EQ(&SelectPointwiseUkernels(full, 1001, 23), &Avx512PairUkernels());
+  EXPECT_STREQ(SelectPointwiseUkernels(full, 16, 24).isa, "avx512/smallk");
+  EXPECT_EQ(&SelectPointwiseUkernels(full, 144, 25), &Avx512WideUkernels());
+  EXPECT_EQ(&SelectPointwiseUkernels(full, 144, 8), &Avx512WideUkernels());
+  EXPECT_EQ(&SelectPointwiseUkernels(halved, 144, 24), &SelectDirectUkernels(halved, 144, 24));
+  EXPECT_STREQ(SelectPointwiseUkernels(rt::CapFeatures(hw, "avx2"), 144, 24).isa, "avx2");
+  EXPECT_TRUE(Avx512PairUkernels().pairs);
+  EXPECT_EQ(Avx512PairUkernels().igemm, nullptr);
+  EXPECT_STREQ(PackKeyFor(Avx512PairUkernels()), "f32gemm-nk-pairs");
+  EXPECT_STREQ(PackKeyFor(Avx512WideUkernels()), "f32gemm-nk");
 }
 
 std::vector<float> Random(std::mt19937& rng, size_t n, float lo = -1.0f, float hi = 1.0f) {
@@ -138,6 +157,18 @@ TEST(GemmF32, PackingMatchesLayouts) {
           EXPECT_EQ(a.panel(j / kNr)[kk * kNr + j % kNr], w[static_cast<size_t>(j) * k + kk]);
       }
       for (size_t j = n; j < a.padded_n(); ++j) EXPECT_EQ(a.bias()[j], 0.0f);
+      // k pairs: group g of 8 columns at g * ceil(K/2) * 16 floats from panel 0, B[k][j] at
+      // lane 2 (j % 8) + k % 2 of vector k / 2; zeros elsewhere.
+      PackedB p = PackedB::FromNKPairs(w.data(), bias.data(), n, k);
+      ASSERT_TRUE(p.pairs());
+      ASSERT_EQ(p.panel_stride(), static_cast<size_t>((k + 1) / 2 * 2 * kNr));
+      EXPECT_EQ(0, std::memcmp(p.bias(), a.bias(), a.padded_n() * sizeof(float)));
+      const size_t group = p.panel_stride() / 2;
+      std::vector<float> want(p.panels() * p.panel_stride(), 0.0f);
+      for (int j = 0; j < n; ++j)
+        for (int kk = 0; kk < k; ++kk)
+          want[(j / 8) * group + (kk / 2) * 16 + 2 * (j % 8) + kk % 2] = w[static_cast<size_t>(j) * k + kk];
+      EXPECT_EQ(0, std::memcmp(p.panel(0), want.data(), want.size() * sizeof(float))) << "n=" << n << " k=" << k;
     }
 }
 
@@ -155,8 +186,8 @@ TEST(GemmF32, AnyShapeStrideClampAndThreads) {
           auto a = Random(rng, m * a_stride);
           auto w = Random(rng, n * k);
           std::vector<float> bias = (n % 2) ? Random(rng, n) : std::vector<float>();
-          PackedB packed = PackedB::FromNK(w.data(), bias.empty() ? nullptr : bias.data(), static_cast<int>(n),
-                                           static_cast<int>(k));
+          PackedB packed = PackNKFor(*uk, w.data(), bias.empty() ? nullptr : bias.data(), static_cast<int>(n),
+                                     static_cast<int>(k));
           const MinMax mm = kClamps[cases % 5];
           rt::ThreadPool* pool = (cases % 2) ? &pool2 : nullptr;
           std::vector<float> c(m * c_stride, 1234.0f);
@@ -238,7 +269,7 @@ TEST(GemmF32, GemvLargeK) {
         auto a = Random(rng, k);
         auto w = Random(rng, n * k);
         auto bias = Random(rng, n);
-        PackedB packed = PackedB::FromNK(w.data(), bias.data(), static_cast<int>(n), static_cast<int>(k));
+        PackedB packed = PackNKFor(*uk, w.data(), bias.data(), static_cast<int>(n), static_cast<int>(k));
         std::vector<float> c(n);
         const MinMax mm = kClamps[n % 5];
         Gemm(*uk, (k % 2) ? &pool2 : nullptr, 1, a.data(), k, packed, c.data(), n, mm);

@@ -446,8 +446,8 @@ TEST(FastF32Ops, ChoosesAvx512WhenTheCpuHasIt) {
   std::vector<Config> configs = {{rt::CapFeatures(hw, "avx2"), "avx2", "avx2", "avx2"}};
   if (hw.has_avx512()) {
     configs.push_back({rt::CapFeatures(hw, "avx512-halved"), "avx512", "avx512/smallk", "avx2"});
-    // Full-width zmm: the always-wide tiles for both (no small-K family beyond k = 16).
-    configs.push_back({rt::CapFeatures(hw, "avx512-full"), "avx512", "avx512", "avx512"});
+    // Full-width zmm: the k-pair tiles for both (no small-K family beyond k = 16; 9..24 columns).
+    configs.push_back({rt::CapFeatures(hw, "avx512-full"), "avx512", "avx512/kpair", "avx512/kpair"});
   }
   for (const auto& [cpu, isa, k24, k24_half_panel] : configs) {
     auto model = rt::Model::FromGraph(g);
