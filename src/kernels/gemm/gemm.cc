@@ -186,7 +186,8 @@ const Ukernels& SelectDirectUkernels(const rt::CpuFeatures& cpu, int64_t k, int6
 
 const Ukernels& SelectPointwiseUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n) {
   const Ukernels& direct = SelectDirectUkernels(cpu, k, n);
-  if (cpu.has_avx512() && !cpu.avx512_halved && n > 8 && n <= 24 && &direct != &Avx512SmallKUkernels())
+  const int64_t tail = n % (2 * kNr);  // columns the 12×32 tiles leave to a 12×16 or 12×8 group
+  if (cpu.has_avx512() && !cpu.avx512_halved && tail >= 1 && tail <= 24 && &direct != &Avx512SmallKUkernels())
     return Avx512PairUkernels();
   return direct;
 }

@@ -131,9 +131,11 @@ const Ukernels& SelectDirectUkernels(const rt::CpuFeatures& cpu, int64_t k, int6
 // igemm), B packed with PackedB::FromNKPairs.
 const Ukernels& Avx512PairUkernels();
 // For 1×1 convolutions (Gemm only, packing through PackNKFor): as SelectDirectUkernels, except
-// that where zmm run at full width a GEMM of 9..24 columns that does not get the small-K family
-// (there: depth > 16) gets the k-pair family (MobileNetV2's projections, N = 16-24: 1.17-1.47x
-// the tiles, gemm_avx512.cc).
+// that where zmm run at full width a GEMM that does not get the small-K family and whose columns
+// leave the 12×32 tiles a last group of 1..24 (N mod 32 = 1..24) gets the k-pair family. GEMM
+// alone, alternated, hot caches (Zen 5): N = 16-24 1.17-1.65x (MobileNetV2's projections), N =
+// 1-8 1.5-1.8x, N = 40-120 with such a tail 1.08-1.28x (N mod 32 = 16 at K >= 64: 1.0-1.08x);
+// with N a multiple of 32 both ran within 0.96-1.04x, so the 12×32 tiles keep those.
 const Ukernels& SelectPointwiseUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n);
 
 // C = A · B + bias, clamped. pool may be null (single thread).

@@ -373,11 +373,11 @@ void GemmSmallK(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride
   }
 }
 
-// K-pair family: for GEMMs of 9..24 columns (the 1×1 projections of MobileNet-style blocks,
-// N = 16-24). There the tiles above run one zmm of B per row: per k, 12 broadcasts of A and one
-// load of B feed only 12 multiply-adds (and a 17..24-column group a second 12 for 8 columns),
-// so the loads, not the two FMA pipes, set the pace (61-64% of the FMA peak on Zen 5 at
-// K = 32-144, N = 16-24). Here a zmm holds 8 columns for two consecutive k (lane 2j: B[k][j],
+// K-pair family: for GEMMs whose columns leave the tiles above a group of 1..24 (the 1×1
+// projections of MobileNet-style blocks, N = 16-24; N = 40, 56, 88, ...). There the tiles run
+// one zmm (or ymm) of B per row: per k, 12 broadcasts of A and one load of B feed only 12
+// multiply-adds (and a 17..24-column group a second 12 for 8 columns), so the loads, not the
+// two FMA pipes, set the pace (61-64% of the FMA peak on Zen 5 at K = 32-144, N = 16-24). Here a zmm holds 8 columns for two consecutive k (lane 2j: B[k][j],
 // lane 2j+1: B[k+1][j]; PackedB::FromNKPairs), and one 64-bit broadcast of A[r][k..k+1] feeds a
 // multiply-add per 8 columns: a 12-row × 16-column tile takes 12 broadcasts and 2 loads per 24
 // multiply-adds, an 8 × 24 one 8 and 3 per 24, as the 12×32 tiles do. At the end the even and
@@ -387,6 +387,7 @@ void GemmSmallK(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride
 // (float rounding only). An odd K's last k runs alone; K is never cut into blocks (the packing
 // is not the panels' layout, Gemm passes the whole depth).
 constexpr int kPairMr = 24;  // driver tiles: three 8-row tiles of 24 columns, two 12-row of 16
+constexpr int kPairNr = 48;  // N blocks of whole 24-column chunks
 
 inline __m512 BroadcastPair(const float* p) {
   double d;
@@ -486,7 +487,7 @@ void GemvPairs(size_t nc, size_t kc, const float* a, const float* w, size_t w_st
 }  // namespace
 
 const Ukernels& Avx512PairUkernels() {
-  static const Ukernels k{"avx512/kpair", kPairMr, 2 * kNr, GemmPairs, nullptr, GemvPairs, /*pairs=*/true};
+  static const Ukernels k{"avx512/kpair", kPairMr, kPairNr, GemmPairs, nullptr, GemvPairs, /*pairs=*/true};
   return k;
 }
 

@@ -86,15 +86,21 @@ TEST(GemmF32, SelectsTheWidestFamilyTheCpuHas) {
   EXPECT_EQ(&SelectDirectUkernels(full, 8, 8), &Avx512WideUkernels());
   EXPECT_STREQ(SelectDirectUkernels(rt::CapFeatures(hw, "avx2"), 8, 16).isa, "avx2");
   EXPECT_EQ(Avx512SmallKUkernels().igemm, nullptr);
-  // 1×1 convolutions: the k-pair family for 9..24 columns where zmm run at full width, unless
-  // the small-K family takes the shape (depth <= 16 there).
+  // 1×1 convolutions: the k-pair family where zmm run at full width and N mod 32 is 1..24,
+  // unless the small-K family takes the shape (depth <= 16 with at most 32 columns there).
   EXPECT_EQ(&SelectPointwiseUkernels(full, 144, 24), &Avx512PairUkernels());
   EXPECT_EQ(&SelectPointwiseUkernels(full, 32, 16), &Avx512PairUkernels());
   EXPECT_EQ(&SelectPointwiseUkernels(full, 17, 9), &Avx512PairUkernels());
   EXPECT_EQ(&SelectPointwiseUkernels(full, 1001, 23), &Avx512PairUkernels());
+  EXPECT_EQ(&SelectPointwiseUkernels(full, 144, 8), &Avx512PairUkernels());
+  EXPECT_EQ(&SelectPointwiseUkernels(full, 64, 1), &Avx512PairUkernels());
+  EXPECT_EQ(&SelectPointwiseUkernels(full, 16, 40), &Avx512PairUkernels());
+  EXPECT_EQ(&SelectPointwiseUkernels(full, 576, 88), &Avx512PairUkernels());
   EXPECT_STREQ(SelectPointwiseUkernels(full, 16, 24).isa, "avx512/smallk");
   EXPECT_EQ(&SelectPointwiseUkernels(full, 144, 25), &Avx512WideUkernels());
-  EXPECT_EQ(&SelectPointwiseUkernels(full, 144, 8), &Avx512WideUkernels());
+  EXPECT_EQ(&SelectPointwiseUkernels(full, 144, 32), &Avx512WideUkernels());
+  EXPECT_EQ(&SelectPointwiseUkernels(full, 144, 96), &Avx512WideUkernels());
+  EXPECT_EQ(&SelectPointwiseUkernels(full, 144, 60), &Avx512WideUkernels());
   EXPECT_EQ(&SelectPointwiseUkernels(halved, 144, 24), &SelectDirectUkernels(halved, 144, 24));
   EXPECT_STREQ(SelectPointwiseUkernels(rt::CapFeatures(hw, "avx2"), 144, 24).isa, "avx2");
   EXPECT_TRUE(Avx512PairUkernels().pairs);
