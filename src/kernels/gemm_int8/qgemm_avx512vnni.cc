@@ -316,6 +316,76 @@ void VnniSingleRow(const uint8_t* a, int64_t pixel_stride, int pixels, const Vnn
   WithStageAndStore(out, [&]<VnniStage S, VnniStore W>() { SingleRowShape<S, W>(a, pixel_stride, pixels, s, out, c); });
 }
 
+namespace {
+
+// One panel over k-group pairs (PackedB8::pairs): R rows x 16 columns as two accumulators per
+// row, lanes 2j / 2j + 1 of accumulator h summing column 8h + j over the even / odd k groups.
+// The N = 16 tile above feeds one vpdpbusd per 4-byte broadcast of A (13 loads per 12
+// vpdpbusd: the loads set its pace); here an 8-byte broadcast feeds two (14 per 24, as the
+// two-panel tiles). The even and odd lanes are added before the same output stage: integer sums,
+// so the results are those of the tile above, bit for bit.
+template <int R, VnniStage S, VnniStore W>
+void PairTile(const TileArgs& t) {
+  const RequantPanel16& q = *t.q;
+  uint8_t* const c = t.c;
+  const int64_t ldc = t.ldc, lda = t.lda;
+  const int cols_last = t.cols_last;
+  __m512i acc[R][2];
+  _Pragma("GCC unroll 16")
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_si512();
+  const int8_t* b = t.b;
+  const int32_t* koff = t.koff;
+  for (int p = 0; p < t.K4 / 2; ++p, b += 128) {
+    const uint8_t* a = t.a + koff[2 * p];
+    const __m512i w0 = Load(b), w1 = Load(b + 64);
+    _Pragma("GCC unroll 16")
+    for (int r = 0; r < R; ++r) {
+      int64_t groups;
+      std::memcpy(&groups, a + r * lda, 8);
+      const __m512i x = _mm512_set1_epi64(groups);
+      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], x, w0);
+      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], x, w1);
+    }
+  }
+  _Pragma("GCC unroll 16")
+  for (int r = 0; r < R; ++r) asm("" : "+v"(acc[r][0]), "+v"(acc[r][1]));
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  const __m512i init = Load(q.init);
+  const __m512i lo = _mm512_set1_epi32(t.act_min), hi = _mm512_set1_epi32(t.act_max);
+  const __mmask16 last = static_cast<__mmask16>((1u << cols_last) - 1);
+  _Pragma("GCC unroll 16")
+  for (int r = 0; r < R; ++r) {
+    __m512i x = _mm512_add_epi32(_mm512_permutex2var_epi32(acc[r][0], even, acc[r][1]),
+                                 _mm512_permutex2var_epi32(acc[r][0], odd, acc[r][1]));
+    x = _mm512_add_epi32(x, t.row_term ? _mm512_add_epi32(init, _mm512_set1_epi32(t.row_term[r])) : init);
+    const __m128i bytes = ToBytes<W>(Requant<S>(x, q), lo, hi);
+    uint8_t* dst = c + r * ldc;
+    if (cols_last == 16)
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), bytes);
+    else
+      _mm_mask_storeu_epi8(dst, last, bytes);
+  }
+}
+
+template <VnniStage S, VnniStore W, size_t... I>
+constexpr std::array<TileFn, sizeof...(I)> PairTileTable(std::index_sequence<I...>) {
+  return {&PairTile<static_cast<int>(I) + 1, S, W>...};
+}
+template <VnniStage S, VnniStore W>
+struct PairTiles {
+  static constexpr auto table = PairTileTable<S, W>(std::make_index_sequence<RowsFor(2)>());
+};
+
+// Whether k groups 2p and 2p + 1 of every row are adjacent (one 8-byte read).
+bool AdjacentPairs(const int32_t* koff, int k4) {
+  for (int p = 0; p + 1 < k4; p += 2)
+    if (koff[p + 1] != koff[p] + 4) return false;
+  return true;
+}
+
+}  // namespace
+
 void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, const PackedB8& b, int p0, int p1,
                const VnniOutput& out, const int32_t* row_term, uint8_t* c, int64_t ldc) {
   TileArgs t;
@@ -328,6 +398,20 @@ void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, con
   t.act_max = out.act_max;
   t.extra_group = b.extra_group.data();
   t.extra = b.extra.get();
+  if (b.pairs.size != 0 && p0 == 0 && p1 == 1 && AdjacentPairs(koff, b.K4)) {
+    t.b = b.pairs.get();
+    t.extra_begin = nullptr;
+    t.q = out.panels.data();
+    t.cols_last = std::min(16, b.N);
+    const auto table = WithStageAndStore(out, [&]<VnniStage S, VnniStore W>() { return PairTiles<S, W>::table; });
+    for (int r = 0; r < rows; r += RowsFor(2)) {
+      t.a = a + r * lda;
+      t.row_term = row_term ? row_term + r : nullptr;
+      t.c = c + r * ldc;
+      table[static_cast<size_t>(std::min(RowsFor(2), rows - r) - 1)](t);
+    }
+    return;
+  }
   ForEachTile(rows, p0, p1, b.N, [&](int p, int nv, int r, int tr, int cols_last) {
     t.b = b.panel(p);
     t.extra_begin = b.split() ? b.extra_begin.data() + p : nullptr;

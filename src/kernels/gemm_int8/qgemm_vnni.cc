@@ -146,6 +146,21 @@ size_t PerThreadScratch(const PackedB8& b, int64_t chunk_rows) {
   return ABytes(b, chunk_rows) + Align64(static_cast<size_t>(chunk_rows) * sizeof(int32_t));
 }
 
+// PackedB8::pairs from panel 0.
+void BuildPairs(PackedB8* out) {
+  out->pairs = {};
+  if (out->panels != 1 || out->split() || out->K4 % 2 != 0) return;
+  out->pairs.Resize(static_cast<size_t>(out->K4) * 64);
+  const int8_t* panel = out->panel(0);
+  int8_t* dst = out->pairs.get();
+  for (int p = 0; p < out->K4 / 2; ++p)
+    for (int col = 0; col < 16; ++col) {
+      int8_t* d = dst + static_cast<size_t>(p) * 128 + (col / 8) * 64 + (col % 8) * 8;
+      std::memcpy(d, panel + static_cast<size_t>(2 * p) * 64 + col * 4, 4);
+      std::memcpy(d + 4, panel + static_cast<size_t>(2 * p + 1) * 64 + col * 4, 4);
+    }
+}
+
 }  // namespace
 
 bool WeightsFitInt8(const int8_t* w, int64_t count, int32_t zero_point) { return FitsInt8(w, count, zero_point); }
@@ -153,9 +168,11 @@ bool WeightsFitInt8(const uint8_t* w, int64_t count, int32_t zero_point) { retur
 
 void PackWeightsVnni(const int8_t* w, int N, int K, const std::vector<int32_t>& zero_points, PackedB8* out) {
   PackWeightsVnniImpl(w, N, K, zero_points, out);
+  BuildPairs(out);
 }
 void PackWeightsVnni(const uint8_t* w, int N, int K, const std::vector<int32_t>& zero_points, PackedB8* out) {
   PackWeightsVnniImpl(w, N, K, zero_points, out);
+  BuildPairs(out);
 }
 
 const char* WeightFormSuffix(const PackedB8& b) { return b.split() ? "/wsplit" : b.f != 0 ? "/rowsum" : ""; }

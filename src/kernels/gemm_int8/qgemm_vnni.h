@@ -52,10 +52,14 @@ struct PackedB8 {
   std::vector<int32_t> extra_begin;  // [panels + 1]
   std::vector<int32_t> extra_group;
   AlignedArray<int8_t> extra;
+  // One panel (N <= 16), K4 even, no split form: the panel again in k-group pairs, for the
+  // AVX-512 VNNI pair tiles (VnniChunk): pair p is 128 bytes, columns 0..7 then 8..15, column j's
+  // dword lanes 2 (j % 8) and 2 (j % 8) + 1 holding its groups 2p and 2p + 1. Empty otherwise.
+  AlignedArray<int8_t> pairs;
 
   const int8_t* panel(int p) const { return data.get() + static_cast<size_t>(p) * K4 * 64; }
   bool split() const { return !extra_begin.empty(); }
-  size_t bytes() const { return data.size + extra.size; }
+  size_t bytes() const { return data.size + extra.size + pairs.size; }
 };
 
 // Whether every weight minus the zero point lies in int8: then PackWeightsVnni packs them as
@@ -159,6 +163,8 @@ void RunGemmVnni(rt::ThreadPool& pool, int64_t M, const PackedB8& b, const APack
 // column 0 of the chunk; ldc bytes between rows). Row r's k group g (4 bytes) is read at
 // a + r * lda + koff[g]: koff[g] = 4 g for packed rows (PackedB8::packed_koff), other tables
 // read a convolution's windows in place. row_term: f * row sum per A row, or null.
+// With PackedB8::pairs and k groups 2p, 2p + 1 adjacent in A (koff), one 8-byte broadcast per
+// row feeds two vpdpbusd (columns 0..7 and 8..15) instead of one per 4 bytes.
 void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, const PackedB8& b, int p0, int p1,
                const VnniOutput& out, const int32_t* row_term, uint8_t* c, int64_t ldc);
 
