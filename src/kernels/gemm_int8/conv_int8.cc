@@ -279,12 +279,15 @@ class ConvQuantKernel final : public FastKernel {
   std::string FastVariant() const override {
     // Suffixes name the paths taken: "/padded" im2col from the padded image, "/rqhalf" the
     // half-range output stage (qgemm::Requant8::half_range, VnniStage::kHalf), "/rqhigh" the VNNI
-    // high-dword stage (VnniStage::kHigh), then the weights' form (qgemm::WeightFormSuffix).
+    // high-dword stage (VnniStage::kHigh), then the weights' form (qgemm::WeightFormSuffix),
+    // "/pairs" the one-panel pair tiles (qgemm::PairTilesApply).
     std::string suffix = single_ ? "/single" : direct_ ? "/direct" : use_padded_ ? "/padded" : "";
     if (use_vnni_) {
       if (vout_.stage == qgemm::VnniStage::kHigh) suffix += "/rqhigh";
       if (vout_.stage == qgemm::VnniStage::kHalf) suffix += "/rqhalf";
       suffix += qgemm::WeightFormSuffix(*packed8_);
+      if (!single_ && qgemm::PairTilesApply(*packed8_, direct_ ? direct_koff_.data() : packed8_->packed_koff.data()))
+        suffix += "/pairs";
     } else if (out_.q8.half_range) {
       suffix += "/rqhalf";
     }

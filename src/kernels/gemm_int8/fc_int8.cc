@@ -45,13 +45,16 @@ class FcQuantKernel final : public FastKernel {
 
  protected:
   std::string FastVariant() const override {
+    // The weights' form, then "/pairs" for the one-panel pair tiles (qgemm::PairTilesApply).
+    const auto vnni = [&] {
+      return std::string(qgemm::WeightFormSuffix(*packed8_)) +
+             (qgemm::PairTilesApply(*packed8_, packed8_->packed_koff.data()) ? "/pairs" : "");
+    };
     switch (kind_) {
       case QuantKind::kInt8:
-        return use_vnni_ ? std::string("fully_connected/int8/avx512vnni") + qgemm::WeightFormSuffix(*packed8_)
-                         : "fully_connected/int8/avx2";
+        return use_vnni_ ? "fully_connected/int8/avx512vnni" + vnni() : "fully_connected/int8/avx2";
       case QuantKind::kUInt8:
-        return use_vnni_ ? std::string("fully_connected/uint8/avx512vnni") + qgemm::WeightFormSuffix(*packed8_)
-                         : "fully_connected/uint8/avx2";
+        return use_vnni_ ? "fully_connected/uint8/avx512vnni" + vnni() : "fully_connected/uint8/avx2";
       case QuantKind::kHybrid: return "fully_connected/hybrid/avx2";
       case QuantKind::kInt16: return out_.use_i16v ? "fully_connected/int16x8/avx512vnni" : "fully_connected/int16x8/avx2";
     }

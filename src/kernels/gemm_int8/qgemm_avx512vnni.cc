@@ -377,14 +377,14 @@ struct PairTiles {
   static constexpr auto table = PairTileTable<S, W>(std::make_index_sequence<RowsFor(2)>());
 };
 
-// Whether k groups 2p and 2p + 1 of every row are adjacent (one 8-byte read).
-bool AdjacentPairs(const int32_t* koff, int k4) {
-  for (int p = 0; p + 1 < k4; p += 2)
+}  // namespace
+
+bool PairTilesApply(const PackedB8& b, const int32_t* koff) {
+  if (b.pairs.size == 0) return false;
+  for (int p = 0; p + 1 < b.K4; p += 2)
     if (koff[p + 1] != koff[p] + 4) return false;
   return true;
 }
-
-}  // namespace
 
 void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, const PackedB8& b, int p0, int p1,
                const VnniOutput& out, const int32_t* row_term, uint8_t* c, int64_t ldc) {
@@ -398,7 +398,7 @@ void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, con
   t.act_max = out.act_max;
   t.extra_group = b.extra_group.data();
   t.extra = b.extra.get();
-  if (b.pairs.size != 0 && p0 == 0 && p1 == 1 && AdjacentPairs(koff, b.K4)) {
+  if (p0 == 0 && p1 == 1 && PairTilesApply(b, koff)) {
     t.b = b.pairs.get();
     t.extra_begin = nullptr;
     t.q = out.panels.data();

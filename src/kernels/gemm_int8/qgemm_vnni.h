@@ -167,6 +167,8 @@ void RunGemmVnni(rt::ThreadPool& pool, int64_t M, const PackedB8& b, const APack
 // row feeds two vpdpbusd (columns 0..7 and 8..15) instead of one per 4 bytes.
 void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, const PackedB8& b, int p0, int p1,
                const VnniOutput& out, const int32_t* row_term, uint8_t* c, int64_t ldc);
+// Whether VnniChunk runs b's pair tiles for A rows read through koff (kernels name it "/pairs").
+bool PairTilesApply(const PackedB8& b, const int32_t* koff);
 
 // One-output-channel convolutions (N = 1) whose windows are read in place: a tile of the
 // micro-kernel would fill 1 of its 16 lanes. Instead each output pixel's filter rows are dot
