@@ -170,12 +170,14 @@ class DwChainF32 : public rt::OpKernel {
     return Status::Ok();
   }
 
-  // The 1×1 steps' GEMM family is named when it is not the usual tiles (".../kpair").
+  // The 1×1 steps' GEMM families are named (once each) when they are not the usual tiles
+  // (".../kpair").
   std::string variant() const override {
     std::string v = std::string(expand_ ? "fused/pw+dw+pw/f32/" : "fused/dw+pw/f32/") + dw_.vec->isa;
     for (const Pointwise* pw : {expand_ ? &*expand_ : nullptr, &project_}) {
       const std::string isa = pw ? pw->uk->isa : "";
-      if (const size_t slash = isa.find('/'); slash != std::string::npos) v += isa.substr(slash);
+      const size_t slash = isa.find('/');
+      if (slash != std::string::npos && v.find(isa.substr(slash)) == std::string::npos) v += isa.substr(slash);
     }
     return v;
   }

@@ -318,63 +318,81 @@ void VnniSingleRow(const uint8_t* a, int64_t pixel_stride, int pixels, const Vnn
 
 namespace {
 
-// One panel over k-group pairs (PackedB8::pairs): R rows x 16 columns as two accumulators per
-// row, lanes 2j / 2j + 1 of accumulator h summing column 8h + j over the even / odd k groups.
-// The N = 16 tile above feeds one vpdpbusd per 4-byte broadcast of A (13 loads per 12
-// vpdpbusd: the loads set its pace); here an 8-byte broadcast feeds two (14 per 24, as the
-// two-panel tiles). The even and odd lanes are added before the same output stage: integer sums,
-// so the results are those of the tile above, bit for bit.
-template <int R, VnniStage S, VnniStore W>
+// N <= 24 over k-group pairs (PackedB8::pairs): R rows x V vectors of 8 columns per row, lanes
+// 2j / 2j + 1 of vector v summing column 8v + j over the even / odd k groups. The tiles above
+// feed one vpdpbusd per 4-byte broadcast of A for N <= 16 (13 loads per 12 vpdpbusd: the loads
+// set their pace) and spend half a panel on N = 17..24; here an 8-byte broadcast feeds V
+// vpdpbusd of 8 useful columns each (12 x 2 tiles: 14 loads per 24 vpdpbusd, 8 x 3: 11 per
+// 24). The even and odd lanes are added before the same output stage: integer sums, so the
+// results are those of the tiles above, bit for bit.
+// 16 output columns of a pair tile's row from vectors lo_v (columns 0..7) and hi_v (8..15):
+// even plus odd lanes, the panel's start value and row term, the output stage, stored under m.
+template <VnniStage S, VnniStore W>
+__attribute__((always_inline)) inline void PairOut(__m512i lo_v, __m512i hi_v, __m512i even, __m512i odd,
+                                                   const RequantPanel16& q, int32_t row_term, __m512i lo, __m512i hi,
+                                                   uint8_t* dst, __mmask16 m) {
+  __m512i x = _mm512_add_epi32(_mm512_permutex2var_epi32(lo_v, even, hi_v), _mm512_permutex2var_epi32(lo_v, odd, hi_v));
+  x = _mm512_add_epi32(x, _mm512_add_epi32(Load(q.init), _mm512_set1_epi32(row_term)));
+  const __m128i bytes = ToBytes<W>(Requant<S>(x, q), lo, hi);
+  if (m == 0xFFFF)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), bytes);
+  else
+    _mm_mask_storeu_epi8(dst, m, bytes);
+}
+
+template <int R, int V, VnniStage S, VnniStore W>
 void PairTile(const TileArgs& t) {
-  const RequantPanel16& q = *t.q;
+  const RequantPanel16* const q = t.q;
   uint8_t* const c = t.c;
   const int64_t ldc = t.ldc, lda = t.lda;
-  const int cols_last = t.cols_last;
-  __m512i acc[R][2];
+  const int n = t.cols_last;  // all columns (1..24)
+  __m512i acc[R][V];
   _Pragma("GCC unroll 16")
-  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_si512();
+  for (int r = 0; r < R; ++r)
+    _Pragma("GCC unroll 4")
+    for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_si512();
   const int8_t* b = t.b;
   const int32_t* koff = t.koff;
-  for (int p = 0; p < t.K4 / 2; ++p, b += 128) {
+  for (int p = 0; p < t.K4 / 2; ++p, b += V * 64) {
     const uint8_t* a = t.a + koff[2 * p];
-    const __m512i w0 = Load(b), w1 = Load(b + 64);
+    __m512i w[V];
+    _Pragma("GCC unroll 4")
+    for (int v = 0; v < V; ++v) w[v] = Load(b + v * 64);
     _Pragma("GCC unroll 16")
     for (int r = 0; r < R; ++r) {
       int64_t groups;
       std::memcpy(&groups, a + r * lda, 8);
       const __m512i x = _mm512_set1_epi64(groups);
-      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], x, w0);
-      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], x, w1);
+      _Pragma("GCC unroll 4")
+      for (int v = 0; v < V; ++v) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], x, w[v]);
     }
   }
   _Pragma("GCC unroll 16")
-  for (int r = 0; r < R; ++r) asm("" : "+v"(acc[r][0]), "+v"(acc[r][1]));
+  for (int r = 0; r < R; ++r)
+    _Pragma("GCC unroll 4")
+    for (int v = 0; v < V; ++v) asm("" : "+v"(acc[r][v]));
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-  const __m512i init = Load(q.init);
   const __m512i lo = _mm512_set1_epi32(t.act_min), hi = _mm512_set1_epi32(t.act_max);
-  const __mmask16 last = static_cast<__mmask16>((1u << cols_last) - 1);
+  const int n0 = n < 16 ? n : 16;
+  const __mmask16 m0 = static_cast<__mmask16>((1u << n0) - 1), m1 = static_cast<__mmask16>((1u << (n - n0)) - 1);
   _Pragma("GCC unroll 16")
   for (int r = 0; r < R; ++r) {
-    __m512i x = _mm512_add_epi32(_mm512_permutex2var_epi32(acc[r][0], even, acc[r][1]),
-                                 _mm512_permutex2var_epi32(acc[r][0], odd, acc[r][1]));
-    x = _mm512_add_epi32(x, t.row_term ? _mm512_add_epi32(init, _mm512_set1_epi32(t.row_term[r])) : init);
-    const __m128i bytes = ToBytes<W>(Requant<S>(x, q), lo, hi);
-    uint8_t* dst = c + r * ldc;
-    if (cols_last == 16)
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), bytes);
-    else
-      _mm_mask_storeu_epi8(dst, last, bytes);
+    const int32_t term = t.row_term ? t.row_term[r] : 0;
+    PairOut<S, W>(acc[r][0], V >= 2 ? acc[r][1] : acc[r][0], even, odd, q[0], term, lo, hi, c + r * ldc, m0);
+    if constexpr (V == 3) PairOut<S, W>(acc[r][2], acc[r][2], even, odd, q[1], term, lo, hi, c + r * ldc + 16, m1);
   }
 }
 
-template <VnniStage S, VnniStore W, size_t... I>
+template <int V, VnniStage S, VnniStore W, size_t... I>
 constexpr std::array<TileFn, sizeof...(I)> PairTileTable(std::index_sequence<I...>) {
-  return {&PairTile<static_cast<int>(I) + 1, S, W>...};
+  return {&PairTile<static_cast<int>(I) + 1, V, S, W>...};
 }
-template <VnniStage S, VnniStore W>
+// Rows per pair tile: 24 accumulators.
+constexpr int PairRowsFor(int v) { return v == 3 ? 8 : 12; }
+template <int V, VnniStage S, VnniStore W>
 struct PairTiles {
-  static constexpr auto table = PairTileTable<S, W>(std::make_index_sequence<RowsFor(2)>());
+  static constexpr auto table = PairTileTable<V, S, W>(std::make_index_sequence<PairRowsFor(V)>());
 };
 
 }  // namespace
@@ -398,17 +416,25 @@ void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, con
   t.act_max = out.act_max;
   t.extra_group = b.extra_group.data();
   t.extra = b.extra.get();
-  if (p0 == 0 && p1 == 1 && PairTilesApply(b, koff)) {
+  if (p0 == 0 && p1 == b.panels && PairTilesApply(b, koff)) {
     t.b = b.pairs.get();
     t.extra_begin = nullptr;
     t.q = out.panels.data();
-    t.cols_last = std::min(16, b.N);
-    const auto table = WithStageAndStore(out, [&]<VnniStage S, VnniStore W>() { return PairTiles<S, W>::table; });
-    for (int r = 0; r < rows; r += RowsFor(2)) {
+    t.cols_last = b.N;
+    const int vectors = (b.N + 7) / 8, tile_rows = PairRowsFor(vectors);
+    const auto tiles = [&]<VnniStage S, VnniStore W>() -> const TileFn* {
+      switch (vectors) {
+        case 1: return PairTiles<1, S, W>::table.data();
+        case 2: return PairTiles<2, S, W>::table.data();
+        default: return PairTiles<3, S, W>::table.data();
+      }
+    };
+    const TileFn* table = WithStageAndStore(out, tiles);
+    for (int r = 0; r < rows; r += tile_rows) {
       t.a = a + r * lda;
       t.row_term = row_term ? row_term + r : nullptr;
       t.c = c + r * ldc;
-      table[static_cast<size_t>(std::min(RowsFor(2), rows - r) - 1)](t);
+      table[std::min(tile_rows, rows - r) - 1](t);
     }
     return;
   }

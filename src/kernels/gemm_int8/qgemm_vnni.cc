@@ -146,18 +146,19 @@ size_t PerThreadScratch(const PackedB8& b, int64_t chunk_rows) {
   return ABytes(b, chunk_rows) + Align64(static_cast<size_t>(chunk_rows) * sizeof(int32_t));
 }
 
-// PackedB8::pairs from panel 0.
+// PackedB8::pairs from the panels.
 void BuildPairs(PackedB8* out) {
   out->pairs = {};
-  if (out->panels != 1 || out->split() || out->K4 % 2 != 0) return;
-  out->pairs.Resize(static_cast<size_t>(out->K4) * 64);
-  const int8_t* panel = out->panel(0);
+  if (out->N > kPairMaxN || out->split() || out->K4 % 2 != 0) return;
+  const int vectors = (out->N + 7) / 8;  // of 8 columns
+  out->pairs.Resize(static_cast<size_t>(out->K4 / 2) * vectors * 64);
   int8_t* dst = out->pairs.get();
   for (int p = 0; p < out->K4 / 2; ++p)
-    for (int col = 0; col < 16; ++col) {
-      int8_t* d = dst + static_cast<size_t>(p) * 128 + (col / 8) * 64 + (col % 8) * 8;
-      std::memcpy(d, panel + static_cast<size_t>(2 * p) * 64 + col * 4, 4);
-      std::memcpy(d + 4, panel + static_cast<size_t>(2 * p + 1) * 64 + col * 4, 4);
+    for (int col = 0; col < 8 * vectors; ++col) {
+      const int8_t* panel = out->panel(col / 16);
+      int8_t* d = dst + (static_cast<size_t>(p) * vectors + col / 8) * 64 + (col % 8) * 8;
+      std::memcpy(d, panel + static_cast<size_t>(2 * p) * 64 + (col % 16) * 4, 4);
+      std::memcpy(d + 4, panel + static_cast<size_t>(2 * p + 1) * 64 + (col % 16) * 4, 4);
     }
 }
 

@@ -36,6 +36,8 @@
 namespace edgeopt::kernels::qgemm {
 
 // Weights [N][K] packed for vpdpbusd.
+constexpr int kPairMaxN = 24;  // the widest B the pair tiles take (three vectors of 8 columns)
+
 struct PackedB8 {
   int K = 0, N = 0;
   int K4 = 0;      // k groups of 4: ceil(K / 4)
@@ -52,9 +54,10 @@ struct PackedB8 {
   std::vector<int32_t> extra_begin;  // [panels + 1]
   std::vector<int32_t> extra_group;
   AlignedArray<int8_t> extra;
-  // One panel (N <= 16), K4 even, no split form: the panel again in k-group pairs, for the
-  // AVX-512 VNNI pair tiles (VnniChunk): pair p is 128 bytes, columns 0..7 then 8..15, column j's
-  // dword lanes 2 (j % 8) and 2 (j % 8) + 1 holding its groups 2p and 2p + 1. Empty otherwise.
+  // N <= kPairMaxN, K4 even, no split form: the panels again in k-group pairs, for the AVX-512
+  // VNNI pair tiles (VnniChunk): pair p is ceil(N / 8) vectors of 64 bytes, vector v holding
+  // columns 8v..8v+7, column j's dword lanes 2 (j % 8) and 2 (j % 8) + 1 its groups 2p and
+  // 2p + 1 (zeros past N). Empty otherwise.
   AlignedArray<int8_t> pairs;
 
   const int8_t* panel(int p) const { return data.get() + static_cast<size_t>(p) * K4 * 64; }
@@ -164,7 +167,7 @@ void RunGemmVnni(rt::ThreadPool& pool, int64_t M, const PackedB8& b, const APack
 // a + r * lda + koff[g]: koff[g] = 4 g for packed rows (PackedB8::packed_koff), other tables
 // read a convolution's windows in place. row_term: f * row sum per A row, or null.
 // With PackedB8::pairs and k groups 2p, 2p + 1 adjacent in A (koff), one 8-byte broadcast per
-// row feeds two vpdpbusd (columns 0..7 and 8..15) instead of one per 4 bytes.
+// row feeds a vpdpbusd per 8 columns (8 k each) instead of one per 16 columns and 4 k.
 void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, const PackedB8& b, int p0, int p1,
                const VnniOutput& out, const int32_t* row_term, uint8_t* c, int64_t ldc);
 // Whether VnniChunk runs b's pair tiles for A rows read through koff (kernels name it "/pairs").
