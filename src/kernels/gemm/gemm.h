@@ -7,8 +7,10 @@
 //   [bias: Np floats][panel 0: K rows × 16][panel 1: K rows × 16]...   Np = 16·ceil(N/16)
 //
 // Columns past N are zero in every panel, so micro-kernels always compute whole panels and only
-// their stores are partial. Every micro-kernel family (AVX2+FMA, portable scalar) uses this one
-// packing, so the packed weights do not depend on the CPU.
+// their stores are partial. Every micro-kernel family (AVX2+FMA, portable scalar, the AVX-512
+// tiles) uses this one packing, so those packed weights do not depend on the CPU; the one
+// exception, the AVX-512 k-pair family, has its own layout (PackedB::FromNKPairs) and cache key
+// (PackKeyFor).
 //
 // Micro-kernels compute mr (≤ Ukernels::mr) rows × nc columns: the tile's A rows stay in L1
 // while the kernel walks the nc columns panel by panel (B streams from L2). The drivers below
