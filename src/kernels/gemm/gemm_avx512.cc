@@ -377,15 +377,16 @@ void GemmSmallK(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride
 // projections of MobileNet-style blocks, N = 16-24; N = 40, 56, 88, ...). There the tiles run
 // one zmm (or ymm) of B per row: per k, 12 broadcasts of A and one load of B feed only 12
 // multiply-adds (and a 17..24-column group a second 12 for 8 columns), so the loads, not the
-// two FMA pipes, set the pace (61-64% of the FMA peak on Zen 5 at K = 32-144, N = 16-24). Here a zmm holds 8 columns for two consecutive k (lane 2j: B[k][j],
-// lane 2j+1: B[k+1][j]; PackedB::FromNKPairs), and one 64-bit broadcast of A[r][k..k+1] feeds a
-// multiply-add per 8 columns: a 12-row × 16-column tile takes 12 broadcasts and 2 loads per 24
-// multiply-adds, an 8 × 24 one 8 and 3 per 24, as the 12×32 tiles do. At the end the even and
-// odd lanes (the sums over even and over odd k) are added, then the bias. Standalone, alternated
-// with the tiles above (Zen 5, M = 768-12544): K = 48-144, N = 24 1.43-1.47x; K = 32, N = 16
-// 1.33x; K = 192, N = 16 1.17x (190-220 GFLOP/s). The sums run in another order than the tiles'
-// (float rounding only). An odd K's last k runs alone; K is never cut into blocks (the packing
-// is not the panels' layout, Gemm passes the whole depth).
+// two FMA pipes, set the pace (61-64% of the FMA peak on Zen 5 at K = 32-144, N = 16-24). Here
+// a zmm holds 8 columns for two consecutive k (lane 2j: B[k][j], lane 2j+1: B[k+1][j];
+// PackedB::FromNKPairs), and one 64-bit broadcast of A[r][k..k+1] feeds a multiply-add per 8
+// columns: a 12-row × 16-column tile takes 12 broadcasts and 2 loads per 24 multiply-adds, an
+// 8 × 24 one 8 and 3 per 24, as the 12×32 tiles do. At the end the even and odd lanes (the sums
+// over even and over odd k) are added, then the bias. Standalone, alternated with the tiles
+// above (Zen 5, M = 768-12544): K = 48-144, N = 24 1.43-1.47x; K = 32, N = 16 1.33x; K = 192,
+// N = 16 1.17x (190-220 GFLOP/s); the selection's figures are in gemm.h. The sums run in another
+// order than the tiles' (float rounding only). An odd K's last k runs alone; K is never cut
+// into blocks (the packing is not the panels' layout, Gemm passes the whole depth).
 constexpr int kPairMr = 24;  // driver tiles: three 8-row tiles of 24 columns, two 12-row of 16
 constexpr int kPairNr = 48;  // N blocks of whole 24-column chunks
 

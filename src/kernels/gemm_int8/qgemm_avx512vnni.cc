@@ -318,13 +318,6 @@ void VnniSingleRow(const uint8_t* a, int64_t pixel_stride, int pixels, const Vnn
 
 namespace {
 
-// N <= 24 over k-group pairs (PackedB8::pairs): R rows x V vectors of 8 columns per row, lanes
-// 2j / 2j + 1 of vector v summing column 8v + j over the even / odd k groups. The tiles above
-// feed one vpdpbusd per 4-byte broadcast of A for N <= 16 (13 loads per 12 vpdpbusd: the loads
-// set their pace) and spend half a panel on N = 17..24; here an 8-byte broadcast feeds V
-// vpdpbusd of 8 useful columns each (12 x 2 tiles: 14 loads per 24 vpdpbusd, 8 x 3: 11 per
-// 24). The even and odd lanes are added before the same output stage: integer sums, so the
-// results are those of the tiles above, bit for bit.
 // 16 output columns of a pair tile's row from vectors lo_v (columns 0..7) and hi_v (8..15):
 // even plus odd lanes, the panel's start value and row term, the output stage, stored under m.
 template <VnniStage S, VnniStore W>
@@ -340,6 +333,13 @@ __attribute__((always_inline)) inline void PairOut(__m512i lo_v, __m512i hi_v, _
     _mm_mask_storeu_epi8(dst, m, bytes);
 }
 
+// N <= 24 over k-group pairs (PackedB8::pairs): R rows x V vectors of 8 columns per row, lanes
+// 2j / 2j + 1 of vector v summing column 8v + j over the even / odd k groups. The tiles above
+// feed one vpdpbusd per 4-byte broadcast of A for N <= 16 (13 loads per 12 vpdpbusd: the loads
+// set their pace) and spend half a panel on N = 17..24; here an 8-byte broadcast feeds V
+// vpdpbusd of 8 useful columns each (12 x 2 tiles: 14 loads per 24 vpdpbusd, 8 x 3: 11 per
+// 24). The even and odd lanes are added before the same output stage: integer sums, so the
+// results are those of the tiles above, bit for bit. t.cols_last holds N here.
 template <int R, int V, VnniStage S, VnniStore W>
 void PairTile(const TileArgs& t) {
   const RequantPanel16* const q = t.q;
