@@ -80,9 +80,10 @@ class Conv2DF32 : public rt::OpKernel {
     }
     if (!packed_) packed_ = PackNK(ctx, uk_, oc, kh * kw * ic);
     if (gemm_m_ == 0) {
-      if (!uk_.igemm) return ctx.Error(std::string("internal: the ") + uk_.isa + " kernels have no indirect GEMM");
       const size_t m = static_cast<size_t>(batch) * oh * ow;
       row_taps_ = o.dilation_w_factor == 1;
+      if (!uk_.igemm || (uk_.pairs && (row_taps_ ? kw : 1) * c % 2 != 0))
+        return ctx.Error(std::string("internal: the ") + uk_.isa + " kernels cannot run this convolution indirectly");
       const size_t taps = row_taps_ ? kh : static_cast<size_t>(kh) * kw;
       indirection_.assign(gemm::IndirectionSize(m, taps, uk_.mr), nullptr);
       const size_t tap_floats = static_cast<size_t>(row_taps_ ? kw : 1) * c;
@@ -316,7 +317,10 @@ std::unique_ptr<rt::OpKernel> MakeConv2DF32(const rt::KernelCreateContext& cc) {
   // A 1×1 filter at stride 1 always runs the direct GEMM (Prepare's pointwise path), so it may
   // use a family without an indirect kernel.
   const bool direct = fs[1] == 1 && fs[2] == 1 && o.stride_h == 1 && o.stride_w == 1;
-  return std::make_unique<Conv2DF32>(direct ? gemm::SelectPointwiseUkernels(cc.cpu, k, fs[0]) : gemm::SelectUkernels(cc.cpu, k, fs[0]),
+  // Floats per indirect tap: a filter row without horizontal dilation (Prepare's row_taps_).
+  const int64_t tap_floats = int64_t{o.dilation_w_factor == 1 ? fs[2] : 1} * fs[3];
+  return std::make_unique<Conv2DF32>(direct ? gemm::SelectPointwiseUkernels(cc.cpu, k, fs[0])
+                                            : gemm::SelectConvUkernels(cc.cpu, k, fs[0], tap_floats),
                                      mm, cc.cpu.has_avx512());
 }
 

@@ -192,6 +192,11 @@ const Ukernels& SelectPointwiseUkernels(const rt::CpuFeatures& cpu, int64_t k, i
   return direct;
 }
 
+const Ukernels& SelectConvUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n, int64_t tap_floats) {
+  const bool full_zmm = cpu.has_avx512() && !cpu.avx512_halved;
+  return full_zmm && n > 1 && tap_floats % 2 == 0 ? Avx512PairUkernels() : SelectUkernels(cpu, k, n);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Drivers
 

@@ -396,6 +396,33 @@ inline __m512 BroadcastPair(const float* p) {
   return _mm512_castpd_ps(_mm512_set1_pd(d));
 }
 
+// The end of a pair tile: even plus odd lanes, plus the bias (or C when bias is null), clamped,
+// stored (nc <= 8·G columns).
+template <int MR, int G>
+__attribute__((always_inline)) inline void PairStore(const __m512 (&acc)[MR][G], const float* bias, float* c,
+                                                     size_t c_stride, size_t nc, MinMax mm) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  const __m512 vmin = _mm512_set1_ps(mm.min), vmax = _mm512_set1_ps(mm.max);
+  const size_t n0 = Min(nc, 16), n1 = nc - n0;  // columns of the first 16 and of the rest
+  const __mmask16 m0 = Lanes(n0), m1 = Lanes(n1);
+#pragma GCC unroll 32
+  for (int r = 0; r < MR; ++r) {
+    float* cr = c + r * c_stride;
+    // Lanes 0..7 from group 0, 8..15 from group 1 (or nothing without one).
+    const __m512 hi = G >= 2 ? acc[r][1] : _mm512_setzero_ps();
+    __m512 s = _mm512_add_ps(_mm512_permutex2var_ps(acc[r][0], even, hi), _mm512_permutex2var_ps(acc[r][0], odd, hi));
+    s = _mm512_add_ps(s, bias ? _mm512_maskz_loadu_ps(m0, bias) : _mm512_maskz_loadu_ps(m0, cr));
+    _mm512_mask_storeu_ps(cr, m0, _mm512_min_ps(vmax, _mm512_max_ps(vmin, s)));
+    if (G == 3) {
+      const __m512 t = acc[r][G - 1];
+      __m512 s2 = _mm512_add_ps(_mm512_permutexvar_ps(even, t), _mm512_permutexvar_ps(odd, t));
+      s2 = _mm512_add_ps(s2, bias ? _mm512_maskz_loadu_ps(m1, bias + 16) : _mm512_maskz_loadu_ps(m1, cr + 16));
+      _mm512_mask_storeu_ps(cr + 16, m1, _mm512_min_ps(vmax, _mm512_max_ps(vmin, s2)));
+    }
+  }
+}
+
 // MR rows × G groups of 8 columns (nc <= 8·G). w: group 0; group g at w + g·gstride.
 template <int MR, int G>
 void PairTile(size_t kc, const float* a, size_t a_stride, const float* w, size_t gstride, const float* bias, float* c,
@@ -429,26 +456,48 @@ void PairTile(size_t kc, const float* a, size_t a_stride, const float* w, size_t
       for (int g = 0; g < G; ++g) acc[r][g] = _mm512_mask3_fmadd_ps(va, b[g], acc[r][g], 0x5555);
     }
   }
-  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-  const __m512 vmin = _mm512_set1_ps(mm.min), vmax = _mm512_set1_ps(mm.max);
-  const size_t n0 = Min(nc, 16), n1 = nc - n0;  // columns of the first 16 and of the rest
-  const __mmask16 m0 = Lanes(n0), m1 = Lanes(n1);
+  PairStore<MR, G>(acc, bias, c, c_stride, nc, mm);
+}
+
+// The indirect form: per tap, row r's kc floats (kc even: no pair spans two taps) at
+// ind[tap · ind_stride + r]; the taps' pairs follow each other in the packed groups.
+template <int MR, int G>
+void PairIgemmTile(size_t kc, size_t taps, const float* const* ind, size_t ind_stride, const float* w, size_t gstride,
+                   const float* bias, float* c, size_t c_stride, size_t nc, MinMax mm) {
+  __m512 acc[MR][G];
 #pragma GCC unroll 32
-  for (int r = 0; r < MR; ++r) {
-    float* cr = c + r * c_stride;
-    // Lanes 0..7 from group 0, 8..15 from group 1 (or nothing without one).
-    const __m512 hi = G >= 2 ? acc[r][1] : _mm512_setzero_ps();
-    __m512 s = _mm512_add_ps(_mm512_permutex2var_ps(acc[r][0], even, hi), _mm512_permutex2var_ps(acc[r][0], odd, hi));
-    s = _mm512_add_ps(s, bias ? _mm512_maskz_loadu_ps(m0, bias) : _mm512_maskz_loadu_ps(m0, cr));
-    _mm512_mask_storeu_ps(cr, m0, _mm512_min_ps(vmax, _mm512_max_ps(vmin, s)));
-    if (G == 3) {
-      const __m512 t = acc[r][G - 1];
-      __m512 s2 = _mm512_add_ps(_mm512_permutexvar_ps(even, t), _mm512_permutexvar_ps(odd, t));
-      s2 = _mm512_add_ps(s2, bias ? _mm512_maskz_loadu_ps(m1, bias + 16) : _mm512_maskz_loadu_ps(m1, cr + 16));
-      _mm512_mask_storeu_ps(cr + 16, m1, _mm512_min_ps(vmax, _mm512_max_ps(vmin, s2)));
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) acc[r][g] = _mm512_setzero_ps();
+  for (size_t tap = 0; tap < taps; ++tap, ind += ind_stride, w += kc / 2 * 16) {
+    const float* ar[MR];
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r) ar[r] = ind[r];
+    for (size_t p = 0; p < kc / 2; ++p) {
+      __m512 b[G];
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) b[g] = _mm512_load_ps(w + g * gstride + p * 16);
+#pragma GCC unroll 32
+      for (int r = 0; r < MR; ++r) {
+        const __m512 va = BroadcastPair(ar[r] + 2 * p);
+#pragma GCC unroll 4
+        for (int g = 0; g < G; ++g) acc[r][g] = _mm512_fmadd_ps(va, b[g], acc[r][g]);
+      }
     }
   }
+  PairStore<MR, G>(acc, bias, c, c_stride, nc, mm);
+}
+
+template <int G, int... Rows>
+void PairIgemmRowsOf(std::integer_sequence<int, Rows...>, size_t mr, size_t nc, size_t kc, size_t taps,
+                     const float* const* ind, const float* w, size_t gstride, const float* bias, float* c,
+                     size_t c_stride, MinMax mm) {
+  using TileFn = void (*)(size_t, size_t, const float* const*, size_t, const float*, size_t, const float*, float*, size_t,
+                          size_t, MinMax);
+  static constexpr TileFn kTiles[] = {&PairIgemmTile<Rows + 1, G>...};  // kTiles[r - 1]: r rows
+  constexpr size_t kR = sizeof...(Rows);
+  for (size_t r0 = 0; r0 < mr; r0 += kR)
+    kTiles[Min(kR, mr - r0) - 1](kc, taps, ind + r0, kPairMr, w, gstride, bias, c + r0 * c_stride, c_stride, nc, mm);
 }
 
 // Rows [0, mr) in tiles of R rows (the last one shorter), G groups.
@@ -480,6 +529,22 @@ void GemmPairs(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride,
   }
 }
 
+// Indirect: kc (per tap) must be even; ind holds taps × kPairMr pointers (IGemm's tile).
+void IgemmPairs(size_t mr, size_t nc, size_t kc, size_t taps, const float* const* ind, const float* w, size_t w_stride,
+                const float* bias, float* c, size_t c_stride, MinMax mm) {
+  const size_t gstride = w_stride / 2;
+  for (; nc > 0; w += 3 * gstride, bias = bias ? bias + 24 : nullptr, c += 24) {
+    const size_t cols = Min(nc, 24);
+    if (cols > 16)
+      PairIgemmRowsOf<3>(std::make_integer_sequence<int, 8>{}, mr, cols, kc, taps, ind, w, gstride, bias, c, c_stride, mm);
+    else if (cols > 8)
+      PairIgemmRowsOf<2>(std::make_integer_sequence<int, 12>{}, mr, cols, kc, taps, ind, w, gstride, bias, c, c_stride, mm);
+    else
+      PairIgemmRowsOf<1>(std::make_integer_sequence<int, 12>{}, mr, cols, kc, taps, ind, w, gstride, bias, c, c_stride, mm);
+    nc -= cols;
+  }
+}
+
 void GemvPairs(size_t nc, size_t kc, const float* a, const float* w, size_t w_stride, const float* bias, float* c,
                MinMax mm) {
   GemmPairs(1, nc, kc, a, kc, w, w_stride, bias, c, nc, mm);
@@ -488,7 +553,7 @@ void GemvPairs(size_t nc, size_t kc, const float* a, const float* w, size_t w_st
 }  // namespace
 
 const Ukernels& Avx512PairUkernels() {
-  static const Ukernels k{"avx512/kpair", kPairMr, kPairNr, GemmPairs, nullptr, GemvPairs, /*pairs=*/true};
+  static const Ukernels k{"avx512/kpair", kPairMr, kPairNr, GemmPairs, IgemmPairs, GemvPairs, /*pairs=*/true};
   return k;
 }
 

@@ -104,7 +104,15 @@ TEST(GemmF32, SelectsTheWidestFamilyTheCpuHas) {
   EXPECT_EQ(&SelectPointwiseUkernels(halved, 144, 24), &SelectDirectUkernels(halved, 144, 24));
   EXPECT_STREQ(SelectPointwiseUkernels(rt::CapFeatures(hw, "avx2"), 144, 24).isa, "avx2");
   EXPECT_TRUE(Avx512PairUkernels().pairs);
-  EXPECT_EQ(Avx512PairUkernels().igemm, nullptr);
+  // Other convolutions: every N > 1 when each tap holds an even number of floats.
+  EXPECT_EQ(&SelectConvUkernels(full, 144, 24, 48), &Avx512PairUkernels());
+  EXPECT_EQ(&SelectConvUkernels(full, 144, 32, 48), &Avx512PairUkernels());
+  EXPECT_EQ(&SelectConvUkernels(full, 4608, 512, 1536), &Avx512PairUkernels());
+  EXPECT_EQ(&SelectConvUkernels(full, 64, 2, 64), &Avx512PairUkernels());
+  EXPECT_EQ(&SelectConvUkernels(full, 27, 16, 9), &Avx512WideUkernels());
+  EXPECT_EQ(&SelectConvUkernels(full, 144, 1, 48), &Avx512WideUkernels());
+  EXPECT_STREQ(SelectConvUkernels(rt::CapFeatures(hw, "avx2"), 144, 24, 48).isa, "avx2");
+  EXPECT_EQ(&SelectConvUkernels(halved, 144, 24, 48), &SelectUkernels(halved, 144, 24));
   EXPECT_STREQ(PackKeyFor(Avx512PairUkernels()), "f32gemm-nk-pairs");
   EXPECT_STREQ(PackKeyFor(Avx512WideUkernels()), "f32gemm-nk");
 }
@@ -232,11 +240,14 @@ TEST(GemmF32, SmallKFamilyEqualsTheTilesBitForBit) {
 TEST(GemmF32, IndirectWithZeroRows) {
   std::mt19937 rng(3);
   rt::ThreadPool pool2(2);
-  for (const Ukernels* uk : Families())
+  std::vector<const Ukernels*> families = Families();
+  if (rt::CpuHardware().has_avx512()) families.push_back(&Avx512PairUkernels());  // even kc per tap only
+  for (const Ukernels* uk : families)
     for (size_t m : {1, 5, 6, 7, 12, 13, 29})
       for (size_t n : {3, 8, 16, 21, 24, 32, 48})
         for (size_t taps : {1, 4, 9})
-          for (size_t kc : {1, 3, 8, 13}) {
+          for (size_t kc : {1, 2, 3, 8, 13, 16}) {
+            if (uk->pairs && kc % 2) continue;
             const size_t k = taps * kc;
             const size_t pool_rows = 11;
             auto rows = Random(rng, pool_rows * kc);
@@ -256,7 +267,7 @@ TEST(GemmF32, IndirectWithZeroRows) {
               for (size_t t = 0; t < taps; ++t) std::memcpy(&a_full[i * k + t * kc], row_ptr(i, t), kc * sizeof(float));
             auto w = Random(rng, n * k);
             auto bias = Random(rng, n);
-            PackedB packed = PackedB::FromNK(w.data(), bias.data(), static_cast<int>(n), static_cast<int>(k));
+            PackedB packed = PackNKFor(*uk, w.data(), bias.data(), static_cast<int>(n), static_cast<int>(k));
             const MinMax mm = kClamps[(m + n + taps) % 5];
             std::vector<float> c(m * n, 1234.0f);
             IGemm(*uk, (n % 2) ? &pool2 : nullptr, m, taps, ind.data(), packed, c.data(), n, mm);

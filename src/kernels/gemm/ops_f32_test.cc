@@ -441,15 +441,17 @@ TEST(FastF32Ops, ChoosesAvx512WhenTheCpuHasIt) {
     const char* isa;
     const char* k24;  // the K = 24 1×1 layers' families (N = 16, N = 24)
     const char* k24_half_panel;
+    const char* conv3x3;  // the 3×3 16 -> 24 layer's family
   };
   const rt::CpuFeatures& hw = rt::CpuHardware();
-  std::vector<Config> configs = {{rt::CapFeatures(hw, "avx2"), "avx2", "avx2", "avx2"}};
+  std::vector<Config> configs = {{rt::CapFeatures(hw, "avx2"), "avx2", "avx2", "avx2", "avx2"}};
   if (hw.has_avx512()) {
-    configs.push_back({rt::CapFeatures(hw, "avx512-halved"), "avx512", "avx512/smallk", "avx2"});
-    // Full-width zmm: the k-pair tiles for both (no small-K family beyond k = 16; 9..24 columns).
-    configs.push_back({rt::CapFeatures(hw, "avx512-full"), "avx512", "avx512/kpair", "avx512/kpair"});
+    configs.push_back({rt::CapFeatures(hw, "avx512-halved"), "avx512", "avx512/smallk", "avx2", "avx512"});
+    // Full-width zmm: the k-pair tiles for both (no small-K family beyond k = 16; 9..24 columns),
+    // and for the 3×3 layer (48 floats per filter-row tap).
+    configs.push_back({rt::CapFeatures(hw, "avx512-full"), "avx512", "avx512/kpair", "avx512/kpair", "avx512/kpair"});
   }
-  for (const auto& [cpu, isa, k24, k24_half_panel] : configs) {
+  for (const auto& [cpu, isa, k24, k24_half_panel, conv3x3] : configs) {
     auto model = rt::Model::FromGraph(g);
     ASSERT_TRUE(model.ok());
     rt::InterpreterOptions io;
@@ -459,7 +461,7 @@ TEST(FastF32Ops, ChoosesAvx512WhenTheCpuHasIt) {
     ASSERT_TRUE((*interp)->AllocateTensors().ok());
     std::vector<std::string> variants;
     for (const auto& op : (*interp)->ops()) variants.push_back(op.variant);
-    EXPECT_EQ(variants, (std::vector<std::string>{std::string("conv2d/f32/") + isa,
+    EXPECT_EQ(variants, (std::vector<std::string>{std::string("conv2d/f32/") + conv3x3,
                                                   std::string("depthwise_conv2d/f32/") + isa,
                                                   std::string("fully_connected/f32/") + isa,
                                                   std::string("conv2d/f32/") + k24, std::string("conv2d/f32/") + k24_half_panel,
