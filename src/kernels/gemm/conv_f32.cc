@@ -34,12 +34,13 @@ using gemm::PackedB;
 
 // Packs weights [N][K] (and bias) once their data exists, in the layout of `uk`: in Prepare for
 // constants, at the first Invoke for weights that constant folding produces.
-std::shared_ptr<const PackedB> PackNK(rt::KernelContext& ctx, const gemm::Ukernels& uk, int n, int k) {
+// taps: the indirect GEMM's (1 for the direct one).
+std::shared_ptr<const PackedB> PackNK(rt::KernelContext& ctx, const gemm::Ukernels& uk, int n, int k, int taps = 1) {
   const rt::RtTensor* w = ctx.input(1);
   const rt::RtTensor* bias = ctx.input(2);
   if (!w->data || (bias && !bias->data)) return nullptr;
-  return GetOrPack<PackedB>(ctx, gemm::PackKeyFor(uk), [&] {
-    return gemm::PackNKFor(uk, w->data_as<float>(), bias ? bias->data_as<float>() : nullptr, n, k);
+  return GetOrPack<PackedB>(ctx, gemm::PackKeyFor(uk, taps), [&] {
+    return gemm::PackNKFor(uk, w->data_as<float>(), bias ? bias->data_as<float>() : nullptr, n, k, taps);
   });
 }
 
@@ -78,13 +79,14 @@ class Conv2DF32 : public rt::OpKernel {
     } else {
       gemm_m_ = 0;
     }
-    if (!packed_) packed_ = PackNK(ctx, uk_, oc, kh * kw * ic);
+    row_taps_ = o.dilation_w_factor == 1;
+    const size_t taps = gemm_m_ ? 1 : row_taps_ ? kh : static_cast<size_t>(kh) * kw;
+    if (pack_taps_ != static_cast<int>(taps) && uk_.pairs) packed_.reset();  // the k-pair layout has the taps
+    pack_taps_ = static_cast<int>(taps);
+    if (!packed_) packed_ = PackNK(ctx, uk_, oc, kh * kw * ic, pack_taps_);
     if (gemm_m_ == 0) {
       const size_t m = static_cast<size_t>(batch) * oh * ow;
-      row_taps_ = o.dilation_w_factor == 1;
-      if (!uk_.igemm || (uk_.pairs && (row_taps_ ? kw : 1) * c % 2 != 0))
-        return ctx.Error(std::string("internal: the ") + uk_.isa + " kernels cannot run this convolution indirectly");
-      const size_t taps = row_taps_ ? kh : static_cast<size_t>(kh) * kw;
+      if (!uk_.igemm) return ctx.Error(std::string("internal: the ") + uk_.isa + " kernels have no indirect GEMM");
       indirection_.assign(gemm::IndirectionSize(m, taps, uk_.mr), nullptr);
       const size_t tap_floats = static_cast<size_t>(row_taps_ ? kw : 1) * c;
       if (zero_.size() < tap_floats) zero_.Reset(tap_floats);
@@ -102,7 +104,7 @@ class Conv2DF32 : public rt::OpKernel {
   }
 
   Status Invoke(rt::KernelContext& ctx) override {
-    if (!packed_ && !(packed_ = PackNK(ctx, uk_, ctx.input(1)->dim(0), geom_.kh * geom_.kw * geom_.c)))
+    if (!packed_ && !(packed_ = PackNK(ctx, uk_, ctx.input(1)->dim(0), geom_.kh * geom_.kw * geom_.c, pack_taps_)))
       return ctx.Error("filter has no data");
     const float* in = ctx.input(0)->data_as<float>();
     float* out = ctx.output(0)->data_as<float>();
@@ -242,6 +244,7 @@ class Conv2DF32 : public rt::OpKernel {
   int pad_top_ = 0, pad_left_ = 0;
   size_t gemm_m_ = 0, gemm_k_stride_ = 0;
   bool row_taps_ = false;  // taps are whole filter rows (no horizontal dilation)
+  int pack_taps_ = 1;      // the taps packed_ was packed for
   std::vector<const float*> indirection_;
   const float* indirection_base_ = nullptr;
   AlignedFloats zero_;
@@ -317,10 +320,8 @@ std::unique_ptr<rt::OpKernel> MakeConv2DF32(const rt::KernelCreateContext& cc) {
   // A 1×1 filter at stride 1 always runs the direct GEMM (Prepare's pointwise path), so it may
   // use a family without an indirect kernel.
   const bool direct = fs[1] == 1 && fs[2] == 1 && o.stride_h == 1 && o.stride_w == 1;
-  // Floats per indirect tap: a filter row without horizontal dilation (Prepare's row_taps_).
-  const int64_t tap_floats = int64_t{o.dilation_w_factor == 1 ? fs[2] : 1} * fs[3];
   return std::make_unique<Conv2DF32>(direct ? gemm::SelectPointwiseUkernels(cc.cpu, k, fs[0])
-                                            : gemm::SelectConvUkernels(cc.cpu, k, fs[0], tap_floats),
+                                            : gemm::SelectConvUkernels(cc.cpu, k, fs[0]),
                                      mm, cc.cpu.has_avx512());
 }
 

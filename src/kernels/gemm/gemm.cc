@@ -13,9 +13,10 @@ namespace edgeopt::kernels::gemm {
 // ---------------------------------------------------------------------------------------------
 // Packing
 
-void PackedB::Allocate(int n, int k, bool pairs) {
+void PackedB::Allocate(int n, int k, bool pairs, int taps) {
   n_ = n;
   k_ = k;
+  taps_ = taps;
   pairs_ = pairs;
   buf_.Reset(padded_n() + static_cast<size_t>(panels()) * panel_stride());
 }
@@ -52,22 +53,26 @@ PackedB PackedB::FromKN(const float* w, const float* bias, int n, int k) {
   return p;
 }
 
-PackedB PackedB::FromNKPairs(const float* w, const float* bias, int n, int k) {
+PackedB PackedB::FromNKPairs(const float* w, const float* bias, int n, int k, int taps) {
   PackedB p;
-  p.Allocate(n, k, true);  // zero-filled: padding columns and an odd K's last odd lanes stay 0
+  if (taps < 1 || k % taps != 0) taps = 1;  // not an IGemm's K: one run
+  p.Allocate(n, k, true, taps);  // zero-filled: padding columns and odd runs' last odd lanes stay 0
   float* out = p.buf_.data();
   if (bias) std::memcpy(out, bias, sizeof(float) * n);
   const size_t group_stride = p.panel_stride() / 2;
+  const int kc = k / taps;
+  const size_t tap_pairs = static_cast<size_t>(kc + 1) / 2;
   for (int j = 0; j < n; ++j) {
     float* dst = out + p.padded_n() + static_cast<size_t>(j / 8) * group_stride + 2 * (j % 8);
     const float* src = w + static_cast<size_t>(j) * k;
-    for (int kk = 0; kk < k; ++kk) dst[static_cast<size_t>(kk / 2) * 16 + kk % 2] = src[kk];
+    for (int t = 0; t < taps; ++t)
+      for (int kk = 0; kk < kc; ++kk) dst[(t * tap_pairs + static_cast<size_t>(kk / 2)) * 16 + kk % 2] = src[t * kc + kk];
   }
   return p;
 }
 
-PackedB PackNKFor(const Ukernels& uk, const float* w, const float* bias, int n, int k) {
-  return uk.pairs ? PackedB::FromNKPairs(w, bias, n, k) : PackedB::FromNK(w, bias, n, k);
+PackedB PackNKFor(const Ukernels& uk, const float* w, const float* bias, int n, int k, int taps) {
+  return uk.pairs ? PackedB::FromNKPairs(w, bias, n, k, taps) : PackedB::FromNK(w, bias, n, k);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -192,9 +197,9 @@ const Ukernels& SelectPointwiseUkernels(const rt::CpuFeatures& cpu, int64_t k, i
   return direct;
 }
 
-const Ukernels& SelectConvUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n, int64_t tap_floats) {
+const Ukernels& SelectConvUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n) {
   const bool full_zmm = cpu.has_avx512() && !cpu.avx512_halved;
-  return full_zmm && n > 1 && tap_floats % 2 == 0 ? Avx512PairUkernels() : SelectUkernels(cpu, k, n);
+  return full_zmm && n > 1 ? Avx512PairUkernels() : SelectUkernels(cpu, k, n);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -43,8 +43,10 @@ class PackedB {
   size_t padded_n() const { return static_cast<size_t>(panels()) * kNr; }
   const float* bias() const { return buf_.data(); }
   const float* panel(int p) const { return buf_.data() + padded_n() + static_cast<size_t>(p) * panel_stride(); }
-  // Floats per panel: K rows of 16, or for the k-pair layout ceil(K/2) pairs of 16.
-  size_t panel_stride() const { return static_cast<size_t>(pairs_ ? (k_ + 1) / 2 * 2 : k_) * kNr; }
+  // Floats per panel: K rows of 16, or for the k-pair layout taps · ceil(K/taps/2) pairs of 16.
+  size_t panel_stride() const {
+    return static_cast<size_t>(pairs_ ? taps_ * ((k_ / taps_ + 1) / 2 * 2) : k_) * kNr;
+  }
   bool pairs() const { return pairs_; }
   size_t bytes() const { return buf_.bytes(); }
 
@@ -55,13 +57,16 @@ class PackedB {
   static PackedB FromKN(const float* w, const float* bias, int n, int k);
   // The k-pair layout of the Avx512PairUkernels family, from weights [N][K]: each panel is two
   // groups of 8 columns; a group holds ceil(K/2) vectors of 16 floats, vector p lane 2j = B[2p][j]
-  // and lane 2j+1 = B[2p+1][j] (zero past K). Same bias and panel addressing as above.
-  static PackedB FromNKPairs(const float* w, const float* bias, int n, int k);
+  // and lane 2j+1 = B[2p+1][j] (zero past K). Same bias and panel addressing as above. With
+  // taps > 1 (the indirect GEMM's K = taps · kc), each tap's kc rows are laid out so on their own:
+  // for an odd kc no pair spans two taps (the last pair of each tap has zero odd lanes).
+  static PackedB FromNKPairs(const float* w, const float* bias, int n, int k, int taps = 1);
 
  private:
-  void Allocate(int n, int k, bool pairs);
+  void Allocate(int n, int k, bool pairs, int taps = 1);
   int n_ = 0;
   int k_ = 0;
+  int taps_ = 1;  // k-pair layout: runs of K / taps rows, each padded to whole pairs
   bool pairs_ = false;
   AlignedFloats buf_;
 };
@@ -92,9 +97,12 @@ struct Ukernels {
 };
 
 // Weights [N][K] (and bias) packed as `uk` reads them, and the packed-weight cache key of that
-// layout (interpreters of one model share packed weights per op and key).
-PackedB PackNKFor(const Ukernels& uk, const float* w, const float* bias, int n, int k);
-inline const char* PackKeyFor(const Ukernels& uk) { return uk.pairs ? "f32gemm-nk-pairs" : "f32gemm-nk"; }
+// layout (interpreters of one model share packed weights per op and key). taps: the indirect
+// GEMM's taps (K = taps · kc) that B will run with; 1 for the direct GEMM.
+PackedB PackNKFor(const Ukernels& uk, const float* w, const float* bias, int n, int k, int taps = 1);
+inline const char* PackKeyFor(const Ukernels& uk, int taps = 1) {
+  return !uk.pairs ? "f32gemm-nk" : taps > 1 ? "f32gemm-nk-pairs-per-tap" : "f32gemm-nk-pairs";
+}
 
 const Ukernels& ScalarUkernels();
 const Ukernels& Avx2Ukernels();    // needs AVX2 + FMA: select through SelectUkernels
@@ -129,8 +137,8 @@ const Ukernels& Avx512SmallKUkernels();
 constexpr int64_t kSmallKMaxK = 32;
 const Ukernels& SelectDirectUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n);
 
-// AVX-512 tiles over k pairs (gemm_avx512.cc) for GEMMs of few columns, B packed with
-// PackedB::FromNKPairs; its igemm needs an even kc per tap (no pair spans two taps).
+// AVX-512 tiles over k pairs (gemm_avx512.cc), B packed with PackedB::FromNKPairs (for its
+// igemm with the IGemm's taps).
 const Ukernels& Avx512PairUkernels();
 // For 1×1 convolutions (Gemm only, packing through PackNKFor): as SelectDirectUkernels, except
 // that where zmm run at full width a GEMM that does not get the small-K family and whose columns
@@ -139,12 +147,13 @@ const Ukernels& Avx512PairUkernels();
 // 1-8 1.5-1.8x, N = 40-120 with such a tail 1.08-1.28x (N mod 32 = 16 at K >= 64: 1.0-1.08x);
 // with N a multiple of 32 both ran within 0.96-1.04x, so the 12×32 tiles keep those.
 const Ukernels& SelectPointwiseUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n);
-// For other convolutions (IGemm, packing through PackNKFor) with tap_floats floats per tap: as
-// SelectUkernels, except that where zmm run at full width the k-pair family takes every n > 1
-// when tap_floats is even. In-process A/B on Zen 5 (1 thread, two interpreters alternated, medians
-// of 300 pairs): 3×3 convolutions ran 1.15-1.9x faster with it, N = 2..512 (N = 32, 64, 128,
-// 256, 512 too: 1.37-1.51x), 1×1 at stride 2 1.40-1.43x; none slower.
-const Ukernels& SelectConvUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n, int64_t tap_floats);
+// For other convolutions (IGemm, packing through PackNKFor with the taps): as SelectUkernels,
+// except that where zmm run at full width the k-pair family takes every n > 1. In-process A/B on
+// Zen 5 (1 thread, two interpreters alternated, medians of 300 pairs): 3×3 convolutions ran
+// 1.15-1.9x faster with it, N = 2..512 (N = 32..512 too: 1.37-1.51x), 1×1 at stride 2
+// 1.40-1.43x, RGB stems (9 floats per filter-row tap) 1.14-1.52x; a 3×3 over one channel (3
+// floats per tap) at N = 32 0.95x.
+const Ukernels& SelectConvUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n);
 
 // C = A · B + bias, clamped. pool may be null (single thread).
 void Gemm(const Ukernels& uk, rt::ThreadPool* pool, size_t m, const float* a, size_t a_stride, const PackedB& b,

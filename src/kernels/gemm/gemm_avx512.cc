@@ -459,8 +459,8 @@ void PairTile(size_t kc, const float* a, size_t a_stride, const float* w, size_t
   PairStore<MR, G>(acc, bias, c, c_stride, nc, mm);
 }
 
-// The indirect form: per tap, row r's kc floats (kc even: no pair spans two taps) at
-// ind[tap · ind_stride + r]; the taps' pairs follow each other in the packed groups.
+// The indirect form: per tap, row r's kc floats at ind[tap · ind_stride + r]; each tap's
+// ceil(kc/2) pairs follow each other in the packed groups (FromNKPairs with the taps).
 template <int MR, int G>
 void PairIgemmTile(size_t kc, size_t taps, const float* const* ind, size_t ind_stride, const float* w, size_t gstride,
                    const float* bias, float* c, size_t c_stride, size_t nc, MinMax mm) {
@@ -469,11 +469,12 @@ void PairIgemmTile(size_t kc, size_t taps, const float* const* ind, size_t ind_s
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 4
     for (int g = 0; g < G; ++g) acc[r][g] = _mm512_setzero_ps();
-  for (size_t tap = 0; tap < taps; ++tap, ind += ind_stride, w += kc / 2 * 16) {
+  for (size_t tap = 0; tap < taps; ++tap, ind += ind_stride, w += (kc + 1) / 2 * 16) {
     const float* ar[MR];
 #pragma GCC unroll 32
     for (int r = 0; r < MR; ++r) ar[r] = ind[r];
-    for (size_t p = 0; p < kc / 2; ++p) {
+    size_t p = 0;
+    for (; p < kc / 2; ++p) {
       __m512 b[G];
 #pragma GCC unroll 4
       for (int g = 0; g < G; ++g) b[g] = _mm512_load_ps(w + g * gstride + p * 16);
@@ -482,6 +483,17 @@ void PairIgemmTile(size_t kc, size_t taps, const float* const* ind, size_t ind_s
         const __m512 va = BroadcastPair(ar[r] + 2 * p);
 #pragma GCC unroll 4
         for (int g = 0; g < G; ++g) acc[r][g] = _mm512_fmadd_ps(va, b[g], acc[r][g]);
+      }
+    }
+    if (kc % 2) {  // the tap's last k alone, as in PairTile (the row ends there: nothing past it is read)
+      __m512 b[G];
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) b[g] = _mm512_load_ps(w + g * gstride + p * 16);
+#pragma GCC unroll 32
+      for (int r = 0; r < MR; ++r) {
+        const __m512 va = _mm512_set1_ps(ar[r][2 * p]);
+#pragma GCC unroll 4
+        for (int g = 0; g < G; ++g) acc[r][g] = _mm512_mask3_fmadd_ps(va, b[g], acc[r][g], 0x5555);
       }
     }
   }
@@ -529,7 +541,7 @@ void GemmPairs(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride,
   }
 }
 
-// Indirect: kc (per tap) must be even; ind holds taps × kPairMr pointers (IGemm's tile).
+// Indirect: ind holds taps × kPairMr pointers (IGemm's tile); B packed with the taps.
 void IgemmPairs(size_t mr, size_t nc, size_t kc, size_t taps, const float* const* ind, const float* w, size_t w_stride,
                 const float* bias, float* c, size_t c_stride, MinMax mm) {
   const size_t gstride = w_stride / 2;

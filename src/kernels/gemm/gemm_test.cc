@@ -104,16 +104,17 @@ TEST(GemmF32, SelectsTheWidestFamilyTheCpuHas) {
   EXPECT_EQ(&SelectPointwiseUkernels(halved, 144, 24), &SelectDirectUkernels(halved, 144, 24));
   EXPECT_STREQ(SelectPointwiseUkernels(rt::CapFeatures(hw, "avx2"), 144, 24).isa, "avx2");
   EXPECT_TRUE(Avx512PairUkernels().pairs);
-  // Other convolutions: every N > 1 when each tap holds an even number of floats.
-  EXPECT_EQ(&SelectConvUkernels(full, 144, 24, 48), &Avx512PairUkernels());
-  EXPECT_EQ(&SelectConvUkernels(full, 144, 32, 48), &Avx512PairUkernels());
-  EXPECT_EQ(&SelectConvUkernels(full, 4608, 512, 1536), &Avx512PairUkernels());
-  EXPECT_EQ(&SelectConvUkernels(full, 64, 2, 64), &Avx512PairUkernels());
-  EXPECT_EQ(&SelectConvUkernels(full, 27, 16, 9), &Avx512WideUkernels());
-  EXPECT_EQ(&SelectConvUkernels(full, 144, 1, 48), &Avx512WideUkernels());
-  EXPECT_STREQ(SelectConvUkernels(rt::CapFeatures(hw, "avx2"), 144, 24, 48).isa, "avx2");
-  EXPECT_EQ(&SelectConvUkernels(halved, 144, 24, 48), &SelectUkernels(halved, 144, 24));
+  // Other convolutions: every N > 1 where zmm run at full width.
+  EXPECT_EQ(&SelectConvUkernels(full, 144, 24), &Avx512PairUkernels());
+  EXPECT_EQ(&SelectConvUkernels(full, 144, 32), &Avx512PairUkernels());
+  EXPECT_EQ(&SelectConvUkernels(full, 4608, 512), &Avx512PairUkernels());
+  EXPECT_EQ(&SelectConvUkernels(full, 27, 2), &Avx512PairUkernels());
+  EXPECT_EQ(&SelectConvUkernels(full, 144, 1), &Avx512WideUkernels());
+  EXPECT_EQ(&SelectConvUkernels(halved, 144, 24), &SelectUkernels(halved, 144, 24));
+  EXPECT_STREQ(SelectConvUkernels(rt::CapFeatures(hw, "avx2"), 144, 24).isa, "avx2");
   EXPECT_STREQ(PackKeyFor(Avx512PairUkernels()), "f32gemm-nk-pairs");
+  EXPECT_STREQ(PackKeyFor(Avx512PairUkernels(), 3), "f32gemm-nk-pairs-per-tap");
+  EXPECT_STREQ(PackKeyFor(Avx512WideUkernels(), 3), "f32gemm-nk");
   EXPECT_STREQ(PackKeyFor(Avx512WideUkernels()), "f32gemm-nk");
 }
 
@@ -241,13 +242,12 @@ TEST(GemmF32, IndirectWithZeroRows) {
   std::mt19937 rng(3);
   rt::ThreadPool pool2(2);
   std::vector<const Ukernels*> families = Families();
-  if (rt::CpuHardware().has_avx512()) families.push_back(&Avx512PairUkernels());  // even kc per tap only
+  if (rt::CpuHardware().has_avx512()) families.push_back(&Avx512PairUkernels());
   for (const Ukernels* uk : families)
     for (size_t m : {1, 5, 6, 7, 12, 13, 29})
       for (size_t n : {3, 8, 16, 21, 24, 32, 48})
         for (size_t taps : {1, 4, 9})
           for (size_t kc : {1, 2, 3, 8, 13, 16}) {
-            if (uk->pairs && kc % 2) continue;
             const size_t k = taps * kc;
             const size_t pool_rows = 11;
             auto rows = Random(rng, pool_rows * kc);
@@ -267,7 +267,8 @@ TEST(GemmF32, IndirectWithZeroRows) {
               for (size_t t = 0; t < taps; ++t) std::memcpy(&a_full[i * k + t * kc], row_ptr(i, t), kc * sizeof(float));
             auto w = Random(rng, n * k);
             auto bias = Random(rng, n);
-            PackedB packed = PackNKFor(*uk, w.data(), bias.data(), static_cast<int>(n), static_cast<int>(k));
+            PackedB packed =
+                PackNKFor(*uk, w.data(), bias.data(), static_cast<int>(n), static_cast<int>(k), static_cast<int>(taps));
             const MinMax mm = kClamps[(m + n + taps) % 5];
             std::vector<float> c(m * n, 1234.0f);
             IGemm(*uk, (n % 2) ? &pool2 : nullptr, m, taps, ind.data(), packed, c.data(), n, mm);

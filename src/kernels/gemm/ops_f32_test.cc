@@ -293,6 +293,52 @@ TEST(FastF32Ops, Conv2DBorderRowsFollowTheInput) {
     }
 }
 
+// A VALID filter as large as the input runs as one direct GEMM; a resize to a larger input
+// makes it an indirect one, whose k-pair packing holds the taps (3 filter rows of 9 floats, odd:
+// each padded to whole pairs), and back. Each shape must match the reference kernel.
+TEST(FastF32Ops, Conv2DResizeBetweenDirectAndIndirect) {
+  std::mt19937 rng(8);
+  GraphBuilder b;
+  auto in = b.Input("x", DType::kFloat32, {1, 3, 3, 3});
+  auto wi = b.Const<float>("w", DType::kFloat32, {20, 3, 3, 3}, Random(rng, 20 * 27));
+  auto bi = b.Const<float>("b", DType::kFloat32, {20}, Random(rng, 20));
+  auto y = b.Tensor("y", DType::kFloat32, {1, 1, 1, 20});
+  tflite::Conv2DOptionsT o;
+  o.padding = tflite::Padding_VALID;
+  o.stride_h = o.stride_w = 1;
+  b.Op(tflite::BuiltinOperator_CONV_2D, {in, wi, bi}, {y}, o);
+  b.Output(y);
+  auto model = rt::Model::FromGraph(b.Finish());
+  ASSERT_TRUE(model.ok());
+  for (const Family& fam : Families()) {
+    rt::InterpreterOptions fast_opt, ref_opt;
+    fast_opt.cpu = &fam.cpu;
+    ref_opt.reference_kernels_only = true;
+    auto fast = rt::Interpreter::Create(*model, fast_opt);
+    auto ref = rt::Interpreter::Create(*model, ref_opt);
+    ASSERT_TRUE(fast.ok() && ref.ok());
+    for (const auto& [h, w] : {std::pair{3, 3}, std::pair{7, 6}, std::pair{3, 3}, std::pair{5, 9}}) {
+      for (auto* it : {fast->get(), ref->get()}) {
+        ASSERT_TRUE(it->ResizeInput(0, {1, h, w, 3}).ok());
+        ASSERT_TRUE(it->AllocateTensors().ok());
+      }
+      const std::vector<float> x = Random(rng, static_cast<size_t>(h) * w * 3);
+      std::memcpy((*fast)->input(0)->data, x.data(), x.size() * sizeof(float));
+      std::memcpy((*ref)->input(0)->data, x.data(), x.size() * sizeof(float));
+      ASSERT_TRUE((*fast)->Invoke().ok());
+      ASSERT_TRUE((*ref)->Invoke().ok());
+      ASSERT_EQ((*fast)->output(0)->num_elements(), int64_t{20} * (h - 2) * (w - 2));
+      const float* got = (*fast)->output(0)->data_as<float>();
+      const float* want = (*ref)->output(0)->data_as<float>();
+      int bad = 0;
+      for (int64_t i = 0; i < (*ref)->output(0)->num_elements(); ++i)
+        if (!(std::fabs(got[i] - want[i]) <= 1e-4f * (1.0f + std::fabs(want[i]))) && bad++ < 5)
+          ADD_FAILURE() << fam.name << " " << h << "x" << w << " element " << i << ": got " << got[i] << " want "
+                        << want[i];
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // DEPTHWISE_CONV_2D
 
