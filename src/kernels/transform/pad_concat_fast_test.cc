@@ -166,6 +166,45 @@ TEST(ConcatFast, RequantizeMatchesReference) {
   }
 }
 
+// Many outer rows: the copy is split between threads (tasks of 64 KB or more); every row, the
+// fused clamp and the requantized inputs must come out as the single-threaded reference's.
+TEST(ConcatFast, ManyRowsSplitBetweenThreads) {
+  struct Case {
+    DType type;
+    int act;
+    std::pair<float, int> in0, in1, out;
+  };
+  const Case cases[] = {
+      {DType::kFloat32, tflite::ActivationFunctionType_RELU6, {0, 0}, {0, 0}, {0, 0}},
+      {DType::kFloat32, tflite::ActivationFunctionType_NONE, {0, 0}, {0, 0}, {0, 0}},
+      {DType::kInt8, tflite::ActivationFunctionType_NONE, {0.02f, 3}, {0.05f, -7}, {0.02f, 3}},
+  };
+  for (const Case& c : cases)
+    for (int threads : {1, 2}) {
+      GraphBuilder b(7);
+      const bool q = c.type != DType::kFloat32;
+      const auto qp = [&](std::pair<float, int> p) {
+        return q ? std::optional<QuantParams>(Quant(p.first, p.second)) : std::nullopt;
+      };
+      const int32_t x0 = b.Input("x0", c.type, {2, 45, 37, 24}, qp(c.in0));
+      const int32_t x1 = b.Input("x1", c.type, {2, 45, 37, 41}, qp(c.in1));
+      const int32_t y = b.Tensor("y", c.type, {2, 45, 37, 65}, qp(c.out));
+      tflite::ConcatenationOptionsT o;
+      o.axis = 3;
+      o.fused_activation_function = static_cast<tflite::ActivationFunctionType>(c.act);
+      b.Op(tflite::BuiltinOperator_CONCATENATION, {x0, x1}, {y}, o);
+      b.Output(y);
+      testing::FastCheck check;
+      check.threads = threads;
+      check.op_type = "CONCATENATION";
+      check.variant = "concatenation/";
+      testing::ExpectFastMatchesReference(b.Finish(),
+                                          "CONCATENATION " + std::string(DTypeName(c.type)) + " act " +
+                                              std::to_string(c.act) + " threads " + std::to_string(threads),
+                                          check);
+    }
+}
+
 // Inputs all copied as they are in rows of 64 bytes or fewer (few channels on the last axis):
 // the AVX-512 short-row copy (".../avx512"), rows whose plain stores spill into the next rows
 // and masked stores at the output's end: 1 to 5 inputs of 1 to 16 float32 / int32 values or 1

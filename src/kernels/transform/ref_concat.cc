@@ -13,6 +13,7 @@
 
 #include "kernels/common/planned_kernel.h"
 #include "kernels/common/quant_utils.h"
+#include "kernels/gemm/parallel.h"
 #include "kernels/transform/concat_requant.h"
 #include "kernels/transform/transform.h"
 
@@ -119,57 +120,73 @@ class ConcatKernel : public rt::OpKernel {
     int64_t outer = 1, base_inner = 1;
     for (int d = 0; d < axis_; ++d) outer *= out.shape[d];
     for (int d = axis_ + 1; d < out.rank(); ++d) base_inner *= out.shape[d];
-    uint8_t* dst = out.data;
     const float inverse_out_scale = quantized_ ? 1.f / out.scale() : 0.f;
-    if (short_rows_) {
-      for (int i = 0; i < ctx.num_inputs(); ++i) srcs_[static_cast<size_t>(i)] = ctx.input(i)->data;
-      ConcatShortRowsAvx512(srcs_.data(), row_bytes_.data(), ctx.num_inputs(), outer, dst,
-                            out.num_elements() * static_cast<int64_t>(elem));
-      outer = 0;  // copied; the activation clamp below still applies
-    }
-    for (int64_t k = 0; k < outer; ++k) {
-      for (int i = 0; i < ctx.num_inputs(); ++i) {
-        const rt::RtTensor& t = *ctx.input(i);
-        const int64_t n = t.shape[axis_] * base_inner;
-        const uint8_t* src = t.data + k * n * static_cast<int64_t>(elem);
-        if (requantize_[i] && fast_) {
-          fast_(out.type, src, dst, n, t.scale(), t.zero_point(), inverse_out_scale, out.zero_point());
-        } else if (requantize_[i]) {
-          switch (out.type) {
-            case DType::kUInt8:
-              Requantize(src, dst, n, t.scale(), t.zero_point(), inverse_out_scale, out.zero_point());
-              break;
-            case DType::kInt8:
-              Requantize(reinterpret_cast<const int8_t*>(src), reinterpret_cast<int8_t*>(dst), n, t.scale(),
-                         t.zero_point(), inverse_out_scale, out.zero_point());
-              break;
-            default:
-              Requantize(reinterpret_cast<const int16_t*>(src), reinterpret_cast<int16_t*>(dst), n, t.scale(),
-                         t.zero_point(), inverse_out_scale, out.zero_point());
-              break;
-          }
-        } else if (n > 0) {
-          std::memcpy(dst, src, static_cast<size_t>(n) * elem);
-        }
-        dst += n * static_cast<int64_t>(elem);
-      }
-    }
-    if (activation_ != tflite::ActivationFunctionType_NONE) {
-      const int64_t n = out.num_elements();
+    int64_t row_out = 0;  // output elements per outer index
+    for (int i = 0; i < ctx.num_inputs(); ++i) row_out += ctx.input(i)->shape[axis_] * base_inner;
+    // Elements [begin, begin + n) of the output clamped to the fused activation's range.
+    const auto clamp = [&](int64_t begin, int64_t n) {
+      if (activation_ == tflite::ActivationFunctionType_NONE) return;
       switch (out.type) {
-        case DType::kFloat32: ClampInPlace(out.data_as<float>(), n, fact_min_, fact_max_); break;
+        case DType::kFloat32: ClampInPlace(out.data_as<float>() + begin, n, fact_min_, fact_max_); break;
         case DType::kUInt8:
-          ClampInPlace(out.data_as<uint8_t>(), n, static_cast<uint8_t>(act_min_), static_cast<uint8_t>(act_max_));
+          ClampInPlace(out.data_as<uint8_t>() + begin, n, static_cast<uint8_t>(act_min_), static_cast<uint8_t>(act_max_));
           break;
         case DType::kInt8:
-          ClampInPlace(out.data_as<int8_t>(), n, static_cast<int8_t>(act_min_), static_cast<int8_t>(act_max_));
+          ClampInPlace(out.data_as<int8_t>() + begin, n, static_cast<int8_t>(act_min_), static_cast<int8_t>(act_max_));
           break;
         case DType::kInt16:
-          ClampInPlace(out.data_as<int16_t>(), n, static_cast<int16_t>(act_min_), static_cast<int16_t>(act_max_));
+          ClampInPlace(out.data_as<int16_t>() + begin, n, static_cast<int16_t>(act_min_), static_cast<int16_t>(act_max_));
           break;
         default: break;
       }
+    };
+    if (short_rows_) {
+      for (int i = 0; i < ctx.num_inputs(); ++i) srcs_[static_cast<size_t>(i)] = ctx.input(i)->data;
+      ConcatShortRowsAvx512(srcs_.data(), row_bytes_.data(), ctx.num_inputs(), outer, out.data,
+                            out.num_elements() * static_cast<int64_t>(elem));
+      clamp(0, out.num_elements());
+      return Status::Ok();
     }
+    // Outer indices [k0, k1): each input's slices copied (or requantized) into place, clamped.
+    const auto rows = [&](int64_t k0, int64_t k1) {
+      uint8_t* dst = out.data + k0 * row_out * static_cast<int64_t>(elem);
+      for (int64_t k = k0; k < k1; ++k) {
+        for (int i = 0; i < ctx.num_inputs(); ++i) {
+          const rt::RtTensor& t = *ctx.input(i);
+          const int64_t n = t.shape[axis_] * base_inner;
+          const uint8_t* src = t.data + k * n * static_cast<int64_t>(elem);
+          if (requantize_[i] && fast_) {
+            fast_(out.type, src, dst, n, t.scale(), t.zero_point(), inverse_out_scale, out.zero_point());
+          } else if (requantize_[i]) {
+            switch (out.type) {
+              case DType::kUInt8:
+                Requantize(src, dst, n, t.scale(), t.zero_point(), inverse_out_scale, out.zero_point());
+                break;
+              case DType::kInt8:
+                Requantize(reinterpret_cast<const int8_t*>(src), reinterpret_cast<int8_t*>(dst), n, t.scale(),
+                           t.zero_point(), inverse_out_scale, out.zero_point());
+                break;
+              default:
+                Requantize(reinterpret_cast<const int16_t*>(src), reinterpret_cast<int16_t*>(dst), n, t.scale(),
+                           t.zero_point(), inverse_out_scale, out.zero_point());
+                break;
+            }
+          } else if (n > 0) {
+            std::memcpy(dst, src, static_cast<size_t>(n) * elem);
+          }
+          dst += n * static_cast<int64_t>(elem);
+        }
+      }
+      clamp(k0 * row_out, (k1 - k0) * row_out);
+    };
+    // Split over the outer indices (at least 64 KB of output per task): kernels cut their tasks
+    // in output order and the pool hands each thread the same end of every op, so each thread
+    // copies mostly rows its own core produced. DeepLabV3 at 2 threads: its 33×33×512
+    // concatenation 0.34 -> 0.17 ms (0.05 ms at 1 thread), the model 0.971 of the time
+    // (in-process A/B, alternated invokes, medians of 200 pairs).
+    const int64_t row_bytes = std::max<int64_t>(1, row_out * static_cast<int64_t>(elem));
+    const int64_t tasks = TaskCount(ctx.threads().num_threads(), outer, std::max<int64_t>(1, (int64_t{64} << 10) / row_bytes), 2);
+    RunTasks(&ctx.threads(), tasks, [&](int64_t t) { rows(outer * t / tasks, outer * (t + 1) / tasks); });
     return Status::Ok();
   }
 
