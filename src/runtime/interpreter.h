@@ -63,11 +63,19 @@ struct InterpreterOptions {
   // when the environment sets EDGEOPT_FUSE=0, with reference_kernels_only and with
   // preserve_all_tensors (the tensors inside a fused run are never written).
   bool fuse_ops = true;
-  // Fuse a run only if a tensor inside it has at least this many bytes. Smaller tensors stay in
-  // the core's L2 between unfused ops anyway (1 MB per core on Zen 4), and there fusion measured
-  // no gain (MobileNetV1 0.25: 0.99-1.07× at 2 threads fusing every block, MobileNetV2 0.95-0.97×
-  // against 0.93-0.94× fusing only its large blocks). Tests set 0 to fuse small generated models.
+  // Fuse a run only if a tensor inside it has at least this many bytes (one thread). Smaller
+  // tensors stay in the core's L2 between unfused ops anyway (1 MB per core on Zen 4), and there
+  // fusion measured no gain (MobileNetV1 0.25: 0.99-1.07× at 2 threads fusing every block,
+  // MobileNetV2 0.95-0.97× against 0.93-0.94× fusing only its large blocks; on Zen 5 at one
+  // thread fusing every block ran 0.997-1.004× the time). Tests set 0 to fuse small generated
+  // models.
   size_t fuse_min_inner_bytes = size_t{1} << 20;
+  // The same limit with more than one thread. A fused run keeps each thread on its own bands of
+  // rows from the expansion to the projection, where unfused ops hand their tensors from one
+  // core's cache to the other's at every op boundary: on a Zen 5 VM at 2 threads fusing every
+  // block ran MobileNetV1 0.25 0.86×, vww_96 0.87×, MobileNetV2 0.94×, DeepLabV3 0.99× the time of
+  // the 1 MB limit (MediaPipe hand / pose / face 1.00×; in-process A/B, alternated invokes).
+  size_t fuse_min_inner_bytes_threaded = 0;
 };
 
 // Per-op timing of one invoke (filled when profiling is on). Times are steady_clock

@@ -209,19 +209,25 @@ TEST(FusedDwChainF32, LeavesSharedIntermediatesAlone) {
   }
 }
 
-// By default only chains with a large intermediate fuse (InterpreterOptions::fuse_min_inner_bytes).
-TEST(FusedDwChainF32, DefaultLimitLeavesSmallChainsAlone) {
+// By default one thread fuses only chains with a large intermediate
+// (InterpreterOptions::fuse_min_inner_bytes), more threads every chain
+// (fuse_min_inner_bytes_threaded).
+TEST(FusedDwChainF32, DefaultLimitLeavesSmallChainsAloneOnOneThread) {
   if (!rt::CpuHardware().has_avx2_fma()) GTEST_SKIP() << "no AVX2+FMA";
   using P = tflite::Padding;
   const auto R6 = tflite::ActivationFunctionType_RELU6;
   // expansion 40×40×96 floats = 600 KB: below the default 1 MB; 64×64×96 = 1.5 MB: above.
-  for (int side : {40, 64}) {
-    auto model = rt::Model::FromGraph(MakeChain({1, side, side, 16, 96, 24, 3, 2, 1, P::Padding_SAME, R6, false}, 5));
-    ASSERT_TRUE(model.ok());
-    auto interp = rt::Interpreter::Create(*model, {});
-    ASSERT_TRUE(interp.ok()) << interp.status().ToString();
-    EXPECT_EQ((*interp)->ops().front().variant.rfind("fused/", 0) == 0, side == 64) << side;
-  }
+  for (int threads : {1, 2})
+    for (int side : {40, 64}) {
+      auto model = rt::Model::FromGraph(MakeChain({1, side, side, 16, 96, 24, 3, 2, 1, P::Padding_SAME, R6, false}, 5));
+      ASSERT_TRUE(model.ok());
+      rt::InterpreterOptions io;
+      io.num_threads = threads;
+      auto interp = rt::Interpreter::Create(*model, io);
+      ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+      EXPECT_EQ((*interp)->ops().front().variant.rfind("fused/", 0) == 0, side == 64 || threads > 1)
+          << side << " " << threads << " threads";
+    }
 }
 
 // The float twin of MobileNetV2 and the float models of ../shared: fused (the default) against
