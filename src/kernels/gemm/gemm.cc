@@ -211,6 +211,7 @@ namespace {
 // (mr × kc) should stay in L1 while the micro-kernel walks the block's panels.
 constexpr size_t kL2BlockFloats = 48 * 1024;  // 192 KB of B per N block
 constexpr size_t kMaxKc = 512;                 // 6 rows × 512 × 4 B = 12 KB of A per tile
+constexpr size_t kMMajorMaxBBytes = size_t{1} << 20;  // B that threads may each stream whole (Plan::m_major)
 
 struct Plan {
   size_t nc;       // columns per N block (multiple of uk.nr)
@@ -218,12 +219,14 @@ struct Plan {
   size_t mc;       // tiles per M chunk
   size_t m_chunks;
   // Task order. N blocks outermost keeps one block of B in L2 while a thread's consecutive tasks
-  // pass over M. When B fits one L2 block and N is cut only to make enough tasks, M chunks go
-  // outermost instead: the caller takes tasks from the front and workers from the back, so each
-  // thread then computes whole rows (all channels) of the same part of the output, as the
-  // row-split ops before and after it do, and the activations stay in its core's cache (vww_96
-  // float at 2 threads: the 6x6x128 layers' N split made every next depthwise read half its
-  // input from the other core).
+  // pass over M. When B fits one L2 block and N is cut only to make enough tasks, or B as a whole
+  // stays within kMMajorMaxBBytes, M chunks go outermost instead: the caller takes tasks from the
+  // front and workers from the back, so each thread then computes whole rows (all channels) of
+  // the same part of the output, as the row-split ops before and after it do, and the
+  // activations stay in its core's cache (vww_96 float at 2 threads: the 6x6x128 layers' N split
+  // made every next depthwise read half its input from the other core; DeepLabV3 at 2 threads,
+  // whose 33×33 160->480 layers B of 300 KB took two N blocks: 0.969 of the time with the whole-B
+  // rule, other float models 0.99-1.00, in-process A/B).
   bool m_major = false;
 
   // Task t's N block and M chunk.
@@ -245,7 +248,7 @@ Plan MakePlan(size_t m, size_t n, size_t k, const Ukernels& uk, int threads) {
     const size_t macs = m * n * k;
     const size_t target = static_cast<size_t>(TaskCount(threads, static_cast<int64_t>(std::max<size_t>(1, macs >> 16)), 1));
     size_t n_blocks = (padded_n + p.nc - 1) / p.nc;
-    p.m_major = n_blocks == 1;
+    p.m_major = n_blocks == 1 || k * padded_n * sizeof(float) <= kMMajorMaxBBytes;
     if (tiles * n_blocks < target) {
       const size_t units = (padded_n + nr - 1) / nr;
       const size_t want_n_blocks = std::min(units, (target + tiles - 1) / tiles);
