@@ -423,15 +423,12 @@ __attribute__((always_inline)) inline void PairStore(const __m512 (&acc)[MR][G],
   }
 }
 
-// MR rows × G groups of 8 columns (nc <= 8·G). w: group 0; group g at w + g·gstride.
+// acc[r][g] += rows[r][0, kc) · the kc rows of group g (w: group 0, group g at w + g·gstride),
+// pair by pair; an odd kc's last k runs alone on even lanes (its pair's odd lanes of B are zero,
+// rows[r][kc] is not read, and an infinite A times that zero padding cannot make a NaN).
 template <int MR, int G>
-void PairTile(size_t kc, const float* a, size_t a_stride, const float* w, size_t gstride, const float* bias, float* c,
-              size_t c_stride, size_t nc, MinMax mm) {
-  __m512 acc[MR][G];
-#pragma GCC unroll 32
-  for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 4
-    for (int g = 0; g < G; ++g) acc[r][g] = _mm512_setzero_ps();
+__attribute__((always_inline)) inline void PairSteps(__m512 (&acc)[MR][G], const float* const (&rows)[MR], size_t kc,
+                                                     const float* w, size_t gstride) {
   size_t p = 0;
   for (; p < kc / 2; ++p) {
     __m512 b[G];
@@ -439,23 +436,37 @@ void PairTile(size_t kc, const float* a, size_t a_stride, const float* w, size_t
     for (int g = 0; g < G; ++g) b[g] = _mm512_load_ps(w + g * gstride + p * 16);
 #pragma GCC unroll 32
     for (int r = 0; r < MR; ++r) {
-      const __m512 va = BroadcastPair(a + r * a_stride + 2 * p);
+      const __m512 va = BroadcastPair(rows[r] + 2 * p);
 #pragma GCC unroll 4
       for (int g = 0; g < G; ++g) acc[r][g] = _mm512_fmadd_ps(va, b[g], acc[r][g]);
     }
   }
-  if (kc % 2) {  // the last k alone (its pair's odd lanes of B are zero); A[r][kc] is not read
+  if (kc % 2) {
     __m512 b[G];
 #pragma GCC unroll 4
     for (int g = 0; g < G; ++g) b[g] = _mm512_load_ps(w + g * gstride + p * 16);
 #pragma GCC unroll 32
     for (int r = 0; r < MR; ++r) {
-      const __m512 va = _mm512_set1_ps(a[r * a_stride + 2 * p]);
-      // Even lanes only: an infinite A times the zero padding would make a NaN.
+      const __m512 va = _mm512_set1_ps(rows[r][2 * p]);
 #pragma GCC unroll 4
       for (int g = 0; g < G; ++g) acc[r][g] = _mm512_mask3_fmadd_ps(va, b[g], acc[r][g], 0x5555);
     }
   }
+}
+
+// MR rows × G groups of 8 columns (nc <= 8·G). w: group 0; group g at w + g·gstride.
+template <int MR, int G>
+void PairTile(size_t kc, const float* a, size_t a_stride, const float* w, size_t gstride, const float* bias, float* c,
+              size_t c_stride, size_t nc, MinMax mm) {
+  __m512 acc[MR][G];
+  const float* rows[MR];
+#pragma GCC unroll 32
+  for (int r = 0; r < MR; ++r) {
+    rows[r] = a + r * a_stride;
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) acc[r][g] = _mm512_setzero_ps();
+  }
+  PairSteps<MR, G>(acc, rows, kc, w, gstride);
   PairStore<MR, G>(acc, bias, c, c_stride, nc, mm);
 }
 
@@ -470,32 +481,10 @@ void PairIgemmTile(size_t kc, size_t taps, const float* const* ind, size_t ind_s
 #pragma GCC unroll 4
     for (int g = 0; g < G; ++g) acc[r][g] = _mm512_setzero_ps();
   for (size_t tap = 0; tap < taps; ++tap, ind += ind_stride, w += (kc + 1) / 2 * 16) {
-    const float* ar[MR];
+    const float* rows[MR];
 #pragma GCC unroll 32
-    for (int r = 0; r < MR; ++r) ar[r] = ind[r];
-    size_t p = 0;
-    for (; p < kc / 2; ++p) {
-      __m512 b[G];
-#pragma GCC unroll 4
-      for (int g = 0; g < G; ++g) b[g] = _mm512_load_ps(w + g * gstride + p * 16);
-#pragma GCC unroll 32
-      for (int r = 0; r < MR; ++r) {
-        const __m512 va = BroadcastPair(ar[r] + 2 * p);
-#pragma GCC unroll 4
-        for (int g = 0; g < G; ++g) acc[r][g] = _mm512_fmadd_ps(va, b[g], acc[r][g]);
-      }
-    }
-    if (kc % 2) {  // the tap's last k alone, as in PairTile (the row ends there: nothing past it is read)
-      __m512 b[G];
-#pragma GCC unroll 4
-      for (int g = 0; g < G; ++g) b[g] = _mm512_load_ps(w + g * gstride + p * 16);
-#pragma GCC unroll 32
-      for (int r = 0; r < MR; ++r) {
-        const __m512 va = _mm512_set1_ps(ar[r][2 * p]);
-#pragma GCC unroll 4
-        for (int g = 0; g < G; ++g) acc[r][g] = _mm512_mask3_fmadd_ps(va, b[g], acc[r][g], 0x5555);
-      }
-    }
+    for (int r = 0; r < MR; ++r) rows[r] = ind[r];
+    PairSteps<MR, G>(acc, rows, kc, w, gstride);
   }
   PairStore<MR, G>(acc, bias, c, c_stride, nc, mm);
 }
@@ -531,35 +520,40 @@ void PairRowsOf(std::integer_sequence<int, Rows...>, size_t mr, size_t nc, size_
 // the RGB stem 224->32 1.11x, 1×1 with N = 56 1.02-1.03x.
 inline size_t PairCols(size_t nc) { return nc == 32 ? 16 : Min(nc, 24); }
 
+// The passes over a row tile's nc columns (PairCols each): pass.template operator()<G>(rows,
+// cols, w, bias, c) with G groups of 8 columns, rows the tile heights (PairRowsOf's sequence),
+// w / bias / c at the pass's first column.
+template <typename Pass>
+__attribute__((always_inline)) inline void ForPairPasses(size_t nc, const float* w, size_t gstride, const float* bias,
+                                                         float* c, Pass&& pass) {
+  for (size_t cols; nc > 0; w += cols / 8 * gstride, bias = bias ? bias + cols : nullptr, c += cols, nc -= cols) {
+    cols = PairCols(nc);
+    if (cols > 16)
+      pass.template operator()<3>(std::make_integer_sequence<int, 8>{}, cols, w, bias, c);
+    else if (cols > 8)
+      pass.template operator()<2>(std::make_integer_sequence<int, 12>{}, cols, w, bias, c);
+    else
+      pass.template operator()<1>(std::make_integer_sequence<int, 12>{}, cols, w, bias, c);
+  }
+}
+
 void GemmPairs(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* w, size_t w_stride,
                const float* bias, float* c, size_t c_stride, MinMax mm) {
   const size_t gstride = w_stride / 2;
-  for (size_t cols; nc > 0; w += cols / 8 * gstride, bias = bias ? bias + cols : nullptr, c += cols) {
-    cols = PairCols(nc);
-    if (cols > 16)
-      PairRowsOf<3>(std::make_integer_sequence<int, 8>{}, mr, cols, kc, a, a_stride, w, gstride, bias, c, c_stride, mm);
-    else if (cols > 8)
-      PairRowsOf<2>(std::make_integer_sequence<int, 12>{}, mr, cols, kc, a, a_stride, w, gstride, bias, c, c_stride, mm);
-    else
-      PairRowsOf<1>(std::make_integer_sequence<int, 12>{}, mr, cols, kc, a, a_stride, w, gstride, bias, c, c_stride, mm);
-    nc -= cols;
-  }
+  ForPairPasses(nc, w, gstride, bias, c,
+                [&]<int G>(auto rows, size_t cols, const float* wp, const float* bp, float* cp) {
+                  PairRowsOf<G>(rows, mr, cols, kc, a, a_stride, wp, gstride, bp, cp, c_stride, mm);
+                });
 }
 
 // Indirect: ind holds taps × kPairMr pointers (IGemm's tile); B packed with the taps.
 void IgemmPairs(size_t mr, size_t nc, size_t kc, size_t taps, const float* const* ind, const float* w, size_t w_stride,
                 const float* bias, float* c, size_t c_stride, MinMax mm) {
   const size_t gstride = w_stride / 2;
-  for (size_t cols; nc > 0; w += cols / 8 * gstride, bias = bias ? bias + cols : nullptr, c += cols) {
-    cols = PairCols(nc);
-    if (cols > 16)
-      PairIgemmRowsOf<3>(std::make_integer_sequence<int, 8>{}, mr, cols, kc, taps, ind, w, gstride, bias, c, c_stride, mm);
-    else if (cols > 8)
-      PairIgemmRowsOf<2>(std::make_integer_sequence<int, 12>{}, mr, cols, kc, taps, ind, w, gstride, bias, c, c_stride, mm);
-    else
-      PairIgemmRowsOf<1>(std::make_integer_sequence<int, 12>{}, mr, cols, kc, taps, ind, w, gstride, bias, c, c_stride, mm);
-    nc -= cols;
-  }
+  ForPairPasses(nc, w, gstride, bias, c,
+                [&]<int G>(auto rows, size_t cols, const float* wp, const float* bp, float* cp) {
+                  PairIgemmRowsOf<G>(rows, mr, cols, kc, taps, ind, wp, gstride, bp, cp, c_stride, mm);
+                });
 }
 
 void GemvPairs(size_t nc, size_t kc, const float* a, const float* w, size_t w_stride, const float* bias, float* c,
