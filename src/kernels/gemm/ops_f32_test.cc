@@ -238,6 +238,23 @@ TEST(FastF32Ops, Conv2DMatchesLoops) {
     for (const ConvCase& c : cases) CheckConv(c, rng, 1 + (n++ % 2), fam);
 }
 
+// Feeds x to both interpreters' input 0, runs them and expects output 0 of `fast` within 1e-4
+// (relative, plus 1e-4 absolute) of `ref`'s, reporting up to 5 elements with `what`.
+void ExpectSameAsReference(rt::Interpreter& fast, rt::Interpreter& ref, const std::vector<float>& x,
+                           const std::string& what) {
+  std::memcpy(fast.input(0)->data, x.data(), x.size() * sizeof(float));
+  std::memcpy(ref.input(0)->data, x.data(), x.size() * sizeof(float));
+  ASSERT_TRUE(fast.Invoke().ok());
+  ASSERT_TRUE(ref.Invoke().ok());
+  ASSERT_EQ(fast.output(0)->num_elements(), ref.output(0)->num_elements()) << what;
+  const float* got = fast.output(0)->data_as<float>();
+  const float* want = ref.output(0)->data_as<float>();
+  int bad = 0;
+  for (int64_t i = 0; i < ref.output(0)->num_elements(); ++i)
+    if (!(std::fabs(got[i] - want[i]) <= 1e-4f * (1.0f + std::fabs(want[i]))) && bad++ < 5)
+      ADD_FAILURE() << what << " element " << i << ": got " << got[i] << " want " << want[i];
+}
+
 // Filter-row taps read border pixels from a scratch copy that each invoke refreshes: new data
 // in the same input buffer, and a new input buffer (a resize moves it), must both be seen.
 TEST(FastF32Ops, Conv2DBorderRowsFollowTheInput) {
@@ -277,18 +294,8 @@ TEST(FastF32Ops, Conv2DBorderRowsFollowTheInput) {
           ASSERT_TRUE((*fast)->ResizeInput(0, {c.batch, c.h, c.w, c.cin}).ok());
           ASSERT_TRUE((*fast)->AllocateTensors().ok());
         }
-        const std::vector<float> x = Random(rng, n);
-        std::memcpy((*fast)->input(0)->data, x.data(), n * sizeof(float));
-        std::memcpy((*ref)->input(0)->data, x.data(), n * sizeof(float));
-        ASSERT_TRUE((*fast)->Invoke().ok());
-        ASSERT_TRUE((*ref)->Invoke().ok());
-        const float* got = (*fast)->output(0)->data_as<float>();
-        const float* want = (*ref)->output(0)->data_as<float>();
-        int bad = 0;
-        for (int64_t i = 0; i < (*ref)->output(0)->num_elements(); ++i)
-          if (!(std::fabs(got[i] - want[i]) <= 1e-4f * (1.0f + std::fabs(want[i]))) && bad++ < 5)
-            ADD_FAILURE() << c.Name() << " " << fam.name << " round " << round << " element " << i << ": got "
-                          << got[i] << " want " << want[i];
+        ExpectSameAsReference(**fast, **ref, Random(rng, n),
+                              c.Name() + " " + fam.name + " round " + std::to_string(round));
       }
     }
 }
@@ -322,19 +329,9 @@ TEST(FastF32Ops, Conv2DResizeBetweenDirectAndIndirect) {
         ASSERT_TRUE(it->ResizeInput(0, {1, h, w, 3}).ok());
         ASSERT_TRUE(it->AllocateTensors().ok());
       }
-      const std::vector<float> x = Random(rng, static_cast<size_t>(h) * w * 3);
-      std::memcpy((*fast)->input(0)->data, x.data(), x.size() * sizeof(float));
-      std::memcpy((*ref)->input(0)->data, x.data(), x.size() * sizeof(float));
-      ASSERT_TRUE((*fast)->Invoke().ok());
-      ASSERT_TRUE((*ref)->Invoke().ok());
+      ExpectSameAsReference(**fast, **ref, Random(rng, static_cast<size_t>(h) * w * 3),
+                            std::string(fam.name) + " " + std::to_string(h) + "x" + std::to_string(w));
       ASSERT_EQ((*fast)->output(0)->num_elements(), int64_t{20} * (h - 2) * (w - 2));
-      const float* got = (*fast)->output(0)->data_as<float>();
-      const float* want = (*ref)->output(0)->data_as<float>();
-      int bad = 0;
-      for (int64_t i = 0; i < (*ref)->output(0)->num_elements(); ++i)
-        if (!(std::fabs(got[i] - want[i]) <= 1e-4f * (1.0f + std::fabs(want[i]))) && bad++ < 5)
-          ADD_FAILURE() << fam.name << " " << h << "x" << w << " element " << i << ": got " << got[i] << " want "
-                        << want[i];
     }
   }
 }
