@@ -183,18 +183,62 @@ void Tile(const TileArgs& t) {
     _Pragma("GCC unroll 16")
     for (int v = 0; v < NV; ++v) asm("" : "+v"(acc[r][v]));
   }
-  const __m512i lo = _mm512_set1_epi32(t.act_min), hi = _mm512_set1_epi32(t.act_max);
-  const __mmask16 last = static_cast<__mmask16>((1u << cols_last) - 1);
-  _Pragma("GCC unroll 16")
-  for (int r = 0; r < R; ++r) {
+  if constexpr (NV >= 2) {
+    // A row's NV (2..4) panels become bytes together: two saturating packs to int16 and one to
+    // 8 bits put lane L's four values of panel v at dword 4L + v, one vpermd moves them to dword
+    // 4v + L (column order), the clamps run on 64 bytes and one store (masked past the valid
+    // columns) writes the row. Saturating to int16, then to int8 (uint8: act_max > 127, the
+    // activation range lies inside the output type) and clamping inside that type is the clamp
+    // of the int32 value, so the bytes are those of ToBytes. Per 16 outputs ~1.75 instructions
+    // and a quarter of a store instead of 2-4 and a store (1x1 layers with K = 16..32 1.03-1.08x
+    // faster). The constants are locals: kept in a struct, they made GCC 12 keep acc[][] in memory.
+    const bool uns = W == VnniStore::kLoUSat || (W == VnniStore::kClamp && t.act_max > 127);
+    const int32_t type_min = uns ? 0 : -128, type_max = uns ? 255 : 127;
+    const __m512i lo8 = _mm512_set1_epi8(static_cast<char>(std::clamp(t.act_min, type_min, type_max)));
+    const __m512i hi8 = _mm512_set1_epi8(static_cast<char>(std::clamp(t.act_max, type_min, type_max)));
+    const __m512i perm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const int bytes = 16 * (NV - 1) + cols_last;
+    const __mmask64 mask = bytes == 64 ? ~__mmask64{0} : (__mmask64{1} << bytes) - 1;
     _Pragma("GCC unroll 16")
-    for (int v = 0; v < NV; ++v) {
-      const __m128i bytes = ToBytes<W>(Requant<S>(acc[r][v], q[v]), lo, hi);
-      uint8_t* dst = c + r * ldc + 16 * v;
-      if (v + 1 < NV || cols_last == 16) {
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), bytes);
+    for (int r = 0; r < R; ++r) {
+      const __m512i y0 = Requant<S>(acc[r][0], q[0]);
+      const __m512i y1 = Requant<S>(acc[r][1], q[1]);
+      __m512i p23;
+      if constexpr (NV == 4) {
+        p23 = _mm512_packs_epi32(Requant<S>(acc[r][2], q[2]), Requant<S>(acc[r][3], q[3]));
+      } else if constexpr (NV == 3) {
+        const __m512i y2 = Requant<S>(acc[r][2], q[2]);
+        p23 = _mm512_packs_epi32(y2, y2);
+      }
+      const __m512i p01 = _mm512_packs_epi32(y0, y1);
+      if constexpr (NV == 2) p23 = p01;
+      __m512i b;
+      if (W == VnniStore::kLoUSat || (W == VnniStore::kClamp && uns)) {
+        b = _mm512_packus_epi16(p01, p23);
+        if constexpr (W != VnniStore::kSat) b = _mm512_max_epu8(b, lo8);
+        if constexpr (W == VnniStore::kClamp) b = _mm512_min_epu8(b, hi8);
       } else {
-        _mm_mask_storeu_epi8(dst, last, bytes);
+        b = _mm512_packs_epi16(p01, p23);
+        if constexpr (W != VnniStore::kSat) b = _mm512_max_epi8(b, lo8);
+        if constexpr (W == VnniStore::kClamp) b = _mm512_min_epi8(b, hi8);
+      }
+      b = _mm512_permutexvar_epi32(perm, b);
+      _mm512_mask_storeu_epi8(c + r * ldc, mask, b);
+    }
+  } else {
+    const __m512i lo = _mm512_set1_epi32(t.act_min), hi = _mm512_set1_epi32(t.act_max);
+    const __mmask16 last = static_cast<__mmask16>((1u << cols_last) - 1);
+    _Pragma("GCC unroll 16")
+    for (int r = 0; r < R; ++r) {
+      _Pragma("GCC unroll 16")
+      for (int v = 0; v < NV; ++v) {
+        const __m128i bytes = ToBytes<W>(Requant<S>(acc[r][v], q[v]), lo, hi);
+        uint8_t* dst = c + r * ldc + 16 * v;
+        if (v + 1 < NV || cols_last == 16) {
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), bytes);
+        } else {
+          _mm_mask_storeu_epi8(dst, last, bytes);
+        }
       }
     }
   }
