@@ -109,6 +109,23 @@ inline __m512i RequantHigh(__m512i x, const RequantPanel16& q) {
   return _mm512_srav_epi32(h, Load(q.high_shift));
 }
 
+// RequantHigh with the panel's constants in registers, as one asm block (even: 0x5555).
+__attribute__((always_inline)) inline __m512i RequantHighRegs(__m512i x, __m512i m_e, __m512i m_o, __m512i h_e,
+                                                            __m512i h_o, __m512i sh, __mmask16 even) {
+  // One temporary: x itself takes the even products.
+  __m512i t;
+  asm("vpshufd $0xf5, %[x], %[t]\n\t"
+      "vpmuldq %[mo], %[t], %[t]\n\t"
+      "vpaddq %[ho], %[t], %[t]\n\t"
+      "vpmuldq %[me], %[x], %[x]\n\t"
+      "vpaddq %[he], %[x], %[x]\n\t"
+      "vpshufd $0xf5, %[x], %[t]%{%[k]%}\n\t"
+      "vpsravd %[sh], %[t], %[x]"
+      : [x] "+v"(x), [t] "=&v"(t)
+      : [me] "v"(m_e), [mo] "v"(m_o), [he] "v"(h_e), [ho] "v"(h_o), [sh] "v"(sh), [k] "Yk"(even));
+  return x;
+}
+
 template <VnniStage S>
 inline __m512i Requant(__m512i x, const RequantPanel16& q) {
   if constexpr (S == VnniStage::kHigh) return RequantHigh(x, q);
@@ -124,6 +141,37 @@ inline __m128i ToBytes(__m512i y, __m512i lo, __m512i hi) {
   if constexpr (W == VnniStore::kLoSat) return _mm512_cvtsepi32_epi8(_mm512_max_epi32(y, lo));
   if constexpr (W == VnniStore::kLoUSat) return _mm512_cvtusepi32_epi8(_mm512_max_epi32(y, lo));
   return _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(y, lo), hi));
+}
+
+// The constants of RowBytes (plain values: Tile copies them into locals).
+struct RowConsts {
+  bool uns;
+  __m512i lo8, hi8, perm;
+  RowConsts(VnniStore w, int32_t act_min, int32_t act_max) {
+    uns = w == VnniStore::kLoUSat || w == VnniStore::kClampU;
+    const int32_t type_min = uns ? 0 : -128, type_max = uns ? 255 : 127;
+    lo8 = _mm512_set1_epi8(static_cast<char>(std::clamp(act_min, type_min, type_max)));
+    hi8 = _mm512_set1_epi8(static_cast<char>(std::clamp(act_max, type_min, type_max)));
+    perm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  }
+};
+
+// One row's bytes from its int16 packs p01 (panels 0, 1) and p23 (panels 2, 3, or repeats),
+// clamped and stored under `mask` (see Tile).
+template <VnniStore W, bool kUns>
+__attribute__((always_inline)) inline void RowBytes(__m512i p01, __m512i p23, __m512i lo8, __m512i hi8,
+                                                    __m512i perm, __mmask64 mask, uint8_t* dst) {
+  __m512i b;
+  if constexpr (kUns) {
+    b = _mm512_packus_epi16(p01, p23);
+    if constexpr (W != VnniStore::kSat) b = _mm512_max_epu8(b, lo8);
+    if constexpr (W == VnniStore::kClamp || W == VnniStore::kClampU) b = _mm512_min_epu8(b, hi8);
+  } else {
+    b = _mm512_packs_epi16(p01, p23);
+    if constexpr (W != VnniStore::kSat) b = _mm512_max_epi8(b, lo8);
+    if constexpr (W == VnniStore::kClamp) b = _mm512_min_epi8(b, hi8);
+  }
+  _mm512_mask_storeu_epi8(dst, mask, _mm512_permutexvar_epi32(perm, b));
 }
 
 // Fully unrolled over rows and panels (GCC keeps acc[][] in registers only then).
@@ -184,47 +232,74 @@ void Tile(const TileArgs& t) {
     for (int v = 0; v < NV; ++v) asm("" : "+v"(acc[r][v]));
   }
   if constexpr (NV >= 2) {
-    // A row's NV (2..4) panels become bytes together: two saturating packs to int16 and one to
-    // 8 bits put lane L's four values of panel v at dword 4L + v, one vpermd moves them to dword
-    // 4v + L (column order), the clamps run on 64 bytes and one store (masked past the valid
-    // columns) writes the row. Saturating to int16, then to int8 (uint8: act_max > 127, the
-    // activation range lies inside the output type) and clamping inside that type is the clamp
-    // of the int32 value, so the bytes are those of ToBytes. Per 16 outputs ~1.75 instructions
-    // and a quarter of a store instead of 2-4 and a store (1x1 layers with K = 16..32 1.03-1.08x
-    // faster). The constants are locals: kept in a struct, they made GCC 12 keep acc[][] in memory.
-    const bool uns = W == VnniStore::kLoUSat || (W == VnniStore::kClamp && t.act_max > 127);
-    const int32_t type_min = uns ? 0 : -128, type_max = uns ? 255 : 127;
-    const __m512i lo8 = _mm512_set1_epi8(static_cast<char>(std::clamp(t.act_min, type_min, type_max)));
-    const __m512i hi8 = _mm512_set1_epi8(static_cast<char>(std::clamp(t.act_max, type_min, type_max)));
-    const __m512i perm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    // A row's NV (2..4) panels become bytes together (RowBytes): two saturating packs to int16
+    // and one to 8 bits put lane L's four values of panel v at dword 4L + v, one vpermd moves
+    // them to dword 4v + L (column order), the clamps run on 64 bytes and one store (masked past
+    // the valid columns) writes the row. Saturating to int16, then to int8 (uint8: act_max > 127,
+    // the activation range lies inside the output type) and clamping inside that type is the
+    // clamp of the int32 value, so the bytes are those of ToBytes. Per 16 outputs ~1.75
+    // instructions and a quarter of a store instead of 2-4 and a store. The constants are locals:
+    // kept in a struct, they made GCC 12 keep acc[][] in memory.
     const int bytes = 16 * (NV - 1) + cols_last;
     const __mmask64 mask = bytes == 64 ? ~__mmask64{0} : (__mmask64{1} << bytes) - 1;
-    _Pragma("GCC unroll 16")
-    for (int r = 0; r < R; ++r) {
-      const __m512i y0 = Requant<S>(acc[r][0], q[0]);
-      const __m512i y1 = Requant<S>(acc[r][1], q[1]);
-      __m512i p23;
-      if constexpr (NV == 4) {
-        p23 = _mm512_packs_epi32(Requant<S>(acc[r][2], q[2]), Requant<S>(acc[r][3], q[3]));
-      } else if constexpr (NV == 3) {
-        const __m512i y2 = Requant<S>(acc[r][2], q[2]);
-        p23 = _mm512_packs_epi32(y2, y2);
-      }
-      const __m512i p01 = _mm512_packs_epi32(y0, y1);
-      if constexpr (NV == 2) p23 = p01;
-      __m512i b;
-      if (W == VnniStore::kLoUSat || (W == VnniStore::kClamp && uns)) {
-        b = _mm512_packus_epi16(p01, p23);
-        if constexpr (W != VnniStore::kSat) b = _mm512_max_epu8(b, lo8);
-        if constexpr (W == VnniStore::kClamp) b = _mm512_min_epu8(b, hi8);
+    // The row stores (the bytes' signedness is part of the store mode: a branch per row made
+    // GCC 12 keep acc[][] in memory for the 4-panel tiles).
+    constexpr bool kUns = W == VnniStore::kLoUSat || W == VnniStore::kClampU;
+#define EDGEOPT_VNNI_ROWS(P01, P23)                                                                         \
+  do {                                                                                                     \
+    const RowConsts k(W, t.act_min, t.act_max);                                                            \
+    _Pragma("GCC unroll 16") for (int r = 0; r < R; ++r)                                                   \
+        RowBytes<W, kUns>(P01, P23, k.lo8, k.hi8, k.perm, mask, c + r * ldc);                              \
+  } while (0)
+    if constexpr (S == VnniStage::kHigh) {
+      // Panel by panel, each panel's five constants in registers for all its rows (RequantHighRegs;
+      // with intrinsics GCC 12 read them from memory per row: 7 loads per 16 outputs with the
+      // k loop's, at 2 per cycle), packed to int16 as soon as a pair of panels is done, so that at
+      // most 31 vector registers are live. No loop over the panels: GCC 12 did not unroll it
+      // before scalar replacement and kept acc[][] in memory.
+      const __mmask16 even = 0x5555;
+#define EDGEOPT_VNNI_COLUMN(v, EXPR)                                                                        \
+  do {                                                                                                     \
+    const __m512i m_e = Load(q[v].mult), m_o = Load(q[v].mult_o), h_e = Load(q[v].high_e),                 \
+                  h_o = Load(q[v].high_o), sh = Load(q[v].high_shift);                                     \
+    _Pragma("GCC unroll 16") for (int r = 0; r < R; ++r) {                                                 \
+      const __m512i y = RequantHighRegs(acc[r][v], m_e, m_o, h_e, h_o, sh, even);                          \
+      EXPR;                                                                                                \
+    }                                                                                                      \
+  } while (0)
+      __m512i p01[R], y2[R];
+      EDGEOPT_VNNI_COLUMN(0, p01[r] = y);
+      EDGEOPT_VNNI_COLUMN(1, p01[r] = _mm512_packs_epi32(p01[r], y));
+      if constexpr (NV == 2) {
+        EDGEOPT_VNNI_ROWS(p01[r], p01[r]);
       } else {
-        b = _mm512_packs_epi16(p01, p23);
-        if constexpr (W != VnniStore::kSat) b = _mm512_max_epi8(b, lo8);
-        if constexpr (W == VnniStore::kClamp) b = _mm512_min_epi8(b, hi8);
+        EDGEOPT_VNNI_COLUMN(2, y2[r] = y);
+        if constexpr (NV == 4) {
+          EDGEOPT_VNNI_COLUMN(NV - 1, y2[r] = _mm512_packs_epi32(y2[r], y));
+        } else {
+          _Pragma("GCC unroll 16")
+          for (int r = 0; r < R; ++r) y2[r] = _mm512_packs_epi32(y2[r], y2[r]);
+        }
+        EDGEOPT_VNNI_ROWS(p01[r], y2[r]);
       }
-      b = _mm512_permutexvar_epi32(perm, b);
-      _mm512_mask_storeu_epi8(c + r * ldc, mask, b);
+#undef EDGEOPT_VNNI_COLUMN
+    } else {
+      // The general and half-range stages (kClamp / kClampU): row by row.
+      const RowConsts k(W, t.act_min, t.act_max);
+      _Pragma("GCC unroll 16")
+      for (int r = 0; r < R; ++r) {
+        const __m512i p01 = _mm512_packs_epi32(Requant<S>(acc[r][0], q[0]), Requant<S>(acc[r][1], q[1]));
+        __m512i p23 = p01;
+        if constexpr (NV == 4) {
+          p23 = _mm512_packs_epi32(Requant<S>(acc[r][2], q[2]), Requant<S>(acc[r][3], q[3]));
+        } else if constexpr (NV == 3) {
+          const __m512i y2 = Requant<S>(acc[r][2], q[2]);
+          p23 = _mm512_packs_epi32(y2, y2);
+        }
+        RowBytes<W, kUns>(p01, p23, k.lo8, k.hi8, k.perm, mask, c + r * ldc);
+      }
     }
+#undef EDGEOPT_VNNI_ROWS
   } else {
     const __m512i lo = _mm512_set1_epi32(t.act_min), hi = _mm512_set1_epi32(t.act_max);
     const __mmask16 last = static_cast<__mmask16>((1u << cols_last) - 1);
@@ -271,15 +346,21 @@ TileFn PickTile(int nv, int rows) {
 // half-range stages always clamp, see BuildVnniOutput).
 template <typename F>
 decltype(auto) WithStageAndStore(const VnniOutput& out, F&& f) {
+  const bool u = out.store == VnniStore::kClampU;
   switch (out.stage) {
-    case VnniStage::kGeneral: return f.template operator()<VnniStage::kGeneral, VnniStore::kClamp>();
-    case VnniStage::kHalf: return f.template operator()<VnniStage::kHalf, VnniStore::kClamp>();
+    case VnniStage::kGeneral:
+      return u ? f.template operator()<VnniStage::kGeneral, VnniStore::kClampU>()
+               : f.template operator()<VnniStage::kGeneral, VnniStore::kClamp>();
+    case VnniStage::kHalf:
+      return u ? f.template operator()<VnniStage::kHalf, VnniStore::kClampU>()
+               : f.template operator()<VnniStage::kHalf, VnniStore::kClamp>();
     case VnniStage::kHigh: break;
   }
   switch (out.store) {
     case VnniStore::kSat: return f.template operator()<VnniStage::kHigh, VnniStore::kSat>();
     case VnniStore::kLoSat: return f.template operator()<VnniStage::kHigh, VnniStore::kLoSat>();
     case VnniStore::kLoUSat: return f.template operator()<VnniStage::kHigh, VnniStore::kLoUSat>();
+    case VnniStore::kClampU: return f.template operator()<VnniStage::kHigh, VnniStore::kClampU>();
     case VnniStore::kClamp: break;
   }
   return f.template operator()<VnniStage::kHigh, VnniStore::kClamp>();

@@ -473,7 +473,7 @@ TEST_F(QGemmVnniTest, GemmMatchesInt16Gemm) {
   const int Ms[] = {1, 2, 5, 6, 7, 11, 12, 13, 23, 24, 25, 49, 97, 200};
   const int kCases = 600;
   int f_nonzero = 0, f_zero = 0, split = 0, cases = 0;
-  int stages[3] = {}, high_stores[4] = {}, extreme_high = 0, dead_high = 0;
+  int stages[3] = {}, high_stores[5] = {}, extreme_high = 0, dead_high = 0;
   for (int it = 0; it < kCases && !HasFailure(); ++it) {
     VnniCase c;
     c.K = Ks[it % std::size(Ks)];
@@ -484,7 +484,7 @@ TEST_F(QGemmVnniTest, GemmMatchesInt16Gemm) {
     c.bounded = it % 4 != 1;
     c.left_shift = it % 9 == 4;
     c.zero_right = it % 7 == 3;
-    c.act = (it / 2) % 4;
+    c.act = (it / 2 + it / 8) % 4;  // it / 8: uint8 cases (it % 4 == 1, 2) meet every range and bound
     c.extreme = it % 6 == 5;
     c.dead_channel = it % 8 == 2;
     if (it % 3 == 1) c.outliers = it % 11 == 1 ? 400 : 1 + static_cast<int>(rng() % 4);
@@ -514,7 +514,7 @@ TEST_F(QGemmVnniTest, GemmMatchesInt16Gemm) {
   EXPECT_GT(f_zero, 40);
   EXPECT_GT(split, 40);  // the split weights' remainder groups were exercised
   for (int s : stages) EXPECT_GT(s, 30);       // general, half range, high dword
-  for (int s : high_stores) EXPECT_GT(s, 20);  // kClamp, kSat, kLoSat, kLoUSat
+  for (int s : high_stores) EXPECT_GT(s, 20);  // kClamp, kSat, kLoSat, kLoUSat, kClampU
   EXPECT_GT(extreme_high, 30);
   EXPECT_GT(dead_high, 20);  // constant channels that only the constant form admits
   EXPECT_EQ(cases, kCases);
@@ -718,7 +718,8 @@ TEST(VnniHighStage, FitsAtTheEdges) {
   EXPECT_EQ(StoreFor(0, 127), VnniStore::kLoSat);
   EXPECT_EQ(StoreFor(0, 255), VnniStore::kLoUSat);
   EXPECT_EQ(StoreFor(-128, 126), VnniStore::kClamp);
-  EXPECT_EQ(StoreFor(0, 254), VnniStore::kClamp);
+  EXPECT_EQ(StoreFor(0, 254), VnniStore::kClampU);
+  EXPECT_EQ(StoreFor(0, 126), VnniStore::kClamp);
 }
 
 // ---- Whole operators, fast vs reference ----

@@ -118,6 +118,7 @@ enum class VnniStore {
   kSat,     // signed saturation only: act_min <= -128 and act_max >= 127 (int8, no narrowing)
   kLoSat,   // max(act_min), signed saturation: act_max == 127 (values then lie in [act_min, 127])
   kLoUSat,  // max(act_min), unsigned saturation: act_min >= 0 and act_max == 255 (uint8)
+  kClampU,  // kClamp for uint8 outputs (act_max > 127): rows of 2-4 panels pack without sign
 };
 
 struct VnniOutput {
