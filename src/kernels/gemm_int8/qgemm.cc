@@ -226,7 +226,23 @@ void ForEachGemmTask(rt::ThreadPool& pool, int64_t M, int64_t chunk_rows, int pa
     run(t);
     return;
   }
-  const int64_t m_chunks = (M + chunk_rows - 1) / chunk_rows;
+  // With more than one thread the rows are first cut into one part per thread, M * s / threads
+  // (the split of the row-split ops around the GEMM, e.g. DEPTHWISE_CONV_2D's output rows), and
+  // each part into chunks of chunk_rows (the last one shorter): when the threads take their
+  // tasks at the same pace, each computes exactly its part, so the next op reads rows its own
+  // core wrote; a late thread still takes fewer chunks. (MobileNetV2 int8 / uint8 at 2 threads:
+  // 1.018x / 1.023x faster, in-process A/B, medians of 200 alternated pairs.)
+  // (Not for a few rows, e.g. FULLY_CONNECTED's one: their tasks come from cutting the columns.)
+  const int64_t parts = threads > 1 && M >= 4 * int64_t{threads} ? threads : 1;
+  const int64_t part_max = (M + parts - 1) / parts;
+  const int64_t chunks_per_part = (part_max + chunk_rows - 1) / chunk_rows;
+  const int64_t m_chunks = parts * chunks_per_part;
+  const auto chunk = [&](int64_t mc, int64_t* row0) {
+    const int64_t s = mc / chunks_per_part, j = mc % chunks_per_part;
+    const int64_t begin = M * s / parts, end = M * (s + 1) / parts;
+    *row0 = begin + j * chunk_rows;
+    return std::min(chunk_rows, end - *row0);
+  };
   int64_t block_panels = std::max<int64_t>(1, static_cast<int64_t>(kBBlockBytes) / std::max<int64_t>(panel_bytes, 1));
   int64_t n_blocks = (panels + block_panels - 1) / block_panels;
   if (threads > 1 && m_chunks < 2 * threads) {
@@ -260,8 +276,9 @@ void ForEachGemmTask(rt::ThreadPool& pool, int64_t M, int64_t chunk_rows, int pa
       const int64_t mc = task / n_blocks, nb = task % n_blocks;
       GemmTask t;
       t.slot = static_cast<int>(slot);
-      t.row0 = mc * chunk_rows;
-      t.rows = static_cast<int>(std::min(chunk_rows, M - t.row0));
+      const int64_t rows = chunk(mc, &t.row0);
+      if (rows <= 0) continue;  // a part shorter than its chunks
+      t.rows = static_cast<int>(rows);
       t.new_chunk = mc != packed;
       packed = mc;
       t.p0 = static_cast<int>(nb * block_panels);

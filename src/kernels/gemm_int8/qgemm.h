@@ -207,7 +207,8 @@ struct GemmTask {
   bool new_chunk = true;
   int p0 = 0, p1 = 0;
 };
-// The task split of RunGemm and RunGemmVnni (qgemm_vnni.h): row chunks of chunk_rows x blocks of
+// The task split of RunGemm and RunGemmVnni (qgemm_vnni.h): row chunks of at most chunk_rows (with
+// more than one thread, inside one part of M per thread: M * s / threads) x blocks of
 // B panels sized to stay in L2 (the columns are cut too when there are too few row chunks for
 // the threads), taken dynamically by the pool's threads; a thread keeps its chunk for the
 // chunk's following blocks.
