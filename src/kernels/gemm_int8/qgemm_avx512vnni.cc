@@ -501,6 +501,57 @@ void PairTile(const TileArgs& t) {
   const __m512i lo = _mm512_set1_epi32(t.act_min), hi = _mm512_set1_epi32(t.act_max);
   const int n0 = n < 16 ? n : 16;
   const __mmask16 m0 = static_cast<__mmask16>((1u << n0) - 1), m1 = static_cast<__mmask16>((1u << (n - n0)) - 1);
+  if constexpr (S == VnniStage::kHigh) {
+    // As Tile: the even and odd lanes of every row added first (half the registers), then each
+    // panel's output constants held in registers for all rows (RequantHighRegs); with three
+    // vectors a row's 24 columns are packed together into one store (see RowBytes).
+    const __mmask16 even_lanes = 0x5555;
+    __m512i x0[R], x1[R];
+#define EDGEOPT_PAIR_SUMS(X, v0, v1, panel)                                                                 \
+  do {                                                                                                     \
+    const __m512i init = Load(q[panel].init);                                                              \
+    _Pragma("GCC unroll 16") for (int r = 0; r < R; ++r) {                                                 \
+      const int32_t term = t.row_term ? t.row_term[r] : 0;                                                 \
+      X[r] = _mm512_add_epi32(_mm512_add_epi32(_mm512_permutex2var_epi32(acc[r][v0], even, acc[r][v1]),    \
+                                               _mm512_permutex2var_epi32(acc[r][v0], odd, acc[r][v1])),    \
+                              _mm512_add_epi32(init, _mm512_set1_epi32(term)));                            \
+    }                                                                                                      \
+  } while (0)
+#define EDGEOPT_PAIR_STAGE(X, panel)                                                                        \
+  do {                                                                                                     \
+    const __m512i m_e = Load(q[panel].mult), m_o = Load(q[panel].mult_o), h_e = Load(q[panel].high_e),     \
+                  h_o = Load(q[panel].high_o), sh = Load(q[panel].high_shift);                             \
+    _Pragma("GCC unroll 16") for (int r = 0; r < R; ++r) X[r] =                                            \
+        RequantHighRegs(X[r], m_e, m_o, h_e, h_o, sh, even_lanes);                                         \
+  } while (0)
+    EDGEOPT_PAIR_SUMS(x0, 0, V >= 2 ? 1 : 0, 0);
+    if constexpr (V == 3) EDGEOPT_PAIR_SUMS(x1, 2, 2, 1);
+    EDGEOPT_PAIR_STAGE(x0, 0);
+    if constexpr (V == 3) {
+      EDGEOPT_PAIR_STAGE(x1, 1);
+      constexpr bool kUns = W == VnniStore::kLoUSat || W == VnniStore::kClampU;
+      const RowConsts k(W, t.act_min, t.act_max);
+      const __mmask64 mask = (__mmask64{1} << n) - 1;
+      _Pragma("GCC unroll 16")
+      for (int r = 0; r < R; ++r) {
+        const __m512i p = _mm512_packs_epi32(x0[r], x1[r]);
+        RowBytes<W, kUns>(p, p, k.lo8, k.hi8, k.perm, mask, c + r * ldc);
+      }
+    } else {
+      (void)x1;
+      _Pragma("GCC unroll 16")
+      for (int r = 0; r < R; ++r) {
+        const __m128i bytes = ToBytes<W>(x0[r], lo, hi);
+        if (m0 == 0xFFFF)
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(c + r * ldc), bytes);
+        else
+          _mm_mask_storeu_epi8(c + r * ldc, m0, bytes);
+      }
+    }
+#undef EDGEOPT_PAIR_SUMS
+#undef EDGEOPT_PAIR_STAGE
+    return;
+  }
   _Pragma("GCC unroll 16")
   for (int r = 0; r < R; ++r) {
     const int32_t term = t.row_term ? t.row_term[r] : 0;
