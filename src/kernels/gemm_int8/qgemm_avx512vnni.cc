@@ -126,6 +126,20 @@ __attribute__((always_inline)) inline __m512i RequantHighRegs(__m512i x, __m512i
   return x;
 }
 
+// Inside a tile with R rows and a mask `even_lanes` = 0x5555: panel Q's five constants loaded
+// into registers once, then for each row r: y = the high-dword stage of IN (an expression of r);
+// EXPR (which stores y).
+#define EDGEOPT_HIGH_STAGE_ROWS(Q, IN, EXPR)                                                                \
+  do {                                                                                                     \
+    const RequantPanel16& q_ = (Q);                                                                        \
+    const __m512i m_e = Load(q_.mult), m_o = Load(q_.mult_o), h_e = Load(q_.high_e), h_o = Load(q_.high_o), \
+                  sh = Load(q_.high_shift);                                                                \
+    _Pragma("GCC unroll 16") for (int r = 0; r < R; ++r) {                                                 \
+      const __m512i y = RequantHighRegs(IN, m_e, m_o, h_e, h_o, sh, even_lanes);                           \
+      EXPR;                                                                                                \
+    }                                                                                                      \
+  } while (0)
+
 template <VnniStage S>
 inline __m512i Requant(__m512i x, const RequantPanel16& q) {
   if constexpr (S == VnniStage::kHigh) return RequantHigh(x, q);
@@ -257,32 +271,22 @@ void Tile(const TileArgs& t) {
       // k loop's, at 2 per cycle), packed to int16 as soon as a pair of panels is done, so that at
       // most 31 vector registers are live. No loop over the panels: GCC 12 did not unroll it
       // before scalar replacement and kept acc[][] in memory.
-      const __mmask16 even = 0x5555;
-#define EDGEOPT_VNNI_COLUMN(v, EXPR)                                                                        \
-  do {                                                                                                     \
-    const __m512i m_e = Load(q[v].mult), m_o = Load(q[v].mult_o), h_e = Load(q[v].high_e),                 \
-                  h_o = Load(q[v].high_o), sh = Load(q[v].high_shift);                                     \
-    _Pragma("GCC unroll 16") for (int r = 0; r < R; ++r) {                                                 \
-      const __m512i y = RequantHighRegs(acc[r][v], m_e, m_o, h_e, h_o, sh, even);                          \
-      EXPR;                                                                                                \
-    }                                                                                                      \
-  } while (0)
+      const __mmask16 even_lanes = 0x5555;  // for EDGEOPT_HIGH_STAGE_ROWS
       __m512i p01[R], y2[R];
-      EDGEOPT_VNNI_COLUMN(0, p01[r] = y);
-      EDGEOPT_VNNI_COLUMN(1, p01[r] = _mm512_packs_epi32(p01[r], y));
+      EDGEOPT_HIGH_STAGE_ROWS(q[0], acc[r][0], p01[r] = y);
+      EDGEOPT_HIGH_STAGE_ROWS(q[1], acc[r][1], p01[r] = _mm512_packs_epi32(p01[r], y));
       if constexpr (NV == 2) {
         EDGEOPT_VNNI_ROWS(p01[r], p01[r]);
       } else {
-        EDGEOPT_VNNI_COLUMN(2, y2[r] = y);
+        EDGEOPT_HIGH_STAGE_ROWS(q[2], acc[r][2], y2[r] = y);
         if constexpr (NV == 4) {
-          EDGEOPT_VNNI_COLUMN(NV - 1, y2[r] = _mm512_packs_epi32(y2[r], y));
+          EDGEOPT_HIGH_STAGE_ROWS(q[NV - 1], acc[r][NV - 1], y2[r] = _mm512_packs_epi32(y2[r], y));
         } else {
           _Pragma("GCC unroll 16")
           for (int r = 0; r < R; ++r) y2[r] = _mm512_packs_epi32(y2[r], y2[r]);
         }
         EDGEOPT_VNNI_ROWS(p01[r], y2[r]);
       }
-#undef EDGEOPT_VNNI_COLUMN
     } else {
       // The general and half-range stages (kClamp / kClampU): row by row.
       const RowConsts k(W, t.act_min, t.act_max);
@@ -505,7 +509,7 @@ void PairTile(const TileArgs& t) {
     // As Tile: the even and odd lanes of every row added first (half the registers), then each
     // panel's output constants held in registers for all rows (RequantHighRegs); with three
     // vectors a row's 24 columns are packed together into one store (see RowBytes).
-    const __mmask16 even_lanes = 0x5555;
+    const __mmask16 even_lanes = 0x5555;  // for EDGEOPT_HIGH_STAGE_ROWS
     __m512i x0[R], x1[R];
 #define EDGEOPT_PAIR_SUMS(X, v0, v1, panel)                                                                 \
   do {                                                                                                     \
@@ -517,18 +521,11 @@ void PairTile(const TileArgs& t) {
                               _mm512_add_epi32(init, _mm512_set1_epi32(term)));                            \
     }                                                                                                      \
   } while (0)
-#define EDGEOPT_PAIR_STAGE(X, panel)                                                                        \
-  do {                                                                                                     \
-    const __m512i m_e = Load(q[panel].mult), m_o = Load(q[panel].mult_o), h_e = Load(q[panel].high_e),     \
-                  h_o = Load(q[panel].high_o), sh = Load(q[panel].high_shift);                             \
-    _Pragma("GCC unroll 16") for (int r = 0; r < R; ++r) X[r] =                                            \
-        RequantHighRegs(X[r], m_e, m_o, h_e, h_o, sh, even_lanes);                                         \
-  } while (0)
     EDGEOPT_PAIR_SUMS(x0, 0, V >= 2 ? 1 : 0, 0);
     if constexpr (V == 3) EDGEOPT_PAIR_SUMS(x1, 2, 2, 1);
-    EDGEOPT_PAIR_STAGE(x0, 0);
+    EDGEOPT_HIGH_STAGE_ROWS(q[0], x0[r], x0[r] = y);
     if constexpr (V == 3) {
-      EDGEOPT_PAIR_STAGE(x1, 1);
+      EDGEOPT_HIGH_STAGE_ROWS(q[1], x1[r], x1[r] = y);
       constexpr bool kUns = W == VnniStore::kLoUSat || W == VnniStore::kClampU;
       const RowConsts k(W, t.act_min, t.act_max);
       const __mmask64 mask = (__mmask64{1} << n) - 1;
@@ -549,7 +546,6 @@ void PairTile(const TileArgs& t) {
       }
     }
 #undef EDGEOPT_PAIR_SUMS
-#undef EDGEOPT_PAIR_STAGE
     return;
   }
   _Pragma("GCC unroll 16")
