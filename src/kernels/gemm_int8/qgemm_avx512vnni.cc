@@ -157,12 +157,14 @@ inline __m128i ToBytes(__m512i y, __m512i lo, __m512i hi) {
   return _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(y, lo), hi));
 }
 
-// The constants of RowBytes (plain values: Tile copies them into locals).
+// Whether store mode w writes uint8 bytes (unsigned packs and clamps).
+constexpr bool UnsignedBytes(VnniStore w) { return w == VnniStore::kLoUSat || w == VnniStore::kClampU; }
+
+// The constants of RowBytes: plain fields, no member functions called through `this`.
 struct RowConsts {
-  bool uns;
   __m512i lo8, hi8, perm;
   RowConsts(VnniStore w, int32_t act_min, int32_t act_max) {
-    uns = w == VnniStore::kLoUSat || w == VnniStore::kClampU;
+    const bool uns = UnsignedBytes(w);
     const int32_t type_min = uns ? 0 : -128, type_max = uns ? 255 : 127;
     lo8 = _mm512_set1_epi8(static_cast<char>(std::clamp(act_min, type_min, type_max)));
     hi8 = _mm512_set1_epi8(static_cast<char>(std::clamp(act_max, type_min, type_max)));
@@ -172,14 +174,14 @@ struct RowConsts {
 
 // One row's bytes from its int16 packs p01 (panels 0, 1) and p23 (panels 2, 3, or repeats),
 // clamped and stored under `mask` (see Tile).
-template <VnniStore W, bool kUns>
+template <VnniStore W>
 __attribute__((always_inline)) inline void RowBytes(__m512i p01, __m512i p23, __m512i lo8, __m512i hi8,
                                                     __m512i perm, __mmask64 mask, uint8_t* dst) {
   __m512i b;
-  if constexpr (kUns) {
+  if constexpr (UnsignedBytes(W)) {
     b = _mm512_packus_epi16(p01, p23);
-    if constexpr (W != VnniStore::kSat) b = _mm512_max_epu8(b, lo8);
-    if constexpr (W == VnniStore::kClamp || W == VnniStore::kClampU) b = _mm512_min_epu8(b, hi8);
+    b = _mm512_max_epu8(b, lo8);
+    if constexpr (W == VnniStore::kClampU) b = _mm512_min_epu8(b, hi8);
   } else {
     b = _mm512_packs_epi16(p01, p23);
     if constexpr (W != VnniStore::kSat) b = _mm512_max_epi8(b, lo8);
@@ -252,18 +254,18 @@ void Tile(const TileArgs& t) {
     // the valid columns) writes the row. Saturating to int16, then to int8 (uint8: act_max > 127,
     // the activation range lies inside the output type) and clamping inside that type is the
     // clamp of the int32 value, so the bytes are those of ToBytes. Per 16 outputs ~1.75
-    // instructions and a quarter of a store instead of 2-4 and a store. The constants are locals:
-    // kept in a struct, they made GCC 12 keep acc[][] in memory.
+    // instructions and a quarter of a store instead of 2-4 and a store. The constants are plain
+    // values (RowConsts): kept in a struct whose member functions stored through `this`, they
+    // made GCC 12 keep acc[][] in memory.
     const int bytes = 16 * (NV - 1) + cols_last;
     const __mmask64 mask = bytes == 64 ? ~__mmask64{0} : (__mmask64{1} << bytes) - 1;
     // The row stores (the bytes' signedness is part of the store mode: a branch per row made
     // GCC 12 keep acc[][] in memory for the 4-panel tiles).
-    constexpr bool kUns = W == VnniStore::kLoUSat || W == VnniStore::kClampU;
 #define EDGEOPT_VNNI_ROWS(P01, P23)                                                                         \
   do {                                                                                                     \
     const RowConsts k(W, t.act_min, t.act_max);                                                            \
     _Pragma("GCC unroll 16") for (int r = 0; r < R; ++r)                                                   \
-        RowBytes<W, kUns>(P01, P23, k.lo8, k.hi8, k.perm, mask, c + r * ldc);                              \
+        RowBytes<W>(P01, P23, k.lo8, k.hi8, k.perm, mask, c + r * ldc);                              \
   } while (0)
     if constexpr (S == VnniStage::kHigh) {
       // Panel by panel, each panel's five constants in registers for all its rows (RequantHighRegs;
@@ -300,7 +302,7 @@ void Tile(const TileArgs& t) {
           const __m512i y2 = Requant<S>(acc[r][2], q[2]);
           p23 = _mm512_packs_epi32(y2, y2);
         }
-        RowBytes<W, kUns>(p01, p23, k.lo8, k.hi8, k.perm, mask, c + r * ldc);
+        RowBytes<W>(p01, p23, k.lo8, k.hi8, k.perm, mask, c + r * ldc);
       }
     }
 #undef EDGEOPT_VNNI_ROWS
@@ -526,13 +528,12 @@ void PairTile(const TileArgs& t) {
     EDGEOPT_HIGH_STAGE_ROWS(q[0], x0[r], x0[r] = y);
     if constexpr (V == 3) {
       EDGEOPT_HIGH_STAGE_ROWS(q[1], x1[r], x1[r] = y);
-      constexpr bool kUns = W == VnniStore::kLoUSat || W == VnniStore::kClampU;
       const RowConsts k(W, t.act_min, t.act_max);
       const __mmask64 mask = (__mmask64{1} << n) - 1;
       _Pragma("GCC unroll 16")
       for (int r = 0; r < R; ++r) {
         const __m512i p = _mm512_packs_epi32(x0[r], x1[r]);
-        RowBytes<W, kUns>(p, p, k.lo8, k.hi8, k.perm, mask, c + r * ldc);
+        RowBytes<W>(p, p, k.lo8, k.hi8, k.perm, mask, c + r * ldc);
       }
     } else {
       (void)x1;

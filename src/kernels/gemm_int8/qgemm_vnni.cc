@@ -188,11 +188,16 @@ bool HighStageFits(const Requant8::Channel& ch, int32_t output_zero_point) {
   return c - span >= -limit && c + span < limit;
 }
 
+namespace {
+// The clamping store mode for an activation range (uint8 when act_max > 127).
+VnniStore ClampStore(int32_t act_max) { return act_max > 127 ? VnniStore::kClampU : VnniStore::kClamp; }
+}  // namespace
+
 VnniStore StoreFor(int32_t act_min, int32_t act_max) {
   if (act_min <= -128 && act_max >= 127) return VnniStore::kSat;
   if (act_max == 127) return VnniStore::kLoSat;
   if (act_min >= 0 && act_max == 255) return VnniStore::kLoUSat;
-  return act_max > 127 ? VnniStore::kClampU : VnniStore::kClamp;
+  return ClampStore(act_max);
 }
 
 void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutput* out) {
@@ -202,7 +207,7 @@ void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutp
   });
   out->stage = high ? VnniStage::kHigh : q.half_range ? VnniStage::kHalf : VnniStage::kGeneral;
   // The general and half-range forms keep their clamps and truncation.
-  out->store = high ? StoreFor(q.act_min, q.act_max) : q.act_max > 127 ? VnniStore::kClampU : VnniStore::kClamp;
+  out->store = high ? StoreFor(q.act_min, q.act_max) : ClampStore(q.act_max);
   out->act_min = q.act_min;
   out->act_max = q.act_max;
   if (high) {
