@@ -307,20 +307,16 @@ void Tile(const TileArgs& t) {
     }
 #undef EDGEOPT_VNNI_ROWS
   } else {
+    // One panel: a 16-byte down-conversion and store per row.
     const __m512i lo = _mm512_set1_epi32(t.act_min), hi = _mm512_set1_epi32(t.act_max);
     const __mmask16 last = static_cast<__mmask16>((1u << cols_last) - 1);
     _Pragma("GCC unroll 16")
     for (int r = 0; r < R; ++r) {
-      _Pragma("GCC unroll 16")
-      for (int v = 0; v < NV; ++v) {
-        const __m128i bytes = ToBytes<W>(Requant<S>(acc[r][v], q[v]), lo, hi);
-        uint8_t* dst = c + r * ldc + 16 * v;
-        if (v + 1 < NV || cols_last == 16) {
-          _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), bytes);
-        } else {
-          _mm_mask_storeu_epi8(dst, last, bytes);
-        }
-      }
+      const __m128i bytes = ToBytes<W>(Requant<S>(acc[r][0], q[0]), lo, hi);
+      if (cols_last == 16)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(c + r * ldc), bytes);
+      else
+        _mm_mask_storeu_epi8(c + r * ldc, last, bytes);
     }
   }
 }
