@@ -379,7 +379,7 @@ class Interpreter {
   void ResetVariables();
 
   // Introspection.
-  size_t arena_bytes() const;          // planned activation memory
+  size_t arena_bytes() const;          // planned activation memory and kernel scratch (per-thread buffers too)
   size_t packed_weight_bytes() const;  // weights repacked by kernels
   size_t persistent_bytes() const;     // variable tensors and folded constants
   int num_threads() const;

@@ -170,7 +170,9 @@ void Interpreter::ResetVariables() {
 }
 
 size_t Interpreter::arena_bytes() const {
-  size_t n = 0;
+  // The subgraphs' arenas and the kernels' per-thread scratch (ThreadPool::ReserveSlotScratch;
+  // its gaps are address space only, never touched).
+  size_t n = pool_->slot_scratch_bytes() * static_cast<size_t>(pool_->num_threads());
   for (const auto& sg : subgraphs_) n += sg->arena_bytes();
   return n;
 }

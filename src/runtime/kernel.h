@@ -149,6 +149,13 @@ class KernelContext {
   T* Scratch(int id) { return static_cast<T*>(Scratch(id)); }
 
   ThreadPool& threads() { return host_->threads(); }
+  // Per-thread scratch of `bytes` per slot (ThreadPool::ReserveSlotScratch; at Invoke,
+  // threads().SlotScratch(slot)). Request in Prepare.
+  Status ReserveSlotScratch(size_t bytes) {
+    if (threads().ReserveSlotScratch(bytes)) return Status::Ok();
+    return Internal(op_->type_name() + ": out of memory: could not map " + std::to_string(bytes) +
+                    " bytes of per-thread scratch for each of " + std::to_string(threads().num_threads()) + " threads");
+  }
   bool in_invoke() const { return host_->in_invoke(); }
   KernelHost* host() { return host_; }
 

@@ -1,8 +1,10 @@
 #include "runtime/thread_pool.h"
 
 #include <immintrin.h>
+#include <sys/mman.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/tick_clock.h"
 
@@ -52,6 +54,34 @@ ThreadPool::~ThreadPool() {
   stop_.store(true);
   Wake(false);
   for (auto& t : workers_) t.join();
+  if (slot_map_) munmap(slot_map_, slot_map_bytes_);
+}
+
+bool ThreadPool::ReserveSlotScratch(size_t bytes) {
+  if (bytes <= slot_bytes_) return true;
+  constexpr size_t kPage = 4096;
+  const size_t slot = (bytes + kPage - 1) / kPage * kPage;
+  const size_t stride = slot + kSlotGap;
+  const size_t total = kSlotGap + stride * static_cast<size_t>(num_threads_);
+  // An anonymous mapping of its own: no other allocation shares the pages around the slots, and
+  // the gaps stay inaccessible (address space only; a kernel that overruns its slot faults).
+  void* map = mmap(nullptr, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (map == MAP_FAILED) return false;
+  for (int s = 0; s < num_threads_; ++s) {
+    if (mprotect(static_cast<uint8_t*>(map) + kSlotGap + stride * static_cast<size_t>(s), slot, PROT_READ | PROT_WRITE) != 0) {
+      munmap(map, total);
+      return false;
+    }
+  }
+  if (slot_map_) munmap(slot_map_, slot_map_bytes_);
+  slot_map_ = map;
+  slot_map_bytes_ = total;
+  slot_base_ = static_cast<uint8_t*>(map) + kSlotGap;
+  slot_stride_ = stride;
+  slot_bytes_ = slot;
+  // Touch the slots now so that the first invoke does not take their page faults.
+  for (int s = 0; s < num_threads_; ++s) std::memset(SlotScratch(s), 0, slot);
+  return true;
 }
 
 void ThreadPool::Wake(bool tasks) {

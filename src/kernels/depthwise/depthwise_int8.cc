@@ -314,7 +314,7 @@ class DepthwiseQuantKernel final : public FastKernel {
         break;
       }
     }
-    scratch_ = ctx.RequestScratch(dwq::ScratchBytes(plan_, ctx.threads().num_threads()) + 64);
+    RETURN_IF_ERROR(ctx.ReserveSlotScratch(dwq::SlotBytes(plan_)));
     expanded_scratch_ = -1;
     if (multiplier_ > 1) {
       const size_t element = kind_ == DwKind::kInt16 ? 2 : 1;  // hybrid: the quantized int8 input
@@ -395,8 +395,6 @@ class DepthwiseQuantKernel final : public FastKernel {
     }
     a.input_zero_point = input->zero_point();
     a.output = output->data;
-    const auto addr = reinterpret_cast<uintptr_t>(ctx.Scratch(scratch_));
-    a.scratch = reinterpret_cast<void*>((addr + 63) & ~uintptr_t{63});
     switch (kind_) {
       case DwKind::kInt8: dwq::Run(ctx.threads(), plan_, a, false, false); break;
       case DwKind::kUInt8: dwq::Run(ctx.threads(), plan_, a, true, false); break;
@@ -433,7 +431,6 @@ class DepthwiseQuantKernel final : public FastKernel {
   int expanded_scratch_ = -1;  // the expanded input (multiplier_ > 1)
   bool avx512_;  // the CPU has AVX-512 VNNI: the 3x3 loop's plans use its rows
   dwq::Plan plan_;
-  int scratch_ = -1;
   int qin_scratch_ = -1;
   std::vector<float> batch_scale_;
   std::vector<int32_t> batch_zp_;

@@ -236,7 +236,8 @@ void BuildPlan(const Geom& g, const W* weights, int32_t weight_zero_point, Plan*
 void BuildRequant(const Plan& p, const int32_t* bias, const std::vector<int32_t>& multiplier,
                   const std::vector<int>& shift, int32_t output_zero_point, Plan* plan);
 
-size_t ScratchBytes(const Plan& p, int threads);
+// Per-thread scratch Run needs (rt::ThreadPool::ReserveSlotScratch: a ring per thread).
+size_t SlotBytes(const Plan& p);
 
 struct Args {
   const void* input = nullptr;    // int8 / uint8 / int16 (16x8) / int8 quantized (hybrid)
@@ -247,7 +248,6 @@ struct Args {
   const float* float_bias = nullptr;          // hybrid
   const int64_t* bias64 = nullptr;            // 16x8
   void* output = nullptr;
-  void* scratch = nullptr;  // ScratchBytes, 64-byte aligned
 };
 
 // Last step after BuildRequant (int8/uint8 outputs): plans of the 3x3 loop switch to raw_input

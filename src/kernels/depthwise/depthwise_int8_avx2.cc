@@ -695,10 +695,9 @@ void RunTyped(rt::ThreadPool& pool, const Plan& p, const Args& args) {
   const PairRowFn build512 = k3 ? PickPairRowAvx512(p, std::is_same_v<T, uint8_t>) : nullptr;
   const int64_t total_rows = int64_t{g.batches} * g.out_h;
   const int threads = static_cast<int>(std::min<int64_t>(pool.num_threads(), total_rows));
-  const size_t per_thread = PerThreadBytes(p);
   auto work = [&](int slot) {
     const int64_t r0 = total_rows * slot / threads, r1 = total_rows * (slot + 1) / threads;
-    uint8_t* base = static_cast<uint8_t*>(args.scratch) + per_thread * static_cast<size_t>(slot);
+    uint8_t* base = pool.SlotScratch(slot);
     if (k3) {
       return build512 ? RunK3Rows<T, true>(p, args, k3, build512, r0, r1, base)
                       : RunK3Rows<T, false>(p, args, k3, nullptr, r0, r1, base);
@@ -912,7 +911,7 @@ const char* LoopName(const Plan& p) {
   }
 }
 
-size_t ScratchBytes(const Plan& p, int threads) { return PerThreadBytes(p) * static_cast<size_t>(std::max(threads, 1)); }
+size_t SlotBytes(const Plan& p) { return PerThreadBytes(p); }
 
 void Run(rt::ThreadPool& pool, const Plan& plan, const Args& args, bool uint8_input, bool int16_input) {
   if (plan.quads_kn) return RunKnAvx512(pool, plan, args);

@@ -841,11 +841,10 @@ void RunKnAvx512(rt::ThreadPool& pool, const Plan& p, const Args& args) {
   if (threads > 1 && blocks < 4 * threads) bands = std::min<int64_t>(total_rows, (4 * threads + blocks - 1) / blocks);
   const int64_t tasks = bands * blocks;
   const int slots = static_cast<int>(std::min<int64_t>(threads, tasks));
-  const size_t per_thread = KnScratchBytes(p);
   const uint8_t* in = static_cast<const uint8_t*>(args.input);
   uint8_t* out = static_cast<uint8_t*>(args.output);
   const auto work = [&](int slot) {
-    uint8_t* ring = static_cast<uint8_t*>(args.scratch) + per_thread * static_cast<size_t>(slot);
+    uint8_t* ring = pool.SlotScratch(slot);
     uint8_t* pad_row = ring + l.row_bytes * static_cast<size_t>(l.ring_rows);
     uint8_t* stage = pad_row + l.row_bytes;
     const __m512i pad = _mm512_set1_epi8(static_cast<char>(p.quad_zp));

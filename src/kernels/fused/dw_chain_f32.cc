@@ -153,18 +153,17 @@ class DwChainF32 : public rt::OpKernel {
     const auto [e, dfl] = BufferFloats(band_rows_);
     slot_floats_ = RoundUp(e) + RoundUp(dfl);
     tasks_ = static_cast<int>(std::min<int64_t>(ctx.threads().num_threads(), int64_t{batch} * g.oh));
-    scratch_ = ctx.RequestScratch(static_cast<size_t>(std::max(1, tasks_)) * slot_floats_ * sizeof(float));
-    return Status::Ok();
+    return ctx.ReserveSlotScratch(slot_floats_ * sizeof(float));
   }
 
   Status Invoke(rt::KernelContext& ctx) override {
     const int rows = g_.batch * g_.oh;
-    float* scratch = ctx.Scratch<float>(scratch_);
     const float* x = ctx.input(0)->data_as<float>();
     float* y = ctx.output(0)->data_as<float>();
-    // One contiguous share of rows per thread, in row order.
-    RunTasks(&ctx.threads(), tasks_, [&](int64_t t) {
-      float* slot = scratch + static_cast<size_t>(t) * slot_floats_;
+    // One contiguous share of rows per thread, in row order, with the buffers of its slot.
+    rt::ThreadPool& pool = ctx.threads();
+    RunTasks(&pool, tasks_, [&](int64_t t) {
+      float* slot = reinterpret_cast<float*>(pool.SlotScratch(static_cast<int>(t)));
       RunRows(x, y, slot, static_cast<int>(rows * t / tasks_), static_cast<int>(rows * (t + 1) / tasks_));
     });
     return Status::Ok();
@@ -263,7 +262,6 @@ class DwChainF32 : public rt::OpKernel {
   int band_rows_ = 1;
   size_t slot_floats_ = 0;
   int tasks_ = 1;
-  int scratch_ = -1;
 };
 
 }  // namespace

@@ -356,7 +356,7 @@ class ConvQuantKernel final : public FastKernel {
     if (use_vnni_) {
       const int32_t z_u = input->zero_point() + (kind_ == QuantKind::kInt8 ? 128 : 0);
       qgemm::BuildVnniOutput(*packed8_, out_.q8, z_u, &vout_);
-      gemm_scratch_ = ctx.RequestScratch(qgemm::GemmVnniScratchBytes(*packed8_, M, ctx.threads().num_threads()) + 64);
+      RETURN_IF_ERROR(ctx.ReserveSlotScratch(qgemm::GemmVnniSlotBytes(*packed8_, M, ctx.threads().num_threads())));
       use_padded_ = !g.pointwise;
       if (use_padded_) img_scratch_ = ctx.RequestScratch(padded_.bytes(sizeof(uint8_t)));
       RETURN_IF_ERROR(PrepareDirect());
@@ -371,7 +371,7 @@ class ConvQuantKernel final : public FastKernel {
       batch_scale_.assign(g.batches, 0.0f);
       batch_zp_.assign(g.batches, 0);
     }
-    gemm_scratch_ = ctx.RequestScratch(qgemm::GemmScratchBytes(*packed_, M, ctx.threads().num_threads()) + 64);
+    RETURN_IF_ERROR(ctx.ReserveSlotScratch(qgemm::GemmSlotBytes(*packed_, M, ctx.threads().num_threads())));
     use_padded_ = false;
     direct_ = false;
     if (!g.pointwise && kind_ != QuantKind::kHybrid) {
@@ -387,8 +387,7 @@ class ConvQuantKernel final : public FastKernel {
     const rt::RtTensor* input = ctx.input(0);
     if (ctx.output(0)->num_elements() == 0) return Status::Ok();
     const int64_t M = int64_t{g_.batches} * g_.out_h * g_.out_w;
-    void* scratch = AlignScratch(ctx.Scratch(gemm_scratch_));
-    if (use_vnni_) return InvokeVnni(ctx, M, scratch);
+    if (use_vnni_) return InvokeVnni(ctx, M);
     if (use_padded_) {
       int16_t* img = static_cast<int16_t*>(AlignScratch(ctx.Scratch(img_scratch_)));
       switch (kind_) {
@@ -398,18 +397,18 @@ class ConvQuantKernel final : public FastKernel {
         case QuantKind::kHybrid: return Internal("conv2d: padded im2col chosen for a hybrid op");
       }
       PaddedPacker<int16_t, APacker> pack(g_, padded_, img);
-      qgemm::RunGemm(ctx.threads(), M, *packed_, pack, MakeGemmOutput(out_, ctx, g_.out_c), scratch);
+      qgemm::RunGemm(ctx.threads(), M, *packed_, pack, MakeGemmOutput(out_, ctx, g_.out_c));
       return Status::Ok();
     }
     switch (kind_) {
       case QuantKind::kInt8: {
         ConvPacker<int8_t> pack(g_, input->data_as<int8_t>(), input->num_elements(), input->zero_point(), nullptr);
-        qgemm::RunGemm(ctx.threads(), M, *packed_, pack, MakeGemmOutput(out_, ctx, g_.out_c), scratch);
+        qgemm::RunGemm(ctx.threads(), M, *packed_, pack, MakeGemmOutput(out_, ctx, g_.out_c));
         break;
       }
       case QuantKind::kUInt8: {
         ConvPacker<uint8_t> pack(g_, input->data_as<uint8_t>(), input->num_elements(), input->zero_point(), nullptr);
-        qgemm::RunGemm(ctx.threads(), M, *packed_, pack, MakeGemmOutput(out_, ctx, g_.out_c), scratch);
+        qgemm::RunGemm(ctx.threads(), M, *packed_, pack, MakeGemmOutput(out_, ctx, g_.out_c));
         break;
       }
       case QuantKind::kHybrid: {
@@ -420,12 +419,12 @@ class ConvQuantKernel final : public FastKernel {
         // Symmetric per-tensor hybrid ignores the zero points (they are 0).
         ConvPacker<int8_t> pack(g_, q, input->num_elements(), 0, batch_zp_.data());
         const auto out = MakeGemmOutput(out_, ctx, g_.out_c, batch_scale_.data(), int64_t{g_.out_h} * g_.out_w);
-        qgemm::RunGemm(ctx.threads(), M, *packed_, pack, out, scratch);
+        qgemm::RunGemm(ctx.threads(), M, *packed_, pack, out);
         break;
       }
       case QuantKind::kInt16: {
         ConvPacker<int16_t> pack(g_, input->data_as<int16_t>(), input->num_elements(), 0, nullptr);
-        qgemm::RunGemm(ctx.threads(), M, *packed_, pack, MakeGemmOutput(out_, ctx, g_.out_c), scratch);
+        qgemm::RunGemm(ctx.threads(), M, *packed_, pack, MakeGemmOutput(out_, ctx, g_.out_c));
         break;
       }
     }
@@ -437,13 +436,13 @@ class ConvQuantKernel final : public FastKernel {
   // Weights every output row of the direct path streams (L2-resident, as ForEachGemmTask's blocks).
   static constexpr int64_t kDirectMaxWeightBytes = 160 << 10;
 
-  Status InvokeVnni(rt::KernelContext& ctx, int64_t M, void* scratch) const {
+  Status InvokeVnni(rt::KernelContext& ctx, int64_t M) const {
     const rt::RtTensor* input = ctx.input(0);
     const uint8_t flip = kind_ == QuantKind::kInt8 ? 0x80 : 0;
     void* c = ctx.output(0)->data;
     if (!use_padded_) {
       qgemm::ContiguousRowsPacker8 pack(input->data, g_.in_c, flip);
-      qgemm::RunGemmVnni(ctx.threads(), M, *packed8_, pack, vout_, c, g_.out_c, scratch);
+      qgemm::RunGemmVnni(ctx.threads(), M, *packed8_, pack, vout_, c, g_.out_c);
       return Status::Ok();
     }
     uint8_t* img = static_cast<uint8_t*>(AlignScratch(ctx.Scratch(img_scratch_)));
@@ -461,7 +460,7 @@ class ConvQuantKernel final : public FastKernel {
       return Status::Ok();
     }
     PaddedPacker<uint8_t, qgemm::APacker8> pack(g_, padded_, img);
-    qgemm::RunGemmVnni(ctx.threads(), M, *packed8_, pack, vout_, c, g_.out_c, scratch);
+    qgemm::RunGemmVnni(ctx.threads(), M, *packed8_, pack, vout_, c, g_.out_c);
     return Status::Ok();
   }
 
@@ -598,7 +597,6 @@ class ConvQuantKernel final : public FastKernel {
   int img_scratch_ = -1;
   std::shared_ptr<const PackedB> packed_;
   GemmOpOutput out_;
-  int gemm_scratch_ = -1;
   // Hybrid: the input quantized per batch.
   bool hybrid_per_channel_ = false;
   int qin_scratch_ = -1;

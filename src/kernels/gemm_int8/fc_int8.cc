@@ -96,8 +96,7 @@ class FcQuantKernel final : public FastKernel {
     if (use_vnni_) {
       const int32_t z_u = input->zero_point() + (kind_ == QuantKind::kInt8 ? 128 : 0);
       qgemm::BuildVnniOutput(*packed8_, out_.q8, z_u, &vout_);
-      gemm_scratch_ =
-          ctx.RequestScratch(qgemm::GemmVnniScratchBytes(*packed8_, batches_, ctx.threads().num_threads()) + 64);
+      RETURN_IF_ERROR(ctx.ReserveSlotScratch(qgemm::GemmVnniSlotBytes(*packed8_, batches_, ctx.threads().num_threads())));
       return true;
     }
     if (kind_ == QuantKind::kHybrid) {
@@ -106,28 +105,27 @@ class FcQuantKernel final : public FastKernel {
       batch_scale_.assign(batches_, 0.0f);
       batch_zp_.assign(batches_, 0);
     }
-    gemm_scratch_ = ctx.RequestScratch(qgemm::GemmScratchBytes(*packed_, batches_, ctx.threads().num_threads()) + 64);
+    RETURN_IF_ERROR(ctx.ReserveSlotScratch(qgemm::GemmSlotBytes(*packed_, batches_, ctx.threads().num_threads())));
     return true;
   }
 
   Status InvokeFast(rt::KernelContext& ctx) override {
     const rt::RtTensor* input = ctx.input(0);
     if (ctx.output(0)->num_elements() == 0) return Status::Ok();
-    void* scratch = AlignScratch(ctx.Scratch(gemm_scratch_));
     if (use_vnni_) {
       qgemm::ContiguousRowsPacker8 pack(input->data, depth_, kind_ == QuantKind::kInt8 ? 0x80 : 0);
-      qgemm::RunGemmVnni(ctx.threads(), batches_, *packed8_, pack, vout_, ctx.output(0)->data, units_, scratch);
+      qgemm::RunGemmVnni(ctx.threads(), batches_, *packed8_, pack, vout_, ctx.output(0)->data, units_);
       return Status::Ok();
     }
     switch (kind_) {
       case QuantKind::kInt8: {
         RowPacker<int8_t> pack(input->data_as<int8_t>(), batches_, depth_, input->zero_point(), nullptr);
-        qgemm::RunGemm(ctx.threads(), batches_, *packed_, pack, MakeGemmOutput(out_, ctx, units_), scratch);
+        qgemm::RunGemm(ctx.threads(), batches_, *packed_, pack, MakeGemmOutput(out_, ctx, units_));
         break;
       }
       case QuantKind::kUInt8: {
         RowPacker<uint8_t> pack(input->data_as<uint8_t>(), batches_, depth_, input->zero_point(), nullptr);
-        qgemm::RunGemm(ctx.threads(), batches_, *packed_, pack, MakeGemmOutput(out_, ctx, units_), scratch);
+        qgemm::RunGemm(ctx.threads(), batches_, *packed_, pack, MakeGemmOutput(out_, ctx, units_));
         break;
       }
       case QuantKind::kHybrid: {
@@ -135,12 +133,12 @@ class FcQuantKernel final : public FastKernel {
         QuantizeRows(input->data_as<float>(), batches_, depth_, asymmetric_, q, batch_scale_.data(), batch_zp_.data());
         RowPacker<int8_t> pack(q, batches_, depth_, 0, batch_zp_.data());
         const auto out = MakeGemmOutput(out_, ctx, units_, batch_scale_.data(), 1);
-        qgemm::RunGemm(ctx.threads(), batches_, *packed_, pack, out, scratch);
+        qgemm::RunGemm(ctx.threads(), batches_, *packed_, pack, out);
         break;
       }
       case QuantKind::kInt16: {
         RowPacker<int16_t> pack(input->data_as<int16_t>(), batches_, depth_, 0, nullptr);
-        qgemm::RunGemm(ctx.threads(), batches_, *packed_, pack, MakeGemmOutput(out_, ctx, units_), scratch);
+        qgemm::RunGemm(ctx.threads(), batches_, *packed_, pack, MakeGemmOutput(out_, ctx, units_));
         break;
       }
     }
@@ -156,7 +154,6 @@ class FcQuantKernel final : public FastKernel {
   int batches_ = 0, units_ = 0, depth_ = 0;
   std::shared_ptr<const qgemm::PackedB> packed_;
   GemmOpOutput out_;
-  int gemm_scratch_ = -1;
   // Hybrid: the input quantized per batch row.
   bool asymmetric_ = false;
   int qin_scratch_ = -1;

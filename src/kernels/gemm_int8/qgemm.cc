@@ -209,9 +209,8 @@ bool BuildInt16VnniOutput(const Int16Out& q, int N, Int16VnniOutput* out) {
   return true;
 }
 
-size_t GemmScratchBytes(const PackedB& b, int64_t M, int threads) {
-  threads = std::max(threads, 1);
-  return PerThreadScratch(b, ChunkRows(b, M, threads)) * static_cast<size_t>(threads);
+size_t GemmSlotBytes(const PackedB& b, int64_t M, int threads) {
+  return PerThreadScratch(b, ChunkRows(b, M, std::max(threads, 1)));
 }
 
 void ForEachGemmTask(rt::ThreadPool& pool, int64_t M, int64_t chunk_rows, int panels, int64_t panel_bytes,
@@ -295,15 +294,13 @@ void ForEachGemmTask(rt::ThreadPool& pool, int64_t M, int64_t chunk_rows, int pa
   });
 }
 
-void RunGemm(rt::ThreadPool& pool, int64_t M, const PackedB& b, const APacker& pack, const GemmOutput& out,
-             void* scratch) {
+void RunGemm(rt::ThreadPool& pool, int64_t M, const PackedB& b, const APacker& pack, const GemmOutput& out) {
   if (M <= 0 || b.N <= 0) return;
   const int64_t lda = Lda(b);
   const int64_t chunk_rows = ChunkRows(b, M, pool.num_threads());
-  const size_t per_thread = PerThreadScratch(b, chunk_rows);
   const int64_t panel_bytes = int64_t{b.K2} * 2 * kNR * int64_t{sizeof(int16_t)};
   ForEachGemmTask(pool, M, chunk_rows, b.panels, panel_bytes, [&](const GemmTask& t) {
-    int16_t* a = reinterpret_cast<int16_t*>(static_cast<uint8_t*>(scratch) + per_thread * static_cast<size_t>(t.slot));
+    int16_t* a = reinterpret_cast<int16_t*>(pool.SlotScratch(t.slot));
     alignas(32) int32_t acc[kMR * kNR];
     if (t.new_chunk) pack.Pack(t.row0, t.rows, a, lda);
     if (out.i16v) {

@@ -188,15 +188,14 @@ class APacker {
   virtual void Pack(int64_t row0, int rows, int16_t* dst, int64_t lda) const = 0;
 };
 
-// Scratch bytes RunGemm needs for `threads` threads (request it in Prepare).
-size_t GemmScratchBytes(const PackedB& b, int64_t M, int threads);
+// Per-thread scratch bytes RunGemm needs with `threads` threads (reserve them in Prepare:
+// rt::ThreadPool::ReserveSlotScratch).
+size_t GemmSlotBytes(const PackedB& b, int64_t M, int threads);
 
-// C = requantize(A x B) for M rows: A chunks are packed by `pack` into per-thread scratch, then
-// multiplied with blocks of B panels; tasks (row chunk x panel block) are taken dynamically by
-// the pool's threads. `scratch` holds GemmScratchBytes(b, M, pool.num_threads()) bytes, 64-byte
-// aligned.
-void RunGemm(rt::ThreadPool& pool, int64_t M, const PackedB& b, const APacker& pack, const GemmOutput& out,
-             void* scratch);
+// C = requantize(A x B) for M rows: A chunks are packed by `pack` into per-thread scratch (the
+// pool's slot scratch, GemmSlotBytes per slot), then multiplied with blocks of B panels; tasks
+// (row chunk x panel block) are taken dynamically by the pool's threads.
+void RunGemm(rt::ThreadPool& pool, int64_t M, const PackedB& b, const APacker& pack, const GemmOutput& out);
 
 // One task of a GEMM driver: rows [row0, row0 + rows) x B panels [p0, p1), on thread `slot`;
 // new_chunk: that thread's packed A does not hold these rows yet.

@@ -425,22 +425,20 @@ VnniUsed CheckVnniGemm(std::mt19937_64& rng, const VnniCase& c, const std::strin
   // c8 has 64 guard bytes after the output: no store may reach them.
   std::vector<uint8_t> c16(static_cast<size_t>(M) * N, 0xCD), c8(static_cast<size_t>(M) * N + 64, 0xCD);
   {
-    AlignedArray<int8_t> scratch;
-    scratch.Resize(GemmScratchBytes(b16, M, c.threads));
+    EXPECT_TRUE(pool.ReserveSlotScratch(GemmSlotBytes(b16, M, c.threads)));
     GemmOutput o;
     o.kind = kUnsigned ? OutKind::kUInt8 : OutKind::kInt8;
     o.q8 = &q;
     o.c = c16.data();
     o.ldc = N;
-    RunGemm(pool, M, b16, WidenRows<T>(in.data(), K, in_zp), o, scratch.get());
+    RunGemm(pool, M, b16, WidenRows<T>(in.data(), K, in_zp), o);
   }
   VnniOutput vo;
   BuildVnniOutput(b8, q, in_zp + (kUnsigned ? 0 : 128), &vo);
   {
-    AlignedArray<int8_t> scratch;
-    scratch.Resize(GemmVnniScratchBytes(b8, M, c.threads));
+    EXPECT_TRUE(pool.ReserveSlotScratch(GemmVnniSlotBytes(b8, M, c.threads)));
     ContiguousRowsPacker8 pack(in.data(), K, kUnsigned ? 0 : 0x80);
-    RunGemmVnni(pool, M, b8, pack, vo, c8.data(), N, scratch.get());
+    RunGemmVnni(pool, M, b8, pack, vo, c8.data(), N);
   }
   for (size_t i = c16.size(); i < c8.size(); ++i)
     if (c8[i] != 0xCD) {

@@ -305,20 +305,18 @@ void ContiguousRowsPacker8::Pack(int64_t row0, int rows, uint8_t* dst, int64_t l
   }
 }
 
-size_t GemmVnniScratchBytes(const PackedB8& b, int64_t M, int threads) {
-  threads = std::max(threads, 1);
-  return PerThreadScratch(b, ChunkRows(b, M, threads)) * static_cast<size_t>(threads);
+size_t GemmVnniSlotBytes(const PackedB8& b, int64_t M, int threads) {
+  return PerThreadScratch(b, ChunkRows(b, M, std::max(threads, 1)));
 }
 
 void RunGemmVnni(rt::ThreadPool& pool, int64_t M, const PackedB8& b, const APacker8& pack, const VnniOutput& out,
-                 void* c, int64_t ldc, void* scratch) {
+                 void* c, int64_t ldc) {
   if (M <= 0 || b.N <= 0) return;
   const int64_t lda = Lda(b);
   const int64_t chunk_rows = ChunkRows(b, M, pool.num_threads());
-  const size_t per_thread = PerThreadScratch(b, chunk_rows);
   uint8_t* c8 = static_cast<uint8_t*>(c);
   ForEachGemmTask(pool, M, chunk_rows, b.panels, int64_t{b.K4} * 64, [&](const GemmTask& t) {
-    uint8_t* buf = static_cast<uint8_t*>(scratch) + per_thread * static_cast<size_t>(t.slot);
+    uint8_t* buf = pool.SlotScratch(t.slot);
     int32_t* row_term = reinterpret_cast<int32_t*>(buf + ABytes(b, chunk_rows));
     const uint8_t* in_place = pack.InPlace(t.row0, lda);
     const uint8_t* a = in_place ? in_place : buf;

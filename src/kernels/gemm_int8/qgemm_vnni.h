@@ -154,12 +154,13 @@ class APacker8 {
   virtual const uint8_t* InPlace(int64_t /*row0*/, int64_t /*lda*/) const { return nullptr; }
 };
 
-// Scratch bytes RunGemmVnni needs for `threads` threads.
-size_t GemmVnniScratchBytes(const PackedB8& b, int64_t M, int threads);
+// Per-thread scratch bytes RunGemmVnni needs with `threads` threads (the pool's slot scratch,
+// reserved in Prepare: rt::ThreadPool::ReserveSlotScratch).
+size_t GemmVnniSlotBytes(const PackedB8& b, int64_t M, int threads);
 
 // int8 / uint8 C (row stride ldc) = requantize(A x B) for M rows; same task split as RunGemm.
 void RunGemmVnni(rt::ThreadPool& pool, int64_t M, const PackedB8& b, const APacker8& pack, const VnniOutput& out,
-                 void* c, int64_t ldc, void* scratch);
+                 void* c, int64_t ldc);
 
 // ---- AVX-512 VNNI entry points (qgemm_avx512vnni.cc) ----
 

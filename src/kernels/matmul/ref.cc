@@ -114,7 +114,7 @@ class BatchMatMulKernel : public rt::OpKernel {
   GemmOpOutput vnni_out_;           // the output stage (Requant8), built at Prepare
   qgemm::PackedB8 vnni_rhs_;        // the current rhs matrix, packed at each invoke (storage reused)
   qgemm::VnniOutput vnni_stage_;
-  int vnni_gemm_scratch_ = -1, vnni_rhs_scratch_ = -1, vnni_lhs_scratch_ = -1;
+  int vnni_rhs_scratch_ = -1, vnni_lhs_scratch_ = -1;
   std::unique_ptr<hybrid::PackedWeights> hybrid_packed_;  // hybrid on VNNI: rhs as [n][k] units
   std::vector<uint8_t> hybrid_a_;                         // quantized lhs rows + 128, kp bytes each
   std::vector<float> hybrid_scale_, hybrid_zero_bias_;    // per unit, padded to whole blocks
@@ -275,7 +275,7 @@ Status BatchMatMulKernel::PrepareVnni(rt::KernelContext& ctx) {
   // the GEMM's scratch does not depend on).
   const std::vector<int8_t> zeros(static_cast<size_t>(n_) * k_, 0);
   qgemm::PackWeightsVnni(zeros.data(), n_, k_, {ctx.input(1)->zero_point()}, &vnni_rhs_);
-  vnni_gemm_scratch_ = ctx.RequestScratch(qgemm::GemmVnniScratchBytes(vnni_rhs_, m_, ctx.threads().num_threads()) + 64);
+  RETURN_IF_ERROR(ctx.ReserveSlotScratch(qgemm::GemmVnniSlotBytes(vnni_rhs_, m_, ctx.threads().num_threads())));
   vnni_rhs_scratch_ = adj_y_ ? -1 : ctx.RequestScratch(static_cast<size_t>(n_) * k_);
   vnni_lhs_scratch_ = adj_x_ ? ctx.RequestScratch(static_cast<size_t>(m_) * k_) : -1;
   use_vnni_ = true;
@@ -289,7 +289,6 @@ void BatchMatMulKernel::InvokeVnni(rt::KernelContext& ctx) {
   const int8_t* y = rhs->data_as<int8_t>();
   auto* out = static_cast<uint8_t*>(ctx.output(0)->data);
   const int32_t z_u = lhs->zero_point() + 128;
-  void* scratch = AlignScratch(ctx.Scratch(vnni_gemm_scratch_));
   const int64_t per_batch = int64_t{m_} * n_;
   int64_t packed_index = -1;  // the rhs matrix vnni_rhs_ holds
   for (int64_t b = 0; b < batches_; ++b) {
@@ -312,7 +311,7 @@ void BatchMatMulKernel::InvokeVnni(rt::KernelContext& ctx) {
       xb = t;
     }
     const qgemm::ContiguousRowsPacker8 pack(xb, k_, 0x80);
-    qgemm::RunGemmVnni(ctx.threads(), m_, vnni_rhs_, pack, vnni_stage_, out + b * per_batch, n_, scratch);
+    qgemm::RunGemmVnni(ctx.threads(), m_, vnni_rhs_, pack, vnni_stage_, out + b * per_batch, n_);
   }
 }
 

@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -83,6 +85,34 @@ TEST(ThreadPool, SliceSinkRecordsTaskJobs) {
   pool.ParallelTasks(8, [](int64_t) {});
   pool.SetSliceSink(nullptr);
   EXPECT_FALSE(slices.empty());
+}
+
+TEST(ThreadPool, SlotScratchGivesEachThreadItsOwnDistantBuffer) {
+  rt::ThreadPool pool(3);
+  EXPECT_EQ(pool.slot_scratch_bytes(), 0u);
+  ASSERT_TRUE(pool.ReserveSlotScratch(1000));
+  EXPECT_GE(pool.slot_scratch_bytes(), 1000u);
+  const auto addr = [&](int s) { return reinterpret_cast<uintptr_t>(pool.SlotScratch(s)); };
+  for (int s = 0; s < 3; ++s) {
+    EXPECT_EQ(addr(s) % 64, 0u) << "slot " << s;
+    if (s > 0) {
+      EXPECT_GE(addr(s) - addr(s - 1), pool.slot_scratch_bytes() + rt::ThreadPool::kSlotGap) << "slot " << s;
+    }
+  }
+  // Each thread fills its own slot at once; no slot sees another's bytes.
+  pool.ParallelFor(3, 1, [&](int64_t b, int64_t e) {
+    for (int64_t s = b; s < e; ++s) std::memset(pool.SlotScratch(static_cast<int>(s)), static_cast<int>(s + 1), 1000);
+  });
+  for (int s = 0; s < 3; ++s)
+    for (int i = 0; i < 1000; ++i) ASSERT_EQ(pool.SlotScratch(s)[i], s + 1) << "slot " << s << " byte " << i;
+  // A smaller request keeps the buffers; a larger one replaces them with larger ones.
+  uint8_t* before = pool.SlotScratch(1);
+  ASSERT_TRUE(pool.ReserveSlotScratch(10));
+  EXPECT_EQ(pool.SlotScratch(1), before);
+  ASSERT_TRUE(pool.ReserveSlotScratch(300000));
+  EXPECT_GE(pool.slot_scratch_bytes(), 300000u);
+  EXPECT_GE(addr(1) - addr(0), 300000u + rt::ThreadPool::kSlotGap);
+  std::memset(pool.SlotScratch(2), 7, 300000);  // the whole slot is writable
 }
 
 }  // namespace
