@@ -173,8 +173,9 @@ void FillPadded(const ConvGeom& g, const PaddedImage& pi, const T* in, int64_t i
 // borders hold the zero point z_u so padding taps add nothing (qgemm_vnni.h).
 void FillPadded8(const ConvGeom& g, const PaddedImage& pi, const uint8_t* in, uint8_t flip, uint8_t z_u, int64_t r0,
                  int64_t r1, uint8_t* img) {
-  FillPaddedRows(g, pi, in, z_u, r0, r1, img,
-                 [&](const uint8_t* src, int64_t inner, uint8_t* dst) { qgemm::CopyFlip(src, inner, flip, dst); });
+  const qgemm::PaddedImage8 f{.in = in, .in_h = g.in_h, .in_w = g.in_w, .C = g.in_c, .pad_h = g.pad_h,
+                              .pad_w = g.pad_w, .ph = pi.ph, .pw = pi.pw, .flip = flip, .border = z_u};
+  qgemm::FillPaddedImage8(f, r0, r1, img);
 }
 
 // Copies n values; may read and write up to 16 bytes past n (callers write runs in increasing
@@ -531,13 +532,27 @@ class ConvQuantKernel final : public FastKernel {
     }
   }
 
-  // One VnniChunk per output row.
+  // One VnniChunk per thread and image for its output rows (a chunk of out_w windows each).
   void RunDirect(rt::KernelContext& ctx, const uint8_t* img, uint8_t* out) const {
     const int64_t out_row_bytes = int64_t{g_.out_w} * g_.out_c;
-    ForEachOutputRow(ctx, img, [&](int64_t r, const uint8_t* a) {
-      qgemm::VnniChunk(a, int64_t{g_.stride_w} * g_.in_c, direct_koff_.data(), g_.out_w, *packed8_, 0,
-                       packed8_->panels, vout_, nullptr, out + r * out_row_bytes, g_.out_c);
-    });
+    const int64_t row_len = int64_t{padded_.pw} * g_.in_c;
+    const int64_t out_rows = int64_t{g_.batches} * g_.out_h;
+    auto run = [&](int64_t r0, int64_t r1) {
+      while (r0 < r1) {
+        const int64_t b = r0 / g_.out_h, oy = r0 % g_.out_h;
+        const int64_t n = std::min(r1 - r0, g_.out_h - oy);  // rows of this image
+        qgemm::VnniChunk(img + (b * padded_.ph + oy * g_.stride_h) * row_len, int64_t{g_.stride_w} * g_.in_c,
+                         direct_koff_.data(), g_.out_w, *packed8_, 0, packed8_->panels, vout_, nullptr,
+                         out + r0 * out_row_bytes, g_.out_c, static_cast<int>(n), g_.stride_h * row_len,
+                         out_row_bytes);
+        r0 += n;
+      }
+    };
+    if (ctx.threads().num_threads() == 1 || out_rows < 2) {
+      run(0, out_rows);
+    } else {
+      ctx.threads().ParallelFor(out_rows, 1, run);
+    }
   }
 
   // One output channel, windows read in place (qgemm::VnniSingle): any C, dilation 1 in x,

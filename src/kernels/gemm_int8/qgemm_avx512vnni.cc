@@ -574,7 +574,8 @@ bool PairTilesApply(const PackedB8& b, const int32_t* koff) {
 }
 
 void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, const PackedB8& b, int p0, int p1,
-               const VnniOutput& out, const int32_t* row_term, uint8_t* c, int64_t ldc) {
+               const VnniOutput& out, const int32_t* row_term, uint8_t* c, int64_t ldc, int groups,
+               int64_t a_group, int64_t c_group) {
   TileArgs t;
   t.lda = lda;
   t.koff = koff;
@@ -599,24 +600,91 @@ void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, con
       }
     };
     const TileFn* table = WithStageAndStore(out, tiles);
-    for (int r = 0; r < rows; r += tile_rows) {
-      t.a = a + r * lda;
-      t.row_term = row_term ? row_term + r : nullptr;
-      t.c = c + r * ldc;
-      table[std::min(tile_rows, rows - r) - 1](t);
+    for (int g = 0; g < groups; ++g) {
+      for (int r = 0; r < rows; r += tile_rows) {
+        t.a = a + g * a_group + r * lda;
+        t.row_term = row_term ? row_term + int64_t{g} * rows + r : nullptr;
+        t.c = c + g * c_group + r * ldc;
+        table[std::min(tile_rows, rows - r) - 1](t);
+      }
     }
     return;
   }
+  // The tiles of one chunk, chosen once for all groups (up to kCalls; more: chosen per group).
+  struct Call {
+    TileFn fn;
+    int p, r, cols_last;
+  };
+  constexpr int kCalls = 64;
+  Call calls[kCalls];
+  int n = 0;
   ForEachTile(rows, p0, p1, b.N, [&](int p, int nv, int r, int tr, int cols_last) {
+    if (n < kCalls) calls[n] = {PickTile(out, nv, tr), p, r, cols_last};
+    ++n;
+  });
+  auto run = [&](int g, TileFn fn, int p, int r, int cols_last) {
     t.b = b.panel(p);
     t.extra_begin = b.split() ? b.extra_begin.data() + p : nullptr;
     t.q = out.panels.data() + p;
     t.cols_last = cols_last;
-    t.a = a + r * lda;
-    t.row_term = row_term ? row_term + r : nullptr;
-    t.c = c + r * ldc + p * 16;
-    PickTile(out, nv, tr)(t);
-  });
+    t.a = a + g * a_group + r * lda;
+    t.row_term = row_term ? row_term + int64_t{g} * rows + r : nullptr;
+    t.c = c + g * c_group + r * ldc + p * 16;
+    fn(t);
+  };
+  for (int g = 0; g < groups; ++g) {
+    if (n <= kCalls) {
+      for (int i = 0; i < n; ++i) run(g, calls[i].fn, calls[i].p, calls[i].r, calls[i].cols_last);
+    } else {
+      ForEachTile(rows, p0, p1, b.N, [&](int p, int nv, int r, int tr, int cols_last) {
+        run(g, PickTile(out, nv, tr), p, r, cols_last);
+      });
+    }
+  }
+}
+
+namespace {
+
+// dst[i] = src[i] ^ f for i < n.
+inline void XorCopy(const uint8_t* src, int64_t n, __m512i f, uint8_t* dst) {
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) _mm512_storeu_si512(dst + i, _mm512_xor_si512(_mm512_loadu_si512(src + i), f));
+  if (i < n) {
+    const __mmask64 m = _bzhi_u64(~uint64_t{0}, static_cast<unsigned>(n - i));
+    _mm512_mask_storeu_epi8(dst + i, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, src + i), f));
+  }
+}
+
+}  // namespace
+
+void FillPaddedImage8(const PaddedImage8& f, int64_t r0, int64_t r1, uint8_t* img) {
+  const int64_t row_len = int64_t{f.pw} * f.C, left = int64_t{f.pad_w} * f.C, inner = int64_t{f.in_w} * f.C;
+  const int64_t right = row_len - left - inner;
+  const __m512i border = _mm512_set1_epi8(static_cast<char>(f.border));
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(f.flip));
+  auto fill = [&](uint8_t* d, int64_t n) {
+    int64_t i = 0;
+    for (; i + 64 <= n; i += 64) _mm512_storeu_si512(d + i, border);
+    if (i < n) _mm512_mask_storeu_epi8(d + i, _bzhi_u64(~uint64_t{0}, static_cast<unsigned>(n - i)), border);
+  };
+  int64_t b = r0 / f.ph;
+  int y = static_cast<int>(r0 % f.ph);
+  for (int64_t r = r0; r < r1; ++r) {
+    uint8_t* dst = img + r * row_len;
+    const int iy = y - f.pad_h;
+    if (iy < 0 || iy >= f.in_h) {
+      fill(dst, row_len);
+    } else {
+      const uint8_t* src = f.in + (b * f.in_h + iy) * inner;
+      fill(dst, left);
+      XorCopy(src, inner, flip, dst + left);
+      fill(dst + left + inner, right);
+    }
+    if (++y == f.ph) {
+      y = 0;
+      ++b;
+    }
+  }
 }
 
 // ---- 16x8: int16 activations x int8 weights widened to int16 (vpdpwssd) ----
@@ -762,14 +830,7 @@ int32_t RowSumU8(const uint8_t* p, int64_t n) {
 }
 
 void CopyFlip(const uint8_t* src, int64_t n, uint8_t flip, uint8_t* dst) {
-  const __m512i f = _mm512_set1_epi8(static_cast<char>(flip));
-  int64_t i = 0;
-  for (; i + 64 <= n; i += 64)
-    _mm512_storeu_si512(dst + i, _mm512_xor_si512(_mm512_loadu_si512(src + i), f));
-  if (i < n) {
-    const __mmask64 m = _bzhi_u64(~uint64_t{0}, static_cast<unsigned>(n - i));
-    _mm512_mask_storeu_epi8(dst + i, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, src + i), f));
-  }
+  XorCopy(src, n, _mm512_set1_epi8(static_cast<char>(flip)), dst);
 }
 
 }  // namespace edgeopt::kernels::qgemm

@@ -1107,7 +1107,8 @@ void CheckVnniLayers(const std::vector<ConvLayer>& layers, uint64_t seed,
 
 // Convolutions whose windows the VNNI GEMM reads in place from the padded image (C a multiple of
 // 4, int8: "/direct"): 3x3 stride 1 / 2, SAME / VALID, dilation, non-square filters, batch 2,
-// output rows wider than a tile (12 rows) and not a multiple of it, N not a multiple of 16;
+// output rows wider than a tile (12 rows) and not a multiple of it, N not a multiple of 16, more
+// tiles per output row than VnniChunk keeps chosen for all rows;
 // weights past the direct path's limit take the packed im2col; uint8 (weights may leave int8
 // after the zero point: then packed) must match either way. 1 and 2 threads, every activation.
 TEST_F(QGemmOps, DirectIm2colVnni) {
@@ -1123,6 +1124,7 @@ TEST_F(QGemmOps, DirectIm2colVnni) {
       {1, 12, 13, 8, 20, 3, 3, 1, 1, 2, kSame, "/direct/rqhigh"},    // dilation 2
       {1, 30, 29, 12, 48, 3, 3, 1, 1, 1, kSame, "/direct/rqhigh"},   // 29 windows per row
       {2, 5, 27, 20, 65, 2, 4, 1, 3, 1, kValid, "/direct/rqhigh"},
+      {1, 3, 100, 8, 320, 3, 3, 1, 1, 1, kSame, "/direct/rqhigh"},   // 85 tiles per output row
       {1, 6, 6, 64, 320, 3, 3, 1, 1, 1, kSame, "/padded/rqhigh"},    // 184 KB of weights
   };
   CheckVnniLayers(std::vector<ConvLayer>(std::begin(layers), std::end(layers)), 1300);

@@ -170,8 +170,12 @@ void RunGemmVnni(rt::ThreadPool& pool, int64_t M, const PackedB8& b, const APack
 // read a convolution's windows in place. row_term: f * row sum per A row, or null.
 // With PackedB8::pairs and k groups 2p, 2p + 1 adjacent in A (koff), one 8-byte broadcast per
 // row feeds a vpdpbusd per 8 columns (8 k each) instead of one per 16 columns and 4 k.
+// groups > 1: the same for `groups` chunks of `rows` rows, chunk g at a + g * a_group and c +
+// g * c_group (its row terms at row_term + g * rows), with the tiles chosen once for all (a
+// convolution's output rows read in place: one call per thread's share of them).
 void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, const PackedB8& b, int p0, int p1,
-               const VnniOutput& out, const int32_t* row_term, uint8_t* c, int64_t ldc);
+               const VnniOutput& out, const int32_t* row_term, uint8_t* c, int64_t ldc, int groups = 1,
+               int64_t a_group = 0, int64_t c_group = 0);
 // Whether VnniChunk runs b's pair tiles for A rows read through koff (kernels name it "/pairs").
 bool PairTilesApply(const PackedB8& b, const int32_t* koff);
 
@@ -200,6 +204,18 @@ int32_t RowSumU8(const uint8_t* p, int64_t n);
 
 // dst[i] = src[i] ^ flip for i < n (flip 0x80 turns int8 into the uint8 domain, 0 copies).
 void CopyFlip(const uint8_t* src, int64_t n, uint8_t flip, uint8_t* dst);
+
+// A zero-padded uint8 image of NHWC input bytes (int8 flipped into the uint8 domain by flip =
+// 0x80; uint8: flip 0): `batches` images of ph x pw pixels of C bytes, the input's in_h x in_w
+// pixels at row pad_h and column pad_w, every other byte `border` (the zero point z_u).
+struct PaddedImage8 {
+  const uint8_t* in = nullptr;
+  int in_h = 0, in_w = 0, C = 0, pad_h = 0, pad_w = 0, ph = 0, pw = 0;
+  uint8_t flip = 0, border = 0;
+};
+// Writes rows [r0, r1) of the batches * ph rows of `img` (nothing outside them: threads may
+// fill neighbouring rows at once).
+void FillPaddedImage8(const PaddedImage8& f, int64_t r0, int64_t r1, uint8_t* img);
 
 }  // namespace edgeopt::kernels::qgemm
 
