@@ -271,8 +271,8 @@ class PaddedPacker final : public Base {
 
 class ConvQuantKernel final : public FastKernel {
  public:
-  ConvQuantKernel(std::unique_ptr<rt::OpKernel> ref, QuantKind kind, bool vnni)
-      : FastKernel(std::move(ref)), kind_(kind), vnni_(vnni) {}
+  ConvQuantKernel(std::unique_ptr<rt::OpKernel> ref, QuantKind kind, bool vnni, bool vbmi)
+      : FastKernel(std::move(ref)), kind_(kind), vnni_(vnni), vbmi_(vbmi) {}
 
   size_t PackedBytes() const override { return packed8_ ? packed8_->bytes() : packed_ ? packed_->bytes() : 0; }
 
@@ -282,12 +282,13 @@ class ConvQuantKernel final : public FastKernel {
     // half-range output stage (qgemm::Requant8::half_range, VnniStage::kHalf), "/rqhigh" the VNNI
     // high-dword stage (VnniStage::kHigh), then the weights' form (qgemm::WeightFormSuffix),
     // "/pairs" the one-panel pair tiles (qgemm::PairTilesApply).
-    std::string suffix = single_ ? "/single" : direct_ ? "/direct" : use_padded_ ? "/padded" : "";
+    std::string suffix = single_ ? "/single" : lanes_ ? "/lanes" : direct_ ? "/direct" : use_padded_ ? "/padded" : "";
     if (use_vnni_) {
       if (vout_.stage == qgemm::VnniStage::kHigh) suffix += "/rqhigh";
       if (vout_.stage == qgemm::VnniStage::kHalf) suffix += "/rqhalf";
-      suffix += qgemm::WeightFormSuffix(*packed8_);
-      if (!single_ && qgemm::PairTilesApply(*packed8_, direct_ ? direct_koff_.data() : packed8_->packed_koff.data()))
+      // The lanes path packs its own weights: window sums ("/rowsum") or none.
+      suffix += lanes_ ? (lanes_w_.f != 0 ? "/rowsum" : "") : qgemm::WeightFormSuffix(*packed8_);
+      if (!single_ && !lanes_ && qgemm::PairTilesApply(*packed8_, direct_ ? direct_koff_.data() : packed8_->packed_koff.data()))
         suffix += "/pairs";
     } else if (out_.q8.half_range) {
       suffix += "/rqhalf";
@@ -359,9 +360,10 @@ class ConvQuantKernel final : public FastKernel {
       qgemm::BuildVnniOutput(*packed8_, out_.q8, z_u, &vout_);
       RETURN_IF_ERROR(ctx.ReserveSlotScratch(qgemm::GemmVnniSlotBytes(*packed8_, M, ctx.threads().num_threads())));
       use_padded_ = !g.pointwise;
-      if (use_padded_) img_scratch_ = ctx.RequestScratch(padded_.bytes(sizeof(uint8_t)));
       RETURN_IF_ERROR(PrepareDirect());
       PrepareSingle(*filter, weight_zp[0]);
+      PrepareLanes(*filter, weight_zp[0]);
+      if (use_padded_) img_scratch_ = ctx.RequestScratch(padded_.bytes(sizeof(uint8_t)) + (lanes_ ? qgemm::kLanesSlack : 0));
       return true;
     }
     if (kind_ == QuantKind::kHybrid) {
@@ -451,7 +453,11 @@ class ConvQuantKernel final : public FastKernel {
     ForImageRows(ctx, sizeof(uint8_t), [&](int64_t r0, int64_t r1) {
       FillPadded8(g_, padded_, input->data_as<uint8_t>(), flip, z_u, r0, r1, img);
     });
-    std::memset(img + padded_.elements, 0, PaddedImage::kSlack);
+    std::memset(img + padded_.elements, 0, ImageSlack());
+    if (lanes_) {
+      RunLanes(ctx, img, static_cast<uint8_t*>(c));
+      return Status::Ok();
+    }
     if (single_) {
       RunSingle(ctx, img, static_cast<uint8_t*>(c));
       return Status::Ok();
@@ -532,19 +538,17 @@ class ConvQuantKernel final : public FastKernel {
     }
   }
 
-  // One VnniChunk per thread and image for its output rows (a chunk of out_w windows each).
-  void RunDirect(rt::KernelContext& ctx, const uint8_t* img, uint8_t* out) const {
-    const int64_t out_row_bytes = int64_t{g_.out_w} * g_.out_c;
+  // rows(first window of row r0, r0, n) for runs of n output rows of one image (windows of
+  // consecutive rows stride_h padded rows apart), the rows split over the threads.
+  void ForEachOutputRun(rt::KernelContext& ctx, const uint8_t* img,
+                        FunctionRef<void(const uint8_t*, int64_t, int)> rows) const {
     const int64_t row_len = int64_t{padded_.pw} * g_.in_c;
     const int64_t out_rows = int64_t{g_.batches} * g_.out_h;
     auto run = [&](int64_t r0, int64_t r1) {
       while (r0 < r1) {
         const int64_t b = r0 / g_.out_h, oy = r0 % g_.out_h;
         const int64_t n = std::min(r1 - r0, g_.out_h - oy);  // rows of this image
-        qgemm::VnniChunk(img + (b * padded_.ph + oy * g_.stride_h) * row_len, int64_t{g_.stride_w} * g_.in_c,
-                         direct_koff_.data(), g_.out_w, *packed8_, 0, packed8_->panels, vout_, nullptr,
-                         out + r0 * out_row_bytes, g_.out_c, static_cast<int>(n), g_.stride_h * row_len,
-                         out_row_bytes);
+        rows(img + (b * padded_.ph + oy * g_.stride_h) * row_len, r0, static_cast<int>(n));
         r0 += n;
       }
     };
@@ -554,6 +558,42 @@ class ConvQuantKernel final : public FastKernel {
       ctx.threads().ParallelFor(out_rows, 1, run);
     }
   }
+
+  // One VnniChunk per run of output rows (a chunk of out_w windows each).
+  void RunDirect(rt::KernelContext& ctx, const uint8_t* img, uint8_t* out) const {
+    const int64_t out_row_bytes = int64_t{g_.out_w} * g_.out_c;
+    const int64_t a_row = int64_t{g_.stride_h} * padded_.pw * g_.in_c;
+    ForEachOutputRun(ctx, img, [&](const uint8_t* a, int64_t r0, int n) {
+      qgemm::VnniChunk(a, int64_t{g_.stride_w} * g_.in_c, direct_koff_.data(), g_.out_w, *packed8_, 0,
+                       packed8_->panels, vout_, nullptr, out + r0 * out_row_bytes, g_.out_c, n, a_row, out_row_bytes);
+    });
+  }
+
+  // Output pixels in lanes (qgemm::VnniLanes): stems with few input channels and 2 to 8 output
+  // channels, dilation 1 in x, any weights (uint8 ones whose w - zp leaves int8 with window sums);
+  // one output channel: PrepareSingle. Needs AVX-512 VBMI (vpermi2b).
+  void PrepareLanes(const rt::RtTensor& filter, int32_t zp) {
+    lanes_ = vbmi_ && use_padded_ && !single_ && g_.in_c % 4 != 0 && g_.out_c <= qgemm::kLanesMaxN &&
+             g_.dil_w == 1 && qgemm::VnniLanesFit(g_.k_w, g_.in_c, g_.stride_w);
+    if (!lanes_) return;
+    direct_ = false;
+    const int64_t row_len = int64_t{padded_.pw} * g_.in_c;
+    qgemm::BuildVnniLanes(filter.type == DType::kInt8 ? filter.data_as<int8_t>() : nullptr,
+                          filter.type == DType::kUInt8 ? filter.data_as<uint8_t>() : nullptr, zp, g_.out_c, g_.k_h,
+                          g_.k_w, g_.in_c, g_.stride_w, row_len * g_.dil_h, vout_, &lanes_w_);
+  }
+
+  void RunLanes(rt::KernelContext& ctx, const uint8_t* img, uint8_t* out) const {
+    const int64_t out_row_bytes = int64_t{g_.out_w} * g_.out_c;
+    const int64_t a_row = int64_t{g_.stride_h} * padded_.pw * g_.in_c;
+    ForEachOutputRun(ctx, img, [&](const uint8_t* a, int64_t r0, int n) {
+      qgemm::VnniLanesRows(a, a_row, n, g_.out_w, lanes_w_, vout_, out + r0 * out_row_bytes, out_row_bytes);
+    });
+  }
+
+  // Bytes past the padded image that the chosen path may read (zeroed at each invoke; padded_.bytes
+  // holds kSlack of them, the lanes path requests kLanesSlack more).
+  size_t ImageSlack() const { return lanes_ ? qgemm::kLanesSlack : PaddedImage::kSlack; }
 
   // One output channel, windows read in place (qgemm::VnniSingle): any C, dilation 1 in x,
   // weights minus their zero point in int8 (no row sums, no split).
@@ -598,6 +638,7 @@ class ConvQuantKernel final : public FastKernel {
 
   QuantKind kind_;
   bool vnni_ = false;      // the CPU runs the VNNI GEMM
+  bool vbmi_ = false;      // and has AVX-512 VBMI (PrepareLanes)
   bool use_vnni_ = false;  // this op does (int8 / uint8)
   std::shared_ptr<const qgemm::PackedB8> packed8_;
   qgemm::VnniOutput vout_;
@@ -607,6 +648,8 @@ class ConvQuantKernel final : public FastKernel {
   bool spread_ = false;  // VNNI: filter rows' weights spread to whole k groups (SpreadRunsPay)
   bool single_ = false;  // VNNI: one output channel, window rows as dot products (PrepareSingle)
   qgemm::VnniSingle single_w_;
+  bool lanes_ = false;  // VNNI: output pixels in lanes (PrepareLanes)
+  qgemm::VnniLanes lanes_w_;
   std::vector<int32_t> direct_koff_;
   PaddedImage padded_;
   int img_scratch_ = -1;
@@ -632,7 +675,7 @@ std::unique_ptr<rt::OpKernel> MakeConv2DQuant(const rt::KernelCreateContext& cc,
   if (in->shape.size() == 4 && w->shape.size() == 4 && in->shape[3] != w->shape[3]) return nullptr;  // groups
   auto ref = MakeReferenceKernel(cc, reference);
   if (!ref) return nullptr;
-  return std::make_unique<ConvQuantKernel>(std::move(ref), *kind, cc.cpu.has_avx512_vnni());
+  return std::make_unique<ConvQuantKernel>(std::move(ref), *kind, cc.cpu.has_avx512_vnni(), cc.cpu.avx512vbmi);
 }
 
 }  // namespace edgeopt::kernels

@@ -23,7 +23,8 @@ void AlignedArray<T>::Resize(size_t n) {
 }
 
 template struct AlignedArray<int16_t>;
-template struct AlignedArray<int8_t>;  // qgemm_vnni.h
+template struct AlignedArray<int8_t>;   // qgemm_vnni.h
+template struct AlignedArray<int32_t>;  // qgemm_vnni.h (VnniLanes)
 
 namespace {
 

@@ -172,11 +172,10 @@ struct RowConsts {
   }
 };
 
-// One row's bytes from its int16 packs p01 (panels 0, 1) and p23 (panels 2, 3, or repeats),
-// clamped and stored under `mask` (see Tile).
+// The int16 packs p01, p23 packed to bytes with saturation (uint8: unsigned) and clamped to
+// [lo8, hi8] as far as the store mode needs: per 128-bit lane, p01's words then p23's.
 template <VnniStore W>
-__attribute__((always_inline)) inline void RowBytes(__m512i p01, __m512i p23, __m512i lo8, __m512i hi8,
-                                                    __m512i perm, __mmask64 mask, uint8_t* dst) {
+__attribute__((always_inline)) inline __m512i PackBytes(__m512i p01, __m512i p23, __m512i lo8, __m512i hi8) {
   __m512i b;
   if constexpr (UnsignedBytes(W)) {
     b = _mm512_packus_epi16(p01, p23);
@@ -187,7 +186,15 @@ __attribute__((always_inline)) inline void RowBytes(__m512i p01, __m512i p23, __
     if constexpr (W != VnniStore::kSat) b = _mm512_max_epi8(b, lo8);
     if constexpr (W == VnniStore::kClamp) b = _mm512_min_epi8(b, hi8);
   }
-  _mm512_mask_storeu_epi8(dst, mask, _mm512_permutexvar_epi32(perm, b));
+  return b;
+}
+
+// One row's bytes from its int16 packs p01 (panels 0, 1) and p23 (panels 2, 3, or repeats),
+// clamped and stored under `mask` (see Tile).
+template <VnniStore W>
+__attribute__((always_inline)) inline void RowBytes(__m512i p01, __m512i p23, __m512i lo8, __m512i hi8,
+                                                    __m512i perm, __mmask64 mask, uint8_t* dst) {
+  _mm512_mask_storeu_epi8(dst, mask, _mm512_permutexvar_epi32(perm, PackBytes<W>(p01, p23, lo8, hi8)));
 }
 
 // Fully unrolled over rows and panels (GCC keeps acc[][] in registers only then).
@@ -436,7 +443,82 @@ void SingleRowShape(const uint8_t* a, int64_t pixel_stride, int pixels, const Vn
   SingleRow<S, W, 0>(a, pixel_stride, pixels, s, out, c);
 }
 
+// acc += x (u8) times the 4 int8 bytes at w in every lane: vpdpbusd with a broadcast memory
+// operand (GCC 12 emits a separate vpbroadcastd for the intrinsic on _mm512_set1_epi32(*w)).
+__attribute__((always_inline)) inline __m512i DpbusdBroadcast(__m512i acc, __m512i x, const int32_t* w) {
+  asm("vpdpbusd %[w]%{1to16%}, %[x], %[acc]" : [acc] "+v"(acc) : [x] "v"(x), [w] "m"(*w));
+  return acc;
+}
+
+// VnniLanes (qgemm_vnni.h): NG (1 or 2) quads of 4 output channels. AVX-512 VBMI (vpermi2b) is
+// outside this file's ISA flags: only this function uses it (callers check rt::CpuFeatures::avx512vbmi).
+template <int NG, bool kRowSum, VnniStage S, VnniStore W, size_t... I>
+__attribute__((target("avx512vbmi"))) void LanesRows(const uint8_t* a, int64_t a_row, int rows, int pixels,
+                                                     const VnniLanes& s, const VnniOutput& out, uint8_t* c,
+                                                     int64_t c_row, std::index_sequence<I...>) {
+  // acc[] is only ever indexed by the constants I (folds, no loops): GCC 12 kept it on the stack,
+  // stored at every k step, when loops indexed it.
+  const RowConsts k(W, out.act_min, out.act_max);
+  const int N = s.N, steps = s.k_h * s.groups;
+  const int64_t px = s.pixel_stride;
+  const int64_t* row_off = s.row_off.data();
+  const int8_t* idx = s.idx.get();
+  const int32_t* w = s.w.get();
+  const int32_t* ones = s.ones.get();
+  const __m512i f = _mm512_set1_epi32(s.f);
+  const int8_t* out_idx = s.out_idx.get();
+  const RequantPanel16* q = s.q.data();
+  for (int r = 0; r < rows; ++r) {
+    for (int p0 = 0; p0 < pixels; p0 += 16) {
+      const int np = std::min(16, pixels - p0);
+      __m512i acc[] = {Load(q[I].init)...};
+      // One step per k group of each filter row; its window row's two loads come from L1.
+      const uint8_t* win = a + r * a_row + p0 * px;
+      __m512i sum = _mm512_setzero_si512();  // kRowSum: the window sums
+      for (int t = 0; t < steps; ++t) {
+        const uint8_t* row = win + row_off[t];
+        const __m512i x =
+            _mm512_permutex2var_epi8(_mm512_loadu_si512(row), Load(idx + 64 * t), _mm512_loadu_si512(row + 64));
+        const int32_t* wt = w + 4 * NG * t;
+        ((acc[I] = DpbusdBroadcast(acc[I], x, wt + I)), ...);
+        if constexpr (kRowSum) sum = DpbusdBroadcast(sum, x, ones + t);
+      }
+      if constexpr (kRowSum) {
+        sum = _mm512_mullo_epi32(sum, f);
+        ((acc[I] = _mm512_add_epi32(acc[I], sum)), ...);
+      }
+      const __m512i y[] = {Requant<S>(acc[I], q[I])...};
+      // Per quad: two saturating packs, then clamps.
+      __m512i b8[NG];
+      _Pragma("GCC unroll 2")
+      for (int g = 0; g < NG; ++g)
+        b8[g] = PackBytes<W>(_mm512_packs_epi32(y[4 * g], y[4 * g + 1]), _mm512_packs_epi32(y[4 * g + 2], y[4 * g + 3]),
+                             k.lo8, k.hi8);
+      // Pixel quad kq's 4 N bytes, pixel-major, in one store.
+      uint8_t* dst = c + r * c_row + int64_t{p0} * N;
+      for (int kq = 0; kq < 4 && 4 * kq < np; ++kq) {
+        const __m512i o = _mm512_permutex2var_epi8(b8[0], Load(out_idx + 64 * kq), b8[NG - 1]);
+        const int valid = std::min(4, np - 4 * kq);
+        _mm512_mask_storeu_epi8(dst + 4 * kq * N, _bzhi_u64(~uint64_t{0}, static_cast<unsigned>(valid * N)), o);
+      }
+    }
+  }
+}
+
 }  // namespace
+
+void VnniLanesRows(const uint8_t* a, int64_t a_row, int rows, int pixels, const VnniLanes& s, const VnniOutput& out,
+                   uint8_t* c, int64_t c_row) {
+  WithStageAndStore(out, [&]<VnniStage S, VnniStore W>() {
+    const auto quads = [&]<bool kRowSum>() {
+      if (s.N <= 4)
+        return LanesRows<1, kRowSum, S, W>(a, a_row, rows, pixels, s, out, c, c_row, std::make_index_sequence<4>());
+      return LanesRows<2, kRowSum, S, W>(a, a_row, rows, pixels, s, out, c, c_row, std::make_index_sequence<8>());
+    };
+    if (s.f != 0) return quads.template operator()<true>();
+    return quads.template operator()<false>();
+  });
+}
 
 void VnniSingleRow(const uint8_t* a, int64_t pixel_stride, int pixels, const VnniSingle& s, const VnniOutput& out,
                    uint8_t* c) {

@@ -948,6 +948,13 @@ struct ConvLayer {
   const char* variant;
 };
 
+// Whether an int8 layer `l` on this VNNI CPU computes output pixels in lanes (conv_int8.cc's
+// PrepareLanes: qgemm::VnniLanes).
+bool TakesLanes(const ConvLayer& l) {
+  return rt::Cpu().avx512vbmi && l.c % 4 != 0 && l.oc > 1 && l.oc <= kLanesMaxN && l.dil == 1 &&
+         VnniLanesFit(l.kw, l.c, l.stride_w);
+}
+
 // The Case of layer `l` for `path` (int8 per channel, uint8 per tensor) with activation `act`.
 Case LayerCase(const ConvLayer& l, Path path, int act) {
   Case c;
@@ -1064,11 +1071,12 @@ TEST_F(QGemmOps, PaddedIm2colAndHalfRangeStage) {
           // The VNNI GEMM takes its high-dword stage where the int16 GEMM takes the half-range
           // one, and reads windows in place (int8; uint8 only when its weights fit int8 after the
           // zero point, which these random weights may not: not checked): C = 4k, and these
-          // stems with dilation 1 too (their filter rows' weights spread to whole k groups).
+          // stems with dilation 1 too (their filter rows' weights spread to whole k groups, or
+          // output pixels in lanes).
           std::string variant = l.variant;
           if (isa.cpu == nullptr && variant.ends_with("/rqhalf")) variant.replace(variant.size() - 4, 4, "high");
           if (isa.cpu == nullptr && (l.c % 4 == 0 || l.dil == 1) && variant.starts_with("/padded"))
-            variant = p == Path::kInt8 ? "/direct" + variant.substr(7) : "";
+            variant = p == Path::kInt8 ? (TakesLanes(l) ? "/lanes" : "/direct") + variant.substr(7) : "";
           check.variant = std::string(isa.name) + variant;
           check.cpu = isa.cpu;
           check.threads = threads;
@@ -1096,7 +1104,10 @@ void CheckVnniLayers(const std::vector<ConvLayer>& layers, uint64_t seed,
       for (int threads : {1, 2}) {
         testing::FastCheck check;
         check.op_type = "CONV_2D";
-        check.variant = std::string("avx512vnni") + (p == Path::kInt8 ? l.variant : "");
+        std::string variant = p == Path::kInt8 ? l.variant : "";
+        // Output pixels in lanes need AVX-512 VBMI; without it the same layers read windows in place.
+        if (variant.rfind("/lanes", 0) == 0 && !rt::Cpu().avx512vbmi) variant = "/direct" + variant.substr(6);
+        check.variant = "avx512vnni" + variant;
         check.threads = threads;
         check.seed = seed + static_cast<uint64_t>(i++);
         testing::ExpectFastMatchesReference(BuildConv(c, check.seed), c.Describe("conv2d"), check);
@@ -1133,7 +1144,10 @@ TEST_F(QGemmOps, DirectIm2colVnni) {
 // Convolutions whose C is not a multiple of 4 (stems) read in place with each filter row's
 // kw * C weights spread to whole k groups of 4 ("/direct"): the group past a row's last weight
 // reads the next pixels' bytes (times zero weights), up to 3 bytes past the padded image at its
-// end (VALID windows that end on the image's last byte). C = 1, 2, 3, 5, 6, 7, filter rows of
+// end (VALID windows that end on the image's last byte). With at most 8 output channels and 16
+// neighbouring windows within 128 bytes (and AVX-512 VBMI), output pixels in lanes instead
+// ("/lanes", qgemm::VnniLanes: reads up to 128 bytes past a window row's start; one or two
+// channel quads, N odd, rows not a multiple of 16 pixels). C = 1, 2, 3, 5, 6, 7, filter rows of
 // 1 to 7 values per channel, stride 1 / 2 / 3, SAME / VALID, batch 2, N within one panel, across
 // panels, odd. Declined, and checked to be: dilation in x, added groups past the packing they
 // save (3x1 on C = 1 with 4 panels), weights past the direct path's limit. uint8 (weights may
@@ -1143,15 +1157,21 @@ TEST_F(QGemmOps, DirectSpreadStemsVnni) {
   const int kSame = tflite::Padding_SAME, kValid = tflite::Padding_VALID;
   const ConvLayer layers[] = {  // variants: int8
       {1, 32, 32, 3, 16, 3, 3, 1, 1, 1, kSame, "/direct/rqhigh"},    // CIFAR ResNet-8 stem
-      {1, 23, 25, 3, 8, 3, 3, 2, 2, 1, kSame, "/direct/rqhigh"},     // VWW stem, odd size
+      {1, 23, 25, 3, 8, 3, 3, 2, 2, 1, kSame, "/lanes/rqhigh"},      // VWW stem, odd size
       {1, 49, 10, 1, 64, 10, 4, 2, 2, 1, kSame, "/direct/rqhigh"},   // kws stem
       {2, 7, 7, 3, 17, 3, 3, 2, 2, 1, kValid, "/direct/rqhigh"},     // last window ends the image
+      {2, 7, 7, 3, 5, 3, 3, 2, 2, 1, kValid, "/lanes/rqhigh"},       // the same in lanes
       {1, 9, 11, 1, 33, 3, 3, 1, 1, 1, kValid, "/direct/rqhigh"},
       {1, 10, 9, 2, 20, 3, 3, 1, 2, 1, kSame, "/direct/rqhigh"},
       {1, 11, 8, 5, 19, 3, 2, 2, 1, 1, kSame, "/direct/rqhigh"},
       {1, 8, 13, 6, 24, 2, 3, 1, 3, 1, kValid, "/direct/rqhigh"},
       {1, 12, 9, 7, 40, 5, 5, 1, 1, 1, kSame, "/direct/rqhigh"},
       {2, 13, 6, 3, 31, 7, 1, 1, 1, 1, kSame, "/direct/rqhigh"},
+      {1, 17, 40, 3, 4, 3, 3, 1, 1, 1, kSame, "/lanes/rqhigh"},      // one quad, 2.5 groups of 16 pixels
+      {1, 9, 19, 1, 7, 5, 5, 2, 2, 1, kValid, "/lanes/rqhigh"},      // two quads, N odd
+      {1, 6, 50, 2, 6, 3, 3, 1, 3, 1, kSame, "/lanes/rqhigh"},       // stride 3
+      {2, 11, 13, 5, 3, 3, 2, 2, 1, 1, kSame, "/lanes/rqhigh"},      // C = 5, batch 2
+      {1, 8, 13, 6, 8, 2, 3, 1, 3, 1, kValid, "/direct/rqhigh"},     // 16 windows span 279 bytes
       {1, 12, 13, 3, 33, 3, 3, 1, 1, 2, kSame, "/padded/rqhigh"},    // dilation 2
       {1, 20, 20, 1, 64, 3, 1, 1, 1, 1, kSame, "/padded/rqhigh"},    // 3 groups for 1 value each
       {1, 8, 8, 3, 1024, 7, 7, 2, 2, 1, kSame, "/padded/rqhigh"},    // 172 KB spread
@@ -1198,7 +1218,8 @@ TEST_F(QGemmOps, SingleChannelVnni) {
 // many weights at 0 / 255 outside int8 after the zero point: the split form (few, "/wsplit"),
 // the row sums (many, or a weight 255 with zero point 0: "/rowsum") and neither (zero point
 // 128), each checked to be taken. 1x1 layers read in place, 3x3 stems through the packed
-// im2col, C = 8 windows read in place ("/direct", which needs f = 0), FULLY_CONNECTED; 1 and 2
+// im2col, C = 8 windows read in place ("/direct", which needs f = 0; the 8-channel stem "/lanes"),
+// FULLY_CONNECTED; 1 and 2
 // threads, every activation, bit-exact with the reference kernels.
 TEST_F(QGemmOps, SplitUInt8WeightsVnni) {
   if (!rt::Cpu().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
@@ -1209,6 +1230,8 @@ TEST_F(QGemmOps, SplitUInt8WeightsVnni) {
       {2, 7, 9, 24, 65, 1, 1, 1, 1, 1, kValid, ""},           // N = 4 panels + 1
       {1, 11, 13, 17, 37, 1, 1, 1, 1, 1, kSame, ""},          // odd K: packed rows
       {1, 31, 29, 3, 32, 3, 3, 2, 2, 1, kSame, "/direct"},    // stem (weights spread)
+      {1, 31, 29, 3, 8, 3, 3, 2, 2, 1, kSame, "/direct"},     // the same with 8 channels (or lanes)
+      {1, 17, 21, 1, 5, 5, 5, 1, 1, 1, kValid, "/direct"},    // C = 1, 5 channels (or lanes)
       {1, 12, 13, 8, 20, 3, 3, 1, 1, 1, kSame, "/direct"},
       {2, 9, 11, 8, 17, 3, 3, 2, 2, 2, kValid, "/direct"},    // stride 2, dilation 2
   };
@@ -1230,7 +1253,15 @@ TEST_F(QGemmOps, SplitUInt8WeightsVnni) {
       // windows are packed ("/padded").
       std::string path = l.variant;
       const std::string form = f.form;
-      if (path == "/direct" && (form == "/rowsum" || (l.c % 4 != 0 && !form.empty()))) path = "/padded";
+      std::string expect_form = form;
+      if (path == "/direct" && TakesLanes(l)) {
+        // Output pixels in lanes (with VBMI): weights minus 128 and window sums wherever some
+        // w - zp leaves int8 ("/rowsum"), as they are otherwise.
+        path = "/lanes";
+        if (!form.empty()) expect_form = "/rowsum";
+      } else if (path == "/direct" && (form == "/rowsum" || (l.c % 4 != 0 && !form.empty()))) {
+        path = "/padded";
+      }
       for (int threads : {1, 2}) {
         testing::FastCheck check;
         check.op_type = "CONV_2D";
@@ -1240,7 +1271,7 @@ TEST_F(QGemmOps, SplitUInt8WeightsVnni) {
         const std::string what = c.Describe("conv2d");
         const Graph g = BuildConv(c, check.seed);
         testing::ExpectFastMatchesReference(g, what, check);
-        check.variant = f.form;  // the weights' form, at the variant's end
+        check.variant = expect_form;  // the weights' form, at the variant's end
         if (!check.variant.empty()) testing::ExpectFastMatchesReference(g, what, check);
       }
       ++i;

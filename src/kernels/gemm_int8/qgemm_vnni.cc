@@ -252,6 +252,34 @@ void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutp
   }
 }
 
+namespace {
+
+// Lane l's output constants (channel 16 p + l of panel p) in every lane; the odd-lane arrays
+// read the same channel.
+RequantPanel16 SplatChannel(const RequantPanel16& p, int l) {
+  RequantPanel16 q;
+  const int i = l / 2;
+  const bool even = l % 2 == 0;
+  for (int j = 0; j < 16; ++j) {
+    q.init[j] = p.init[l];
+    q.bias[j] = p.bias[l];
+    q.left[j] = p.left[l];
+    q.mult[j] = p.mult[l];
+    q.mult_o[j] = j % 2 == 0 ? p.mult[l] : 0;
+    q.zp_adj[j] = p.zp_adj[l];
+    q.rshift[j] = p.rshift[l];
+    q.high_shift[j] = p.high_shift[l];
+  }
+  for (int j = 0; j < 8; ++j) {
+    q.round_e[j] = q.round_o[j] = even ? p.round_e[i] : p.round_o[i];
+    q.shift_e[j] = q.shift_o[j] = even ? p.shift_e[i] : p.shift_o[i];
+    q.high_e[j] = q.high_o[j] = even ? p.high_e[i] : p.high_o[i];
+  }
+  return q;
+}
+
+}  // namespace
+
 void BuildVnniSingle(const int8_t* w, const uint8_t* wu, int32_t zp, int k_h, int k_w, int C, int64_t ky_stride,
                      const VnniOutput& out, VnniSingle* s) {
   const int seg = k_w * C;
@@ -271,24 +299,64 @@ void BuildVnniSingle(const int8_t* w, const uint8_t* wu, int32_t zp, int k_h, in
       const int32_t v = (w ? int32_t{w[i]} : int32_t{wu[i]}) - zp;
       s->w.get()[static_cast<size_t>(ky) * s->blocks * 64 + t] = static_cast<int8_t>(v);
     }
-  // Channel 0's constants (lane 0 of panel 0; the odd-lane arrays read the same channel).
-  const RequantPanel16& p = out.panels.at(0);
-  RequantPanel16& q = s->q;
-  for (int j = 0; j < 16; ++j) {
-    q.init[j] = p.init[0];
-    q.bias[j] = p.bias[0];
-    q.left[j] = p.left[0];
-    q.mult[j] = p.mult[0];
-    q.mult_o[j] = j % 2 == 0 ? p.mult[0] : 0;
-    q.zp_adj[j] = p.zp_adj[0];
-    q.rshift[j] = p.rshift[0];
-    q.high_shift[j] = p.high_shift[0];
-  }
-  for (int i = 0; i < 8; ++i) {
-    q.round_e[i] = q.round_o[i] = p.round_e[0];
-    q.shift_e[i] = q.shift_o[i] = p.shift_e[0];
-    q.high_e[i] = q.high_o[i] = p.high_e[0];
-  }
+  s->q = SplatChannel(out.panels.at(0), 0);
+}
+
+bool VnniLanesFit(int k_w, int C, int stride_w) {
+  const int groups = (k_w * C + 3) / 4;
+  return 15 * stride_w * C + 4 * groups <= 128;
+}
+
+void BuildVnniLanes(const int8_t* w, const uint8_t* wu, int32_t zp, int N, int k_h, int k_w, int C, int stride_w,
+                    int64_t ky_stride, const VnniOutput& out, VnniLanes* s) {
+  const int seg = k_w * C;
+  const int G = (seg + 3) / 4;
+  const int NB = N <= 4 ? 4 : 8;  // channels computed: whole quads
+  s->k_h = k_h;
+  s->groups = G;
+  s->N = N;
+  s->pixel_stride = stride_w * C;
+  s->row_off.resize(static_cast<size_t>(k_h) * G);
+  s->idx.Resize(static_cast<size_t>(k_h) * G * 64);
+  for (int ky = 0; ky < k_h; ++ky)
+    for (int j = 0; j < G; ++j) {
+      s->row_off[static_cast<size_t>(ky) * G + j] = ky * ky_stride;
+      for (int p = 0; p < 16; ++p)
+        for (int t = 0; t < 4; ++t)
+          s->idx.get()[(ky * G + j) * 64 + 4 * p + t] = static_cast<int8_t>(p * s->pixel_stride + 4 * j + t);
+    }
+  // Weights minus b_offset: the zero point when every w - zp fits int8 (always for int8 weights),
+  // else 128 (uint8: any w - 128 fits); then f = b_offset - zp times each pixel's window sum
+  // completes the sum (see VnniLanes::f).
+  const int64_t count = static_cast<int64_t>(N) * k_h * seg;
+  const int32_t b_offset = w ? (WeightsFitInt8(w, count, zp) ? zp : 0) : (WeightsFitInt8(wu, count, zp) ? zp : 128);
+  s->f = b_offset - zp;
+  s->w.Resize(static_cast<size_t>(k_h) * G * NB);  // zero past N
+  s->ones.Resize(static_cast<size_t>(k_h) * G);
+  for (int ky = 0; ky < k_h; ++ky)
+    for (int j = 0; j < G; ++j) {
+      uint32_t ones = 0;
+      for (int t = 0; t < 4 && 4 * j + t < seg; ++t) ones |= uint32_t{1} << (8 * t);
+      s->ones.get()[ky * G + j] = static_cast<int32_t>(ones);
+      for (int n = 0; n < N; ++n) {
+        uint32_t word = 0;
+        for (int t = 0; t < 4 && 4 * j + t < seg; ++t) {
+          const size_t i = (static_cast<size_t>(n) * k_h + ky) * seg + 4 * j + t;
+          const int32_t v = (w ? int32_t{w[i]} : int32_t{wu[i]}) - b_offset;
+          word |= uint32_t{static_cast<uint8_t>(static_cast<int8_t>(v))} << (8 * t);
+        }
+        s->w.get()[(static_cast<size_t>(ky) * G + j) * NB + n] = static_cast<int32_t>(word);
+      }
+    }
+  // Pixel quad k's byte pp * N + ch: channel ch of pixel 4k + pp, i.e. byte 16k + 4 (ch % 4) + pp
+  // of the packed vector of quad ch / 4 (the vpermi2b's first or second source).
+  s->out_idx.Resize(4 * 64);
+  for (int k = 0; k < 4; ++k)
+    for (int pp = 0; pp < 4; ++pp)
+      for (int ch = 0; ch < N; ++ch)
+        s->out_idx.get()[k * 64 + pp * N + ch] = static_cast<int8_t>(ch / 4 * 64 + 16 * k + 4 * (ch % 4) + pp);
+  s->q.resize(static_cast<size_t>(NB));
+  for (int n = 0; n < NB; ++n) s->q[static_cast<size_t>(n)] = SplatChannel(out.panels.at(0), n);
 }
 
 void ContiguousRowsPacker8::Pack(int64_t row0, int rows, uint8_t* dst, int64_t lda) const {

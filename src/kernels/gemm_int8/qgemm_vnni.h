@@ -199,6 +199,56 @@ void BuildVnniSingle(const int8_t* w, const uint8_t* wu, int32_t zp, int k_h, in
 void VnniSingleRow(const uint8_t* a, int64_t pixel_stride, int pixels, const VnniSingle& s, const VnniOutput& out,
                    uint8_t* c);
 
+// Convolutions of few input channels (stems: C not a multiple of 4, windows of 16 neighbouring
+// pixels within 128 bytes of a padded image row) and at most 8 output channels, windows read
+// in place ("/lanes"). The tiles above put 16 output channels in the lanes: with N = 8 half of
+// every vpdpbusd and output stage is idle. Here the 16 lanes are 16 output pixels: per filter
+// row, one vpermi2b gathers every pixel's k group j (4 bytes) from the 128 bytes its windows
+// span, and one vpdpbusd per output channel multiplies it by that channel's 4 weights (a
+// broadcast memory operand); channels in quads of 4 (1 or 2). The output stage runs per channel
+// on 16 pixels (the channel's constants in every lane), two saturating packs give, per 128-bit
+// lane k, pixels 4k..4k+3 of four channels, and one vpermi2b per pixel quad transposes them
+// into 4 N pixel-major bytes. Same sums and output stage as the tiles: the bytes equal theirs.
+// (Measured against the tiles for 16 and 32 channels, kernel bench, Zen 5: even at N = 16
+// (ResNet-8's stem), 1.6x slower at N = 32 (MobileNetV2's): the tiles' vpdpbusd count is the
+// same there, and the per-channel output stage costs more than the broadcasts it saves.)
+struct VnniLanes {
+  int k_h = 0;
+  int groups = 0;         // k groups of 4 bytes per filter row: ceil(k_w * C / 4)
+  int N = 0;              // output channels (1..8)
+  int pixel_stride = 0;   // bytes between neighbouring windows (stride_w * C)
+  // Per step s = ky * groups + j (k group j of filter row ky): the window row's offset from the
+  // first window's start (ky * ky_stride) and the vpermi2b index of its bytes (byte 4p + t =
+  // p * pixel_stride + 4 j + t).
+  std::vector<int64_t> row_off;  // [k_h * groups]
+  AlignedArray<int8_t> idx;      // [k_h * groups][64]
+  AlignedArray<int32_t> w;       // [k_h * groups][4 quads]: each channel's 4 weight bytes of the step
+  AlignedArray<int8_t> out_idx;  // [4][64]: pixel quad k's bytes from the packed channels
+  std::vector<RequantPanel16> q;  // [4 quads]: channel n's output constants in every lane
+  // The weights are stored minus b_offset (their zero point when every w - zp fits int8, else
+  // 128 for uint8) and f = b_offset - zp: the reference's sum over the window is then
+  //   sum (a_u - z_u)(w - zp) = sum a_u (w - b_offset) + f sum a_u - z_u sum (w - zp),
+  // the last term being the output constants' init (the same for every form of PackedB8). For
+  // f != 0 the window sums of 16 pixels come from one more vpdpbusd per step, with `ones` (1 for
+  // the step's bytes inside the filter row, 0 for the next pixels' bytes past it).
+  int32_t f = 0;
+  AlignedArray<int32_t> ones;  // [k_h * groups]
+};
+constexpr int kLanesMaxN = 8;
+// Bytes past a padded image's end that VnniLanesRows may read (its loads are 128 bytes).
+constexpr int kLanesSlack = 128;
+// Whether 16 neighbouring windows of a k_w x C filter row at stride_w span at most 128 bytes.
+bool VnniLanesFit(int k_w, int C, int stride_w);
+// Fills `s` for filter [N][k_h][k_w][C] (N <= kLanesMaxN; int8 `w` or uint8 `wu` with zero
+// point `zp`), windows whose rows lie ky_stride bytes apart, and output `out` (built for these
+// weights, in any PackedB8 form).
+void BuildVnniLanes(const int8_t* w, const uint8_t* wu, int32_t zp, int N, int k_h, int k_w, int C, int stride_w,
+                    int64_t ky_stride, const VnniOutput& out, VnniLanes* s);
+// `rows` output rows of `pixels` pixels: row r's windows start at a + r * a_row, its outputs at
+// c + r * c_row (N bytes per pixel). Needs AVX-512 VBMI besides VNNI.
+void VnniLanesRows(const uint8_t* a, int64_t a_row, int rows, int pixels, const VnniLanes& s, const VnniOutput& out,
+                   uint8_t* c, int64_t c_row);
+
 // Sum of n (a multiple of 64) bytes.
 int32_t RowSumU8(const uint8_t* p, int64_t n);
 
