@@ -332,13 +332,18 @@ class ConvQuantKernel final : public FastKernel {
     // (pointwise, or a padded uint8 image within the scratch limit).
     use_vnni_ = vnni_ && (kind_ == QuantKind::kInt8 || kind_ == QuantKind::kUInt8) &&
                 (g.pointwise || padded_.bytes(sizeof(uint8_t)) <= kMaxPaddedBytes);
-    spread_ = use_vnni_ && SpreadRunsPay(*filter, weight_zp[0]);
+    spread_ = use_vnni_ && SpreadRunsPay();
     if (spread_) {
       const int seg = g.k_w * g.in_c;
       packed8_ = GetPackedWeightsVnni(ctx, "conv", *filter, N, K, weight_zp, seg, (seg + 3) / 4 * 4);
-    } else if (use_vnni_) {
+      // The direct path reads weights minus their zero point in int8, or in the split form (uint8
+      // weights with a few values at the ends of the range: f = 0, extra groups); with row sums
+      // (f != 0) the windows are packed, and so are the weights, unspread.
+      if (packed8_->f != 0) spread_ = false;
+    }
+    if (use_vnni_ && !spread_) {
       packed8_ = GetPackedWeightsVnni(ctx, "conv", *filter, N, K, weight_zp);
-    } else {
+    } else if (!use_vnni_) {
       packed_ = GetPackedWeights(ctx, "conv", *filter, N, K, weight_zp);
     }
 
@@ -501,10 +506,10 @@ class ConvQuantKernel final : public FastKernel {
   // with each filter row's kw * C weights spread to whole k groups of 4 (GetPackedWeightsVnni's
   // seg): the windows are then read in place, im2col is gone, at the price of the groups the
   // rounding adds (K = 27 -> 36 for 3x3x3, none for C = 1 rows of 4). It needs what the direct
-  // path needs (weights minus their zero point in int8, weights within the streaming limit) and
-  // pays when the added multiply-adds per pixel stay below what packing the row costs (about two
-  // vpdpbusd per filter row copied, measured on 3x3 C = 3 and 10x4 C = 1 stems).
-  bool SpreadRunsPay(const rt::RtTensor& filter, int32_t zp) const {
+  // path needs (weights within the streaming limit; their form, f = 0, is checked once packed)
+  // and pays when the added multiply-adds per pixel stay below what packing the row costs (about
+  // two vpdpbusd per filter row copied, measured on 3x3 C = 3 and 10x4 C = 1 stems).
+  bool SpreadRunsPay() const {
     const ConvGeom& g = g_;
     if (g.pointwise || g.in_c % 4 == 0 || g.dil_w != 1) return false;
     if (padded_.bytes(sizeof(uint8_t)) > kMaxPaddedBytes) return false;
@@ -512,11 +517,7 @@ class ConvQuantKernel final : public FastKernel {
     const int64_t seg = int64_t{g.k_w} * g.in_c, k4_spread = g.k_h * ((seg + 3) / 4), k4 = (K + 3) / 4;
     const int64_t panels = (g.out_c + 15) / 16;
     if (panels * k4_spread * 64 > kDirectMaxWeightBytes) return false;
-    if ((k4_spread - k4) * panels > 2 * int64_t{g.k_h}) return false;
-    // Weights minus the zero point in int8 (always for int8 weights, whose zero point is 0).
-    const int64_t count = filter.num_elements();
-    return filter.type == DType::kUInt8 ? qgemm::WeightsFitInt8(filter.data_as<uint8_t>(), count, zp)
-                                        : qgemm::WeightsFitInt8(filter.data_as<int8_t>(), count, zp);
+    return (k4_spread - k4) * panels <= 2 * int64_t{g.k_h};
   }
 
   // row(r, a) for every output row r = (batch, oy), a the padded image's row its windows start

@@ -1151,7 +1151,8 @@ TEST_F(QGemmOps, DirectIm2colVnni) {
 // 1 to 7 values per channel, stride 1 / 2 / 3, SAME / VALID, batch 2, N within one panel, across
 // panels, odd. Declined, and checked to be: dilation in x, added groups past the packing they
 // save (3x1 on C = 1 with 4 panels), weights past the direct path's limit. uint8 (weights may
-// leave int8 after the zero point: then packed) must match either way. 1 and 2 threads.
+// leave int8 after the zero point: then split, or packed with row sums) must match either way.
+// 1 and 2 threads.
 TEST_F(QGemmOps, DirectSpreadStemsVnni) {
   if (!rt::Cpu().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
   const int kSame = tflite::Padding_SAME, kValid = tflite::Padding_VALID;
@@ -1217,8 +1218,9 @@ TEST_F(QGemmOps, SingleChannelVnni) {
 // uint8 weights (per tensor, as MobileNet's) around zero points 0, 1, 127, 128, 255 with a few or
 // many weights at 0 / 255 outside int8 after the zero point: the split form (few, "/wsplit"),
 // the row sums (many, or a weight 255 with zero point 0: "/rowsum") and neither (zero point
-// 128), each checked to be taken. 1x1 layers read in place, 3x3 stems through the packed
-// im2col, C = 8 windows read in place ("/direct", which needs f = 0; the 8-channel stem "/lanes"),
+// 128), each checked to be taken. 1x1 layers read in place, 3x3 stems and C = 8 windows read in
+// place ("/direct", which needs f = 0: split or neither) or through the packed im2col (row sums),
+// stems of 5 and 8 channels in lanes (weights minus 128 with window sums where they leave int8),
 // FULLY_CONNECTED; 1 and 2
 // threads, every activation, bit-exact with the reference kernels.
 TEST_F(QGemmOps, SplitUInt8WeightsVnni) {
@@ -1249,8 +1251,8 @@ TEST_F(QGemmOps, SplitUInt8WeightsVnni) {
       Case c = LayerCase(l, Path::kUInt8, acts[i % 4]);
       c.w_zp = f.zp;
       c.w_outliers = f.outliers;
-      // The direct path needs f = 0 (and the stem's spread weights, no split); otherwise the
-      // windows are packed ("/padded").
+      // The direct path needs f = 0 (no row sums; the split form is read in place, also with
+      // the stem's spread weights); otherwise the windows are packed ("/padded").
       std::string path = l.variant;
       const std::string form = f.form;
       std::string expect_form = form;
@@ -1259,7 +1261,7 @@ TEST_F(QGemmOps, SplitUInt8WeightsVnni) {
         // w - zp leaves int8 ("/rowsum"), as they are otherwise.
         path = "/lanes";
         if (!form.empty()) expect_form = "/rowsum";
-      } else if (path == "/direct" && (form == "/rowsum" || (l.c % 4 != 0 && !form.empty()))) {
+      } else if (path == "/direct" && form == "/rowsum") {
         path = "/padded";
       }
       for (int threads : {1, 2}) {
