@@ -1178,6 +1178,12 @@ TEST_F(QGemmOps, DirectSpreadStemsVnni) {
       {1, 8, 8, 3, 1024, 7, 7, 2, 2, 1, kSame, "/padded/rqhigh"},    // 172 KB spread
   };
   CheckVnniLayers(std::vector<ConvLayer>(std::begin(layers), std::end(layers)), 1700);
+  // Dilation in y only (windows' rows 2 padded rows apart), read in place either way.
+  const std::vector<ConvLayer> dilated_y = {
+      {1, 13, 12, 3, 6, 3, 3, 1, 1, 1, kSame, "/lanes/rqhigh"},
+      {2, 11, 9, 3, 20, 3, 3, 2, 1, 1, kValid, "/direct/rqhigh"},
+  };
+  CheckVnniLayers(dilated_y, 1750, [](Case& c, size_t) { c.dil_h = 2; });
 }
 
 // One-output-channel convolutions (segmentation heads) on VNNI: each pixel's window rows are
