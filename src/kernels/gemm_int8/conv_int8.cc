@@ -520,27 +520,12 @@ class ConvQuantKernel final : public FastKernel {
     return (k4_spread - k4) * panels <= 2 * int64_t{g.k_h};
   }
 
-  // row(r, a) for every output row r = (batch, oy), a the padded image's row its windows start
-  // in (the out_w windows start stride_w * C bytes apart); rows split over the threads.
-  void ForEachOutputRow(rt::KernelContext& ctx, const uint8_t* img,
-                        FunctionRef<void(int64_t, const uint8_t*)> row) const {
-    const int64_t out_rows = int64_t{g_.batches} * g_.out_h;
-    const int64_t row_len = int64_t{padded_.pw} * g_.in_c;
-    auto run = [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        const int64_t b = r / g_.out_h, oy = r % g_.out_h;
-        row(r, img + (b * padded_.ph + oy * g_.stride_h) * row_len);
-      }
-    };
-    if (ctx.threads().num_threads() == 1 || out_rows < 2) {
-      run(0, out_rows);
-    } else {
-      ctx.threads().ParallelFor(out_rows, 1, run);
-    }
-  }
+  // Bytes between the first windows of consecutive output rows of one image (stride_h padded rows).
+  int64_t WindowRowStride() const { return int64_t{g_.stride_h} * padded_.pw * g_.in_c; }
 
-  // rows(first window of row r0, r0, n) for runs of n output rows of one image (windows of
-  // consecutive rows stride_h padded rows apart), the rows split over the threads.
+  // rows(first window of row r0, r0, n) for runs of n output rows of one image (their windows
+  // WindowRowStride() apart, a row's out_w windows stride_w * C bytes apart), the rows split over
+  // the threads.
   void ForEachOutputRun(rt::KernelContext& ctx, const uint8_t* img,
                         FunctionRef<void(const uint8_t*, int64_t, int)> rows) const {
     const int64_t row_len = int64_t{padded_.pw} * g_.in_c;
@@ -563,7 +548,7 @@ class ConvQuantKernel final : public FastKernel {
   // One VnniChunk per run of output rows (a chunk of out_w windows each).
   void RunDirect(rt::KernelContext& ctx, const uint8_t* img, uint8_t* out) const {
     const int64_t out_row_bytes = int64_t{g_.out_w} * g_.out_c;
-    const int64_t a_row = int64_t{g_.stride_h} * padded_.pw * g_.in_c;
+    const int64_t a_row = WindowRowStride();
     ForEachOutputRun(ctx, img, [&](const uint8_t* a, int64_t r0, int n) {
       qgemm::VnniChunk(a, int64_t{g_.stride_w} * g_.in_c, direct_koff_.data(), g_.out_w, *packed8_, 0,
                        packed8_->panels, vout_, nullptr, out + r0 * out_row_bytes, g_.out_c, n, a_row, out_row_bytes);
@@ -586,7 +571,7 @@ class ConvQuantKernel final : public FastKernel {
 
   void RunLanes(rt::KernelContext& ctx, const uint8_t* img, uint8_t* out) const {
     const int64_t out_row_bytes = int64_t{g_.out_w} * g_.out_c;
-    const int64_t a_row = int64_t{g_.stride_h} * padded_.pw * g_.in_c;
+    const int64_t a_row = WindowRowStride();
     ForEachOutputRun(ctx, img, [&](const uint8_t* a, int64_t r0, int n) {
       qgemm::VnniLanesRows(a, a_row, n, g_.out_w, lanes_w_, vout_, out + r0 * out_row_bytes, out_row_bytes);
     });
@@ -608,8 +593,11 @@ class ConvQuantKernel final : public FastKernel {
   }
 
   void RunSingle(rt::KernelContext& ctx, const uint8_t* img, uint8_t* out) const {
-    ForEachOutputRow(ctx, img, [&](int64_t r, const uint8_t* a) {
-      qgemm::VnniSingleRow(a, int64_t{g_.stride_w} * g_.in_c, g_.out_w, single_w_, vout_, out + r * g_.out_w);
+    const int64_t a_row = WindowRowStride();
+    ForEachOutputRun(ctx, img, [&](const uint8_t* a, int64_t r0, int n) {
+      for (int i = 0; i < n; ++i)
+        qgemm::VnniSingleRow(a + i * a_row, int64_t{g_.stride_w} * g_.in_c, g_.out_w, single_w_, vout_,
+                             out + (r0 + i) * g_.out_w);
     });
   }
 

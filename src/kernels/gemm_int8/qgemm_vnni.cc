@@ -312,8 +312,6 @@ void BuildVnniLanes(const int8_t* w, const uint8_t* wu, int32_t zp, int N, int k
   const int seg = k_w * C;
   const int G = (seg + 3) / 4;
   const int NB = N <= 4 ? 4 : 8;  // channels computed: whole quads
-  s->k_h = k_h;
-  s->groups = G;
   s->N = N;
   s->pixel_stride = stride_w * C;
   s->row_off.resize(static_cast<size_t>(k_h) * G);

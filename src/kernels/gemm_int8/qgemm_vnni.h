@@ -213,18 +213,16 @@ void VnniSingleRow(const uint8_t* a, int64_t pixel_stride, int pixels, const Vnn
 // (ResNet-8's stem), 1.6x slower at N = 32 (MobileNetV2's): the tiles' vpdpbusd count is the
 // same there, and the per-channel output stage costs more than the broadcasts it saves.)
 struct VnniLanes {
-  int k_h = 0;
-  int groups = 0;         // k groups of 4 bytes per filter row: ceil(k_w * C / 4)
-  int N = 0;              // output channels (1..8)
-  int pixel_stride = 0;   // bytes between neighbouring windows (stride_w * C)
-  // Per step s = ky * groups + j (k group j of filter row ky): the window row's offset from the
-  // first window's start (ky * ky_stride) and the vpermi2b index of its bytes (byte 4p + t =
-  // p * pixel_stride + 4 j + t).
-  std::vector<int64_t> row_off;  // [k_h * groups]
-  AlignedArray<int8_t> idx;      // [k_h * groups][64]
-  AlignedArray<int32_t> w;       // [k_h * groups][4 quads]: each channel's 4 weight bytes of the step
+  int N = 0;             // output channels (1..8), computed in whole quads: q.size() = 4 or 8
+  int pixel_stride = 0;  // bytes between neighbouring windows (stride_w * C)
+  // One step per k group j of filter row ky (groups = ceil(k_w * C / 4) per row, steps =
+  // row_off.size() = k_h * groups): the window row's offset from the first window's start
+  // (ky * ky_stride) and the vpermi2b index of its bytes (byte 4p + t = p * pixel_stride + 4 j + t).
+  std::vector<int64_t> row_off;  // [steps]
+  AlignedArray<int8_t> idx;      // [steps][64]
+  AlignedArray<int32_t> w;       // [steps][q.size()]: each computed channel's 4 weight bytes (0 past N)
   AlignedArray<int8_t> out_idx;  // [4][64]: pixel quad k's bytes from the packed channels
-  std::vector<RequantPanel16> q;  // [4 quads]: channel n's output constants in every lane
+  std::vector<RequantPanel16> q;  // [4 or 8]: channel n's output constants in every lane
   // The weights are stored minus b_offset (their zero point when every w - zp fits int8, else
   // 128 for uint8) and f = b_offset - zp: the reference's sum over the window is then
   //   sum (a_u - z_u)(w - zp) = sum a_u (w - b_offset) + f sum a_u - z_u sum (w - zp),
@@ -232,7 +230,7 @@ struct VnniLanes {
   // f != 0 the window sums of 16 pixels come from one more vpdpbusd per step, with `ones` (1 for
   // the step's bytes inside the filter row, 0 for the next pixels' bytes past it).
   int32_t f = 0;
-  AlignedArray<int32_t> ones;  // [k_h * groups]
+  AlignedArray<int32_t> ones;  // [steps]
 };
 constexpr int kLanesMaxN = 8;
 // Bytes past a padded image's end that VnniLanesRows may read (its loads are 128 bytes).
