@@ -197,27 +197,25 @@ __attribute__((always_inline)) inline void RowBytes(__m512i p01, __m512i p23, __
   _mm512_mask_storeu_epi8(dst, mask, _mm512_permutexvar_epi32(perm, PackBytes<W>(p01, p23, lo8, hi8)));
 }
 
-// Fully unrolled over rows and panels (GCC keeps acc[][] in registers only then).
-template <int R, int NV, VnniStage S, VnniStore W>
-void Tile(const TileArgs& t) {
-  // Locals: stores through uint8_t* may alias t, which would make every field reload.
+// The sums of a tile of R rows x NV panels (Tile, TileRun): acc[r][v] from the panel's start value
+// (plus the row's term) over the K4 groups of A rows a_rows + r * lda and the split weights'
+// extra groups. Fully unrolled over rows and panels (GCC keeps acc[][] in registers only then).
+template <int R, int NV>
+__attribute__((always_inline)) inline void TileSums(const TileArgs& t, const uint8_t* a_rows, const int32_t* row_term,
+                                                    __m512i (&acc)[R][NV]) {
   const RequantPanel16* const q = t.q;
-  uint8_t* const c = t.c;
-  const int64_t ldc = t.ldc;
-  const int cols_last = t.cols_last;
-  __m512i acc[R][NV];
   _Pragma("GCC unroll 16")
   for (int v = 0; v < NV; ++v) {
     const __m512i init = Load(q[v].init);
     _Pragma("GCC unroll 16")
     for (int r = 0; r < R; ++r)
-      acc[r][v] = t.row_term ? _mm512_add_epi32(init, _mm512_set1_epi32(t.row_term[r])) : init;
+      acc[r][v] = row_term ? _mm512_add_epi32(init, _mm512_set1_epi32(row_term[r])) : init;
   }
   const int8_t* b = t.b;
   const int32_t* koff = t.koff;
   const int64_t lda = t.lda, panel_stride = t.panel_stride;
   for (int k = 0; k < t.K4; ++k) {
-    const uint8_t* a = t.a + koff[k];
+    const uint8_t* a = a_rows + koff[k];
     __m512i w[NV];
     _Pragma("GCC unroll 16")
     for (int v = 0; v < NV; ++v) w[v] = Load(b + v * panel_stride);
@@ -237,7 +235,7 @@ void Tile(const TileArgs& t) {
     for (int v = 0; v < NV; ++v) {
       for (int e = t.extra_begin[v]; e < t.extra_begin[v + 1]; ++e) {
         const __m512i w = Load(t.extra + int64_t{e} * 64);
-        const uint8_t* a = t.a + koff[t.extra_group[e]];
+        const uint8_t* a = a_rows + koff[t.extra_group[e]];
         _Pragma("GCC unroll 16")
         for (int r = 0; r < R; ++r) {
           int32_t group;
@@ -254,6 +252,16 @@ void Tile(const TileArgs& t) {
     _Pragma("GCC unroll 16")
     for (int v = 0; v < NV; ++v) asm("" : "+v"(acc[r][v]));
   }
+}
+
+// The output stage of a tile: acc[r][v] requantized (stage S) and stored as bytes (W) at
+// c + r * ldc, the last panel's t.cols_last columns valid.
+template <int R, int NV, VnniStage S, VnniStore W>
+__attribute__((always_inline)) inline void TileOut(const TileArgs& t, uint8_t* const c, __m512i (&acc)[R][NV]) {
+  // Locals: stores through uint8_t* may alias t, which would make every field reload.
+  const RequantPanel16* const q = t.q;
+  const int64_t ldc = t.ldc;
+  const int cols_last = t.cols_last;
   if constexpr (NV >= 2) {
     // A row's NV (2..4) panels become bytes together (RowBytes): two saturating packs to int16
     // and one to 8 bits put lane L's four values of panel v at dword 4L + v, one vpermd moves
@@ -339,7 +347,55 @@ void Tile(const TileArgs& t) {
   }
 }
 
+// One tile: R rows x NV panels from t.a, t.row_term to t.c.
+template <int R, int NV, VnniStage S, VnniStore W>
+void Tile(const TileArgs& t) {
+  uint8_t* const c = t.c;
+  __m512i acc[R][NV];
+  TileSums<R, NV>(t, t.a, t.row_term, acc);
+  TileOut<R, NV, S, W>(t, c, acc);
+}
+
+// `tiles` consecutive tiles of R rows (tile i from A rows t.a + i R lda, row terms t.row_term +
+// i R, to t.c + i R ldc), software-pipelined: the sums of tile i + 1 are written before the
+// output stage of tile i, two sets of accumulators alternating. The output stage (two vpmuldq
+// per 16 outputs on the multiply pipes, the shuffles, shifts and packs on the others) then runs
+// beside the next tile's vpdpbusd; one tile after another, the out-of-order window overlapped
+// almost nothing of them, and with a short k loop the output stage is half the time. Zen 5, a
+// run of 120 rows alone in a loop against 12x2 / 8x3 tiles (identical bytes): K = 16 1.36x /
+// 1.23x, K = 24 1.32x / 1.21x, K = 64 1.16x / 1.09x, K = 144 1.08x / 1.04x (kRunRows rows of 2
+// panels; 5 or 8 rows, or 4 rows of 3 panels, gained less: registers). In real models less
+// (kRunMaxK4 says where VnniChunk takes it).
+template <int R, int NV, VnniStage S, VnniStore W>
+void TileRun(const TileArgs& t, int tiles) {
+  __m512i acc0[R][NV], acc1[R][NV];
+  const int64_t a_step = R * t.lda, c_step = R * t.ldc;
+  const auto terms = [&](int i) { return t.row_term ? t.row_term + int64_t{i} * R : nullptr; };
+  TileSums<R, NV>(t, t.a, terms(0), acc0);
+  int i = 1;
+  for (; i + 1 < tiles; i += 2) {
+    TileSums<R, NV>(t, t.a + i * a_step, terms(i), acc1);
+    TileOut<R, NV, S, W>(t, t.c + (i - 1) * c_step, acc0);
+    TileSums<R, NV>(t, t.a + (i + 1) * a_step, terms(i + 1), acc0);
+    TileOut<R, NV, S, W>(t, t.c + i * c_step, acc1);
+  }
+  if (i < tiles) {
+    TileSums<R, NV>(t, t.a + i * a_step, terms(i), acc1);
+    TileOut<R, NV, S, W>(t, t.c + (i - 1) * c_step, acc0);
+    TileOut<R, NV, S, W>(t, t.c + i * c_step, acc1);
+  } else {
+    TileOut<R, NV, S, W>(t, t.c + (i - 1) * c_step, acc0);
+  }
+}
+
 using TileFn = void (*)(const TileArgs&);
+
+// TileRun's tiles (rows x 2 panels) and the deepest k loop (K4 groups) that takes them. In
+// MobileNetV2 int8 (per-op profile, old and new binary alternated): K = 16, 24, 32 with 96, 144,
+// 192 outputs 1.05x, 1.04x-1.11x, 1.05x; at K = 64 the 6 x 4 tiles (one read of A for four
+// panels) were as fast (384 outputs, 1.02x) or faster (kws_dscnn's 64 -> 64, whole model 0.976x).
+constexpr int kRunRows = 6;
+constexpr int kRunMaxK4 = 8;
 
 template <int NV, VnniStage S, VnniStore W, size_t... I>
 constexpr std::array<TileFn, sizeof...(I)> TileTable(std::index_sequence<I...>) {
@@ -703,6 +759,41 @@ void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, con
     }
     return;
   }
+  // t for the tile of group g from row r of the block starting at panel p.
+  auto place = [&](int g, int p, int r, int cols_last) {
+    t.b = b.panel(p);
+    t.extra_begin = b.split() ? b.extra_begin.data() + p : nullptr;
+    t.q = out.panels.data() + p;
+    t.cols_last = cols_last;
+    t.a = a + g * a_group + r * lda;
+    t.row_term = row_term ? row_term + int64_t{g} * rows + r : nullptr;
+    t.c = c + g * c_group + r * ldc + p * 16;
+  };
+  if (b.K4 <= kRunMaxK4 && rows >= 2 * kRunRows && p1 - p0 >= 2) {
+    // A short k loop: blocks of two panels in software-pipelined runs of kRunRows-row tiles
+    // (TileRun); the rows after the last whole tile, and an odd last panel, in single tiles.
+    const auto run_fn = WithStageAndStore(out, []<VnniStage S, VnniStore W>() { return &TileRun<kRunRows, 2, S, W>; });
+    const int whole = rows / kRunRows, left = rows - whole * kRunRows;
+    const int pairs_end = p1 - (p1 - p0) % 2;
+    for (int g = 0; g < groups; ++g) {
+      for (int p = p0; p < pairs_end; p += 2) {
+        const int cols_last = std::min(16, b.N - (p + 1) * 16);
+        place(g, p, 0, cols_last);
+        run_fn(t, whole);
+        if (left) {
+          place(g, p, whole * kRunRows, cols_last);
+          PickTile(out, 2, left)(t);
+        }
+      }
+      if (pairs_end < p1) {
+        ForEachTile(rows, pairs_end, p1, b.N, [&](int p, int nv, int r, int tr, int cols_last) {
+          place(g, p, r, cols_last);
+          PickTile(out, nv, tr)(t);
+        });
+      }
+    }
+    return;
+  }
   // The tiles of one chunk, chosen once for all groups (up to kCalls; more: chosen per group).
   // Against choosing them per group: ResNet-8 int8 1.012x, vww_96 1.008x (in-process A/B).
   struct Call {
@@ -717,13 +808,7 @@ void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, con
     ++n;
   });
   auto run = [&](int g, TileFn fn, int p, int r, int cols_last) {
-    t.b = b.panel(p);
-    t.extra_begin = b.split() ? b.extra_begin.data() + p : nullptr;
-    t.q = out.panels.data() + p;
-    t.cols_last = cols_last;
-    t.a = a + g * a_group + r * lda;
-    t.row_term = row_term ? row_term + int64_t{g} * rows + r : nullptr;
-    t.c = c + g * c_group + r * ldc + p * 16;
+    place(g, p, r, cols_last);
     fn(t);
   };
   for (int g = 0; g < groups; ++g) {
