@@ -1,11 +1,14 @@
 // Fast quantized MEAN over the spatial axes of an NHWC tensor (int8 / uint8 / int16; the
 // MobileNet-style global average head): per batch, int32 sums of every pixel's channels (AVX-512
-// BW: the pixels as one byte run, quant_convert_avx512.cc; else AVX2, quant_convert_avx2.cc), then the reference kernel's own last step (reduce/quant_mean.h), so
-// results are bit-exact with reduce/ref.cc. Other axes, non-constant axis tensors, empty inputs
+// BW: the pixels as one byte run, quant_convert_avx512.cc; else AVX2, quant_convert_avx2.cc), then the reference kernel's own last step (reduce/quant_mean.h;
+// for int8 / int16 over H and W the same arithmetic on 8 lanes, FinishCenteredMean), so results
+// are bit-exact with reduce/ref.cc. Other axes, non-constant axis tensors, empty inputs
 // and unquantized tensors stay on the reference kernel.
 #include <algorithm>
+#include <type_traits>
 
 #include "kernels/common/kernel_util.h"
+#include "kernels/common/quant_utils.h"
 #include "kernels/common/tensor_args.h"
 #include "kernels/quant_fast/quant_convert.h"
 #include "kernels/quant_fast/quant_fast.h"
@@ -47,6 +50,13 @@ class MeanFastKernel final : public FastKernel {
     p_.same_params = in.scale() == out.scale() && in.zero_point() == out.zero_point();
     batches_ = in.dim(0);
     channels_ = in.dim(3);
+    // Signed types over H and W: the last step vectorized (FinishCenteredMean), with the
+    // multiplier FinishQuantizedMean derives; an out-of-range one is left to it (its error).
+    centered_ = false;
+    if (p_.hw4d && type_ != DType::kUInt8) {
+      QuantizeMultiplier(static_cast<double>(p_.in_scale) / static_cast<double>(p_.out_scale), &mult_, &shift_);
+      centered_ = shift_ <= 30;
+    }
     sums_.assign(static_cast<size_t>(batches_) * channels_, 0);
     return true;
   }
@@ -71,6 +81,14 @@ class MeanFastKernel final : public FastKernel {
       if constexpr (sizeof(T) == 1) done = avx512_ && qconv::SumPixelsAvx512<T>(xb, p_.count, channels_, sb);
       if (!done) qconv::SumPixels<T>(xb, p_.count, channels_, sb);
     }
+    if constexpr (std::is_signed_v<T>) {
+      if (centered_) {
+        qconv::FinishCenteredMean<T>(sums_.data(), static_cast<int64_t>(sums_.size()),
+                                     static_cast<uint32_t>(p_.count) * static_cast<uint32_t>(p_.in_zp), mult_, shift_,
+                                     p_.count, p_.out_zp, ctx.output(0)->data_as<T>());
+        return Status::Ok();
+      }
+    }
     return FinishQuantizedMean<T>(ctx, p_, sums_.data(), ctx.output(0)->data_as<T>(),
                                   static_cast<int64_t>(sums_.size()));
   }
@@ -78,6 +96,9 @@ class MeanFastKernel final : public FastKernel {
   DType type_;
   bool avx512_;  // int8 / uint8 sums on AVX-512 BW (SumPixelsAvx512)
   QuantMeanParams p_;
+  bool centered_ = false;  // FinishCenteredMean with mult_, shift_
+  int32_t mult_ = 0;
+  int shift_ = 0;
   int batches_ = 0, channels_ = 0;
   std::vector<int32_t> sums_;
 };

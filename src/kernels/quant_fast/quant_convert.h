@@ -64,6 +64,14 @@ namespace edgeopt::kernels::qconv {
 template <typename T>
 void SumPixels(const T* x, int64_t pixels, int channels, int32_t* sums);
 
+// The last step of a MEAN over H and W (4D, keep_dims) with signed T (int8, int16) as
+// reduce/quant_mean.h's FinishQuantizedMean does it, 8 outputs at a time (bit-exact): y[o] =
+// clamp(trunc((v +- n/2) / n) + out_zp), v = MultiplyByQuantizedMultiplier(raw_sum[o] -
+// centered_offset, mult, shift), + for v > 0. AVX2 (quant_convert_avx2.cc).
+template <typename T>
+void FinishCenteredMean(const int32_t* raw_sum, int64_t n_out, uint32_t centered_offset, int32_t mult, int shift,
+                        int32_t n, int32_t out_zp, T* y);
+
 // The same for int8 / uint8 on AVX-512 BW (quant_convert_avx512.cc): the pixels read as one run
 // of bytes, 64 at a time, summed per byte position over lcm(channels, 64) positions in 16-bit
 // lanes (128 at a time) and then per channel; false (nothing written) when lcm(channels, 64)

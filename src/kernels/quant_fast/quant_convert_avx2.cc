@@ -1,7 +1,10 @@
 // AVX2 QUANTIZE float -> int, int8 <-> uint8 sign flips and int8/uint8 pooling (quant_convert.h),
 // bit-exact with the reference kernels.
+#include <algorithm>
 #include <cstring>
+#include <limits>
 
+#include "kernels/common/quant_utils.h"
 #include "kernels/quant_fast/quant_avx2_util.h"
 #include "kernels/quant_fast/quant_convert.h"
 
@@ -146,6 +149,40 @@ void SumPixels(const T* x, int64_t pixels, int channels, int32_t* sums) {
     sums[c] = static_cast<int32_t>(acc);
   }
 }
+
+template <typename T>
+void FinishCenteredMean(const int32_t* raw_sum, int64_t n_out, uint32_t centered_offset, int32_t mult, int shift,
+                        int32_t n, int32_t out_zp, T* y) {
+  const avx2q::Requant r(mult, shift);
+  const __m256i off = _mm256_set1_epi32(static_cast<int32_t>(centered_offset)), zp = _mm256_set1_epi32(out_zp);
+  const __m256i lo = _mm256_set1_epi32(std::numeric_limits<T>::min()), hi = _mm256_set1_epi32(std::numeric_limits<T>::max());
+  const __m256d half = _mm256_set1_pd(n / 2), neg_half = _mm256_set1_pd(-(n / 2)), dn = _mm256_set1_pd(n),
+                zero = _mm256_setzero_pd();
+  // trunc((v + n/2) / n) for v > 0, trunc((v - n/2) / n) otherwise, on 4 lanes: v and n/2 are
+  // exact doubles and so is their sum (|sum| < 2^33), and the division and the truncation are
+  // the scalar code's.
+  const auto quotient = [&](__m128i v4) {
+    const __m256d v = _mm256_cvtepi32_pd(v4);
+    const __m256d add = _mm256_blendv_pd(neg_half, half, _mm256_cmp_pd(v, zero, _CMP_GT_OQ));
+    return _mm256_cvttpd_epi32(_mm256_div_pd(_mm256_add_pd(v, add), dn));
+  };
+  int64_t o = 0;
+  for (; o + 8 <= n_out; o += 8) {
+    const __m256i v = r(_mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(raw_sum + o)), off));
+    const __m256i q = _mm256_set_m128i(quotient(_mm256_extracti128_si256(v, 1)), quotient(_mm256_castsi256_si128(v)));
+    avx2q::Store8(y + o, _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(q, zp), lo), hi));
+  }
+  for (; o < n_out; ++o) {
+    const auto centered = static_cast<int32_t>(static_cast<uint32_t>(raw_sum[o]) - centered_offset);
+    const int32_t v = MultiplyByQuantizedMultiplier(centered, mult, shift);
+    const int64_t num = v > 0 ? int64_t{v} + n / 2 : int64_t{v} - n / 2;
+    const int32_t q = static_cast<int32_t>(static_cast<double>(num) / static_cast<double>(n)) + out_zp;
+    y[o] = static_cast<T>(std::min<int32_t>(std::max<int32_t>(q, std::numeric_limits<T>::min()), std::numeric_limits<T>::max()));
+  }
+}
+
+template void FinishCenteredMean<int8_t>(const int32_t*, int64_t, uint32_t, int32_t, int, int32_t, int32_t, int8_t*);
+template void FinishCenteredMean<int16_t>(const int32_t*, int64_t, uint32_t, int32_t, int, int32_t, int32_t, int16_t*);
 
 template void SumPixels<int8_t>(const int8_t*, int64_t, int, int32_t*);
 template void SumPixels<uint8_t>(const uint8_t*, int64_t, int, int32_t*);
