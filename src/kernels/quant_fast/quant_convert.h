@@ -67,7 +67,8 @@ void SumPixels(const T* x, int64_t pixels, int channels, int32_t* sums);
 // The last step of a MEAN over H and W (4D, keep_dims) with signed T (int8, int16) as
 // reduce/quant_mean.h's FinishQuantizedMean does it, 8 outputs at a time (bit-exact): y[o] =
 // clamp(trunc((v +- n/2) / n) + out_zp), v = MultiplyByQuantizedMultiplier(raw_sum[o] -
-// centered_offset, mult, shift), + for v > 0. AVX2 (quant_convert_avx2.cc).
+// centered_offset, mult, shift), + for v > 0. n_out a multiple of 8 (the caller finishes the
+// rest with the reference's loop). AVX2 (quant_convert_avx2.cc).
 template <typename T>
 void FinishCenteredMean(const int32_t* raw_sum, int64_t n_out, uint32_t centered_offset, int32_t mult, int shift,
                         int32_t n, int32_t out_zp, T* y);

@@ -1,10 +1,8 @@
 // AVX2 QUANTIZE float -> int, int8 <-> uint8 sign flips and int8/uint8 pooling (quant_convert.h),
 // bit-exact with the reference kernels.
-#include <algorithm>
 #include <cstring>
 #include <limits>
 
-#include "kernels/common/quant_utils.h"
 #include "kernels/quant_fast/quant_avx2_util.h"
 #include "kernels/quant_fast/quant_convert.h"
 
@@ -166,18 +164,10 @@ void FinishCenteredMean(const int32_t* raw_sum, int64_t n_out, uint32_t centered
     const __m256d add = _mm256_blendv_pd(neg_half, half, _mm256_cmp_pd(v, zero, _CMP_GT_OQ));
     return _mm256_cvttpd_epi32(_mm256_div_pd(_mm256_add_pd(v, add), dn));
   };
-  int64_t o = 0;
-  for (; o + 8 <= n_out; o += 8) {
+  for (int64_t o = 0; o < n_out; o += 8) {
     const __m256i v = r(_mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(raw_sum + o)), off));
     const __m256i q = _mm256_set_m128i(quotient(_mm256_extracti128_si256(v, 1)), quotient(_mm256_castsi256_si128(v)));
     avx2q::Store8(y + o, _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(q, zp), lo), hi));
-  }
-  for (; o < n_out; ++o) {
-    const auto centered = static_cast<int32_t>(static_cast<uint32_t>(raw_sum[o]) - centered_offset);
-    const int32_t v = MultiplyByQuantizedMultiplier(centered, mult, shift);
-    const int64_t num = v > 0 ? int64_t{v} + n / 2 : int64_t{v} - n / 2;
-    const int32_t q = static_cast<int32_t>(static_cast<double>(num) / static_cast<double>(n)) + out_zp;
-    y[o] = static_cast<T>(std::min<int32_t>(std::max<int32_t>(q, std::numeric_limits<T>::min()), std::numeric_limits<T>::max()));
   }
 }
 

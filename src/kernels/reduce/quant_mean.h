@@ -20,6 +20,12 @@ struct QuantMeanParams {
   bool same_params = false;  // equal scales and zero points
 };
 
+// The multiplier of the signed 4-D H,W mean (in_scale / out_scale; the reference's
+// QuantizeMultiplier); FinishQuantizedMean refuses a shift above 30.
+inline void CenteredMeanMultiplier(const QuantMeanParams& p, int32_t* mult, int* shift) {
+  QuantizeMultiplier(static_cast<double>(p.in_scale) / static_cast<double>(p.out_scale), mult, shift);
+}
+
 template <typename T>
 Status FinishQuantizedMean(const rt::KernelContext& ctx, const QuantMeanParams& p, const int32_t* raw_sum, T* y,
                            int64_t n_out) {
@@ -50,7 +56,7 @@ Status FinishQuantizedMean(const rt::KernelContext& ctx, const QuantMeanParams& 
       const auto centered_offset = static_cast<uint32_t>(n) * static_cast<uint32_t>(p.in_zp);
       int32_t mult;
       int shift;
-      QuantizeMultiplier(static_cast<double>(p.in_scale) / static_cast<double>(p.out_scale), &mult, &shift);
+      CenteredMeanMultiplier(p, &mult, &shift);
       RETURN_IF_ERROR(check_shift(shift));
       // (v +- n/2) / n truncating, computed as a double quotient: |v +- n/2| < 2^32, and for
       // integers a, b with |a| < 2^53 the correctly rounded a / b truncates to the integer
