@@ -1,11 +1,12 @@
 // A 64-byte aligned float buffer (packed weights, zero rows): vector loads from it are aligned
-// and it never shares a cache line with another allocation.
+// and it never shares a cache line with another allocation. The memory comes from
+// rt::AllocateWeightMemory (huge pages where the system grants them: runtime/weight_memory.h).
 #pragma once
 
 #include <cstddef>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
+
+#include "runtime/weight_memory.h"
 
 namespace edgeopt::kernels {
 
@@ -21,9 +22,7 @@ class AlignedFloats {
       data_.reset();
       return;
     }
-    const size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
-    data_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
-    std::memset(data_.get(), 0, bytes);
+    data_.reset(static_cast<float*>(rt::AllocateWeightMemory(n * sizeof(float))));
   }
   float* data() { return data_.get(); }
   const float* data() const { return data_.get(); }
@@ -32,7 +31,7 @@ class AlignedFloats {
 
  private:
   struct Free {
-    void operator()(float* p) const { std::free(p); }
+    void operator()(float* p) const { rt::FreeWeightMemory(p); }
   };
   std::unique_ptr<float, Free> data_;
   size_t size_ = 0;

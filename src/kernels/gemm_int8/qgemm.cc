@@ -2,6 +2,8 @@
 // threaded driver (the AVX2 micro-kernel and output stages are in qgemm_avx2.cc).
 #include "kernels/gemm_int8/qgemm.h"
 
+#include "runtime/weight_memory.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -11,14 +13,12 @@ namespace edgeopt::kernels::qgemm {
 
 template <typename T>
 void AlignedArray<T>::Free::operator()(T* p) const {
-  std::free(p);
+  rt::FreeWeightMemory(p);
 }
 
 template <typename T>
 void AlignedArray<T>::Resize(size_t n) {
-  const size_t bytes = ((std::max<size_t>(n, 1) * sizeof(T)) + 63) / 64 * 64;
-  data.reset(static_cast<T*>(std::aligned_alloc(64, bytes)));
-  std::memset(data.get(), 0, bytes);
+  data.reset(static_cast<T*>(rt::AllocateWeightMemory(std::max<size_t>(n, 1) * sizeof(T))));
   size = n;
 }
 
