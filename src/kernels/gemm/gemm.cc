@@ -198,8 +198,8 @@ const Ukernels& SelectPointwiseUkernels(const rt::CpuFeatures& cpu, int64_t k, i
 }
 
 const Ukernels& SelectConvUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n) {
-  const bool full_zmm = cpu.has_avx512() && !cpu.avx512_halved;
-  return full_zmm && n > 1 ? Avx512PairUkernels() : SelectUkernels(cpu, k, n);
+  if (cpu.has_avx512() && n > 1) return cpu.avx512_halved ? Avx512WideUkernels() : Avx512PairUkernels();
+  return SelectUkernels(cpu, k, n);
 }
 
 // ---------------------------------------------------------------------------------------------

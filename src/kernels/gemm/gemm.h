@@ -148,11 +148,16 @@ const Ukernels& Avx512PairUkernels();
 // with N a multiple of 32 both ran within 0.96-1.04x, so the 12×32 tiles keep those.
 const Ukernels& SelectPointwiseUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n);
 // For other convolutions (IGemm, packing through PackNKFor with the taps): as SelectUkernels,
-// except that where zmm run at full width the k-pair family takes every n > 1. In-process A/B on
-// Zen 5 (1 thread, two interpreters alternated, medians of 300 pairs): 3×3 convolutions ran
-// 1.15-1.9x faster with it, N = 2..512 (N = 32..512 too: 1.37-1.51x), 1×1 at stride 2
-// 1.40-1.43x, RGB stems (9 floats per filter-row tap) 1.14-1.52x; a 3×3 over one channel (3
-// floats per tap) at N = 32 0.95x.
+// except for every n > 1 with AVX-512: where zmm run at full width the k-pair family takes them.
+// In-process A/B on Zen 5 (1 thread, two interpreters alternated, medians of 300 pairs): 3×3
+// convolutions ran 1.15-1.9x faster with it, N = 2..512 (N = 32..512 too: 1.37-1.51x), 1×1 at
+// stride 2 1.40-1.43x, RGB stems (9 floats per filter-row tap) 1.14-1.52x; a 3×3 over one channel
+// (3 floats per tap) at N = 32 0.95x. Where zmm are halved (Zen 4) the always-wide tiles
+// (Avx512WideUkernels: 12×32 at every depth) take them: against the AVX2 / K-dependent AVX-512
+// tiles (single convolutions, two interpreters alternated, 9 x 30-50 runs, medians of the round
+// ratios) 3×3 with N = 32-256, C = 1-256 1.12-1.41x, 7×7 stride-2 stem 3 -> 64 1.18x, the RGB 3×3
+// stems 224 -> 32 / 96 -> 16 / 224 -> 8 1.02-1.04x, 5×5 16 -> 24 1.01x; the k-pair family there
+// ran 0.80-0.97x of these (its pairs leave half of every odd tap's last pair empty).
 const Ukernels& SelectConvUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n);
 
 // C = A · B + bias, clamped. pool may be null (single thread).

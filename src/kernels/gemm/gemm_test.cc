@@ -104,13 +104,17 @@ TEST(GemmF32, SelectsTheWidestFamilyTheCpuHas) {
   EXPECT_EQ(&SelectPointwiseUkernels(halved, 144, 24), &SelectDirectUkernels(halved, 144, 24));
   EXPECT_STREQ(SelectPointwiseUkernels(rt::CapFeatures(hw, "avx2"), 144, 24).isa, "avx2");
   EXPECT_TRUE(Avx512PairUkernels().pairs);
-  // Other convolutions: every N > 1 where zmm run at full width.
+  // Other convolutions: every N > 1 with AVX-512; the k-pair family where zmm run at full width.
   EXPECT_EQ(&SelectConvUkernels(full, 144, 24), &Avx512PairUkernels());
   EXPECT_EQ(&SelectConvUkernels(full, 144, 32), &Avx512PairUkernels());
   EXPECT_EQ(&SelectConvUkernels(full, 4608, 512), &Avx512PairUkernels());
   EXPECT_EQ(&SelectConvUkernels(full, 27, 2), &Avx512PairUkernels());
   EXPECT_EQ(&SelectConvUkernels(full, 144, 1), &Avx512WideUkernels());
-  EXPECT_EQ(&SelectConvUkernels(halved, 144, 24), &SelectUkernels(halved, 144, 24));
+  // Where zmm are halved: the always-wide tiles at every depth (not AVX2 below K = 64).
+  EXPECT_EQ(&SelectConvUkernels(halved, 144, 24), &Avx512WideUkernels());
+  EXPECT_EQ(&SelectConvUkernels(halved, 27, 32), &Avx512WideUkernels());
+  EXPECT_EQ(&SelectConvUkernels(halved, 27, 8), &Avx512WideUkernels());
+  EXPECT_EQ(&SelectConvUkernels(halved, 144, 1), &SelectUkernels(halved, 144, 1));
   EXPECT_STREQ(SelectConvUkernels(rt::CapFeatures(hw, "avx2"), 144, 24).isa, "avx2");
   EXPECT_STREQ(PackKeyFor(Avx512PairUkernels()), "f32gemm-nk-pairs");
   EXPECT_STREQ(PackKeyFor(Avx512PairUkernels(), 3), "f32gemm-nk-pairs-per-tap");
