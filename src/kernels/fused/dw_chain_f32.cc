@@ -75,7 +75,9 @@ bool MatchPointwise(const rt::KernelCreateContext& cc, Pointwise* pw) {
   if (o.padding != tflite::Padding_SAME && o.padding != tflite::Padding_VALID) return false;
   if (!FusedMinMax(o.fused_activation_function, &pw->mm)) return false;
   pw->op = cc.op_index;
-  pw->uk = &gemm::SelectPointwiseUkernels(cc.cpu, k, n);  // as MakeConv2DF32 chooses for a 1×1 stride-1 filter
+  const auto& in = cc.input(0)->shape;  // NHWC (FloatNhwc)
+  // As MakeConv2DF32 chooses for a 1×1 stride-1 filter (rows: the unfused layer's pixels).
+  pw->uk = &gemm::SelectPointwiseUkernels(cc.cpu, k, n, int64_t{in[0]} * in[1] * in[2]);
   return true;
 }
 

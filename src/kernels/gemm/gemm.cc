@@ -183,14 +183,16 @@ const Ukernels& SelectUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n)
   return cpu.has_avx2_fma() ? Avx2Ukernels() : ScalarUkernels();
 }
 
-const Ukernels& SelectDirectUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n) {
+const Ukernels& SelectDirectUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n, int64_t m) {
   const bool small_k = cpu.avx512_halved ? k <= 16 || (k <= kSmallKMaxK && n % kNr == 0) : k <= 4 || (k <= 16 && n <= 32);
   if (cpu.has_avx512() && k >= 1 && n > 8 && small_k) return Avx512SmallKUkernels();
+  if (cpu.has_avx512() && cpu.avx512_halved && k >= kAvx512MinK && n % kNr == 0 && m >= kRows7MinM)
+    return Avx512Rows7Ukernels();
   return SelectUkernels(cpu, k, n);
 }
 
-const Ukernels& SelectPointwiseUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n) {
-  const Ukernels& direct = SelectDirectUkernels(cpu, k, n);
+const Ukernels& SelectPointwiseUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n, int64_t m) {
+  const Ukernels& direct = SelectDirectUkernels(cpu, k, n, m);
   const int64_t tail = n % (2 * kNr);  // columns the 12×32 tiles leave to a 12×16 or 12×8 group
   if (cpu.has_avx512() && !cpu.avx512_halved && tail >= 1 && tail <= 24 && &direct != &Avx512SmallKUkernels())
     return Avx512PairUkernels();

@@ -134,8 +134,21 @@ const Ukernels& Avx512SmallKUkernels();
 // With full-width zmm (Zen 5, M = 112-3136, alternated, CPU time) the always-wide tiles caught
 // up where there are many panels: the small-K family keeps k <= 4 (1.2-1.7x) and k <= 16 with
 // n <= 32 (1.07-1.6x); at k = 8-16 with n = 96-144 it ran 0.86-0.99x, at k = 24-48 0.72-0.95x.
+// Where zmm are halved (Zen 4), the direct GEMMs that the small-K family does not take, whose
+// columns fill whole panels (n a multiple of 16), with k >= kAvx512MinK and at least kRows7MinM
+// rows (m: the GEMM's rows when the caller knows them, else -1) get the seven-row family
+// (Avx512Rows7Ukernels). Single 1×1 convolutions of MobileNetV2 / MobileNetV1 0.25 / DeepLabV3,
+// two interpreters in one process alternated (7-9 x 10-50 runs, medians of the round ratios):
+// K = 64-960, N = 32-1280, M = 49-1089 1.01-1.07x; it lost at K = 40-48 (0.96-0.98x), at
+// N = 24 (a half-empty last panel: 0.85x), where the small-K family runs (0.95-0.98x), and in
+// vww_96's 3×3-pixel layers (M = 9: 0.87-0.92x; M = 36 even). Whole models (in-process A/B, 1
+// thread): MobileNetV2 float 0.992x the time, MobileNet v1 0.25 0.978x, DeepLabV3 0.979x.
 constexpr int64_t kSmallKMaxK = 32;
-const Ukernels& SelectDirectUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n);
+constexpr int64_t kRows7MinM = 48;
+const Ukernels& SelectDirectUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n, int64_t m = -1);
+// 7 rows × 16 columns, one panel at a time (gemm_avx512.cc; direct GEMM only, igemm null; the
+// panels' packing): one B load and seven broadcasts per seven multiply-adds.
+const Ukernels& Avx512Rows7Ukernels();
 
 // AVX-512 tiles over k pairs (gemm_avx512.cc), B packed with PackedB::FromNKPairs (for its
 // igemm with the IGemm's taps).
@@ -146,7 +159,7 @@ const Ukernels& Avx512PairUkernels();
 // alone, alternated, hot caches (Zen 5): N = 16-24 1.17-1.65x (MobileNetV2's projections), N =
 // 1-8 1.5-1.8x, N = 40-120 with such a tail 1.08-1.28x (N mod 32 = 16 at K >= 64: 1.0-1.08x);
 // with N a multiple of 32 both ran within 0.96-1.04x, so the 12×32 tiles keep those.
-const Ukernels& SelectPointwiseUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n);
+const Ukernels& SelectPointwiseUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n, int64_t m = -1);
 // For other convolutions (IGemm, packing through PackNKFor with the taps): as SelectUkernels,
 // except for every n > 1 with AVX-512: where zmm run at full width the k-pair family takes them.
 // In-process A/B on Zen 5 (1 thread, two interpreters alternated, medians of 300 pairs): 3×3

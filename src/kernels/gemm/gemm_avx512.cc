@@ -561,7 +561,53 @@ void GemvPairs(size_t nc, size_t kc, const float* a, const float* w, size_t w_st
   GemmPairs(1, nc, kc, a, kc, w, w_stride, bias, c, nc, mm);
 }
 
+// Seven rows × one panel (7 zmm accumulators; per k one B load and seven broadcasts), panel
+// after panel, for the direct GEMM on halved-zmm cores (Avx512Rows7Ukernels). The same sums bit
+// for bit as the other families (one multiply-add per k in k order, from the bias or from C).
+template <int MR>
+void Rows7Tile(size_t nc, size_t kc, const float* a, size_t a_stride, const float* w, size_t w_stride,
+               const float* bias, float* c, size_t c_stride, MinMax mm) {
+  const __m512 vmin = _mm512_set1_ps(mm.min), vmax = _mm512_set1_ps(mm.max);
+  for (; nc > 0; w += w_stride, c += kNr, bias = bias ? bias + kNr : nullptr) {
+    const size_t cols = Min(kNr, nc);
+    const __mmask16 m = Lanes(cols);
+    __m512 acc[MR];
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) acc[r] = bias ? _mm512_load_ps(bias) : _mm512_maskz_loadu_ps(m, c + r * c_stride);
+    for (size_t k = 0; k < kc; ++k) {
+      const __m512 b = _mm512_load_ps(w + k * kNr);
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(a[r * a_stride + k]), b, acc[r]);
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r)
+      _mm512_mask_storeu_ps(c + r * c_stride, m, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc[r])));
+    nc -= cols;
+  }
+}
+
+constexpr int kRows7Mr = 7;
+
+template <int... Rows>
+void Rows7Gemm(std::integer_sequence<int, Rows...>, size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride,
+               const float* w, size_t w_stride, const float* bias, float* c, size_t c_stride, MinMax mm) {
+  using TileFn = void (*)(size_t, size_t, const float*, size_t, const float*, size_t, const float*, float*, size_t,
+                          MinMax);
+  static constexpr TileFn kTiles[] = {&Rows7Tile<Rows + 1>...};  // kTiles[r - 1]: r rows
+  if (mr >= 1 && mr <= sizeof...(Rows)) kTiles[mr - 1](nc, kc, a, a_stride, w, w_stride, bias, c, c_stride, mm);
+}
+
+void GemmRows7(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* w, size_t w_stride,
+               const float* bias, float* c, size_t c_stride, MinMax mm) {
+  Rows7Gemm(std::make_integer_sequence<int, kRows7Mr>{}, mr, nc, kc, a, a_stride, w, w_stride, bias, c, c_stride, mm);
+}
+
 }  // namespace
+
+const Ukernels& Avx512Rows7Ukernels() {
+  static const Ukernels k{"avx512", kRows7Mr, kNr, GemmRows7, nullptr, Gemv1x16};
+  return k;
+}
 
 const Ukernels& Avx512PairUkernels() {
   static const Ukernels k{"avx512/kpair", kPairMr, kPairNr, GemmPairs, IgemmPairs, GemvPairs, /*pairs=*/true};

@@ -37,6 +37,7 @@ std::vector<const Ukernels*> DirectFamilies() {
   if (rt::CpuHardware().has_avx512()) {
     f.push_back(&Avx512SmallKUkernels());
     f.push_back(&Avx512PairUkernels());
+    f.push_back(&Avx512Rows7Ukernels());
   }
   return f;
 }
@@ -77,7 +78,18 @@ TEST(GemmF32, SelectsTheWidestFamilyTheCpuHas) {
   EXPECT_STREQ(SelectDirectUkernels(halved, 32, 24).isa, "avx2");
   EXPECT_STREQ(SelectDirectUkernels(halved, 33, 32).isa, "avx2");
   EXPECT_STREQ(SelectDirectUkernels(halved, 8, 8).isa, "avx512");
-  EXPECT_STREQ(SelectDirectUkernels(halved, 64, 64).isa, "avx512");
+  // From k = 64 on with whole panels: the seven-row tiles; else the selection above.
+  // (rows known and at least kRows7MinM).
+  EXPECT_EQ(&SelectDirectUkernels(halved, 64, 64, 784), &Avx512Rows7Ukernels());
+  EXPECT_EQ(&SelectDirectUkernels(halved, 960, 1280, 49), &Avx512Rows7Ukernels());
+  EXPECT_EQ(&SelectPointwiseUkernels(halved, 960, 1280, 49), &Avx512Rows7Ukernels());
+  EXPECT_EQ(&SelectDirectUkernels(halved, 256, 256, 9), &Avx512Ukernels());
+  EXPECT_EQ(&SelectDirectUkernels(halved, 256, 256), &Avx512Ukernels());
+  EXPECT_EQ(&SelectDirectUkernels(halved, 144, 24, 784), &Avx512Ukernels());
+  EXPECT_EQ(&SelectDirectUkernels(halved, 48, 288), &Avx2Ukernels());
+  EXPECT_EQ(&SelectDirectUkernels(full, 144, 96), &Avx512WideUkernels());
+  EXPECT_EQ(Avx512Rows7Ukernels().igemm, nullptr);
+  EXPECT_EQ(Avx512Rows7Ukernels().mr, 7);
   // On full-width cores: k <= 4, or k <= 16 with at most two panels.
   EXPECT_STREQ(SelectDirectUkernels(full, 4, 144).isa, "avx512/smallk");
   EXPECT_STREQ(SelectDirectUkernels(full, 16, 32).isa, "avx512/smallk");
