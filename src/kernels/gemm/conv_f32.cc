@@ -320,9 +320,10 @@ std::unique_ptr<rt::OpKernel> MakeConv2DF32(const rt::KernelCreateContext& cc) {
   // A 1×1 filter at stride 1 always runs the direct GEMM (Prepare's pointwise path), so it may
   // use a family without an indirect kernel.
   const bool direct = fs[1] == 1 && fs[2] == 1 && o.stride_h == 1 && o.stride_w == 1;
-  const int64_t pixels = int64_t{in->shape[0]} * in->shape[1] * in->shape[2];  // the direct GEMM's rows
+  const auto& os = cc.output(0)->shape;  // the GEMM's rows: the output pixels
+  const int64_t pixels = os.size() == 4 ? int64_t{os[0]} * os[1] * os[2] : -1;
   return std::make_unique<Conv2DF32>(direct ? gemm::SelectPointwiseUkernels(cc.cpu, k, fs[0], pixels)
-                                            : gemm::SelectConvUkernels(cc.cpu, k, fs[0]),
+                                            : gemm::SelectConvUkernels(cc.cpu, k, fs[0], pixels),
                                      mm, cc.cpu.has_avx512());
 }
 

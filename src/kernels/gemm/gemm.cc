@@ -199,7 +199,8 @@ const Ukernels& SelectPointwiseUkernels(const rt::CpuFeatures& cpu, int64_t k, i
   return direct;
 }
 
-const Ukernels& SelectConvUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n) {
+const Ukernels& SelectConvUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n, int64_t m) {
+  if (cpu.has_avx512() && cpu.avx512_halved && n % kNr == 0 && m >= kRows7MinM) return Avx512Rows7Ukernels();
   if (cpu.has_avx512() && n > 1) return cpu.avx512_halved ? Avx512WideUkernels() : Avx512PairUkernels();
   return SelectUkernels(cpu, k, n);
 }

@@ -146,7 +146,7 @@ const Ukernels& Avx512SmallKUkernels();
 constexpr int64_t kSmallKMaxK = 32;
 constexpr int64_t kRows7MinM = 48;
 const Ukernels& SelectDirectUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n, int64_t m = -1);
-// 7 rows × 16 columns, one panel at a time (gemm_avx512.cc; direct GEMM only, igemm null; the
+// 7 rows × 16 columns, one panel at a time (gemm_avx512.cc; direct and indirect GEMM; the
 // panels' packing): one B load and seven broadcasts per seven multiply-adds.
 const Ukernels& Avx512Rows7Ukernels();
 
@@ -170,8 +170,12 @@ const Ukernels& SelectPointwiseUkernels(const rt::CpuFeatures& cpu, int64_t k, i
 // tiles (single convolutions, two interpreters alternated, 9 x 30-50 runs, medians of the round
 // ratios) 3×3 with N = 32-256, C = 1-256 1.12-1.41x, 7×7 stride-2 stem 3 -> 64 1.18x, the RGB 3×3
 // stems 224 -> 32 / 96 -> 16 / 224 -> 8 1.02-1.04x, 5×5 16 -> 24 1.01x; the k-pair family there
-// ran 0.80-0.97x of these (its pairs leave half of every odd tap's last pair empty).
-const Ukernels& SelectConvUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n);
+// ran 0.80-0.97x of these (its pairs leave half of every odd tap's last pair empty). And there,
+// with N a multiple of 16 and at least kRows7MinM output pixels (m; -1: unknown), the seven-row
+// tiles (Avx512Rows7Ukernels) take them: against the wide tiles (same A/B) the RGB stems
+// 224 -> 32 / 96 -> 16 1.12-1.14x, 3×3 with N = 32-256 1.04-1.07x, 7×7/2 3 -> 64 1.07x, 3×3 over
+// one channel 1.15x; at N = 24 / 40 (a half-used last panel) they lost (0.89x / 0.94x).
+const Ukernels& SelectConvUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n, int64_t m = -1);
 
 // C = A · B + bias, clamped. pool may be null (single thread).
 void Gemm(const Ukernels& uk, rt::ThreadPool* pool, size_t m, const float* a, size_t a_stride, const PackedB& b,

@@ -562,8 +562,9 @@ void GemvPairs(size_t nc, size_t kc, const float* a, const float* w, size_t w_st
 }
 
 // Seven rows × one panel (7 zmm accumulators; per k one B load and seven broadcasts), panel
-// after panel, for the direct GEMM on halved-zmm cores (Avx512Rows7Ukernels). The same sums bit
-// for bit as the other families (one multiply-add per k in k order, from the bias or from C).
+// after panel, for halved-zmm cores (Avx512Rows7Ukernels; gemm.h has the measurements). The same
+// sums bit for bit as the other families (one multiply-add per k in k order, from the bias or
+// from C).
 template <int MR>
 void Rows7Tile(size_t nc, size_t kc, const float* a, size_t a_stride, const float* w, size_t w_stride,
                const float* bias, float* c, size_t c_stride, MinMax mm) {
@@ -588,6 +589,50 @@ void Rows7Tile(size_t nc, size_t kc, const float* a, size_t a_stride, const floa
 
 constexpr int kRows7Mr = 7;
 
+// The indirect form: per tap, row r's kc floats at ind[tap · kRows7Mr + r].
+template <int MR>
+void Rows7IgemmTile(size_t nc, size_t kc, size_t taps, const float* const* ind, const float* w, size_t w_stride,
+                    const float* bias, float* c, size_t c_stride, MinMax mm) {
+  const __m512 vmin = _mm512_set1_ps(mm.min), vmax = _mm512_set1_ps(mm.max);
+  for (; nc > 0; w += w_stride, c += kNr, bias += kNr) {
+    const size_t cols = Min(kNr, nc);
+    const __mmask16 m = Lanes(cols);
+    __m512 acc[MR];
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) acc[r] = _mm512_load_ps(bias);
+    const float* wt = w;
+    for (size_t tap = 0; tap < taps; ++tap) {
+      const float* rows[MR];
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) rows[r] = ind[tap * kRows7Mr + r];
+      for (size_t k = 0; k < kc; ++k, wt += kNr) {
+        const __m512 b = _mm512_load_ps(wt);
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(rows[r][k]), b, acc[r]);
+      }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r)
+      _mm512_mask_storeu_ps(c + r * c_stride, m, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc[r])));
+    nc -= cols;
+  }
+}
+
+template <int... Rows>
+void Rows7IgemmOf(std::integer_sequence<int, Rows...>, size_t mr, size_t nc, size_t kc, size_t taps,
+                  const float* const* ind, const float* w, size_t w_stride, const float* bias, float* c,
+                  size_t c_stride, MinMax mm) {
+  using TileFn = void (*)(size_t, size_t, size_t, const float* const*, const float*, size_t, const float*, float*,
+                          size_t, MinMax);
+  static constexpr TileFn kTiles[] = {&Rows7IgemmTile<Rows + 1>...};
+  if (mr >= 1 && mr <= sizeof...(Rows)) kTiles[mr - 1](nc, kc, taps, ind, w, w_stride, bias, c, c_stride, mm);
+}
+
+void IgemmRows7(size_t mr, size_t nc, size_t kc, size_t taps, const float* const* ind, const float* w,
+                size_t w_stride, const float* bias, float* c, size_t c_stride, MinMax mm) {
+  Rows7IgemmOf(std::make_integer_sequence<int, kRows7Mr>{}, mr, nc, kc, taps, ind, w, w_stride, bias, c, c_stride, mm);
+}
+
 template <int... Rows>
 void Rows7Gemm(std::integer_sequence<int, Rows...>, size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride,
                const float* w, size_t w_stride, const float* bias, float* c, size_t c_stride, MinMax mm) {
@@ -605,7 +650,7 @@ void GemmRows7(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride,
 }  // namespace
 
 const Ukernels& Avx512Rows7Ukernels() {
-  static const Ukernels k{"avx512", kRows7Mr, kNr, GemmRows7, nullptr, Gemv1x16};
+  static const Ukernels k{"avx512", kRows7Mr, kNr, GemmRows7, IgemmRows7, Gemv1x16};
   return k;
 }
 

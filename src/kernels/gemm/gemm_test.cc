@@ -26,6 +26,7 @@ std::vector<const Ukernels*> Families() {
   if (rt::CpuHardware().has_avx512()) {
     f.push_back(&Avx512Ukernels());
     f.push_back(&Avx512WideUkernels());
+    f.push_back(&Avx512Rows7Ukernels());
   }
   return f;
 }
@@ -37,7 +38,6 @@ std::vector<const Ukernels*> DirectFamilies() {
   if (rt::CpuHardware().has_avx512()) {
     f.push_back(&Avx512SmallKUkernels());
     f.push_back(&Avx512PairUkernels());
-    f.push_back(&Avx512Rows7Ukernels());
   }
   return f;
 }
@@ -88,7 +88,6 @@ TEST(GemmF32, SelectsTheWidestFamilyTheCpuHas) {
   EXPECT_EQ(&SelectDirectUkernels(halved, 144, 24, 784), &Avx512Ukernels());
   EXPECT_EQ(&SelectDirectUkernels(halved, 48, 288), &Avx2Ukernels());
   EXPECT_EQ(&SelectDirectUkernels(full, 144, 96), &Avx512WideUkernels());
-  EXPECT_EQ(Avx512Rows7Ukernels().igemm, nullptr);
   EXPECT_EQ(Avx512Rows7Ukernels().mr, 7);
   // On full-width cores: k <= 4, or k <= 16 with at most two panels.
   EXPECT_STREQ(SelectDirectUkernels(full, 4, 144).isa, "avx512/smallk");
@@ -127,6 +126,12 @@ TEST(GemmF32, SelectsTheWidestFamilyTheCpuHas) {
   EXPECT_EQ(&SelectConvUkernels(halved, 27, 32), &Avx512WideUkernels());
   EXPECT_EQ(&SelectConvUkernels(halved, 27, 8), &Avx512WideUkernels());
   EXPECT_EQ(&SelectConvUkernels(halved, 144, 1), &SelectUkernels(halved, 144, 1));
+  // ... and the seven-row tiles for whole panels with the output pixels known (>= kRows7MinM).
+  EXPECT_EQ(&SelectConvUkernels(halved, 27, 32, 12544), &Avx512Rows7Ukernels());
+  EXPECT_EQ(&SelectConvUkernels(halved, 288, 64, 48), &Avx512Rows7Ukernels());
+  EXPECT_EQ(&SelectConvUkernels(halved, 288, 64, 47), &Avx512WideUkernels());
+  EXPECT_EQ(&SelectConvUkernels(halved, 400, 24, 784), &Avx512WideUkernels());
+  EXPECT_EQ(&SelectConvUkernels(full, 27, 32, 12544), &Avx512PairUkernels());
   EXPECT_STREQ(SelectConvUkernels(rt::CapFeatures(hw, "avx2"), 144, 24).isa, "avx2");
   EXPECT_STREQ(PackKeyFor(Avx512PairUkernels()), "f32gemm-nk-pairs");
   EXPECT_STREQ(PackKeyFor(Avx512PairUkernels(), 3), "f32gemm-nk-pairs-per-tap");
