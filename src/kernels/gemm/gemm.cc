@@ -183,10 +183,16 @@ const Ukernels& SelectUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n)
   return cpu.has_avx2_fma() ? Avx2Ukernels() : ScalarUkernels();
 }
 
+namespace {
+// Columns the seven-row tiles use well: whole panels, or whole panels and a last group of 1..8
+// (one ymm).
+bool Rows7Columns(int64_t n) { return n % kNr == 0 || (n > kNr && n % kNr <= 8); }
+}  // namespace
+
 const Ukernels& SelectDirectUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n, int64_t m) {
   const bool small_k = cpu.avx512_halved ? k <= 16 || (k <= kSmallKMaxK && n % kNr == 0) : k <= 4 || (k <= 16 && n <= 32);
   if (cpu.has_avx512() && k >= 1 && n > 8 && small_k) return Avx512SmallKUkernels();
-  if (cpu.has_avx512() && cpu.avx512_halved && k >= kAvx512MinK && n % kNr == 0 && m >= kRows7MinM)
+  if (cpu.has_avx512() && cpu.avx512_halved && k >= kAvx512MinK && Rows7Columns(n) && m >= kRows7MinM)
     return Avx512Rows7Ukernels();
   return SelectUkernels(cpu, k, n);
 }
@@ -200,7 +206,7 @@ const Ukernels& SelectPointwiseUkernels(const rt::CpuFeatures& cpu, int64_t k, i
 }
 
 const Ukernels& SelectConvUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n, int64_t m) {
-  if (cpu.has_avx512() && cpu.avx512_halved && n % kNr == 0 && m >= kRows7MinM) return Avx512Rows7Ukernels();
+  if (cpu.has_avx512() && cpu.avx512_halved && Rows7Columns(n) && m >= kRows7MinM) return Avx512Rows7Ukernels();
   if (cpu.has_avx512() && n > 1) return cpu.avx512_halved ? Avx512WideUkernels() : Avx512PairUkernels();
   return SelectUkernels(cpu, k, n);
 }

@@ -561,90 +561,95 @@ void GemvPairs(size_t nc, size_t kc, const float* a, const float* w, size_t w_st
   GemmPairs(1, nc, kc, a, kc, w, w_stride, bias, c, nc, mm);
 }
 
-// Seven rows × one panel (7 zmm accumulators; per k one B load and seven broadcasts), panel
-// after panel, for halved-zmm cores (Avx512Rows7Ukernels; gemm.h has the measurements). The same
-// sums bit for bit as the other families (one multiply-add per k in k order, from the bias or
-// from C).
-template <int MR>
-void Rows7Tile(size_t nc, size_t kc, const float* a, size_t a_stride, const float* w, size_t w_stride,
-               const float* bias, float* c, size_t c_stride, MinMax mm) {
-  const __m512 vmin = _mm512_set1_ps(mm.min), vmax = _mm512_set1_ps(mm.max);
-  for (; nc > 0; w += w_stride, c += kNr, bias = bias ? bias + kNr : nullptr) {
-    const size_t cols = Min(kNr, nc);
-    const __mmask16 m = Lanes(cols);
-    __m512 acc[MR];
-#pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) acc[r] = bias ? _mm512_load_ps(bias) : _mm512_maskz_loadu_ps(m, c + r * c_stride);
-    for (size_t k = 0; k < kc; ++k) {
-      const __m512 b = _mm512_load_ps(w + k * kNr);
-#pragma GCC unroll 8
-      for (int r = 0; r < MR; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(a[r * a_stride + k]), b, acc[r]);
-    }
-#pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r)
-      _mm512_mask_storeu_ps(c + r * c_stride, m, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc[r])));
-    nc -= cols;
-  }
-}
-
+// Seven rows × one panel (7 accumulators; per k one B load and seven broadcasts), panel after
+// panel, for halved-zmm cores (Avx512Rows7Ukernels; gemm.h has the measurements): a last group
+// of 1..8 columns runs on ymm (half a zmm's cost there). The same sums bit for bit as the other
+// families (one multiply-add per k in k order, from the bias or from C). The direct GEMM is the
+// indirect one with one tap (a compile-time one: with the tap loop left in, GEMMs ran 1-2% slower)
+// and the rows' own addresses.
 constexpr int kRows7Mr = 7;
 
-// The indirect form: per tap, row r's kc floats at ind[tap · kRows7Mr + r].
-template <int MR>
-void Rows7IgemmTile(size_t nc, size_t kc, size_t taps, const float* const* ind, const float* w, size_t w_stride,
-                    const float* bias, float* c, size_t c_stride, MinMax mm) {
-  const __m512 vmin = _mm512_set1_ps(mm.min), vmax = _mm512_set1_ps(mm.max);
-  for (; nc > 0; w += w_stride, c += kNr, bias += kNr) {
-    const size_t cols = Min(kNr, nc);
-    const __mmask16 m = Lanes(cols);
-    __m512 acc[MR];
+struct Zmm {
+  using T = __m512;
+  using M = __mmask16;
+  static M Mask(size_t n) { return Lanes(n); }
+  static T Load(const float* p) { return _mm512_load_ps(p); }
+  static T LoadMasked(M m, const float* p) { return _mm512_maskz_loadu_ps(m, p); }
+  static T Set1(float x) { return _mm512_set1_ps(x); }
+  static T Fma(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
+  static T Clamp(T v, MinMax mm) { return _mm512_min_ps(_mm512_set1_ps(mm.max), _mm512_max_ps(_mm512_set1_ps(mm.min), v)); }
+  static void Store(float* p, M m, T v) { _mm512_mask_storeu_ps(p, m, v); }
+};
+struct Ymm {
+  using T = __m256;
+  using M = __mmask8;
+  static M Mask(size_t n) { return static_cast<M>(Lanes(n)); }
+  static T Load(const float* p) { return _mm256_load_ps(p); }
+  static T LoadMasked(M m, const float* p) { return _mm256_maskz_loadu_ps(m, p); }
+  static T Set1(float x) { return _mm256_set1_ps(x); }
+  static T Fma(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
+  static T Clamp(T v, MinMax mm) { return _mm256_min_ps(_mm256_set1_ps(mm.max), _mm256_max_ps(_mm256_set1_ps(mm.min), v)); }
+  static void Store(float* p, M m, T v) { _mm256_mask_storeu_ps(p, m, v); }
+};
+
+// One panel (cols <= the vector's lanes) of MR rows: per tap, row r's kc floats at
+// ind[tap · kRows7Mr + r]; w: the panel at the first tap.
+template <typename V, int MR, bool kOneTap>
+__attribute__((always_inline)) inline void Rows7Panel(size_t cols, size_t kc, size_t taps, const float* const* ind,
+                                                      const float* w, const float* bias, float* c, size_t c_stride,
+                                                      MinMax mm) {
+  const typename V::M m = V::Mask(cols);
+  typename V::T acc[MR];
 #pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) acc[r] = _mm512_load_ps(bias);
-    const float* wt = w;
-    for (size_t tap = 0; tap < taps; ++tap) {
-      const float* rows[MR];
+  for (int r = 0; r < MR; ++r) acc[r] = bias ? V::Load(bias) : V::LoadMasked(m, c + r * c_stride);
+  if (kOneTap) taps = 1;
+  for (size_t tap = 0; tap < taps; ++tap) {
+    const float* rows[MR];
 #pragma GCC unroll 8
-      for (int r = 0; r < MR; ++r) rows[r] = ind[tap * kRows7Mr + r];
-      for (size_t k = 0; k < kc; ++k, wt += kNr) {
-        const __m512 b = _mm512_load_ps(wt);
+    for (int r = 0; r < MR; ++r) rows[r] = ind[tap * kRows7Mr + r];
+    for (size_t k = 0; k < kc; ++k, w += kNr) {
+      const typename V::T b = V::Load(w);
 #pragma GCC unroll 8
-        for (int r = 0; r < MR; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(rows[r][k]), b, acc[r]);
-      }
+      for (int r = 0; r < MR; ++r) acc[r] = V::Fma(V::Set1(rows[r][k]), b, acc[r]);
     }
+  }
 #pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r)
-      _mm512_mask_storeu_ps(c + r * c_stride, m, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc[r])));
+  for (int r = 0; r < MR; ++r) V::Store(c + r * c_stride, m, V::Clamp(acc[r], mm));
+}
+
+template <int MR, bool kOneTap>
+void Rows7Tile(size_t nc, size_t kc, size_t taps, const float* const* ind, const float* w, size_t w_stride,
+               const float* bias, float* c, size_t c_stride, MinMax mm) {
+  for (; nc > 0; w += w_stride, c += kNr, bias = bias ? bias + kNr : nullptr) {
+    const size_t cols = Min(kNr, nc);
+    if (cols > 8)
+      Rows7Panel<Zmm, MR, kOneTap>(cols, kc, taps, ind, w, bias, c, c_stride, mm);
+    else
+      Rows7Panel<Ymm, MR, kOneTap>(cols, kc, taps, ind, w, bias, c, c_stride, mm);
     nc -= cols;
   }
 }
 
-template <int... Rows>
-void Rows7IgemmOf(std::integer_sequence<int, Rows...>, size_t mr, size_t nc, size_t kc, size_t taps,
-                  const float* const* ind, const float* w, size_t w_stride, const float* bias, float* c,
-                  size_t c_stride, MinMax mm) {
+template <bool kOneTap, int... Rows>
+void Rows7Of(std::integer_sequence<int, Rows...>, size_t mr, size_t nc, size_t kc, size_t taps,
+             const float* const* ind, const float* w, size_t w_stride, const float* bias, float* c, size_t c_stride,
+             MinMax mm) {
   using TileFn = void (*)(size_t, size_t, size_t, const float* const*, const float*, size_t, const float*, float*,
                           size_t, MinMax);
-  static constexpr TileFn kTiles[] = {&Rows7IgemmTile<Rows + 1>...};
+  static constexpr TileFn kTiles[] = {&Rows7Tile<Rows + 1, kOneTap>...};  // kTiles[r - 1]: r rows
   if (mr >= 1 && mr <= sizeof...(Rows)) kTiles[mr - 1](nc, kc, taps, ind, w, w_stride, bias, c, c_stride, mm);
 }
 
 void IgemmRows7(size_t mr, size_t nc, size_t kc, size_t taps, const float* const* ind, const float* w,
                 size_t w_stride, const float* bias, float* c, size_t c_stride, MinMax mm) {
-  Rows7IgemmOf(std::make_integer_sequence<int, kRows7Mr>{}, mr, nc, kc, taps, ind, w, w_stride, bias, c, c_stride, mm);
-}
-
-template <int... Rows>
-void Rows7Gemm(std::integer_sequence<int, Rows...>, size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride,
-               const float* w, size_t w_stride, const float* bias, float* c, size_t c_stride, MinMax mm) {
-  using TileFn = void (*)(size_t, size_t, const float*, size_t, const float*, size_t, const float*, float*, size_t,
-                          MinMax);
-  static constexpr TileFn kTiles[] = {&Rows7Tile<Rows + 1>...};  // kTiles[r - 1]: r rows
-  if (mr >= 1 && mr <= sizeof...(Rows)) kTiles[mr - 1](nc, kc, a, a_stride, w, w_stride, bias, c, c_stride, mm);
+  Rows7Of<false>(std::make_integer_sequence<int, kRows7Mr>{}, mr, nc, kc, taps, ind, w, w_stride, bias, c, c_stride, mm);
 }
 
 void GemmRows7(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* w, size_t w_stride,
                const float* bias, float* c, size_t c_stride, MinMax mm) {
-  Rows7Gemm(std::make_integer_sequence<int, kRows7Mr>{}, mr, nc, kc, a, a_stride, w, w_stride, bias, c, c_stride, mm);
+  const float* rows[kRows7Mr];
+  for (int r = 0; r < kRows7Mr; ++r) rows[r] = a + static_cast<size_t>(r) * a_stride;  // rows >= mr: never read
+  Rows7Of<true>(std::make_integer_sequence<int, kRows7Mr>{}, mr, nc, kc, 1, rows, w, w_stride, bias, c, c_stride, mm);
 }
 
 }  // namespace

@@ -85,7 +85,9 @@ TEST(GemmF32, SelectsTheWidestFamilyTheCpuHas) {
   EXPECT_EQ(&SelectPointwiseUkernels(halved, 960, 1280, 49), &Avx512Rows7Ukernels());
   EXPECT_EQ(&SelectDirectUkernels(halved, 256, 256, 9), &Avx512Ukernels());
   EXPECT_EQ(&SelectDirectUkernels(halved, 256, 256), &Avx512Ukernels());
-  EXPECT_EQ(&SelectDirectUkernels(halved, 144, 24, 784), &Avx512Ukernels());
+  EXPECT_EQ(&SelectDirectUkernels(halved, 144, 24, 784), &Avx512Rows7Ukernels());  // 16 + 8 on ymm
+  EXPECT_EQ(&SelectDirectUkernels(halved, 144, 28, 784), &Avx512Ukernels());        // 16 + 12
+  EXPECT_EQ(&SelectDirectUkernels(halved, 144, 8, 784), &Avx512Ukernels());
   EXPECT_EQ(&SelectDirectUkernels(halved, 48, 288), &Avx2Ukernels());
   EXPECT_EQ(&SelectDirectUkernels(full, 144, 96), &Avx512WideUkernels());
   EXPECT_EQ(Avx512Rows7Ukernels().mr, 7);
@@ -130,7 +132,9 @@ TEST(GemmF32, SelectsTheWidestFamilyTheCpuHas) {
   EXPECT_EQ(&SelectConvUkernels(halved, 27, 32, 12544), &Avx512Rows7Ukernels());
   EXPECT_EQ(&SelectConvUkernels(halved, 288, 64, 48), &Avx512Rows7Ukernels());
   EXPECT_EQ(&SelectConvUkernels(halved, 288, 64, 47), &Avx512WideUkernels());
-  EXPECT_EQ(&SelectConvUkernels(halved, 400, 24, 784), &Avx512WideUkernels());
+  EXPECT_EQ(&SelectConvUkernels(halved, 400, 24, 784), &Avx512Rows7Ukernels());
+  EXPECT_EQ(&SelectConvUkernels(halved, 400, 12, 784), &Avx512WideUkernels());
+  EXPECT_EQ(&SelectConvUkernels(halved, 27, 8, 12544), &Avx512WideUkernels());
   EXPECT_EQ(&SelectConvUkernels(full, 27, 32, 12544), &Avx512PairUkernels());
   EXPECT_STREQ(SelectConvUkernels(rt::CapFeatures(hw, "avx2"), 144, 24).isa, "avx2");
   EXPECT_STREQ(PackKeyFor(Avx512PairUkernels()), "f32gemm-nk-pairs");
