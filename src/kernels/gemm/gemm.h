@@ -149,7 +149,8 @@ constexpr int64_t kSmallKMaxK = 32;
 constexpr int64_t kRows7MinM = 48;
 const Ukernels& SelectDirectUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n, int64_t m = -1);
 // 7 rows × 16 columns, one panel at a time (gemm_avx512.cc; direct and indirect GEMM; the
-// panels' packing): one B load and seven broadcasts per seven multiply-adds.
+// panels' packing): one B load and seven broadcasts per seven multiply-adds. Variants name it
+// "avx512/7x16" ("conv2d/f32/avx512/7x16").
 const Ukernels& Avx512Rows7Ukernels();
 
 // AVX-512 tiles over k pairs (gemm_avx512.cc), B packed with PackedB::FromNKPairs (for its

@@ -655,7 +655,7 @@ void GemmRows7(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride,
 }  // namespace
 
 const Ukernels& Avx512Rows7Ukernels() {
-  static const Ukernels k{"avx512", kRows7Mr, kNr, GemmRows7, IgemmRows7, Gemv1x16};
+  static const Ukernels k{"avx512/7x16", kRows7Mr, kNr, GemmRows7, IgemmRows7, Gemv1x16};
   return k;
 }
 
