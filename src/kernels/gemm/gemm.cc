@@ -187,12 +187,14 @@ namespace {
 // Columns the seven-row tiles use well: whole panels, or whole panels and a last group of 1..8
 // (one ymm).
 bool Rows7Columns(int64_t n) { return n % kNr == 0 || (n > kNr && n % kNr <= 8); }
+// Rows they use well: whole 7-row tiles, or enough rows that a short last tile hardly counts.
+bool Rows7Rows(int64_t m) { return m >= kRows7MinM && (m % 7 == 0 || m >= kRows7AnyM); }
 }  // namespace
 
 const Ukernels& SelectDirectUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n, int64_t m) {
   const bool small_k = cpu.avx512_halved ? k <= 16 || (k <= kSmallKMaxK && n % kNr == 0) : k <= 4 || (k <= 16 && n <= 32);
   if (cpu.has_avx512() && k >= 1 && n > 8 && small_k) return Avx512SmallKUkernels();
-  if (cpu.has_avx512() && cpu.avx512_halved && k >= kAvx512MinK && Rows7Columns(n) && m >= kRows7MinM)
+  if (cpu.has_avx512() && cpu.avx512_halved && k >= kAvx512MinK && Rows7Columns(n) && Rows7Rows(m))
     return Avx512Rows7Ukernels();
   return SelectUkernels(cpu, k, n);
 }
@@ -206,7 +208,7 @@ const Ukernels& SelectPointwiseUkernels(const rt::CpuFeatures& cpu, int64_t k, i
 }
 
 const Ukernels& SelectConvUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n, int64_t m) {
-  if (cpu.has_avx512() && cpu.avx512_halved && Rows7Columns(n) && m >= kRows7MinM) return Avx512Rows7Ukernels();
+  if (cpu.has_avx512() && cpu.avx512_halved && Rows7Columns(n) && Rows7Rows(m)) return Avx512Rows7Ukernels();
   if (cpu.has_avx512() && n > 1) return cpu.avx512_halved ? Avx512WideUkernels() : Avx512PairUkernels();
   return SelectUkernels(cpu, k, n);
 }

@@ -136,7 +136,7 @@ const Ukernels& Avx512SmallKUkernels();
 // n <= 32 (1.07-1.6x); at k = 8-16 with n = 96-144 it ran 0.86-0.99x, at k = 24-48 0.72-0.95x.
 // Where zmm are halved (Zen 4), the direct GEMMs that the small-K family does not take, whose
 // columns fill whole panels (n a multiple of 16, or more than 16 with a last group of 1..8 that
-// runs on ymm), with k >= kAvx512MinK and at least kRows7MinM
+// runs on ymm), with k >= kAvx512MinK and at least kRows7MinM (a multiple of 7 below kRows7AnyM)
 // rows (m: the GEMM's rows when the caller knows them, else -1) get the seven-row family
 // (Avx512Rows7Ukernels). Single 1×1 convolutions of MobileNetV2 / MobileNetV1 0.25 / DeepLabV3,
 // two interpreters in one process alternated (7-9 x 10-50 runs, medians of the round ratios):
@@ -144,9 +144,12 @@ const Ukernels& Avx512SmallKUkernels();
 // (with a half-empty zmm instead: 0.85x); it lost at K = 40-48 (0.96-0.98x), where the small-K
 // family runs (0.95-0.98x), and in
 // vww_96's 3×3-pixel layers (M = 9: 0.87-0.92x; M = 36 even). Whole models (in-process A/B, 1
-// thread): MobileNetV2 float 0.992x the time, MobileNet v1 0.25 0.978x, DeepLabV3 0.979x.
+// thread): MobileNetV2 float 0.992x the time, MobileNet v1 0.25 0.978x, DeepLabV3 0.979x. Below
+// kRows7AnyM rows they also need M a multiple of 7 (MobileNet's 7·2^k pixels): with a short last
+// tile, M = 50 / 64 ran 0.97x / 0.92x the 12-row tiles (K = 256 / 768), M = 128 1.00x.
 constexpr int64_t kSmallKMaxK = 32;
 constexpr int64_t kRows7MinM = 48;
+constexpr int64_t kRows7AnyM = 256;
 const Ukernels& SelectDirectUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n, int64_t m = -1);
 // 7 rows × 16 columns, one panel at a time (gemm_avx512.cc; direct and indirect GEMM; the
 // panels' packing): one B load and seven broadcasts per seven multiply-adds. Variants name it
@@ -174,7 +177,7 @@ const Ukernels& SelectPointwiseUkernels(const rt::CpuFeatures& cpu, int64_t k, i
 // ratios) 3×3 with N = 32-256, C = 1-256 1.12-1.41x, 7×7 stride-2 stem 3 -> 64 1.18x, the RGB 3×3
 // stems 224 -> 32 / 96 -> 16 / 224 -> 8 1.02-1.04x, 5×5 16 -> 24 1.01x; the k-pair family there
 // ran 0.80-0.97x of these (its pairs leave half of every odd tap's last pair empty). And there,
-// with N as for SelectDirectUkernels and at least kRows7MinM output pixels (m; -1: unknown),
+// with N and the output pixels m (-1: unknown) as for SelectDirectUkernels,
 // the seven-row tiles (Avx512Rows7Ukernels) take them: against the wide tiles (same A/B) the RGB stems
 // 224 -> 32 / 96 -> 16 1.12-1.14x, 3×3 with N = 32-256 1.04-1.07x, 7×7/2 3 -> 64 1.07x, 3×3 over
 // one channel 1.15x; N = 24 / 40 / 56 (a last group of 8 on ymm) 1.03-1.04x (on a half-used

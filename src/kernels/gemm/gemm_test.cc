@@ -84,6 +84,10 @@ TEST(GemmF32, SelectsTheWidestFamilyTheCpuHas) {
   EXPECT_EQ(&SelectDirectUkernels(halved, 960, 1280, 49), &Avx512Rows7Ukernels());
   EXPECT_EQ(&SelectPointwiseUkernels(halved, 960, 1280, 49), &Avx512Rows7Ukernels());
   EXPECT_EQ(&SelectDirectUkernels(halved, 256, 256, 9), &Avx512Ukernels());
+  // Below kRows7AnyM rows only whole 7-row tiles.
+  EXPECT_EQ(&SelectDirectUkernels(halved, 256, 1024, 50), &Avx512Ukernels());
+  EXPECT_EQ(&SelectDirectUkernels(halved, 256, 1024, 196), &Avx512Rows7Ukernels());
+  EXPECT_EQ(&SelectDirectUkernels(halved, 256, 1024, 1089), &Avx512Rows7Ukernels());
   EXPECT_EQ(&SelectDirectUkernels(halved, 256, 256), &Avx512Ukernels());
   EXPECT_EQ(&SelectDirectUkernels(halved, 144, 24, 784), &Avx512Rows7Ukernels());  // 16 + 8 on ymm
   EXPECT_EQ(&SelectDirectUkernels(halved, 144, 28, 784), &Avx512Ukernels());        // 16 + 12
@@ -130,8 +134,10 @@ TEST(GemmF32, SelectsTheWidestFamilyTheCpuHas) {
   EXPECT_EQ(&SelectConvUkernels(halved, 144, 1), &SelectUkernels(halved, 144, 1));
   // ... and the seven-row tiles for whole panels with the output pixels known (>= kRows7MinM).
   EXPECT_EQ(&SelectConvUkernels(halved, 27, 32, 12544), &Avx512Rows7Ukernels());
-  EXPECT_EQ(&SelectConvUkernels(halved, 288, 64, 48), &Avx512Rows7Ukernels());
-  EXPECT_EQ(&SelectConvUkernels(halved, 288, 64, 47), &Avx512WideUkernels());
+  EXPECT_EQ(&SelectConvUkernels(halved, 288, 64, 49), &Avx512Rows7Ukernels());
+  EXPECT_EQ(&SelectConvUkernels(halved, 288, 64, 48), &Avx512WideUkernels());
+  EXPECT_EQ(&SelectConvUkernels(halved, 288, 64, 42), &Avx512WideUkernels());
+  EXPECT_EQ(&SelectConvUkernels(halved, 288, 64, 4096), &Avx512Rows7Ukernels());
   EXPECT_EQ(&SelectConvUkernels(halved, 400, 24, 784), &Avx512Rows7Ukernels());
   EXPECT_EQ(&SelectConvUkernels(halved, 400, 12, 784), &Avx512WideUkernels());
   EXPECT_EQ(&SelectConvUkernels(halved, 27, 8, 12544), &Avx512WideUkernels());

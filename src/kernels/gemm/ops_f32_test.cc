@@ -494,8 +494,8 @@ TEST(FastF32Ops, ChoosesAvx512WhenTheCpuHasIt) {
   const rt::CpuFeatures& hw = rt::CpuHardware();
   std::vector<Config> configs = {{rt::CapFeatures(hw, "avx2"), "avx2", "avx2", "avx2", "avx2"}};
   if (hw.has_avx512()) {
-    // Halved zmm: the 3×3 layer (N = 24: a panel and 8 columns on ymm, 64 pixels) on 7-row tiles.
-    configs.push_back({rt::CapFeatures(hw, "avx512-halved"), "avx512", "avx512/smallk", "avx2", "avx512/7x16"});
+    // Halved zmm: the 3×3 layer on the wide tiles (its 64 pixels are not whole 7-row tiles).
+    configs.push_back({rt::CapFeatures(hw, "avx512-halved"), "avx512", "avx512/smallk", "avx2", "avx512"});
     // Full-width zmm: the k-pair tiles for both (no small-K family beyond k = 16; 9..24 columns),
     // and for the 3×3 layer (48 floats per filter-row tap).
     configs.push_back({rt::CapFeatures(hw, "avx512-full"), "avx512", "avx512/kpair", "avx512/kpair", "avx512/kpair"});
