@@ -28,15 +28,14 @@ bool HugePagesWanted() {
 
 class ChunkAllocator {
  public:
+  // bytes: a multiple of kAlign.
   void* Allocate(size_t bytes) {
-    bytes = RoundUp(bytes == 0 ? 1 : bytes, kAlign);
     std::lock_guard<std::mutex> lock(mu_);
-    if (current_ == chunks_.end() || current_->second.size - current_->second.used < bytes) {
+    if (current_ == chunks_.end() || current_->second.room() < bytes) {
       auto fresh = MapChunk(RoundUp(bytes, kHugePage));
       if (fresh == chunks_.end()) return nullptr;
       // Keep carving from whichever chunk has more room left.
-      if (current_ == chunks_.end() ||
-          fresh->second.size - bytes > current_->second.size - current_->second.used) {
+      if (current_ == chunks_.end() || fresh->second.size - bytes > current_->second.room()) {
         current_ = fresh;
       } else {
         return Carve(fresh, bytes);
@@ -64,6 +63,7 @@ class ChunkAllocator {
     size_t size = 0;  // bytes mapped, a multiple of kHugePage
     size_t used = 0;  // bytes carved so far
     size_t live = 0;  // blocks not yet freed
+    size_t room() const { return size - used; }
   };
   using Map = std::map<uintptr_t, Chunk>;
 
@@ -105,8 +105,8 @@ bool WeightMemoryUsesHugePages() {
 }
 
 void* AllocateWeightMemory(size_t bytes) {
-  if (WeightMemoryUsesHugePages()) return Chunks().Allocate(bytes);
   const size_t n = RoundUp(bytes == 0 ? 1 : bytes, kAlign);
+  if (WeightMemoryUsesHugePages()) return Chunks().Allocate(n);
   void* p = std::aligned_alloc(kAlign, n);
   if (p) std::memset(p, 0, n);
   return p;

@@ -188,7 +188,9 @@ namespace {
 // (one ymm).
 bool Rows7Columns(int64_t n) { return n % kNr == 0 || (n > kNr && n % kNr <= 8); }
 // Rows they use well: whole 7-row tiles, or enough rows that a short last tile hardly counts.
-bool Rows7Rows(int64_t m) { return m >= kRows7MinM && (m % 7 == 0 || m >= kRows7AnyM); }
+bool Rows7Rows(int64_t m) {
+  return m >= kRows7MinM && (m % Avx512Rows7Ukernels().mr == 0 || m >= kRows7AnyM);
+}
 }  // namespace
 
 const Ukernels& SelectDirectUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n, int64_t m) {

@@ -647,8 +647,8 @@ void IgemmRows7(size_t mr, size_t nc, size_t kc, size_t taps, const float* const
 
 void GemmRows7(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* w, size_t w_stride,
                const float* bias, float* c, size_t c_stride, MinMax mm) {
-  const float* rows[kRows7Mr];
-  for (int r = 0; r < kRows7Mr; ++r) rows[r] = a + static_cast<size_t>(r) * a_stride;  // rows >= mr: never read
+  const float* rows[kRows7Mr];  // only the tile's mr rows are read (no address past A is formed)
+  for (size_t r = 0; r < mr && r < kRows7Mr; ++r) rows[r] = a + r * a_stride;
   Rows7Of<true>(std::make_integer_sequence<int, kRows7Mr>{}, mr, nc, kc, 1, rows, w, w_stride, bias, c, c_stride, mm);
 }
 
