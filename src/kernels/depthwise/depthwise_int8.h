@@ -42,6 +42,14 @@
 // rounds): 1.08x-1.33x the AVX2 rows on MobileNetV2's layers (least on the large stride-2 and
 // 112x112 layers), 1.20x on kws's 25x5x64; channel counts that leave a half-empty last 16-group
 // (e.g. 40) gain nothing.
+// At stride 1 from 6 output pixels wide the quad rows are "pair quads" (Plan::quad_pairs,
+// variants .../dp4/pairs): an entry holds four columns, 2j - pad .. 2j - pad + 3, and serves
+// pixel 2j (taps in bytes 0-2) and 2j + 1 (the taps one byte up, a second set of weight
+// registers), derived from the previous entry as the stride-2 quads are (shift by 16 bits, two
+// new columns). Half the entries are built, stored and loaded; the vpdpbusd count is the same.
+// Measured before them (perf, Zen 4, 14x14x576): building quad rows was 28% of the layer.
+// In-process A/B (Zen 4, 1 thread): MobileNetV2 int8's stride-1 layers 0.82-0.87x the time,
+// the whole model 0.95x (see kPairQuadsMinWidth for narrow rows).
 // Other filters on AVX-512 VNNI (5x5 and 7x7 with widths 5-8, dilated 3x3; stride_w 1 or 2) run
 // the K x K quad loop (Plan::quads_kn, depthwise_int8_avx512.cc, variants .../avx512/5x5s1/dp4,
 // .../3x3s1d2/dp4), and so do layers of 4 or 8 channels at stride_w 1, several pixels per vector
@@ -190,6 +198,14 @@ struct Plan {
   // on the same quad-row entry (6 per pixel); the others keep 3. Empty when no group needs it.
   std::vector<int8_t> quad_rest;
   std::vector<uint8_t> quad_split;  // per 16-channel group
+  // Stride-1 quad rows as "pair quads" (FinishPlan, 3x3 loop at stride_w 1): entry j holds the
+  // four columns 2j - pad .. 2j - pad + 3 per channel, read by output pixels 2j (taps in bytes
+  // 0-2: quad_weights) and 2j + 1 (bytes 1-3: quad_weights_b, the same taps one byte up; with
+  // split weights quad_rest_b likewise), so a row has (out_w + 1) / 2 entries, half as many to
+  // build, store and load.
+  // Taken for outputs kPairQuadsMinWidth or more pixels wide (variants .../dp4/pairs).
+  bool quad_pairs = false;
+  std::vector<int8_t> quad_weights_b, quad_rest_b;
   // The K x K quad loop (depthwise_int8_avx512.cc, RunKnAvx512; variants .../avx512/5x5s1/dp4 ...):
   // 5 or 7 filter rows of 5 to 8 taps, and 3x3 filters with horizontal dilation (the 3x3 loop's
   // other case); stride_w 1 or 2, any dilation; on AVX-512 VNNI, where the quad weights fit int8
@@ -227,6 +243,13 @@ struct Plan {
   std::vector<Int16K3Group> int16_k3;
   bool int16_high = false;  // Int16K3Group's high-dword form
 };
+
+// Pair quads (Plan::quad_pairs) from this output width: a row of pair quads has two edge entries
+// (built from widened columns) of (out_w + 1) / 2, so narrow rows gain little. Measured (in-process
+// A/B, Zen 4, 1 thread, single int8 layers): 12 rows x 5 x 256 1.00-1.02x the time of the
+// 3-column quads, kws's 25 x 5 x 64 1.08x; widths 6 / 7 / 8 / 10 / 12 (x 256) 0.92 / 0.95 /
+// 0.89 / 0.84 / 0.80x; MobileNetV2's 14x14 to 112x112 layers 0.82-0.87x.
+constexpr int kPairQuadsMinWidth = 6;
 
 // Builds everything but the requantization constants from the geometry and the weights
 // (w - weight_zero_point, [k_h][k_w][channels] as in the filter tensor).

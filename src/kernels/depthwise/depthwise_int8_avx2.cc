@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -877,6 +878,19 @@ void FinishPlan(Plan* p, int32_t input_zero_point) {
     if (p->quads) {
       for (size_t d = 0; d < quad_bias.size(); ++d) p->requant16[d / 16].bias[d % 16] = quad_bias[d];
       p->row_entries = p->g.out_w;  // one quad entry per output pixel
+      if (K3Step(*p) == 2 && p->g.out_w >= kPairQuadsMinWidth) {
+        // Pair quads: pixel 2j + 1's taps one byte up (byte 3 of every 3x3 quad is zero).
+        const auto up = [](const std::vector<int8_t>& w) {
+          std::vector<int8_t> b(w.size(), 0);
+          for (size_t i = 0; i < w.size(); i += 4)
+            std::copy_n(w.begin() + static_cast<ptrdiff_t>(i), 3, b.begin() + static_cast<ptrdiff_t>(i) + 1);
+          return b;
+        };
+        p->quad_pairs = true;
+        p->quad_weights_b = up(p->quad_weights);
+        if (!p->quad_rest.empty()) p->quad_rest_b = up(p->quad_rest);
+        p->row_entries = (p->g.out_w + 1) / 2;
+      }
     }
     FoldOutputZeroPoint16(p);
   }
@@ -901,6 +915,14 @@ const char* LoopName(const Plan& p) {
           "avx512/3x3s1/dp4x2",    "avx512/3x3s1/w1/dp4x2", "avx512/3x3s1/w2/dp4x2", "avx512/3x3s1/w3/dp4x2",
           "avx512/3x3s1/w4/dp4x2", "avx512/3x3s1/w5/dp4x2", "avx512/3x3s1/w6/dp4x2", "avx512/3x3s1/w7/dp4x2",
           "avx512/3x3s1/w8/dp4x2"};
+      // Pair quads (Plan::quad_pairs): the same names with /pairs.
+      static const auto pairs = [](const char* const* names) {
+        std::array<std::string, kK3NarrowMax + 1> a;
+        for (int i = 0; i <= kK3NarrowMax; ++i) a[i] = std::string(names[i]) + "/pairs";
+        return a;
+      };
+      static const std::array<std::string, kK3NarrowMax + 1> kQuadPairs = pairs(kQuads), kSplitPairs = pairs(kSplit);
+      if (p.quad_pairs) return (p.quad_rest.empty() ? kQuadPairs : kSplitPairs)[K3NarrowWidth(p)].c_str();
       return (p.quads ? (p.quad_rest.empty() ? kQuads : kSplit) : p.avx512 ? kAvx512 : kAvx2)[K3NarrowWidth(p)];
     }
     case 1:

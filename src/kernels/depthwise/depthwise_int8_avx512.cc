@@ -141,8 +141,9 @@ __attribute__((always_inline)) inline void Pixels(const int16_t* e0, const int16
 // The batch loop of the AVX-512 rows (pair and quad rows): per 16-channel group cg, `group(cg)`
 // loads the group's weights into a state; then per row, 8 pixels per step and the last 1-7 in one,
 // step.template operator()<kNP>(state, e0, e1, e2, g, o, out) with e0/e1/e2 at the first pixel's
-// entries. kW > 0: the output width as a compile-time constant.
-template <int kW, typename Group, typename Step>
+// entries. kW > 0: the output width as a compile-time constant; kPerEntry: output pixels per
+// entry (2: pair quads).
+template <int kW, int kPerEntry = 1, typename Group, typename Step>
 __attribute__((always_inline)) inline void RowsK3Loop(const K3Batch& bt, const Group& group, const Step& step) {
   const Plan& p = *bt.p;
   const int C = p.g.channels;
@@ -151,7 +152,7 @@ __attribute__((always_inline)) inline void RowsK3Loop(const K3Batch& bt, const G
     const auto state = group(cg);
     const RequantGroup16& g = p.requant16[cg / 16];
     o.Group(cg);
-    ForGroupPixels<kW, uint8_t>(bt, cg, o.stride,
+    ForGroupPixels<kW, uint8_t, kPerEntry>(bt, cg, o.stride,
                                 [&]<int kNP>(const int16_t* e0, const int16_t* e1, const int16_t* e2, uint8_t* out)
                                     __attribute__((always_inline)) {
                                       step.template operator()<kNP>(state, e0, e1, e2, g, o, out);
@@ -201,68 +202,105 @@ struct QuadW {
   __m512i w0, w1, w2, r0, r1, r2;
 };
 
-// The quad rows (Plan::quads): kNP (1..8) consecutive output pixels of one 16-channel group,
-// pixel i from entry i of the three quad rows (entries c2 int16 apart), one vpdpbusd per filter
-// row (kSplit: two, the second with the rest of the weights on the same entry), accumulated from
-// the (folded) bias; in the doubled forms the sums are doubled here.
-template <int kNP, bool kUnsigned, int kMode, bool kSplit>
+// One pixel's sum over the three quad-row entries v0/v1/v2: one vpdpbusd per filter row (kSplit:
+// two, the second with the rest of the weights on the same entry), accumulated from the (folded)
+// bias; doubled in the doubled forms.
+template <int kMode, bool kSplit>
+__attribute__((always_inline)) inline __m512i QuadDot(__m512i bias, __m512i v0, __m512i v1, __m512i v2,
+                                                      const QuadW& w) {
+  constexpr bool kDoubled = kMode == kRqFast2 || kMode == kRqFast2Zp || kMode == kRqFast2ZpFloor;
+  __m512i a = _mm512_dpbusd_epi32(bias, v0, w.w0);
+  a = _mm512_dpbusd_epi32(a, v1, w.w1);
+  a = _mm512_dpbusd_epi32(a, v2, w.w2);
+  if constexpr (kSplit) {
+    a = _mm512_dpbusd_epi32(a, v0, w.r0);
+    a = _mm512_dpbusd_epi32(a, v1, w.r1);
+    a = _mm512_dpbusd_epi32(a, v2, w.r2);
+  }
+  return kDoubled ? _mm512_add_epi32(a, a) : a;
+}
+
+// kNP (1..8) consecutive output pixels of one 16-channel group from the three quad rows (entries
+// c2 int16 apart), requantized and stored. kPairs = false (Plan::quads): pixel i from entry i
+// with the weights wa. kPairs (Plan::quad_pairs): pixel 2i from entry i with wa (taps in bytes
+// 0-2), pixel 2i + 1 from the same loaded entry with wb (bytes 1-3).
+template <int kNP, bool kUnsigned, int kMode, bool kSplit, bool kPairs>
 __attribute__((always_inline)) inline void QuadPixels(const int16_t* e0, const int16_t* e1, const int16_t* e2,
-                                                      size_t c2, const QuadW& w, __m512i bias,
+                                                      size_t c2, const QuadW& wa, const QuadW& wb, __m512i bias,
                                                       const RequantGroup16& g, const OutStage& o, uint8_t* out) {
   static_assert(kNP >= 1 && kNP <= 8, "8 pixels at most");
-  constexpr bool kDoubled = kMode == kRqFast2 || kMode == kRqFast2Zp || kMode == kRqFast2ZpFloor;
-  const auto pixel = [&](int i) {
-    const size_t at = static_cast<size_t>(i) * c2;
+  // Pixel i (and with kPairs, when kBoth, pixel i + 1) into a / b.
+  const auto pixels = [&]<bool kBoth>(int i, __m512i& a, __m512i& b) __attribute__((always_inline)) {
+    const size_t at = static_cast<size_t>(kPairs ? i / 2 : i) * c2;
     const __m512i v0 = _mm512_loadu_si512(e0 + at), v1 = _mm512_loadu_si512(e1 + at),
                   v2 = _mm512_loadu_si512(e2 + at);
-    __m512i a = _mm512_dpbusd_epi32(bias, v0, w.w0);
-    a = _mm512_dpbusd_epi32(a, v1, w.w1);
-    a = _mm512_dpbusd_epi32(a, v2, w.w2);
-    if constexpr (kSplit) {
-      a = _mm512_dpbusd_epi32(a, v0, w.r0);
-      a = _mm512_dpbusd_epi32(a, v1, w.r1);
-      a = _mm512_dpbusd_epi32(a, v2, w.r2);
-    }
-    return kDoubled ? _mm512_add_epi32(a, a) : a;
+    a = QuadDot<kMode, kSplit>(bias, v0, v1, v2, wa);
+    if constexpr (kPairs && kBoth) b = QuadDot<kMode, kSplit>(bias, v0, v1, v2, wb);
   };
-  const __m512i a0 = pixel(0);
-  const __m512i a1 = kNP > 1 ? pixel(1) : a0;
-  const __m512i a2 = kNP > 2 ? pixel(2) : a0;
-  const __m512i a3 = kNP > 3 ? pixel(3) : a0;
+  // Pixels k .. k + 3 (those below kNP; the others copy pixel k).
+  const auto four = [&](int k, __m512i& a0, __m512i& a1, __m512i& a2, __m512i& a3) __attribute__((always_inline)) {
+    const int n = kNP - k;
+    if constexpr (kPairs) {
+      if (n > 1)
+        pixels.template operator()<true>(k, a0, a1);
+      else
+        pixels.template operator()<false>(k, a0, a1);
+      if (n > 3)
+        pixels.template operator()<true>(k + 2, a2, a3);
+      else if (n > 2)
+        pixels.template operator()<false>(k + 2, a2, a3);
+    } else {
+      __m512i unused;
+      pixels.template operator()<false>(k, a0, unused);
+      if (n > 1) pixels.template operator()<false>(k + 1, a1, unused);
+      if (n > 2) pixels.template operator()<false>(k + 2, a2, unused);
+      if (n > 3) pixels.template operator()<false>(k + 3, a3, unused);
+    }
+    if (n < 2) a1 = a0;
+    if (n < 3) a2 = a0;
+    if (n < 4) a3 = a0;
+  };
+  __m512i a0, a1, a2, a3;
+  four(0, a0, a1, a2, a3);
   Finish4<std::min(kNP, 4), kUnsigned, kMode>(a0, a1, a2, a3, g, o, out);
   if constexpr (kNP > 4) {
-    const __m512i a4 = pixel(4);
-    const __m512i a5 = kNP > 5 ? pixel(5) : a4;
-    const __m512i a6 = kNP > 6 ? pixel(6) : a4;
-    const __m512i a7 = kNP > 7 ? pixel(7) : a4;
+    __m512i a4, a5, a6, a7;
+    four(4, a4, a5, a6, a7);
     Finish4<kNP - 4, kUnsigned, kMode>(a4, a5, a6, a7, g, o, out + 4 * o.stride);
   }
 }
 
-// The rows of a batch over quad rows (stride 1 and 2 alike: entry ox belongs to output pixel ox).
-template <bool kUnsigned, int kMode, int kW>
+// The rows of a batch over quad rows: entry ox belongs to output pixel ox (stride 1 and 2 alike),
+// or with kPairs (pair quads) to pixels 2 ox and 2 ox + 1.
+template <bool kUnsigned, int kMode, int kW, bool kPairs>
 void RowsQuadK3(const K3Batch& bt) {
   const Plan& p = *bt.p;
   const size_t c2 = bt.c2;
   const size_t row_stride = static_cast<size_t>(p.c16) * 4;  // bytes between filter rows of quad_weights
   struct State {
-    QuadW w;
+    QuadW a, b;
     __m512i bias;
     bool split;
   };
   const auto group = [&](int cg) __attribute__((always_inline)) {
-    const auto ld3 = [row_stride](const int8_t* wp, __m512i* a, __m512i* b, __m512i* c) {
-      *a = _mm512_loadu_si512(wp);
-      *b = _mm512_loadu_si512(wp + row_stride);
-      *c = _mm512_loadu_si512(wp + 2 * row_stride);
+    const size_t at = static_cast<size_t>(cg) * 4;
+    // The weights of the group's three filter rows in w (`rest`: its r0..r2) from v.
+    const auto ld3 = [&](const std::vector<int8_t>& v, QuadW& w, bool rest) {
+      const int8_t* wp = v.data() + at;
+      (rest ? w.r0 : w.w0) = _mm512_loadu_si512(wp);
+      (rest ? w.r1 : w.w1) = _mm512_loadu_si512(wp + row_stride);
+      (rest ? w.r2 : w.w2) = _mm512_loadu_si512(wp + 2 * row_stride);
     };
+    const __m512i z = _mm512_setzero_si512();
     State st;
-    ld3(p.quad_weights.data() + static_cast<size_t>(cg) * 4, &st.w.w0, &st.w.w1, &st.w.w2);
+    st.a = st.b = QuadW{z, z, z, z, z, z};
+    ld3(p.quad_weights, st.a, false);
+    if (kPairs) ld3(p.quad_weights_b, st.b, false);
     st.split = !p.quad_split.empty() && p.quad_split[cg / 16];
-    if (st.split)
-      ld3(p.quad_rest.data() + static_cast<size_t>(cg) * 4, &st.w.r0, &st.w.r1, &st.w.r2);
-    else
-      st.w.r0 = st.w.r1 = st.w.r2 = _mm512_setzero_si512();
+    if (st.split) {
+      ld3(p.quad_rest, st.a, true);
+      if (kPairs) ld3(p.quad_rest_b, st.b, true);
+    }
     // With a left shift the bias must be added before shifting: Requant16 adds it.
     st.bias = kMode == kRqLeft ? _mm512_setzero_si512() : Ld(p.requant16[cg / 16].bias);
     return st;
@@ -271,26 +309,30 @@ void RowsQuadK3(const K3Batch& bt) {
                                   const RequantGroup16& g, const OutStage& o, uint8_t* out)
                         __attribute__((always_inline)) {
     if (st.split)
-      QuadPixels<kNP, kUnsigned, kMode, true>(e0, e1, e2, c2, st.w, st.bias, g, o, out);
+      QuadPixels<kNP, kUnsigned, kMode, true, kPairs>(e0, e1, e2, c2, st.a, st.b, st.bias, g, o, out);
     else
-      QuadPixels<kNP, kUnsigned, kMode, false>(e0, e1, e2, c2, st.w, st.bias, g, o, out);
+      QuadPixels<kNP, kUnsigned, kMode, false, kPairs>(e0, e1, e2, c2, st.a, st.b, st.bias, g, o, out);
   };
-  RowsK3Loop<kW>(bt, group, step);
+  RowsK3Loop<kW, kPairs ? 2 : 1>(bt, group, step);
 }
 
-// The quad rows for K3Picker (the stride does not matter to them: kJ is ignored).
+// The quad rows for K3Picker (the stride does not matter to them: kJ is ignored), and the pair
+// quads (stride 1 only).
+template <bool kPairs>
 struct QuadRows {
   static constexpr bool kFoldsZeroPoint = true;
   template <int kJ, bool kUnsigned, int kMode, int kW>
   static void Fn(const K3Batch& bt) {
-    RowsQuadK3<kUnsigned, kMode, kW>(bt);
+    RowsQuadK3<kUnsigned, kMode, kW, kPairs>(bt);
   }
 };
 
 // Quad rows (Plan::quads): entry j of a 16-channel block holds, per channel (dword), the bytes of
-// columns x, x + 1, x + 2 (x = j * stride - pad; int8 values xor 0x80) and a zero byte. Interior
+// columns x, x + 1, x + 2 (x = j * stride - pad; int8 values xor 0x80) and a zero byte; pair
+// quads (Plan::quad_pairs, stride 1) the four columns x .. x + 3 with x = 2j - pad. Interior
 // entries are derived from the previous one, whose last column is this entry's first (stride 2)
-// or whose last two are this entry's first two (stride 1): shifted right by 16 (8) bits, with
+// or whose last two are this entry's first two (stride 1; pair quads: stride 2): shifted right
+// by 16 (8) bits, with
 // the new column(s) put in place by vpshufb (16 bytes broadcast to the four 128-bit lanes) and
 // flipped by the same vpternlogd that merges them (at stride 1 also when the new column is right
 // padding). Other entries (left padding, the input's end) are built from widened columns. Bands
@@ -304,24 +346,38 @@ struct QuadRows {
 // (112x112x96, 48x48x96, 28x28x64), 9-36 blocks 0.73x-1.0x (so 8 is the bound at both strides);
 // four chains against one (kernel bench, 10 alternated rounds, min / median): 112x112x32 1.09x
 // / 1.04x, 56x56x144 1.06x / 1.11x, 28x28x192 1.05x / 1.01x.
+// The kinds of entry: kQ1 (3 columns, stride 1), kQ2 (3 columns, stride 2), kQP (pair quads).
+enum QuadKind { kQ1 = 0, kQ2 = 1, kQP = 2 };
+template <int kQ>
+struct QuadShape {
+  static constexpr int kSw = kQ == kQ1 ? 1 : 2;     // input columns between entries
+  static constexpr int kLast = kQ == kQP ? 3 : 2;   // the entry's last column: x + kLast
+  static constexpr int kNew = kQ == kQ1 ? 1 : 2;    // columns an interior entry adds
+  static constexpr int kFirstNew = kLast - kNew + 1;
+};
+
 template <typename T>
 void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp*/, int16_t* dst, int cb_begin,
                int cb_end, size_t entry_stride) {
   const T* row = static_cast<const T*>(row_v);
   const T* end = static_cast<const T*>(end_v);
   const Geom& g = p.g;
-  const int C = g.channels, W = g.out_w;
-  const bool s2 = g.stride_w == 2;
+  const int C = g.channels, W = p.row_entries;
+  const int kind = p.quad_pairs ? kQP : g.stride_w == 2 ? kQ2 : kQ1;
   constexpr bool kSigned = std::is_signed_v<T>;
   const __m512i pad = _mm512_set1_epi32(p.quad_zp);
   // vpshufb of a column broadcast to the four 128-bit lanes: lane k puts the column's bytes
-  // 4k..4k+3 at byte 1 (at1) or 2 (at2) of its dwords and zeros the rest.
-  alignas(64) int8_t at[2][64];
-  for (int t = 0; t < 2; ++t)
+  // 4k..4k+3 at byte t + 1 (at[t]) of its dwords and zeros the rest.
+  alignas(64) int8_t at[3][64];
+  for (int t = 0; t < 3; ++t)
     for (int i = 0; i < 64; ++i)
       at[t][i] = i % 4 == t + 1 ? static_cast<int8_t>(i / 16 * 4 + i % 16 / 4) : int8_t{-128};
-  const __m512i at1 = _mm512_load_si512(at[0]), at2 = _mm512_load_si512(at[1]);
-  const __m512i flip = _mm512_set1_epi32(!kSigned ? 0 : s2 ? 0x00808000 : 0x00800000);
+  const __m512i at1 = _mm512_load_si512(at[0]), at2 = _mm512_load_si512(at[1]), at3 = _mm512_load_si512(at[2]);
+  // The bytes an interior entry takes new, flipped (int8).
+  const auto flip_of = [](int q) {
+    const uint32_t bytes = q == kQ1 ? 0x00800000u : q == kQ2 ? 0x00808000u : 0x80800000u;
+    return _mm512_set1_epi32(kSigned ? static_cast<int>(bytes) : 0);
+  };
   const __m128i flip8 = _mm_set1_epi8(kSigned ? static_cast<char>(0x80) : 0);
   const auto widen = [&](const T* src) {
     const ptrdiff_t left = end - src;
@@ -333,70 +389,85 @@ void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp
   const auto bcast = [](const T* src) {
     return _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
   };
-  // An entry built from widened columns (at the edges).
+  // An entry built from widened columns (at the edges): columns x .. x + 2 (pair quads: x + 3).
   const auto edge_entry = [&](int x, int cb) __attribute__((always_inline)) {
     const auto column = [&](int xc) { return xc >= 0 && xc < g.in_w ? widen(row + int64_t{xc} * C + cb) : pad; };
-    return _mm512_ternarylogic_epi32(column(x), _mm512_slli_epi32(column(x + 1), 8),
-                                     _mm512_slli_epi32(column(x + 2), 16), 0xFE);
+    const __m512i e = _mm512_ternarylogic_epi32(column(x), _mm512_slli_epi32(column(x + 1), 8),
+                                                _mm512_slli_epi32(column(x + 2), 16), 0xFE);
+    return kind == kQP ? _mm512_or_si512(e, _mm512_slli_epi32(column(x + 3), 24)) : e;
   };
   const __m512i pad_fresh = _mm512_set1_epi32(((p.quad_zp ^ (kSigned ? 0x80 : 0)) & 0xFF) << 16);
+  // Pair quads at the right edge (x + 3 >= in_w; 0 < j): from the previous entry `prev` (columns
+  // x - 2 .. x + 1) shifted down, column x + 2 widened (or padding) and padding in byte 3.
+  const __m512i pad2 = _mm512_set1_epi32(p.quad_zp << 16), pad3 = _mm512_set1_epi32(p.quad_zp << 24);
+  const auto right_pair = [&](__m512i prev, int x, int cb) __attribute__((always_inline)) {
+    const __m512i c2 = x + 2 < g.in_w ? _mm512_slli_epi32(widen(row + int64_t{x + 2} * C + cb), 16) : pad2;
+    return _mm512_ternarylogic_epi32(_mm512_srli_epi32(prev, 16), c2, pad3, 0xFE);
+  };
   // The entries j of block cb whose new column(s) lie inside the row with 16 bytes readable at
-  // the last one (x = j * stride - pad_w; stride 1 reads column x + 2, stride 2 columns x + 1
-  // and x + 2), as the interval [*j0, *j1): derived from their predecessor without a check.
-  const auto interior = [&](int cb, int* j0, int* j1) {
-    const int sw = s2 ? 2 : 1, first_col = s2 ? 1 : 2;  // the first new column is x + first_col
-    // x + first_col >= 0 and j >= 1.
-    *j0 = std::max(1, (g.pad_w - first_col + sw - 1) / sw);
-    // x + 2 <= last readable column: < in_w, and 16 bytes from it stay inside the input.
+  // the last one (x = j * kSw - pad_w; the new columns are x + kFirstNew .. x + kLast), as the
+  // interval [*j0, *j1): derived from their predecessor without a check.
+  const auto interior = [&]<int kQ>(int cb, int* j0, int* j1) {
+    using S = QuadShape<kQ>;
+    // x + kFirstNew >= 0 and j >= 1.
+    *j0 = std::max(1, (g.pad_w - S::kFirstNew + S::kSw - 1) / S::kSw);
+    // x + kLast <= last readable column: < in_w, and 16 bytes from it stay inside the input.
     const ptrdiff_t room = end - (row + cb) - 16;
     const int64_t last_col = room < 0 ? -1 : std::min<int64_t>(g.in_w - 1, room / C);
-    // j * sw - pad_w + 2 <= last_col.
-    const int64_t top = last_col + g.pad_w - 2;
-    *j1 = top < 0 ? *j0 : static_cast<int>(std::clamp<int64_t>(top / sw + 1, *j0, W));
+    // j * kSw - pad_w + kLast <= last_col.
+    const int64_t top = last_col + g.pad_w - S::kLast;
+    *j1 = top < 0 ? *j0 : static_cast<int>(std::clamp<int64_t>(top / S::kSw + 1, *j0, W));
     *j0 = std::min(*j0, W);
   };
-  // The interior entry after `prev`, its column x + 2 at `last`: prev's kept columns shifted
-  // down, the new column(s) (stride 2: also the one before `last`) put in place, and
+  // The interior entry after `prev`, its column x + kLast at `last`: prev's kept columns shifted
+  // down, the new column(s) (two: also the one before `last`) put in place, and
   // (kept | fresh) ^ flip.
-  const auto next_entry = [&]<bool kS2>(__m512i prev, const T* last) __attribute__((always_inline)) {
+  const auto next_entry = [&]<int kQ>(__m512i prev, const T* last, __m512i flip) __attribute__((always_inline)) {
     __m512i fresh;
-    if constexpr (kS2) {
+    if constexpr (kQ == kQ2) {
       fresh = _mm512_mask_shuffle_epi8(_mm512_shuffle_epi8(bcast(last - C), at1), 0x4444444444444444ull, bcast(last),
                                        at2);
+    } else if constexpr (kQ == kQP) {
+      fresh = _mm512_mask_shuffle_epi8(_mm512_shuffle_epi8(bcast(last - C), at2), 0x8888888888888888ull, bcast(last),
+                                       at3);
     } else {
       fresh = _mm512_shuffle_epi8(bcast(last), at2);
     }
-    return _mm512_ternarylogic_epi32(_mm512_srli_epi32(prev, kS2 ? 16 : 8), fresh, flip, 0x56);
+    return _mm512_ternarylogic_epi32(_mm512_srli_epi32(prev, kQ == kQ1 ? 8 : 16), fresh, flip, 0x56);
   };
   // Narrow bands (< 8 blocks): each block's entries are a chain, each derived from the previous
   // one in a register (two instructions of latency per entry). One chain alone waits on that
   // latency, so kNB blocks (1-4) are built together, each block's interior cut into kSeg
   // segments (kNB * kSeg chains, a segment's first predecessor built from widened columns).
-  const auto narrow = [&]<bool kS2, int kNB, int kSeg>(int cb0) __attribute__((always_inline)) {
-    constexpr int kSw = kS2 ? 2 : 1, kN = kNB * kSeg;
+  const auto narrow = [&]<int kQ, int kNB, int kSeg>(int cb0) __attribute__((always_inline)) {
+    using S = QuadShape<kQ>;
+    constexpr int kSw = S::kSw, kN = kNB * kSeg;
+    const __m512i flip = flip_of(kQ);
     int16_t* e[kNB];
     int j1[kNB];
     __m512i prev[kN];  // chain b * kSeg + s: block b, segment s
     int j0 = 0;
     for (int b = 0; b < kNB; ++b) {
       e[b] = dst + static_cast<size_t>(cb0 + 16 * b - cb_begin) * 2;
-      interior(cb0 + 16 * b, &j0, &j1[b]);
+      interior.template operator()<kQ>(cb0 + 16 * b, &j0, &j1[b]);
     }
     // Edges: left padding and the first entry from widened columns; stride 1 derives right
     // padding from the previous entry by a shift. `at`: the block's chain holding entry j - 1.
     const auto other = [&](int b, int j, __m512i& at) __attribute__((always_inline)) {
       const int x = j * kSw - g.pad_w;
-      if (!kS2 && j > 0 && x + 2 >= g.in_w) {
+      if (kQ == kQ1 && j > 0 && x + 2 >= g.in_w) {
         // The new column is right padding: its byte, flipped back by the vpternlogd.
         at = _mm512_ternarylogic_epi32(_mm512_srli_epi32(at, 8), pad_fresh, flip, 0x56);
+      } else if (kQ == kQP && j > 0 && x + 3 >= g.in_w) {
+        at = right_pair(at, x, cb0 + 16 * b);
       } else {
         at = edge_entry(x, cb0 + 16 * b);
       }
       _mm512_store_si512(e[b] + static_cast<size_t>(j) * entry_stride, at);
     };
-    // Interior entry j of block b after `at` (entry j - 1), its column x + 2 at `last`.
+    // Interior entry j of block b after `at` (entry j - 1), its column x + kLast at `last`.
     const auto step = [&](int b, int j, const T* last, __m512i& at) __attribute__((always_inline)) {
-      at = next_entry.template operator()<kS2>(at, last);
+      at = next_entry.template operator()<kQ>(at, last, flip);
       _mm512_store_si512(e[b] + static_cast<size_t>(j) * entry_stride, at);
     };
     for (int b = 0; b < kNB; ++b) prev[b * kSeg] = _mm512_setzero_si512();
@@ -408,7 +479,7 @@ void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp
     // Segment s starts at entry j0 + s * len; its predecessor from widened columns.
     for (int c = 0; c < kN; ++c)
       if (c % kSeg != 0) prev[c] = edge_entry((j0 + c % kSeg * len - 1) * kSw - g.pad_w, cb0 + 16 * (c / kSeg));
-    const T* last = row + int64_t{j0 * kSw - g.pad_w + 2} * C + cb0;  // column x + 2 of block 0, segment 0
+    const T* last = row + int64_t{j0 * kSw - g.pad_w + S::kLast} * C + cb0;  // column x + kLast of block 0, segment 0
     const int64_t seg_step = int64_t{len} * kSw * C;
     for (int k = 0; k < len; ++k, last += kSw * C) {
       _Pragma("GCC unroll 4")
@@ -419,7 +490,7 @@ void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp
     for (int b = 0; b < kNB; ++b) {
       __m512i& at = prev[b * kSeg + kSeg - 1];
       int j = j0 + kSeg * len;
-      const T* lb = row + int64_t{j * kSw - g.pad_w + 2} * C + cb0 + 16 * b;
+      const T* lb = row + int64_t{j * kSw - g.pad_w + S::kLast} * C + cb0 + 16 * b;
       for (; j < j1[b]; ++j, lb += kSw * C) step(b, j, lb, at);
       for (; j < W; ++j) other(b, j, at);
     }
@@ -427,49 +498,58 @@ void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp
   // Up to four blocks at a time; one or two blocks cut their rows into segments of 12 entries
   // or more (measured against four chains at every width, in-process A/B, Zen 5: 1.09x-1.32x on
   // rows of 6-40 entries, e.g. 48x48x16 at stride 2; eight chains spilled and ran 0.72x-0.85x).
-  const auto narrow_band = [&]<bool kS2>() __attribute__((always_inline)) {
+  const auto narrow_band = [&]<int kQ>() __attribute__((always_inline)) {
     for (int cb0 = cb_begin; cb0 < cb_end; cb0 += 4 * 16) {
       const int nb = std::min(4, (cb_end - cb0) / 16);
       const int segs = std::min(4 / nb, W >= 48 ? 4 : W >= 24 ? 2 : 1);
       if (nb == 4) {
-        narrow.template operator()<kS2, 4, 1>(cb0);
+        narrow.template operator()<kQ, 4, 1>(cb0);
       } else if (nb == 3) {
-        narrow.template operator()<kS2, 3, 1>(cb0);
+        narrow.template operator()<kQ, 3, 1>(cb0);
       } else if (nb == 2) {
         if (segs == 2)
-          narrow.template operator()<kS2, 2, 2>(cb0);
+          narrow.template operator()<kQ, 2, 2>(cb0);
         else
-          narrow.template operator()<kS2, 2, 1>(cb0);
+          narrow.template operator()<kQ, 2, 1>(cb0);
       } else if (segs == 4) {
-        narrow.template operator()<kS2, 1, 4>(cb0);
+        narrow.template operator()<kQ, 1, 4>(cb0);
       } else if (segs == 2) {
-        narrow.template operator()<kS2, 1, 2>(cb0);
+        narrow.template operator()<kQ, 1, 2>(cb0);
       } else {
-        narrow.template operator()<kS2, 1, 1>(cb0);
+        narrow.template operator()<kQ, 1, 1>(cb0);
       }
     }
   };
-  if (cb_end - cb_begin < 8 * 16) {
-    if (s2)
-      narrow_band.template operator()<true>();
-    else
-      narrow_band.template operator()<false>();
-    return;
-  }
-  int16_t* e = dst;
-  for (int j = 0, x = -g.pad_w; j < W; ++j, x += g.stride_w, e += entry_stride) {
-    const T* last = row + int64_t{x + 2} * C;  // column x + 2
-    int cb = cb_begin;
-    if (j > 0 && x + (s2 ? 1 : 2) >= 0 && x + 2 < g.in_w) {
-      // Interior blocks (all but, at the input's end, a last one short of 16 bytes).
-      for (; cb < cb_end && end - (last + cb) >= 16; cb += 16) {
-        int16_t* eb = e + static_cast<size_t>(cb - cb_begin) * 2;
-        const __m512i prev = _mm512_load_si512(eb - entry_stride);
-        _mm512_store_si512(eb, s2 ? next_entry.template operator()<true>(prev, last + cb)
-                                  : next_entry.template operator()<false>(prev, last + cb));
+  // Wide bands: entry by entry.
+  const auto wide_band = [&]<int kQ>() __attribute__((always_inline)) {
+    using S = QuadShape<kQ>;
+    const __m512i flip = flip_of(kQ);
+    int16_t* e = dst;
+    for (int j = 0, x = -g.pad_w; j < W; ++j, x += S::kSw, e += entry_stride) {
+      const T* last = row + int64_t{x + S::kLast} * C;  // column x + kLast
+      int cb = cb_begin;
+      if (j > 0 && x + S::kFirstNew >= 0 && x + S::kLast < g.in_w) {
+        // Interior blocks (all but, at the input's end, a last one short of 16 bytes).
+        for (; cb < cb_end && end - (last + cb) >= 16; cb += 16) {
+          int16_t* eb = e + static_cast<size_t>(cb - cb_begin) * 2;
+          const __m512i prev = _mm512_load_si512(eb - entry_stride);
+          _mm512_store_si512(eb, next_entry.template operator()<kQ>(prev, last + cb, flip));
+        }
       }
+      if (kQ == kQP && j > 0 && x + 3 >= g.in_w) {
+        for (; cb < cb_end; cb += 16) {
+          int16_t* eb = e + static_cast<size_t>(cb - cb_begin) * 2;
+          _mm512_store_si512(eb, right_pair(_mm512_load_si512(eb - entry_stride), x, cb));
+        }
+      }
+      for (; cb < cb_end; cb += 16) _mm512_store_si512(e + static_cast<size_t>(cb - cb_begin) * 2, edge_entry(x, cb));
     }
-    for (; cb < cb_end; cb += 16) _mm512_store_si512(e + static_cast<size_t>(cb - cb_begin) * 2, edge_entry(x, cb));
+  };
+  const bool narrow_rows = cb_end - cb_begin < 8 * 16;
+  switch (kind) {
+    case kQ1: return narrow_rows ? narrow_band.template operator()<kQ1>() : wide_band.template operator()<kQ1>();
+    case kQ2: return narrow_rows ? narrow_band.template operator()<kQ2>() : wide_band.template operator()<kQ2>();
+    default: return narrow_rows ? narrow_band.template operator()<kQP>() : wide_band.template operator()<kQP>();
   }
 }
 
@@ -793,7 +873,8 @@ PairRowFn PickPairRowAvx512(const Plan& p, bool uint8_input) {
 
 K3Fn PickK3Avx512(const Plan& p, int kj) {
   if (p.kind == OutKind::kInt16) return PickK3Int16Avx512(p, kj);
-  return p.quads ? K3Picker<QuadRows>::Pick(p, kj) : K3Picker<Avx512Rows>::Pick(p, kj);
+  if (p.quad_pairs) return K3Picker<QuadRows<true>>::Pick(p, kj);
+  return p.quads ? K3Picker<QuadRows<false>>::Pick(p, kj) : K3Picker<Avx512Rows>::Pick(p, kj);
 }
 
 void Int16StageAvx512(const Plan& p, const int32_t* acc, const int64_t* bias, int cb, int n, int16_t* out) {

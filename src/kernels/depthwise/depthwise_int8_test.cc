@@ -533,7 +533,8 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeInt16Avx512Layers) {
 }
 
 // The AVX-512 quad rows (vpdpbusd, Plan::quads; variants .../dp4, checked): every output width
-// 1..70 (8-pixel steps, each 1..7 tail, the narrow stride-1 instantiations), channel counts with
+// 1..70 (8-pixel steps, each 1..7 tail, the narrow stride-1 instantiations; at stride 1 the
+// 3-column quads below 6 pixels, pair quads from 6, odd widths ending on half a pair), channel counts with
 // partial 16-lane groups and bands of few and of many blocks (built block by block or entry by
 // entry), stride 1 and 2, SAME and VALID (interior entries derived from the previous one, edge
 // entries from widened columns, the input's end), vertical dilation, batch 2, int8 and uint8
@@ -554,9 +555,11 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeAvx512Quads) {
       ASSERT_EQ(OutSize(c.padding, c.w, 3, c.stride_w, 1), w) << c.Describe();
       testing::FastCheck check;
       check.op_type = "DEPTHWISE_CONV_2D";
+      // Stride 1 from 6 pixels: pair quads (Plan::quad_pairs).
+      const std::string pairs = w >= kernels::dwq::kPairQuadsMinWidth ? "/pairs" : "";
       check.variant = stride == 2 ? "avx512/3x3s2/dp4"
-                      : w <= 8    ? "avx512/3x3s1/w" + std::to_string(w) + "/dp4"
-                                  : "avx512/3x3s1/dp4";
+                      : w <= 8    ? "avx512/3x3s1/w" + std::to_string(w) + "/dp4" + pairs
+                                  : "avx512/3x3s1/dp4" + pairs;
       check.threads = 1 + (i / 2) % 2;
       check.seed = 3100 + i++;
       testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
@@ -595,7 +598,8 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeAvx512QuadsUInt8Split) {
         const std::string base = stride == 2 ? "avx512/3x3s2" : w <= 8 ? "avx512/3x3s1/w" + std::to_string(w) : "avx512/3x3s1";
         // zw = 0: some weight is 255 (w - zw = 255): no quads; zw = 128: every w - zw fits int8;
         // else some weight leaves int8.
-        check.variant = zw == 0 ? base : zw == 128 ? base + "/dp4" : base + "/dp4x2";
+        const std::string pairs = stride == 1 && w >= kernels::dwq::kPairQuadsMinWidth ? "/pairs" : "";
+        check.variant = zw == 0 ? base : zw == 128 ? base + "/dp4" + pairs : base + "/dp4x2" + pairs;
         check.threads = 1 + (i / 2) % 2;
         check.seed = 3600 + i++;
         testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
@@ -715,7 +719,8 @@ kernels::dwq::Geom PlanTestGeom(int size) {
 
 // When a plan uses the quad rows: AVX-512 rows, weights (minus their zero point) within int8 or,
 // uint8, a sum of two int8 values (all but 255: the rest in quad_rest), and the bias with
-// -(zp + 128) * sum(weights) folded in (int8 input; zp for uint8) below 2^29.
+// -(zp + 128) * sum(weights) folded in (int8 input; zp for uint8) below 2^29. Six pixels wide at
+// stride 1: pair quads, with the taps one byte up for the odd pixels (quad_weights_b / quad_rest_b).
 TEST(DepthwiseInt8Plan, QuadRowsConditions) {
   const kernels::dwq::Geom g = PlanTestGeom(6);
   struct T {
@@ -753,15 +758,23 @@ TEST(DepthwiseInt8Plan, QuadRowsConditions) {
                                 << t.input_zp;
     if (!p.quads) continue;
     EXPECT_EQ(p.quad_zp, t.input_zp + (t.uint8 ? 0 : 128));
-    EXPECT_EQ(p.row_entries, g.out_w);
+    ASSERT_TRUE(p.quad_pairs);
+    EXPECT_EQ(p.row_entries, g.out_w / 2);
     const int64_t sum = 9 * int64_t{t.weight - t.weight_zp};
     EXPECT_EQ(p.requant16[0].bias[3], t.bias - p.quad_zp * sum);
-    EXPECT_EQ(p.quad_weights[(2 * p.c16 + 3) * 4 + 1], t.weight - t.weight_zp - t.rest);
-    EXPECT_EQ(p.quad_weights[(2 * p.c16 + 3) * 4 + 3], 0);
+    const size_t at = (2 * p.c16 + 3) * 4;  // filter row 2, channel 3
+    EXPECT_EQ(p.quad_weights[at + 1], t.weight - t.weight_zp - t.rest);
+    EXPECT_EQ(p.quad_weights[at + 3], 0);
+    ASSERT_EQ(p.quad_weights_b.size(), p.quad_weights.size());
+    EXPECT_EQ(p.quad_weights_b[at + 0], 0);
+    EXPECT_EQ(p.quad_weights_b[at + 2], t.weight - t.weight_zp - t.rest);
     ASSERT_EQ(p.quad_rest.empty(), t.rest == 0);
+    ASSERT_EQ(p.quad_rest_b.empty(), t.rest == 0);
     if (t.rest == 0) continue;
-    EXPECT_EQ(p.quad_rest[(2 * p.c16 + 3) * 4 + 1], t.rest);
-    EXPECT_EQ(p.quad_rest[(2 * p.c16 + 3) * 4 + 3], 0);
+    EXPECT_EQ(p.quad_rest[at + 1], t.rest);
+    EXPECT_EQ(p.quad_rest[at + 3], 0);
+    EXPECT_EQ(p.quad_rest_b[at + 0], 0);
+    EXPECT_EQ(p.quad_rest_b[at + 3], t.rest);
     EXPECT_EQ(p.quad_split, std::vector<uint8_t>(p.c16 / 16, 1));
   }
 }

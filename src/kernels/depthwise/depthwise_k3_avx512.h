@@ -42,8 +42,9 @@ __attribute__((always_inline)) inline W16 LoadW16(const int16_t* wp, size_t wc2)
 // The output pixels of 16-channel group cg over the batch's rows: per row 8 pixels per step and
 // the last 1-7 in one, step.template operator()<kNP>(e0, e1, e2, out) with e0/e1/e2 at the first
 // pixel's pair-row entries and out (OutT) at its output for channel cg, pixels `stride` elements
-// apart. kW > 0: the output width as a compile-time constant.
-template <int kW, typename OutT, typename Step>
+// apart. kW > 0: the output width as a compile-time constant. kPerEntry: output pixels per
+// entry (2: pair quads, Plan::quad_pairs).
+template <int kW, typename OutT, int kPerEntry = 1, typename Step>
 __attribute__((always_inline)) inline void ForGroupPixels(const K3Batch& bt, int cg, size_t stride, const Step& step) {
   const int W = kW ? kW : bt.p->g.out_w;
   const size_t c2 = bt.c2;
@@ -54,7 +55,8 @@ __attribute__((always_inline)) inline void ForGroupPixels(const K3Batch& bt, int
     const int16_t* e2 = bt.rows[row][2] + off;
     OutT* out = reinterpret_cast<OutT*>(bt.out[row]) + cg;
     int ox = 0;
-    for (; ox + 8 <= W; ox += 8, e0 += 8 * c2, e1 += 8 * c2, e2 += 8 * c2, out += 8 * stride)
+    constexpr size_t kStep = 8 / kPerEntry;
+    for (; ox + 8 <= W; ox += 8, e0 += kStep * c2, e1 += kStep * c2, e2 += kStep * c2, out += 8 * stride)
       step.template operator()<8>(e0, e1, e2, out);
     switch (W - ox) {
       case 7: step.template operator()<7>(e0, e1, e2, out); break;
