@@ -401,7 +401,8 @@ void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp
   // x - 2 .. x + 1) shifted down, column x + 2 widened (or padding) and padding in byte 3.
   const __m512i pad2 = _mm512_set1_epi32(p.quad_zp << 16), pad3 = _mm512_set1_epi32(p.quad_zp << 24);
   const auto right_pair = [&](__m512i prev, int x, int cb) __attribute__((always_inline)) {
-    const __m512i c2 = x + 2 < g.in_w ? _mm512_slli_epi32(widen(row + int64_t{x + 2} * C + cb), 16) : pad2;
+    const bool inside = x + 2 >= 0 && x + 2 < g.in_w;
+    const __m512i c2 = inside ? _mm512_slli_epi32(widen(row + int64_t{x + 2} * C + cb), 16) : pad2;
     return _mm512_ternarylogic_epi32(_mm512_srli_epi32(prev, 16), c2, pad3, 0xFE);
   };
   // The entries j of block cb whose new column(s) lie inside the row with 16 bytes readable at
