@@ -1,7 +1,8 @@
 // float32 vector traits for kernels written once over a vector type (dwconv/dwconv_rows.h,
-// resize/bilinear_row.h): include this only from a file compiled with the instruction set (a
-// name containing avx2 / avx512, see CMakeLists.txt); each including file gets its own copy
-// (internal linkage), so code for one instruction set never reaches another.
+// resize/bilinear_row.h, the 7-row GEMM tiles of gemm/gemm_avx512.cc): include this only from a
+// file compiled with the instruction set (a name containing avx2 / avx512, see CMakeLists.txt);
+// each including file gets its own copy (internal linkage), so code for one instruction set never
+// reaches another.
 //
 // V provides: T (vector), Mask, kLanes, Load (aligned), LoadU, MaskLoad, StoreU, MaskStore,
 // Fma(a, b, acc), Mul, Add, Sub, Div, Max(a, b) = a > b ? a : b, Min(a, b) = a < b ? a : b (what
@@ -67,6 +68,33 @@ struct Avx512F32 {
   static T Set1(float x) { return _mm512_set1_ps(x); }
   static T Zero() { return _mm512_setzero_ps(); }
   // the first n (0..16) lanes
+  static Mask TailMask(int n) { return static_cast<Mask>((1u << n) - 1u); }
+};
+#endif
+
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+// 8 lanes with AVX-512 masks (AVX512VL): masked loads and stores are plain instructions here,
+// unlike Avx2F32's vmaskmovps.
+struct Avx512VlF32 {
+  using T = __m256;
+  using Mask = __mmask8;
+  static constexpr int kLanes = 8;
+  static T Load(const float* p) { return _mm256_load_ps(p); }
+  static T LoadU(const float* p) { return _mm256_loadu_ps(p); }
+  static T MaskLoad(const float* p, Mask m) { return _mm256_maskz_loadu_ps(m, p); }
+  static void StoreU(float* p, T v) { _mm256_storeu_ps(p, v); }
+  static void MaskStore(float* p, Mask m, T v) { _mm256_mask_storeu_ps(p, m, v); }
+  static T Fma(T a, T b, T acc) { return _mm256_fmadd_ps(a, b, acc); }
+  static T Mul(T a, T b) { return _mm256_mul_ps(a, b); }
+  static T Add(T a, T b) { return _mm256_add_ps(a, b); }
+  static T Sub(T a, T b) { return _mm256_sub_ps(a, b); }
+  static T Div(T a, T b) { return _mm256_div_ps(a, b); }
+  static T Max(T a, T b) { return _mm256_max_ps(a, b); }
+  static T Min(T a, T b) { return _mm256_min_ps(a, b); }
+  static T Clamp(T x, T lo, T hi) { return _mm256_min_ps(hi, _mm256_max_ps(lo, x)); }
+  static T Set1(float x) { return _mm256_set1_ps(x); }
+  static T Zero() { return _mm256_setzero_ps(); }
+  // the first n (0..8) lanes
   static Mask TailMask(int n) { return static_cast<Mask>((1u << n) - 1u); }
 };
 #endif

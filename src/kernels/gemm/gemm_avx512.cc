@@ -18,6 +18,7 @@
 #include <cstring>
 #include <utility>
 
+#include "kernels/common/vec_f32.h"
 #include "kernels/gemm/gemm.h"
 
 namespace edgeopt::kernels::gemm {
@@ -569,39 +570,17 @@ void GemvPairs(size_t nc, size_t kc, const float* a, const float* w, size_t w_st
 // and the rows' own addresses.
 constexpr int kRows7Mr = 7;
 
-struct Zmm {
-  using T = __m512;
-  using M = __mmask16;
-  static M Mask(size_t n) { return Lanes(n); }
-  static T Load(const float* p) { return _mm512_load_ps(p); }
-  static T LoadMasked(M m, const float* p) { return _mm512_maskz_loadu_ps(m, p); }
-  static T Set1(float x) { return _mm512_set1_ps(x); }
-  static T Fma(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
-  static T Clamp(T v, MinMax mm) { return _mm512_min_ps(_mm512_set1_ps(mm.max), _mm512_max_ps(_mm512_set1_ps(mm.min), v)); }
-  static void Store(float* p, M m, T v) { _mm512_mask_storeu_ps(p, m, v); }
-};
-struct Ymm {
-  using T = __m256;
-  using M = __mmask8;
-  static M Mask(size_t n) { return static_cast<M>(Lanes(n)); }
-  static T Load(const float* p) { return _mm256_load_ps(p); }
-  static T LoadMasked(M m, const float* p) { return _mm256_maskz_loadu_ps(m, p); }
-  static T Set1(float x) { return _mm256_set1_ps(x); }
-  static T Fma(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
-  static T Clamp(T v, MinMax mm) { return _mm256_min_ps(_mm256_set1_ps(mm.max), _mm256_max_ps(_mm256_set1_ps(mm.min), v)); }
-  static void Store(float* p, M m, T v) { _mm256_mask_storeu_ps(p, m, v); }
-};
-
 // One panel (cols <= the vector's lanes) of MR rows: per tap, row r's kc floats at
-// ind[tap · kRows7Mr + r]; w: the panel at the first tap.
+// ind[tap · kRows7Mr + r]; w: the panel at the first tap. V: common/vec_f32.h's Avx512F32 (zmm)
+// or Avx512VlF32 (ymm).
 template <typename V, int MR, bool kOneTap>
 __attribute__((always_inline)) inline void Rows7Panel(size_t cols, size_t kc, size_t taps, const float* const* ind,
                                                       const float* w, const float* bias, float* c, size_t c_stride,
                                                       MinMax mm) {
-  const typename V::M m = V::Mask(cols);
+  const typename V::Mask m = V::TailMask(static_cast<int>(cols));
   typename V::T acc[MR];
 #pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) acc[r] = bias ? V::Load(bias) : V::LoadMasked(m, c + r * c_stride);
+  for (int r = 0; r < MR; ++r) acc[r] = bias ? V::Load(bias) : V::MaskLoad(c + r * c_stride, m);
   if (kOneTap) taps = 1;
   for (size_t tap = 0; tap < taps; ++tap) {
     const float* rows[MR];
@@ -614,7 +593,8 @@ __attribute__((always_inline)) inline void Rows7Panel(size_t cols, size_t kc, si
     }
   }
 #pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) V::Store(c + r * c_stride, m, V::Clamp(acc[r], mm));
+  for (int r = 0; r < MR; ++r)
+    V::MaskStore(c + r * c_stride, m, V::Clamp(acc[r], V::Set1(mm.min), V::Set1(mm.max)));
 }
 
 template <int MR, bool kOneTap>
@@ -623,9 +603,9 @@ void Rows7Tile(size_t nc, size_t kc, size_t taps, const float* const* ind, const
   for (; nc > 0; w += w_stride, c += kNr, bias = bias ? bias + kNr : nullptr) {
     const size_t cols = Min(kNr, nc);
     if (cols > 8)
-      Rows7Panel<Zmm, MR, kOneTap>(cols, kc, taps, ind, w, bias, c, c_stride, mm);
+      Rows7Panel<Avx512F32, MR, kOneTap>(cols, kc, taps, ind, w, bias, c, c_stride, mm);
     else
-      Rows7Panel<Ymm, MR, kOneTap>(cols, kc, taps, ind, w, bias, c, c_stride, mm);
+      Rows7Panel<Avx512VlF32, MR, kOneTap>(cols, kc, taps, ind, w, bias, c, c_stride, mm);
     nc -= cols;
   }
 }
