@@ -332,10 +332,9 @@ struct QuadRows {
 // quads (Plan::quad_pairs, stride 1) the four columns x .. x + 3 with x = 2j - pad. Interior
 // entries are derived from the previous one, whose last column is this entry's first (stride 2)
 // or whose last two are this entry's first two (stride 1; pair quads: stride 2): shifted right
-// by 16 (8) bits, with
-// the new column(s) put in place by vpshufb (16 bytes broadcast to the four 128-bit lanes) and
-// flipped by the same vpternlogd that merges them (at stride 1 also when the new column is right
-// padding). Other entries (left padding, the input's end) are built from widened columns. Bands
+// by 16 (8) bits, with the new column(s) put in place by vpshufb (16 bytes broadcast to the four
+// 128-bit lanes) and flipped by the same vpternlogd that merges them (at stride 1 also when the
+// new column is right padding; pair quads derive their right edge from the previous entry too). Other entries (left padding, the input's end) are built from widened columns. Bands
 // of fewer than 8 16-channel blocks are built block by block with the previous entry in a
 // register (a chain of two instructions per entry), four chains at a time (four blocks, or the
 // row of one or two blocks cut into segments) so that their latencies overlap; wider bands entry
