@@ -30,15 +30,6 @@ namespace {
 using gemm::MinMax;
 using gemm::PackedB;
 
-// A 1×1 stride-1 CONV_2D run as a GEMM: float32, constant weights [N,1,1,K] and bias (or none),
-// a clamp activation.
-struct Pointwise {
-  int op = -1;  // graph op index
-  MinMax mm{};
-  const gemm::Ukernels* uk = nullptr;
-  std::shared_ptr<const PackedB> packed;
-};
-
 struct Depthwise {
   int op = -1;
   MinMax mm{};
@@ -61,6 +52,8 @@ bool FloatNhwc(const rt::KernelCreateContext& cc, int* channels) {
   return *channels > 0;
 }
 
+}  // namespace
+
 bool MatchPointwise(const rt::KernelCreateContext& cc, Pointwise* pw) {
   if (cc.op.code != tflite::BuiltinOperator_CONV_2D || cc.num_inputs() < 2 || cc.num_outputs() != 1) return false;
   int k = 0;
@@ -80,6 +73,8 @@ bool MatchPointwise(const rt::KernelCreateContext& cc, Pointwise* pw) {
   pw->uk = &gemm::SelectPointwiseUkernels(cc.cpu, k, n, int64_t{in[0]} * in[1] * in[2]);
   return true;
 }
+
+namespace {
 
 bool MatchDepthwise(const rt::KernelCreateContext& cc, Depthwise* dw) {
   if (cc.op.code != tflite::BuiltinOperator_DEPTHWISE_CONV_2D || cc.num_inputs() < 3 || cc.num_outputs() != 1)
@@ -104,9 +99,6 @@ bool MatchDepthwise(const rt::KernelCreateContext& cc, Depthwise* dw) {
   return true;
 }
 
-rt::KernelCreateContext ContextOf(const rt::KernelCreateContext& cc, int op) {
-  return {cc.graph, cc.subgraph, cc.subgraph_index, cc.subgraph.ops[op], op, cc.cpu, cc.reference_only};
-}
 
 // Output rows per band: E (input rows of the band, halo included) and D (the band's depthwise
 // output) together within kBandFloats per thread.
@@ -267,6 +259,10 @@ class DwChainF32 : public rt::OpKernel {
 };
 
 }  // namespace
+
+rt::KernelCreateContext ContextOf(const rt::KernelCreateContext& cc, int op) {
+  return {cc.graph, cc.subgraph, cc.subgraph_index, cc.subgraph.ops[op], op, cc.cpu, cc.reference_only};
+}
 
 bool PrivateLink(const Subgraph& s, int producer) {
   const int32_t t = s.ops[producer].outputs[0];

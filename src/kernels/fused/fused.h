@@ -9,6 +9,9 @@
 // "fused/pw+dw+pw/f32/avx512"); the other ops of the run read "fused into #<first op>".
 #pragma once
 
+#include <memory>
+
+#include "kernels/gemm/gemm.h"
 #include "runtime/registry.h"
 
 namespace edgeopt::kernels::fused {
@@ -24,6 +27,26 @@ rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::Fusion
 // quantized with equal input and output parameters; act_into_producer.cc). Shown as
 // "fused/<producer's variant>+relu".
 rt::FusedRun MatchActivationIntoProducer(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
+
+// A 1×1 CONV_2D into which a channel CONCATENATION feeds, when some of the concatenated inputs
+// are the same at every pixel (RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR of a 1×1 map: the image
+// pooling branch of DeepLab's ASPP head): their share of the convolution is one matrix-vector
+// product per image, added to the bias, and only the other inputs go through the GEMM
+// (concat_conv_f32.cc). Shown as "fused/concat+pw/f32/...".
+rt::FusedRun MatchConcatPointwiseF32(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
+
+// A 1×1 stride-1 CONV_2D run as a GEMM: float32, constant weights [N,1,1,K] and bias (or none),
+// a clamp activation. MatchPointwise fills op, mm and uk (for the op's own K, N and pixels).
+struct Pointwise {
+  int op = -1;  // graph op index
+  gemm::MinMax mm{};
+  const gemm::Ukernels* uk = nullptr;
+  std::shared_ptr<const gemm::PackedB> packed;
+};
+bool MatchPointwise(const rt::KernelCreateContext& cc, Pointwise* pw);
+
+// cc for op `op` of the same subgraph.
+rt::KernelCreateContext ContextOf(const rt::KernelCreateContext& cc, int op);
 
 // Tensor t, made by op `producer`, is read only by op producer + 1, as its input 0, and is not a
 // subgraph output: a fused kernel may keep it to itself.

@@ -7,6 +7,7 @@ namespace edgeopt::kernels {
 void RegisterFusions(rt::OpRegistry& r) {
   r.AddFusion(fused::MatchDwChainF32);  // first: a chain's 1x1 convs keep their own activations
   r.AddFusion(fused::MatchActivationIntoProducer);
+  r.AddFusion(fused::MatchConcatPointwiseF32);
 }
 
 }  // namespace edgeopt::kernels

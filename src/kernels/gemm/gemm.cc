@@ -281,9 +281,10 @@ Plan MakePlan(size_t m, size_t n, size_t k, const Ukernels& uk, int threads) {
 }  // namespace
 
 void Gemm(const Ukernels& uk, rt::ThreadPool* pool, size_t m, const float* a, size_t a_stride, const PackedB& b,
-          float* c, size_t c_stride, MinMax mm) {
+          float* c, size_t c_stride, MinMax mm, const float* bias) {
   const size_t n = b.n(), k = b.k();
   if (m == 0 || n == 0) return;
+  if (!bias) bias = b.bias();
   const int threads = pool ? pool->num_threads() : 1;
   const MinMax no_clamp{-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
 
@@ -296,7 +297,7 @@ void Gemm(const Ukernels& uk, rt::ThreadPool* pool, size_t m, const float* a, si
       const size_t p0 = panels * t / tasks, p1 = panels * (t + 1) / tasks;
       if (p0 == p1) return;
       const size_t n0 = p0 * kNr, n1 = std::min(n, p1 * kNr);
-      uk.gemv(n1 - n0, k, a, b.panel(static_cast<int>(p0)), b.panel_stride(), b.bias() + n0, c + n0, mm);
+      uk.gemv(n1 - n0, k, a, b.panel(static_cast<int>(p0)), b.panel_stride(), bias + n0, c + n0, mm);
     });
     return;
   }
@@ -318,7 +319,7 @@ void Gemm(const Ukernels& uk, rt::ThreadPool* pool, size_t m, const float* a, si
       for (size_t k0 = 0; k0 < k || k0 == 0; k0 += max_kc) {
         const size_t kc = std::min(max_kc, k - k0);
         const bool last = k0 + kc >= k;
-        uk.gemm(mr, nc, kc, at + k0, a_stride, w + k0 * kNr, b.panel_stride(), k0 == 0 ? b.bias() + n0 : nullptr, ct,
+        uk.gemm(mr, nc, kc, at + k0, a_stride, w + k0 * kNr, b.panel_stride(), k0 == 0 ? bias + n0 : nullptr, ct,
                 c_stride, last ? mm : no_clamp);
         if (kc == 0) break;
       }

@@ -184,9 +184,10 @@ const Ukernels& SelectPointwiseUkernels(const rt::CpuFeatures& cpu, int64_t k, i
 // zmm instead: 0.89x / 0.94x).
 const Ukernels& SelectConvUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n, int64_t m = -1);
 
-// C = A · B + bias, clamped. pool may be null (single thread).
+// C = A · B + bias, clamped. pool may be null (single thread). bias: B's packed bias, or when
+// given b.padded_n() floats that replace it (a bias known only at invoke time).
 void Gemm(const Ukernels& uk, rt::ThreadPool* pool, size_t m, const float* a, size_t a_stride, const PackedB& b,
-          float* c, size_t c_stride, MinMax mm);
+          float* c, size_t c_stride, MinMax mm, const float* bias = nullptr);
 
 // Indirect GEMM over `m` output rows: the indirection buffer holds, for each tile of uk.mr rows,
 // taps × uk.mr row pointers (tile-major: ind[(tile * taps + tap) * uk.mr + r]), each pointing at
