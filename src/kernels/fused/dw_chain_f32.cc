@@ -1,7 +1,10 @@
 // Fused float32 depthwise chains, run band by band (see fused.h for when they apply).
 //
-//   [1×1 expand CONV_2D] -> DEPTHWISE_CONV_2D -> 1×1 project CONV_2D
+//   [expand CONV_2D] -> DEPTHWISE_CONV_2D -> 1×1 project CONV_2D
 //
+// The expansion is a 1×1 convolution (MobileNetV2's inverted residual blocks) or any other
+// convolution without dilation (the network's stem: a 3×3 stride-2 convolution of the image,
+// whose output, 112×112×32 floats = 1.6 MB in MobileNetV2, is the model's largest tensor).
 // For a band of output rows the kernel computes the input rows the depthwise filter needs (with
 // its halo) of the expansion into a buffer E, the depthwise rows into a buffer D, and projects D
 // straight into the output. E and D are sized to stay in the core's L2, so the expanded tensor
@@ -76,6 +79,48 @@ bool MatchPointwise(const rt::KernelCreateContext& cc, Pointwise* pw) {
 
 namespace {
 
+// Filter rows of a convolution expansion (its taps) at most.
+constexpr int kMaxConvTaps = 16;
+
+// A CONV_2D with a larger filter or a stride as the chain's expansion (the network's stem, e.g.
+// MobileNet's 3×3 stride-2 convolution of the image, whose output is the largest tensor of the
+// model): its output rows are computed band by band through the indirect GEMM over an
+// indirection buffer built for the band's rows, with the family, packing and taps (filter rows)
+// the unfused CONV_2D uses.
+struct ConvExpand {
+  const tflite::Conv2DOptionsT* options = nullptr;
+  int kh = 0, kw = 0;
+  // Prepare: the convolution's input and padding, output columns whose filter row crosses the
+  // left or right edge (copied with zeros around them, as the unfused kernel's border rows).
+  int in_h = 0, in_w = 0, cin = 0, pad_top = 0, pad_left = 0, border_cols = 0;
+};
+
+bool MatchConvExpand(const rt::KernelCreateContext& cc, Pointwise* pw, ConvExpand* cv) {
+  if (cc.op.code != tflite::BuiltinOperator_CONV_2D || cc.num_inputs() < 2 || cc.num_outputs() != 1) return false;
+  int c = 0;
+  if (!FloatNhwc(cc, &c)) return false;
+  const Tensor* w = cc.input(1);
+  const Tensor* out = cc.output(0);
+  if (!w || w->shape.size() != 4 || out->shape.size() != 4) return false;
+  const int n = w->shape[0], kh = w->shape[1], kw = w->shape[2];
+  if (kh > kMaxConvTaps || !ConstantFloat(cc, 1, {n, kh, kw, c})) return false;
+  if (cc.input(2) && !ConstantFloat(cc, 2, {n})) return false;
+  const auto& o = GetOptions<tflite::Conv2DOptionsT>(cc.op);
+  if (o.dilation_h_factor != 1 || o.dilation_w_factor != 1 || o.stride_h < 1 || o.stride_w < 1) return false;
+  if (o.padding != tflite::Padding_SAME && o.padding != tflite::Padding_VALID) return false;
+  if (!FusedMinMax(o.fused_activation_function, &pw->mm)) return false;
+  // As MakeConv2DF32 chooses (rows: the unfused layer's output pixels).
+  const gemm::Ukernels& uk =
+      gemm::SelectConvUkernels(cc.cpu, int64_t{kh} * kw * c, n, int64_t{out->shape[0]} * out->shape[1] * out->shape[2]);
+  if (!uk.igemm) return false;
+  pw->op = cc.op_index;
+  pw->uk = &uk;
+  cv->options = &o;
+  cv->kh = kh;
+  cv->kw = kw;
+  return true;
+}
+
 bool MatchDepthwise(const rt::KernelCreateContext& cc, Depthwise* dw) {
   if (cc.op.code != tflite::BuiltinOperator_DEPTHWISE_CONV_2D || cc.num_inputs() < 3 || cc.num_outputs() != 1)
     return false;
@@ -108,19 +153,39 @@ class DwChainF32 : public rt::OpKernel {
  public:
   // Inputs of the synthetic op: x, [expand weights, expand bias,] depthwise filter, depthwise
   // bias, project weights, project bias. Output: the project's.
-  DwChainF32(std::optional<Pointwise> expand, Depthwise dw, Pointwise project)
-      : expand_(std::move(expand)), dw_(std::move(dw)), project_(std::move(project)) {}
+  // conv: the expansion is that convolution rather than a 1×1 one.
+  DwChainF32(std::optional<Pointwise> expand, std::optional<ConvExpand> conv, Depthwise dw, Pointwise project)
+      : expand_(std::move(expand)), conv_(std::move(conv)), dw_(std::move(dw)), project_(std::move(project)) {}
 
   Status Prepare(rt::KernelContext& ctx) override {
     const rt::RtTensor* in = ctx.input(0);
     if (in->rank() != 4) return ctx.Error("input " + Describe(*in) + " must have rank 4 (NHWC)");
-    const int batch = in->dim(0), h = in->dim(1), w = in->dim(2), cin = in->dim(3);
+    const int batch = in->dim(0), cin = in->dim(3);
+    int h = in->dim(1), w = in->dim(2);  // the depthwise layer's input: after the expansion
     const int d = expand_ ? 3 : 1;  // position of the depthwise filter among the inputs
     const rt::RtTensor* dwf = ctx.input(d);
     const rt::RtTensor* pww = ctx.input(d + 2);
     const int c = dwf->dim(3);
     if (expand_ && ctx.input(1)->dim(3) != cin)
       return ctx.Error("input " + Describe(*in) + " does not match the expansion weights " + Describe(*ctx.input(1)));
+    if (conv_) {
+      ConvExpand& cv = *conv_;
+      WindowGeometry cg;
+      RETURN_IF_ERROR(ComputeConvWindow(ctx, *cv.options, cv.kh, cv.kw, h, w, &cg));
+      cv.in_h = h;
+      cv.in_w = w;
+      cv.cin = cin;
+      cv.pad_top = cg.pad_h;
+      cv.pad_left = cg.pad_w;
+      cv.border_cols = 0;
+      for (int ox = 0; ox < cg.out_w; ++ox) {
+        const int ix0 = ox * cv.options->stride_w - cv.pad_left;
+        cv.border_cols += ix0 < 0 || ix0 + cv.kw > w;
+      }
+      h = cg.out_h;
+      w = cg.out_w;
+      if (zero_.size() < static_cast<size_t>(cv.kw) * cin) zero_.Reset(static_cast<size_t>(cv.kw) * cin);
+    }
     if (!expand_ && cin != c)
       return ctx.Error("input " + Describe(*in) + " does not match the depthwise filter " + Describe(*dwf));
     const auto& o = *dw_.options;
@@ -131,7 +196,7 @@ class DwChainF32 : public rt::OpKernel {
     cout_ = pww->dim(0);
     RETURN_IF_ERROR(ctx.SetOutputShape(0, {batch, g.oh, g.ow, cout_}));
 
-    if (expand_ && !expand_->packed) expand_->packed = PackPointwise(ctx, *expand_, 1);
+    if (expand_ && !expand_->packed) expand_->packed = PackPointwise(ctx, *expand_, 1, conv_ ? conv_->kh : 1);
     if (!dw_.packed) {
       const float* bias = ctx.input(d + 1)->data_as<float>();
       dw_.packed = GetOrPackFor<AlignedFloats>(ctx, dw_.op, dw_.vec->pack_key, [&] {
@@ -145,7 +210,8 @@ class DwChainF32 : public rt::OpKernel {
     while (band_rows_ < g.oh && BufferFloats(band_rows_ + 1).first + BufferFloats(band_rows_ + 1).second <= kBandFloats)
       ++band_rows_;
     const auto [e, dfl] = BufferFloats(band_rows_);
-    slot_floats_ = RoundUp(e) + RoundUp(dfl);
+    slot_floats_ = EMargin() + RoundUp(e) + RoundUp(dfl);
+    ind_base_ = nullptr;  // the geometry may have changed
     tasks_ = static_cast<int>(std::min<int64_t>(ctx.threads().num_threads(), int64_t{batch} * g.oh));
     return ctx.ReserveSlotScratch(slot_floats_ * sizeof(float));
   }
@@ -154,6 +220,8 @@ class DwChainF32 : public rt::OpKernel {
     const int rows = g_.batch * g_.oh;
     const float* x = ctx.input(0)->data_as<float>();
     float* y = ctx.output(0)->data_as<float>();
+    if (conv_ && x != ind_base_) BuildConvIndirection(x);
+    if (conv_) RefreshBorder(x);
     // One contiguous share of rows per thread, in row order, with the buffers of its slot.
     rt::ThreadPool& pool = ctx.threads();
     RunTasks(&pool, tasks_, [&](int64_t t) {
@@ -166,7 +234,8 @@ class DwChainF32 : public rt::OpKernel {
   // The 1×1 steps' GEMM families are named (once each) when they are not the usual tiles
   // (".../kpair").
   std::string variant() const override {
-    std::string v = std::string(expand_ ? "fused/pw+dw+pw/f32/" : "fused/dw+pw/f32/") + dw_.vec->isa;
+    std::string v = std::string(conv_ ? "fused/conv+dw+pw/f32/" : expand_ ? "fused/pw+dw+pw/f32/" : "fused/dw+pw/f32/") +
+                    dw_.vec->isa;
     for (const Pointwise* pw : {expand_ ? &*expand_ : nullptr, &project_}) {
       const std::string isa = pw ? pw->uk->isa : "";
       const size_t slash = isa.find('/');
@@ -183,20 +252,81 @@ class DwChainF32 : public rt::OpKernel {
   size_t PackedBytes() const override {
     size_t n = dw_.packed ? dw_.packed->bytes() : 0;
     if (expand_ && expand_->packed) n += expand_->packed->bytes();
+    n += ind_.size() * sizeof(const float*) + zero_.bytes() + border_buf_.bytes();
     return n + (project_.packed ? project_.packed->bytes() : 0);
   }
 
  private:
   static size_t RoundUp(int64_t floats) { return static_cast<size_t>((floats + 15) / 16 * 16); }
 
-  // Packs the 1×1 weights at input i for pw's micro-kernels (as CONV_2D packs them, under that
-  // op's key, so fused and unfused interpreters of one model share them).
-  static std::shared_ptr<const PackedB> PackPointwise(rt::KernelContext& ctx, const Pointwise& pw, int i) {
+  // Packs the weights at input i for pw's micro-kernels (as CONV_2D packs them, under that op's
+  // key, so fused and unfused interpreters of one model share them). taps: the indirect GEMM's.
+  static std::shared_ptr<const PackedB> PackPointwise(rt::KernelContext& ctx, const Pointwise& pw, int i, int taps = 1) {
     const rt::RtTensor* w = ctx.input(i);
     const rt::RtTensor* bias = ctx.input(i + 1);
-    return GetOrPackFor<PackedB>(ctx, pw.op, gemm::PackKeyFor(*pw.uk), [&] {
-      return gemm::PackNKFor(*pw.uk, w->data_as<float>(), bias ? bias->data_as<float>() : nullptr, w->dim(0), w->dim(3));
+    return GetOrPackFor<PackedB>(ctx, pw.op, gemm::PackKeyFor(*pw.uk, taps), [&] {
+      return gemm::PackNKFor(*pw.uk, w->data_as<float>(), bias ? bias->data_as<float>() : nullptr, w->dim(0),
+                             w->dim(1) * w->dim(2) * w->dim(3), taps);
     });
+  }
+
+  // Floats before E in a slot: a band of the convolution expansion starts its indirect GEMM at
+  // the tile holding its first pixel, up to mr - 1 pixels before it (the rows above, equal values
+  // where E keeps them, or this margin).
+  size_t EMargin() const { return conv_ ? RoundUp(int64_t{expand_->uk->mr} * g_.c) : 0; }
+
+  // conv_: the indirection of every output pixel of the expansion (tile-major, filter rows as
+  // taps, a partial last tile repeating its last pixel), built when the input's address changes,
+  // as the unfused CONV_2D builds it; filter rows that cross the left or right edge point at
+  // copies of their in-image pixels with zeros around them, refreshed at every invoke.
+  void BuildConvIndirection(const float* x) {
+    const ConvExpand& cv = *conv_;
+    const int mr = expand_->uk->mr, taps = cv.kh, ow = g_.w, sh = cv.options->stride_h, sw = cv.options->stride_w;
+    const int kw = cv.kw, in_w = cv.in_w;
+    const size_t cin = static_cast<size_t>(cv.cin), tap_floats = kw * cin;
+    const size_t m = static_cast<size_t>(g_.batch) * g_.h * ow;
+    ind_.assign(gemm::IndirectionSize(m, taps, mr), nullptr);
+    border_.clear();
+    const size_t most = static_cast<size_t>(g_.batch) * g_.h * cv.border_cols * taps;
+    if (border_buf_.size() < most * tap_floats) border_buf_.Reset(most * tap_floats);
+    std::fill(border_buf_.data(), border_buf_.data() + most * tap_floats, 0.0f);
+    const float* zero = zero_.data();
+    const float* rows[kMaxConvTaps];
+    const float** tile = ind_.data();
+    int r = 0;
+    for (int b = 0; b < g_.batch; ++b)
+      for (int oy = 0; oy < g_.h; ++oy) {
+        for (int ky = 0; ky < taps; ++ky) {
+          const int iy = oy * sh - cv.pad_top + ky;
+          rows[ky] = iy >= 0 && iy < cv.in_h ? x + (static_cast<size_t>(b) * cv.in_h + iy) * in_w * cin : nullptr;
+        }
+        for (int ox = 0, ix0 = -cv.pad_left; ox < ow; ++ox, ix0 += sw) {
+          const int x0 = std::max(ix0, 0), x1 = std::min(ix0 + kw, in_w);
+          for (int ky = 0; ky < taps; ++ky) {
+            const float* ptr = zero;
+            if (rows[ky] && x0 == ix0 && x1 == ix0 + kw) {
+              ptr = rows[ky] + ix0 * cin;
+            } else if (rows[ky] && x1 > x0) {
+              ptr = border_buf_.data() + border_.size() * tap_floats;
+              border_.push_back({static_cast<size_t>(rows[ky] - x) + x0 * cin, (x0 - ix0) * cin, (x1 - x0) * cin});
+            }
+            tile[ky * mr + r] = ptr;
+          }
+          if (++r == mr) {
+            r = 0;
+            tile += static_cast<size_t>(taps) * mr;
+          }
+        }
+      }
+    for (int t = r; r > 0 && t < mr; ++t)
+      for (int ky = 0; ky < taps; ++ky) tile[ky * mr + t] = tile[ky * mr + r - 1];
+    ind_base_ = x;
+  }
+  void RefreshBorder(const float* x) {
+    const size_t tap_floats = static_cast<size_t>(conv_->kw) * conv_->cin;
+    for (size_t i = 0; i < border_.size(); ++i)
+      std::memcpy(border_buf_.data() + i * tap_floats + border_[i].lead, x + border_[i].src,
+                  border_[i].floats * sizeof(float));
   }
 
   // Input rows a band of `rows` output rows reads at most.
@@ -210,10 +340,10 @@ class DwChainF32 : public rt::OpKernel {
   // Output rows [r0, r1) of the batch·oh rows, with the buffers at `slot`.
   void RunRows(const float* x, float* y, float* slot, int r0, int r1) const {
     const dwconv::Geometry& g = g_;
-    float* e_buf = slot;
-    float* d_buf = slot + RoundUp(BufferFloats(band_rows_).first);
+    float* e_buf = slot + EMargin();
+    float* d_buf = e_buf + RoundUp(BufferFloats(band_rows_).first);
     const size_t row_floats = static_cast<size_t>(g.w) * g.c;
-    const int cin = expand_ ? expand_->packed->k() : g.c;
+    const int cin = expand_ && !conv_ ? expand_->packed->k() : g.c;
     int e_image = -1, e_lo = 0, e_hi = 0;  // E holds input rows [e_lo, e_hi) of image e_image
     for (int o0 = r0; o0 < r1;) {
       const int b = o0 / g.oh;
@@ -229,7 +359,14 @@ class DwChainF32 : public rt::OpKernel {
           if (lo > e_lo) std::memmove(e_buf, e_buf + (lo - e_lo) * row_floats, (e_hi - lo) * row_floats * sizeof(float));
           from = e_hi;
         }
-        if (hi > from)
+        if (hi > from && conv_) {
+          // Pixels [p0, p1) of the expansion, from the start t0 of p0's tile.
+          const size_t mr = static_cast<size_t>(expand_->uk->mr);
+          const size_t p0 = (static_cast<size_t>(b) * g.h + from) * g.w, p1 = (static_cast<size_t>(b) * g.h + hi) * g.w;
+          const size_t t0 = p0 / mr * mr;
+          gemm::IGemm(*expand_->uk, nullptr, p1 - t0, conv_->kh, ind_.data() + t0 * conv_->kh,
+                      *expand_->packed, e_buf + (from - lo) * row_floats - (p0 - t0) * g.c, g.c, expand_->mm);
+        } else if (hi > from)
           gemm::Gemm(*expand_->uk, nullptr, static_cast<size_t>(hi - from) * g.w,
                      x + (static_cast<size_t>(b) * g.h + from) * g.w * cin, cin, *expand_->packed,
                      e_buf + (from - lo) * row_floats, g.c, expand_->mm);
@@ -249,6 +386,16 @@ class DwChainF32 : public rt::OpKernel {
   }
 
   std::optional<Pointwise> expand_;
+  std::optional<ConvExpand> conv_;
+  AlignedFloats zero_;  // conv_: the taps in the top/bottom padding
+  struct BorderCopy {
+    size_t src;  // offset in the input
+    size_t lead, floats;  // zeros before the in-image pixels, their floats
+  };
+  std::vector<const float*> ind_;
+  const float* ind_base_ = nullptr;
+  std::vector<BorderCopy> border_;
+  AlignedFloats border_buf_;
   Depthwise dw_;
   Pointwise project_;
   dwconv::Geometry g_;
@@ -284,10 +431,14 @@ rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::Fusion
   Depthwise dw;
   Pointwise project;
   int first_dw = i;
+  std::optional<ConvExpand> conv;
   Pointwise e;
-  if (MatchPointwise(cc, &e)) {
+  ConvExpand cv;
+  const bool pointwise = MatchPointwise(cc, &e);
+  if (pointwise || MatchConvExpand(cc, &e, &cv)) {
     if (i + 2 >= n || !PrivateLink(s, i)) return run;
     expand = e;
+    if (!pointwise) conv = cv;
     first_dw = i + 1;
   }
   if (first_dw + 1 >= n || !MatchDepthwise(ContextOf(cc, first_dw), &dw) || !PrivateLink(s, first_dw)) return run;
@@ -297,7 +448,7 @@ rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::Fusion
   if (inner * static_cast<int64_t>(sizeof(float)) < static_cast<int64_t>(limits.min_inner_bytes)) return run;
   auto op = std::make_unique<Operator>();
   op->code = tflite::BuiltinOperator_CUSTOM;
-  op->custom_code = expand ? "FUSED_PW_DW_PW" : "FUSED_DW_PW";
+  op->custom_code = conv ? "FUSED_CONV_DW_PW" : expand ? "FUSED_PW_DW_PW" : "FUSED_DW_PW";
   const auto weights = [&](int k) {
     const Operator& o = s.ops[k];
     op->inputs.push_back(o.inputs[1]);
@@ -310,7 +461,7 @@ rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::Fusion
   op->outputs.push_back(s.ops[first_dw + 1].outputs[0]);
   run.num_ops = first_dw + 2 - i;
   run.op = std::move(op);
-  run.kernel = std::make_unique<DwChainF32>(std::move(expand), std::move(dw), std::move(project));
+  run.kernel = std::make_unique<DwChainF32>(std::move(expand), std::move(conv), std::move(dw), std::move(project));
   return run;
 }
 

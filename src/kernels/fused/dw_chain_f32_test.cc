@@ -28,10 +28,13 @@ struct ChainCase {
   tflite::Padding padding;
   tflite::ActivationFunctionType act;
   bool residual;  // an ADD of the block input after the project (the input has a second reader)
+  // The expansion's filter size and stride (1, 1: a 1×1 convolution; else a stem-like
+  // convolution with the chain's padding, never with the residual ADD).
+  int ek = 1, es = 1;
   std::string Name() const {
-    char buf[200];
-    std::snprintf(buf, sizeof buf, "b%d %dx%dx%d expand %d -> %d k%d s%d d%d %s act%d%s", batch, h, w, cin, expand,
-                  cout, k, stride, dilation, padding == tflite::Padding_SAME ? "SAME" : "VALID",
+    char buf[240];
+    std::snprintf(buf, sizeof buf, "b%d %dx%dx%d expand %d (%dx%d s%d) -> %d k%d s%d d%d %s act%d%s", batch, h, w, cin,
+                  expand, ek, ek, es, cout, k, stride, dilation, padding == tflite::Padding_SAME ? "SAME" : "VALID",
                   static_cast<int>(act), residual ? " +add" : "");
     return buf;
   }
@@ -43,20 +46,24 @@ Graph MakeChain(const ChainCase& c, uint64_t seed) {
   const int mid = c.expand ? c.expand : c.cin;
   auto x = b.Input("x", DType::kFloat32, {c.batch, c.h, c.w, c.cin});
   int32_t t = x;
+  const bool stem = c.ek != 1 || c.es != 1;
+  const auto out_size = [&](int in, int k, int stride) {
+    return c.padding == tflite::Padding_SAME ? (in + stride - 1) / stride : (in - k) / stride + 1;
+  };
+  const int eh = stem ? out_size(c.h, c.ek, c.es) : c.h, ew = stem ? out_size(c.w, c.ek, c.es) : c.w;
   if (c.expand) {
-    auto w = b.ConstRandom("we", DType::kFloat32, {mid, 1, 1, c.cin});
+    auto w = b.ConstRandom("we", DType::kFloat32, {mid, c.ek, c.ek, c.cin});
     auto bias = b.ConstRandom("be", DType::kFloat32, {mid});
-    auto e = b.Tensor("e", DType::kFloat32, {c.batch, c.h, c.w, mid});
+    auto e = b.Tensor("e", DType::kFloat32, {c.batch, eh, ew, mid});
     tflite::Conv2DOptionsT o;
-    o.padding = tflite::Padding_SAME;
-    o.stride_h = o.stride_w = 1;
+    o.padding = stem ? c.padding : tflite::Padding_SAME;
+    o.stride_h = o.stride_w = c.es;
     o.fused_activation_function = c.act;
     b.Op(tflite::BuiltinOperator_CONV_2D, {x, w, bias}, {e}, o);
     t = e;
   }
   const int eff = (c.k - 1) * c.dilation + 1;
-  const int oh = c.padding == tflite::Padding_SAME ? (c.h + c.stride - 1) / c.stride : (c.h - eff) / c.stride + 1;
-  const int ow = c.padding == tflite::Padding_SAME ? (c.w + c.stride - 1) / c.stride : (c.w - eff) / c.stride + 1;
+  const int oh = out_size(eh, eff, c.stride), ow = out_size(ew, eff, c.stride);
   auto f = b.ConstRandom("wd", DType::kFloat32, {1, c.k, c.k, mid});
   auto fb = b.ConstRandom("bd", DType::kFloat32, {mid});
   auto d = b.Tensor("d", DType::kFloat32, {c.batch, oh, ow, mid});
@@ -99,6 +106,11 @@ Result RunChain(const std::shared_ptr<const rt::Model>& model, const std::vector
   auto interp = rt::Interpreter::Create(model, io);
   EXPECT_TRUE(interp.ok()) << interp.status().ToString();
   if (!interp.ok()) return r;
+  // A first invoke on other values: what a kernel keeps between invokes must follow the input.
+  std::vector<float> other(x.size());
+  for (size_t i = 0; i < x.size(); ++i) other[i] = 0.5f - x[i];
+  std::memcpy((*interp)->input(0)->data, other.data(), other.size() * sizeof(float));
+  EXPECT_TRUE((*interp)->Invoke().ok());
   std::memcpy((*interp)->input(0)->data, x.data(), x.size() * sizeof(float));
   Status st = (*interp)->Invoke();
   EXPECT_TRUE(st.ok()) << st.ToString();
@@ -132,6 +144,16 @@ std::vector<ChainCase> Cases() {
       {1, 150, 40, 8, 96, 8, 3, 1, 1, P::Padding_SAME, R6, true},
       {1, 151, 37, 16, 144, 24, 3, 2, 1, P::Padding_SAME, R6, false},
       {2, 120, 61, 40, 0, 24, 3, 1, 1, P::Padding_SAME, R6, false},
+      // A stem-like expansion (ek×ek filter, stride es): MobileNet's 3×3 stride-2 convolution of
+      // the RGB image, other filters, strides and paddings, several bands, a partial last tile.
+      {1, 34, 30, 3, 16, 8, 3, 1, 1, P::Padding_SAME, R6, false, 3, 2},
+      {2, 25, 19, 3, 12, 7, 3, 2, 1, P::Padding_SAME, R6, false, 3, 2},
+      {1, 31, 29, 5, 24, 9, 3, 1, 1, P::Padding_VALID, NONE, false, 5, 2},
+      {1, 40, 33, 4, 16, 8, 3, 1, 1, P::Padding_SAME, R6, false, 3, 1},
+      {1, 9, 11, 3, 8, 4, 3, 1, 1, P::Padding_SAME, R6, false, 7, 2},
+      {1, 20, 18, 8, 24, 8, 3, 1, 1, P::Padding_SAME, R6, false, 1, 2},
+      {1, 150, 41, 3, 32, 16, 3, 1, 1, P::Padding_SAME, R6, false, 3, 2},
+      {2, 161, 23, 3, 24, 8, 3, 2, 1, P::Padding_SAME, NONE, false, 3, 2},
   };
   return v;
 }
@@ -158,6 +180,9 @@ TEST(FusedDwChainF32, MatchesUnfused) {
         const Result plain = RunChain(*model, x, threads, cpu, false);
         EXPECT_EQ(fused.first_variant.rfind("fused/", 0), 0u) << what << ": not fused (" << fused.first_variant << ")";
         EXPECT_EQ(plain.first_variant.rfind("fused/", 0), std::string::npos) << what;
+        if (c.ek != 1 || c.es != 1) {
+          EXPECT_EQ(fused.first_variant.rfind("fused/conv+dw+pw/", 0), 0u) << what;
+        }
         fused_runs += fused.first_variant.rfind("fused/", 0) == 0;
         ASSERT_EQ(fused.out.size(), plain.out.size()) << what;
         double scale = 1e-30;

@@ -16,8 +16,9 @@
 
 namespace edgeopt::kernels::fused {
 
-// Float32 MobileNet blocks: [1×1 CONV_2D ->] DEPTHWISE_CONV_2D (depth multiplier 1, vector
-// kernels) -> 1×1 CONV_2D, constant weights, clamp activations, each intermediate read only by
+// Float32 MobileNet blocks: [CONV_2D ->] DEPTHWISE_CONV_2D (depth multiplier 1, vector
+// kernels) -> 1×1 CONV_2D, constant weights, clamp activations, the first CONV_2D 1×1 or any
+// filter up to 16 rows without dilation (a stem), each intermediate read only by
 // the next op and not a subgraph output, the largest of them (static shapes) at least
 // limits.min_inner_bytes (dw_chain_f32.cc).
 rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
