@@ -1,6 +1,6 @@
 // Fused float32 depthwise chains, run band by band (see fused.h for when they apply).
 //
-//   [expand CONV_2D] -> DEPTHWISE_CONV_2D -> 1×1 project CONV_2D
+//   [expand CONV_2D] -> DEPTHWISE_CONV_2D -> 1×1 project CONV_2D [-> ADD of the chain's input]
 //
 // The expansion is a 1×1 convolution (MobileNetV2's inverted residual blocks) or any other
 // convolution without dilation (the network's stem: a 3×3 stride-2 convolution of the image,
@@ -19,6 +19,7 @@
 #include <cstring>
 #include <optional>
 
+#include "kernels/binary_f32/binary_f32.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/common/nn_util.h"
 #include "kernels/dwconv/dwconv.h"
@@ -39,6 +40,14 @@ struct Depthwise {
   const dwconv::VectorRows* vec = nullptr;
   const tflite::DepthwiseConv2DOptionsT* options = nullptr;
   std::shared_ptr<const AlignedFloats> packed;
+};
+
+// A residual ADD of the chain's input right after the project (MobileNetV2's inverted residual
+// blocks): added band by band while the band's output and input rows are still in cache, with
+// the ADD's clamp, one IEEE addition per element as the unfused ADD (binary_f32.h).
+struct Residual {
+  gemm::MinMax mm{};
+  void (*run)(binary::Op, const float*, bool, const float*, bool, float*, size_t, gemm::MinMax) = nullptr;
 };
 
 bool ConstantFloat(const rt::KernelCreateContext& cc, int i, const std::vector<int32_t>& shape) {
@@ -154,8 +163,11 @@ class DwChainF32 : public rt::OpKernel {
   // Inputs of the synthetic op: x, [expand weights, expand bias,] depthwise filter, depthwise
   // bias, project weights, project bias. Output: the project's.
   // conv: the expansion is that convolution rather than a 1×1 one.
-  DwChainF32(std::optional<Pointwise> expand, std::optional<ConvExpand> conv, Depthwise dw, Pointwise project)
-      : expand_(std::move(expand)), conv_(std::move(conv)), dw_(std::move(dw)), project_(std::move(project)) {}
+  // residual: the output is the ADD's (project + input).
+  DwChainF32(std::optional<Pointwise> expand, std::optional<ConvExpand> conv, Depthwise dw, Pointwise project,
+             std::optional<Residual> residual)
+      : expand_(std::move(expand)), conv_(std::move(conv)), dw_(std::move(dw)), project_(std::move(project)),
+        residual_(residual) {}
 
   Status Prepare(rt::KernelContext& ctx) override {
     const rt::RtTensor* in = ctx.input(0);
@@ -194,6 +206,10 @@ class DwChainF32 : public rt::OpKernel {
     g_ = dwconv::GeometryOf(o, wg, batch, h, w, c, dwf->dim(1), dwf->dim(2), 1);
     const dwconv::Geometry& g = g_;
     cout_ = pww->dim(0);
+    if (residual_ && (conv_ || g.oh != h || g.ow != w || cout_ != cin))
+      return ctx.Error("the residual ADD of input " + Describe(*in) + " needs an output of the same shape, not [" +
+                       std::to_string(batch) + "," + std::to_string(g.oh) + "," + std::to_string(g.ow) + "," +
+                       std::to_string(cout_) + "]");
     RETURN_IF_ERROR(ctx.SetOutputShape(0, {batch, g.oh, g.ow, cout_}));
 
     if (expand_ && !expand_->packed) expand_->packed = PackPointwise(ctx, *expand_, 1, conv_ ? conv_->kh : 1);
@@ -234,8 +250,8 @@ class DwChainF32 : public rt::OpKernel {
   // The 1×1 steps' GEMM families are named (once each) when they are not the usual tiles
   // (".../kpair").
   std::string variant() const override {
-    std::string v = std::string(conv_ ? "fused/conv+dw+pw/f32/" : expand_ ? "fused/pw+dw+pw/f32/" : "fused/dw+pw/f32/") +
-                    dw_.vec->isa;
+    std::string v = std::string("fused/") + (conv_ ? "conv+dw+pw" : expand_ ? "pw+dw+pw" : "dw+pw") +
+                    (residual_ ? "+add" : "") + "/f32/" + dw_.vec->isa;
     for (const Pointwise* pw : {expand_ ? &*expand_ : nullptr, &project_}) {
       const std::string isa = pw ? pw->uk->isa : "";
       const size_t slash = isa.find('/');
@@ -379,8 +395,12 @@ class DwChainF32 : public rt::OpKernel {
       band.out_row0 = o0;
       dw_.vec->rows(band, dw_in, dw_.packed->data(), d_buf, o0, o1, 0, dwconv::ChannelBlocks(g.c, dw_.vec->block),
                     dw_.mm);
-      gemm::Gemm(*project_.uk, nullptr, static_cast<size_t>(o1 - o0) * g.ow, d_buf, g.c, *project_.packed,
-                 y + static_cast<size_t>(o0) * g.ow * cout_, cout_, project_.mm);
+      float* yb = y + static_cast<size_t>(o0) * g.ow * cout_;
+      gemm::Gemm(*project_.uk, nullptr, static_cast<size_t>(o1 - o0) * g.ow, d_buf, g.c, *project_.packed, yb, cout_,
+                 project_.mm);
+      if (residual_)  // input and output have one shape: the band's pixels are the same in both
+        residual_->run(binary::Op::kAdd, yb, false, x + static_cast<size_t>(o0) * g.ow * cout_, false, yb,
+                       static_cast<size_t>(o1 - o0) * g.ow * cout_, residual_->mm);
       o0 = o1;
     }
   }
@@ -398,6 +418,7 @@ class DwChainF32 : public rt::OpKernel {
   AlignedFloats border_buf_;
   Depthwise dw_;
   Pointwise project_;
+  std::optional<Residual> residual_;
   dwconv::Geometry g_;
   int cout_ = 0;
   int band_rows_ = 1;
@@ -420,6 +441,30 @@ bool PrivateLink(const Subgraph& s, int producer) {
   const std::vector<int> consumers = s.FindConsumers(t);
   return consumers.size() == 1 && consumers[0] == producer + 1;
 }
+
+namespace {
+
+// Op `add` is an ADD of the project's output (op add - 1, read by nothing else) and the chain's
+// input x, all three tensors float32 of one static shape, with a clamp activation.
+bool MatchResidual(const rt::KernelCreateContext& cc, int add, int32_t x, Residual* r) {
+  const Subgraph& s = cc.subgraph;
+  if (add >= static_cast<int>(s.ops.size())) return false;
+  const Operator& op = s.ops[add];
+  const int32_t y = s.ops[add - 1].outputs[0];
+  if (op.code != tflite::BuiltinOperator_ADD || op.inputs.size() != 2 || op.outputs.size() != 1 || y == x) return false;
+  if (!((op.inputs[0] == y && op.inputs[1] == x) || (op.inputs[0] == x && op.inputs[1] == y))) return false;
+  if (std::find(s.outputs.begin(), s.outputs.end(), y) != s.outputs.end() || s.tensors[y].is_variable) return false;
+  const std::vector<int> readers = s.FindConsumers(y);
+  if (readers.size() != 1 || readers[0] != add) return false;
+  const Tensor &ty = s.tensors[y], &tx = s.tensors[x], &tz = s.tensors[op.outputs[0]];
+  if (!IsFloat32(&ty) || !IsFloat32(&tx) || !IsFloat32(&tz) || ty.shape != tx.shape || ty.shape != tz.shape) return false;
+  const auto* o = op.options.AsAddOptions();
+  if (!FusedMinMax(o ? o->fused_activation_function : tflite::ActivationFunctionType_NONE, &r->mm)) return false;
+  r->run = cc.cpu.has_avx512() ? binary::RunAvx512 : cc.cpu.has_avx2_fma() ? binary::RunAvx2 : binary::RunScalar;
+  return true;
+}
+
+}  // namespace
 
 rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits) {
   rt::FusedRun run;
@@ -458,10 +503,14 @@ rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::Fusion
   if (expand) weights(i);
   weights(first_dw);
   weights(first_dw + 1);
-  op->outputs.push_back(s.ops[first_dw + 1].outputs[0]);
-  run.num_ops = first_dw + 2 - i;
+  std::optional<Residual> residual;
+  Residual res;
+  if (MatchResidual(cc, first_dw + 2, s.ops[i].inputs[0], &res)) residual = res;
+  op->outputs.push_back(s.ops[first_dw + (residual ? 2 : 1)].outputs[0]);
+  run.num_ops = first_dw + (residual ? 3 : 2) - i;
   run.op = std::move(op);
-  run.kernel = std::make_unique<DwChainF32>(std::move(expand), std::move(conv), std::move(dw), std::move(project));
+  run.kernel = std::make_unique<DwChainF32>(std::move(expand), std::move(conv), std::move(dw), std::move(project),
+                                            residual);
   return run;
 }
 

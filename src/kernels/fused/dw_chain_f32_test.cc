@@ -31,11 +31,13 @@ struct ChainCase {
   // The expansion's filter size and stride (1, 1: a 1×1 convolution; else a stem-like
   // convolution with the chain's padding, never with the residual ADD).
   int ek = 1, es = 1;
+  // residual: ADD(project, input) without an activation (false), or ADD(input, project) with RELU6.
+  bool add_swapped = false;
   std::string Name() const {
     char buf[240];
     std::snprintf(buf, sizeof buf, "b%d %dx%dx%d expand %d (%dx%d s%d) -> %d k%d s%d d%d %s act%d%s", batch, h, w, cin,
                   expand, ek, ek, es, cout, k, stride, dilation, padding == tflite::Padding_SAME ? "SAME" : "VALID",
-                  static_cast<int>(act), residual ? " +add" : "");
+                  static_cast<int>(act), residual ? (add_swapped ? " +add(x, y) relu6" : " +add") : "");
     return buf;
   }
 };
@@ -83,7 +85,9 @@ Graph MakeChain(const ChainCase& c, uint64_t seed) {
   b.Op(tflite::BuiltinOperator_CONV_2D, {d, wp, bp}, {y}, po);
   if (c.residual) {
     auto z = b.Tensor("z", DType::kFloat32, {c.batch, oh, ow, c.cout});
-    b.Op(tflite::BuiltinOperator_ADD, {y, x}, {z}, tflite::AddOptionsT{});
+    tflite::AddOptionsT ao;
+    if (c.add_swapped) ao.fused_activation_function = tflite::ActivationFunctionType_RELU6;
+    b.Op(tflite::BuiltinOperator_ADD, c.add_swapped ? std::vector<int32_t>{x, y} : std::vector<int32_t>{y, x}, {z}, ao);
     y = z;
   }
   b.Output(y);
@@ -154,6 +158,10 @@ std::vector<ChainCase> Cases() {
       {1, 20, 18, 8, 24, 8, 3, 1, 1, P::Padding_SAME, R6, false, 1, 2},
       {1, 150, 41, 3, 32, 16, 3, 1, 1, P::Padding_SAME, R6, false, 3, 2},
       {2, 161, 23, 3, 24, 8, 3, 2, 1, P::Padding_SAME, NONE, false, 3, 2},
+      // The residual ADD with the input first and a clamp of its own, over several bands.
+      {1, 21, 17, 6, 30, 6, 3, 1, 1, P::Padding_SAME, R6, true, 1, 1, true},
+      {2, 140, 33, 16, 64, 16, 3, 1, 1, P::Padding_SAME, NONE, true, 1, 1, true},
+      {1, 19, 23, 24, 0, 24, 3, 1, 1, P::Padding_SAME, R6, true},
   };
   return v;
 }
@@ -180,6 +188,8 @@ TEST(FusedDwChainF32, MatchesUnfused) {
         const Result plain = RunChain(*model, x, threads, cpu, false);
         EXPECT_EQ(fused.first_variant.rfind("fused/", 0), 0u) << what << ": not fused (" << fused.first_variant << ")";
         EXPECT_EQ(plain.first_variant.rfind("fused/", 0), std::string::npos) << what;
+        // The residual ADD runs inside the chain (a residual needs the input's shape out).
+        EXPECT_EQ(fused.first_variant.find("+add/") != std::string::npos, c.residual) << what << ": " << fused.first_variant;
         if (c.ek != 1 || c.es != 1) {
           EXPECT_EQ(fused.first_variant.rfind("fused/conv+dw+pw/", 0), 0u) << what;
         }
@@ -232,6 +242,32 @@ TEST(FusedDwChainF32, LeavesSharedIntermediatesAlone) {
     EXPECT_EQ(ops[2].variant == "fused into #1", shared == 0) << ops[2].variant;
     ASSERT_TRUE((*interp)->Invoke().ok());
   }
+}
+
+// An ADD of the project's output and a tensor other than the chain's input stays its own op.
+TEST(FusedDwChainF32, LeavesOtherAddsAlone) {
+  if (!rt::CpuHardware().has_avx2_fma()) GTEST_SKIP() << "no AVX2+FMA";
+  ChainCase c{1, 9, 9, 4, 12, 4, 3, 1, 1, tflite::Padding_SAME, tflite::ActivationFunctionType_RELU6, true};
+  Graph g = MakeChain(c, 3);
+  Subgraph& s = g.subgraphs[0];
+  Operator& add = s.ops.back();
+  ASSERT_EQ(add.code, tflite::BuiltinOperator_ADD);
+  const int32_t other = static_cast<int32_t>(s.tensors.size());
+  s.tensors.push_back(s.tensors[s.inputs[0]]);
+  s.tensors.back().name = "other";
+  s.inputs.push_back(other);
+  add.inputs[1] = other;
+  auto model = rt::Model::FromGraph(std::move(g));
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  rt::InterpreterOptions io;
+  io.fuse_min_inner_bytes = 0;
+  auto interp = rt::Interpreter::Create(*model, io);
+  ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+  const auto ops = (*interp)->ops();
+  ASSERT_EQ(ops.size(), 4u);
+  EXPECT_EQ(ops[0].variant.rfind("fused/pw+dw+pw/", 0), 0u) << ops[0].variant;
+  EXPECT_EQ(ops[3].variant.rfind("fused", 0), std::string::npos) << ops[3].variant;
+  ASSERT_TRUE((*interp)->Invoke().ok());
 }
 
 // By default one thread fuses only chains with a large intermediate

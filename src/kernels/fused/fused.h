@@ -20,7 +20,8 @@ namespace edgeopt::kernels::fused {
 // kernels) -> 1×1 CONV_2D, constant weights, clamp activations, the first CONV_2D 1×1 or any
 // filter up to 16 rows without dilation (a stem), each intermediate read only by
 // the next op and not a subgraph output, the largest of them (static shapes) at least
-// limits.min_inner_bytes (dw_chain_f32.cc).
+// limits.min_inner_bytes (dw_chain_f32.cc). A residual ADD of the chain's input right after
+// the project joins the run ("fused/pw+dw+pw+add/...").
 rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
 
 // A RELU / RELU6 / RELU_N1_TO_1 right after a CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD,
