@@ -93,9 +93,8 @@ constexpr int kMaxConvTaps = 16;
 
 // A CONV_2D with a larger filter or a stride as the chain's expansion (the network's stem, e.g.
 // MobileNet's 3×3 stride-2 convolution of the image, whose output is the largest tensor of the
-// model): its output rows are computed band by band through the indirect GEMM over an
-// indirection buffer built for the band's rows, with the family, packing and taps (filter rows)
-// the unfused CONV_2D uses.
+// model): its output rows are computed band by band through the indirect GEMM, with the family,
+// packing and taps (filter rows) the unfused CONV_2D uses (DwChainF32::BuildConvIndirection).
 struct ConvExpand {
   const tflite::Conv2DOptionsT* options = nullptr;
   int kh = 0, kw = 0;
@@ -153,7 +152,6 @@ bool MatchDepthwise(const rt::KernelCreateContext& cc, Depthwise* dw) {
   return true;
 }
 
-
 // Output rows per band: E (input rows of the band, halo included) and D (the band's depthwise
 // output) together within kBandFloats per thread.
 constexpr int64_t kBandFloats = 96 * 1024;  // 384 KB
@@ -206,7 +204,7 @@ class DwChainF32 : public rt::OpKernel {
     g_ = dwconv::GeometryOf(o, wg, batch, h, w, c, dwf->dim(1), dwf->dim(2), 1);
     const dwconv::Geometry& g = g_;
     cout_ = pww->dim(0);
-    if (residual_ && (conv_ || g.oh != h || g.ow != w || cout_ != cin))
+    if (residual_ && (g.oh != in->dim(1) || g.ow != in->dim(2) || cout_ != cin))
       return ctx.Error("the residual ADD of input " + Describe(*in) + " needs an output of the same shape, not [" +
                        std::to_string(batch) + "," + std::to_string(g.oh) + "," + std::to_string(g.ow) + "," +
                        std::to_string(cout_) + "]");
