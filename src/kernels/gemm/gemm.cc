@@ -194,7 +194,10 @@ bool Rows7Rows(int64_t m) {
 }  // namespace
 
 const Ukernels& SelectDirectUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n, int64_t m) {
-  const bool small_k = cpu.avx512_halved ? k <= 16 || (k <= kSmallKMaxK && n % kNr == 0) : k <= 4 || (k <= 16 && n <= 32);
+  const int64_t last = n % kNr;  // columns of the last panel (0: full)
+  const bool small_k = cpu.avx512_halved ? k <= 16 || (k <= kSmallKMaxK && last == 0) ||
+                                               (k <= kSmallKMaxKRagged && last != 0 && last != 8)
+                                         : k <= 4 || (k <= 16 && n <= 32);
   if (cpu.has_avx512() && k >= 1 && n > 8 && small_k) return Avx512SmallKUkernels();
   if (cpu.has_avx512() && cpu.avx512_halved && k >= kAvx512MinK && Rows7Columns(n) && Rows7Rows(m))
     return Avx512Rows7Ukernels();

@@ -128,7 +128,7 @@ const Ukernels& SelectUkernels(const rt::CpuFeatures& cpu, int64_t k = -1, int64
 const Ukernels& Avx512SmallKUkernels();
 // For callers that only run Gemm (never IGemm): as SelectUkernels, except that with AVX-512 a
 // GEMM of depth k <= kSmallKMaxK and n > 8 columns gets the small-K family when its panels are
-// mostly used: k <= 16, or n a multiple of 16. In isolation (M = 3136-12544) it ran K = 8, N = 16
+// mostly used: k <= 16, or n a multiple of 16 (and on halved cores see kSmallKMaxKRagged). In isolation (M = 3136-12544) it ran K = 8, N = 16
 // 1.7x as fast as the AVX2 6×16 tiles, K = 16, N = 32 1.2x, K = 32, N = 16 1.13x, K = 16-32,
 // N = 96 1.0-1.1x; K = 48, N = 24 (a half-empty second panel) 0.85x. Those figures are Zen 4's.
 // With full-width zmm (Zen 5, M = 112-3136, alternated, CPU time) the always-wide tiles caught
@@ -148,6 +148,15 @@ const Ukernels& Avx512SmallKUkernels();
 // kRows7AnyM rows they also need M a multiple of 7 (MobileNet's 7·2^k pixels): with a short last
 // tile, M = 50 / 64 ran 0.97x / 0.92x the 12-row tiles (K = 256 / 768), M = 128 1.00x.
 constexpr int64_t kSmallKMaxK = 32;
+// On halved cores also up to this depth when the last panel is ragged (n % 16 not 0 or 8), where
+// the AVX2 6×16 tiles run a whole ymm or 16-lane group for a few columns: single 1×1 layers
+// (two interpreters alternated, 9 x 50 runs) K = 24, N = 12 0.62x the time; K = 44, N = 44
+// 0.85x; K = 48, N = 60 0.90x; K = 20, N = 50 0.93x; K = 40, N = 20 / K = 33, N = 17 0.98x;
+// in BlazeFace (MediaPipe) K = 24, N = 28 0.66x, K = 36, N = 42 0.84x, K = 32, N = 36 0.95x, the
+// model 0.952x; MobileNetV2 / MobileNet v1 0.25 / vww_96 / ResNet-8 float 0.999-1.007x (no such
+// layer). With n % 16 = 8 the AVX2 tiles fit exactly and won (K = 24, N = 24: 1.10x; K = 48,
+// N = 56: 1.08x), as K = 48, N = 24 did above.
+constexpr int64_t kSmallKMaxKRagged = 48;
 constexpr int64_t kRows7MinM = 48;
 constexpr int64_t kRows7AnyM = 256;
 const Ukernels& SelectDirectUkernels(const rt::CpuFeatures& cpu, int64_t k, int64_t n, int64_t m = -1);

@@ -70,7 +70,14 @@ TEST(GemmF32, SelectsTheWidestFamilyTheCpuHas) {
   EXPECT_EQ(&SelectUkernels(full, 1, 64), &Avx512WideUkernels());
   EXPECT_EQ(&SelectUkernels(full, 27, 32), &Avx512WideUkernels());
   // Direct-only callers on halved cores: the small-K family for k <= 16 beyond 8 columns, and
-  // up to k = 32 when the columns fill whole panels.
+  // up to k = 32 when the columns fill whole panels, up to k = 48 when the last panel is ragged
+  // (n % 16 not 0 or 8).
+  EXPECT_STREQ(SelectDirectUkernels(halved, 24, 28).isa, "avx512/smallk");
+  EXPECT_STREQ(SelectDirectUkernels(halved, 48, 60).isa, "avx512/smallk");
+  EXPECT_STREQ(SelectDirectUkernels(halved, 24, 12).isa, "avx512/smallk");
+  EXPECT_STREQ(SelectDirectUkernels(halved, 49, 60).isa, "avx2");
+  EXPECT_STREQ(SelectDirectUkernels(halved, 24, 24).isa, "avx2");
+  EXPECT_STREQ(SelectDirectUkernels(halved, 48, 56).isa, "avx2");
   EXPECT_STREQ(SelectDirectUkernels(halved, 8, 16).isa, "avx512/smallk");
   EXPECT_STREQ(SelectDirectUkernels(halved, 16, 24).isa, "avx512/smallk");
   EXPECT_STREQ(SelectDirectUkernels(halved, 1, 9).isa, "avx512/smallk");
@@ -255,8 +262,8 @@ TEST(GemmF32, SmallKFamilyEqualsTheTilesBitForBit) {
   if (!rt::CpuHardware().has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512 (F, BW, VL, DQ)";
   std::mt19937 rng(5);
   for (size_t m : {3, 130, 1000})
-    for (size_t n : {9, 16, 24, 48, 96})
-      for (size_t k : {1, 4, 8, 12, 16, 24, 32}) {
+    for (size_t n : {9, 16, 24, 28, 42, 48, 96})
+      for (size_t k : {1, 4, 8, 12, 16, 24, 32, 36, 48}) {
         auto a = Random(rng, m * k);
         auto w = Random(rng, n * k);
         auto bias = Random(rng, n);
