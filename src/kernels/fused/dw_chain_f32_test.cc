@@ -298,8 +298,9 @@ TEST(FusedDwChainF32, DefaultLimitLeavesSmallChainsAloneOnOneThread) {
 TEST(FusedDwChainF32, RealFloatModels) {
   if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)";
   EDGEOPT_REQUIRE_SHARED_MODELS();
+  // DeepLabV3 also runs the stem chain and the concatenation with its pooled branch fused.
   for (const char* name : {"mobilenet_v2_1.0_224_ptq_int8.tflite", "mobilenet_v1_0.25_224_float.tflite",
-                           "vww_96_float.tflite"}) {
+                           "vww_96_float.tflite", "deeplabv3_257_float.tflite"}) {
     const std::string path = testing::SharedModel(name);
     if (path.empty()) continue;
     auto read = rt::Model::FromFile(path);
