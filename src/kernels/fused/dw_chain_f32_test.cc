@@ -124,6 +124,13 @@ Result RunChain(const std::shared_ptr<const rt::Model>& model, const std::vector
   return r;
 }
 
+// An interpreter of `model` that fuses every chain whatever the size of its intermediates.
+Expected<std::unique_ptr<rt::Interpreter>> FuseEveryChain(const std::shared_ptr<const rt::Model>& model) {
+  rt::InterpreterOptions io;
+  io.fuse_min_inner_bytes = 0;
+  return rt::Interpreter::Create(model, io);
+}
+
 std::vector<ChainCase> Cases() {
   using P = tflite::Padding;
   const auto R6 = tflite::ActivationFunctionType_RELU6, NONE = tflite::ActivationFunctionType_NONE;
@@ -214,9 +221,7 @@ TEST(FusedDwChainF32, LeavesDilatedDepthwiseAlone) {
   auto model = rt::Model::FromGraph(
       MakeChain({1, 20, 20, 4, 20, 4, 3, 1, 2, tflite::Padding_SAME, tflite::ActivationFunctionType_NONE, true}, 9));
   ASSERT_TRUE(model.ok());
-  rt::InterpreterOptions io;
-  io.fuse_min_inner_bytes = 0;
-  auto interp = rt::Interpreter::Create(*model, io);
+  auto interp = FuseEveryChain(*model);
   ASSERT_TRUE(interp.ok()) << interp.status().ToString();
   for (const auto& info : (*interp)->ops()) EXPECT_EQ(info.variant.rfind("fused", 0), std::string::npos) << info.variant;
 }
@@ -233,9 +238,7 @@ TEST(FusedDwChainF32, LeavesSharedIntermediatesAlone) {
     s.outputs.push_back(s.ops[shared].outputs[0]);  // expand output, then depthwise output
     auto model = rt::Model::FromGraph(std::move(g));
     ASSERT_TRUE(model.ok());
-    rt::InterpreterOptions io;
-    io.fuse_min_inner_bytes = 0;
-    auto interp = rt::Interpreter::Create(*model, io);
+    auto interp = FuseEveryChain(*model);
     ASSERT_TRUE(interp.ok()) << interp.status().ToString();
     const auto ops = (*interp)->ops();
     ASSERT_EQ(ops.size(), 3u);
@@ -261,9 +264,7 @@ TEST(FusedDwChainF32, LeavesOtherAddsAlone) {
   add.inputs[1] = other;
   auto model = rt::Model::FromGraph(std::move(g));
   ASSERT_TRUE(model.ok()) << model.status().ToString();
-  rt::InterpreterOptions io;
-  io.fuse_min_inner_bytes = 0;
-  auto interp = rt::Interpreter::Create(*model, io);
+  auto interp = FuseEveryChain(*model);
   ASSERT_TRUE(interp.ok()) << interp.status().ToString();
   const auto ops = (*interp)->ops();
   ASSERT_EQ(ops.size(), 4u);
@@ -337,9 +338,7 @@ TEST(FusedDwChainF32, RealFloatModels) {
         auto vs_plain = testing::CompareOutputs(*fused, *plain, o);
         EXPECT_TRUE(vs_plain.ok) << what << " vs unfused: " << vs_plain.Summary();
       }
-    rt::InterpreterOptions io;
-    io.fuse_min_inner_bytes = 0;
-    auto interp = rt::Interpreter::Create(*model, io);
+    auto interp = FuseEveryChain(*model);
     ASSERT_TRUE(interp.ok());
     int fused_ops = 0;
     for (const auto& info : (*interp)->ops()) fused_ops += info.variant.rfind("fused", 0) == 0;

@@ -128,9 +128,10 @@ const Ukernels& SelectUkernels(const rt::CpuFeatures& cpu, int64_t k = -1, int64
 const Ukernels& Avx512SmallKUkernels();
 // For callers that only run Gemm (never IGemm): as SelectUkernels, except that with AVX-512 a
 // GEMM of depth k <= kSmallKMaxK and n > 8 columns gets the small-K family when its panels are
-// mostly used: k <= 16, or n a multiple of 16 (and on halved cores see kSmallKMaxKRagged). In isolation (M = 3136-12544) it ran K = 8, N = 16
-// 1.7x as fast as the AVX2 6×16 tiles, K = 16, N = 32 1.2x, K = 32, N = 16 1.13x, K = 16-32,
-// N = 96 1.0-1.1x; K = 48, N = 24 (a half-empty second panel) 0.85x. Those figures are Zen 4's.
+// mostly used: k <= 16, or n a multiple of 16 (and on halved cores see kSmallKMaxKRagged). In
+// isolation (M = 3136-12544) it ran K = 8, N = 16 1.7x as fast as the AVX2 6×16 tiles, K = 16,
+// N = 32 1.2x, K = 32, N = 16 1.13x, K = 16-32, N = 96 1.0-1.1x; K = 48, N = 24 (a half-empty
+// second panel) 0.85x. Those figures are Zen 4's.
 // With full-width zmm (Zen 5, M = 112-3136, alternated, CPU time) the always-wide tiles caught
 // up where there are many panels: the small-K family keeps k <= 4 (1.2-1.7x) and k <= 16 with
 // n <= 32 (1.07-1.6x); at k = 8-16 with n = 96-144 it ran 0.86-0.99x, at k = 24-48 0.72-0.95x.
