@@ -290,6 +290,12 @@ struct InterpreterOptions {
   std::vector<CustomOp> custom_ops;
   // Backends asked, in order, to claim ops before the built-in CPU kernels.
   std::vector<std::shared_ptr<Delegate>> delegates;
+  // With num_threads > 1: during the first invokes, time each small op (under 50 us) both split
+  // across the threads and on the calling thread alone, and keep it alone where that was faster
+  // (OpInfo::threads shows the choice; outputs are the same either way). Splitting an op costs a
+  // wake-up and a join, so on small models more threads could otherwise be slower than one.
+  // false (or the environment variable EDGEOPT_OP_THREADS=all): every op is split.
+  bool tune_op_threads = true;
 };
 
 struct OpInfo {
@@ -300,6 +306,7 @@ struct OpInfo {
   bool folded = false;   // evaluated once at allocation (all inputs constant)
   int partition = -1;    // delegate partition the op belongs to, or -1
   int64_t macs = 0;      // multiply-accumulates per invoke, 0 if unknown
+  int threads = 1;       // threads the op runs on: num_threads, or 1 where thread tuning chose that
 };
 
 struct OpTiming {

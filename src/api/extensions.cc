@@ -153,6 +153,7 @@ Expected<rt::InterpreterOptions> ToRuntimeOptions(const InterpreterOptions& opti
   out.reference_kernels_only = options.reference_kernels_only;
   out.preserve_all_tensors = options.preserve_all_tensors;
   out.fold_constants = options.fold_constants;
+  out.tune_op_threads = options.tune_op_threads;
   if (!options.custom_ops.empty()) {
     auto registry = std::make_shared<rt::OpRegistry>();
     std::set<std::string> seen;

@@ -109,6 +109,7 @@ std::vector<OpInfo> Interpreter::ops() const {
     o.folded = r.folded;
     o.partition = r.partition;
     o.macs = r.macs;
+    o.threads = r.threads;
     out.push_back(std::move(o));
   }
   return out;

@@ -228,8 +228,15 @@ std::string FormatBenchText(const BenchResult& r, const TextReportOptions& to) {
 
   out += "\nPer-op profile (mean of " + std::to_string(r.profile_runs_averaged) + " of " + std::to_string(r.profile_runs) +
          " profiled runs: those around the median total time; profiler cost subtracted; in run order)\n";
-  TextTable ot({"#", "op", "kernel", "shapes (inputs -> outputs)", "ms", "%", "cum %", "MMACs", "GOP/s"});
-  for (size_t c : {0, 4, 5, 6, 7, 8}) ot.AlignRight(c);
+  // With several threads, the threads each op ran on: thread tuning runs the small ops that
+  // measured faster unsplit on the calling thread alone (InterpreterOptions::tune_op_threads).
+  const bool thr = r.threads > 1;
+  std::vector<std::string> head = {"#", "op", "kernel", "shapes (inputs -> outputs)", "ms", "%", "cum %", "MMACs", "GOP/s"};
+  if (thr) head.push_back("thr");
+  TextTable ot(head);
+  for (size_t c : {0, 4, 5, 6, 7, 8, 9}) {
+    if (c < head.size()) ot.AlignRight(c);
+  }
   int shown = 0, hidden = 0;
   for (const auto& op : r.ops) {
     if (to.max_op_rows >= 0 && shown >= to.max_op_rows) {
@@ -237,15 +244,24 @@ std::string FormatBenchText(const BenchResult& r, const TextReportOptions& to) {
       continue;
     }
     ++shown;
-    if (op.folded) {
-      ot.AddRow({std::to_string(op.index), op.type, op.kernel, OpShapes(op), "folded at init", "", "", "", ""});
-      continue;
-    }
-    ot.AddRow({std::to_string(op.index), op.type, op.kernel, OpShapes(op), MsNum(op.avg_ms), Fixed(op.percent, 1),
-               Fixed(op.cumulative_percent, 1), op.macs ? Fixed(op.macs / 1e6, 2) : "-", op.macs ? Fixed(op.gops, 2) : "-"});
+    std::vector<std::string> row;
+    if (op.folded)
+      row = {std::to_string(op.index), op.type, op.kernel, OpShapes(op), "folded at init", "", "", "", ""};
+    else
+      row = {std::to_string(op.index), op.type, op.kernel, OpShapes(op), MsNum(op.avg_ms), Fixed(op.percent, 1),
+             Fixed(op.cumulative_percent, 1), op.macs ? Fixed(op.macs / 1e6, 2) : "-", op.macs ? Fixed(op.gops, 2) : "-"};
+    if (thr) row.push_back(op.folded ? "" : std::to_string(op.threads));
+    ot.AddRow(row);
   }
   out += ot.Render("  ");
   if (hidden) out += "  ... " + std::to_string(hidden) + " more ops\n";
+  if (thr) {
+    int alone = 0;
+    for (const auto& op : r.ops) alone += !op.folded && op.threads == 1 ? 1 : 0;
+    if (alone)
+      out += "  thr: " + std::to_string(alone) + " small op" + (alone == 1 ? "" : "s") +
+             " ran on one thread, where timing showed splitting them did not pay (EDGEOPT_OP_THREADS=all: split every op)\n";
+  }
 
   out += "\nBy op type\n";
   TextTable bt({"op", "count", "ms", "%", "MMACs", "GOP/s", "kernels"});
@@ -554,6 +570,7 @@ nlohmann::ordered_json BenchJson(const std::vector<BenchResult>& results) {
                        {"cumulative_percent", op.cumulative_percent},
                        {"macs", op.macs},
                        {"gops", op.gops},
+                       {"threads", op.threads},
                        {"inputs", TensorsJson(op.inputs)},
                        {"outputs", TensorsJson(op.outputs)}});
       }
@@ -578,13 +595,14 @@ std::string BenchCsv(const std::vector<BenchResult>& results) {
   for (const auto& r : results) profiled = profiled && r.profiled;
   std::string out;
   if (profiled) {
-    out = "model,index,op,kernel,folded,inputs,outputs,ms,percent,cumulative_percent,macs,gops\n";
+    out = "model,index,op,kernel,folded,inputs,outputs,ms,percent,cumulative_percent,macs,gops,threads\n";
     for (const auto& r : results)
       for (const auto& op : r.ops)
         out += CsvField(r.model) + "," + std::to_string(op.index) + "," + CsvField(op.type) + "," + CsvField(op.kernel) + "," +
                (op.folded ? "1" : "0") + "," + CsvField(ShapeList(op.inputs, true, false)) + "," +
                CsvField(ShapeList(op.outputs, true, false)) + "," + Num(op.avg_ms) + "," + Num(op.percent) + "," +
-               Num(op.cumulative_percent) + "," + std::to_string(op.macs) + "," + Num(op.gops) + "\n";
+               Num(op.cumulative_percent) + "," + std::to_string(op.macs) + "," + Num(op.gops) + "," +
+               std::to_string(op.threads) + "\n";
     return out;
   }
   out = "model,threads,load_ms,init_ms,first_ms,mean_ms,std_ms,min_ms,p50_ms,p90_ms,p99_ms,count,arena_bytes,"

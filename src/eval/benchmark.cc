@@ -314,6 +314,7 @@ Expected<BenchResult> MeasureWithThreads(const std::shared_ptr<const rt::Model>&
       p.folded = info.folded;
       p.partition = info.partition;
       p.macs = info.macs;
+      p.threads = info.threads;
       const Operator& op = sg.ops[info.index];
       p.inputs = Briefs(interp->main(), op.inputs);
       p.outputs = Briefs(interp->main(), op.outputs);

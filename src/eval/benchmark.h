@@ -63,6 +63,7 @@ struct OpProfile {
   double gops = 0;       // 2*MACs / time, 1e9 ops per second
   bool folded = false;   // computed once at init (all inputs constant): no time per inference
   int partition = -1;    // delegate partition (its time is on the partition's first op)
+  int threads = 1;       // threads it ran on at the end (thread tuning keeps small ops on one)
 };
 
 struct TraceEvent {

@@ -107,6 +107,8 @@ Expected<std::unique_ptr<Interpreter>> Interpreter::Create(std::shared_ptr<const
   it->options_ = options;
   if (!it->options_.cpu) it->options_.cpu = &Cpu();
   if (const char* fuse = std::getenv("EDGEOPT_FUSE"); fuse && std::strcmp(fuse, "0") == 0) it->options_.fuse_ops = false;
+  if (const char* ot = std::getenv("EDGEOPT_OP_THREADS"); ot && std::strcmp(ot, "all") == 0)
+    it->options_.tune_op_threads = false;
   int threads = options.num_threads;
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   it->pool_ = std::make_unique<ThreadPool>(threads);
@@ -172,7 +174,7 @@ void Interpreter::ResetVariables() {
 size_t Interpreter::arena_bytes() const {
   // The subgraphs' arenas and the kernels' per-thread scratch (ThreadPool::ReserveSlotScratch;
   // its gaps are address space only, never touched).
-  size_t n = pool_->slot_scratch_bytes() * static_cast<size_t>(pool_->num_threads());
+  size_t n = pool_->slot_scratch_bytes() * static_cast<size_t>(pool_->pool_threads());
   for (const auto& sg : subgraphs_) n += sg->arena_bytes();
   return n;
 }
@@ -187,7 +189,7 @@ size_t Interpreter::persistent_bytes() const {
   return n;
 }
 std::vector<OpInfo> Interpreter::ops() const { return subgraphs_[0]->ops(); }
-int Interpreter::num_threads() const { return pool_->num_threads(); }
+int Interpreter::num_threads() const { return pool_->pool_threads(); }
 void Interpreter::EnableProfiling(bool on) { subgraphs_[0]->EnableProfiling(on); }
 const std::vector<OpTiming>& Interpreter::last_profile() const { return subgraphs_[0]->last_profile(); }
 
@@ -703,7 +705,84 @@ Status SubgraphExec::AllocateTensors() {
   allocating_ = false;
   RETURN_IF_ERROR(st);
   allocated_ = true;
+  RestartThreadTuning();  // new shapes: new op times
   return Status::Ok();
+}
+
+// Thread tuning. Invokes are counted from the (re)start. The first runs cold and is not timed;
+// the next kTuneSplitOnly time every node split across the threads, and the nodes whose fastest
+// split time is under kTuneCandidateNs become candidates (large ops are never: their split time
+// pays the fork and join many times over, and a wrong choice there would cost the most). Then
+// timed invokes alternate between each candidate's current mode and the other one (alone or
+// split): kTuneSamples pairs at first, and from then on one pair in every kTunePeriod invokes,
+// the others untimed. After each pair a candidate runs alone if the fastest of its last
+// kTuneSamples times alone was clearly (kTuneMargin) below the fastest of its last times split.
+// Keeping at it matters on shared machines: on a 2-vCPU VM the cost of handing work to the other
+// vCPU moved between runs (core-to-core round trips of 100-580 ns), and ResNet-8 int8 at 2
+// threads took 0.054 or 0.112 ms depending on it; a choice made once at start-up was 1.11x slower
+// once the host changed. Tuned, the slow state took 0.076 ms (one thread: 0.075-0.079 ms), and
+// in the fast state the tuned interpreter ran within noise of splitting every op (vww_96 int8
+// 0.98-1.0x, MobileNetV2 int8 / float 0.99-1.01x; in-process A/B, alternated invokes).
+namespace {
+constexpr int kTuneSplitOnly = 2;
+constexpr int kTuneSamples = 3;
+constexpr int kTunePeriod = 32;
+constexpr double kTuneCandidateNs = 50'000.0;
+constexpr uint64_t kTuneMargin = 8;  // alone must take under 1 - 1/8 of the split time
+}  // namespace
+
+void SubgraphExec::RestartThreadTuning() {
+  for (Node& node : nodes_) node.serial = node.tune_candidate = false;
+  tuning_ = owner_->options_.tune_op_threads && owner_->pool_->pool_threads() > 1 && !nodes_.empty();
+  tune_invoke_ = 0;
+  if (!tuning_) return;
+  tune_tsc_ = TickClock::UsesTsc();
+  tune_samples_.assign(nodes_.size() * 2 * kTuneSamples, UINT64_MAX);
+}
+
+SubgraphExec::TuneStep SubgraphExec::ThreadTuneStep() const {
+  if (!tuning_ || tune_invoke_ == 0) return {};
+  if (tune_invoke_ <= kTuneSplitOnly) return {true, false};
+  const int64_t k = tune_invoke_ - kTuneSplitOnly - 1;
+  if (k < 2 * kTuneSamples) return {true, k % 2 == 1};
+  const int64_t j = (k - 2 * kTuneSamples) % kTunePeriod;
+  return {j < 2, j == 1};
+}
+
+void SubgraphExec::RecordTuneSample(size_t n, bool alone, uint64_t ticks) {
+  uint64_t* s = &tune_samples_[(n * 2 + (alone ? 1 : 0)) * kTuneSamples];
+  for (int i = 0; i + 1 < kTuneSamples; ++i) s[i] = s[i + 1];
+  s[kTuneSamples - 1] = ticks;
+}
+
+uint64_t SubgraphExec::BestTuneSample(size_t n, bool alone) const {
+  const uint64_t* s = &tune_samples_[(n * 2 + (alone ? 1 : 0)) * kTuneSamples];
+  return *std::min_element(s, s + kTuneSamples);
+}
+
+void SubgraphExec::TuneThreads() {
+  const TuneStep step = ThreadTuneStep();
+  ++tune_invoke_;
+  if (tune_invoke_ == 1 + kTuneSplitOnly) {
+    bool any = false;
+    for (size_t n = 0; n < nodes_.size(); ++n) {
+      Node& node = nodes_[n];
+      const uint64_t split = BestTuneSample(n, false);
+      node.tune_candidate = !node.folded && split != UINT64_MAX && TickClock::ToNs(split) < kTuneCandidateNs;
+      any = any || node.tune_candidate;
+    }
+    if (!any) tuning_ = false;  // nothing small: every op stays split
+  } else if (step.flipped) {
+    for (size_t n = 0; n < nodes_.size(); ++n) {
+      Node& node = nodes_[n];
+      // Alone must win clearly: an op run alone also moves the data the next op's other
+      // threads read into this core's cache, which its own time does not show.
+      if (node.tune_candidate) {
+        const uint64_t alone = BestTuneSample(n, true), split = BestTuneSample(n, false);
+        node.serial = alone != UINT64_MAX && alone < split - split / kTuneMargin;
+      }
+    }
+  }
 }
 
 Status SubgraphExec::SetTensorShape(int32_t index, Shape shape, bool during_invoke) {
@@ -799,6 +878,12 @@ Status SubgraphExec::RunNodes() {
   in_invoke_ = true;
   Status result;
   const size_t num_nodes = nodes_.size();
+  // Thread tuning (TuneThreads): whether this invoke is timed, and whether its candidates run
+  // in the mode they do not run in now.
+  const TuneStep tune = ThreadTuneStep();
+  ThreadPool& pool = *owner_->pool_;
+  // An op of a subgraph called by an op that runs alone runs alone too.
+  const bool outer_serial = pool.serial();
   for (size_t n = 0; n < num_nodes; ++n) {
     Node& node = nodes_[n];
     if (node.folded) continue;
@@ -833,7 +918,12 @@ Status SubgraphExec::RunNodes() {
     }
     KernelContext ctx = ContextFor(n);
     current_node_ = static_cast<int>(n);
+    const bool alone = node.serial != (tune.flipped && node.tune_candidate);
+    pool.SetSerial(outer_serial || alone);
+    const uint64_t t0 = tune.timed ? TickClock::Read(tune_tsc_) : 0;
     Status st = node.kernel->Invoke(ctx);
+    if (tune.timed) RecordTuneSample(n, alone, TickClock::Read(tune_tsc_) - t0);
+    pool.SetSerial(outer_serial);
     current_node_ = -1;
     if (!st.ok()) [[unlikely]] {
       result = st.WithContext(OpLabel(static_cast<int>(n)));
@@ -842,6 +932,7 @@ Status SubgraphExec::RunNodes() {
   }
   in_invoke_ = false;
   if (profiling) prof_recorded_ = recorded;
+  if (tuning_ && result.ok()) TuneThreads();
   return result;
 }
 
@@ -960,6 +1051,7 @@ std::vector<OpInfo> SubgraphExec::ops() const {
       info.backend = node.backend;
       info.folded = node.folded;
       info.macs = node.folded ? 0 : node.kernel->Macs(ctx);
+      info.threads = node.serial ? 1 : owner_->pool_->pool_threads();
       out.push_back(std::move(info));
     } else {
       for (int op : node.partition_ops) {
@@ -969,6 +1061,7 @@ std::vector<OpInfo> SubgraphExec::ops() const {
         info.variant = node.kernel->variant();
         info.backend = node.backend;
         info.partition = static_cast<int>(n);
+        info.threads = node.serial ? 1 : owner_->pool_->pool_threads();
         if (node.fused) {
           // The run's time and work are on its first op; the others say where they went.
           if (op == node.op_index)

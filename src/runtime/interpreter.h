@@ -76,6 +76,13 @@ struct InterpreterOptions {
   // block ran MobileNetV1 0.25 0.86×, vww_96 0.87×, MobileNetV2 0.94×, DeepLabV3 0.99× the time of
   // the 1 MB limit (MediaPipe hand / pose / face 1.00×; in-process A/B, alternated invokes).
   size_t fuse_min_inner_bytes_threaded = 0;
+  // With more than one thread, time each small op (under kTuneCandidateNs split) both split
+  // across the threads and on the calling thread alone during the first invokes, and run it
+  // alone from then on if that was faster (SubgraphExec's thread tuning; OpInfo::threads says
+  // which). Splitting costs a wake-up and a join per op, ~1-3 us on a 2-vCPU VM, and the
+  // activations cross cores: on small models 2 threads could be slower than 1. Off, or with
+  // EDGEOPT_OP_THREADS=all, every op is split as before.
+  bool tune_op_threads = true;
 };
 
 // Per-op timing of one invoke (filled when profiling is on). Times are steady_clock
@@ -99,6 +106,7 @@ struct OpInfo {
   bool folded = false;        // evaluated once at allocation (all inputs constant)
   int partition = -1;         // delegate partition or fused run (node index) this op belongs to, or -1
   int64_t macs = 0;
+  int threads = 1;            // threads the op runs on (1 when thread tuning keeps it unsplit)
 };
 
 class SubgraphExec;
@@ -233,6 +241,9 @@ class SubgraphExec : public KernelHost {
     std::string backend = "cpu";
     bool folded = false;
     bool reprepare_at_invoke = false;
+    // Thread tuning (see TuneThreads): run on the calling thread alone; timed both ways.
+    bool serial = false;
+    bool tune_candidate = false;
     struct ScratchReq {
       size_t bytes = 0;
       size_t offset = 0;
@@ -263,6 +274,17 @@ class SubgraphExec : public KernelHost {
   Status PrepareNode(size_t n);
   bool NodeHasDynamicInput(const Node& node) const;
   KernelContext ContextFor(size_t n);
+  // Thread tuning (interpreter.cc explains it). ThreadTuneStep: what this invoke does; TuneThreads,
+  // after each successful invoke while tuning_: counts it, picks the candidates or decides.
+  struct TuneStep {
+    bool timed = false;    // time every node
+    bool flipped = false;  // candidates run in the mode they do not run in now
+  };
+  TuneStep ThreadTuneStep() const;
+  void TuneThreads();
+  void RestartThreadTuning();
+  void RecordTuneSample(size_t n, bool alone, uint64_t ticks);
+  uint64_t BestTuneSample(size_t n, bool alone) const;
 
   Interpreter* owner_;
   int index_;
@@ -284,6 +306,12 @@ class SubgraphExec : public KernelHost {
   size_t prof_recorded_ = 0;          // ops recorded by the last profiled invoke
   bool prof_tsc_ = false;             // profiling reads the TSC (TickClock::UsesTsc, cached)
   int current_node_ = -1;
+  // Thread tuning state: on while some op may run alone; tune_invoke_ counts invokes since the
+  // last (re)start; per node and mode (split, alone) the last kTuneSamples times in clock ticks.
+  bool tuning_ = false;
+  bool tune_tsc_ = false;
+  int64_t tune_invoke_ = 0;
+  std::vector<uint64_t> tune_samples_;
 };
 
 inline Status SubgraphExec::Invoke() {

@@ -136,7 +136,7 @@ void ThreadPool::WorkerLoop(int index) {
 }
 
 void ThreadPool::RunOnAll(FunctionRef<void(int)> fn) {
-  if (num_threads_ == 1) {
+  if (num_threads() == 1) {
     job_ = &fn;
     RunJob(0);
     job_ = nullptr;
@@ -180,7 +180,7 @@ void ThreadPool::StealTasks(int index, uint32_t job) {
 
 void ThreadPool::ParallelTasks(int64_t n, FunctionRef<void(int64_t)> fn) {
   if (n <= 0) return;
-  if (num_threads_ == 1 || n == 1 || n >= kMaxTasks) {
+  if (num_threads() == 1 || n == 1 || n >= kMaxTasks) {
     const int64_t b = sink_ ? NowNs() : 0;
     for (int64_t t = 0; t < n; ++t) fn(t);
     if (sink_) {
@@ -204,7 +204,7 @@ void ThreadPool::ParallelTasks(int64_t n, FunctionRef<void(int64_t)> fn) {
 void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk, FunctionRef<void(int64_t, int64_t)> fn) {
   if (n <= 0) return;
   min_chunk = std::max<int64_t>(1, min_chunk);
-  const int64_t parts = std::min<int64_t>(num_threads_, (n + min_chunk - 1) / min_chunk);
+  const int64_t parts = std::min<int64_t>(num_threads(), (n + min_chunk - 1) / min_chunk);
   if (parts <= 1) {
     fn(0, n);
     return;

@@ -40,7 +40,16 @@ class ThreadPool {
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  int num_threads() const { return num_threads_; }
+  // The threads jobs run on now: 1 while serial (SetSerial), else the pool's size.
+  int num_threads() const { return serial_ ? 1 : num_threads_; }
+  // The pool's size, serial or not (per-slot scratch, reports).
+  int pool_threads() const { return num_threads_; }
+
+  // While set, every job runs on the calling thread alone and num_threads() is 1, so kernels
+  // cut their work as for one thread: the interpreter sets it around ops that measured faster
+  // unsplit (SubgraphExec's thread tuning). Set and cleared only by the thread that calls jobs.
+  void SetSerial(bool on) { serial_ = on; }
+  bool serial() const { return serial_; }
 
   // The job functions take a FunctionRef: any callable, referenced without a copy, so that no
   // job allocates memory (Invoke must not allocate).
@@ -87,6 +96,7 @@ class ThreadPool {
   void StealTasks(int index, uint32_t job);
 
   const int num_threads_;
+  bool serial_ = false;  // SetSerial
   std::vector<std::thread> workers_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -461,5 +461,121 @@ TEST(Interpreter, ProfilerCostPerOpIsMeasured) {
   EXPECT_TRUE(std::isfinite(ns));
 }
 
+// Thread tuning (InterpreterOptions::tune_op_threads). The test kernels copy input to output and
+// busy-wait: split_us when the pool splits their work (num_threads() > 1), alone_us when the
+// op runs alone, and count their invokes alone. The two times differ by 6x or more, so the
+// choice is never close, even with a noisy neighbour.
+class Timed : public OpKernel {
+ public:
+  Timed(double split_us, double alone_us, std::atomic<int>* alone_runs)
+      : split_us_(split_us), alone_us_(alone_us), alone_runs_(alone_runs) {}
+  Status Prepare(KernelContext& ctx) override { return ctx.SetOutputShape(0, ctx.input(0)->shape); }
+  Status Invoke(KernelContext& ctx) override {
+    const bool alone = ctx.threads().num_threads() == 1;
+    if (alone) alone_runs_->fetch_add(1);
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double, std::micro>(alone ? alone_us_ : split_us_);
+    while (std::chrono::steady_clock::now() < end) {
+    }
+    std::memcpy(ctx.output(0)->data, ctx.input(0)->data, ctx.input(0)->bytes);
+    return Status::Ok();
+  }
+  std::string variant() const override { return "timed/test"; }
+
+ private:
+  double split_us_, alone_us_;
+  std::atomic<int>* alone_runs_;
+};
+
+struct TimedOps {
+  // Per op kind: invokes that ran alone.
+  std::atomic<int> lose{0}, gain{0}, big{0};
+  std::shared_ptr<OpRegistry> registry = std::make_shared<OpRegistry>();
+  TimedOps() {
+    // Small, and slower split (the fork and join of a tiny op): should run alone.
+    registry->AddCustom("LoseSplit", [this](const KernelCreateContext&) -> Expected<std::unique_ptr<OpKernel>> {
+      return std::unique_ptr<OpKernel>(new Timed(36, 3, &lose));
+    });
+    // Small and faster split: stays split.
+    registry->AddCustom("GainSplit", [this](const KernelCreateContext&) -> Expected<std::unique_ptr<OpKernel>> {
+      return std::unique_ptr<OpKernel>(new Timed(5, 30, &gain));
+    });
+    // Large (over the 50 us candidate limit split): never tried alone, even though alone is faster.
+    registry->AddCustom("Big", [this](const KernelCreateContext&) -> Expected<std::unique_ptr<OpKernel>> {
+      return std::unique_ptr<OpKernel>(new Timed(300, 10, &big));
+    });
+  }
+  InterpreterOptions Options(int threads, bool tune) {
+    InterpreterOptions o;
+    o.op_resolver = registry;
+    o.num_threads = threads;
+    o.tune_op_threads = tune;
+    return o;
+  }
+};
+
+// x -> LoseSplit -> GainSplit -> Big -> LoseSplit, [n] float32 (n resizable).
+Graph TimedChain() {
+  GraphBuilder b;
+  int32_t t = b.Input("x", DType::kFloat32, {4});
+  const char* kinds[] = {"LoseSplit", "GainSplit", "Big", "LoseSplit"};
+  for (int i = 0; i < 4; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof(name), "t%d", i);
+    const int32_t y = b.Tensor(name, DType::kFloat32, {4});
+    b.CustomOp(kinds[i], {t}, {y}, {});
+    t = y;
+  }
+  b.Output(t);
+  return b.Finish();
+}
+
+std::vector<int> OpThreads(const Interpreter& it) {
+  std::vector<int> v;
+  for (const OpInfo& op : it.ops()) v.push_back(op.threads);
+  return v;
+}
+
+TEST(Interpreter, ThreadTuningRunsAloneOnlySmallOpsThatLoseFromSplitting) {
+  TimedOps ops;
+  auto interp = Interpreter::Create(ToModel(TimedChain()), ops.Options(2, true));
+  ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+  Interpreter& it = **interp;
+  EXPECT_EQ(OpThreads(it), (std::vector<int>{2, 2, 2, 2}));  // nothing decided before timing
+  for (int i = 0; i < 4; ++i) it.input(0)->data_as<float>()[i] = static_cast<float>(i);
+  // The cold invoke, 2 timed split, 3 pairs alone / split: decided by the end of invoke 9.
+  for (int i = 0; i < 9; ++i) ASSERT_TRUE(it.Invoke().ok());
+  EXPECT_EQ(OpThreads(it), (std::vector<int>{1, 2, 2, 1}));
+  EXPECT_EQ(ops.big.load(), 0);
+  EXPECT_FALSE(it.threads().serial());  // cleared after every op
+  EXPECT_EQ(it.num_threads(), 2);
+  // From then on one pair of timed invokes in 32 tries the other mode: over 64 invokes the
+  // LoseSplit ops run alone in all but 2 each, GainSplit alone in 2.
+  ops.lose = ops.gain = 0;
+  for (int i = 0; i < 64; ++i) ASSERT_TRUE(it.Invoke().ok());
+  EXPECT_EQ(ops.lose.load(), 2 * 62);
+  EXPECT_EQ(ops.gain.load(), 2);
+  EXPECT_EQ(ops.big.load(), 0);
+  EXPECT_EQ(OpThreads(it), (std::vector<int>{1, 2, 2, 1}));
+  for (int i = 0; i < 4; ++i) EXPECT_FLOAT_EQ(it.output(0)->data_as<float>()[i], static_cast<float>(i));
+  // New shapes restart the tuning: every op split until timed again.
+  ASSERT_TRUE(it.AllocateTensors().ok());
+  EXPECT_EQ(OpThreads(it), (std::vector<int>{2, 2, 2, 2}));
+  for (int i = 0; i < 9; ++i) ASSERT_TRUE(it.Invoke().ok());
+  EXPECT_EQ(OpThreads(it), (std::vector<int>{1, 2, 2, 1}));
+}
+
+TEST(Interpreter, ThreadTuningOffOrOneThreadSplitsEveryOp) {
+  for (const auto& [threads, tune] : {std::pair{2, false}, std::pair{1, true}}) {
+    TimedOps ops;
+    auto interp = Interpreter::Create(ToModel(TimedChain()), ops.Options(threads, tune));
+    ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+    for (int i = 0; i < 20; ++i) ASSERT_TRUE((*interp)->Invoke().ok());
+    EXPECT_EQ(OpThreads(**interp), std::vector<int>(4, threads));
+    // With one thread every op runs "alone"; with tuning off none does.
+    EXPECT_EQ(ops.lose.load(), threads == 1 ? 40 : 0);
+    EXPECT_EQ(ops.gain.load(), threads == 1 ? 20 : 0);
+  }
+}
+
 }  // namespace
 }  // namespace edgeopt::rt

@@ -38,6 +38,46 @@ TEST(ThreadPool, TasksRunOnceEachAcrossManyJobs) {
   }
 }
 
+// Serial mode (the interpreter's thread tuning): every kind of job runs on the caller alone and
+// the pool reports one thread, so kernels cut their work as for one; cleared, jobs split again.
+TEST(ThreadPool, SerialRunsEveryJobOnTheCallerAlone) {
+  ThreadPool pool(2);
+  const std::thread::id caller = std::this_thread::get_id();
+  pool.SetSerial(true);
+  EXPECT_TRUE(pool.serial());
+  EXPECT_EQ(pool.num_threads(), 1);
+  EXPECT_EQ(pool.pool_threads(), 2);
+  for (int job = 0; job < 200; ++job) {
+    std::atomic<int> elsewhere{0}, tasks{0};
+    pool.ParallelTasks(8, [&](int64_t) {
+      tasks.fetch_add(1);
+      if (std::this_thread::get_id() != caller) elsewhere.fetch_add(1);
+    });
+    std::vector<int64_t> ranges;
+    pool.ParallelFor(100, 1, [&](int64_t b, int64_t e) {
+      ranges.push_back(e - b);
+      if (std::this_thread::get_id() != caller) elsewhere.fetch_add(1);
+    });
+    std::vector<int> indices;
+    pool.RunOnAll([&](int i) {
+      indices.push_back(i);
+      if (std::this_thread::get_id() != caller) elsewhere.fetch_add(1);
+    });
+    ASSERT_EQ(tasks.load(), 8);
+    ASSERT_EQ(ranges, std::vector<int64_t>{100});  // one range: one thread
+    ASSERT_EQ(indices, std::vector<int>{0});
+    ASSERT_EQ(elsewhere.load(), 0) << "job " << job;
+  }
+  pool.SetSerial(false);
+  EXPECT_EQ(pool.num_threads(), 2);
+  std::atomic<int> ran{0};
+  pool.RunOnAll([&](int) { ran.fetch_add(1); });
+  EXPECT_EQ(ran.load(), 2);
+  std::atomic<int> parts{0};
+  pool.ParallelFor(100, 1, [&](int64_t, int64_t) { parts.fetch_add(1); });  // (the caller may run both)
+  EXPECT_EQ(parts.load(), 2);
+}
+
 TEST(ThreadPool, CallerDoesNotWaitForABusyWorker) {
   // A pool whose worker is asleep completes tasks through the caller, without waiting for it.
   ThreadPool pool(2);
