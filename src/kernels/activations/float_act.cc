@@ -1,6 +1,6 @@
 // The float32 fast path of RELU, RELU6, RELU_N1_TO_1, RELU_0_TO_1, LEAKY_RELU, HARD_SWISH,
-// LOGISTIC, TANH, SQRT, RSQRT, ABS, NEG, FLOOR, CEIL, SQUARE, EXP, LOG, SOFTMAX and LOG_SOFTMAX
-// (float_act.h): the reference kernel's Prepare validates the op, then the
+// LOGISTIC, TANH, SQRT, RSQRT, ABS, NEG, FLOOR, CEIL, SQUARE, EXP, LOG, SOFTMAX, LOG_SOFTMAX and
+// PRELU (float_act.h): the reference kernel's Prepare validates the op, then the
 // elements are cut into tasks over the interpreter's threads and run by the widest loop the
 // CPU has (avx512, avx2, else a portable loop of the reference formulas).
 #include "kernels/activations/float_act.h"
@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <vector>
 
 #include "kernels/activations/ops.h"
 #include "kernels/common/fast_kernel.h"
@@ -73,6 +74,10 @@ void FloatActPortable(const FloatActParams& p, const float* x, float* y, int64_t
       for (int64_t i = 0; i < n; ++i) y[i] = std::log(x[i]);
       break;
   }
+}
+
+void PreluPortable(const float* x, const float* alpha, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] >= 0.0f ? x[i] : x[i] * alpha[i];
 }
 
 namespace {
@@ -158,6 +163,88 @@ std::unique_ptr<rt::OpKernel> MakeFloatAct(const rt::KernelCreateContext& cc, Re
   return std::make_unique<FloatActKernel>(std::move(ref), p, fn, name + "/float32/" + isa);
 }
 
+// PRELU float32 (float_act.h). The reference's Prepare validates the op; this path takes alpha
+// broadcast over leading dimensions only (per channel [C] or [1, 1, C], per position [H, W, C],
+// one value, the same shape), so that along the flat input alpha repeats with a period of P
+// values; any other broadcast (e.g. [1, H, 1, 1]) stays with the reference kernel. Short periods
+// (P < kMinRun) are repeated into a run of at least kMinRun values at each invoke (alpha may be
+// a runtime tensor), so the loop is never cut into runs of a few elements.
+class FloatPreluKernel : public FastKernel {
+ public:
+  FloatPreluKernel(std::unique_ptr<rt::OpKernel> ref, PreluFn fn, std::string variant)
+      : FastKernel(std::move(ref)), fn_(fn), variant_(std::move(variant)) {}
+
+ protected:
+  Expected<bool> PrepareFast(rt::KernelContext& ctx) override {
+    const rt::Shape& in = ctx.input(0)->shape;
+    const rt::Shape& alpha = ctx.input(1)->shape;
+    if (alpha.size() > in.size()) return false;
+    const size_t lead = in.size() - alpha.size();
+    size_t first = alpha.size();  // the first alpha dimension that is not 1
+    for (size_t j = 0; j < alpha.size(); ++j)
+      if (alpha[j] != 1) {
+        first = j;
+        break;
+      }
+    for (size_t j = first; j < alpha.size(); ++j)
+      if (alpha[j] != in[lead + j]) return false;
+    period_ = std::max<int64_t>(1, ctx.input(1)->num_elements());
+    rep_.assign(period_ < kMinRun ? static_cast<size_t>((kMinRun + period_ - 1) / period_ * period_) : 0, 0.0f);
+    return true;
+  }
+
+  Status InvokeFast(rt::KernelContext& ctx) override {
+    const float* x = ctx.input(0)->data_as<float>();
+    const float* alpha = ctx.input(1)->data_as<float>();
+    float* y = ctx.output(0)->data_as<float>();
+    const int64_t n = ctx.input(0)->num_elements();
+    int64_t period = period_;
+    if (!rep_.empty()) {
+      for (size_t i = 0; i < rep_.size(); ++i) rep_[i] = alpha[i % static_cast<size_t>(period_)];
+      alpha = rep_.data();
+      period = static_cast<int64_t>(rep_.size());
+    }
+    const int64_t tasks = TaskCount(ctx.threads().num_threads(), n, 32768, 2);
+    RunTasks(&ctx.threads(), tasks, [&](int64_t t) {
+      const int64_t i0 = t == 0 ? 0 : n * t / tasks / 16 * 16;
+      const int64_t i1 = t + 1 == tasks ? n : n * (t + 1) / tasks / 16 * 16;
+      for (int64_t i = i0, a = i0 % period; i < i1; a = 0) {
+        const int64_t m = std::min(i1 - i, period - a);
+        fn_(x + i, alpha + a, y + i, m);
+        i += m;
+      }
+    });
+    return Status::Ok();
+  }
+
+  std::string FastVariant() const override { return variant_; }
+
+ private:
+  static constexpr int64_t kMinRun = 256;
+  PreluFn fn_;
+  std::string variant_;
+  int64_t period_ = 1;
+  std::vector<float> rep_;
+};
+
+std::unique_ptr<rt::OpKernel> MakeFloatPrelu(const rt::KernelCreateContext& cc, RefFactory reference) {
+  if (cc.reference_only || cc.num_inputs() != 2 || cc.num_outputs() != 1 || !cc.input(0) || !cc.input(1) || !cc.output(0) ||
+      cc.input(0)->type != DType::kFloat32 || cc.input(1)->type != DType::kFloat32 || cc.output(0)->type != DType::kFloat32)
+    return nullptr;
+  auto ref = MakeReferenceKernel(cc, reference);
+  if (!ref) return nullptr;
+  PreluFn fn = PreluPortable;
+  std::string isa = "portable";
+  if (cc.cpu.has_avx512()) {
+    fn = PreluAvx512;
+    isa = "avx512";
+  } else if (cc.cpu.has_avx2_fma()) {
+    fn = PreluAvx2;
+    isa = "avx2";
+  }
+  return std::make_unique<FloatPreluKernel>(std::move(ref), fn, "prelu/float32/" + isa);
+}
+
 // SOFTMAX / LOG_SOFTMAX float32 -> float32 (float_act.h); rows cut into tasks.
 class FloatSoftmaxKernel : public FastKernel {
  public:
@@ -230,6 +317,7 @@ void RegisterFastFloatActivations(rt::OpRegistry& r) {
     AddFastWithFallback(r, op, MakeFloatAct);
   for (auto op : {tflite::BuiltinOperator_SOFTMAX, tflite::BuiltinOperator_LOG_SOFTMAX})
     AddFastWithFallback(r, op, MakeFloatSoftmax);
+  AddFastWithFallback(r, tflite::BuiltinOperator_PRELU, MakeFloatPrelu);
 }
 
 }  // namespace edgeopt::kernels::activations

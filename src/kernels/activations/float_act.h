@@ -70,6 +70,14 @@ using SoftmaxFn = void (*)(const SoftmaxParams& p, const float* x, float* y, int
 void SoftmaxAvx2(const SoftmaxParams& p, const float* x, float* y, int64_t rows, int64_t depth);    // float_act_avx2.cc
 void SoftmaxAvx512(const SoftmaxParams& p, const float* x, float* y, int64_t rows, int64_t depth);  // float_act_avx512.cc
 
+// PRELU float32 (y = x >= 0 ? x : x * alpha, the reference's expression: bit-exact, NaN and -0
+// included) over n elements with n alpha values; the kernel walks the input in runs along which
+// alpha repeats (alpha broadcast over leading dimensions only).
+using PreluFn = void (*)(const float* x, const float* alpha, float* y, int64_t n);
+void PreluPortable(const float* x, const float* alpha, float* y, int64_t n);
+void PreluAvx2(const float* x, const float* alpha, float* y, int64_t n);    // float_act_avx2.cc
+void PreluAvx512(const float* x, const float* alpha, float* y, int64_t n);  // float_act_avx512.cc
+
 void FloatActPortable(const FloatActParams& p, const float* x, float* y, int64_t n);
 void FloatActAvx2(const FloatActParams& p, const float* x, float* y, int64_t n);    // float_act_avx2.cc
 void FloatActAvx512(const FloatActParams& p, const float* x, float* y, int64_t n);  // float_act_avx512.cc

@@ -21,6 +21,7 @@ struct V256 {
   static F Min(F a, F b) { return _mm256_min_ps(a, b); }
   static F SelectGt(F a, F b, F x, F y) { return _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_GT_OQ)); }
   static F SelectLt(F a, F b, F x, F y) { return _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_LT_OQ)); }
+  static F SelectGe(F a, F b, F x, F y) { return _mm256_blendv_ps(y, x, _mm256_cmp_ps(a, b, _CMP_GE_OQ)); }
   static F Round(F v) { return _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   static F Pow2I(F n) {
     const __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
@@ -53,6 +54,7 @@ struct V256 {
 }  // namespace
 
 void FloatActAvx2(const FloatActParams& p, const float* x, float* y, int64_t n) { simd::Run<V256>(p, x, y, n); }
+void PreluAvx2(const float* x, const float* alpha, float* y, int64_t n) { simd::PreluRun<V256>(x, alpha, y, n); }
 void SoftmaxAvx2(const SoftmaxParams& p, const float* x, float* y, int64_t rows, int64_t depth) {
   simd::SoftmaxRows<V256>(p, x, y, rows, depth);
 }

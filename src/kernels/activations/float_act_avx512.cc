@@ -23,6 +23,7 @@ struct V512 {
   static F Min(F a, F b) { return _mm512_maskz_min_ps(0xFFFF, a, b); }
   static F SelectGt(F a, F b, F x, F y) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_GT_OQ), y, x); }
   static F SelectLt(F a, F b, F x, F y) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), y, x); }
+  static F SelectGe(F a, F b, F x, F y) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_GE_OQ), y, x); }
   static F Round(F v) { return _mm512_maskz_roundscale_ps(0xFFFF, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   static F Pow2I(F n) {
     const __m512i e = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(0xFFFF, n), _mm512_set1_epi32(127));
@@ -51,6 +52,7 @@ struct V512 {
 }  // namespace
 
 void FloatActAvx512(const FloatActParams& p, const float* x, float* y, int64_t n) { simd::Run<V512>(p, x, y, n); }
+void PreluAvx512(const float* x, const float* alpha, float* y, int64_t n) { simd::PreluRun<V512>(x, alpha, y, n); }
 void SoftmaxAvx512(const SoftmaxParams& p, const float* x, float* y, int64_t rows, int64_t depth) {
   simd::SoftmaxRows<V512>(p, x, y, rows, depth);
 }

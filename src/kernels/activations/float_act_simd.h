@@ -228,6 +228,18 @@ void Run(const FloatActParams& p, const float* x, float* y, int64_t n) {
   }
 }
 
+// PRELU run (float_act.h): y = x >= 0 ? x : x * alpha, n elements against n alpha values.
+template <class V>
+void PreluRun(const float* x, const float* alpha, float* y, int64_t n) {
+  const auto zero = V::Set(0.0f);
+  int64_t i = 0;
+  for (; i + V::kLanes <= n; i += V::kLanes) {
+    const auto v = V::Load(x + i);
+    V::Store(y + i, V::SelectGe(v, zero, v, V::Mul(v, V::Load(alpha + i))));
+  }
+  for (; i < n; ++i) y[i] = x[i] >= 0.0f ? x[i] : x[i] * alpha[i];
+}
+
 // SOFTMAX / LOG_SOFTMAX rows (float_act.h). Partial vectors go through a buffer padded with
 // `fill`, as Loop's tails.
 template <class V>

@@ -353,5 +353,69 @@ TEST(FloatActKernels, MatchReferenceKernels) {
         }
 }
 
+// PRELU float32: x [shape] and alpha (a second input, or constant) broadcast to it. Alpha over
+// trailing dimensions (per channel, per position, one value, the same shape) takes the fast
+// path; alpha varying along a leading dimension only ([1, H, 1, 1]) stays with the reference.
+TEST(FloatActKernels, PreluMatchesReferenceExactly) {
+  if (!rt::Cpu().has_avx2_fma()) GTEST_SKIP() << "no AVX2";
+  std::vector<rt::CpuFeatures> levels{rt::Cpu()};
+  if (rt::Cpu().has_avx512()) levels.push_back(rt::CapFeatures(rt::Cpu(), "avx2"));
+  struct Case {
+    std::vector<int32_t> x, alpha;
+    bool fast;
+  };
+  const Case cases[] = {{{1, 96, 96, 16}, {1, 1, 16}, true},  {{1, 48, 48, 32}, {32}, true},   {{1, 7, 9, 3}, {1, 1, 3}, true},
+                        {{2, 5, 5, 24}, {5, 5, 24}, true},    {{1, 33, 31, 5}, {1}, true},      {{3, 17}, {3, 17}, true},
+                        {{1, 13, 11, 300}, {1, 1, 300}, true}, {{1, 8, 6, 4}, {1, 8, 1, 1}, false}, {{1, 5, 7, 16}, {7, 1}, false}};
+  std::mt19937 rng(5);
+  for (const rt::CpuFeatures& cpu : levels)
+    for (const Case& c : cases)
+      for (bool const_alpha : {false, true})
+        for (int threads : {1, 2}) {
+          GraphBuilder b;
+          const int32_t x = b.Input("x", DType::kFloat32, c.x);
+          int64_t na = 1, n = 1;
+          for (int32_t d : c.alpha) na *= d;
+          for (int32_t d : c.x) n *= d;
+          std::vector<float> a(static_cast<size_t>(na));
+          for (auto& f : a) f = std::uniform_real_distribution<float>(-1.5f, 1.5f)(rng);
+          std::vector<uint8_t> a_bytes(a.size() * 4);
+          std::memcpy(a_bytes.data(), a.data(), a_bytes.size());
+          const int32_t alpha = const_alpha ? b.ConstBytes("alpha", DType::kFloat32, c.alpha, a_bytes)
+                                            : b.Input("alpha", DType::kFloat32, c.alpha);
+          const int32_t y = b.Tensor("y", DType::kFloat32, c.x);
+          b.Op(tflite::BuiltinOperator_PRELU, {x, alpha}, {y});
+          b.Output(y);
+          std::vector<float> v(static_cast<size_t>(n));
+          for (auto& f : v) f = std::uniform_real_distribution<float>(-4.f, 4.f)(rng);
+          // Signed zeros, NaN and infinities on both sides of the comparison.
+          if (n > 8) v[1] = -0.0f, v[2] = 0.0f, v[3] = std::numeric_limits<float>::quiet_NaN(), v[5] = -INFINITY, v[7] = INFINITY;
+          testing::FastCheck check;
+          check.threads = threads;
+          check.cpu = &cpu;
+          testing::TensorValue in;
+          in.name = "x";
+          in.type = DType::kFloat32;
+          in.shape = c.x;
+          in.data.resize(v.size() * 4);
+          std::memcpy(in.data.data(), v.data(), in.data.size());
+          check.inputs = {in};
+          if (!const_alpha) {
+            testing::TensorValue av;
+            av.name = "alpha";
+            av.type = DType::kFloat32;
+            av.shape = c.alpha;
+            av.data = a_bytes;
+            check.inputs.push_back(av);
+          }
+          check.op_type = "PRELU";
+          check.variant = !c.fast ? "prelu/float32/ref" : cpu.has_avx512() ? "prelu/float32/avx512" : "prelu/float32/avx2";
+          testing::ExpectFastMatchesReference(b.Finish(), "PRELU x " + rt::ShapeToString(c.x) + " alpha " +
+                                                              rt::ShapeToString(c.alpha) + (const_alpha ? " const " : " input ") +
+                                                              check.variant + " threads " + std::to_string(threads),
+                                              check);
+        }
+}
+
 }  // namespace
 }  // namespace edgeopt
