@@ -2,8 +2,10 @@
 // MobileNet-style global average head): per batch, int32 sums of every pixel's channels (AVX-512
 // BW: the pixels as one byte run, quant_convert_avx512.cc; else AVX2, quant_convert_avx2.cc), then the reference kernel's own last step (reduce/quant_mean.h;
 // for int8 / int16 over H and W the same arithmetic on 8 lanes, FinishCenteredMean), so results
-// are bit-exact with reduce/ref.cc. Other axes, non-constant axis tensors, empty inputs
-// and unquantized tensors stay on the reference kernel.
+// are bit-exact with reduce/ref.cc. Also MEAN over the last axis alone, any rank (the layer
+// norms of quantized transformers): each row's sum in vector lanes, then the reference's own
+// last step. Other axes, non-constant axis tensors, empty inputs and unquantized tensors stay
+// on the reference kernel.
 #include <algorithm>
 #include <type_traits>
 
@@ -28,10 +30,26 @@ class MeanFastKernel final : public FastKernel {
     const rt::RtTensor& in = *ctx.input(0);
     const rt::RtTensor& out = *ctx.output(0);
     const rt::RtTensor& axis = *ctx.input(1);
-    if (in.rank() != 4 || in.num_elements() == 0 || !axis.is_constant()) return false;
+    if (in.rank() < 1 || in.num_elements() == 0 || !axis.is_constant()) return false;
     if (!(in.quant && in.quant->scale.size() == 1 && out.quant && out.quant->scale.size() == 1)) return false;
     std::vector<int64_t> raw;
     RETURN_IF_ERROR(ReadIndexValues(ctx, axis, "axis", &raw));
+    // The last axis alone (named once or more, as -1 or rank - 1): rows of its length.
+    const int rank = in.rank();
+    last_axis_ = !raw.empty() && std::all_of(raw.begin(), raw.end(), [&](int64_t a) { return a == -1 || a == rank - 1; });
+    if (last_axis_) {
+      p_ = QuantMeanParams();
+      p_.in_scale = in.scale();
+      p_.out_scale = out.scale();
+      p_.in_zp = in.zero_point();
+      p_.out_zp = out.zero_point();
+      p_.count = in.dim(rank - 1);
+      p_.same_params = in.scale() == out.scale() && in.zero_point() == out.zero_point();
+      centered_ = false;
+      sums_.assign(static_cast<size_t>(in.num_elements() / p_.count), 0);
+      return true;
+    }
+    if (in.rank() != 4) return false;
     bool reduced[4] = {false, false, false, false};
     for (int64_t a : raw) {
       if (a < -4 || a > 3) return false;
@@ -73,6 +91,11 @@ class MeanFastKernel final : public FastKernel {
   template <typename T>
   Status Run(rt::KernelContext& ctx) {
     const T* x = ctx.input(0)->data_as<T>();
+    if (last_axis_) {
+      const int64_t rows = static_cast<int64_t>(sums_.size());
+      for (int64_t r = 0; r < rows; ++r) sums_[r] = qconv::SumRow<T>(x + r * p_.count, p_.count, avx512_);
+      return FinishQuantizedMean<T>(ctx, p_, sums_.data(), ctx.output(0)->data_as<T>(), rows);
+    }
     for (int b = 0; b < batches_; ++b) {
       const T* xb = x + int64_t{b} * p_.count * channels_;
       int32_t* sb = sums_.data() + int64_t{b} * channels_;
@@ -99,6 +122,7 @@ class MeanFastKernel final : public FastKernel {
   bool avx512_;  // int8 / uint8 sums on AVX-512 BW (SumPixelsAvx512)
   QuantMeanParams p_;
   bool centered_ = false;  // FinishCenteredMean with mult_, shift_
+  bool last_axis_ = false;  // MEAN over the last axis: sums_ holds one sum per row
   int32_t mult_ = 0;
   int shift_ = 0;
   int batches_ = 0, channels_ = 0;

@@ -81,4 +81,20 @@ constexpr int64_t kMaxSumPeriod = 8192;
 template <typename T>
 bool SumPixelsAvx512(const T* x, int64_t pixels, int channels, int32_t* sums);
 
+// The wrapping int32 sum of n int8 / uint8 values on AVX-512 BW (quant_convert_avx512.cc): 64
+// bytes at a time by vpsadbw (int8 offset by 128 into uint8 and the offset taken off at the end).
+template <typename T>
+int32_t SumRowAvx512(const T* x, int64_t n);
+
+// The wrapping int32 sum of n values (T int8, uint8, int16): one row of a MEAN over the last axis.
+template <typename T>
+inline int32_t SumRow(const T* x, int64_t n, bool avx512) {
+  if constexpr (sizeof(T) == 1) {
+    if (avx512) return SumRowAvx512<T>(x, n);
+  }
+  uint32_t s = 0;
+  for (int64_t i = 0; i < n; ++i) s += static_cast<uint32_t>(static_cast<int32_t>(x[i]));
+  return static_cast<int32_t>(s);
+}
+
 }  // namespace edgeopt::kernels::qconv

@@ -530,5 +530,47 @@ TEST(MeanFast, MatchesReferenceAndTflite29) {
   }
 }
 
+// MEAN over the last axis alone (quantized transformers' layer norms), ranks 1-4, both axis
+// spellings, keep_dims or not, rows of 1 to 1000 values (the 64-byte runs and their tails).
+TEST(MeanFast, LastAxisMatchesReferenceAndTflite29) {
+  if (!testing::HaveAvx2()) GTEST_SKIP() << "no AVX2+FMA on this CPU: the fast kernels are not used";
+  std::mt19937_64 rng(37);
+  int k = 0;
+  for (DType type : {DType::kInt8, DType::kUInt8, DType::kInt16})
+    for (int i = 0; i < 14; ++i) {
+      const int rank = 1 + i % 4;
+      std::vector<int32_t> shape;
+      for (int d = 0; d + 1 < rank; ++d) shape.push_back(Pick(rng, {1, 2, 5, 128}) / (d > 0 ? 2 : 1) + 1);
+      shape.push_back(Pick(rng, {1, 7, 64, 65, 128, 256, 1000}));
+      const bool keep_dims = i % 3 != 1;
+      const std::vector<int32_t> axes = i % 2 ? std::vector<int32_t>{-1} : std::vector<int32_t>{rank - 1, -1};
+      const QuantParams qi = Quant(std::pow(10.0f, std::uniform_real_distribution<float>(-3, 0)(rng)), RandomZp(rng, type));
+      const QuantParams qo = i % 4 == 0 ? qi : Quant(std::pow(10.0f, std::uniform_real_distribution<float>(-3, 0)(rng)), RandomZp(rng, type));
+      GraphBuilder b(9);
+      const int32_t x = b.Input("x", type, shape, qi);
+      const int32_t a = b.Const<int32_t>("axes", DType::kInt32, {static_cast<int32_t>(axes.size())}, axes);
+      std::vector<int32_t> out = shape;
+      if (keep_dims) out.back() = 1;
+      else out.pop_back();
+      const int32_t y = b.Tensor("y", type, out, qo);
+      tflite::ReducerOptionsT o;
+      o.keep_dims = keep_dims;
+      b.Op(tflite::BuiltinOperator_MEAN, {x, a}, {y}, o);
+      b.Output(y);
+      const Graph g = b.Finish();
+      std::ostringstream what;
+      what << "MEAN last axis " << Tn(type) << " " << rt::ShapeToString(shape) << " axes " << rt::ShapeToString(axes)
+           << (keep_dims ? " keep_dims" : "") << " " << qi.scale[0] << "/" << qi.zero_point[0] << " -> " << qo.scale[0]
+           << "/" << qo.zero_point[0];
+      testing::FastCheck check;
+      check.seed = 700 + i;
+      check.threads = 1 + i % 2;
+      check.op_type = "MEAN";
+      check.variant = type != DType::kInt16 && rt::Cpu().has_avx512() ? "/avx512" : "/avx2";
+      if (!testing::ExpectFastMatchesReference(g, what.str(), check)) return;
+      if (type != DType::kInt16 && ++k % 3 == 0 && !testing::ExpectMatches(g, what.str(), testing::ExactOptions())) return;
+    }
+}
+
 }  // namespace
 }  // namespace edgeopt
