@@ -922,7 +922,9 @@ Status SubgraphExec::RunNodes() {
     pool.SetSerial(outer_serial || alone);
     const uint64_t t0 = tune.timed ? TickClock::Read(tune_tsc_) : 0;
     Status st = node.kernel->Invoke(ctx);
-    if (tune.timed) RecordTuneSample(n, alone, TickClock::Read(tune_tsc_) - t0);
+    // Booked under the mode it really ran in: alone too when an outer op runs alone (a WHILE
+    // body's op then cannot be timed split; its split times stay those of earlier invokes).
+    if (tune.timed) RecordTuneSample(n, outer_serial || alone, TickClock::Read(tune_tsc_) - t0);
     pool.SetSerial(outer_serial);
     current_node_ = -1;
     if (!st.ok()) [[unlikely]] {

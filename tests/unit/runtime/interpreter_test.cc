@@ -564,6 +564,92 @@ TEST(Interpreter, ThreadTuningRunsAloneOnlySmallOpsThatLoseFromSplitting) {
   EXPECT_EQ(OpThreads(it), (std::vector<int>{1, 2, 2, 1}));
 }
 
+// A WHILE whose body runs a LoseSplit op and a Big one (x = Big(LoseSplit(x)); i = i + 1 while
+// i < 4): the body's subgraph tunes its own ops (4 body invokes per outer invoke), and the pool's
+// serial mode set around an inner op is back to the outer op's when it returns. (Big keeps the
+// WHILE itself over the candidate limit: a WHILE run alone runs its body alone, and a body op's
+// times are then booked as alone, interpreter.cc.)
+Graph TimedWhile(bool big) {
+  GraphBuilder b;
+  const int32_t i0 = b.Input("i", DType::kInt32, {});
+  const int32_t x0 = b.Input("x", DType::kFloat32, {4});
+  const int32_t i1 = b.Tensor("i_out", DType::kInt32, {});
+  const int32_t x1 = b.Tensor("x_out", DType::kFloat32, {4});
+  tflite::WhileOptionsT wo;
+  wo.cond_subgraph_index = 1;
+  wo.body_subgraph_index = 2;
+  b.Op(tflite::BuiltinOperator_WHILE, {i0, x0}, {i1, x1}, wo);
+  b.Output(i1);
+  b.Output(x1);
+  b.NewSubgraph("cond");
+  {
+    const int32_t i = b.Input("i", DType::kInt32, {});
+    b.Input("x", DType::kFloat32, {4});
+    const int32_t four = b.Const<int32_t>("four", DType::kInt32, {}, {4});
+    const int32_t less = b.Tensor("less", DType::kBool, {});
+    b.Op(tflite::BuiltinOperator_LESS, {i, four}, {less});
+    b.Output(less);
+  }
+  b.NewSubgraph("body");
+  {
+    const int32_t i = b.Input("i", DType::kInt32, {});
+    const int32_t x = b.Input("x", DType::kFloat32, {4});
+    const int32_t one = b.Const<int32_t>("one", DType::kInt32, {}, {1});
+    const int32_t i_next = b.Tensor("i_next", DType::kInt32, {});
+    tflite::AddOptionsT ao;
+    b.Op(tflite::BuiltinOperator_ADD, {i, one}, {i_next}, ao);
+    const int32_t x_mid = b.Tensor("x_mid", DType::kFloat32, {4});
+    b.CustomOp("LoseSplit", {x}, {x_mid}, {});
+    int32_t x_next = x_mid;
+    if (big) {
+      x_next = b.Tensor("x_next", DType::kFloat32, {4});
+      b.CustomOp("Big", {x_mid}, {x_next}, {});
+    }
+    b.Output(i_next);
+    b.Output(x_next);
+  }
+  return b.Finish();
+}
+
+TEST(Interpreter, ThreadTuningInsideAWhileBody) {
+  TimedOps ops;
+  auto interp = Interpreter::Create(ToModel(TimedWhile(true)), ops.Options(2, true));
+  ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+  Interpreter& it = **interp;
+  auto run = [&] {
+    it.input(0)->data_as<int32_t>()[0] = 0;
+    for (int k = 0; k < 4; ++k) it.input(1)->data_as<float>()[k] = static_cast<float>(k);
+    ASSERT_TRUE(it.Invoke().ok());
+    EXPECT_EQ(it.output(0)->data_as<int32_t>()[0], 4);
+    for (int k = 0; k < 4; ++k) EXPECT_FLOAT_EQ(it.output(1)->data_as<float>()[k], static_cast<float>(k));
+    EXPECT_FALSE(it.threads().serial());
+  };
+  // The body's tuning ends after its 9th invoke, within the 3rd outer invoke.
+  for (int i = 0; i < 3; ++i) run();
+  ops.lose = 0;
+  // 16 outer invokes = 64 body invokes: one timed pair in every 32 flips the op back to split
+  // (the first pair's flipped half at body invoke 10, i.e. in this window, and again at 42).
+  for (int i = 0; i < 16; ++i) run();
+  EXPECT_EQ(ops.lose.load(), 62);
+  EXPECT_EQ(ops.big.load(), 0);
+
+  // Without Big the WHILE itself is small, and the main subgraph times it alone now and then:
+  // its body's ops then run alone in their "split" invokes. Booked as split, those times made the
+  // body's op look no slower split, and it ran split for 32 body invokes at a time (half of them
+  // here); booked as alone, it runs split only in the timed pairs: at most 1 in 32 body invokes
+  // (320 here) and a few more while the main subgraph's first pairs run.
+  TimedOps ops2;
+  auto small = Interpreter::Create(ToModel(TimedWhile(false)), ops2.Options(2, true));
+  ASSERT_TRUE(small.ok()) << small.status().ToString();
+  for (int i = 0; i < 3 + 80; ++i) {
+    if (i == 3) ops2.lose = 0;
+    (*small)->input(0)->data_as<int32_t>()[0] = 0;
+    ASSERT_TRUE((*small)->Invoke().ok());
+    EXPECT_FALSE((*small)->threads().serial());
+  }
+  EXPECT_GE(ops2.lose.load(), 4 * 80 - 16);
+}
+
 TEST(Interpreter, ThreadTuningOffOrOneThreadSplitsEveryOp) {
   for (const auto& [threads, tune] : {std::pair{2, false}, std::pair{1, true}}) {
     TimedOps ops;
