@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/activations/ops.h"
+#include "kernels/common/broadcast.h"
 #include "kernels/common/fast_kernel.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/gemm/parallel.h"
@@ -176,18 +177,7 @@ class FloatPreluKernel : public FastKernel {
 
  protected:
   Expected<bool> PrepareFast(rt::KernelContext& ctx) override {
-    const rt::Shape& in = ctx.input(0)->shape;
-    const rt::Shape& alpha = ctx.input(1)->shape;
-    if (alpha.size() > in.size()) return false;
-    const size_t lead = in.size() - alpha.size();
-    size_t first = alpha.size();  // the first alpha dimension that is not 1
-    for (size_t j = 0; j < alpha.size(); ++j)
-      if (alpha[j] != 1) {
-        first = j;
-        break;
-      }
-    for (size_t j = first; j < alpha.size(); ++j)
-      if (alpha[j] != in[lead + j]) return false;
+    if (!BroadcastsOverLeadingDims(ctx.input(0)->shape, ctx.input(1)->shape)) return false;
     period_ = std::max<int64_t>(1, ctx.input(1)->num_elements());
     rep_.assign(period_ < kMinRun ? static_cast<size_t>((kMinRun + period_ - 1) / period_ * period_) : 0, 0.0f);
     return true;

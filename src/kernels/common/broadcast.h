@@ -13,6 +13,20 @@ namespace edgeopt::kernels {
 // Broadcast result of two shapes; false if some dimension pair is neither equal nor 1.
 bool BroadcastShape(const rt::Shape& a, const rt::Shape& b, rt::Shape* out);
 
+// Whether `small` broadcasts to `full` over leading dimensions only: right-aligned, its dimensions
+// are 1 up to the first that is not, and from there equal to full's (e.g. [C], [1, 1, C],
+// [H, W, C] or [1] against [N, H, W, C]), so that along full's flat elements its values repeat
+// with a period of its element count (PRELU's alpha in the fast kernels).
+inline bool BroadcastsOverLeadingDims(const rt::Shape& full, const rt::Shape& small) {
+  if (small.size() > full.size()) return false;
+  const size_t lead = full.size() - small.size();
+  size_t j = 0;
+  while (j < small.size() && small[j] == 1) ++j;
+  for (; j < small.size(); ++j)
+    if (small[j] != full[lead + j]) return false;
+  return true;
+}
+
 // Element strides of `in` viewed with shape `out` (left-padded with size-1 dims; 0 where broadcast).
 std::vector<int64_t> BroadcastStrides(const rt::Shape& in, const rt::Shape& out);
 

@@ -22,5 +22,7 @@ std::unique_ptr<rt::OpKernel> MakeDequantizeFast(const rt::KernelCreateContext& 
 std::unique_ptr<rt::OpKernel> MakePoolFast(const rt::KernelCreateContext& cc, RefFactory reference);
 // MEAN over axes {1, 2} of a quantized rank-4 tensor, int8/uint8/int16 (mean_fast.cc).
 std::unique_ptr<rt::OpKernel> MakeMeanFast(const rt::KernelCreateContext& cc, RefFactory reference);
+// PRELU on int8 / uint8, alpha broadcast over leading dimensions only (prelu_fast.cc).
+std::unique_ptr<rt::OpKernel> MakePreluQuantFast(const rt::KernelCreateContext& cc, RefFactory reference);
 
 }  // namespace edgeopt::kernels

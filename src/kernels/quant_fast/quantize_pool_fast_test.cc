@@ -572,5 +572,47 @@ TEST(MeanFast, LastAxisMatchesReferenceAndTflite29) {
     }
 }
 
+// Quantized PRELU (prelu_fast.cc): alpha per channel, per position, one value or the input's
+// shape (and, left to the reference, alpha varying along a leading dimension), random scales and
+// zero points, constant or runtime alpha, 1 and 2 threads: byte-identical to the reference
+// kernel; a third of the cases also to TFLite 2.9's.
+TEST(PreluFast, MatchesReferenceAndTflite29) {
+  if (!testing::HaveAvx2()) GTEST_SKIP() << "no AVX2+FMA on this CPU: the fast kernels are not used";
+  struct Case {
+    std::vector<int32_t> x, alpha;
+    bool fast;
+  };
+  const Case cases[] = {{{1, 96, 96, 16}, {1, 1, 16}, true}, {{1, 24, 24, 64}, {64}, true}, {{1, 7, 9, 3}, {1, 1, 3}, true},
+                        {{2, 5, 5, 24}, {5, 5, 24}, true},   {{1, 13, 11, 5}, {1}, true},    {{3, 40}, {3, 40}, true},
+                        {{1, 9, 7, 300}, {1, 1, 300}, true}, {{1, 8, 6, 4}, {1, 8, 1, 1}, false}};
+  std::mt19937_64 rng(41);
+  int k = 0;
+  for (DType type : {DType::kInt8, DType::kUInt8})
+    for (const Case& c : cases)
+      for (bool const_alpha : {true, false}) {
+        const QuantParams qi = Quant(std::pow(10.0f, std::uniform_real_distribution<float>(-2.5f, -0.5f)(rng)), RandomZp(rng, type));
+        const QuantParams qa = Quant(std::pow(10.0f, std::uniform_real_distribution<float>(-3, -1)(rng)), RandomZp(rng, type));
+        const QuantParams qo = Quant(std::pow(10.0f, std::uniform_real_distribution<float>(-2.5f, -0.5f)(rng)), RandomZp(rng, type));
+        GraphBuilder b(11 + k);
+        const int32_t x = b.Input("x", type, c.x, qi);
+        const int32_t alpha = const_alpha ? b.ConstRandom("alpha", type, c.alpha, -128, 255, qa) : b.Input("alpha", type, c.alpha, qa);
+        const int32_t y = b.Tensor("y", type, c.x, qo);
+        b.Op(tflite::BuiltinOperator_PRELU, {x, alpha}, {y});
+        b.Output(y);
+        const Graph g = b.Finish();
+        std::ostringstream what;
+        what << "PRELU " << Tn(type) << " x " << rt::ShapeToString(c.x) << " alpha " << rt::ShapeToString(c.alpha)
+             << (const_alpha ? " const" : " input") << " " << qi.scale[0] << "/" << qi.zero_point[0] << " a " << qa.scale[0]
+             << "/" << qa.zero_point[0] << " -> " << qo.scale[0] << "/" << qo.zero_point[0];
+        testing::FastCheck check;
+        check.seed = 900 + k;
+        check.threads = 1 + k % 2;
+        check.op_type = "PRELU";
+        check.variant = c.fast ? (rt::Cpu().has_avx512() ? "/avx512" : "/avx2") : "/ref";
+        if (!testing::ExpectFastMatchesReference(g, what.str(), check)) return;
+        if (++k % 3 == 0 && !testing::ExpectMatches(g, what.str(), testing::ExactOptions())) return;
+      }
+}
+
 }  // namespace
 }  // namespace edgeopt

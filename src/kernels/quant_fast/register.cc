@@ -15,6 +15,7 @@ void RegisterFastQuantKernels(rt::OpRegistry& r) {
   AddFastWithFallback(r, tflite::BuiltinOperator_AVERAGE_POOL_2D, MakePoolFast);
   AddFastWithFallback(r, tflite::BuiltinOperator_MAX_POOL_2D, MakePoolFast);
   AddFastWithFallback(r, tflite::BuiltinOperator_MEAN, MakeMeanFast);
+  AddFastWithFallback(r, tflite::BuiltinOperator_PRELU, MakePreluQuantFast);
 }
 
 }  // namespace edgeopt::kernels
