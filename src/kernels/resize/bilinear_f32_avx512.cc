@@ -11,6 +11,22 @@
 namespace edgeopt::kernels::resize {
 namespace {
 
+// The vertical blends of the two input columns output column `col` reads (left, right), computed
+// again only when those columns change from the previous pixel's (*x0, *x1): an upsampling by f
+// shares them between about f neighbouring pixels.
+template <typename T, typename Load, typename Vertical>
+inline void UpdateBlends(const BilinearColumnQ& col, const T* r0, const T* r1, const Load& load, const Vertical& vertical,
+                         int64_t* x0, int64_t* x1, __m512i* left, __m512i* right) {
+  if (col.x0 != *x0) {
+    *x0 = col.x0;
+    *left = vertical(load(r0 + *x0), load(r1 + *x0));
+  }
+  if (col.x1 != *x1) {
+    *x1 = col.x1;
+    *right = vertical(load(r0 + *x1), load(r1 + *x1));
+  }
+}
+
 // The int8 row (resize.h) on 16 channels at a time in int32 lanes, masked channel tails (a
 // plain loop vectorizes over 64 int8 lanes and leaves depths below 64 to scalar code).
 void BilinearRowInt8Zmm(const int8_t* r0, const int8_t* r1, const BilinearColumnQ* cols, int32_t out_w, int32_t depth,
@@ -61,21 +77,54 @@ void BilinearRowInt8Zmm(const int8_t* r0, const int8_t* r1, const BilinearColumn
     int8_t* o = out + c;
     for (int32_t xi = x; xi < out_w; ++xi, o += depth) {
       const BilinearColumnQ& col = cols[xi];
-      if (col.x0 != x0) {
-        x0 = col.x0;
-        left = vertical(load(r0 + x0), load(r1 + x0));
-      }
-      if (col.x1 != x1) {
-        x1 = col.x1;
-        right = vertical(load(r0 + x1), load(r1 + x1));
-      }
+      UpdateBlends(col, r0, r1, load, vertical, &x0, &x1, &left, &right);
       _mm_mask_storeu_epi8(o, m, finish(left, right, _mm512_set1_epi32(1024 - col.dx), _mm512_set1_epi32(col.dx)));
+    }
+  }
+}
+
+// The int16 row (resize.h): per 16-channel chunk, the vertical blends in int32 lanes (shared by
+// neighbouring pixels as in the int8 row), the horizontal blend of each half in int64 lanes,
+// v / 2^20 rounded half away from zero, and the low 16 bits (the reference's cast).
+void BilinearRowInt16Zmm(const int16_t* r0, const int16_t* r1, const BilinearColumnQ* cols, int32_t out_w,
+                         int32_t depth, int32_t dy, int16_t* out) {
+  const __m512i wy0 = _mm512_set1_epi32(1024 - dy), wy1 = _mm512_set1_epi32(dy);
+  const __m512i half = _mm512_set1_epi64(int64_t{1} << 19);
+  auto vertical = [&](__m512i top, __m512i bottom) {
+    return _mm512_add_epi32(_mm512_mullo_epi32(top, wy0), _mm512_mullo_epi32(bottom, wy1));
+  };
+  // 8 outputs from 8 int32 lefts / rights.
+  auto finish8 = [&](__m256i left, __m256i right, __m512i wx0, __m512i wx1) {
+    const __m512i v = _mm512_add_epi64(_mm512_mul_epi32(_mm512_cvtepi32_epi64(left), wx0),
+                                       _mm512_mul_epi32(_mm512_cvtepi32_epi64(right), wx1));
+    const __m512i magnitude = _mm512_srai_epi64(_mm512_add_epi64(_mm512_abs_epi64(v), half), 20);
+    const __mmask8 positive = _mm512_cmpgt_epi64_mask(v, _mm512_setzero_si512());
+    const __m512i r = _mm512_mask_mov_epi64(_mm512_sub_epi64(_mm512_setzero_si512(), magnitude), positive, magnitude);
+    return _mm512_cvtepi64_epi16(r);  // the low 16 bits, as the cast
+  };
+  for (int32_t c = 0; c < depth; c += 16) {
+    const __mmask16 m = depth - c >= 16 ? static_cast<__mmask16>(0xffff)
+                                        : static_cast<__mmask16>((1u << (depth - c)) - 1u);
+    const auto m_lo = static_cast<__mmask8>(m & 0xff), m_hi = static_cast<__mmask8>(m >> 8);
+    auto load = [&](const int16_t* p) { return _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(m, p + c)); };
+    __m512i left = _mm512_setzero_si512(), right = left;
+    int64_t x0 = -1, x1 = -1;
+    int16_t* o = out + c;
+    for (int32_t xi = 0; xi < out_w; ++xi, o += depth) {
+      const BilinearColumnQ& col = cols[xi];
+      UpdateBlends(col, r0, r1, load, vertical, &x0, &x1, &left, &right);
+      const __m512i wx0 = _mm512_set1_epi64(1024 - col.dx), wx1 = _mm512_set1_epi64(col.dx);
+      _mm_mask_storeu_epi16(o, m_lo, finish8(_mm512_castsi512_si256(left), _mm512_castsi512_si256(right), wx0, wx1));
+      if (m_hi)
+        _mm_mask_storeu_epi16(o + 8, m_hi,
+                              finish8(_mm512_extracti64x4_epi64(left, 1), _mm512_extracti64x4_epi64(right, 1), wx0, wx1));
     }
   }
 }
 
 }  // namespace
 
+BilinearRowInt16Fn BilinearRowInt16Avx512() { return BilinearRowInt16Zmm; }
 BilinearRowFn BilinearRowAvx512() { return BilinearRow<Avx512F32>; }
 BilinearRowInt8Fn BilinearRowInt8Avx512() { return BilinearRowInt8Zmm; }
 

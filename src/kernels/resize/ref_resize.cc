@@ -9,7 +9,8 @@
 //  bilinear int8/int16: reference ResizeBilinearInteger: 10-bit fixed-point positions, 20-bit
 //    weights products, rounded half away from zero.
 //    With AVX2 or AVX-512 (and not reference-only), float32 other than that 2x case and int8
-//    run the same arithmetic on vectors of channels, output rows split between threads
+//    (and int16 with AVX-512) run the same arithmetic on vectors of channels, output rows split
+//    between threads
 //    (bilinear_row.h; `resize_bilinear/float32/avx512`): identical bits, tested so.
 //  nearest: float coordinates as reference GetNearestNeighbor (floor, or round with
 //    align_corners; half_pixel_centers adds 0.5); a pure copy, so dtype-generic.
@@ -190,6 +191,7 @@ struct BilinearFast {
   BilinearRowFn f32 = nullptr;
   BilinearRowInt8Fn i8 = nullptr;
   const char* isa = "";
+  BilinearRowInt16Fn i16 = nullptr;  // AVX-512 only
 };
 
 class ResizeBilinearKernel : public ResizeBase {
@@ -211,7 +213,8 @@ class ResizeBilinearKernel : public ResizeBase {
   Status Plan(rt::KernelContext& ctx) override {
     RETURN_IF_ERROR(PlanSize(ctx));
     const rt::RtTensor& in = *ctx.input(0);
-    use_fast_ = (fast_.f32 && in.type == DType::kFloat32 && !TwoByTwo(in)) || (fast_.i8 && in.type == DType::kInt8);
+    use_fast_ = (fast_.f32 && in.type == DType::kFloat32 && !TwoByTwo(in)) || (fast_.i8 && in.type == DType::kInt8) ||
+                (fast_.i16 && in.type == DType::kInt16);
     set_variant("resize_bilinear/" + TypeName(in.type) + "/" + (use_fast_ ? fast_.isa : "ref"));
     if (!use_fast_) return Status::Ok();
     // Per output column and row: the reference's positions and fractions.
@@ -256,6 +259,10 @@ class ResizeBilinearKernel : public ResizeBase {
       if (in.type == DType::kFloat32) {
         RunRows<float>(ctx, [&](const float* r0, const float* r1, const Row& row, float* o) {
           fast_.f32(r0, r1, cols_.data(), out_shape_[2], in.shape[3], row.fy, o);
+        });
+      } else if (in.type == DType::kInt16) {
+        RunRows<int16_t>(ctx, [&](const int16_t* r0, const int16_t* r1, const Row& row, int16_t* o) {
+          fast_.i16(r0, r1, colsq_.data(), out_shape_[2], in.shape[3], row.dy, o);
         });
       } else {
         RunRows<int8_t>(ctx, [&](const int8_t* r0, const int8_t* r1, const Row& row, int8_t* o) {
@@ -322,7 +329,7 @@ rt::KernelFactory BilinearFactory() {
   return [](const rt::KernelCreateContext& cc) -> Expected<std::unique_ptr<rt::OpKernel>> {
     BilinearFast fast;
     if (!cc.reference_only && cc.cpu.has_avx512()) {
-      fast = {BilinearRowAvx512(), BilinearRowInt8Avx512(), "avx512"};
+      fast = {BilinearRowAvx512(), BilinearRowInt8Avx512(), "avx512", BilinearRowInt16Avx512()};
     } else if (!cc.reference_only && cc.cpu.has_avx2_fma()) {
       fast = {BilinearRowAvx2(), BilinearRowInt8Avx2(), "avx2"};
     }

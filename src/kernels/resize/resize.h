@@ -44,4 +44,10 @@ using BilinearRowInt8Fn = void (*)(const int8_t* r0, const int8_t* r1, const Bil
 BilinearRowInt8Fn BilinearRowInt8Avx2();    // bilinear_f32_avx2.cc
 BilinearRowInt8Fn BilinearRowInt8Avx512();  // bilinear_f32_avx512.cc
 
+// int16 (16x8 models) rows: the same arithmetic; the vertical blends fit int32 (|p| <= 2^15,
+// weights <= 1536), the horizontal blend is taken in 64-bit lanes as the reference's int64 sum.
+using BilinearRowInt16Fn = void (*)(const int16_t* r0, const int16_t* r1, const BilinearColumnQ* cols, int32_t out_w,
+                                    int32_t depth, int32_t dy, int16_t* out);
+BilinearRowInt16Fn BilinearRowInt16Avx512();  // bilinear_f32_avx512.cc
+
 }  // namespace edgeopt::kernels::resize
