@@ -177,8 +177,10 @@ class FloatPreluKernel : public FastKernel {
 
  protected:
   Expected<bool> PrepareFast(rt::KernelContext& ctx) override {
-    if (!BroadcastsOverLeadingDims(ctx.input(0)->shape, ctx.input(1)->shape)) return false;
-    period_ = std::max<int64_t>(1, ctx.input(1)->num_elements());
+    // Empty tensors (alpha with no values to repeat) stay with the reference kernel.
+    if (ctx.input(1)->num_elements() == 0 || !BroadcastsOverLeadingDims(ctx.input(0)->shape, ctx.input(1)->shape))
+      return false;
+    period_ = ctx.input(1)->num_elements();
     rep_.assign(period_ < kMinRun ? static_cast<size_t>((kMinRun + period_ - 1) / period_ * period_) : 0, 0.0f);
     return true;
   }

@@ -366,7 +366,8 @@ TEST(FloatActKernels, PreluMatchesReferenceExactly) {
   };
   const Case cases[] = {{{1, 96, 96, 16}, {1, 1, 16}, true},  {{1, 48, 48, 32}, {32}, true},   {{1, 7, 9, 3}, {1, 1, 3}, true},
                         {{2, 5, 5, 24}, {5, 5, 24}, true},    {{1, 33, 31, 5}, {1}, true},      {{3, 17}, {3, 17}, true},
-                        {{1, 13, 11, 300}, {1, 1, 300}, true}, {{1, 8, 6, 4}, {1, 8, 1, 1}, false}, {{1, 5, 7, 16}, {7, 1}, false}};
+                        {{1, 13, 11, 300}, {1, 1, 300}, true}, {{1, 8, 6, 4}, {1, 8, 1, 1}, false}, {{1, 5, 7, 16}, {7, 1}, false},
+                        {{2, 0, 3}, {1, 3}, true},            {{2, 0, 3}, {0, 3}, false}};  // empty input, empty alpha
   std::mt19937 rng(5);
   for (const rt::CpuFeatures& cpu : levels)
     for (const Case& c : cases)

@@ -45,8 +45,10 @@ class PreluQuantKernel final : public FastKernel {
     const rt::RtTensor& out = *ctx.output(0);
     if (!in.quant || !alpha.quant || !out.quant) return false;
     // Alpha over trailing dimensions only: it repeats every `channels_` values of the input.
-    if (!BroadcastsOverLeadingDims(in.shape, alpha.shape)) return false;
-    channels_ = static_cast<int>(std::max<int64_t>(1, alpha.num_elements()));
+    if (alpha.num_elements() == 0 || alpha.num_elements() > (int64_t{1} << 30) ||
+        !BroadcastsOverLeadingDims(in.shape, alpha.shape))
+      return false;
+    channels_ = static_cast<int>(alpha.num_elements());
     n_ = in.num_elements();
     if (n_ % channels_ != 0) return false;
     // The reference's multipliers, from the same float expressions.

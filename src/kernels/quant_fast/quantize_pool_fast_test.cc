@@ -584,7 +584,8 @@ TEST(PreluFast, MatchesReferenceAndTflite29) {
   };
   const Case cases[] = {{{1, 96, 96, 16}, {1, 1, 16}, true}, {{1, 24, 24, 64}, {64}, true}, {{1, 7, 9, 3}, {1, 1, 3}, true},
                         {{2, 5, 5, 24}, {5, 5, 24}, true},   {{1, 13, 11, 5}, {1}, true},    {{3, 40}, {3, 40}, true},
-                        {{1, 9, 7, 300}, {1, 1, 300}, true}, {{1, 8, 6, 4}, {1, 8, 1, 1}, false}};
+                        {{1, 9, 7, 300}, {1, 1, 300}, true}, {{1, 8, 6, 4}, {1, 8, 1, 1}, false},
+                        {{2, 0, 3}, {1, 3}, true},           {{2, 0, 3}, {0, 3}, false}};  // empty input, empty alpha
   std::mt19937_64 rng(41);
   int k = 0;
   for (DType type : {DType::kInt8, DType::kUInt8})
