@@ -152,15 +152,8 @@ std::unique_ptr<rt::OpKernel> MakeFloatAct(const rt::KernelCreateContext& cc, Re
   }
   auto ref = MakeReferenceKernel(cc, reference);
   if (!ref) return nullptr;
-  FloatActFn fn = FloatActPortable;
-  std::string isa = "portable";
-  if (cc.cpu.has_avx512()) {
-    fn = FloatActAvx512;
-    isa = "avx512";
-  } else if (cc.cpu.has_avx2_fma()) {
-    fn = FloatActAvx2;
-    isa = "avx2";
-  }
+  std::string isa;
+  const FloatActFn fn = WidestLoop<FloatActFn>(cc.cpu, FloatActPortable, FloatActAvx2, FloatActAvx512, &isa);
   return std::make_unique<FloatActKernel>(std::move(ref), p, fn, name + "/float32/" + isa);
 }
 
@@ -225,15 +218,8 @@ std::unique_ptr<rt::OpKernel> MakeFloatPrelu(const rt::KernelCreateContext& cc, 
     return nullptr;
   auto ref = MakeReferenceKernel(cc, reference);
   if (!ref) return nullptr;
-  PreluFn fn = PreluPortable;
-  std::string isa = "portable";
-  if (cc.cpu.has_avx512()) {
-    fn = PreluAvx512;
-    isa = "avx512";
-  } else if (cc.cpu.has_avx2_fma()) {
-    fn = PreluAvx2;
-    isa = "avx2";
-  }
+  std::string isa;
+  const PreluFn fn = WidestLoop<PreluFn>(cc.cpu, PreluPortable, PreluAvx2, PreluAvx512, &isa);
   return std::make_unique<FloatPreluKernel>(std::move(ref), fn, "prelu/float32/" + isa);
 }
 

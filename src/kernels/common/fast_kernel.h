@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/status.h"
+#include "runtime/cpu.h"
 #include "runtime/kernel.h"
 #include "runtime/registry.h"
 
@@ -35,6 +36,22 @@ inline void AddFastWithFallback(rt::OpRegistry& r, tflite::BuiltinOperator code,
     if (auto k = make(cc, fallback)) return k;
     return fallback(cc);
   });
+}
+
+// The widest of an op's three loops this CPU runs, with its name for the variant ("avx512",
+// "avx2" or "portable"): the choice the fast elementwise factories make.
+template <typename Fn>
+Fn WidestLoop(const rt::CpuFeatures& cpu, Fn portable, Fn avx2, Fn avx512, std::string* isa) {
+  if (cpu.has_avx512()) {
+    *isa = "avx512";
+    return avx512;
+  }
+  if (cpu.has_avx2_fma()) {
+    *isa = "avx2";
+    return avx2;
+  }
+  *isa = "portable";
+  return portable;
 }
 
 // The reference kernel `reference` makes for this op (nullptr if it refuses the op: then the

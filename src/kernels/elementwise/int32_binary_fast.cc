@@ -105,15 +105,8 @@ std::unique_ptr<rt::OpKernel> MakeInt32Binary(const rt::KernelCreateContext& cc,
   IntActivationRange<int32_t>(activation, &run.lo, &run.hi);
   auto ref = MakeReferenceKernel(cc, reference);
   if (!ref) return nullptr;
-  Int32RunFn fn = Int32RunPortable;
-  std::string isa = "portable";
-  if (cc.cpu.has_avx512()) {
-    fn = Int32RunAvx512;
-    isa = "avx512";
-  } else if (cc.cpu.has_avx2_fma()) {
-    fn = Int32RunAvx2;
-    isa = "avx2";
-  }
+  std::string isa;
+  const Int32RunFn fn = WidestLoop<Int32RunFn>(cc.cpu, Int32RunPortable, Int32RunAvx2, Int32RunAvx512, &isa);
   return std::make_unique<Int32Binary>(std::move(ref), run, fn, name + "/int32/" + isa);
 }
 
