@@ -290,8 +290,9 @@ struct InterpreterOptions {
   std::vector<CustomOp> custom_ops;
   // Backends asked, in order, to claim ops before the built-in CPU kernels.
   std::vector<std::shared_ptr<Delegate>> delegates;
-  // With num_threads > 1: during the first invokes, time each small op (under 50 us) both split
-  // across the threads and on the calling thread alone, and keep it alone where that was faster
+  // With num_threads > 1: during the first invokes (and again in one pair of invokes in every
+  // 32), time each small op (under 50 us) both split across the threads and on the calling
+  // thread alone, and keep it alone while that is faster
   // (OpInfo::threads shows the choice; outputs are the same either way). Splitting an op costs a
   // wake-up and a join, so on small models more threads could otherwise be slower than one.
   // false (or the environment variable EDGEOPT_OP_THREADS=all): every op is split.

@@ -760,8 +760,7 @@ uint64_t SubgraphExec::BestTuneSample(size_t n, bool alone) const {
   return *std::min_element(s, s + kTuneSamples);
 }
 
-void SubgraphExec::TuneThreads() {
-  const TuneStep step = ThreadTuneStep();
+void SubgraphExec::TuneThreads(const TuneStep& step) {
   ++tune_invoke_;
   if (tune_invoke_ == 1 + kTuneSplitOnly) {
     bool any = false;
@@ -934,7 +933,7 @@ Status SubgraphExec::RunNodes() {
   }
   in_invoke_ = false;
   if (profiling) prof_recorded_ = recorded;
-  if (tuning_ && result.ok()) TuneThreads();
+  if (tuning_ && result.ok()) TuneThreads(tune);
   return result;
 }
 

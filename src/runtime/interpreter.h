@@ -77,8 +77,8 @@ struct InterpreterOptions {
   // the 1 MB limit (MediaPipe hand / pose / face 1.00×; in-process A/B, alternated invokes).
   size_t fuse_min_inner_bytes_threaded = 0;
   // With more than one thread, time each small op (under kTuneCandidateNs split) both split
-  // across the threads and on the calling thread alone during the first invokes, and run it
-  // alone from then on if that was faster (SubgraphExec's thread tuning; OpInfo::threads says
+  // across the threads and on the calling thread alone during the first invokes (and again in
+  // one pair of invokes in every 32), and run it alone while that is faster (SubgraphExec's thread tuning; OpInfo::threads says
   // which). Splitting costs a wake-up and a join per op, ~1-3 us on a 2-vCPU VM, and the
   // activations cross cores: on small models 2 threads could be slower than 1. Off, or with
   // EDGEOPT_OP_THREADS=all, every op is split as before.
@@ -275,13 +275,14 @@ class SubgraphExec : public KernelHost {
   bool NodeHasDynamicInput(const Node& node) const;
   KernelContext ContextFor(size_t n);
   // Thread tuning (interpreter.cc explains it). ThreadTuneStep: what this invoke does; TuneThreads,
-  // after each successful invoke while tuning_: counts it, picks the candidates or decides.
+  // after each successful invoke while tuning_, given that invoke's step: counts it, picks the
+  // candidates or decides.
   struct TuneStep {
     bool timed = false;    // time every node
     bool flipped = false;  // candidates run in the mode they do not run in now
   };
   TuneStep ThreadTuneStep() const;
-  void TuneThreads();
+  void TuneThreads(const TuneStep& step);
   void RestartThreadTuning();
   void RecordTuneSample(size_t n, bool alone, uint64_t ticks);
   uint64_t BestTuneSample(size_t n, bool alone) const;

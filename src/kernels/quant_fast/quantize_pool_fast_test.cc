@@ -463,18 +463,30 @@ TEST(PoolFast, MatchesTflite29) {
       }
 }
 
+// A MEAN over `axes`; `out` the output shape, or empty for the spatial MEAN's (rank 4, H and W).
 Graph BuildMean(DType type, std::vector<int32_t> shape, std::vector<int32_t> axes, bool keep_dims, QuantParams qi,
-                QuantParams qo) {
+                QuantParams qo, std::vector<int32_t> out = {}) {
   GraphBuilder b(9);
   const int32_t x = b.Input("x", type, shape, qi);
   const int32_t a = b.Const<int32_t>("axes", DType::kInt32, {static_cast<int32_t>(axes.size())}, axes);
-  std::vector<int32_t> out = keep_dims ? std::vector<int32_t>{shape[0], 1, 1, shape[3]} : std::vector<int32_t>{shape[0], shape[3]};
+  if (out.empty())
+    out = keep_dims ? std::vector<int32_t>{shape[0], 1, 1, shape[3]} : std::vector<int32_t>{shape[0], shape[3]};
   const int32_t y = b.Tensor("y", type, out, qo);
   tflite::ReducerOptionsT o;
   o.keep_dims = keep_dims;
   b.Op(tflite::BuiltinOperator_MEAN, {x, a}, {y}, o);
   b.Output(y);
   return b.Finish();
+}
+
+// What a MEAN case is, for failure messages.
+std::string MeanWhat(const char* prefix, DType type, const std::vector<int32_t>& shape, const std::vector<int32_t>& axes,
+                     bool keep_dims, const QuantParams& qi, const QuantParams& qo) {
+  std::ostringstream what;
+  what << prefix << Tn(type) << " " << rt::ShapeToString(shape) << " axes " << rt::ShapeToString(axes)
+       << (keep_dims ? " keep_dims" : "") << " " << qi.scale[0] << "/" << qi.zero_point[0] << " -> " << qo.scale[0] << "/"
+       << qo.zero_point[0];
+  return what.str();
 }
 
 TEST(MeanFast, MatchesReferenceAndTflite29) {
@@ -490,17 +502,14 @@ TEST(MeanFast, MatchesReferenceAndTflite29) {
       const QuantParams qi = Quant(std::pow(10.0f, std::uniform_real_distribution<float>(-3, 0)(rng)), RandomZp(rng, type));
       const QuantParams qo = i % 4 == 0 ? qi : Quant(std::pow(10.0f, std::uniform_real_distribution<float>(-3, 0)(rng)), RandomZp(rng, type));
       const Graph g = BuildMean(type, shape, axes, keep_dims, qi, qo);
-      std::ostringstream what;
-      what << "MEAN " << Tn(type) << " " << rt::ShapeToString(shape) << " axes " << rt::ShapeToString(axes)
-           << (keep_dims ? " keep_dims" : "") << " " << qi.scale[0] << "/" << qi.zero_point[0] << " -> " << qo.scale[0]
-           << "/" << qo.zero_point[0];
+      const std::string what = MeanWhat("MEAN ", type, shape, axes, keep_dims, qi, qo);
       testing::FastCheck check;
       check.seed = 400 + i;
       check.op_type = "MEAN";
       check.variant = type != DType::kInt16 && rt::Cpu().has_avx512() ? "/avx512" : "/avx2";
-      if (!testing::ExpectFastMatchesReference(g, what.str(), check)) return;
+      if (!testing::ExpectFastMatchesReference(g, what, check)) return;
       // A third of the 8-bit cases also against TFLite 2.9 (the fast kernel runs by default).
-      if (type != DType::kInt16 && ++k % 3 == 0 && !testing::ExpectMatches(g, what.str(), testing::ExactOptions())) return;
+      if (type != DType::kInt16 && ++k % 3 == 0 && !testing::ExpectMatches(g, what, testing::ExactOptions())) return;
     }
   }
   // Many pixels per batch (the AVX-512 byte-run sums: whole periods, 16-bit sums flushed every
@@ -546,29 +555,18 @@ TEST(MeanFast, LastAxisMatchesReferenceAndTflite29) {
       const std::vector<int32_t> axes = i % 2 ? std::vector<int32_t>{-1} : std::vector<int32_t>{rank - 1, -1};
       const QuantParams qi = Quant(std::pow(10.0f, std::uniform_real_distribution<float>(-3, 0)(rng)), RandomZp(rng, type));
       const QuantParams qo = i % 4 == 0 ? qi : Quant(std::pow(10.0f, std::uniform_real_distribution<float>(-3, 0)(rng)), RandomZp(rng, type));
-      GraphBuilder b(9);
-      const int32_t x = b.Input("x", type, shape, qi);
-      const int32_t a = b.Const<int32_t>("axes", DType::kInt32, {static_cast<int32_t>(axes.size())}, axes);
       std::vector<int32_t> out = shape;
       if (keep_dims) out.back() = 1;
       else out.pop_back();
-      const int32_t y = b.Tensor("y", type, out, qo);
-      tflite::ReducerOptionsT o;
-      o.keep_dims = keep_dims;
-      b.Op(tflite::BuiltinOperator_MEAN, {x, a}, {y}, o);
-      b.Output(y);
-      const Graph g = b.Finish();
-      std::ostringstream what;
-      what << "MEAN last axis " << Tn(type) << " " << rt::ShapeToString(shape) << " axes " << rt::ShapeToString(axes)
-           << (keep_dims ? " keep_dims" : "") << " " << qi.scale[0] << "/" << qi.zero_point[0] << " -> " << qo.scale[0]
-           << "/" << qo.zero_point[0];
+      const Graph g = BuildMean(type, shape, axes, keep_dims, qi, qo, out);
+      const std::string what = MeanWhat("MEAN last axis ", type, shape, axes, keep_dims, qi, qo);
       testing::FastCheck check;
       check.seed = 700 + i;
       check.threads = 1 + i % 2;
       check.op_type = "MEAN";
       check.variant = type != DType::kInt16 && rt::Cpu().has_avx512() ? "/avx512" : "/avx2";
-      if (!testing::ExpectFastMatchesReference(g, what.str(), check)) return;
-      if (type != DType::kInt16 && ++k % 3 == 0 && !testing::ExpectMatches(g, what.str(), testing::ExactOptions())) return;
+      if (!testing::ExpectFastMatchesReference(g, what, check)) return;
+      if (type != DType::kInt16 && ++k % 3 == 0 && !testing::ExpectMatches(g, what, testing::ExactOptions())) return;
     }
 }
 
