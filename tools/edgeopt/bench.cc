@@ -249,6 +249,10 @@ the median (the middle fifth by total time, widened to the runs within three clo
 median: a clock that steps by ~10 ns is resolved by the mean). The per-op sum is checked against
 the unprofiled invoke (within 5%); what is left is shown as "outside ops" (the interpreter's own
 entry and exit), and the extra time of profiled invokes is stated.
+With 2 or more threads, the interpreter times each small op (under 50 us) split across the
+threads and on one thread, in its first invokes and in one pair of invokes in every 32, and runs
+on one thread those that were clearly faster there (outputs are the same); the per-op table's
+"thr" column shows each op's threads. EDGEOPT_OP_THREADS=all splits every op.
 With two or more models: side-by-side totals, time per op type with ratios to the first model
 (op types that got slower are flagged), and every QUANTIZE/DEQUANTIZE/CAST with its cost.
 
