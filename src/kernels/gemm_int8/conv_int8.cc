@@ -6,6 +6,7 @@
 // requantizations for 16x8, the same float operations for hybrid).
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "core/function_ref.h"
 #include "kernels/common/hybrid_quant.h"
@@ -69,6 +70,13 @@ class ConvPacker final : public APacker {
       if (K < lda) row[K] = 0;  // the odd k's partner (its weights are zero; keep it defined)
       g_.NextPixel(&b, &oy, &ox);
     }
+  }
+  // 1x1 stride-1 rows of int16 (16x8: zero point 0) with an even depth already are packed A.
+  const int16_t* InPlace(int64_t row0, int64_t lda) const override {
+    if constexpr (std::is_same_v<T, int16_t>) {
+      if (g_.pointwise && zp_ == 0 && batch_zp_ == nullptr && lda == g_.in_c) return in_ + row0 * lda;
+    }
+    return nullptr;
   }
 
  private:

@@ -164,10 +164,33 @@ void BuildRequant8(int N, const int32_t* bias, const std::vector<int32_t>& multi
   }
 }
 
-bool BuildInt16VnniOutput(const Int16Out& q, int N, Int16VnniOutput* out) {
+namespace {
+
+// kInt64Bias's reduced 16-bit multiplier and shift (quant_utils.h, MultiplyByQuantizedMultiplier(int64_t)).
+int32_t ReducedMultiplier(int32_t m) { return m < 0x7FFF0000 ? ((m + (1 << 15)) >> 16) : 0x7FFF; }
+
+// Whether every channel of a kInt64Bias stage can run in 32 bits (Requant16Panel, narrow).
+bool NarrowFits(const Int16Out& q, int N, const int64_t* acc_bound) {
+  if (q.rounding != Int16Rounding::kInt64Bias || acc_bound == nullptr) return false;
+  for (int n = 0; n < N; ++n) {
+    const int32_t m = ReducedMultiplier(q.multiplier[n]);
+    const int s = 15 - q.shift[n];
+    const int64_t b = q.bias64 ? q.bias64[n] : 0;
+    const int64_t abs_b = b < 0 ? -b : b;
+    if (m < 0 || m > 0x7FFF || s < 17 || s > 46 || abs_b >= (int64_t{1} << 31) || acc_bound[n] < 0 ||
+        acc_bound[n] >= (int64_t{1} << 31) - abs_b)
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool BuildInt16VnniOutput(const Int16Out& q, int N, Int16VnniOutput* out, const int64_t* acc_bound) {
   const int panels = (N + kNR - 1) / kNR;
   out->panels.assign(static_cast<size_t>(panels), Requant16Panel{});
   out->two_round = q.rounding == Int16Rounding::kGemmlowp32;
+  out->narrow = NarrowFits(q, N, acc_bound);
   out->act_min = q.act_min;
   out->act_max = q.act_max;
   for (int n = 0; n < panels * kNR; ++n) {
@@ -180,10 +203,18 @@ bool BuildInt16VnniOutput(const Int16Out& q, int N, Int16VnniOutput* out) {
       const int32_t m = q.multiplier[n];
       if (q.rounding == Int16Rounding::kInt64Bias) {
         // The reference's reduced multiplier (quant_utils.h, MultiplyByQuantizedMultiplier(int64_t)).
-        mult = m < 0x7FFF0000 ? ((m + (1 << 15)) >> 16) : 0x7FFF;
+        mult = ReducedMultiplier(m);
         shift = 15 - q.shift[n];
         const int64_t b = q.bias64 ? q.bias64[n] : 0;
-        add = static_cast<uint64_t>(b) * static_cast<uint64_t>(static_cast<int64_t>(mult));
+        if (out->narrow) {
+          bias = static_cast<int32_t>(b);
+          p.m_hi[lane] = mult << 16;
+          p.m_lo[lane] = mult;
+          p.round[lane] = 1 << (shift - 17);
+          p.nshift[lane] = shift - 16;
+        } else {
+          add = static_cast<uint64_t>(b) * static_cast<uint64_t>(static_cast<int64_t>(mult));
+        }
       } else if (q.rounding == Int16Rounding::kSingleRound) {
         mult = m;
         shift = 31 - q.shift[n];
@@ -301,9 +332,13 @@ void RunGemm(rt::ThreadPool& pool, int64_t M, const PackedB& b, const APacker& p
   const int64_t chunk_rows = ChunkRows(b, M, pool.num_threads());
   const int64_t panel_bytes = int64_t{b.K2} * 2 * kNR * int64_t{sizeof(int16_t)};
   ForEachGemmTask(pool, M, chunk_rows, b.panels, panel_bytes, [&](const GemmTask& t) {
-    int16_t* a = reinterpret_cast<int16_t*>(pool.SlotScratch(t.slot));
+    const int16_t* a = pack.InPlace(t.row0, lda);
+    if (a == nullptr) {
+      int16_t* packed = reinterpret_cast<int16_t*>(pool.SlotScratch(t.slot));
+      if (t.new_chunk) pack.Pack(t.row0, t.rows, packed, lda);
+      a = packed;
+    }
     alignas(32) int32_t acc[kMR * kNR];
-    if (t.new_chunk) pack.Pack(t.row0, t.rows, a, lda);
     if (out.i16v) {
       Int16VnniChunk(a, lda, t.rows, b, t.p0, t.p1, *out.i16v, static_cast<int16_t*>(out.c) + t.row0 * out.ldc,
                      out.ldc);

@@ -149,8 +149,15 @@ struct Int16Out {               // 16x8: scalar reference requantization per ele
 //   floor for both signs), i.e. the form above with add = 2^30 and shift = 31; then
 //   RoundingDivideByPOT by the right shift r (half away from zero): (h >> r) + 1 when
 //   (h & rmask) > rhalf - (h >> 31), rmask = 2^r - 1, rhalf = rmask >> 1.
+// The accumulators start at `bias` (int32 sums wrap like acc + bias would).
+// - kInt64Bias in 32 bits (Int16VnniOutput::narrow, when acc + b fits int32, the reduced
+//   multiplier m < 2^15 and the shift s is in [17, 46]): bias = b, and with x = xh * 2^16 + xl
+//   (xh its signed high half, xl its unsigned low half), floor((x * m + 2^(s-1)) / 2^s) =
+//   (xh * m + ((xl * m) >> 16) + 2^(s-17)) >> (s - 16), every term in int32: vpmaddwd gives
+//   xh * m (m_hi = m << 16), vpmulhuw (xl * m) >> 16 (m_lo = m), then round and nshift = s - 16.
 struct alignas(64) Requant16Panel {
   int32_t bias[16];
+  int32_t m_hi[16], m_lo[16], round[16], nshift[16];  // narrow only
   int32_t mult[16];    // even channels' multipliers in the even lanes (vpmuldq reads lanes 0, 2, ...)
   int32_t mult_o[16];  // odd channels' multipliers moved to the even lanes
   int64_t add_e[8], add_o[8];
@@ -160,12 +167,14 @@ struct alignas(64) Requant16Panel {
 struct Int16VnniOutput {
   std::vector<Requant16Panel> panels;  // ceil(N / 16)
   bool two_round = false;              // kGemmlowp32
+  bool narrow = false;                 // kInt64Bias in 32-bit arithmetic (see Requant16Panel)
   int32_t act_min = -32768, act_max = 32767;
 };
 // Builds the stage for N channels of q (bias pointers, multiplier and shift arrays of N entries);
 // false when a shift lies outside the range the stage is exact for (the 64-bit shift in [1, 63];
 // kGemmlowp32: left and right shifts up to 31, multipliers >= 0).
-bool BuildInt16VnniOutput(const Int16Out& q, int N, Int16VnniOutput* out);
+// acc_bound (optional, [N]): a bound on |acc| per channel, which lets kInt64Bias run narrow.
+bool BuildInt16VnniOutput(const Int16Out& q, int N, Int16VnniOutput* out, const int64_t* acc_bound = nullptr);
 
 // Everything the driver needs besides A.
 struct GemmOutput {
@@ -186,6 +195,9 @@ class APacker {
  public:
   virtual ~APacker() = default;
   virtual void Pack(int64_t row0, int rows, int16_t* dst, int64_t lda) const = 0;
+  // Row row0 of A in memory when the rows already have the packed layout (int16, lda apart, no
+  // values past K, zero point 0), so that nothing needs to be packed; null otherwise.
+  virtual const int16_t* InPlace(int64_t /*row0*/, int64_t /*lda*/) const { return nullptr; }
 };
 
 // Per-thread scratch bytes RunGemm needs with `threads` threads (reserve them in Prepare:

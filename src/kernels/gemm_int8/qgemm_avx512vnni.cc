@@ -886,19 +886,27 @@ struct Tile16Args {
   int32_t act_min, act_max;
 };
 
-// Int16VnniOutput's stage for 16 accumulators: (x + bias) * m + add in 64 bits, shifted right
-// arithmetically, the low dwords of the even and odd lanes merged; two_round: x shifted left
-// first and the result divided by 2^r rounding half away from zero (see Requant16Panel).
-template <bool kTwoRound>
+// Int16VnniOutput's stages (the accumulators already hold the bias).
+enum Stage16 { kWide = 0, kTwoRound = 1, kNarrow = 2 };
+
+// Stage for 16 accumulators. kWide / kTwoRound: x * m + add in 64 bits, shifted right
+// arithmetically, the low dwords of the even and odd lanes merged; kTwoRound: x shifted left first
+// and the result divided by 2^r rounding half away from zero. kNarrow: the same value as kWide's
+// kInt64Bias in 32-bit lanes (see Requant16Panel).
+template <int kStage>
 inline __m512i Requant16(__m512i x, const Requant16Panel& q) {
-  x = _mm512_add_epi32(x, Load(q.bias));
-  if constexpr (kTwoRound) x = _mm512_sllv_epi32(x, Load(q.left));
+  if constexpr (kStage == kNarrow) {
+    const __m512i hi = _mm512_madd_epi16(x, Load(q.m_hi));
+    const __m512i lo = _mm512_mulhi_epu16(x, Load(q.m_lo));
+    return _mm512_srav_epi32(_mm512_add_epi32(_mm512_add_epi32(hi, lo), Load(q.round)), Load(q.nshift));
+  }
+  if constexpr (kStage == kTwoRound) x = _mm512_sllv_epi32(x, Load(q.left));
   __m512i p_e = _mm512_mul_epi32(x, Load(q.mult));
   __m512i p_o = _mm512_mul_epi32(_mm512_shuffle_epi32(x, static_cast<_MM_PERM_ENUM>(0xF5)), Load(q.mult_o));
   p_e = _mm512_srav_epi64(_mm512_add_epi64(p_e, Load(q.add_e)), Load(q.shift_e));
   p_o = _mm512_srav_epi64(_mm512_add_epi64(p_o, Load(q.add_o)), Load(q.shift_o));
   const __m512i h = _mm512_mask_shuffle_epi32(p_e, 0xAAAA, p_o, static_cast<_MM_PERM_ENUM>(0xA0));
-  if constexpr (!kTwoRound) return h;
+  if constexpr (kStage != kTwoRound) return h;
   const __m512i rem = _mm512_and_si512(h, Load(q.rmask));
   const __m512i threshold = _mm512_sub_epi32(Load(q.rhalf), _mm512_srai_epi32(h, 31));
   const __m512i y = _mm512_srav_epi32(h, Load(q.rshift));
@@ -906,7 +914,7 @@ inline __m512i Requant16(__m512i x, const Requant16Panel& q) {
 }
 
 // R rows x NV panels, fully unrolled (as Tile above).
-template <int R, int NV, bool kTwoRound>
+template <int R, int NV, int kStage>
 void Tile16(const Tile16Args& t) {
   const Requant16Panel* const q = t.q;
   int16_t* const c = t.c;
@@ -916,7 +924,7 @@ void Tile16(const Tile16Args& t) {
   _Pragma("GCC unroll 16")
   for (int r = 0; r < R; ++r) {
     _Pragma("GCC unroll 16")
-    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_si512();
+    for (int v = 0; v < NV; ++v) acc[r][v] = Load(q[v].bias);
   }
   const int16_t* b = t.b;
   const int16_t* a = t.a;
@@ -947,7 +955,7 @@ void Tile16(const Tile16Args& t) {
   for (int r = 0; r < R; ++r) {
     _Pragma("GCC unroll 16")
     for (int v = 0; v < NV; ++v) {
-      const __m512i y = _mm512_min_epi32(_mm512_max_epi32(Requant16<kTwoRound>(acc[r][v], q[v]), lo), hi);
+      const __m512i y = _mm512_min_epi32(_mm512_max_epi32(Requant16<kStage>(acc[r][v], q[v]), lo), hi);
       const __m256i h = _mm512_cvtepi32_epi16(y);
       int16_t* dst = c + r * ldc + 16 * v;
       if (v + 1 < NV || cols_last == 16) {
@@ -961,22 +969,22 @@ void Tile16(const Tile16Args& t) {
 
 using Tile16Fn = void (*)(const Tile16Args&);
 
-template <int NV, bool kTwoRound, size_t... I>
+template <int NV, int kStage, size_t... I>
 constexpr std::array<Tile16Fn, sizeof...(I)> Tile16Table(std::index_sequence<I...>) {
-  return {&Tile16<static_cast<int>(I) + 1, NV, kTwoRound>...};
+  return {&Tile16<static_cast<int>(I) + 1, NV, kStage>...};
 }
-template <int NV, bool kTwoRound>
+template <int NV, int kStage>
 struct Tiles16 {
-  static constexpr auto table = Tile16Table<NV, kTwoRound>(std::make_index_sequence<RowsFor(NV)>());
+  static constexpr auto table = Tile16Table<NV, kStage>(std::make_index_sequence<RowsFor(NV)>());
 };
 
-template <bool kTwoRound>
+template <int kStage>
 Tile16Fn PickTile16(int nv, int rows) {
   switch (nv) {
-    case 4: return Tiles16<4, kTwoRound>::table[static_cast<size_t>(rows - 1)];
-    case 3: return Tiles16<3, kTwoRound>::table[static_cast<size_t>(rows - 1)];
-    case 2: return Tiles16<2, kTwoRound>::table[static_cast<size_t>(rows - 1)];
-    default: return Tiles16<1, kTwoRound>::table[static_cast<size_t>(rows - 1)];
+    case 4: return Tiles16<4, kStage>::table[static_cast<size_t>(rows - 1)];
+    case 3: return Tiles16<3, kStage>::table[static_cast<size_t>(rows - 1)];
+    case 2: return Tiles16<2, kStage>::table[static_cast<size_t>(rows - 1)];
+    default: return Tiles16<1, kStage>::table[static_cast<size_t>(rows - 1)];
   }
 }
 
@@ -997,7 +1005,9 @@ void Int16VnniChunk(const int16_t* a, int64_t lda, int rows, const PackedB& b, i
     t.cols_last = cols_last;
     t.a = a + r * lda;
     t.c = c + r * ldc + p * 16;
-    (out.two_round ? PickTile16<true>(nv, tr) : PickTile16<false>(nv, tr))(t);
+    (out.narrow      ? PickTile16<kNarrow>(nv, tr)
+     : out.two_round ? PickTile16<kTwoRound>(nv, tr)
+                     : PickTile16<kWide>(nv, tr))(t);
   });
 }
 

@@ -158,7 +158,13 @@ Expected<bool> PrepareGemmOutput(rt::KernelContext& ctx, const GemmOpSpec& spec,
       st->use_i16v = false;
       if (spec.int16_vnni) {
         const qgemm::Int16Out q = Int16OutOf(*st, bias);
-        st->use_i16v = qgemm::BuildInt16VnniOutput(q, N, &st->i16v);
+        // |input| <= 32768 (int16, zero point 0), so |acc[n]| <= abs_sum[n] * 32768.
+        std::vector<int64_t> bound;
+        if (spec.abs_sum && static_cast<int>(spec.abs_sum->size()) == N) {
+          bound.resize(static_cast<size_t>(N));
+          for (int n = 0; n < N; ++n) bound[static_cast<size_t>(n)] = (*spec.abs_sum)[static_cast<size_t>(n)] * 32768;
+        }
+        st->use_i16v = qgemm::BuildInt16VnniOutput(q, N, &st->i16v, bound.empty() ? nullptr : bound.data());
       }
       return true;
     }

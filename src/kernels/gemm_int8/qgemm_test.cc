@@ -593,12 +593,13 @@ TEST(QGemmInt16Vnni, ChunkMatchesReferenceRequantization) {
   const int Ms[] = {1, 2, 5, 6, 7, 8, 11, 12, 13, 25, 37};
   const Int16Rounding roundings[] = {Int16Rounding::kInt64Bias, Int16Rounding::kSingleRound,
                                      Int16Rounding::kGemmlowp32};
-  int by_rounding[3] = {}, refused = 0;
+  int by_rounding[3] = {}, refused = 0, by_narrow = 0;
   for (int it = 0; it < 900 && !::testing::Test::HasFailure(); ++it) {
     const int K = Ks[it % std::size(Ks)], N = Ns[(it / 3) % std::size(Ns)], M = Ms[(it / 5) % std::size(Ms)];
     const Int16Rounding rounding = roundings[it % 3];
     const int K2 = (K + 1) / 2;
     const int64_t lda = int64_t{K2} * 2;
+    const bool narrow_case = rounding == Int16Rounding::kInt64Bias && (it / 3) % 2 == 0;
     std::vector<int8_t> w(static_cast<size_t>(N) * K);
     for (auto& v : w) v = static_cast<int8_t>(rng());
     std::vector<int16_t> a(static_cast<size_t>(M * lda + kASlack));
@@ -616,12 +617,25 @@ TEST(QGemmInt16Vnni, ChunkMatchesReferenceRequantization) {
       // Shifts the stage admits, and now and then one it must refuse.
       const bool out_of_range = it % 29 == 0 && n == N / 2;
       switch (rounding) {
-        case Int16Rounding::kInt64Bias: shift[n] = out_of_range ? 15 : -48 + static_cast<int>(rng() % 63); break;
+        case Int16Rounding::kInt64Bias:
+          // Every other kInt64Bias case within the 32-bit stage's shifts (15 - shift in [17, 46]).
+          shift[n] = out_of_range ? 15 : narrow_case ? -31 + static_cast<int>(rng() % 30) : -48 + static_cast<int>(rng() % 63);
+          break;
         case Int16Rounding::kSingleRound: shift[n] = out_of_range ? 31 : -32 + static_cast<int>(rng() % 63); break;
         case Int16Rounding::kGemmlowp32: shift[n] = out_of_range ? -32 : -31 + static_cast<int>(rng() % 63); break;
       }
       bias32[n] = static_cast<int32_t>(rng());
-      bias64[n] = static_cast<int64_t>(rng() % (uint64_t{1} << 46)) - (int64_t{1} << 45);
+      bias64[n] = narrow_case ? static_cast<int64_t>(rng() % (uint64_t{1} << 25)) - (int64_t{1} << 24)
+                              : static_cast<int64_t>(rng() % (uint64_t{1} << 46)) - (int64_t{1} << 45);
+    }
+    // The accumulator bound the operators pass (|a| <= 32768); in some narrow cases the last
+    // channel's bias at the edge of what fits int32: one past it must keep the 64-bit stage.
+    std::vector<int64_t> bound(N);
+    for (int n = 0; n < N; ++n) bound[n] = pb.abs_sum[n] * 32768;
+    const int narrow_edge = narrow_case ? (it / 6) % 3 : 0;  // 1: at the edge, 2: one past it
+    if (narrow_edge > 0) {
+      const int64_t room = (int64_t{1} << 31) - 1 - bound[N - 1];
+      bias64[N - 1] = (it % 4 == 0 ? -1 : 1) * (narrow_edge == 1 ? room : room + 1);
     }
     const bool has_bias = it % 4 != 1;
     Int16Out q;
@@ -633,7 +647,7 @@ TEST(QGemmInt16Vnni, ChunkMatchesReferenceRequantization) {
     q.act_min = -32768 + static_cast<int32_t>(rng() % 3) * 16000;
     q.act_max = 32767 - static_cast<int32_t>(rng() % 3) * 16000;
     Int16VnniOutput out;
-    const bool built = BuildInt16VnniOutput(q, N, &out);
+    const bool built = BuildInt16VnniOutput(q, N, &out, it % 2 == 0 || narrow_case ? bound.data() : nullptr);
     if (it % 29 == 0) {
       EXPECT_FALSE(built) << "it " << it << ": a shift outside the stage's range was accepted";
       ++refused;
@@ -641,6 +655,9 @@ TEST(QGemmInt16Vnni, ChunkMatchesReferenceRequantization) {
     }
     ASSERT_TRUE(built) << "it " << it;
     EXPECT_EQ(out.two_round, rounding == Int16Rounding::kGemmlowp32);
+    const bool want_narrow = narrow_case && (narrow_edge != 2 || q.bias64 == nullptr);
+    EXPECT_EQ(out.narrow, want_narrow) << "it " << it << " edge " << narrow_edge;
+    by_narrow += out.narrow;
     std::vector<int16_t> c(static_cast<size_t>(M) * N, 0x5555);
     // Two calls: panels [0, mid) and [mid, panels).
     const int mid = pb.panels / 2;
@@ -673,6 +690,7 @@ TEST(QGemmInt16Vnni, ChunkMatchesReferenceRequantization) {
   }
   for (int r : by_rounding) EXPECT_GT(r, 250);
   EXPECT_GT(refused, 25);
+  EXPECT_GT(by_narrow, 80);
 }
 
 // HighStageFits at the edges of its conditions.
