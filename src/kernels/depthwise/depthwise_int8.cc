@@ -171,12 +171,19 @@ bool PlanInt16K3(Plan* p, const int64_t* bias) {
     for (int t = 0; t < 3 * 2 * 2; ++t)
       weight_sum += std::abs(p->weights[(static_cast<size_t>(t / 2) * p->c16 + c) * 2 + t % 2]);
     const int64_t b = bias ? bias[c] : 0;
-    if (std::abs(b) + 32768 * weight_sum >= (int64_t{1} << 31)) return false;
+    if (32768 * weight_sum >= (int64_t{1} << 31)) return false;
+    // A bias that the accumulator cannot start from (e.g. a channel of tiny weight scale) is
+    // added in the 64-bit stage instead: (acc + b) * m + r == acc * m + (b * m + r), the same
+    // int64 bits as the reference; the high-dword form has no room for it.
+    const bool bias_in_acc = std::abs(b) + 32768 * weight_sum < (int64_t{1} << 31);
+    high = high && bias_in_acc;
     Int16K3Group& g = groups[c / 16];
     const int lane = c % 16 / 2;
-    g.bias[c % 16] = static_cast<int32_t>(b);
+    g.bias[c % 16] = bias_in_acc ? static_cast<int32_t>(b) : 0;
     (c % 2 == 0 ? g.mult_even : g.mult_odd)[lane] = reduced;
-    (c % 2 == 0 ? g.round_even : g.round_odd)[lane] = int64_t{1} << (total_shift - 1);
+    (c % 2 == 0 ? g.round_even : g.round_odd)[lane] =
+        static_cast<int64_t>((bias_in_acc ? uint64_t{0} : static_cast<uint64_t>(b) * static_cast<uint64_t>(reduced)) +
+                             (uint64_t{1} << (total_shift - 1)));
     (c % 2 == 0 ? g.shift_even : g.shift_odd)[lane] = total_shift;
   }
   if (high) {

@@ -473,7 +473,7 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeAvx512ZeroPointFold) {
 // multipliers 1, 2 and 3, per-tensor and per-channel, every activation, 1 and 2 threads; the
 // high-dword requantization and, with a multiplier above 1 (total shift < 16 with a large reduced
 // multiplier), the 64-bit shift (variant .../sra). Biases too large for the int32 accumulators
-// (|bias| + 32768 * sum|w| >= 2^31) keep the generic loop (variant int16x8/avx2, checked).
+// (|bias| + 32768 * sum|w| >= 2^31) are added in the 64-bit stage (variant .../sra, checked).
 TEST_F(DepthwiseInt8Fast, ThreeByThreeInt16Avx512) {
   if (SkipWithoutAvx512()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU (or EDGEOPT_CPU caps it): the AVX-512 rows are not used";
   const int channels[] = {13, 16, 29, 45, 48, 100, 200, 31, 1, 3, 8, 130};
@@ -488,17 +488,16 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeInt16Avx512) {
       c.per_channel = i % 4 != 0;
       c.act = acts[i % 4];
       if (i % 9 == 4 && c.c <= 45) c.mult = 2 + i % 2;
-      const int form = i % 7;  // 0: bias too large, 1: multiplier above one, else the usual scales
+      const int form = i % 7;  // 0: bias too large for int32, 1: multiplier above one, else the usual scales
       c.huge_bias = form == 0;
       c.multiplier_above_one = form == 1 ? 1.7f : 0;
       ASSERT_EQ(OutSize(c.padding, c.w, 3, c.stride_w, 1), w) << c.Describe();
       testing::FastCheck check;
       check.op_type = "DEPTHWISE_CONV_2D";
-      check.variant = form == 0     ? "int16x8/avx2"
-                      : stride == 2 ? "int16x8/avx512/3x3s2"
-                      : w <= 8      ? "int16x8/avx512/3x3s1/w" + std::to_string(w)
-                                    : "int16x8/avx512/3x3s1";
-      if (form == 1) check.variant += "/sra";
+      check.variant = stride == 2 ? "int16x8/avx512/3x3s2"
+                      : w <= 8    ? "int16x8/avx512/3x3s1/w" + std::to_string(w)
+                                  : "int16x8/avx512/3x3s1";
+      if (form <= 1) check.variant += "/sra";
       check.threads = 1 + (i / 2) % 2;
       check.seed = 4100 + i++;
       testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
