@@ -34,13 +34,17 @@ void DequantizeInt(const T* x, float* y, int64_t n, double scale, int32_t zero_p
 // comes out quiet).
 void HalfToFloatF16c(const uint16_t* x, float* y, int64_t n);
 
-// One output pixel of an int8/uint8 pool over channels [0, c8) (c8 a multiple of 8): `in` points
+// One output pixel of an int8/uint8/int16 pool over channels [0, c8) (c8 a multiple of 8): `in` points
 // at channel 0 of the window's first input pixel; rows/cols the in-bounds window, row_stride and
 // col_stride in elements. Average: sum rounded half away from zero over count = rows * cols
 // (exact in float for count <= kMaxAverageCount: |sum| + count / 2 < 2^24, so the float quotient
 // of the two exact integers, rounded once, truncates to the integer quotient; uint8 sums reach
 // 255 * 65536 + 32768 < 2^24); max: the largest. Then clamp to [lo, hi].
 constexpr int kMaxAverageCount = 65536;
+// int16: |sum| + count / 2 < 2^24 with values down to -32768.
+constexpr int kMaxAverageCount16 = 511;
+// int16 global pools (integer division): |sum| + count / 2 <= 2^31 - 1, as the reference's int32.
+constexpr int kMaxGlobalCount16 = 65535;
 template <typename T>
 void PoolPixel(bool average, const T* in, int rows, int cols, int64_t row_stride, int64_t col_stride, T* out, int c8,
                int32_t lo, int32_t hi);

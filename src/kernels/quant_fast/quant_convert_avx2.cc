@@ -127,6 +127,7 @@ void PoolPixel(bool average, const T* in, int rows, int cols, int64_t row_stride
 
 template void PoolPixel<int8_t>(bool, const int8_t*, int, int, int64_t, int64_t, int8_t*, int, int32_t, int32_t);
 template void PoolPixel<uint8_t>(bool, const uint8_t*, int, int, int64_t, int64_t, uint8_t*, int, int32_t, int32_t);
+template void PoolPixel<int16_t>(bool, const int16_t*, int, int, int64_t, int64_t, int16_t*, int, int32_t, int32_t);
 
 }  // namespace edgeopt::kernels::qconv
 

@@ -12,6 +12,7 @@
 #include <limits>
 #include <random>
 #include <sstream>
+#include <tuple>
 
 #include "graph/builder.h"
 #include "kernels/common/quant_utils.h"
@@ -453,10 +454,79 @@ TEST(PoolFast, LargeWindows) {
   testing::ExpectFastMatchesReference(BuildPool(c), c.Describe(), check);
 }
 
+// 16x8 pools (int16, zero point 0): random average and max pools through the AVX2 8-channel
+// pixels, global averages (AVX2 sums) with every input at -32768 or 32767 up to the largest
+// whose int32 sums cannot overflow, and the largest non-global window the float division serves
+// for int16 (511 positions at -32768); one position more than either stays on the reference kernel.
+TEST(PoolFast, Int16) {
+  if (!testing::HaveAvx2()) GTEST_SKIP() << "no AVX2+FMA on this CPU: the fast kernels are not used";
+  std::mt19937_64 rng(23);
+  for (bool average : {true, false})
+    for (int i = 0; i < 30; ++i) {
+      const PoolCase c = RandomPool(rng, average, DType::kInt16);
+      testing::FastCheck check;
+      check.seed = 500 + i;
+      check.threads = 1 + i % 2;
+      check.op_type = average ? "AVERAGE_POOL_2D" : "MAX_POOL_2D";
+      check.variant = "int16/avx2";
+      if (!testing::ExpectFastMatchesReference(BuildPool(c), c.Describe(), check)) return;
+    }
+  auto extreme = [](const PoolCase& c, int16_t v) {
+    testing::TensorValue x;
+    x.name = "x";
+    x.type = DType::kInt16;
+    x.shape = {c.n, c.h, c.w, c.c};
+    const auto bits = static_cast<uint16_t>(v);
+    for (int64_t i = 0; i < int64_t{c.n} * c.h * c.w * c.c; ++i) {
+      x.data.push_back(static_cast<uint8_t>(bits & 0xFF));
+      x.data.push_back(static_cast<uint8_t>(bits >> 8));
+    }
+    return x;
+  };
+  PoolCase c;
+  c.type = DType::kInt16;
+  c.padding = tflite::Padding_VALID;
+  c.q = Quant(0.001f, 0);
+  testing::FastCheck check;
+  check.op_type = "AVERAGE_POOL_2D";
+  // 255 x 257 = 65535 positions: the most whose int32 sums cannot overflow at -32768.
+  for (auto [h, w, channels] : {std::tuple{3, 3, 256}, std::tuple{7, 7, 13}, std::tuple{128, 128, 9},
+                                std::tuple{255, 257, 17}}) {
+    c.h = c.fh = h;
+    c.w = c.fw = w;
+    c.c = channels;
+    check.variant = "int16/avx2/global";
+    check.inputs = {};
+    testing::ExpectFastMatchesReference(BuildPool(c), c.Describe(), check);
+    for (int16_t v : {int16_t{-32768}, int16_t{32767}}) {
+      check.inputs = {extreme(c, v)};
+      testing::ExpectFastMatchesReference(BuildPool(c), c.Describe() + " all " + std::to_string(v), check);
+    }
+  }
+  c.h = c.w = c.fh = c.fw = 256;  // 65536 positions
+  check.variant = "/ref";
+  check.inputs = {extreme(c, -32768)};
+  testing::ExpectFastMatchesReference(BuildPool(c), c.Describe() + " global, all -32768", check);
+  // 7 x 73 = 511 positions in an 8 x 80 image (not global), then 8 x 64 = 512.
+  c.h = 8;
+  c.w = 80;
+  c.c = 16;
+  c.fh = c.sh = 7;
+  c.fw = c.sw = 73;
+  check.variant = "int16/avx2";
+  check.inputs = {extreme(c, -32768)};
+  testing::ExpectFastMatchesReference(BuildPool(c), c.Describe() + " all -32768", check);
+  c.fh = c.sh = 8;
+  c.fw = c.sw = 64;
+  check.variant = "/ref";
+  check.inputs = {extreme(c, -32768)};
+  testing::ExpectFastMatchesReference(BuildPool(c), c.Describe() + " all -32768", check);
+}
+
 TEST(PoolFast, MatchesTflite29) {
   std::mt19937_64 rng(22);
   for (bool average : {true, false})
-    for (DType type : {DType::kInt8, DType::kUInt8})
+    for (DType type : {DType::kInt8, DType::kUInt8, DType::kInt16})
       for (int i = 0; i < 3; ++i) {
         const PoolCase c = RandomPool(rng, average, type);
         if (!testing::ExpectMatches(BuildPool(c), c.Describe(), testing::ExactOptions())) return;
