@@ -1,5 +1,5 @@
-// AVX-512 VNNI rows of the 3x3 dilation-1 depthwise loop for 16x8 (int16 input and output, int8
-// weights, int64 bias; variants depthwise_conv2d/int16x8/avx512/3x3s1[/wN], .../3x3s2). The
+// AVX-512 VNNI rows of the 3x3 depthwise loop for 16x8 (int16 input and output, int8
+// weights, int64 bias; variants depthwise_conv2d/int16x8/avx512/3x3s1[/wN], .../3x3s2, dilated .../3x3s1d2, ...). The
 // driver, the pair-row ring and the schedule of the multiply-adds are the int8 loop's
 // (depthwise_int8_avx2.cc RunK3Rows, EDGEOPT_DW_K3_ROWS, PairRowK3 on int16 columns); what
 // differs is the output stage, the reference's 64-bit requantization per channel in the forms of
@@ -112,9 +112,16 @@ K3Fn NarrowWidth(const Plan& p) {
   }
 }
 
+// kj = Plan::j_step, the pair-row entries between a filter row's two pairs (2 * dil_w / q): 2
+// stride 1, 1 stride 2, 4 and 8 dilated filters.
 template <bool kHigh>
 K3Fn Pick(const Plan& p, int kj) {
-  return kj == 2 ? NarrowWidth<kHigh>(p) : RowsInt16K3<1, 0, kHigh>;
+  switch (kj) {
+    case 2: return NarrowWidth<kHigh>(p);
+    case 4: return RowsInt16K3<4, 0, kHigh>;
+    case 8: return RowsInt16K3<8, 0, kHigh>;
+    default: return RowsInt16K3<1, 0, kHigh>;
+  }
 }
 
 }  // namespace

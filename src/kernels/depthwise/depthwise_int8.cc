@@ -154,9 +154,7 @@ void PlanInt16Stage(Plan* p, bool avx512) {
 
 bool PlanInt16K3(Plan* p, const int64_t* bias) {
   const int C = p->g.channels;
-  if (!p->natural || p->g.k_h != 3 || p->g.k_w != 3 || p->g.dil_w != 1 || p->ox_step != 1 ||
-      (p->j_step != 1 && p->j_step != 2))
-    return false;
+  if (!p->natural || p->g.k_h != 3 || p->g.k_w != 3 || p->ox_step != 1 || !Int16K3Step(p->j_step)) return false;
   std::vector<Int16K3Group> groups(static_cast<size_t>(p->c16) / 16);
   bool high = true;  // every channel has the high-dword form
   for (int c = 0; c < C; ++c) {
@@ -197,6 +195,10 @@ bool PlanInt16K3(Plan* p, const int64_t* bias) {
   p->int16_k3 = std::move(groups);
   p->int16_high = high;
   p->avx512 = true;
+  if (p->g.dil_w != 1) {
+    // e.g. avx512/3x3s1d2 (LoopName).
+    p->kn_name = "avx512/3x3s" + std::to_string(p->g.stride_w) + "d" + std::to_string(p->g.dil_w);
+  }
   return true;
 }
 

@@ -548,11 +548,15 @@ struct Avx2Rows {
   }
 };
 
-// 1: the 3x3 loop with kJ = 1 (stride 2), 2: kJ = 2 (stride 1), 0: not that loop.
+// 1: the 3x3 loop with kJ = 1 (stride 2), 2: kJ = 2 (stride 1), 4 or 8: kJ = 4 or 8 (16x8,
+// dilated), 0: not that loop.
 int K3Step(const Plan& p) {
-  // 16x8 plans run it with the AVX-512 rows of depthwise_int16_avx512.cc (PlanInt16K3).
-  const bool quant8 = p.kind == OutKind::kInt8 || p.kind == OutKind::kUInt8 || !p.int16_k3.empty();
-  if (!quant8 || !p.natural || p.g.k_h != 3 || p.g.k_w != 3 || p.g.dil_w != 1 || p.ox_step != 1) return 0;
+  // 16x8 plans run it with the AVX-512 rows of depthwise_int16_avx512.cc (PlanInt16K3), also
+  // with horizontal dilation (the pair-row entries of a filter row's two pairs kJ apart).
+  const bool int16 = !p.int16_k3.empty();
+  const bool quant8 = p.kind == OutKind::kInt8 || p.kind == OutKind::kUInt8 || int16;
+  if (!quant8 || !p.natural || p.g.k_h != 3 || p.g.k_w != 3 || p.ox_step != 1) return 0;
+  if (p.g.dil_w != 1) return int16 && Int16K3Step(p.j_step) ? p.j_step : 0;
   return p.j_step == 1 || p.j_step == 2 ? p.j_step : 0;
 }
 
@@ -897,7 +901,7 @@ void FinishPlan(Plan* p, int32_t input_zero_point) {
 }
 
 const char* LoopName(const Plan& p) {
-  if (p.quads_kn) return p.kn_name.c_str();
+  if (p.quads_kn || (!p.int16_k3.empty() && p.g.dil_w != 1)) return p.kn_name.c_str();
   switch (K3Step(p)) {
     case 2: {
       static const char* const kAvx2[kK3NarrowMax + 1] = {

@@ -76,7 +76,7 @@ struct K3Picker {
   static K3Fn Pick(const Plan& p, int kj) { return kj == 2 ? Sign<2>(p) : Sign<1>(p); }
 };
 
-// The multiply-add schedule of kNP consecutive output pixels (kNP + kJ <= 10), shared by the
+// The multiply-add schedule of kNP consecutive output pixels (kNP + kJ <= 16), shared by the
 // AVX2 and AVX-512 rows. Used inside a function with compile-time kNP and kJ, a loader
 // `ld(e, i)` (entry i of pair row e) and a macro MACP(P, v, wt) (accumulator of pixel P += v * wt):
 // entry I of a row holds tap pair 0 of pixel I and tap pair 1 of pixel I - kJ, so each entry is
@@ -101,17 +101,23 @@ struct K3Picker {
     EDGEOPT_DW_K3_ENTRY(e, 7, wa, wb, MACP);                                    \
     EDGEOPT_DW_K3_ENTRY(e, 8, wa, wb, MACP);                                    \
     EDGEOPT_DW_K3_ENTRY(e, 9, wa, wb, MACP);                                    \
+    EDGEOPT_DW_K3_ENTRY(e, 10, wa, wb, MACP);                                   \
+    EDGEOPT_DW_K3_ENTRY(e, 11, wa, wb, MACP);                                   \
+    EDGEOPT_DW_K3_ENTRY(e, 12, wa, wb, MACP);                                   \
+    EDGEOPT_DW_K3_ENTRY(e, 13, wa, wb, MACP);                                   \
+    EDGEOPT_DW_K3_ENTRY(e, 14, wa, wb, MACP);                                   \
+    EDGEOPT_DW_K3_ENTRY(e, 15, wa, wb, MACP);                                   \
   } while (0)
 #define EDGEOPT_DW_K3_ROWS(e0, e1, e2, w, MACP)                                 \
   do {                                                                          \
-    static_assert(kNP + kJ <= 10, "entries 0..9 of a row");                     \
+    static_assert(kNP + kJ <= 16, "entries 0..15 of a row");                    \
     EDGEOPT_DW_K3_ROW(e0, (w).w0, (w).w1, MACP);                                \
     EDGEOPT_DW_K3_ROW(e1, (w).w2, (w).w3, MACP);                                \
     EDGEOPT_DW_K3_ROW(e2, (w).w4, (w).w5, MACP);                                \
   } while (0)
 
 // AVX-512 VNNI rows of the loop for a plan with Plan::avx512 set; kj = 2 for stride 1, 1 for
-// stride 2 (depthwise_int8_avx512.cc).
+// stride 2, 4 or 8 for 16x8 filters dilated by 2 or 4 (depthwise_int8_avx512.cc).
 K3Fn PickK3Avx512(const Plan& p, int kj);
 
 // The 16x8 rows (depthwise_int16_avx512.cc) for a plan with Plan::int16_k3; PickK3Avx512 calls it.

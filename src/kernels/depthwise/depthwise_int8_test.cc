@@ -504,6 +504,43 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeInt16Avx512) {
     }
 }
 
+// 16x8 3x3 filters dilated horizontally (DeepLab's atrous layers) through the AVX-512 rows:
+// dilation 2 and 4 (pair-row steps 4 and 8) at stride 1 and 2 over output widths 1..40 (every
+// 8-pixel tail), SAME and VALID, vertical dilation equal or 1, partial 16-lane groups, batch 2,
+// both requantization forms, biases too large for int32, 1 and 2 threads; dilation 3 (step 6)
+// keeps the generic loop.
+TEST_F(DepthwiseInt8Fast, ThreeByThreeInt16Avx512Dilated) {
+  if (SkipWithoutAvx512()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU (or EDGEOPT_CPU caps it): the AVX-512 rows are not used";
+  const int channels[] = {13, 16, 29, 48, 100, 3, 40};
+  int i = 0;
+  for (int w = 1; w <= 40; ++w)
+    for (int stride : {1, 2})
+      for (int dil : {2, 4, 3}) {
+        if (dil == 3 && w % 5 != 0) continue;
+        Case c = WidthSweepCase(i, w, stride, channels[i % 7]);
+        c.path = Path::kInt16;
+        c.bias_type = DType::kInt64;
+        c.per_channel = i % 4 != 0;
+        c.act = i % 3 == 0 ? tflite::ActivationFunctionType_RELU6 : tflite::ActivationFunctionType_NONE;
+        c.dil_w = dil;
+        c.dil_h = i % 2 ? dil : 1;
+        c.h = 2 + i % 5 + (c.padding == tflite::Padding_VALID ? 2 * c.dil_h : 0);
+        if (c.padding == tflite::Padding_VALID) c.w += 2 * (dil - 1);  // the same output width
+        const int form = i % 7;  // 0: bias too large for int32, 1: multiplier above one
+        c.huge_bias = form == 0;
+        c.multiplier_above_one = form == 1 ? 1.7f : 0;
+        ASSERT_EQ(OutSize(c.padding, c.w, 3, c.stride_w, dil), w) << c.Describe();
+        testing::FastCheck check;
+        check.op_type = "DEPTHWISE_CONV_2D";
+        check.variant = dil == 3 ? "int16x8/avx2"
+                                 : "int16x8/avx512/3x3s" + std::to_string(stride) + "d" + std::to_string(dil);
+        check.threads = 1 + (i / 2) % 2;
+        check.seed = 5100 + i++;
+        testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
+      }
+  EXPECT_GT(i, 150);
+}
+
 // Layers of the 16x8 MobileNetV2 (3x3, stride 1 and 2, RELU6), 1 and 2 threads, AVX-512 rows.
 TEST_F(DepthwiseInt8Fast, ThreeByThreeInt16Avx512Layers) {
   if (SkipWithoutAvx512()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU (or EDGEOPT_CPU caps it): the AVX-512 rows are not used";

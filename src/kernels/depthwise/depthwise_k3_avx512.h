@@ -98,7 +98,7 @@ __attribute__((always_inline)) inline void ForGroupPixels(const K3Batch& bt, int
 // output pixels, started at `bias`, and adds the products of the pair rows e0/e1/e2 (entries c2
 // int16 apart) with the weights w (W16): each entry loaded once for the pixels that use it.
 #define EDGEOPT_DW512_ACCUMULATE(e0, e1, e2, c2, w, bias)                                                  \
-  static_assert(kNP >= 1 && kNP <= 8 && (kJ == 1 || kJ == 2), "8 pixels at most");                         \
+  static_assert(kNP >= 1 && kNP <= 8 && (kJ == 1 || kJ == 2 || kJ == 4 || kJ == 8), "8 pixels at most");   \
   __m512i a0 = bias, a1 = bias, a2 = bias, a3 = bias, a4 = bias, a5 = bias, a6 = bias, a7 = bias;          \
   const auto ld = [c2](const int16_t* e, int i) { return _mm512_loadu_si512(e + static_cast<size_t>(i) * c2); }; \
   EDGEOPT_DW_K3_ROWS(e0, e1, e2, w, EDGEOPT_DW512_MACP)
