@@ -15,8 +15,33 @@
 #include "kernels/common/lut.h"
 #include "kernels/common/quant_utils.h"
 #include "kernels/activations/ops.h"
+#include "kernels/activations/quant_act_params.h"
 
 namespace edgeopt::kernels::activations {
+
+void ReluBounds(tflite::BuiltinOperator op, float* lo, float* hi) {
+  switch (op) {
+    case tflite::BuiltinOperator_RELU: *lo = 0.0f; *hi = INFINITY; break;
+    case tflite::BuiltinOperator_RELU6: *lo = 0.0f; *hi = 6.0f; break;
+    case tflite::BuiltinOperator_RELU_N1_TO_1: *lo = -1.0f; *hi = 1.0f; break;
+    default: *lo = 0.0f; *hi = 1.0f; break;
+  }
+}
+
+QuantReluParams ComputeQuantRelu(tflite::BuiltinOperator op, DType type, const rt::RtTensor& in,
+                                 const rt::RtTensor& out) {
+  QuantReluParams q;
+  float lo = 0, hi = 0;
+  ReluBounds(op, &lo, &hi);
+  QuantizeMultiplier(static_cast<double>(in.scale() / out.scale()), &q.multiplier, &q.shift);
+  const int32_t qmin = QMinOf(type), qmax = QMaxOf(type);
+  const float scale = out.scale();
+  const int32_t zp = out.zero_point();
+  q.act_min = std::max(qmin, zp + static_cast<int32_t>(std::round(lo / scale)));
+  q.act_max = std::isinf(hi) ? qmax : std::min(qmax, zp + static_cast<int32_t>(std::round(hi / scale)));
+  return q;
+}
+
 namespace {
 
 using Op = tflite::BuiltinOperator;
@@ -93,11 +118,12 @@ class TabulatedBytes {
 class ReluKernel : public rt::OpKernel {
  public:
   ReluKernel(Op op, DType type, ApplyByteTableFn table_fn) : op_(op), type_(type), bytes_(type, table_fn) {
+    ReluBounds(op, &lo_, &hi_);
     switch (op) {
-      case tflite::BuiltinOperator_RELU: lo_ = 0.0f; hi_ = INFINITY; name_ = "relu"; break;
-      case tflite::BuiltinOperator_RELU6: lo_ = 0.0f; hi_ = 6.0f; name_ = "relu6"; break;
-      case tflite::BuiltinOperator_RELU_N1_TO_1: lo_ = -1.0f; hi_ = 1.0f; name_ = "relu_n1_to_1"; break;
-      default: lo_ = 0.0f; hi_ = 1.0f; name_ = "relu_0_to_1"; break;
+      case tflite::BuiltinOperator_RELU: name_ = "relu"; break;
+      case tflite::BuiltinOperator_RELU6: name_ = "relu6"; break;
+      case tflite::BuiltinOperator_RELU_N1_TO_1: name_ = "relu_n1_to_1"; break;
+      default: name_ = "relu_0_to_1"; break;
     }
   }
   std::string variant() const override { return name_ + "/" + TypeName(type_) + "/" + bytes_.Isa(); }
@@ -110,14 +136,13 @@ class ReluKernel : public rt::OpKernel {
       RETURN_IF_ERROR(CheckQuant(ctx, in, out));
       if (type_ == DType::kInt16 && (in.zero_point() != 0 || out.zero_point() != 0))
         return ctx.Error("int16 input and output must have zero point 0");
-      QuantizeMultiplier(static_cast<double>(in.scale() / out.scale()), &multiplier_, &shift_);
-      const int32_t qmin = QMinOf(type_), qmax = QMaxOf(type_);
-      const float scale = out.scale();
-      const int32_t zp = out.zero_point();
-      act_min_ = std::max(qmin, zp + static_cast<int32_t>(std::round(lo_ / scale)));
-      act_max_ = std::isinf(hi_) ? qmax : std::min(qmax, zp + static_cast<int32_t>(std::round(hi_ / scale)));
+      const QuantReluParams q = ComputeQuantRelu(op_, type_, in, out);
+      multiplier_ = q.multiplier;
+      shift_ = q.shift;
+      act_min_ = q.act_min;
+      act_max_ = q.act_max;
       in_zp_ = in.zero_point();
-      out_zp_ = zp;
+      out_zp_ = out.zero_point();
       bytes_.Build([this](auto x) { return One(x); });
     }
     return ctx.SetOutputShape(0, in.shape);

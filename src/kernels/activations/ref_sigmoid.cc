@@ -15,8 +15,30 @@
 #include "kernels/common/fixed_point.h"
 #include "kernels/common/lut.h"
 #include "kernels/activations/ops.h"
+#include "kernels/activations/quant_act_params.h"
 
 namespace edgeopt::kernels::activations {
+
+Int16SigmoidScale ComputeInt16SigmoidScale(float in_scale, bool tanh) {
+  Int16SigmoidScale s;
+  constexpr int kInputIntegerBits = 3;
+  int in_log2;
+  s.pot = CheckedLog2(in_scale, &in_log2);
+  s.left_shift = (15 - kInputIntegerBits) + in_log2;
+  s.pot = s.pot && (tanh ? (s.left_shift == 0 || s.left_shift == 1) : s.left_shift == 0);
+  if (!s.pot) {
+    // Rescale the input so that 1.0 is 3*4096 (the table spans [-10.7, 10.7]).
+    double multiplier = static_cast<double>(in_scale) * 4096.0 * 3.0;
+    s.left_shift = 0;
+    while (multiplier <= 32767.0 / 2.0 && s.left_shift <= 30) {
+      ++s.left_shift;
+      multiplier *= 2.0;
+    }
+    s.multiplier = static_cast<int32_t>(multiplier);
+  }
+  return s;
+}
+
 namespace {
 
 float LogisticF(float x) { return 1.0f / (1.0f + std::exp(-x)); }
@@ -97,22 +119,9 @@ class SigmoidKernel : public rt::OpKernel {
     int out_log2;
     if (!CheckedLog2(out.scale(), &out_log2) || out_log2 != -15)
       return ctx.Error("int16 output scale must be 2^-15, got " + std::to_string(out.scale()));
-    constexpr int kInputIntegerBits = 3;
-    int in_log2;
-    bool pot = CheckedLog2(in.scale(), &in_log2);
-    input_left_shift_ = (15 - kInputIntegerBits) + in_log2;
-    pot = pot && (tanh_ ? (input_left_shift_ == 0 || input_left_shift_ == 1) : input_left_shift_ == 0);
-    int16_multiplier_ = 0;
-    if (!pot) {
-      // Rescale the input so that 1.0 is 3*4096 (the table spans [-10.7, 10.7]).
-      double multiplier = static_cast<double>(in.scale()) * 4096.0 * 3.0;
-      input_left_shift_ = 0;
-      while (multiplier <= 32767.0 / 2.0 && input_left_shift_ <= 30) {
-        ++input_left_shift_;
-        multiplier *= 2.0;
-      }
-      int16_multiplier_ = static_cast<int32_t>(multiplier);
-    }
+    const Int16SigmoidScale s = ComputeInt16SigmoidScale(in.scale(), tanh_);
+    int16_multiplier_ = s.multiplier;
+    input_left_shift_ = s.left_shift;
     return Status::Ok();
   }
 

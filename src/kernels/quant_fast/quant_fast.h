@@ -24,5 +24,7 @@ std::unique_ptr<rt::OpKernel> MakePoolFast(const rt::KernelCreateContext& cc, Re
 std::unique_ptr<rt::OpKernel> MakeMeanFast(const rt::KernelCreateContext& cc, RefFactory reference);
 // PRELU on int8 / uint8, alpha broadcast over leading dimensions only (prelu_fast.cc).
 std::unique_ptr<rt::OpKernel> MakePreluQuantFast(const rt::KernelCreateContext& cc, RefFactory reference);
+// RELU / RELU6, LOGISTIC / TANH on int16 (act16_fast.cc).
+std::unique_ptr<rt::OpKernel> MakeAct16Fast(const rt::KernelCreateContext& cc, RefFactory reference);
 
 }  // namespace edgeopt::kernels
