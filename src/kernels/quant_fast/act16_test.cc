@@ -36,10 +36,8 @@ Graph BuildAct(tflite::BuiltinOperator op, int64_t n, float in_scale, float out_
 
 // Every int16 value once, then `extra` more cycling from -32768 (n = 65536 + extra).
 testing::TensorValue AllValues(int64_t n) {
-  testing::TensorValue v;
-  v.name = "x";
-  v.type = DType::kInt16;
-  v.shape = {1, static_cast<int32_t>(n)};
+  testing::TensorValue v{"x", DType::kInt16, {1, static_cast<int32_t>(n)}, {}};
+  v.data.reserve(static_cast<size_t>(n) * 2);
   for (int64_t i = 0; i < n; ++i) {
     const auto bits = static_cast<uint16_t>(i + 32768);
     v.data.push_back(static_cast<uint8_t>(bits & 0xFF));
