@@ -137,6 +137,7 @@ void FoldOutputZeroPoint16(Plan* p) {
 
 void PlanInt16Stage(Plan* p, bool avx512) {
   p->int16_stage = nullptr;
+  p->int16_row = nullptr;
   const size_t padded = (p->mult16.size() + 15) / 16 * 16;
   p->rq16_mult.assign(padded, 0);
   p->rq16_round.assign(padded, 0);
@@ -149,7 +150,10 @@ void PlanInt16Stage(Plan* p, bool avx512) {
     p->rq16_round[c] = int64_t{1} << (total_shift - 1);
     p->rq16_shift[c] = total_shift;
   }
-  if (avx512) p->int16_stage = Int16StageAvx512;
+  if (avx512) {
+    p->int16_stage = Int16StageAvx512;
+    p->int16_row = PickInt16RowAvx512(*p);
+  }
 }
 
 bool PlanInt16K3(Plan* p, const int64_t* bias) {
@@ -221,7 +225,7 @@ class DepthwiseQuantKernel final : public FastKernel {
       case DwKind::kHybrid: return "depthwise_conv2d/hybrid/avx2";
       case DwKind::kInt16:
         // The 3x3 loop's rows; "/sra": their requantization with the 64-bit shift (not int16_high).
-        if (plan_.int16_k3.empty()) return "depthwise_conv2d/int16x8/avx2";
+        if (plan_.int16_k3.empty()) return plan_.int16_row ? "depthwise_conv2d/int16x8/avx512" : "depthwise_conv2d/int16x8/avx2";
         return std::string("depthwise_conv2d/int16x8/") + dwq::LoopName(plan_) + (plan_.int16_high ? "" : "/sra");
     }
     return "depthwise_conv2d/avx2";

@@ -63,7 +63,13 @@
 // the reference's 64-bit requantization per channel in vpmuldq lanes (Int16K3Group). Filters
 // dilated by 2 or 4 too (/3x3s1d2, /3x3s1d4: a filter row's two pairs 4 or 8 entries apart, pair
 // rows from BuildPairRow): DeepLabV3 16x8's atrous layers 0.57 -> 0.22 ms (33x33x480, d4) and
-// 0.32 -> 0.11 ms (33x33x288, d2), the model from 1.07x to 1.38x faster than float. Measured
+// 0.32 -> 0.11 ms (33x33x288, d2), the model from 1.07x to 1.38x faster than float. Other 16x8
+// filters up to 5 rows and 3 tap pairs per row (5x5: MediaPipe's pose / hand / selfie nets) run
+// the generic loop with AVX-512 rows (Plan::int16_row, variant int16x8/avx512): per 16-channel
+// block the weights stay in registers and 4 pixels are accumulated at once (before: per pixel all
+// blocks, the weights reloaded from L2 for every pixel): 14x14x384 5x5 0.108 -> 0.046 ms;
+// pose_landmark_lite 16x8's depthwise layers 2.77 -> 2.17 ms, the model from 1.26x slower to
+// 1.08x faster than its float original. Measured
 // (edgeopt_op_profile, MobileNetV2 16x8, 1 thread, medians of 3 alternated runs): the 17
 // depthwise layers 2.12 -> 0.80 ms against the generic loop; building pair rows is still about
 // 40% of it (perf), the stride-2 layers the slowest per MAC.
@@ -240,6 +246,9 @@ struct Plan {
   std::vector<int64_t> rq16_mult, rq16_round, rq16_shift;
   void (*int16_stage)(const struct Plan& p, const int32_t* acc, const int64_t* bias, int cb, int n,
                       int16_t* out) = nullptr;
+  // 16x8 generic loop on AVX-512 (PickInt16RowAvx512): one output row from the pair rows of its
+  // filter rows (null: padding), the int64 bias (null: none); null: the AVX2 rows.
+  void (*int16_row)(const struct Plan& p, const int16_t* const* rows, const int64_t* bias, int16_t* out) = nullptr;
   // 16x8 through the AVX-512 3x3 loop (depthwise_int16_avx512.cc; set by PlanInt16K3, natural
   // order, Plan::avx512 set): per 16-channel group the bias and the multipliers of its even and
   // odd channels (see Int16K3Group). Empty: the generic loop with int16_stage.
@@ -299,6 +308,11 @@ void Int16StageAvx512(const Plan& p, const int32_t* acc, const int64_t* bias, in
 // Fills the plan's rq16_* constants and picks the AVX-512 stage when every channel's total shift
 // is in 1..63 (the reference's range); avx512: the CPU has AVX-512.
 void PlanInt16Stage(Plan* plan, bool avx512);
+// The generic loop's int16 rows on AVX-512 for the plan (k_h <= 5, pairs_w <= 3; depthwise_int16_avx512.cc):
+// per 16-channel block the filter's weight vectors stay in registers and 4 output pixels are
+// accumulated at once (vpdpwssd), then requantized as Int16StageAvx512 does; null otherwise.
+using Int16RowFn = void (*)(const Plan& p, const int16_t* const* rows, const int64_t* bias, int16_t* out);
+Int16RowFn PickInt16RowAvx512(const Plan& plan);
 
 // 16x8 plans: fills Plan::int16_k3 from mult16 / shift16, the int64 bias (null: none) and the
 // weights of a natural-order 3x3 plan, and sets Plan::avx512; false (and nothing set) when a

@@ -494,6 +494,10 @@ void RowInt16(const RowCtx& r) {
   const int C = p.g.channels;
   int16_t* out_row = reinterpret_cast<int16_t*>(r.out);
   const int64_t* bias = r.args->bias64;
+  if (p.int16_row) {
+    p.int16_row(p, r.rows, bias, out_row);
+    return;
+  }
   for (int ox = 0; ox < p.g.out_w; ++ox) {
     int16_t* out = out_row + static_cast<size_t>(ox) * C;
     for (int cb = 0; cb < p.c16; cb += 16) {

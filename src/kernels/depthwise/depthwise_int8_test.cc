@@ -508,7 +508,7 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeInt16Avx512) {
 // dilation 2 and 4 (pair-row steps 4 and 8) at stride 1 and 2 over output widths 1..40 (every
 // 8-pixel tail), SAME and VALID, vertical dilation equal or 1, partial 16-lane groups, batch 2,
 // both requantization forms, biases too large for int32, 1 and 2 threads; dilation 3 (step 6)
-// keeps the generic loop.
+// takes the generic loop.
 TEST_F(DepthwiseInt8Fast, ThreeByThreeInt16Avx512Dilated) {
   if (SkipWithoutAvx512()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU (or EDGEOPT_CPU caps it): the AVX-512 rows are not used";
   const int channels[] = {13, 16, 29, 48, 100, 3, 40};
@@ -532,13 +532,72 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeInt16Avx512Dilated) {
         ASSERT_EQ(OutSize(c.padding, c.w, 3, c.stride_w, dil), w) << c.Describe();
         testing::FastCheck check;
         check.op_type = "DEPTHWISE_CONV_2D";
-        check.variant = dil == 3 ? "int16x8/avx2"
+        check.variant = dil == 3 ? "int16x8/avx512"  // the generic loop's AVX-512 rows
                                  : "int16x8/avx512/3x3s" + std::to_string(stride) + "d" + std::to_string(dil);
         check.threads = 1 + (i / 2) % 2;
         check.seed = 5100 + i++;
         testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
       }
   EXPECT_GT(i, 150);
+}
+
+// 16x8 filters other than the 3x3 loop's through the generic loop's AVX-512 rows (Plan::int16_row:
+// k_h <= 5 and up to 3 tap pairs per filter row; weights in registers, 4 pixels per step): every
+// filter size from 1x1 to 5x5 but 3x3, strides 1-3, dilation 1-2, channel counts with partial
+// 16-lane groups, widths with 1-3 pixel tails, SAME and VALID, batch 2, depth multipliers, biases
+// beyond int32, multipliers above one, every activation, 1 and 2 threads; 7x7 keeps the AVX2 rows.
+TEST_F(DepthwiseInt8Fast, GenericInt16Avx512) {
+  if (SkipWithoutAvx512()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU (or EDGEOPT_CPU caps it): the AVX-512 rows are not used";
+  const int channels[] = {1, 3, 8, 13, 16, 17, 33, 40, 64};
+  const int acts[] = {tflite::ActivationFunctionType_NONE, tflite::ActivationFunctionType_RELU6,
+                      tflite::ActivationFunctionType_RELU, tflite::ActivationFunctionType_RELU_N1_TO_1};
+  int i = 0;
+  for (int kh = 1; kh <= 5; ++kh)
+    for (int kw = 1; kw <= 5; ++kw) {
+      if (kh == 3 && kw == 3) continue;
+      for (int rep = 0; rep < 3; ++rep, ++i) {
+        Case c;
+        c.path = Path::kInt16;
+        c.bias_type = DType::kInt64;
+        c.kh = kh;
+        c.kw = kw;
+        c.c = channels[i % 9];
+        c.mult = i % 11 == 5 ? 2 : 1;
+        c.stride_h = 1 + i % 2;
+        c.stride_w = 1 + (i / 2) % 3;
+        c.dil_h = 1 + (i / 3) % 2;
+        c.dil_w = 1 + (i / 5) % 2;
+        c.n = i % 7 == 0 ? 2 : 1;
+        c.h = 3 + i % 6;
+        c.w = 4 + i % 9;
+        c.padding = i % 3 == 1 ? tflite::Padding_VALID : tflite::Padding_SAME;
+        if (c.padding == tflite::Padding_VALID) {
+          c.h += (kh - 1) * c.dil_h;
+          c.w += (kw - 1) * c.dil_w;
+        }
+        c.act = acts[i % 4];
+        c.per_channel = i % 4 != 0;
+        c.huge_bias = i % 7 == 3;
+        c.multiplier_above_one = i % 7 == 5 ? 1.7f : 0;
+        testing::FastCheck check;
+        check.op_type = "DEPTHWISE_CONV_2D";
+        check.variant = "int16x8/avx512";
+        check.threads = 1 + i % 2;
+        check.seed = 6100 + i;
+        testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
+      }
+    }
+  Case c;
+  c.path = Path::kInt16;
+  c.bias_type = DType::kInt64;
+  c.kh = c.kw = 7;
+  c.h = c.w = 9;
+  c.c = 20;
+  testing::FastCheck check;
+  check.op_type = "DEPTHWISE_CONV_2D";
+  check.variant = "int16x8/avx2";
+  testing::ExpectFastMatchesReference(BuildDepthwise(c, 99), c.Describe(), check);
+  EXPECT_EQ(i, 72);
 }
 
 // Layers of the 16x8 MobileNetV2 (3x3, stride 1 and 2, RELU6), 1 and 2 threads, AVX-512 rows.
