@@ -537,6 +537,24 @@ TEST(ActivationKernels, TabulatedPiecewiseOpsEqualTheReference) {
   }
 }
 
+// The one-op SOFTMAX model run with the fast kernels (`threads`) gives the reference kernel's
+// bytes, and its variant ends with `variant_suffix`.
+void ExpectSoftmaxEqualsReference(const std::shared_ptr<const rt::Model>& model, const TensorValue& in, int threads,
+                                  const std::string& variant_suffix, const std::string& what) {
+  rt::InterpreterOptions reference;
+  reference.reference_kernels_only = true;
+  auto want = RunEdgeopt(model, {in}, reference);
+  ASSERT_TRUE(want.ok()) << what;
+  rt::InterpreterOptions fast;
+  fast.num_threads = threads;
+  auto got = RunEdgeopt(model, {in}, fast);
+  ASSERT_TRUE(got.ok()) << what;
+  EXPECT_EQ((*got)[0].data, (*want)[0].data) << what;
+  auto interp = rt::Interpreter::Create(model, fast);
+  ASSERT_TRUE(interp.ok() && (*interp)->AllocateTensors().ok()) << what;
+  EXPECT_TRUE((*interp)->ops().at(0).variant.ends_with(variant_suffix)) << what << ": " << (*interp)->ops().at(0).variant;
+}
+
 // 8-bit SOFTMAX on AVX-512 (softmax_q_avx512.cc): byte for byte the reference rows, for
 // int8 -> int8 / int16 and uint8 -> uint8 / int16, depths around the vector widths up to 1001
 // classes, row counts that do not fill the four-row groups, several betas and input scales
@@ -578,18 +596,54 @@ TEST(ActivationKernels, QuantizedSoftmaxRowsEqualTheReference) {
           in.data.push_back(r == 1 ? uint8_t{77} : static_cast<uint8_t>(rng() % (r % 2 ? 256 : 24)));
       const std::string what = "softmax " + std::string(DTypeName(t.in)) + "->" + std::string(DTypeName(t.out)) + " [" +
                                std::to_string(outer) + "," + std::to_string(depth) + "] beta " + std::to_string(beta);
-      rt::InterpreterOptions reference;
-      reference.reference_kernels_only = true;
-      auto want = RunEdgeopt(*model, {in}, reference);
-      ASSERT_TRUE(want.ok()) << what;
-      rt::InterpreterOptions fast;
-      fast.num_threads = 1 + k % 2;
-      auto got = RunEdgeopt(*model, {in}, fast);
-      ASSERT_TRUE(got.ok()) << what;
-      EXPECT_EQ((*got)[0].data, (*want)[0].data) << what;
-      auto interp = rt::Interpreter::Create(*model, fast);
-      ASSERT_TRUE(interp.ok() && (*interp)->AllocateTensors().ok()) << what;
-      EXPECT_TRUE((*interp)->ops().at(0).variant.ends_with("/avx512")) << (*interp)->ops().at(0).variant;
+      ExpectSoftmaxEqualsReference(*model, in, 1 + k % 2, "/avx512", what);
+      ++k;
+    }
+}
+
+// int16 SOFTMAX on AVX-512 (SoftmaxInt16RowsAvx512): byte for byte the reference rows over
+// depths around the vector width up to 1001 classes, rows of one repeated value (the sum at its
+// largest for the depth), of the full int16 range and of small spreads, input scales whose
+// rescale shifts right or left (up to the limit), betas, 1 and 2 threads; a rescale beyond the
+// left-shift limit keeps the reference rows (variant checked).
+TEST(ActivationKernels, Int16SoftmaxRowsEqualTheReference) {
+  const rt::CpuFeatures& hw = rt::CpuHardware();
+  if (!hw.has_avx512()) GTEST_SKIP() << "no AVX-512: int16 SOFTMAX runs the reference rows";
+  const int32_t depths[] = {1, 2, 15, 16, 17, 33, 100, 1001};
+  // rescale = in_scale * beta * 65535 / 10: from ~0.07 (right shifts) to 2^14 (the largest left
+  // shift the rows take), then one beyond.
+  const float in_scales[] = {1e-5f, 3e-4f, 0.002f, 0.05f, 3.0f};
+  std::mt19937 rng(58);
+  int k = 0;
+  for (int32_t depth : depths)
+    for (float in_scale : in_scales) {
+      const int32_t outer = 1 + k % 4;
+      const float beta = k % 3 == 0 ? 1.0f : k % 3 == 1 ? 0.5f : 1.7f;
+      const std::vector<int32_t> shape = {outer, depth};
+      tflite::SoftmaxOptionsT o;
+      o.beta = beta;
+      const Graph g = OneOpGraph(tflite::BuiltinOperator_SOFTMAX, {QSpec(DType::kInt16, shape, in_scale, 0)},
+                                 {QSpec(DType::kInt16, shape, 1.0f / 32768, 0)}, Opts(o));
+      auto model = rt::Model::FromGraph(g);
+      ASSERT_TRUE(model.ok()) << model.status().ToString();
+      TensorValue in;
+      in.type = DType::kInt16;
+      in.shape = shape;
+      for (int32_t r = 0; r < outer; ++r)
+        for (int32_t j = 0; j < depth; ++j) {
+          const int kind = (r + k) % 4;
+          const auto v = static_cast<int16_t>(kind == 0   ? 1234
+                                              : kind == 1 ? static_cast<int32_t>(rng() % 65536) - 32768
+                                              : kind == 2 ? static_cast<int32_t>(rng() % 200) - 100
+                                                          : (j % 2 ? 32767 : -32768));
+          in.data.push_back(static_cast<uint8_t>(static_cast<uint16_t>(v) & 0xFF));
+          in.data.push_back(static_cast<uint8_t>(static_cast<uint16_t>(v) >> 8));
+        }
+      const std::string what = "softmax int16 [" + std::to_string(outer) + "," + std::to_string(depth) + "] in scale " +
+                               std::to_string(in_scale) + " beta " + std::to_string(beta);
+      // in scale 3: rescale 9830 (shift 14) at beta 0.5, 19660 / 33423 (shift 15 / 16) at 1 / 1.7.
+      const bool beyond = in_scale > 2.0f && beta >= 1.0f;
+      ExpectSoftmaxEqualsReference(*model, in, 1 + k % 2, beyond ? "/ref" : "/avx512", what);
       ++k;
     }
 }

@@ -27,10 +27,11 @@ double OneOverOnePlusX(double x) { return 1.0 / (1.0 + x); }
 
 class SoftmaxKernel : public rt::OpKernel {
  public:
-  // fast: 8-bit SOFTMAX rows on AVX-512 (softmax_q.h), outside the reference mode.
+  // fast: 8-bit and int16 SOFTMAX rows on AVX-512 (softmax_q.h), outside the reference mode.
   SoftmaxKernel(bool log, DType in_type, DType out_type, bool fast = false)
       : log_(log), in_type_(in_type), out_type_(out_type),
-        fast_(fast && !log && (in_type == DType::kInt8 || in_type == DType::kUInt8)) {}
+        fast_(fast && !log && (in_type == DType::kInt8 || in_type == DType::kUInt8)),
+        fast16_allowed_(fast && !log && in_type == DType::kInt16) {}
 
   std::string variant() const override {
     std::string v = std::string(log_ ? "log_softmax/" : "softmax/") + TypeName(in_type_);
@@ -38,7 +39,7 @@ class SoftmaxKernel : public rt::OpKernel {
       v += '_';
       v += TypeName(out_type_);
     }
-    v += fast_ ? "/avx512" : "/ref";
+    v += fast_ || fast16_ ? "/avx512" : "/ref";
     return v;
   }
 
@@ -73,6 +74,10 @@ class SoftmaxKernel : public rt::OpKernel {
       // Scales input differences so that [-65535, 0] covers [-10, 0].
       const double rescale = static_cast<double>(in->scale()) * beta_ / (10.0 / 65535.0);
       QuantizeMultiplier(rescale, &int16_multiplier_, &int16_shift_);
+      // The AVX-512 rows: rows whose int32 sum of exps cannot wrap (at most 65536 values of
+      // 32767) and a rescale whose left shift keeps a difference of -65535 within int32.
+      fast16_ = fast16_allowed_ && in->shape.back() <= 65536 && int16_multiplier_ >= 0 &&
+                int16_shift_ <= kSoftmax16MaxShift;
     } else if (in_type_ != DType::kFloat32) {
       const float scale = -in->scale() * beta_;
       for (int32_t v = 0; v <= 255; ++v) table_[255 - v] = std::exp(scale * static_cast<float>(v));
@@ -179,6 +184,9 @@ class SoftmaxKernel : public rt::OpKernel {
   }
 
   void Int16(const int16_t* x, int16_t* y, int64_t outer, int64_t depth) const {
+    if (fast16_)
+      return SoftmaxInt16RowsAvx512(x, y, outer, depth, exp_lut_.data(), one_over_lut_.data(), int16_multiplier_,
+                                    int16_shift_);
     for (int64_t i = 0; i < outer; ++i, x += depth, y += depth) {
       int16_t max_in_row = std::numeric_limits<int16_t>::min();
       for (int64_t j = 0; j < depth; ++j) max_in_row = std::max(max_in_row, x[j]);
@@ -212,6 +220,7 @@ class SoftmaxKernel : public rt::OpKernel {
   bool log_;
   DType in_type_, out_type_;
   bool fast_ = false;
+  bool fast16_allowed_ = false, fast16_ = false;  // int16 rows on AVX-512 (allowed; chosen at Prepare)
   float beta_ = 1.0f;
   float table_[256] = {};
   float in_scale_ = 0, out_scale_ = 0;

@@ -15,6 +15,8 @@
 #include <immintrin.h>
 
 #include "kernels/activations/softmax_q.h"
+#include "kernels/common/fixed_point.h"
+#include "kernels/common/lut.h"
 
 namespace edgeopt::kernels::activations {
 namespace {
@@ -98,6 +100,87 @@ void SoftmaxQuantRowsAvx512(const In* x, Out* y, int64_t outer, int64_t depth, c
     }
     for (int r = 0; r < rows; ++r)
       OutputRow(x + (i + r) * depth, y + (i + r) * depth, depth, t[r], 1.0f / (sum[r] * out_scale), out_zp);
+  }
+}
+
+namespace {
+
+// MultiplyByQuantizedMultiplier(x, m, shift) for 16 lanes (m > 0; x << left stays in int32):
+// SaturatingRoundingDoublingHighMul as floor((x * m + 2^30) / 2^31) from the 64-bit products, then
+// RoundingDivideByPOT by the right shift (ties away from zero).
+struct Mbqm16 {
+  __m512i m, mask, half;
+  __m128i left, right;
+  Mbqm16(int32_t mult, int shift)
+      : m(_mm512_set1_epi32(mult)),
+        mask(_mm512_set1_epi32(static_cast<int32_t>((int64_t{1} << std::max(-shift, 0)) - 1))),
+        half(_mm512_set1_epi32(static_cast<int32_t>(((int64_t{1} << std::max(-shift, 0)) - 1) >> 1))),
+        left(_mm_cvtsi32_si128(std::max(shift, 0))), right(_mm_cvtsi32_si128(std::max(-shift, 0))) {}
+  __m512i operator()(__m512i x) const {
+    x = _mm512_sll_epi32(x, left);
+    const __m512i nudge = _mm512_set1_epi64(int64_t{1} << 30);
+    const __m512i even = _mm512_add_epi64(_mm512_mul_epi32(x, m), nudge);
+    const __m512i odd = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), m), nudge);
+    const __m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 31), _mm512_slli_epi64(odd, 1));
+    const __m512i rem = _mm512_and_si512(h, mask);
+    const __m512i threshold = _mm512_sub_epi32(half, _mm512_srai_epi32(h, 31));  // half + (h < 0)
+    const __m512i q = _mm512_sra_epi32(h, right);
+    return _mm512_mask_add_epi32(q, _mm512_cmpgt_epi32_mask(rem, threshold), q, _mm512_set1_epi32(1));
+  }
+};
+
+// Int16LutLookup (lut.h) of 16 int32 lanes holding int16 values: entries index = 256 + (v >> 7)
+// and index + 1 in one 4-byte gather, then base + ((slope * (v & 127) + 64) >> 7) in int16.
+inline __m512i Lut16(__m512i v, const int16_t* lut) {
+  const __m512i index = _mm512_add_epi32(_mm512_srai_epi32(v, 7), _mm512_set1_epi32(256));
+  const __m512i offset = _mm512_and_si512(v, _mm512_set1_epi32(0x7f));
+  const __m512i pair = _mm512_i32gather_epi32(index, lut, 2);
+  const __m512i base = _mm512_srai_epi32(_mm512_slli_epi32(pair, 16), 16);
+  const __m512i next = _mm512_srai_epi32(pair, 16);
+  const __m512i slope = _mm512_srai_epi32(_mm512_slli_epi32(_mm512_sub_epi32(next, base), 16), 16);  // int16 wrap
+  const __m512i delta = _mm512_srai_epi32(_mm512_add_epi32(_mm512_mullo_epi32(slope, offset), _mm512_set1_epi32(64)), 7);
+  return _mm512_srai_epi32(_mm512_slli_epi32(_mm512_add_epi32(base, delta), 16), 16);
+}
+
+inline __mmask16 Tail16(int64_t left) { return left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1); }
+
+}  // namespace
+
+void SoftmaxInt16RowsAvx512(const int16_t* x, int16_t* y, int64_t outer, int64_t depth, const int16_t* exp_lut,
+                            const int16_t* one_over_lut, int32_t mult, int shift) {
+  const Mbqm16 scale(mult, shift);
+  const __m512i lo16 = _mm512_set1_epi32(-32768), hi16 = _mm512_set1_epi32(32767), zero = _mm512_setzero_si512();
+  for (int64_t i = 0; i < outer; ++i, x += depth, y += depth) {
+    __m512i mx = lo16;
+    for (int64_t j = 0; j < depth; j += 16) {
+      const __mmask16 k = Tail16(depth - j);
+      mx = _mm512_mask_max_epi32(mx, k, mx, _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(k, x + j)));
+    }
+    const __m512i row_max = _mm512_set1_epi32(_mm512_reduce_max_epi32(mx));
+    // exp of x - max in Q0.15 (the reference's exp_q015), lanes outside the row zeroed.
+    const auto exp_q015 = [&](int64_t j, __mmask16 k) {
+      const __m512i d = _mm512_sub_epi32(_mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(k, x + j)), row_max);
+      const __m512i sym = _mm512_add_epi32(scale(d), hi16);
+      return _mm512_maskz_mov_epi32(k, Lut16(_mm512_min_epi32(_mm512_max_epi32(sym, lo16), hi16), exp_lut));
+    };
+    __m512i sum = zero;
+    for (int64_t j = 0; j < depth; j += 16) sum = _mm512_add_epi32(sum, exp_q015(j, Tail16(depth - j)));
+    // The reference's scalar steps on the sum (wrapping int32 adds: the same total in any order).
+    const int32_t sum_of_exps = _mm512_reduce_add_epi32(sum);
+    const int headroom_plus_one = fp::CountLeadingZeros32(static_cast<uint32_t>(sum_of_exps));
+    const auto shifted_sum =
+        static_cast<int32_t>(((static_cast<int64_t>(sum_of_exps) << (headroom_plus_one - 1)) + (1 << 13)) >> 14);
+    const int32_t sym_shifted_sum = shifted_sum + (-((1 << 15) + (1 << 16)));
+    const int32_t sat_sum = std::min(std::max(sym_shifted_sum, -32768), 32767);
+    const int32_t reciprocal = Int16LutLookup(static_cast<int16_t>(sat_sum), one_over_lut);
+    const int right_shift = 31 - headroom_plus_one;
+    const __m512i recip = _mm512_set1_epi32(reciprocal), round = _mm512_set1_epi32(1 << (right_shift - 1));
+    const __m128i rcount = _mm_cvtsi32_si128(right_shift);
+    for (int64_t j = 0; j < depth; j += 16) {
+      const __mmask16 k = Tail16(depth - j);
+      const __m512i r = _mm512_sra_epi32(_mm512_add_epi32(_mm512_mullo_epi32(exp_q015(j, k), recip), round), rcount);
+      _mm256_mask_storeu_epi16(y + j, k, _mm512_cvtepi32_epi16(_mm512_min_epi32(_mm512_max_epi32(r, zero), hi16)));
+    }
   }
 }
 
