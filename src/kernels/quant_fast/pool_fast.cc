@@ -1,8 +1,8 @@
 // Fast AVERAGE_POOL_2D / MAX_POOL_2D on int8 / uint8 / int16 (NHWC), bit-exact with pooling/ref.cc:
 // each output pixel accumulates 8 channels per int32 vector over the in-bounds window
 // (quant_convert_avx2.cc); channels beyond the last multiple of 8 use the reference formula.
-// MAX_POOL_2D on AVX-512 takes byte-wise maxima of 64 channels per vector instead, every channel
-// (masked tail; quant_convert_avx512.cc); an AVERAGE_POOL_2D over the whole image (a global pool)
+// MAX_POOL_2D on AVX-512 takes byte-wise maxima of 64 channels per vector instead (int16: word-wise,
+// 32), every channel (masked tail; quant_convert_avx512.cc); an AVERAGE_POOL_2D over the whole image (a global pool)
 // sums its pixels as one run of bytes there (int16: 8 channels per int32 vector, any CPU with AVX2).
 // Averages over more than kMaxAverageCount positions (int16: kMaxAverageCount16, global ones
 // kMaxGlobalCount16) stay on the reference kernel.
@@ -23,7 +23,7 @@ class PoolFastKernel final : public FastKernel {
         average_(average),
         type_(type),
         avx512_(avx512),
-        max512_(!average && avx512 && type != DType::kInt16) {}
+        max512_(!average && avx512) {}
 
  protected:
   std::string FastVariant() const override {
@@ -87,12 +87,10 @@ class PoolFastKernel final : public FastKernel {
       }
       return;
     }
-    if constexpr (sizeof(T) == 1) {
-      if (max512_) {
-        // A whole output row per call (the window columns clipped there).
-        MaxRows512(ctx, in, out);
-        return;
-      }
+    if (max512_) {
+      // A whole output row per call (the window columns clipped there).
+      MaxRows512(ctx, in, out);
+      return;
     }
     ForEachClippedWindow(ctx.threads(), batches_, g, s, [&](const ClippedWindow& w) {
       const T* win = in + ((int64_t{w.b} * g.in_h + w.y0 + w.fy_begin) * g.in_w + w.x0 + w.fx_begin) * channels;

@@ -50,7 +50,7 @@ void PoolPixel(bool average, const T* in, int rows, int cols, int64_t row_stride
                int32_t lo, int32_t hi);
 
 // MAX_POOL_2D of one output row on AVX-512 (quant_convert_avx512.cc): per pixel the byte-wise
-// maximum of every channel (64 per vector, masked tail) over the in-bounds window, clamped to
+// (int16: word-wise, 32 per vector) maximum of every channel (64 per vector, masked tail) over the in-bounds window, clamped to
 // [lo, hi]; out_w pixels, `channels` apart in `out`. `in` points at channel 0 of the image row
 // of the windows' first in-bounds filter row, `rows` of them lie inside, row_stride elements
 // apart; window ox starts at column ox * stride_w - pad_w and spans filter_w columns (clipped to

@@ -101,18 +101,32 @@ template <typename T>
 __attribute__((always_inline)) inline void MaxPoolPixel(const T* in, int rows, int cols, int64_t row_stride,
                                                         int64_t col_stride, int channels, T* out, __m512i vlo,
                                                         __m512i vhi) {
-  constexpr bool kSigned = std::is_same_v<T, int8_t>;
-  const auto max8 = [](__m512i a, __m512i b) { return kSigned ? _mm512_max_epi8(a, b) : _mm512_max_epu8(a, b); };
-  const auto min8 = [](__m512i a, __m512i b) { return kSigned ? _mm512_min_epi8(a, b) : _mm512_min_epu8(a, b); };
-  for (int c = 0; c < channels; c += 64) {
-    const __mmask64 m = channels - c >= 64 ? ~__mmask64{0} : (__mmask64{1} << (channels - c)) - 1;
-    // The window is never empty (ComputeWindow), so starting from its first value is exact.
-    __m512i acc = _mm512_maskz_loadu_epi8(m, in + c);
-    for (int r = 0; r < rows; ++r) {
-      const T* p = in + r * row_stride + c;
-      for (int k = 0; k < cols; ++k, p += col_stride) acc = max8(acc, _mm512_maskz_loadu_epi8(m, p));
+  if constexpr (sizeof(T) == 2) {
+    // int16: word maxima, 32 channels per vector.
+    for (int c = 0; c < channels; c += 32) {
+      const __mmask32 m = channels - c >= 32 ? ~__mmask32{0} : (__mmask32{1} << (channels - c)) - 1;
+      __m512i acc = _mm512_maskz_loadu_epi16(m, in + c);
+      for (int r = 0; r < rows; ++r) {
+        const T* p = in + r * row_stride + c;
+        for (int k = 0; k < cols; ++k, p += col_stride) acc = _mm512_max_epi16(acc, _mm512_maskz_loadu_epi16(m, p));
+      }
+      _mm512_mask_storeu_epi16(out + c, m, _mm512_min_epi16(_mm512_max_epi16(acc, vlo), vhi));
     }
-    _mm512_mask_storeu_epi8(out + c, m, min8(max8(acc, vlo), vhi));
+    return;
+  } else {
+    constexpr bool kSigned = std::is_same_v<T, int8_t>;
+    const auto max8 = [](__m512i a, __m512i b) { return kSigned ? _mm512_max_epi8(a, b) : _mm512_max_epu8(a, b); };
+    const auto min8 = [](__m512i a, __m512i b) { return kSigned ? _mm512_min_epi8(a, b) : _mm512_min_epu8(a, b); };
+    for (int c = 0; c < channels; c += 64) {
+      const __mmask64 m = channels - c >= 64 ? ~__mmask64{0} : (__mmask64{1} << (channels - c)) - 1;
+      // The window is never empty (ComputeWindow), so starting from its first value is exact.
+      __m512i acc = _mm512_maskz_loadu_epi8(m, in + c);
+      for (int r = 0; r < rows; ++r) {
+        const T* p = in + r * row_stride + c;
+        for (int k = 0; k < cols; ++k, p += col_stride) acc = max8(acc, _mm512_maskz_loadu_epi8(m, p));
+      }
+      _mm512_mask_storeu_epi8(out + c, m, min8(max8(acc, vlo), vhi));
+    }
   }
 }
 
@@ -121,7 +135,8 @@ __attribute__((always_inline)) inline void MaxPoolPixel(const T* in, int rows, i
 template <typename T>
 void MaxPoolRowAvx512(const T* in, int rows, int64_t row_stride, int in_w, int out_w, int stride_w, int pad_w,
                       int filter_w, int channels, T* out, int32_t lo, int32_t hi) {
-  const __m512i vlo = _mm512_set1_epi8(static_cast<char>(lo)), vhi = _mm512_set1_epi8(static_cast<char>(hi));
+  const __m512i vlo = sizeof(T) == 2 ? _mm512_set1_epi16(static_cast<int16_t>(lo)) : _mm512_set1_epi8(static_cast<char>(lo));
+  const __m512i vhi = sizeof(T) == 2 ? _mm512_set1_epi16(static_cast<int16_t>(hi)) : _mm512_set1_epi8(static_cast<char>(hi));
   for (int ox = 0; ox < out_w; ++ox, out += channels) {
     const int x0 = ox * stride_w - pad_w;
     const int begin = std::max(0, x0), end = std::min(in_w, x0 + filter_w);
@@ -132,6 +147,8 @@ void MaxPoolRowAvx512(const T* in, int rows, int64_t row_stride, int in_w, int o
 template void MaxPoolRowAvx512<int8_t>(const int8_t*, int, int64_t, int, int, int, int, int, int, int8_t*, int32_t,
                                        int32_t);
 template void MaxPoolRowAvx512<uint8_t>(const uint8_t*, int, int64_t, int, int, int, int, int, int, uint8_t*, int32_t,
+                                        int32_t);
+template void MaxPoolRowAvx512<int16_t>(const int16_t*, int, int64_t, int, int, int, int, int, int, int16_t*, int32_t,
                                         int32_t);
 
 

@@ -454,8 +454,8 @@ TEST(PoolFast, LargeWindows) {
   testing::ExpectFastMatchesReference(BuildPool(c), c.Describe(), check);
 }
 
-// 16x8 pools (int16, zero point 0): random average and max pools through the AVX2 8-channel
-// pixels, global averages (AVX2 sums) with every input at -32768 or 32767 up to the largest
+// 16x8 pools (int16, zero point 0): random average pools through the AVX2 8-channel pixels and
+// max pools through them or, on AVX-512, the word-wise rows, global averages (AVX2 sums) with every input at -32768 or 32767 up to the largest
 // whose int32 sums cannot overflow, and the largest non-global window the float division serves
 // for int16 (511 positions at -32768); one position more than either stays on the reference kernel.
 TEST(PoolFast, Int16) {
@@ -468,7 +468,8 @@ TEST(PoolFast, Int16) {
       check.seed = 500 + i;
       check.threads = 1 + i % 2;
       check.op_type = average ? "AVERAGE_POOL_2D" : "MAX_POOL_2D";
-      check.variant = "int16/avx2";
+      // MAX_POOL_2D on AVX-512: word-wise maxima of every channel (32 per vector, masked tail).
+      check.variant = !average && rt::Cpu().has_avx512() ? "int16/avx512" : "int16/avx2";
       if (!testing::ExpectFastMatchesReference(BuildPool(c), c.Describe(), check)) return;
     }
   auto extreme = [](const PoolCase& c, int16_t v) {
