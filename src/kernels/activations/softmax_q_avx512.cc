@@ -17,6 +17,7 @@
 #include "kernels/activations/softmax_q.h"
 #include "kernels/common/fixed_point.h"
 #include "kernels/common/lut.h"
+#include "kernels/quant_fast/quant_avx512_util.h"
 
 namespace edgeopt::kernels::activations {
 namespace {
@@ -105,30 +106,6 @@ void SoftmaxQuantRowsAvx512(const In* x, Out* y, int64_t outer, int64_t depth, c
 
 namespace {
 
-// MultiplyByQuantizedMultiplier(x, m, shift) for 16 lanes (m > 0; x << left stays in int32):
-// SaturatingRoundingDoublingHighMul as floor((x * m + 2^30) / 2^31) from the 64-bit products, then
-// RoundingDivideByPOT by the right shift (ties away from zero).
-struct Mbqm16 {
-  __m512i m, mask, half;
-  __m128i left, right;
-  Mbqm16(int32_t mult, int shift)
-      : m(_mm512_set1_epi32(mult)),
-        mask(_mm512_set1_epi32(static_cast<int32_t>((int64_t{1} << std::max(-shift, 0)) - 1))),
-        half(_mm512_set1_epi32(static_cast<int32_t>(((int64_t{1} << std::max(-shift, 0)) - 1) >> 1))),
-        left(_mm_cvtsi32_si128(std::max(shift, 0))), right(_mm_cvtsi32_si128(std::max(-shift, 0))) {}
-  __m512i operator()(__m512i x) const {
-    x = _mm512_sll_epi32(x, left);
-    const __m512i nudge = _mm512_set1_epi64(int64_t{1} << 30);
-    const __m512i even = _mm512_add_epi64(_mm512_mul_epi32(x, m), nudge);
-    const __m512i odd = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), m), nudge);
-    const __m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 31), _mm512_slli_epi64(odd, 1));
-    const __m512i rem = _mm512_and_si512(h, mask);
-    const __m512i threshold = _mm512_sub_epi32(half, _mm512_srai_epi32(h, 31));  // half + (h < 0)
-    const __m512i q = _mm512_sra_epi32(h, right);
-    return _mm512_mask_add_epi32(q, _mm512_cmpgt_epi32_mask(rem, threshold), q, _mm512_set1_epi32(1));
-  }
-};
-
 // Int16LutLookup (lut.h) of 16 int32 lanes holding int16 values: entries index = 256 + (v >> 7)
 // and index + 1 in one 4-byte gather, then base + ((slope * (v & 127) + 64) >> 7) in int16.
 inline __m512i Lut16(__m512i v, const int16_t* lut) {
@@ -148,7 +125,7 @@ inline __mmask16 Tail16(int64_t left) { return left >= 16 ? __mmask16(0xFFFF) : 
 
 void SoftmaxInt16RowsAvx512(const int16_t* x, int16_t* y, int64_t outer, int64_t depth, const int16_t* exp_lut,
                             const int16_t* one_over_lut, int32_t mult, int shift) {
-  const Mbqm16 scale(mult, shift);
+  const avx512q::Requant scale(mult, shift);
   const __m512i lo16 = _mm512_set1_epi32(-32768), hi16 = _mm512_set1_epi32(32767), zero = _mm512_setzero_si512();
   for (int64_t i = 0; i < outer; ++i, x += depth, y += depth) {
     __m512i mx = lo16;

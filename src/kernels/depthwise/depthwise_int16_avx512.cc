@@ -132,31 +132,10 @@ namespace {
 
 // The generic loop's rows (Plan::int16_row). Pair rows and weights hold a 16-channel block in
 // the unpack order (dwords: channels 0-3, 8-11, 4-7, 12-15); the accumulators are permuted to
-// channel order before the stage.
-struct Stage64 {
-  __m512i mult[2], round[2], shift[2], bias64[2], lo, hi;  // [h]: channels 8h .. 8h + 7
-  __mmask16 mask;
-  bool full;
-  // Int16StageAvx512's arithmetic for 16 sums in channel order.
-  __attribute__((always_inline)) void Store(__m512i v, int16_t* out) const {
-    __m256i r32[2];
-    for (int h = 0; h < 2; ++h) {
-      __m512i x = _mm512_cvtepi32_epi64(h == 0 ? _mm512_castsi512_si256(v) : _mm512_extracti64x4_epi64(v, 1));
-      x = _mm512_add_epi64(_mm512_mullo_epi64(_mm512_add_epi64(x, bias64[h]), mult[h]), round[h]);
-      r32[h] = _mm512_cvtepi64_epi32(_mm512_srav_epi64(x, shift[h]));  // the low 32 bits, as the reference's cast
-    }
-    const __m512i y = _mm512_min_epi32(_mm512_max_epi32(_mm512_inserti64x4(_mm512_castsi256_si512(r32[0]), r32[1], 1), lo), hi);
-    if (full) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm512_cvtepi32_epi16(y));
-    } else {
-      _mm256_mask_storeu_epi16(out, mask, _mm512_cvtepi32_epi16(y));
-    }
-  }
-};
-
+// channel order before the stage (Int16Stage64).
 template <int kKH, int kPW, int kNP>
 __attribute__((always_inline)) inline void Int16Pixels(const int16_t* const* rows, size_t off, size_t ox_stride,
-                                                       size_t step, const __m512i (&w)[kKH][kPW], const Stage64& s,
+                                                       size_t step, const __m512i (&w)[kKH][kPW], const Int16Stage64& s,
                                                        int16_t* out, size_t out_stride) {
   const __m512i natural = _mm512_setr_epi32(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15);
   __m512i acc[kNP];
@@ -176,25 +155,12 @@ void Int16RowAvx512(const Plan& p, const int16_t* const* rows, const int64_t* bi
   const int C = p.g.channels, W = p.g.out_w;
   const size_t c2 = static_cast<size_t>(p.c16) * 2;
   const size_t ox_stride = static_cast<size_t>(p.ox_step) * c2, step = static_cast<size_t>(p.j_step) * c2;
-  Stage64 s;
-  s.lo = _mm512_set1_epi32(p.act_min);
-  s.hi = _mm512_set1_epi32(p.act_max);
   for (int cb = 0; cb < p.c16; cb += 16) {
     __m512i w[kKH][kPW];
     for (int ky = 0; ky < kKH; ++ky)
       for (int j = 0; j < kPW; ++j)
         w[ky][j] = _mm512_loadu_si512(p.weights.data() + (static_cast<size_t>(ky) * kPW + j) * c2 + cb * 2);
-    const int n = std::min(16, C - cb);
-    s.full = n == 16;
-    s.mask = static_cast<__mmask16>((1u << n) - 1u);
-    for (int h = 0; h < 2; ++h) {
-      const int c0 = cb + 8 * h, left = n - 8 * h;
-      const __mmask8 m = left >= 8 ? static_cast<__mmask8>(0xff) : left <= 0 ? 0 : static_cast<__mmask8>((1u << left) - 1u);
-      s.mult[h] = _mm512_loadu_si512(p.rq16_mult.data() + c0);
-      s.round[h] = _mm512_loadu_si512(p.rq16_round.data() + c0);
-      s.shift[h] = _mm512_loadu_si512(p.rq16_shift.data() + c0);
-      s.bias64[h] = bias ? _mm512_maskz_loadu_epi64(m, bias + c0) : _mm512_setzero_si512();
-    }
+    const Int16Stage64 s(p, bias, cb, std::min(16, C - cb));
     const size_t off = static_cast<size_t>(cb) * 2;
     int ox = 0;
     for (; ox + 4 <= W; ox += 4)

@@ -878,23 +878,8 @@ K3Fn PickK3Avx512(const Plan& p, int kj) {
 }
 
 void Int16StageAvx512(const Plan& p, const int32_t* acc, const int64_t* bias, int cb, int n, int16_t* out) {
-  const __m512i lo = _mm512_set1_epi32(p.act_min), hi = _mm512_set1_epi32(p.act_max);
-  __m256i r32[2];
-  for (int half = 0; half < 2; ++half) {
-    const int c0 = half * 8;
-    const int left = n - c0;
-    const __mmask8 m = left >= 8 ? static_cast<__mmask8>(0xff) : left <= 0 ? 0 : static_cast<__mmask8>((1u << left) - 1u);
-    __m512i x = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(m, acc + c0));
-    if (bias) x = _mm512_add_epi64(x, _mm512_maskz_loadu_epi64(m, bias + cb + c0));
-    x = _mm512_add_epi64(_mm512_mullo_epi64(x, _mm512_loadu_si512(p.rq16_mult.data() + cb + c0)),
-                         _mm512_loadu_si512(p.rq16_round.data() + cb + c0));
-    x = _mm512_srav_epi64(x, _mm512_loadu_si512(p.rq16_shift.data() + cb + c0));
-    r32[half] = _mm512_cvtepi64_epi32(x);  // the low 32 bits, as the reference's cast
-  }
-  const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(r32[0]), r32[1], 1);
-  const __m512i clamped = _mm512_min_epi32(_mm512_max_epi32(v, lo), hi);
-  const __mmask16 m16 = n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1u);
-  _mm256_mask_storeu_epi16(out + cb, m16, _mm512_cvtepi32_epi16(clamped));
+  const Int16Stage64 stage(p, bias, cb, n);
+  stage.Store(_mm512_maskz_loadu_epi32(stage.mask, acc), out + cb);
 }
 
 size_t KnScratchBytes(const Plan& p) {

@@ -20,6 +20,44 @@
 
 namespace edgeopt::kernels::dwq {
 
+// The 16x8 generic loop's requantization (Plan::rq16_*, the reference's 64-bit
+// MultiplyByQuantizedMultiplier per channel) for channels [cb, cb + n) (n <= 16), with its
+// constants and the int64 bias (null: none) loaded once: Int16StageAvx512 and the generic
+// loop's AVX-512 rows (depthwise_int16_avx512.cc) both store through it.
+struct Int16Stage64 {
+  __m512i mult[2], round[2], shift[2], bias64[2], lo, hi;  // [h]: channels cb + 8h .. cb + 8h + 7
+  __mmask16 mask;
+  bool full;
+  Int16Stage64(const Plan& p, const int64_t* bias, int cb, int n)
+      : lo(_mm512_set1_epi32(p.act_min)), hi(_mm512_set1_epi32(p.act_max)),
+        mask(n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1u)), full(n >= 16) {
+    for (int h = 0; h < 2; ++h) {
+      const int c0 = cb + 8 * h, left = n - 8 * h;
+      const __mmask8 m = left >= 8 ? static_cast<__mmask8>(0xff) : left <= 0 ? 0 : static_cast<__mmask8>((1u << left) - 1u);
+      mult[h] = _mm512_loadu_si512(p.rq16_mult.data() + c0);
+      round[h] = _mm512_loadu_si512(p.rq16_round.data() + c0);
+      shift[h] = _mm512_loadu_si512(p.rq16_shift.data() + c0);
+      bias64[h] = bias ? _mm512_maskz_loadu_epi64(m, bias + c0) : _mm512_setzero_si512();
+    }
+  }
+  // 16 int32 sums in channel order: (x + bias) * mult + round >> shift in 64 bits, the low dword
+  // (as the reference's cast), clamped, stored as int16 (the valid channels only).
+  __attribute__((always_inline)) void Store(__m512i v, int16_t* out) const {
+    __m256i r32[2];
+    for (int h = 0; h < 2; ++h) {
+      __m512i x = _mm512_cvtepi32_epi64(h == 0 ? _mm512_castsi512_si256(v) : _mm512_extracti64x4_epi64(v, 1));
+      x = _mm512_add_epi64(_mm512_mullo_epi64(_mm512_add_epi64(x, bias64[h]), mult[h]), round[h]);
+      r32[h] = _mm512_cvtepi64_epi32(_mm512_srav_epi64(x, shift[h]));
+    }
+    const __m512i y = _mm512_min_epi32(_mm512_max_epi32(_mm512_inserti64x4(_mm512_castsi256_si512(r32[0]), r32[1], 1), lo), hi);
+    if (full) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm512_cvtepi32_epi16(y));
+    } else {
+      _mm256_mask_storeu_epi16(out, mask, _mm512_cvtepi32_epi16(y));
+    }
+  }
+};
+
 // The six weight vectors of one 16-channel group of a 3x3 filter (row r: taps 0-1 in wN[2r], tap
 // 2 and a zero in wN[2r + 1]). Plain members, no array: arrays of vectors stayed on the stack.
 struct W16 {

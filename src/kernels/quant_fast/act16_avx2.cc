@@ -12,9 +12,8 @@
 namespace edgeopt::kernels::act16 {
 namespace {
 
-inline __m256i Load8(const int16_t* p) {
-  return _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-}
+using avx2q::Load8;
+
 // 8 int32 lanes truncated to int16 (the values' low halves), stored.
 inline void Store8Trunc(int16_t* p, __m256i v) {
   const __m256i lows = _mm256_shuffle_epi8(v, _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1,

@@ -34,6 +34,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include "kernels/quant_fast/quant_avx512_util.h"
 #include "kernels/quant_fast/quant_binary.h"
 
 namespace edgeopt::kernels::qbin {
@@ -52,14 +53,7 @@ bool AddSubAvx512Applies(const QuantBinaryParams& p) {
 
 namespace {
 
-// SaturatingRoundingDoublingHighMul(x, m) for m >= 0 (no saturating case), 16 lanes: the 64-bit
-// products of the even and the odd lanes, floor((x*m + 2^30) / 2^31) taken from bits 31..62.
-inline __m512i Srdhm(__m512i x, __m512i m) {
-  const __m512i nudge = _mm512_set1_epi64(int64_t{1} << 30);
-  const __m512i even = _mm512_add_epi64(_mm512_mul_epi32(x, m), nudge);
-  const __m512i odd = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), m), nudge);
-  return _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 31), _mm512_slli_epi64(odd, 1));
-}
+using avx512q::Srdhm;
 
 // RoundingDivideByPOT by a fixed e in [0, 31] for values y with |y| + 2^(e-1) < 2^31; `neg`
 // marks lanes whose y is < 0 (or 0).

@@ -97,36 +97,39 @@ template void QuantizeFloatAvx512<int16_t>(const float*, int16_t*, int64_t, floa
 
 namespace {
 
+// Byte-wise (int8 / uint8: 64 channels per vector) or word-wise (int16: 32) maxima of every
+// channel over the window, clamped to [vlo, vhi] (set in T's lanes).
 template <typename T>
 __attribute__((always_inline)) inline void MaxPoolPixel(const T* in, int rows, int cols, int64_t row_stride,
                                                         int64_t col_stride, int channels, T* out, __m512i vlo,
                                                         __m512i vhi) {
-  if constexpr (sizeof(T) == 2) {
-    // int16: word maxima, 32 channels per vector.
-    for (int c = 0; c < channels; c += 32) {
-      const __mmask32 m = channels - c >= 32 ? ~__mmask32{0} : (__mmask32{1} << (channels - c)) - 1;
-      __m512i acc = _mm512_maskz_loadu_epi16(m, in + c);
-      for (int r = 0; r < rows; ++r) {
-        const T* p = in + r * row_stride + c;
-        for (int k = 0; k < cols; ++k, p += col_stride) acc = _mm512_max_epi16(acc, _mm512_maskz_loadu_epi16(m, p));
-      }
-      _mm512_mask_storeu_epi16(out + c, m, _mm512_min_epi16(_mm512_max_epi16(acc, vlo), vhi));
+  constexpr int kLanes = 64 / static_cast<int>(sizeof(T));
+  using Mask = std::conditional_t<sizeof(T) == 2, __mmask32, __mmask64>;
+  const auto load = [](Mask m, const T* p) {
+    if constexpr (sizeof(T) == 2) return _mm512_maskz_loadu_epi16(m, p);
+    else return _mm512_maskz_loadu_epi8(m, p);
+  };
+  const auto max = [](__m512i a, __m512i b) {
+    if constexpr (sizeof(T) == 2) return _mm512_max_epi16(a, b);
+    else if constexpr (std::is_signed_v<T>) return _mm512_max_epi8(a, b);
+    else return _mm512_max_epu8(a, b);
+  };
+  const auto min = [](__m512i a, __m512i b) {
+    if constexpr (sizeof(T) == 2) return _mm512_min_epi16(a, b);
+    else if constexpr (std::is_signed_v<T>) return _mm512_min_epi8(a, b);
+    else return _mm512_min_epu8(a, b);
+  };
+  for (int c = 0; c < channels; c += kLanes) {
+    const Mask m = channels - c >= kLanes ? static_cast<Mask>(~Mask{0}) : static_cast<Mask>((Mask{1} << (channels - c)) - 1);
+    // The window is never empty (ComputeWindow), so starting from its first value is exact.
+    __m512i acc = load(m, in + c);
+    for (int r = 0; r < rows; ++r) {
+      const T* p = in + r * row_stride + c;
+      for (int k = 0; k < cols; ++k, p += col_stride) acc = max(acc, load(m, p));
     }
-    return;
-  } else {
-    constexpr bool kSigned = std::is_same_v<T, int8_t>;
-    const auto max8 = [](__m512i a, __m512i b) { return kSigned ? _mm512_max_epi8(a, b) : _mm512_max_epu8(a, b); };
-    const auto min8 = [](__m512i a, __m512i b) { return kSigned ? _mm512_min_epi8(a, b) : _mm512_min_epu8(a, b); };
-    for (int c = 0; c < channels; c += 64) {
-      const __mmask64 m = channels - c >= 64 ? ~__mmask64{0} : (__mmask64{1} << (channels - c)) - 1;
-      // The window is never empty (ComputeWindow), so starting from its first value is exact.
-      __m512i acc = _mm512_maskz_loadu_epi8(m, in + c);
-      for (int r = 0; r < rows; ++r) {
-        const T* p = in + r * row_stride + c;
-        for (int k = 0; k < cols; ++k, p += col_stride) acc = max8(acc, _mm512_maskz_loadu_epi8(m, p));
-      }
-      _mm512_mask_storeu_epi8(out + c, m, min8(max8(acc, vlo), vhi));
-    }
+    const __m512i y = min(max(acc, vlo), vhi);
+    if constexpr (sizeof(T) == 2) _mm512_mask_storeu_epi16(out + c, m, y);
+    else _mm512_mask_storeu_epi8(out + c, m, y);
   }
 }
 
