@@ -46,6 +46,17 @@ qgemm::Int16Out Int16OutOf(const GemmOpOutput& st, const rt::RtTensor* bias) {
   return q;
 }
 
+// Per channel |acc[n]| <= abs_sum[n] * max_in for inputs with |x - zero point| <= max_in; empty
+// when the operator gives no abs sums (then no stage relies on a bound).
+std::vector<int64_t> AccBounds(const GemmOpSpec& spec, int N, int64_t max_in) {
+  std::vector<int64_t> bound;
+  if (spec.abs_sum && static_cast<int>(spec.abs_sum->size()) == N) {
+    bound.resize(static_cast<size_t>(N));
+    for (int n = 0; n < N; ++n) bound[static_cast<size_t>(n)] = (*spec.abs_sum)[static_cast<size_t>(n)] * max_in;
+  }
+  return bound;
+}
+
 }  // namespace
 
 std::shared_ptr<const qgemm::PackedB> GetPackedWeights(rt::KernelContext& ctx, const std::string& tag,
@@ -119,15 +130,13 @@ Expected<bool> PrepareGemmOutput(rt::KernelContext& ctx, const GemmOpSpec& spec,
       if (!ShiftsSupported(shift)) return false;
       int32_t lo, hi;
       RETURN_IF_ERROR(QuantizedActivation(ctx, spec.activation, *output, &lo, &hi));
-      // |input - input_zero_point| <= max_in for any input, so |acc[n]| <= abs_sum[n] * max_in.
+      // |input - input_zero_point| <= max_in for any input.
       std::vector<int64_t> bound;
-      if (spec.abs_sum && static_cast<int>(spec.abs_sum->size()) == N &&
-          (input->type == DType::kInt8 || input->type == DType::kUInt8)) {
+      if (input->type == DType::kInt8 || input->type == DType::kUInt8) {
         const int64_t zp = input->zero_point();
-        const int64_t max_in = input->type == DType::kInt8 ? std::max<int64_t>(127 - zp, zp + 128)
-                                                           : std::max<int64_t>(255 - zp, zp);
-        bound.resize(static_cast<size_t>(N));
-        for (int n = 0; n < N; ++n) bound[static_cast<size_t>(n)] = (*spec.abs_sum)[static_cast<size_t>(n)] * max_in;
+        bound = AccBounds(spec, N,
+                          input->type == DType::kInt8 ? std::max<int64_t>(127 - zp, zp + 128)
+                                                      : std::max<int64_t>(255 - zp, zp));
       }
       qgemm::BuildRequant8(N, bias ? bias->data_as<int32_t>() : nullptr, mult, shift, output->zero_point(), lo, hi,
                            &st->q8, bound.empty() ? nullptr : bound.data());
@@ -158,12 +167,7 @@ Expected<bool> PrepareGemmOutput(rt::KernelContext& ctx, const GemmOpSpec& spec,
       st->use_i16v = false;
       if (spec.int16_vnni) {
         const qgemm::Int16Out q = Int16OutOf(*st, bias);
-        // |input| <= 32768 (int16, zero point 0), so |acc[n]| <= abs_sum[n] * 32768.
-        std::vector<int64_t> bound;
-        if (spec.abs_sum && static_cast<int>(spec.abs_sum->size()) == N) {
-          bound.resize(static_cast<size_t>(N));
-          for (int n = 0; n < N; ++n) bound[static_cast<size_t>(n)] = (*spec.abs_sum)[static_cast<size_t>(n)] * 32768;
-        }
+        const std::vector<int64_t> bound = AccBounds(spec, N, 32768);  // |input| <= 32768 (int16, zero point 0)
         st->use_i16v = qgemm::BuildInt16VnniOutput(q, N, &st->i16v, bound.empty() ? nullptr : bound.data());
       }
       return true;
