@@ -223,13 +223,21 @@ void GroupRows(const Geometry& g, const float* in, const float* packed, float* o
   InteriorColumns(g, &lo, &hi);
   if constexpr (Group::kSliding) {
     // Over 4 or more output rows, channel blocks in chunks whose input rows shared by
-    // consecutive output rows (kh·dh + sh of them) fill at most 32 KB, so those rows are read
-    // from L1 rather than L2 by the next output rows. In-process A/B (1 thread, alternated
-    // invokes): MobileNetV2 float 0.984, DeepLabV3 0.987, pose_landmark_full 0.981,
-    // hand_landmark_full 0.977 of the time (its 14×14 and 7×7 layers 1.2-1.5x); 2 threads 1.000.
+    // consecutive output rows (kh·dh + sh of them) fill at most kSharedRowsBytes, so the next
+    // output rows find them in L2 (L1 for the small ones), while each pixel's chunk is still a
+    // run of chunk · 64 contiguous bytes that the hardware prefetchers follow. A 32 KB (L1)
+    // bound against none had given (in-process A/B, 1 thread): MobileNetV2 float 0.984,
+    // DeepLabV3 0.987, pose_landmark_full 0.981, hand_landmark_full 0.977 of the time. 256 KB
+    // against 32 KB (one interpreter, the two alternated invoke by invoke, 80 pairs, Zen 4):
+    // 1 thread MobileNetV2 0.984, DeepLabV3 0.976 (its 33×33×480 dilated layers 0.80-0.86: at 32 KB
+    // one 16-channel block per pass, each pixel a lone 64-byte line 1920 bytes from the last),
+    // pose_landmark_full 0.980, hand_landmark_full 0.989, selfie_segmentation 0.972, Objectron
+    // chair 0.984; 2 threads MobileNetV2 0.982, DeepLabV3 0.962, hand_landmark_full 0.988. 128 KB
+    // and 512 KB did less well on average (0.980-1.004, 0.968-1.009).
+    constexpr int64_t kSharedRowsBytes = 256 * 1024;
     const int64_t shared_bytes = (int64_t{g.kh} * g.dh + g.sh) * g.w * L * static_cast<int64_t>(sizeof(float));
     const int cb_chunk = row_end - row_begin >= 4
-                             ? static_cast<int>(std::max<int64_t>(1, int64_t{32 * 1024} / shared_bytes))
+                             ? static_cast<int>(std::max<int64_t>(1, kSharedRowsBytes / shared_bytes))
                              : cb_end - cb_begin;
     for (int cb0 = cb_begin; cb0 < cb_end; cb0 += cb_chunk) {
       const int cb1 = std::min(cb_end, cb0 + cb_chunk);

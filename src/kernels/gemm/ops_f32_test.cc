@@ -435,8 +435,11 @@ TEST(FastF32Ops, DepthwiseMatchesLoops) {
   cases.push_back({1, 9, 30, 48, 1, 3, 3, 2, 2, 1, 1, tflite::Padding_SAME, 2, true});
   cases.push_back({1, 5, 27, 40, 1, 3, 3, 1, 1, 1, 1, tflite::Padding_VALID, 1, true});
   cases.push_back({1, 9, 35, 33, 1, 3, 3, 1, 1, 2, 2, tflite::Padding_SAME, 0, true});
-  // Rows whose shared input rows exceed 32 KB run in channel chunks (a partial last block too):
-  // 3x3 stride 1 and 2, dilated.
+  // Rows whose shared input rows exceed 256 KB over all blocks run in channel chunks (a partial
+  // last block too): 3x3 stride 1 and 2, dilated; two or more chunks with 8 and 16 lanes alike.
+  cases.push_back({1, 9, 120, 200, 1, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 2, true});
+  cases.push_back({1, 8, 150, 100, 1, 3, 3, 2, 2, 1, 1, tflite::Padding_SAME, 1, true});
+  cases.push_back({1, 10, 60, 100, 1, 3, 3, 1, 1, 4, 4, tflite::Padding_SAME, 0, true});
   cases.push_back({1, 12, 40, 200, 1, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 2, true});
   cases.push_back({1, 11, 60, 100, 1, 3, 3, 2, 2, 1, 1, tflite::Padding_SAME, 1, true});
   cases.push_back({1, 10, 40, 72, 1, 3, 3, 1, 1, 2, 2, tflite::Padding_SAME, 0, true});
