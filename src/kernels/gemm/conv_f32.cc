@@ -315,6 +315,7 @@ std::unique_ptr<rt::OpKernel> MakeConv2DF32(const rt::KernelCreateContext& cc) {
   MinMax mm;
   if (!FusedMinMax(o.fused_activation_function, &mm)) return nullptr;
   if (o.padding != tflite::Padding_SAME && o.padding != tflite::Padding_VALID) return nullptr;
+  if (auto winograd = MakeConv2DWinogradF32(cc, mm.min, mm.max)) return winograd;
   const auto& fs = cc.input(1)->shape;
   const int64_t k = int64_t{fs[1]} * fs[2] * fs[3];
   // A 1×1 filter at stride 1 always runs the direct GEMM (Prepare's pointwise path), so it may

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -132,10 +133,12 @@ struct ConvCase {
   }
 };
 
-void CheckConv(const ConvCase& c, std::mt19937& rng, int threads, const Family& fam) {
+// variant_part: when set, the kernel's variant must contain it. Returns the variant.
+std::string CheckConv(const ConvCase& c, std::mt19937& rng, int threads, const Family& fam,
+                      const char* variant_part = nullptr) {
   const int oh = kernels::ComputeOutSize(c.padding, c.h, c.kh, c.sh, c.dh);
   const int ow = kernels::ComputeOutSize(c.padding, c.w, c.kw, c.sw, c.dw);
-  if (oh <= 0 || ow <= 0) return;
+  if (oh <= 0 || ow <= 0) return "";
   int off;
   const int pt = kernels::ComputePadding(c.sh, c.dh, c.h, c.kh, oh, &off);
   const int pl = kernels::ComputePadding(c.sw, c.dw, c.w, c.kw, ow, &off);
@@ -179,6 +182,11 @@ void CheckConv(const ConvCase& c, std::mt19937& rng, int threads, const Family& 
           mag.push_back(m);
         }
   Expect(r, {c.batch, oh, ow, c.cout}, ref, mag, 2e-5, c.Name() + " " + fam.name + " t" + std::to_string(threads));
+  if (variant_part) {
+    EXPECT_NE(r.variant.find(variant_part), std::string::npos)
+        << c.Name() << " " << fam.name << " t" << threads << ": variant " << r.variant;
+  }
+  return r.variant;
 }
 
 TEST(FastF32Ops, Conv2DMatchesLoops) {
@@ -236,6 +244,42 @@ TEST(FastF32Ops, Conv2DMatchesLoops) {
   int n = 0;
   for (const Family& fam : Families())
     for (const ConvCase& c : cases) CheckConv(c, rng, 1 + (n++ % 2), fam);
+}
+
+// 3×3 stride-1 layers with 16+ input and output channels run Winograd F(2×2, 3×3): partial
+// tiles (odd output sizes), one-pixel and one-row outputs, channel tails, batches (tiles across
+// images), several blocks per thread, and at 2 threads the split over transform elements
+// (weights larger than the tiles' data); within the same tolerance as the direct kernels.
+TEST(FastF32Ops, Conv2DWinogradMatchesLoops) {
+  std::mt19937 rng(21);
+  const ConvCase cases[] = {
+      {1, 5, 7, 16, 32, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 0, true},
+      {2, 9, 10, 17, 33, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 3, true},
+      {1, 30, 31, 64, 40, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 1, true},
+      {1, 12, 13, 33, 17, 3, 3, 1, 1, 1, 1, tflite::Padding_VALID, 2, false},
+      {1, 2, 2, 16, 32, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 0, true},
+      {1, 3, 3, 32, 16, 3, 3, 1, 1, 1, 1, tflite::Padding_VALID, 0, true},
+      {1, 1, 5, 16, 32, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 0, true},
+      {1, 40, 37, 16, 48, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 3, true},
+      {3, 6, 6, 48, 64, 3, 3, 1, 1, 1, 1, tflite::Padding_VALID, 0, false},
+      {1, 7, 7, 128, 160, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 1, true},
+      {1, 4, 9, 200, 24, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 0, true},
+  };
+  for (const Family& fam : Families()) {
+    // Without AVX2 + FMA (the portable family) the direct kernel runs them.
+    const bool vector = fam.cpu.has_avx2_fma();
+    for (int threads : {1, 2})
+      for (const ConvCase& c : cases) CheckConv(c, rng, threads, fam, vector ? "/winograd2x2" : nullptr);
+    if (vector) CheckConv(cases[9], rng, 2, fam, "/winograd2x2/elements");
+  }
+  // EDGEOPT_WINOGRAD=0 (for A/B runs) keeps them on the direct kernels; 16 -> 16 channels too.
+  setenv("EDGEOPT_WINOGRAD", "0", 1);
+  const std::string off = CheckConv(cases[2], rng, 1, Families()[0]);
+  unsetenv("EDGEOPT_WINOGRAD");
+  EXPECT_EQ(off.find("winograd"), std::string::npos) << off;
+  const ConvCase narrow = {1, 9, 9, 16, 16, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 0, true};
+  const std::string direct = CheckConv(narrow, rng, 1, Families()[0]);
+  EXPECT_EQ(direct.find("winograd"), std::string::npos) << direct;
 }
 
 // Feeds x to both interpreters' input 0, runs them and expects output 0 of `fast` within 1e-4
@@ -503,6 +547,7 @@ TEST(FastF32Ops, ChoosesAvx512WhenTheCpuHasIt) {
     // and for the 3×3 layer (48 floats per filter-row tap).
     configs.push_back({rt::CapFeatures(hw, "avx512-full"), "avx512", "avx512/kpair", "avx512/kpair", "avx512/kpair"});
   }
+  // (The 3×3 16 -> 24 layer stays direct: 16 x 24 channels are below kWinogradMinChannelProduct.)
   for (const auto& [cpu, isa, k24, k24_half_panel, conv3x3] : configs) {
     auto model = rt::Model::FromGraph(g);
     ASSERT_TRUE(model.ok());
@@ -1017,6 +1062,49 @@ TEST(FastF32Ops, WeightsFromFoldedOps) {
     for (const auto& op : (*interp)->ops())
       if (op.variant.find("/f32/") != std::string::npos && !op.folded && op.type != "ADD") ++fast;
     EXPECT_EQ(fast, 3) << fam.name;
+  }
+  if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)";
+  testing::CompareOptions o;
+  o.rtol = 1e-5;
+  auto report = testing::CompareGraph(g, o);
+  EXPECT_TRUE(report.ok) << report.Summary();
+}
+
+// The Winograd convolution takes folded weights too (transformed and packed at the first
+// invoke), and agrees with TFLite 2.9.
+TEST(FastF32Ops, WinogradWeightsFromFoldedOps) {
+  GraphBuilder b;
+  auto x = b.Input("x", DType::kFloat32, {1, 11, 10, 16});
+  auto zero = b.Const<float>("z", DType::kFloat32, {1}, {0.0f});
+  auto folded = [&](const std::string& name, std::vector<int32_t> shape) {
+    auto c = b.ConstRandom(name + "_c", DType::kFloat32, shape);
+    auto t = b.Tensor(name, DType::kFloat32, shape);
+    tflite::AddOptionsT ao;
+    b.Op(tflite::BuiltinOperator_ADD, {c, zero}, {t}, ao);
+    return t;
+  };
+  auto w = folded("w", {32, 3, 3, 16});
+  auto bias = folded("b", {32});
+  auto y = b.Tensor("y", DType::kFloat32, {1, 11, 10, 32});
+  tflite::Conv2DOptionsT co;
+  co.padding = tflite::Padding_SAME;
+  co.stride_h = co.stride_w = 1;
+  co.fused_activation_function = tflite::ActivationFunctionType_RELU6;
+  b.Op(tflite::BuiltinOperator_CONV_2D, {x, w, bias}, {y}, co);
+  b.Output(y);
+  Graph g = b.Finish();
+  for (const Family& fam : Families()) {
+    if (!fam.cpu.has_avx2_fma()) continue;
+    auto model = rt::Model::FromGraph(g);
+    ASSERT_TRUE(model.ok());
+    rt::InterpreterOptions io;
+    io.cpu = &fam.cpu;
+    auto interp = rt::Interpreter::Create(*model, io);
+    ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+    ASSERT_TRUE((*interp)->AllocateTensors().ok());
+    int winograd = 0;
+    for (const auto& op : (*interp)->ops()) winograd += op.variant.find("/winograd2x2") != std::string::npos;
+    EXPECT_EQ(winograd, 1) << fam.name;
   }
   if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)";
   testing::CompareOptions o;
