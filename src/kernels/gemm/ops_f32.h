@@ -25,14 +25,15 @@ std::unique_ptr<rt::OpKernel> MakeMaxPool2DF32(const rt::KernelCreateContext& cc
 std::unique_ptr<rt::OpKernel> MakeBinaryF32(const rt::KernelCreateContext& cc);
 
 // 3×3 stride-1 CONV_2D by Winograd F(2×2, 3×3) (winograd_f32.h), or null where it does not apply:
-// other filters, strides or dilations; fewer than kWinogradMinChannels input or output channels
-// or a product of the two below kWinogradMinChannelProduct; no AVX2 + FMA; EDGEOPT_WINOGRAD=0 in
-// the environment. MakeConv2DF32 asks it first. Single layers against the direct convolution
-// (Zen 4, in-process A/B, 1 thread): 16 -> 16 channels 0.86-1.14x (so not taken), 16 -> 32
-// 1.13-1.32x, 24 -> 24 1.15-1.26x, 32 -> 32 1.43-1.56x, 64 -> 64 1.59-1.83x, 128 -> 128
-// 1.86-1.93x, 256 -> 256 1.73-2.0x, 512 -> 512 at 7×7 1.27-1.35x.
-constexpr int kWinogradMinChannels = 16;
-constexpr int kWinogradMinChannelProduct = 512;
+// other filters, strides or dilations; fewer than kWinogradMinInputChannels input or
+// kWinogradMinOutputChannels output channels; no AVX2 + FMA; EDGEOPT_WINOGRAD=0 in the
+// environment. MakeConv2DF32 asks it first. Single layers against the direct convolution (Zen 4,
+// in-process A/B, 1 thread): 8 -> 16 1.11x, 8 -> 32 1.30x, 16 -> 16 1.30-1.36x, 16 -> 32 1.6x,
+// 32 -> 32 1.35-1.57x, 64 -> 64 1.6-1.9x, 128 -> 128 1.8-1.9x, 256 -> 256 1.83x, 512 -> 512 at 7×7
+// 1.14x; but 8 -> 8 0.57-0.68x, 16 -> 8 0.91x (half-empty vectors and GEMM panels), hence the
+// thresholds.
+constexpr int kWinogradMinInputChannels = 8;
+constexpr int kWinogradMinOutputChannels = 16;
 std::unique_ptr<rt::OpKernel> MakeConv2DWinogradF32(const rt::KernelCreateContext& cc, float act_min, float act_max);
 
 // (RegisterFastFloatKernels, declared in kernels/registration.h, puts these in front of the

@@ -19,6 +19,7 @@
 #include "graph/builder.h"
 #include "kernels/common/broadcast.h"
 #include "kernels/common/quant_utils.h"
+#include "kernels/gemm/gemm.h"
 #include "runtime/cpu.h"
 #include "runtime/interpreter.h"
 #include "support/conformance.h"
@@ -246,7 +247,7 @@ TEST(FastF32Ops, Conv2DMatchesLoops) {
     for (const ConvCase& c : cases) CheckConv(c, rng, 1 + (n++ % 2), fam);
 }
 
-// 3×3 stride-1 layers with 16+ input and output channels run Winograd F(2×2, 3×3): partial
+// 3×3 stride-1 layers with 8+ input and 16+ output channels run Winograd F(2×2, 3×3): partial
 // tiles (odd output sizes), one-pixel and one-row outputs, channel tails, batches (tiles across
 // images), several blocks per thread, and at 2 threads the split over transform elements
 // (weights larger than the tiles' data); within the same tolerance as the direct kernels.
@@ -254,6 +255,7 @@ TEST(FastF32Ops, Conv2DWinogradMatchesLoops) {
   std::mt19937 rng(21);
   const ConvCase cases[] = {
       {1, 5, 7, 16, 32, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 0, true},
+      {1, 8, 9, 8, 16, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 2, true},
       {2, 9, 10, 17, 33, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 3, true},
       {1, 30, 31, 64, 40, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 1, true},
       {1, 12, 13, 33, 17, 3, 3, 1, 1, 1, 1, tflite::Padding_VALID, 2, false},
@@ -270,16 +272,19 @@ TEST(FastF32Ops, Conv2DWinogradMatchesLoops) {
     const bool vector = fam.cpu.has_avx2_fma();
     for (int threads : {1, 2})
       for (const ConvCase& c : cases) CheckConv(c, rng, threads, fam, vector ? "/winograd2x2" : nullptr);
-    if (vector) CheckConv(cases[9], rng, 2, fam, "/winograd2x2/elements");
+    if (vector) CheckConv(cases[10], rng, 2, fam, "/winograd2x2/elements");
   }
-  // EDGEOPT_WINOGRAD=0 (for A/B runs) keeps them on the direct kernels; 16 -> 16 channels too.
+  // EDGEOPT_WINOGRAD=0 (for A/B runs) keeps them on the direct kernels; so do fewer than 8 input
+  // or 16 output channels.
   setenv("EDGEOPT_WINOGRAD", "0", 1);
   const std::string off = CheckConv(cases[2], rng, 1, Families()[0]);
   unsetenv("EDGEOPT_WINOGRAD");
   EXPECT_EQ(off.find("winograd"), std::string::npos) << off;
-  const ConvCase narrow = {1, 9, 9, 16, 16, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 0, true};
-  const std::string direct = CheckConv(narrow, rng, 1, Families()[0]);
-  EXPECT_EQ(direct.find("winograd"), std::string::npos) << direct;
+  for (const ConvCase& narrow : {ConvCase{1, 9, 9, 16, 15, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 0, true},
+                                 ConvCase{1, 9, 9, 7, 32, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 0, true}}) {
+    const std::string direct = CheckConv(narrow, rng, 1, Families()[0]);
+    EXPECT_EQ(direct.find("winograd"), std::string::npos) << direct;
+  }
 }
 
 // Feeds x to both interpreters' input 0, runs them and expects output 0 of `fast` within 1e-4
@@ -547,23 +552,30 @@ TEST(FastF32Ops, ChoosesAvx512WhenTheCpuHasIt) {
     // and for the 3×3 layer (48 floats per filter-row tap).
     configs.push_back({rt::CapFeatures(hw, "avx512-full"), "avx512", "avx512/kpair", "avx512/kpair", "avx512/kpair"});
   }
-  // (The 3×3 16 -> 24 layer stays direct: 16 x 24 channels are below kWinogradMinChannelProduct.)
+  // The 3×3 16 -> 24 layer runs Winograd F(2×2, 3×3) (its GEMMs, K = 16 and N = 24, on the
+  // direct GEMM's family) unless EDGEOPT_WINOGRAD=0, which leaves it to the families above.
+  for (bool winograd : {false, true})
   for (const auto& [cpu, isa, k24, k24_half_panel, conv3x3] : configs) {
+    if (!winograd) setenv("EDGEOPT_WINOGRAD", "0", 1);
+    const std::string first =
+        winograd ? std::string("conv2d/f32/") + kernels::gemm::SelectDirectUkernels(cpu, 16, 24).isa + "/winograd2x2"
+                 : std::string("conv2d/f32/") + conv3x3;
     auto model = rt::Model::FromGraph(g);
     ASSERT_TRUE(model.ok());
     rt::InterpreterOptions io;
     io.cpu = &cpu;
     auto interp = rt::Interpreter::Create(*model, io);
     ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+    unsetenv("EDGEOPT_WINOGRAD");
     ASSERT_TRUE((*interp)->AllocateTensors().ok());
     std::vector<std::string> variants;
     for (const auto& op : (*interp)->ops()) variants.push_back(op.variant);
-    EXPECT_EQ(variants, (std::vector<std::string>{std::string("conv2d/f32/") + conv3x3,
+    EXPECT_EQ(variants, (std::vector<std::string>{first,
                                                   std::string("depthwise_conv2d/f32/") + isa,
                                                   std::string("fully_connected/f32/") + isa,
                                                   std::string("conv2d/f32/") + k24, std::string("conv2d/f32/") + k24_half_panel,
                                                   std::string("conv2d/f32/") + (std::string(isa) == "avx512" ? "avx512/single" : isa)}))
-        << isa << (cpu.avx512_halved ? " (halved)" : "");
+        << isa << (cpu.avx512_halved ? " (halved)" : "") << (winograd ? " winograd" : "");
   }
 }
 

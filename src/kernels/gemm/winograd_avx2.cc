@@ -6,13 +6,13 @@
 
 namespace edgeopt::kernels::winograd {
 
-void InputTilesAvx2(const TileGeometry& g, const float* in, int64_t t0, int n, float* u, int64_t ld) {
-  InputTiles<Avx2F32>(g, in, t0, n, u, ld);
+void InputTilesAvx2(const TileGeometry& g, const float* in, int64_t t0, int n, float* u, size_t es) {
+  InputTiles<Avx2F32>(g, in, t0, n, u, es);
 }
 
-void OutputTilesAvx2(const TileGeometry& g, const float* m, int64_t ld, const float* bias, int64_t t0, int n,
+void OutputTilesAvx2(const TileGeometry& g, const float* m, size_t es, const float* bias, int64_t t0, int n,
                      float* out, gemm::MinMax mm) {
-  OutputTiles<Avx2F32>(g, m, ld, bias, t0, n, out, mm);
+  OutputTiles<Avx2F32>(g, m, es, bias, t0, n, out, mm);
 }
 
 }  // namespace edgeopt::kernels::winograd

@@ -10,13 +10,13 @@
 
 namespace edgeopt::kernels::winograd {
 
-void InputTilesAvx512(const TileGeometry& g, const float* in, int64_t t0, int n, float* u, int64_t ld) {
-  InputTiles<Avx512F32>(g, in, t0, n, u, ld);
+void InputTilesAvx512(const TileGeometry& g, const float* in, int64_t t0, int n, float* u, size_t es) {
+  InputTiles<Avx512F32>(g, in, t0, n, u, es);
 }
 
-void OutputTilesAvx512(const TileGeometry& g, const float* m, int64_t ld, const float* bias, int64_t t0, int n,
+void OutputTilesAvx512(const TileGeometry& g, const float* m, size_t es, const float* bias, int64_t t0, int n,
                        float* out, gemm::MinMax mm) {
-  OutputTiles<Avx512F32>(g, m, ld, bias, t0, n, out, mm);
+  OutputTiles<Avx512F32>(g, m, es, bias, t0, n, out, mm);
 }
 
 }  // namespace edgeopt::kernels::winograd

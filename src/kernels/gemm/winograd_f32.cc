@@ -110,7 +110,8 @@ class Conv2DWinogradF32 : public rt::OpKernel {
     const int64_t v_bytes = int64_t{kElems} * c * oc * static_cast<int64_t>(sizeof(float));
     elements_ = threads > 1 && tiles > 0 && v_bytes > tiles * per_tile && tiles * per_tile <= kElementModeBytes;
     if (elements_) {
-      scratch_ = ctx.RequestScratch(static_cast<size_t>(tiles * per_tile));
+      SetStrides(tiles);
+      scratch_ = ctx.RequestScratch(ScratchFloats() * sizeof(float));
       return Status::Ok();
     }
     // Blocks of about kBlockBytes (whole micro-kernel tiles), as many per thread.
@@ -120,7 +121,8 @@ class Conv2DWinogradF32 : public rt::OpKernel {
     block_ = blocks_ > 0 ? std::max<int64_t>(1, (tiles + blocks_ - 1) / blocks_) : 1;
     blocks_ = tiles > 0 ? (tiles + block_ - 1) / block_ : 0;
     tasks_ = static_cast<int>(std::min<int64_t>(threads, blocks_));
-    return ctx.ReserveSlotScratch(static_cast<size_t>(block_ * per_tile));
+    SetStrides(block_);
+    return ctx.ReserveSlotScratch(ScratchFloats() * sizeof(float));
   }
 
   Status Invoke(rt::KernelContext& ctx) override {
@@ -131,9 +133,15 @@ class Conv2DWinogradF32 : public rt::OpKernel {
     const MinMax none{-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
     rt::ThreadPool& pool = ctx.threads();
     const WinogradWeights& ww = *weights_;
+    // The 16 GEMMs of n tiles, U and M as laid out by SetStrides.
+    auto gemms = [&](const float* u, float* m, int64_t n, int e0, int e1) {
+      for (int e = e0; e < e1; ++e)
+        gemm::Gemm(uk_, nullptr, static_cast<size_t>(n), u + e * u_stride_, g_.c, ww.v[e], m + e * m_stride_, g_.oc,
+                   none);
+    };
     if (elements_) {
       float* u = ctx.Scratch<float>(scratch_);
-      float* m = u + static_cast<size_t>(kElems) * tiles * g_.c;
+      float* m = u + kElems * u_stride_;
       const int threads = pool.num_threads();
       auto tile_share = [&](int64_t t, int64_t* t0, int* n) {
         *t0 = tiles * t / threads;
@@ -143,32 +151,27 @@ class Conv2DWinogradF32 : public rt::OpKernel {
         int64_t t0;
         int n;
         tile_share(t, &t0, &n);
-        if (n > 0) input_(g_, in, t0, n, u + static_cast<size_t>(t0) * g_.c, tiles);
+        if (n > 0) input_(g_, in, t0, n, u + static_cast<size_t>(t0) * g_.c, u_stride_);
       });
-      RunTasks(&pool, kElems, [&](int64_t e) {
-        gemm::Gemm(uk_, nullptr, tiles, u + static_cast<size_t>(e) * tiles * g_.c, g_.c, ww.v[e],
-                   m + static_cast<size_t>(e) * tiles * g_.oc, g_.oc, none);
-      });
+      RunTasks(&pool, kElems, [&](int64_t e) { gemms(u, m, tiles, static_cast<int>(e), static_cast<int>(e) + 1); });
       RunTasks(&pool, threads, [&](int64_t t) {
         int64_t t0;
         int n;
         tile_share(t, &t0, &n);
-        if (n > 0) output_(g_, m + static_cast<size_t>(t0) * g_.oc, tiles, ww.bias.data(), t0, n, out, mm_);
+        if (n > 0) output_(g_, m + static_cast<size_t>(t0) * g_.oc, m_stride_, ww.bias.data(), t0, n, out, mm_);
       });
       return Status::Ok();
     }
     // One contiguous share of blocks per thread, with the U and M buffers of its slot.
     RunTasks(&pool, tasks_, [&](int64_t t) {
       float* u = reinterpret_cast<float*>(pool.SlotScratch(static_cast<int>(t)));
-      float* m = u + static_cast<size_t>(kElems) * block_ * g_.c;
+      float* m = u + kElems * u_stride_;
       for (int64_t b = blocks_ * t / tasks_; b < blocks_ * (t + 1) / tasks_; ++b) {
         const int64_t t0 = b * block_;
         const int n = static_cast<int>(std::min(block_, tiles - t0));
-        input_(g_, in, t0, n, u, n);
-        for (int e = 0; e < kElems; ++e)
-          gemm::Gemm(uk_, nullptr, n, u + static_cast<size_t>(e) * n * g_.c, g_.c, ww.v[e],
-                     m + static_cast<size_t>(e) * n * g_.oc, g_.oc, none);
-        output_(g_, m, n, ww.bias.data(), t0, n, out, mm_);
+        input_(g_, in, t0, n, u, u_stride_);
+        gemms(u, m, n, 0, kElems);
+        output_(g_, m, m_stride_, ww.bias.data(), t0, n, out, mm_);
       }
     });
     return Status::Ok();
@@ -185,6 +188,13 @@ class Conv2DWinogradF32 : public rt::OpKernel {
   size_t PackedBytes() const override { return weights_ ? weights_->bytes() : 0; }
 
  private:
+  // U and M for `rows` tiles: kElems matrices each, at skewed strides (winograd::SkewedStride).
+  void SetStrides(int64_t rows) {
+    u_stride_ = winograd::SkewedStride(static_cast<size_t>(rows) * g_.c);
+    m_stride_ = winograd::SkewedStride(static_cast<size_t>(rows) * g_.oc);
+  }
+  size_t ScratchFloats() const { return kElems * (u_stride_ + m_stride_); }
+
   // Transforms and packs the filters once their data exists (Prepare for constants, the first
   // Invoke for folded ones); shared by the interpreters of one model.
   std::shared_ptr<const WinogradWeights> Pack(rt::KernelContext& ctx) {
@@ -222,6 +232,7 @@ class Conv2DWinogradF32 : public rt::OpKernel {
   int scratch_ = -1;       // element split: U and M of all tiles
   int64_t block_ = 1, blocks_ = 0;
   int tasks_ = 0;
+  size_t u_stride_ = 0, m_stride_ = 0;  // floats between the matrices of U / of M
 };
 
 }  // namespace
@@ -234,9 +245,7 @@ std::unique_ptr<rt::OpKernel> MakeConv2DWinogradF32(const rt::KernelCreateContex
   if (fs.size() != 4 || fs[1] != 3 || fs[2] != 3 || o.stride_h != 1 || o.stride_w != 1 ||
       o.dilation_h_factor != 1 || o.dilation_w_factor != 1)
     return nullptr;
-  if (fs[3] < kWinogradMinChannels || fs[0] < kWinogradMinChannels ||
-      int64_t{fs[3]} * fs[0] < kWinogradMinChannelProduct)
-    return nullptr;
+  if (fs[3] < kWinogradMinInputChannels || fs[0] < kWinogradMinOutputChannels) return nullptr;
   const int64_t c = fs[3], oc = fs[0];
   return std::make_unique<Conv2DWinogradF32>(gemm::SelectDirectUkernels(cc.cpu, c, oc), MinMax{act_min, act_max},
                                              cc.cpu.has_avx512());

@@ -40,19 +40,25 @@ struct TileGeometry {
 };
 
 // Tiles [t0, t0 + n) (raster order: image, tile row, tile column) of the NHWC input into u:
-// element e of tile t0 + i is row e·ld + i (c floats) of u, so matrix e (n rows) starts at row
-// e·ld. Input pixels outside the image are zeros.
-using InputFn = void (*)(const TileGeometry& g, const float* in, int64_t t0, int n, float* u, int64_t ld);
-// The products m (element e of tile t0 + i: row e·ld + i, oc floats) of tiles [t0, t0 + n) into
-// the NHWC output: Aᵀ M A + bias, clamped; output pixels past oh / ow are not written.
-using OutputFn = void (*)(const TileGeometry& g, const float* m, int64_t ld, const float* bias, int64_t t0, int n,
+// element e of tile t0 + i is the c floats at u + e·es + i·c (matrix e, n rows, starts at
+// u + e·es). Input pixels outside the image are zeros.
+using InputFn = void (*)(const TileGeometry& g, const float* in, int64_t t0, int n, float* u, size_t es);
+// The products m (element e of tile t0 + i: the oc floats at m + e·es + i·oc) of tiles
+// [t0, t0 + n) into the NHWC output: Aᵀ M A + bias, clamped; output pixels past oh / ow are not
+// written.
+using OutputFn = void (*)(const TileGeometry& g, const float* m, size_t es, const float* bias, int64_t t0, int n,
                           float* out, gemm::MinMax mm);
 
-void InputTilesAvx2(const TileGeometry& g, const float* in, int64_t t0, int n, float* u, int64_t ld);
-void OutputTilesAvx2(const TileGeometry& g, const float* m, int64_t ld, const float* bias, int64_t t0, int n,
+// A matrix stride (floats) of at least `floats` that puts the 16 matrices' starts 64 bytes apart
+// modulo 4 KB: with a stride a multiple of 4 KB, the 16 streams a tile writes (and the output
+// transform reads) fall into one set of an 8-way L1 and evict each other.
+inline size_t SkewedStride(size_t floats) { return (floats + 1023) / 1024 * 1024 + 16; }
+
+void InputTilesAvx2(const TileGeometry& g, const float* in, int64_t t0, int n, float* u, size_t es);
+void OutputTilesAvx2(const TileGeometry& g, const float* m, size_t es, const float* bias, int64_t t0, int n,
                      float* out, gemm::MinMax mm);
-void InputTilesAvx512(const TileGeometry& g, const float* in, int64_t t0, int n, float* u, int64_t ld);
-void OutputTilesAvx512(const TileGeometry& g, const float* m, int64_t ld, const float* bias, int64_t t0, int n,
+void InputTilesAvx512(const TileGeometry& g, const float* in, int64_t t0, int n, float* u, size_t es);
+void OutputTilesAvx512(const TileGeometry& g, const float* m, size_t es, const float* bias, int64_t t0, int n,
                        float* out, gemm::MinMax mm);
 
 // The transformed filter G g Gᵀ of one 3×3 filter g (row-major) as 16 values (row-major 4×4).
