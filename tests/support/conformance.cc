@@ -179,6 +179,21 @@ Expected<std::vector<TensorValue>> RunEdgeopt(std::shared_ptr<const rt::Model> m
   return InvokeWith(*interp, inputs);
 }
 
+std::string FusedDiffersFromUnfused(std::shared_ptr<const rt::Model> model, const std::vector<TensorValue>& inputs,
+                                    int threads) {
+  rt::InterpreterOptions fused, plain;
+  fused.num_threads = plain.num_threads = threads;
+  plain.fuse_ops = false;
+  auto a = RunEdgeopt(model, inputs, fused);
+  if (!a.ok()) return "fused: " + a.status().ToString();
+  auto b = RunEdgeopt(model, inputs, plain);
+  if (!b.ok()) return "unfused: " + b.status().ToString();
+  if (a->size() != b->size()) return "different output counts";
+  for (size_t o = 0; o < a->size(); ++o)
+    if ((*a)[o].data != (*b)[o].data) return "output " + std::to_string(o) + " differs";
+  return "";
+}
+
 bool Tflite29Available() { return TfliteOracle::LibraryPresent(); }
 
 Expected<std::vector<TensorValue>> RunTflite29(const std::vector<uint8_t>& model_bytes,

@@ -87,6 +87,10 @@ Expected<std::vector<TensorValue>> InvokeWith(rt::Interpreter& interp, const std
 Expected<std::vector<TensorValue>> RunEdgeopt(std::shared_ptr<const rt::Model> model,
                                               const std::vector<TensorValue>& inputs,
                                               const rt::InterpreterOptions& options = {});
+// Runs `model` on `inputs` with fusion on and off (InterpreterOptions::fuse_ops) at `threads`
+// threads: "" when every output has the same bytes, else which output differs (or the error).
+std::string FusedDiffersFromUnfused(std::shared_ptr<const rt::Model> model, const std::vector<TensorValue>& inputs,
+                                    int threads);
 // Runs the TFLite 2.9 library on serialized model bytes.
 Expected<std::vector<TensorValue>> RunTflite29(const std::vector<uint8_t>& model_bytes,
                                                const std::vector<TensorValue>& inputs, int threads = 1,

@@ -32,6 +32,9 @@ void FloatActPortable(const FloatActParams& p, const float* x, float* y, int64_t
     case FloatAct::kLogistic:
       for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + std::exp(-x[i]));
       break;
+    case FloatAct::kSilu:
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] * (1.0f / (1.0f + std::exp(-x[i])));
+      break;
     case FloatAct::kTanh:
       for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
       break;
@@ -81,6 +84,19 @@ void PreluPortable(const float* x, const float* alpha, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] >= 0.0f ? x[i] : x[i] * alpha[i];
 }
 
+void RunFloatAct(rt::ThreadPool& pool, FloatActFn fn, const FloatActParams& p, const float* x, float* y, int64_t n) {
+  // Below this many elements per task the hand-off costs more than it saves.
+  const bool transcendental = p.act == FloatAct::kLogistic || p.act == FloatAct::kTanh || p.act == FloatAct::kExp ||
+                              p.act == FloatAct::kLog || p.act == FloatAct::kSilu;
+  const int64_t min_task = transcendental ? 4096 : 32768;
+  const int64_t tasks = TaskCount(pool.num_threads(), n, min_task, 2);
+  RunTasks(&pool, tasks, [&](int64_t t) {
+    const int64_t i0 = t == 0 ? 0 : n * t / tasks / 16 * 16;
+    const int64_t i1 = t + 1 == tasks ? n : n * (t + 1) / tasks / 16 * 16;
+    fn(p, x + i0, y + i0, i1 - i0);
+  });
+}
+
 namespace {
 
 class FloatActKernel : public FastKernel {
@@ -92,20 +108,8 @@ class FloatActKernel : public FastKernel {
   Expected<bool> PrepareFast(rt::KernelContext&) override { return true; }
 
   Status InvokeFast(rt::KernelContext& ctx) override {
-    const float* x = ctx.input(0)->data_as<float>();
-    float* y = ctx.output(0)->data_as<float>();
-    const int64_t n = ctx.input(0)->num_elements();
-    // Below this many elements per task the hand-off costs more than it saves.
-    const bool transcendental = p_.act == FloatAct::kLogistic || p_.act == FloatAct::kTanh || p_.act == FloatAct::kExp ||
-                                p_.act == FloatAct::kLog;
-    const int64_t min_task = transcendental ? 4096 : 32768;
-    const int64_t tasks = TaskCount(ctx.threads().num_threads(), n, min_task, 2);
-    RunTasks(&ctx.threads(), tasks, [&](int64_t t) {
-      // Task bounds on multiples of 16 so only the last task has a tail.
-      const int64_t i0 = t == 0 ? 0 : n * t / tasks / 16 * 16;
-      const int64_t i1 = t + 1 == tasks ? n : n * (t + 1) / tasks / 16 * 16;
-      fn_(p_, x + i0, y + i0, i1 - i0);
-    });
+    RunFloatAct(ctx.threads(), fn_, p_, ctx.input(0)->data_as<float>(), ctx.output(0)->data_as<float>(),
+                ctx.input(0)->num_elements());
     return Status::Ok();
   }
 

@@ -12,6 +12,10 @@
 
 #include <cstdint>
 
+namespace edgeopt::rt {
+class ThreadPool;
+}  // namespace edgeopt::rt
+
 namespace edgeopt::kernels::activations {
 
 // The unary math ops: SQRT, RSQRT (1 / sqrt), ABS, NEG, FLOOR, CEIL and SQUARE are one or two
@@ -29,7 +33,13 @@ namespace edgeopt::kernels::activations {
 enum class FloatAct {
   kClamp, kLeakyRelu, kHardSwish, kLogistic, kTanh,
   kSqrt, kRsqrt, kAbs, kNeg, kFloor, kCeil, kSquare, kExp, kLog,
-  kGelu, kGeluApprox, kElu
+  kGelu, kGeluApprox, kElu,
+  // x * LOGISTIC(x) (SiLU / swish): the product of x and the kLogistic value, so bit-identical
+  // with a LOGISTIC followed by a MUL of its input (kernels/fused/silu_f32.cc runs the pair as
+  // one pass); against x * (1 / (1 + e^-x)) within kSiluMaxErrorPerX * |x| (as GELU, an error
+  // relative to x: for x below -88 LOGISTIC's absolute error, up to kFloatActMaxAbsError, times
+  // |x| where the reference's e^-x overflows to a product of exactly 0).
+  kSilu
 };
 
 struct FloatActParams {
@@ -41,6 +51,7 @@ struct FloatActParams {
 // Bounds the test checks LOGISTIC / TANH against (see above).
 constexpr double kLogisticMaxRelError = 2.5e-7;
 constexpr double kTanhMaxRelError = 3e-7;
+constexpr double kSiluMaxErrorPerX = 3.2e-7;
 constexpr double kFloatActMaxAbsError = 1e-9;
 constexpr double kExpMaxRelError = 3e-7;
 constexpr double kLogMaxRelError = 3e-7;
@@ -77,6 +88,11 @@ using PreluFn = void (*)(const float* x, const float* alpha, float* y, int64_t n
 void PreluPortable(const float* x, const float* alpha, float* y, int64_t n);
 void PreluAvx2(const float* x, const float* alpha, float* y, int64_t n);    // float_act_avx2.cc
 void PreluAvx512(const float* x, const float* alpha, float* y, int64_t n);  // float_act_avx512.cc
+
+// fn over n elements split into tasks of the pool (at least 4096 elements each for the
+// transcendental acts, 32768 for the others; bounds on multiples of 16, so only the last task
+// has a tail): what the float activation kernels and the fused SiLU run.
+void RunFloatAct(rt::ThreadPool& pool, FloatActFn fn, const FloatActParams& p, const float* x, float* y, int64_t n);
 
 void FloatActPortable(const FloatActParams& p, const float* x, float* y, int64_t n);
 void FloatActAvx2(const FloatActParams& p, const float* x, float* y, int64_t n);    // float_act_avx2.cc

@@ -92,9 +92,11 @@ typename V::F Log(typename V::F x) {
 
 template <class V>
 typename V::F Logistic(typename V::F x) {
-  // e^-x with -x clamped to [-87.3, 88]: beyond, 1 / (1 + e) is 1 or below 2^-126 anyway.
+  // e^-x with -x clamped to [-87.3, 88]: beyond, 1 / (1 + e) is 1 or below 2^-126 anyway; and
+  // exactly 0 where the reference's e^-x overflows (x below -ln(FLT_MAX)), as the reference's
+  // 1 / (1 + inf), so that x * LOGISTIC(x) there is -0 (and NaN at -inf), not -inf * 2^-127.
   const auto e = Exp<V>(V::Min(V::Set(88.0f), V::Max(V::Set(-87.3f), V::Sub(V::Set(0.0f), x))));
-  return V::Div(V::Set(1.0f), V::Add(V::Set(1.0f), e));
+  return V::SelectLt(x, V::Set(-88.7228394f), V::Set(0.0f), V::Div(V::Set(1.0f), V::Add(V::Set(1.0f), e)));
 }
 
 template <class V>
@@ -181,6 +183,7 @@ typename V::F Apply(const FloatActParams& p, typename V::F x) {
     case FloatAct::kGelu: return Gelu<V>(x);
     case FloatAct::kGeluApprox: return GeluApprox<V>(x);
     case FloatAct::kElu: return Elu<V>(x);
+    case FloatAct::kSilu: return V::Mul(x, Logistic<V>(x));
   }
   return x;
 }
@@ -225,6 +228,7 @@ void Run(const FloatActParams& p, const float* x, float* y, int64_t n) {
     case FloatAct::kGelu: return Loop<V, FloatAct::kGelu>(p, x, y, n);
     case FloatAct::kGeluApprox: return Loop<V, FloatAct::kGeluApprox>(p, x, y, n);
     case FloatAct::kElu: return Loop<V, FloatAct::kElu>(p, x, y, n);
+    case FloatAct::kSilu: return Loop<V, FloatAct::kSilu>(p, x, y, n);
   }
 }
 

@@ -35,6 +35,7 @@ float Reference(const FloatActParams& p, float x) {
     case FloatAct::kLeakyRelu: return x > 0 ? x : x * p.alpha;
     case FloatAct::kHardSwish: return x * std::min(6.f, std::max(0.f, x + 3.f)) / 6.f;
     case FloatAct::kLogistic: return 1.0f / (1.0f + std::exp(-x));
+    case FloatAct::kSilu: return x * (1.0f / (1.0f + std::exp(-x)));
     case FloatAct::kTanh: return std::tanh(x);
     case FloatAct::kSqrt: return std::sqrt(x);
     case FloatAct::kRsqrt: return 1.f / std::sqrt(x);
@@ -65,6 +66,7 @@ std::optional<ApproxBound> BoundOf(FloatAct act) {
   switch (act) {
     case FloatAct::kLogistic: return ApproxBound{"logistic", fa::kLogisticMaxRelError, false};
     case FloatAct::kTanh: return ApproxBound{"tanh", fa::kTanhMaxRelError, false};
+    case FloatAct::kSilu: return ApproxBound{"silu", fa::kSiluMaxErrorPerX, true};
     case FloatAct::kExp: return ApproxBound{"exp", fa::kExpMaxRelError, false};
     case FloatAct::kLog: return ApproxBound{"log", fa::kLogMaxRelError, false};
     case FloatAct::kElu: return ApproxBound{"elu", fa::kEluMaxRelError, false};
@@ -126,7 +128,7 @@ std::vector<FloatActParams> AllParams() {
   ps.push_back({FloatAct::kTanh, 0, 0, 0});
   for (FloatAct a : {FloatAct::kSqrt, FloatAct::kRsqrt, FloatAct::kAbs, FloatAct::kNeg, FloatAct::kFloor, FloatAct::kCeil,
                      FloatAct::kSquare, FloatAct::kExp, FloatAct::kLog, FloatAct::kGelu, FloatAct::kGeluApprox,
-                     FloatAct::kElu})
+                     FloatAct::kElu, FloatAct::kSilu})
     ps.push_back({a, 0, 0, 0});
   return ps;
 }
