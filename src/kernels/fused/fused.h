@@ -37,9 +37,10 @@ rt::FusedRun MatchActivationIntoProducer(const rt::KernelCreateContext& cc, cons
 // (concat_conv_f32.cc). Shown as "fused/concat+pw/f32/...".
 rt::FusedRun MatchConcatPointwiseF32(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
 
-// LOGISTIC(x) then MUL(x, LOGISTIC(x)) (SiLU / swish), float32: one pass y = x * LOGISTIC(x),
-// the same bits as the two fast ops (silu_f32.cc). Shown as "fused/logistic+mul/float32/...".
-rt::FusedRun MatchSiluF32(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
+// LOGISTIC(x) then MUL(x, LOGISTIC(x)) (SiLU / swish): float32 one pass y = x * LOGISTIC(x), the
+// same bits as the two fast ops; int8 / uint8 one 256-entry table from both ops' reference
+// formulas (silu.cc). Shown as "fused/logistic+mul/<type>/...".
+rt::FusedRun MatchSilu(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
 
 // A 1×1 stride-1 CONV_2D run as a GEMM: float32, constant weights [N,1,1,K] and bias (or none),
 // a clamp activation. MatchPointwise fills op, mm and uk (for the op's own K, N and pixels).

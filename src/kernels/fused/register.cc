@@ -8,7 +8,7 @@ void RegisterFusions(rt::OpRegistry& r) {
   r.AddFusion(fused::MatchDwChainF32);  // first: a chain's 1x1 convs keep their own activations
   r.AddFusion(fused::MatchActivationIntoProducer);
   r.AddFusion(fused::MatchConcatPointwiseF32);
-  r.AddFusion(fused::MatchSiluF32);
+  r.AddFusion(fused::MatchSilu);
 }
 
 }  // namespace edgeopt::kernels
