@@ -19,6 +19,7 @@
 
 #include "kernels/activations/float_act.h"
 #include "kernels/common/byte_table.h"
+#include "kernels/common/elementwise_util.h"
 #include "kernels/common/fast_kernel.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/common/lut.h"
@@ -58,9 +59,14 @@ class FusedSilu8 final : public rt::OpKernel {
       : type_(type), sig_scale_(sig_scale), sig_zp_(sig_zp), sig_first_(sig_first), activation_(activation),
         apply_(apply) {}
 
+  // The checks LOGISTIC's and MUL's reference kernels make on these tensors, with their messages.
   Status Prepare(rt::KernelContext& ctx) override {
     const rt::RtTensor& x = *ctx.input(0);
     const rt::RtTensor& y = *ctx.output(0);
+    RETURN_IF_ERROR(RequirePerTensorQuant(ctx, x, "input"));
+    RETURN_IF_ERROR(RequirePerTensorQuant(ctx, y, "output"));
+    RETURN_IF_ERROR(RequireZeroPointInRange(ctx, x, "input"));
+    RETURN_IF_ERROR(RequireZeroPointInRange(ctx, y, "output"));
     if (type_ == DType::kInt8) BuildTable<int8_t>(x, y);
     else BuildTable<uint8_t>(x, y);
     return ctx.SetOutputShape(0, x.shape);
@@ -154,7 +160,10 @@ rt::FusedRun MatchSilu(const rt::KernelCreateContext& cc, const rt::FusionLimits
       if (!q || q->scale.size() != 1 || q->zero_point.size() != 1) return run;
     }
     const QuantParams& sq = *s.tensors[sig].quant;
-    if (static_cast<double>(sq.scale[0]) != 1. / 256) return run;  // LOGISTIC rejects other scales
+    // LOGISTIC's reference rejects other scales and zero points outside the type (its error).
+    if (static_cast<double>(sq.scale[0]) != 1. / 256) return run;
+    const int64_t lo = type == DType::kInt8 ? -128 : 0;
+    if (sq.zero_point[0] < lo || sq.zero_point[0] > lo + 255) return run;
     if (activation != tflite::ActivationFunctionType_NONE && activation != tflite::ActivationFunctionType_RELU &&
         activation != tflite::ActivationFunctionType_RELU6 && activation != tflite::ActivationFunctionType_RELU_N1_TO_1)
       return run;

@@ -135,6 +135,29 @@ TEST(FusedSilu, MatchesUnfusedAndSaysSo) {
   }
 }
 
+// A quantized pair whose input zero point is outside int8 fails to prepare with the reference
+// kernels' message, fused or not (no table built from it).
+TEST(FusedSilu, BadZeroPointIsAnError) {
+  GraphBuilder b(3);
+  const int32_t x = b.Input("x", DType::kInt8, {1, 8}, Quant(0.05f, 300));
+  const int32_t sig = b.Tensor("sig", DType::kInt8, {1, 8}, Quant(1.0f / 256, -128));
+  b.Op(tflite::BuiltinOperator_LOGISTIC, {x}, {sig});
+  const int32_t y = b.Tensor("y", DType::kInt8, {1, 8}, Quant(0.03f, 0));
+  tflite::MulOptionsT mo;
+  b.Op(tflite::BuiltinOperator_MUL, {x, sig}, {y}, mo);
+  b.Output(y);
+  auto model = rt::Model::FromGraph(b.Finish());
+  ASSERT_TRUE(model.ok());
+  for (bool fuse : {true, false}) {
+    rt::InterpreterOptions io;
+    io.fuse_ops = fuse;
+    auto interp = rt::Interpreter::Create(*model, io);
+    const Status st = interp.ok() ? (*interp)->AllocateTensors() : interp.status();
+    EXPECT_FALSE(st.ok()) << (fuse ? "fused" : "unfused");
+    EXPECT_NE(st.ToString().find("zero point 300"), std::string::npos) << st.ToString();
+  }
+}
+
 // The fused pairs against TFLite 2.9 (which runs them as two ops).
 TEST(FusedSilu, MatchesTflite29) {
   SKIP_WITHOUT_ORACLE();
