@@ -51,17 +51,12 @@ class Conv2DF32 : public rt::OpKernel {
   // Shapes are checked as the reference kernel checks them (kernels/conv), with its messages.
   Status Prepare(rt::KernelContext& ctx) override {
     const auto& o = GetOptions<tflite::Conv2DOptionsT>(ctx.op());
+    WindowGeometry wg;
+    RETURN_IF_ERROR(CheckConvShapes(ctx, &wg));
     const rt::RtTensor* in = ctx.input(0);
     const rt::RtTensor* w = ctx.input(1);
-    if (in->rank() != 4) return ctx.Error("input " + Describe(*in) + " must have rank 4 (NHWC)");
     const int batch = in->dim(0), h = in->dim(1), wd = in->dim(2), c = in->dim(3);
     const int oc = w->dim(0), kh = w->dim(1), kw = w->dim(2), ic = w->dim(3);
-    if (ic != c)  // grouped convolution is declined at creation; the input was resized since
-      return ctx.UnsupportedError("input channels " + std::to_string(c) + " of " + Describe(*in) +
-                                  " differ from the filter's " + std::to_string(ic) +
-                                  " (grouped convolution is left to the reference kernel)");
-    WindowGeometry wg;
-    RETURN_IF_ERROR(ComputeConvWindow(ctx, o, kh, kw, h, wd, &wg));
     const int oh = wg.out_h, ow = wg.out_w;
     pad_top_ = wg.pad_h;
     pad_left_ = wg.pad_w;

@@ -6,6 +6,8 @@
 #include <string>
 
 #include "graph/graph.h"
+#include "kernels/common/kernel_util.h"
+#include "kernels/common/nn_util.h"
 #include "kernels/common/quant_utils.h"
 #include "kernels/gemm/gemm.h"
 #include "runtime/constant_fold.h"
@@ -45,6 +47,22 @@ inline bool FloatWeightsAndBias(const rt::KernelCreateContext& cc, int weights_r
   if (bias && (!IsFloat32(bias) || bias->num_elements() != w->shape[out_dim] || !ConstantOrFolded(cc, 2)))
     return false;
   return true;
+}
+
+// The fast float CONV_2D kernels' Prepare checks, as the reference kernel (kernels/conv) makes
+// them, with its messages: input of rank 4, the filter's input channels equal to the input's
+// (grouped convolution is declined at creation; the input may have been resized since), and
+// the output window of the filter [O, KH, KW, I] over the input.
+inline Status CheckConvShapes(rt::KernelContext& ctx, WindowGeometry* wg) {
+  const rt::RtTensor* in = ctx.input(0);
+  const rt::RtTensor* w = ctx.input(1);
+  if (in->rank() != 4) return ctx.Error("input " + Describe(*in) + " must have rank 4 (NHWC)");
+  if (w->dim(3) != in->dim(3))
+    return ctx.UnsupportedError("input channels " + std::to_string(in->dim(3)) + " of " + Describe(*in) +
+                                " differ from the filter's " + std::to_string(w->dim(3)) +
+                                " (grouped convolution is left to the reference kernel)");
+  return ComputeConvWindow(ctx, GetOptions<tflite::Conv2DOptionsT>(ctx.op()), w->dim(1), w->dim(2), in->dim(1),
+                           in->dim(2), wg);
 }
 
 // Packed data for graph op `graph_op` of ctx's subgraph, made once per model and shared by every

@@ -1028,58 +1028,74 @@ TEST(FastF32Conformance, RealFloatModels) {
 namespace edgeopt {
 namespace {
 
-// Weights computed by an op on constants (as DEQUANTIZE of float16 weights in MediaPipe models)
-// are folded at allocation: the fast kernels take them and pack them at the first invoke.
+// A float tensor that ADD(random constant, zero) computes: folded at allocation (as DEQUANTIZE
+// of float16 weights in MediaPipe models), so kernels get its data only at the first invoke.
+int32_t FoldedConst(GraphBuilder& b, int32_t zero, const std::string& name, const std::vector<int32_t>& shape) {
+  auto c = b.ConstRandom(name + "_c", DType::kFloat32, shape);
+  auto t = b.Tensor(name, DType::kFloat32, shape);
+  tflite::AddOptionsT ao;
+  b.Op(tflite::BuiltinOperator_ADD, {c, zero}, {t}, ao);
+  return t;
+}
+
+// The ops of an interpreter of g for family fam, after AllocateTensors (empty on failure).
+std::vector<rt::OpInfo> AllocatedOps(const Graph& g, const Family& fam) {
+  auto model = rt::Model::FromGraph(g);
+  EXPECT_TRUE(model.ok());
+  if (!model.ok()) return {};
+  rt::InterpreterOptions io;
+  io.cpu = &fam.cpu;
+  auto interp = rt::Interpreter::Create(*model, io);
+  EXPECT_TRUE(interp.ok()) << interp.status().ToString();
+  if (!interp.ok()) return {};
+  const Status st = (*interp)->AllocateTensors();
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return st.ok() ? (*interp)->ops() : std::vector<rt::OpInfo>{};
+}
+
+// g against TFLite 2.9 within rtol 1e-5 (the caller skips without the library).
+void ExpectMatchesTflite29(const Graph& g) {
+  testing::CompareOptions o;
+  o.rtol = 1e-5;
+  auto report = testing::CompareGraph(g, o);
+  EXPECT_TRUE(report.ok) << report.Summary();
+}
+
+// Weights computed by an op on constants are folded at allocation: the fast kernels take them
+// and pack them at the first invoke.
 TEST(FastF32Ops, WeightsFromFoldedOps) {
   GraphBuilder b;
   auto x = b.Input("x", DType::kFloat32, {1, 9, 9, 5});
   auto zero4 = b.Const<float>("z", DType::kFloat32, {1}, {0.0f});
-  auto folded = [&](const std::string& name, std::vector<int32_t> shape) {
-    auto c = b.ConstRandom(name + "_c", DType::kFloat32, shape);
-    auto t = b.Tensor(name, DType::kFloat32, shape);
-    tflite::AddOptionsT ao;
-    b.Op(tflite::BuiltinOperator_ADD, {c, zero4}, {t}, ao);
-    return t;
-  };
-  auto wc = folded("wc", {7, 3, 3, 5});
-  auto bc = folded("bc", {7});
+  auto wc = FoldedConst(b, zero4, "wc", {7, 3, 3, 5});
+  auto bc = FoldedConst(b, zero4, "bc", {7});
   auto y = b.Tensor("y", DType::kFloat32, {1, 9, 9, 7});
   tflite::Conv2DOptionsT co;
   co.padding = tflite::Padding_SAME;
   co.stride_h = co.stride_w = 1;
   b.Op(tflite::BuiltinOperator_CONV_2D, {x, wc, bc}, {y}, co);
-  auto wd = folded("wd", {1, 3, 3, 7});
+  auto wd = FoldedConst(b, zero4, "wd", {1, 3, 3, 7});
   auto z = b.Tensor("z2", DType::kFloat32, {1, 9, 9, 7});
   tflite::DepthwiseConv2DOptionsT dopt;
   dopt.padding = tflite::Padding_SAME;
   dopt.stride_h = dopt.stride_w = 1;
   dopt.depth_multiplier = 1;
-  auto bd = folded("bd", {7});
+  auto bd = FoldedConst(b, zero4, "bd", {7});
   b.Op(tflite::BuiltinOperator_DEPTHWISE_CONV_2D, {y, wd, bd}, {z}, dopt);
-  auto wf = folded("wf", {4, 9 * 9 * 7});
+  auto wf = FoldedConst(b, zero4, "wf", {4, 9 * 9 * 7});
   auto u = b.Tensor("u", DType::kFloat32, {1, 4});
   tflite::FullyConnectedOptionsT fo;
   b.Op(tflite::BuiltinOperator_FULLY_CONNECTED, {z, wf, kNoTensor}, {u}, fo);
   b.Output(u);
   Graph g = b.Finish();
   for (const Family& fam : Families()) {
-    auto model = rt::Model::FromGraph(g);
-    ASSERT_TRUE(model.ok());
-    rt::InterpreterOptions io;
-    io.cpu = &fam.cpu;
-    auto interp = rt::Interpreter::Create(*model, io);
-    ASSERT_TRUE(interp.ok()) << interp.status().ToString();
-    ASSERT_TRUE((*interp)->AllocateTensors().ok());
     int fast = 0;
-    for (const auto& op : (*interp)->ops())
+    for (const auto& op : AllocatedOps(g, fam))
       if (op.variant.find("/f32/") != std::string::npos && !op.folded && op.type != "ADD") ++fast;
     EXPECT_EQ(fast, 3) << fam.name;
   }
   if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)";
-  testing::CompareOptions o;
-  o.rtol = 1e-5;
-  auto report = testing::CompareGraph(g, o);
-  EXPECT_TRUE(report.ok) << report.Summary();
+  ExpectMatchesTflite29(g);
 }
 
 // The Winograd convolution takes folded weights too (transformed and packed at the first
@@ -1088,15 +1104,8 @@ TEST(FastF32Ops, WinogradWeightsFromFoldedOps) {
   GraphBuilder b;
   auto x = b.Input("x", DType::kFloat32, {1, 11, 10, 16});
   auto zero = b.Const<float>("z", DType::kFloat32, {1}, {0.0f});
-  auto folded = [&](const std::string& name, std::vector<int32_t> shape) {
-    auto c = b.ConstRandom(name + "_c", DType::kFloat32, shape);
-    auto t = b.Tensor(name, DType::kFloat32, shape);
-    tflite::AddOptionsT ao;
-    b.Op(tflite::BuiltinOperator_ADD, {c, zero}, {t}, ao);
-    return t;
-  };
-  auto w = folded("w", {32, 3, 3, 16});
-  auto bias = folded("b", {32});
+  auto w = FoldedConst(b, zero, "w", {32, 3, 3, 16});
+  auto bias = FoldedConst(b, zero, "b", {32});
   auto y = b.Tensor("y", DType::kFloat32, {1, 11, 10, 32});
   tflite::Conv2DOptionsT co;
   co.padding = tflite::Padding_SAME;
@@ -1107,22 +1116,12 @@ TEST(FastF32Ops, WinogradWeightsFromFoldedOps) {
   Graph g = b.Finish();
   for (const Family& fam : Families()) {
     if (!fam.cpu.has_avx2_fma()) continue;
-    auto model = rt::Model::FromGraph(g);
-    ASSERT_TRUE(model.ok());
-    rt::InterpreterOptions io;
-    io.cpu = &fam.cpu;
-    auto interp = rt::Interpreter::Create(*model, io);
-    ASSERT_TRUE(interp.ok()) << interp.status().ToString();
-    ASSERT_TRUE((*interp)->AllocateTensors().ok());
     int winograd = 0;
-    for (const auto& op : (*interp)->ops()) winograd += op.variant.find("/winograd2x2") != std::string::npos;
+    for (const auto& op : AllocatedOps(g, fam)) winograd += op.variant.find("/winograd2x2") != std::string::npos;
     EXPECT_EQ(winograd, 1) << fam.name;
   }
   if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)";
-  testing::CompareOptions o;
-  o.rtol = 1e-5;
-  auto report = testing::CompareGraph(g, o);
-  EXPECT_TRUE(report.ok) << report.Summary();
+  ExpectMatchesTflite29(g);
 }
 
 }  // namespace

@@ -78,18 +78,11 @@ class Conv2DWinogradF32 : public rt::OpKernel {
 
   // Shapes are checked as the reference kernel checks them (kernels/conv), with its messages.
   Status Prepare(rt::KernelContext& ctx) override {
-    const auto& o = GetOptions<tflite::Conv2DOptionsT>(ctx.op());
-    const rt::RtTensor* in = ctx.input(0);
-    const rt::RtTensor* w = ctx.input(1);
-    if (in->rank() != 4) return ctx.Error("input " + Describe(*in) + " must have rank 4 (NHWC)");
-    const int batch = in->dim(0), h = in->dim(1), wd = in->dim(2), c = in->dim(3);
-    if (w->dim(3) != c)
-      return ctx.UnsupportedError("input channels " + std::to_string(c) + " of " + Describe(*in) +
-                                  " differ from the filter's " + std::to_string(w->dim(3)) +
-                                  " (grouped convolution is left to the reference kernel)");
     WindowGeometry wg;
-    RETURN_IF_ERROR(ComputeConvWindow(ctx, o, 3, 3, h, wd, &wg));
-    const int oc = w->dim(0);
+    RETURN_IF_ERROR(CheckConvShapes(ctx, &wg));
+    const rt::RtTensor* in = ctx.input(0);
+    const int batch = in->dim(0), h = in->dim(1), wd = in->dim(2), c = in->dim(3);
+    const int oc = ctx.input(1)->dim(0);
     RETURN_IF_ERROR(ctx.SetOutputShape(0, {batch, wg.out_h, wg.out_w, oc}));
     g_.batch = batch;
     g_.h = h;
