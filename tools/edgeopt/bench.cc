@@ -253,6 +253,10 @@ With 2 or more threads, the interpreter times each small op (under 50 us) split 
 threads and on one thread, in its first invokes and in one pair of invokes in every 32, and runs
 on one thread those that were clearly faster there (outputs are the same); the per-op table's
 "thr" column shows each op's threads. EDGEOPT_OP_THREADS=all splits every op.
+Kernels named "fused/..." run several ops as one (MobileNet blocks, an activation after its
+producer, SiLU = LOGISTIC + MUL), the others shown as "fused into #N"; float 3x3 stride-1
+convolutions named ".../winograd2x2" use Winograd's F(2x2,3x3). To compare, run the same command
+with EDGEOPT_FUSE=0 (no fusion) or EDGEOPT_WINOGRAD=0 (direct convolutions).
 With two or more models: side-by-side totals, time per op type with ratios to the first model
 (op types that got slower are flagged), and every QUANTIZE/DEQUANTIZE/CAST with its cost.
 
