@@ -1,0 +1,199 @@
+// edgeopt_thread_scaling: where 2-thread scaling goes, in two measurements.
+//
+//   edgeopt_thread_scaling [--threads N] [--runs R]
+//
+// 1. The thread pool's fork/join cost: ParallelFor over N parts of busy work (a TSC spin of
+//    T microseconds per part, T = 1, 2, 5, 20) against the same parts run one after another on
+//    the calling thread. With perfect scaling the split run takes T; what it takes beyond that
+//    is the cost of handing the parts to the workers and waiting for them.
+// 2. One-op int8 models of MobileNetV2 layer shapes (3x3 depthwise stride 1 / 2, 1x1 conv):
+//    a 1-thread and an N-thread interpreter (every op split: tune_op_threads off) invoked
+//    alternately in this process, medians and the speedup N-thread over 1-thread.
+// Never part of the test suite; on a shared machine run it idle and compare ratios, not times.
+// One-thread layer times also move with where the pool's slot scratch lands: placing the slots
+// 4 MB instead of 256 KB apart (ThreadPool::kSlotGap) made the 1-thread depthwise layers 1.3-1.45x
+// slower and left the 2-thread ones as they were; repeat runs before reading a speedup.
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "graph/builder.h"
+#include "runtime/interpreter.h"
+#include "runtime/thread_pool.h"
+
+using namespace edgeopt;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// TSC ticks per microsecond, measured against steady_clock over 50 ms.
+double TicksPerUs() {
+  const auto w0 = Clock::now();
+  const uint64_t t0 = __rdtsc();
+  while (Clock::now() - w0 < std::chrono::milliseconds(50)) {
+  }
+  const double us = std::chrono::duration<double, std::micro>(Clock::now() - w0).count();
+  return static_cast<double>(__rdtsc() - t0) / us;
+}
+
+void Spin(uint64_t ticks) {
+  const uint64_t t0 = __rdtsc();
+  while (__rdtsc() - t0 < ticks) _mm_pause();
+}
+
+void PoolCost(int threads, int runs) {
+  rt::ThreadPool pool(threads);
+  const double tpu = TicksPerUs();
+  std::printf("Fork/join: ParallelFor over %d parts of T us of busy work each (medians of %d)\n", threads, runs);
+  std::printf("  %8s %12s %12s %12s\n", "T us", "serial us", "split us", "cost us");
+  for (double t_us : {1.0, 2.0, 5.0, 20.0}) {
+    const auto ticks = static_cast<uint64_t>(t_us * tpu);
+    std::vector<double> serial, split;
+    for (int r = 0; r < runs; ++r) {
+      auto a = Clock::now();
+      for (int p = 0; p < threads; ++p) Spin(ticks);
+      auto b = Clock::now();
+      pool.ParallelFor(threads, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t p = begin; p < end; ++p) Spin(ticks);
+      });
+      auto c = Clock::now();
+      serial.push_back(std::chrono::duration<double, std::micro>(b - a).count());
+      split.push_back(std::chrono::duration<double, std::micro>(c - b).count());
+    }
+    const double s = Median(serial), p = Median(split);
+    std::printf("  %8.1f %12.2f %12.2f %12.2f\n", t_us, s, p, p - s / threads);
+  }
+}
+
+QuantParams PerChannel(int channels, int dim, std::mt19937_64& rng) {
+  std::uniform_real_distribution<float> u(0.002f, 0.02f);
+  QuantParams q;
+  for (int c = 0; c < channels; ++c) {
+    q.scale.push_back(u(rng));
+    q.zero_point.push_back(0);
+  }
+  q.quantized_dimension = dim;
+  return q;
+}
+
+// One int8 op with RELU6 output quantization: a 3x3 depthwise (out_c 0) or a 1x1 conv.
+Graph OneOp(int h, int in_c, int out_c, int stride) {
+  const bool dw = out_c == 0;
+  GraphBuilder b(5);
+  std::mt19937_64& rng = b.rng();
+  const int oh = (h + stride - 1) / stride, oc = dw ? in_c : out_c, k = dw ? 3 : 1;
+  const auto x = b.Input("x", DType::kInt8, {1, h, h, in_c}, Quant(0.02f, -3));
+  const QuantParams wq = PerChannel(oc, dw ? 3 : 0, rng);
+  const std::vector<int32_t> wshape = dw ? std::vector<int32_t>{1, k, k, oc} : std::vector<int32_t>{oc, k, k, in_c};
+  const auto wt = b.ConstRandom("w", DType::kInt8, wshape, -127, 127, wq);
+  QuantParams bq;
+  for (float s : wq.scale) {
+    bq.scale.push_back(0.02f * s);
+    bq.zero_point.push_back(0);
+  }
+  const auto bias = b.ConstRandom("bias", DType::kInt32, {oc}, -2000, 2000, bq);
+  const auto y = b.Tensor("y", DType::kInt8, {1, oh, oh, oc}, Quant(6.0f / 255, -128));
+  if (dw) {
+    tflite::DepthwiseConv2DOptionsT o;
+    o.padding = tflite::Padding_SAME;
+    o.stride_h = o.stride_w = stride;
+    o.dilation_h_factor = o.dilation_w_factor = 1;
+    o.depth_multiplier = 1;
+    o.fused_activation_function = tflite::ActivationFunctionType_RELU6;
+    b.Op(tflite::BuiltinOperator_DEPTHWISE_CONV_2D, {x, wt, bias}, {y}, o);
+  } else {
+    tflite::Conv2DOptionsT o;
+    o.padding = tflite::Padding_SAME;
+    o.stride_h = o.stride_w = stride;
+    o.dilation_h_factor = o.dilation_w_factor = 1;
+    o.fused_activation_function = tflite::ActivationFunctionType_RELU6;
+    b.Op(tflite::BuiltinOperator_CONV_2D, {x, wt, bias}, {y}, o);
+  }
+  b.Output(y);
+  return b.Finish();
+}
+
+bool LayerScaling(int threads, int runs, int h, int in_c, int out_c, int stride) {
+  auto model = rt::Model::FromGraph(OneOp(h, in_c, out_c, stride));
+  if (!model.ok()) {
+    std::fprintf(stderr, "edgeopt_thread_scaling: %s\n", model.status().ToString().c_str());
+    return false;
+  }
+  std::unique_ptr<rt::Interpreter> it[2];
+  for (int i = 0; i < 2; ++i) {
+    rt::InterpreterOptions o;
+    o.num_threads = i == 0 ? 1 : threads;
+    o.tune_op_threads = false;
+    auto created = rt::Interpreter::Create(*model, o);
+    if (!created.ok() || !(*created)->AllocateTensors().ok()) {
+      std::fprintf(stderr, "edgeopt_thread_scaling: cannot create the interpreter\n");
+      return false;
+    }
+    it[i] = std::move(*created);
+    std::mt19937_64 rng(3);
+    rt::RtTensor* x = it[i]->input(0);
+    for (int64_t e = 0; e < x->num_elements(); ++e) x->data_as<int8_t>()[e] = static_cast<int8_t>(rng() % 256 - 128);
+  }
+  std::vector<double> t[2];
+  for (int r = 0; r < runs + 50; ++r) {
+    for (int i = 0; i < 2; ++i) {
+      const auto a = Clock::now();
+      if (!it[i]->Invoke().ok()) {
+        std::fprintf(stderr, "edgeopt_thread_scaling: invoke failed\n");
+        return false;
+      }
+      if (r >= 50) t[i].push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
+    }
+  }
+  const double t1 = Median(t[0]), tn = Median(t[1]);
+  const std::string shape = std::to_string(h) + "x" + std::to_string(h) + "x" + std::to_string(in_c) +
+                            (out_c ? "->" + std::to_string(out_c) : "") + " s" + std::to_string(stride);
+  std::printf("  %-8s %-20s %-48s %9.2f %9.2f %7.2fx\n", out_c ? "conv1x1" : "dw3x3", shape.c_str(),
+              it[1]->ops()[0].variant.c_str(), t1, tn, t1 / tn);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = 2, runs = 2000;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--threads" && i + 1 < argc) {
+      threads = std::atoi(argv[++i]);
+    } else if (a == "--runs" && i + 1 < argc) {
+      runs = std::atoi(argv[++i]);
+    } else {
+      std::fprintf(stderr, "usage: edgeopt_thread_scaling [--threads N] [--runs R]\n");
+      return a == "--help" || a == "-h" ? 0 : 2;
+    }
+  }
+  if (threads < 2 || runs < 1) {
+    std::fprintf(stderr, "edgeopt_thread_scaling: --threads must be >= 2 and --runs >= 1\n");
+    return 2;
+  }
+  PoolCost(threads, runs);
+  std::printf("\nint8 layers of MobileNetV2 shapes: 1 thread vs %d (alternated invokes, medians of %d, us)\n", threads,
+              runs);
+  std::printf("  %-8s %-20s %-48s %9s %9s %8s\n", "op", "shape", "kernel", "1t", "Nt", "speedup");
+  const int layers[][4] = {{112, 32, 0, 1}, {56, 144, 0, 1}, {56, 144, 0, 2}, {28, 192, 0, 1}, {14, 384, 0, 1},
+                           {14, 576, 0, 1}, {7, 960, 0, 1},  {56, 24, 144, 1}, {28, 32, 192, 1}, {14, 576, 96, 1},
+                           {7, 160, 960, 1}, {7, 960, 160, 1}};
+  for (const auto& l : layers)
+    if (!LayerScaling(threads, runs, l[0], l[1], l[2], l[3])) return 1;
+  return 0;
+}
