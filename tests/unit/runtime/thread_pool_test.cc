@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -34,6 +35,37 @@ TEST(ThreadPool, TasksRunOnceEachAcrossManyJobs) {
         });
         for (auto& c : covered) ASSERT_EQ(c.load(), 1);
       }
+    }
+  }
+}
+
+// ParallelFor's ranges: for any n and min_chunk, min(threads, ceil(n / min_chunk)) contiguous
+// parts [n t / parts, n (t + 1) / parts), each run once, together [0, n) once; back to back with
+// task jobs (kernels cut their work and pick per-thread scratch by these parts).
+TEST(ThreadPool, ParallelForRangesAreThePartsOnceEach) {
+  for (int threads : {2, 3, 4}) {
+    ThreadPool pool(threads);
+    for (int job = 0; job < 1500; ++job) {
+      const int64_t n = 1 + job % 53, min_chunk = 1 + job % 5;
+      const int64_t parts = std::min<int64_t>(threads, (n + min_chunk - 1) / min_chunk);
+      std::vector<std::atomic<int>> covered(static_cast<size_t>(n));
+      std::vector<std::atomic<int>> part_calls(static_cast<size_t>(parts));
+      std::atomic<int> bad{0};
+      pool.ParallelFor(n, min_chunk, [&](int64_t b, int64_t e) {
+        // Which part this is: the one that starts at b.
+        int64_t t = 0;
+        while (t < parts && n * t / parts != b) ++t;
+        if (t == parts || n * (t + 1) / parts != e) bad.fetch_add(1);
+        else part_calls[static_cast<size_t>(t)].fetch_add(1);
+        for (int64_t i = b; i < e; ++i) covered[static_cast<size_t>(i)].fetch_add(1);
+      });
+      ASSERT_EQ(bad.load(), 0) << "threads " << threads << " n " << n << " min_chunk " << min_chunk;
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(covered[static_cast<size_t>(i)].load(), 1) << "n " << n << " i " << i;
+      for (int64_t t = 0; t < parts; ++t) ASSERT_EQ(part_calls[static_cast<size_t>(t)].load(), 1) << "n " << n << " part " << t;
+      std::atomic<int64_t> sum{0};
+      pool.ParallelTasks(job % 7 + 2, [&](int64_t t) { sum.fetch_add(t + 1); });
+      const int64_t m = job % 7 + 2;
+      ASSERT_EQ(sum.load(), m * (m + 1) / 2) << "task job after range job " << job;
     }
   }
 }
