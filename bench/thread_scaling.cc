@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "graph/builder.h"
+#include "int8_one_op.h"
 #include "runtime/interpreter.h"
 #include "runtime/thread_pool.h"
 
@@ -79,56 +79,12 @@ void PoolCost(int threads, int runs) {
   }
 }
 
-QuantParams PerChannel(int channels, int dim, std::mt19937_64& rng) {
-  std::uniform_real_distribution<float> u(0.002f, 0.02f);
-  QuantParams q;
-  for (int c = 0; c < channels; ++c) {
-    q.scale.push_back(u(rng));
-    q.zero_point.push_back(0);
-  }
-  q.quantized_dimension = dim;
-  return q;
-}
-
-// One int8 op with RELU6 output quantization: a 3x3 depthwise (out_c 0) or a 1x1 conv.
-Graph OneOp(int h, int in_c, int out_c, int stride) {
-  const bool dw = out_c == 0;
-  GraphBuilder b(5);
-  std::mt19937_64& rng = b.rng();
-  const int oh = (h + stride - 1) / stride, oc = dw ? in_c : out_c, k = dw ? 3 : 1;
-  const auto x = b.Input("x", DType::kInt8, {1, h, h, in_c}, Quant(0.02f, -3));
-  const QuantParams wq = PerChannel(oc, dw ? 3 : 0, rng);
-  const std::vector<int32_t> wshape = dw ? std::vector<int32_t>{1, k, k, oc} : std::vector<int32_t>{oc, k, k, in_c};
-  const auto wt = b.ConstRandom("w", DType::kInt8, wshape, -127, 127, wq);
-  QuantParams bq;
-  for (float s : wq.scale) {
-    bq.scale.push_back(0.02f * s);
-    bq.zero_point.push_back(0);
-  }
-  const auto bias = b.ConstRandom("bias", DType::kInt32, {oc}, -2000, 2000, bq);
-  const auto y = b.Tensor("y", DType::kInt8, {1, oh, oh, oc}, Quant(6.0f / 255, -128));
-  if (dw) {
-    tflite::DepthwiseConv2DOptionsT o;
-    o.padding = tflite::Padding_SAME;
-    o.stride_h = o.stride_w = stride;
-    o.dilation_h_factor = o.dilation_w_factor = 1;
-    o.depth_multiplier = 1;
-    o.fused_activation_function = tflite::ActivationFunctionType_RELU6;
-    b.Op(tflite::BuiltinOperator_DEPTHWISE_CONV_2D, {x, wt, bias}, {y}, o);
-  } else {
-    tflite::Conv2DOptionsT o;
-    o.padding = tflite::Padding_SAME;
-    o.stride_h = o.stride_w = stride;
-    o.dilation_h_factor = o.dilation_w_factor = 1;
-    o.fused_activation_function = tflite::ActivationFunctionType_RELU6;
-    b.Op(tflite::BuiltinOperator_CONV_2D, {x, wt, bias}, {y}, o);
-  }
-  b.Output(y);
-  return b.Finish();
-}
-
 bool LayerScaling(int threads, int runs, int h, int in_c, int out_c, int stride) {
-  auto model = rt::Model::FromGraph(OneOp(h, in_c, out_c, stride));
+  // A 3x3 depthwise (out_c 0) or a 1x1 conv, output quantized as real RELU6 layers.
+  const bool dw = out_c == 0;
+  double macs = 0;
+  auto model = rt::Model::FromGraph(bench::OneOp(dw ? bench::Kind::kDepthwise : bench::Kind::kConv, h, h, in_c,
+                                                 dw ? in_c : out_c, dw ? 3 : 1, dw ? 3 : 1, stride, &macs, true));
   if (!model.ok()) {
     std::fprintf(stderr, "edgeopt_thread_scaling: %s\n", model.status().ToString().c_str());
     return false;
