@@ -62,9 +62,9 @@ TEST(ThreadPool, ParallelForRangesAreThePartsOnceEach) {
       ASSERT_EQ(bad.load(), 0) << "threads " << threads << " n " << n << " min_chunk " << min_chunk;
       for (int64_t i = 0; i < n; ++i) ASSERT_EQ(covered[static_cast<size_t>(i)].load(), 1) << "n " << n << " i " << i;
       for (int64_t t = 0; t < parts; ++t) ASSERT_EQ(part_calls[static_cast<size_t>(t)].load(), 1) << "n " << n << " part " << t;
-      std::atomic<int64_t> sum{0};
-      pool.ParallelTasks(job % 7 + 2, [&](int64_t t) { sum.fetch_add(t + 1); });
       const int64_t m = job % 7 + 2;
+      std::atomic<int64_t> sum{0};
+      pool.ParallelTasks(m, [&](int64_t t) { sum.fetch_add(t + 1); });
       ASSERT_EQ(sum.load(), m * (m + 1) / 2) << "task job after range job " << job;
     }
   }
