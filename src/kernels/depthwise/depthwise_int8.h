@@ -283,6 +283,9 @@ struct Args {
   const float* float_bias = nullptr;          // hybrid
   const int64_t* bias64 = nullptr;            // 16x8
   void* output = nullptr;
+  // RunRows on a band of rows (a fused chain's buffers): args.input holds the input rows from
+  // in_row0 on (of the batches * in_h rows) and args.output the output rows from out_row0 on.
+  int64_t in_row0 = 0, out_row0 = 0;
 };
 
 // Last step after BuildRequant (int8/uint8 outputs): plans of the 3x3 loop switch to raw_input
@@ -323,6 +326,13 @@ inline bool Int16K3Step(int j_step) { return j_step == 1 || j_step == 2 || j_ste
 
 // AVX2 (depthwise_int8_avx2.cc).
 void Run(rt::ThreadPool& pool, const Plan& plan, const Args& args, bool uint8_input, bool int16_input);
+
+// Whether RunRows takes the plan: the 3x3 loop with int8 / uint8 outputs.
+bool RowsApply(const Plan& plan);
+// Output rows [r0, r1) of the batches * out_h rows on the calling thread, as Run computes them
+// (same loop and ring; the same bits), with SlotBytes(plan) bytes of scratch. The input rows the
+// band reads (and only those) must be in args.input from args.in_row0 on.
+void RunRows(const Plan& plan, const Args& args, bool uint8_input, int64_t r0, int64_t r1, uint8_t* scratch);
 
 }  // namespace dwq
 }  // namespace edgeopt::kernels

@@ -670,7 +670,7 @@ void RunK3Rows(const Plan& p, const Args& args, K3Fn fn, PairRowFn build512, int
           int16_t* dst = ring + row_elems * static_cast<size_t>(slot);
           const int64_t tag = int64_t{b} * g.in_h + iy;
           if (tags[slot] != tag) {
-            const T* src = in + (int64_t{b} * g.in_h + iy) * g.in_w * g.channels;
+            const T* src = in + (int64_t{b} * g.in_h + iy - args.in_row0) * g.in_w * g.channels;
             if constexpr (kBuild512) {
               build512(p, src, in_end, args.input_zero_point, dst, cb, bt.cb_end, bt.c2);
             } else if (p.raw_input) {
@@ -682,7 +682,8 @@ void RunK3Rows(const Plan& p, const Args& args, K3Fn fn, PairRowFn build512, int
           }
           bt.rows[k][ky] = dst;
         }
-        bt.out[k] = static_cast<uint8_t*>(args.output) + static_cast<size_t>(row) * g.out_w * g.channels * sizeof(T);
+        bt.out[k] = static_cast<uint8_t*>(args.output) +
+                    static_cast<size_t>(row - args.out_row0) * g.out_w * g.channels * sizeof(T);
       }
       fn(bt);
       if (oy == g.out_h) {
@@ -942,6 +943,23 @@ const char* LoopName(const Plan& p) {
 }
 
 size_t SlotBytes(const Plan& p) { return PerThreadBytes(p); }
+
+bool RowsApply(const Plan& p) {
+  return !p.quads_kn && K3Step(p) != 0 && (p.kind == OutKind::kInt8 || p.kind == OutKind::kUInt8);
+}
+
+template <typename T>
+void RunRowsTyped(const Plan& p, const Args& args, int64_t r0, int64_t r1, uint8_t* scratch) {
+  const K3Fn k3 = p.avx512 ? PickK3Avx512(p, K3Step(p)) : K3Picker<Avx2Rows>::Pick(p, K3Step(p));
+  const PairRowFn build512 = PickPairRowAvx512(p, std::is_same_v<T, uint8_t>);
+  if (build512) return RunK3Rows<T, true>(p, args, k3, build512, r0, r1, scratch);
+  RunK3Rows<T, false>(p, args, k3, nullptr, r0, r1, scratch);
+}
+
+void RunRows(const Plan& plan, const Args& args, bool uint8_input, int64_t r0, int64_t r1, uint8_t* scratch) {
+  if (uint8_input) return RunRowsTyped<uint8_t>(plan, args, r0, r1, scratch);
+  RunRowsTyped<int8_t>(plan, args, r0, r1, scratch);
+}
 
 void Run(rt::ThreadPool& pool, const Plan& plan, const Args& args, bool uint8_input, bool int16_input) {
   if (plan.quads_kn) return RunKnAvx512(pool, plan, args);

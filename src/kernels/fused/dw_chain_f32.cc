@@ -440,12 +440,7 @@ bool PrivateLink(const Subgraph& s, int producer) {
   return consumers.size() == 1 && consumers[0] == producer + 1;
 }
 
-namespace {
-
-// Op `add` is an ADD of the project's output (op add - 1, read by nothing else) and the chain's
-// input x, all three tensors float32 of one static shape, with a clamp activation.
-bool MatchResidual(const rt::KernelCreateContext& cc, int add, int32_t x, Residual* r) {
-  const Subgraph& s = cc.subgraph;
+bool ResidualAdd(const Subgraph& s, int add, int32_t x) {
   if (add >= static_cast<int>(s.ops.size())) return false;
   const Operator& op = s.ops[add];
   const int32_t y = s.ops[add - 1].outputs[0];
@@ -455,8 +450,16 @@ bool MatchResidual(const rt::KernelCreateContext& cc, int add, int32_t x, Residu
   const std::vector<int> readers = s.FindConsumers(y);
   if (readers.size() != 1 || readers[0] != add) return false;
   const Tensor &ty = s.tensors[y], &tx = s.tensors[x], &tz = s.tensors[op.outputs[0]];
-  if (!IsFloat32(&ty) || !IsFloat32(&tx) || !IsFloat32(&tz) || ty.shape != tx.shape || ty.shape != tz.shape) return false;
-  const auto* o = op.options.AsAddOptions();
+  return ty.type == tx.type && ty.type == tz.type && ty.shape == tx.shape && ty.shape == tz.shape;
+}
+
+namespace {
+
+// The residual ADD (ResidualAdd) of float32 tensors with a clamp activation.
+bool MatchResidual(const rt::KernelCreateContext& cc, int add, int32_t x, Residual* r) {
+  const Subgraph& s = cc.subgraph;
+  if (!ResidualAdd(s, add, x) || !IsFloat32(&s.tensors[x])) return false;
+  const auto* o = s.ops[add].options.AsAddOptions();
   if (!FusedMinMax(o ? o->fused_activation_function : tflite::ActivationFunctionType_NONE, &r->mm)) return false;
   r->run = cc.cpu.has_avx512() ? binary::RunAvx512 : cc.cpu.has_avx2_fma() ? binary::RunAvx2 : binary::RunScalar;
   return true;

@@ -24,6 +24,13 @@ namespace edgeopt::kernels::fused {
 // the project joins the run ("fused/pw+dw+pw+add/...").
 rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
 
+// The same blocks in int8 on AVX-512 VNNI CPUs: [1×1 CONV_2D ->] 3×3 DEPTHWISE_CONV_2D (depth
+// multiplier 1, stride 1 or 2, no dilation) -> 1×1 CONV_2D [-> ADD of the chain's input], int8
+// tensors, constant symmetric weights (one scale or one per output channel), int32 biases, clamp
+// activations, the largest intermediate at least limits.min_inner_bytes (dw_chain_int8.cc).
+// Shown as "fused/pw+dw+pw+add/int8/avx512vnni/<depthwise loop>"; the same bits as the unfused ops.
+rt::FusedRun MatchDwChainInt8(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
+
 // A RELU / RELU6 / RELU_N1_TO_1 right after a CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD,
 // SUB or MUL without an activation of its own becomes its fused activation (float32, or
 // quantized with equal input and output parameters; act_into_producer.cc). Shown as
@@ -58,5 +65,10 @@ rt::KernelCreateContext ContextOf(const rt::KernelCreateContext& cc, int op);
 // Tensor t, made by op `producer`, is read only by op producer + 1, as its input 0, and is not a
 // subgraph output: a fused kernel may keep it to itself.
 bool PrivateLink(const Subgraph& s, int producer);
+
+// Op `add` is an ADD of the output y of op add - 1 (read by nothing else, not a subgraph output)
+// and tensor x, in either order, y, x and the sum of one type and one static shape: a chain's
+// residual connection.
+bool ResidualAdd(const Subgraph& s, int add, int32_t x);
 
 }  // namespace edgeopt::kernels::fused

@@ -6,6 +6,7 @@ namespace edgeopt::kernels {
 
 void RegisterFusions(rt::OpRegistry& r) {
   r.AddFusion(fused::MatchDwChainF32);  // first: a chain's 1x1 convs keep their own activations
+  r.AddFusion(fused::MatchDwChainInt8);
   r.AddFusion(fused::MatchActivationIntoProducer);
   r.AddFusion(fused::MatchConcatPointwiseF32);
   r.AddFusion(fused::MatchSilu);

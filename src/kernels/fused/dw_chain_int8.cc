@@ -1,0 +1,443 @@
+// Fused int8 depthwise chains, run band by band as dw_chain_f32.cc runs float ones (see fused.h
+// for when they apply):
+//
+//   [1×1 expand CONV_2D] -> 3×3 DEPTHWISE_CONV_2D -> 1×1 project CONV_2D [-> ADD of the chain's input]
+//
+// For a band of output rows the kernel computes the input rows the depthwise filter needs (its
+// halo included) of the expansion into a buffer E, the depthwise rows into D, projects D into
+// the output and adds the band's residual, so the expanded tensor (112×112×96 bytes in
+// MobileNetV2) stays in the core's L2, and with more than one thread each thread runs its own
+// share of rows through the whole block: one fork/join per block instead of one per op, and no
+// activations handed from one core's cache to the other's between the ops. Bands of one thread
+// are consecutive, so the halo rows the next band needs are kept (moved to the front of E).
+//
+// Every step runs the code of the unfused fast kernels on the band with the same plans: the
+// VNNI GEMM tiles and output stage of CONV_2D (conv_int8.cc, weights packed under the same key,
+// so fused and unfused interpreters of one model share them), the depthwise 3×3 loop
+// (dwq::RunRows), the ADD's 16-lane runs (quant_binary.h). Integer results do not depend on how
+// rows are grouped, so the output equals the unfused ops' bit for bit.
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "kernels/common/kernel_util.h"
+#include "kernels/common/nn_util.h"
+#include "kernels/common/quant_utils.h"
+#include "kernels/depthwise/depthwise_int8.h"
+#include "kernels/fused/fused.h"
+#include "kernels/gemm/parallel.h"
+#include "kernels/gemm_int8/qgemm_ops_util.h"
+#include "kernels/gemm_int8/qgemm_vnni.h"
+#include "kernels/quant_fast/quant_binary.h"
+
+namespace edgeopt::kernels::fused {
+namespace {
+
+bool Int8Tensor(const Tensor* t) { return t && t->type == DType::kInt8 && t->is_quantized() && !t->sparsity; }
+
+// Constant int8 weights of `shape` with zero points 0 and one scale, or one per channel along
+// `axis`; an int32 bias of shape[axis] values or none (input wi + 1).
+bool ConstantInt8Weights(const rt::KernelCreateContext& cc, int wi, const std::vector<int32_t>& shape, int axis) {
+  const Tensor* w = cc.input(wi);
+  if (!Int8Tensor(w) || w->shape != shape || !cc.is_constant(wi)) return false;
+  if (static_cast<int64_t>(cc.constant_data(wi).size()) != w->num_elements()) return false;
+  const QuantParams& q = *w->quant;
+  const size_t channels = static_cast<size_t>(shape[static_cast<size_t>(axis)]);
+  if (q.scale.size() != 1 && (q.scale.size() != channels || q.quantized_dimension != axis)) return false;
+  for (int64_t z : q.zero_point)
+    if (z != 0) return false;
+  const Tensor* b = cc.input(wi + 1);
+  if (!b) return true;
+  return b->type == DType::kInt32 && cc.is_constant(wi + 1) && b->num_elements() == static_cast<int64_t>(channels) &&
+         cc.constant_data(wi + 1).size() == channels * sizeof(int32_t);
+}
+
+// in_scale * w_scale / out_scale per channel within what the vector output stages take (right
+// shifts up to 30 bits; such scales are far from any real model's).
+bool MultipliersFit(const Tensor& in, const Tensor& w, const Tensor& out) {
+  for (float ws : w.quant->scale) {
+    const double m = static_cast<double>(in.quant->scale[0]) * ws / out.quant->scale[0];
+    if (!(m >= 1e-9 && m <= 1e9)) return false;
+  }
+  return true;
+}
+
+bool ClampActivation(int act) {
+  return act == tflite::ActivationFunctionType_NONE || act == tflite::ActivationFunctionType_RELU ||
+         act == tflite::ActivationFunctionType_RELU6 || act == tflite::ActivationFunctionType_RELU_N1_TO_1;
+}
+
+// Input 0 and output 0 of cc.op are int8 NHWC tensors; `channels`: input 0's.
+bool Int8Nhwc(const rt::KernelCreateContext& cc, int* channels) {
+  const Tensor* in = cc.input(0);
+  if (!Int8Tensor(in) || in->shape.size() != 4 || !Int8Tensor(cc.output(0)) || cc.output(0)->shape.size() != 4)
+    return false;
+  *channels = in->shape[3];
+  return *channels > 0;
+}
+
+// A 1×1 stride-1 int8 CONV_2D (the expansion or the projection).
+bool MatchPointwiseInt8(const rt::KernelCreateContext& cc) {
+  if (cc.op.code != tflite::BuiltinOperator_CONV_2D || cc.num_inputs() < 2 || cc.num_outputs() != 1) return false;
+  int k = 0;
+  if (!Int8Nhwc(cc, &k)) return false;
+  const Tensor* w = cc.input(1);
+  if (!w || w->shape.size() != 4 || !ConstantInt8Weights(cc, 1, {w->shape[0], 1, 1, k}, 0)) return false;
+  const auto& o = GetOptions<tflite::Conv2DOptionsT>(cc.op);
+  if (o.stride_h != 1 || o.stride_w != 1) return false;
+  if (o.padding != tflite::Padding_SAME && o.padding != tflite::Padding_VALID) return false;
+  return ClampActivation(o.fused_activation_function) && MultipliersFit(*cc.input(0), *w, *cc.output(0));
+}
+
+// A 3×3 int8 DEPTHWISE_CONV_2D with depth multiplier 1, stride 1 or 2, no dilation: the layers
+// the depthwise 3×3 loop runs (dwq::RowsApply).
+bool MatchDepthwiseInt8(const rt::KernelCreateContext& cc) {
+  if (cc.op.code != tflite::BuiltinOperator_DEPTHWISE_CONV_2D || cc.num_inputs() < 2 || cc.num_outputs() != 1)
+    return false;
+  int c = 0;
+  if (!Int8Nhwc(cc, &c) || !ConstantInt8Weights(cc, 1, {1, 3, 3, c}, 3)) return false;
+  const auto& o = GetOptions<tflite::DepthwiseConv2DOptionsT>(cc.op);
+  if (o.dilation_h_factor != 1 || o.dilation_w_factor != 1) return false;
+  if (o.stride_h < 1 || o.stride_h > 2 || o.stride_w < 1 || o.stride_w > 2) return false;
+  if (o.padding != tflite::Padding_SAME && o.padding != tflite::Padding_VALID) return false;
+  return ClampActivation(o.fused_activation_function) && MultipliersFit(*cc.input(0), *cc.input(1), *cc.output(0));
+}
+
+// ADD parameters as the fast ADD builds them (quant_binary_fast.cc); false where it leaves the
+// op to the reference kernel.
+bool AddParams(const rt::RtTensor& a, const rt::RtTensor& b, const rt::RtTensor& out, int act, QuantBinaryParams* p) {
+  *p = QuantBinaryParams();
+  p->in1_offset = -a.zero_point();
+  p->in2_offset = -b.zero_point();
+  p->out_offset = out.zero_point();
+  if (!QuantizedActivationRange(act, out, &p->act_min, &p->act_max)) return false;
+  ComputeAddSubMultipliers(a.scale(), b.scale(), out.scale(), 20, p);
+  return p->out_shift <= 31;
+}
+
+// The residual ADD (ResidualAdd) of int8 tensors with one scale each and a clamp activation.
+bool MatchResidualInt8(const rt::KernelCreateContext& cc, int add, int32_t x) {
+  const Subgraph& s = cc.subgraph;
+  if (!ResidualAdd(s, add, x)) return false;
+  const Operator& op = s.ops[add];
+  for (int32_t t : {op.inputs[0], op.inputs[1], op.outputs[0]})
+    if (!Int8Tensor(&s.tensors[t]) || s.tensors[t].quant->per_axis()) return false;
+  const auto* o = op.options.AsAddOptions();
+  return ClampActivation(o ? o->fused_activation_function : tflite::ActivationFunctionType_NONE);
+}
+
+// One of the chain's 1×1 convolutions: the original op (its tensors give the quantization) and
+// what the VNNI GEMM needs.
+struct Pointwise8 {
+  const Operator* op = nullptr;
+  int index = -1;  // graph op index (the packed-weight cache key of the unfused CONV_2D)
+  std::shared_ptr<const qgemm::PackedB8> packed;
+  GemmOpOutput out;
+  qgemm::VnniOutput vout;
+  int64_t lda = 0;  // bytes of a packed A row
+};
+
+size_t Align64(size_t n) { return (n + 63) / 64 * 64; }
+
+// Output rows per band: E (input rows of the band, halo included), D (its depthwise output) and
+// the packed A rows of the two GEMMs together within kBandBytes per thread.
+constexpr int64_t kBandBytes = 192 * 1024;
+
+class DwChainInt8 : public rt::OpKernel {
+ public:
+  // Inputs of the synthetic op: x, [expand weights, expand bias,] depthwise filter, depthwise
+  // bias, project weights, project bias. Output: the project's, or the residual ADD's.
+  DwChainInt8(std::optional<Pointwise8> expand, const Operator* dw_op, int dw_index, Pointwise8 project,
+              const Operator* add_op, bool vbmi)
+      : expand_(std::move(expand)), dw_op_(dw_op), dw_index_(dw_index), project_(std::move(project)), add_op_(add_op),
+        vbmi_(vbmi) {}
+
+  Status Prepare(rt::KernelContext& ctx) override {
+    const rt::RtTensor* in = ctx.input(0);
+    if (in->rank() != 4) return ctx.Error("input " + Describe(*in) + " must have rank 4 (NHWC)");
+    const int batch = in->dim(0), h = in->dim(1), w = in->dim(2), cin = in->dim(3);
+    const int d = expand_ ? 3 : 1;  // position of the depthwise filter among the inputs
+    const rt::RtTensor* dwf = ctx.input(d);
+    const rt::RtTensor* pww = ctx.input(d + 2);
+    const int c = dwf->dim(3);
+    if (expand_ ? ctx.input(1)->dim(3) != cin || ctx.input(1)->dim(0) != c : cin != c)
+      return ctx.Error("input " + Describe(*in) + " does not match the " + (expand_ ? "expansion weights " : "depthwise filter ") +
+                       Describe(expand_ ? *ctx.input(1) : *dwf));
+    rt::KernelContext dctx = Sub(ctx, dw_op_, dw_index_);
+    dwq::Geom g;
+    g.batches = batch;
+    g.in_h = h;
+    g.in_w = w;
+    g.channels = c;
+    g.k_h = dwf->dim(1);
+    g.k_w = dwf->dim(2);
+    RETURN_IF_ERROR(ComputeConvWindow(dctx, GetOptions<tflite::DepthwiseConv2DOptionsT>(*dw_op_), &g));
+    cout_ = pww->dim(0);
+    if (pww->dim(3) != c)
+      return ctx.Error("the depthwise output's " + std::to_string(c) + " channels do not match the projection weights " +
+                       Describe(*pww));
+    if (add_op_ && (g.out_h != h || g.out_w != w || cout_ != cin))
+      return ctx.Error("the residual ADD of input " + Describe(*in) + " needs an output of the same shape, not [" +
+                       std::to_string(batch) + "," + std::to_string(g.out_h) + "," + std::to_string(g.out_w) + "," +
+                       std::to_string(cout_) + "]");
+    RETURN_IF_ERROR(ctx.SetOutputShape(0, {batch, g.out_h, g.out_w, cout_}));
+
+    if (expand_) {
+      rt::KernelContext ectx = Sub(ctx, expand_->op, expand_->index);
+      RETURN_IF_ERROR(PreparePointwise(ectx, c, cin, &*expand_));
+    }
+    rt::KernelContext pctx = Sub(ctx, project_.op, project_.index);
+    RETURN_IF_ERROR(PreparePointwise(pctx, cout_, c, &project_));
+    RETURN_IF_ERROR(PrepareDepthwise(dctx, g));
+    if (add_op_) {
+      rt::KernelContext actx = Sub(ctx, add_op_, project_.index + 1);
+      const auto* o = add_op_->options.AsAddOptions();
+      if (!AddParams(*actx.input(0), *actx.input(1), *actx.output(0),
+                     o ? o->fused_activation_function : tflite::ActivationFunctionType_NONE, &add_))
+        return actx.Error("the residual ADD's scales are outside what the fused int8 chain computes");
+      residual_first_ = add_op_->inputs[0] == ctx.input_index(0);
+      add_avx512_ = qbin::AddSubAvx512Applies(add_);
+      add_linear_ = add_avx512_ ? qbin::PlanAddSubLinear512<int8_t>(add_, vbmi_) : qbin::AddSubLinear512();
+    }
+
+    // Band height: as many rows as fit the per-thread budget, at least one.
+    band_rows_ = 1;
+    while (band_rows_ < g.out_h && BandBytes(band_rows_ + 1) <= kBandBytes) ++band_rows_;
+    slot_bytes_ = Align64(dwq::SlotBytes(plan_)) + BandBytes(band_rows_) + 4 * 64;
+    tasks_ = static_cast<int>(std::min<int64_t>(ctx.threads().num_threads(), int64_t{batch} * g.out_h));
+    return ctx.ReserveSlotScratch(slot_bytes_);
+  }
+
+  Status Invoke(rt::KernelContext& ctx) override {
+    const dwq::Geom& g = plan_.g;
+    const int rows = g.batches * g.out_h;
+    const int8_t* x = ctx.input(0)->data_as<int8_t>();
+    const int64_t x_elements = ctx.input(0)->num_elements();
+    int8_t* y = ctx.output(0)->data_as<int8_t>();
+    rt::ThreadPool& pool = ctx.threads();
+    // One contiguous share of rows per thread, in row order, with the buffers of its slot.
+    RunTasks(&pool, tasks_, [&](int64_t t) {
+      RunRows(x, x_elements, y, pool.SlotScratch(static_cast<int>(t)), static_cast<int>(rows * t / tasks_),
+              static_cast<int>(rows * (t + 1) / tasks_));
+    });
+    return Status::Ok();
+  }
+
+  std::string variant() const override {
+    return std::string("fused/") + (expand_ ? "pw+dw+pw" : "dw+pw") + (add_op_ ? "+add" : "") +
+           "/int8/avx512vnni/" + dwq::LoopName(plan_);
+  }
+  int64_t Macs(const rt::KernelContext&) const override {
+    const dwq::Geom& g = plan_.g;
+    const int64_t in_px = int64_t{g.batches} * g.in_h * g.in_w, out_px = int64_t{g.batches} * g.out_h * g.out_w;
+    int64_t macs = out_px * g.channels * (int64_t{g.k_h} * g.k_w + cout_);
+    if (expand_ && expand_->packed) macs += in_px * g.channels * expand_->packed->K;
+    return macs;
+  }
+  size_t PackedBytes() const override {
+    size_t n = project_.packed ? project_.packed->bytes() : 0;
+    if (expand_ && expand_->packed) n += expand_->packed->bytes();
+    return n + plan_.weights.size() * sizeof(int16_t) + plan_.quad_weights.size() + plan_.quad_weights_b.size();
+  }
+
+ private:
+  // A context for one of the run's original ops inside this step: its own tensors (the
+  // quantization of the tensors inside the run), this step's scratch and threads.
+  static rt::KernelContext Sub(rt::KernelContext& ctx, const Operator* op, int index) {
+    return rt::KernelContext(ctx.host(), &ctx.graph(), op, ctx.op_index(), index);
+  }
+
+  // The weights and output stage of a 1×1 convolution of K -> N channels, as CONV_2D's VNNI path
+  // builds them (conv_int8.cc).
+  static Status PreparePointwise(rt::KernelContext& sub, int N, int K, Pointwise8* pw) {
+    const rt::RtTensor& wt = *sub.input(1);
+    pw->packed = GetPackedWeightsVnni(sub, "conv", wt, N, K, {0});
+    if (pw->packed->f != 0 || pw->packed->split())
+      return Internal(sub.op().type_name() + ": int8 weights with zero point 0 packed with row sums");
+    GemmOpSpec spec;
+    spec.kind = QuantKind::kInt8;
+    spec.N = N;
+    spec.K = K;
+    spec.abs_sum = &pw->packed->abs_sum;
+    spec.activation = GetOptions<tflite::Conv2DOptionsT>(sub.op()).fused_activation_function;
+    spec.per_channel_multipliers = true;
+    ASSIGN_OR_RETURN(const bool supported, PrepareGemmOutput(sub, spec, &pw->out));
+    if (!supported) return sub.Error("requantization outside what the fused int8 chain computes");
+    qgemm::BuildVnniOutput(*pw->packed, pw->out.q8, sub.input(0)->zero_point() + 128, &pw->vout);
+    pw->lda = int64_t{pw->packed->K4} * 4;
+    return Status::Ok();
+  }
+
+  // The depthwise 3×3 loop's plan, as DEPTHWISE_CONV_2D's int8 path builds it (depthwise_int8.cc).
+  Status PrepareDepthwise(rt::KernelContext& dctx, const dwq::Geom& g) {
+    const rt::RtTensor& din = *dctx.input(0);
+    const rt::RtTensor& filter = *dctx.input(1);
+    const rt::RtTensor* bias = dctx.input(2);
+    const rt::RtTensor& dout = *dctx.output(0);
+    plan_ = dwq::Plan();
+    plan_.natural = true;
+    dwq::BuildPlan(g, filter.data_as<int8_t>(), 0, &plan_);
+    PerChannelQuant q = ComputePerChannelQuant(din.scale(), filter, dout.scale(), g.channels);
+    if (!ShiftsSupported(q.shift)) return dctx.Error("requantization outside what the fused int8 chain computes");
+    RETURN_IF_ERROR(QuantizedActivation(dctx, GetOptions<tflite::DepthwiseConv2DOptionsT>(dctx.op()).fused_activation_function,
+                                        dout, &plan_.act_min, &plan_.act_max));
+    dwq::BuildRequant(plan_, bias ? bias->data_as<int32_t>() : nullptr, q.multiplier, q.shift, dout.zero_point(), &plan_);
+    plan_.kind = dwq::OutKind::kInt8;
+    plan_.avx512 = true;
+    dwq::FinishPlan(&plan_, din.zero_point());
+    if (!dwq::RowsApply(plan_)) return Internal(dctx.op().type_name() + ": the depthwise 3x3 loop does not take the layer");
+    dw_zero_point_ = din.zero_point();
+    return Status::Ok();
+  }
+
+  // Input rows a band of `rows` output rows reads at most.
+  int HaloRows(int rows) const {
+    const dwq::Geom& g = plan_.g;
+    return std::min(g.in_h, (rows - 1) * g.stride_h + (g.k_h - 1) * g.dil_h + 1);
+  }
+  // Bytes of E, D and the A buffer of the GEMMs (the larger of the two) for `rows` rows.
+  int64_t EBytes(int rows) const { return expand_ ? int64_t{HaloRows(rows)} * plan_.g.in_w * plan_.g.channels : 0; }
+  int64_t DBytes(int rows) const { return int64_t{rows} * plan_.g.out_w * plan_.g.channels; }
+  int64_t ABytes(int rows) const {
+    const int64_t a_project = int64_t{rows} * plan_.g.out_w * project_.lda;
+    const int64_t a_expand = expand_ ? int64_t{HaloRows(rows)} * plan_.g.in_w * expand_->lda : 0;
+    return std::max(a_project, a_expand);
+  }
+  int64_t BandBytes(int rows) const {
+    return static_cast<int64_t>(Align64(EBytes(rows)) + Align64(DBytes(rows)) + Align64(ABytes(rows))) + 64;
+  }
+
+  // Rows [0, rows) of A (flipped into the uint8 domain) times pw's weights into c (ldc bytes
+  // between rows). a_rows: the int8 rows, `depth` values each.
+  static void Gemm(const Pointwise8& pw, const int8_t* a_rows, int depth, int64_t rows, uint8_t* a_buf, int8_t* c,
+                   int64_t ldc) {
+    if (rows <= 0) return;
+    const qgemm::ContiguousRowsPacker8 pack(a_rows, depth, 0x80);
+    pack.Pack(0, static_cast<int>(rows), a_buf, pw.lda);
+    qgemm::VnniChunk(a_buf, pw.lda, pw.packed->packed_koff.data(), static_cast<int>(rows), *pw.packed, 0,
+                     pw.packed->panels, pw.vout, nullptr, reinterpret_cast<uint8_t*>(c), ldc);
+  }
+
+  // Output rows [r0, r1) of the batch·out_h rows, with the buffers at `slot`.
+  void RunRows(const int8_t* x, int64_t x_elements, int8_t* y, uint8_t* slot, int r0, int r1) const {
+    const dwq::Geom& g = plan_.g;
+    uint8_t* ring = slot;
+    int8_t* e_buf = reinterpret_cast<int8_t*>(slot + Align64(dwq::SlotBytes(plan_)));
+    int8_t* d_buf = e_buf + Align64(EBytes(band_rows_));
+    uint8_t* a_buf = reinterpret_cast<uint8_t*>(d_buf + Align64(DBytes(band_rows_)));
+    const int c = g.channels;
+    const size_t row_bytes = static_cast<size_t>(g.in_w) * c;
+    const int cin = expand_ ? expand_->packed->K : c;
+    int e_image = -1, e_lo = 0, e_hi = 0;  // E holds input rows [e_lo, e_hi) of image e_image
+    for (int o0 = r0; o0 < r1;) {
+      const int b = o0 / g.out_h;
+      const int o1 = std::min({r1, (b + 1) * g.out_h, o0 + band_rows_});
+      const int oy0 = o0 - b * g.out_h, oy1 = o1 - b * g.out_h;
+      const int lo = std::clamp(oy0 * g.stride_h - g.pad_h, 0, g.in_h);
+      const int hi = std::clamp((oy1 - 1) * g.stride_h - g.pad_h + (g.k_h - 1) * g.dil_h + 1, lo, g.in_h);
+      dwq::Args args;
+      args.input = x;
+      args.input_elements = x_elements;
+      args.input_zero_point = dw_zero_point_;
+      if (expand_) {
+        int from = lo;  // first row to compute; rows [lo, from) are kept from the previous band
+        if (e_image == b && lo >= e_lo && lo <= e_hi && hi >= e_hi) {
+          if (lo > e_lo) std::memmove(e_buf, e_buf + (lo - e_lo) * row_bytes, (e_hi - lo) * row_bytes);
+          from = e_hi;
+        }
+        Gemm(*expand_, x + (static_cast<int64_t>(b) * g.in_h + from) * g.in_w * cin, cin,
+             int64_t{hi - from} * g.in_w, a_buf, e_buf + (from - lo) * row_bytes, c);
+        e_image = b;
+        e_lo = lo;
+        e_hi = hi;
+        args.input = e_buf;
+        args.input_elements = static_cast<int64_t>(hi - lo) * g.in_w * c;
+        args.in_row0 = int64_t{b} * g.in_h + lo;
+      }
+      args.output = d_buf;
+      args.out_row0 = o0;
+      dwq::RunRows(plan_, args, false, o0, o1, ring);
+      const int64_t pixels = int64_t{o1 - o0} * g.out_w;
+      int8_t* yb = y + static_cast<int64_t>(o0) * g.out_w * cout_;
+      Gemm(project_, d_buf, c, pixels, a_buf, yb, cout_);
+      if (add_op_) {  // input and output have one shape: the band's pixels are the same in both
+        const int8_t* xb = x + static_cast<int64_t>(o0) * g.out_w * cout_;
+        const int8_t* first = residual_first_ ? xb : yb;
+        const int8_t* second = residual_first_ ? yb : xb;
+        const int64_t n = pixels * cout_;
+        if (add_linear_.ok) qbin::AddSubLinearRun512<int8_t>(first, second, yb, n, add_linear_);
+        else if (add_avx512_) qbin::AddSubRun512<int8_t>(first, 1, second, 1, yb, n, add_);
+        else qbin::AddSubRun<int8_t>(first, 1, second, 1, yb, n, add_);
+      }
+      o0 = o1;
+    }
+  }
+
+  std::optional<Pointwise8> expand_;
+  const Operator* dw_op_;
+  int dw_index_;
+  Pointwise8 project_;
+  const Operator* add_op_;  // null: no residual
+  bool vbmi_;
+  dwq::Plan plan_;
+  int32_t dw_zero_point_ = 0;
+  QuantBinaryParams add_;
+  bool add_avx512_ = false;
+  qbin::AddSubLinear512 add_linear_;
+  bool residual_first_ = false;  // the ADD's input 0 is the chain's input
+  int cout_ = 0;
+  int band_rows_ = 1;
+  size_t slot_bytes_ = 0;
+  int tasks_ = 1;
+};
+
+}  // namespace
+
+rt::FusedRun MatchDwChainInt8(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits) {
+  rt::FusedRun run;
+  if (cc.reference_only || !cc.cpu.has_avx512_vnni()) return run;
+  const Subgraph& s = cc.subgraph;
+  const int i = cc.op_index;
+  const int n = static_cast<int>(s.ops.size());
+  int first_dw = i;
+  const bool expand = MatchPointwiseInt8(cc);
+  if (expand) {
+    if (i + 2 >= n || !PrivateLink(s, i)) return run;
+    first_dw = i + 1;
+  }
+  if (first_dw + 1 >= n || !MatchDepthwiseInt8(ContextOf(cc, first_dw)) || !PrivateLink(s, first_dw)) return run;
+  if (!MatchPointwiseInt8(ContextOf(cc, first_dw + 1))) return run;
+  int64_t inner = s.tensors[s.ops[first_dw].outputs[0]].num_elements();
+  if (expand) inner = std::max(inner, s.tensors[s.ops[i].outputs[0]].num_elements());
+  if (inner < static_cast<int64_t>(limits.min_inner_bytes)) return run;
+  auto op = std::make_unique<Operator>();
+  op->code = tflite::BuiltinOperator_CUSTOM;
+  op->custom_code = expand ? "FUSED_PW_DW_PW_INT8" : "FUSED_DW_PW_INT8";
+  const auto weights = [&](int k) {
+    const Operator& o = s.ops[k];
+    op->inputs.push_back(o.inputs[1]);
+    op->inputs.push_back(o.inputs.size() > 2 ? o.inputs[2] : -1);
+  };
+  op->inputs.push_back(s.ops[i].inputs[0]);
+  if (expand) weights(i);
+  weights(first_dw);
+  weights(first_dw + 1);
+  const bool residual = MatchResidualInt8(cc, first_dw + 2, s.ops[i].inputs[0]);
+  op->outputs.push_back(s.ops[first_dw + (residual ? 2 : 1)].outputs[0]);
+  run.num_ops = first_dw + (residual ? 3 : 2) - i;
+  run.op = std::move(op);
+  std::optional<Pointwise8> e;
+  if (expand) {
+    e.emplace();
+    e->op = &s.ops[i];
+    e->index = i;
+  }
+  Pointwise8 project;
+  project.op = &s.ops[first_dw + 1];
+  project.index = first_dw + 1;
+  run.kernel = std::make_unique<DwChainInt8>(std::move(e), &s.ops[first_dw], first_dw, std::move(project),
+                                             residual ? &s.ops[first_dw + 2] : nullptr, cc.cpu.avx512vbmi);
+  return run;
+}
+
+}  // namespace edgeopt::kernels::fused

@@ -1,0 +1,288 @@
+// Fused int8 depthwise chains (dw_chain_int8.cc): generated [1×1 ->] 3×3 depthwise -> 1×1 [-> ADD]
+// int8 blocks run fused and unfused (InterpreterOptions::fuse_ops) in the same process must give
+// the same bytes (the steps run the unfused kernels' code and plans on bands of rows; integer
+// results do not depend on the grouping). Then the int8 models of ../shared against TFLite 2.9
+// and against the same interpreter with fusion off, at 1 and 2 threads.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "format/writer.h"
+#include "graph/builder.h"
+#include "runtime/cpu.h"
+#include "runtime/interpreter.h"
+#include "support/conformance.h"
+#include "support/core/model_files.h"
+
+namespace edgeopt {
+namespace {
+
+struct Int8ChainCase {
+  int batch, h, w, cin, expand, cout, k, stride, dilation;
+  tflite::Padding padding;
+  tflite::ActivationFunctionType act;
+  bool residual;             // an ADD of the block input after the project
+  bool add_swapped = false;  // ADD(input, project) with RELU6 instead of ADD(project, input)
+  bool per_tensor = false;   // one weight scale per layer instead of one per output channel
+  std::string Name() const {
+    char buf[240];
+    std::snprintf(buf, sizeof buf, "b%d %dx%dx%d expand %d -> %d k%d s%d d%d %s act%d%s%s", batch, h, w, cin, expand,
+                  cout, k, stride, dilation, padding == tflite::Padding_SAME ? "SAME" : "VALID", static_cast<int>(act),
+                  residual ? (add_swapped ? " +add(x, y) relu6" : " +add") : "", per_tensor ? " per-tensor" : "");
+    return buf;
+  }
+};
+
+// Every activation has the scale kScale (random zero points). Weights of scale around
+// WeightScale(terms) for a sum of `terms` products of int8 values (about 70 from the zero point
+// on average) spread the outputs over a few dozen steps around the zero point, so that clamps and
+// saturation occur but do not dominate.
+constexpr float kScale = 0.05f;
+float WeightScale(int terms) { return 40.0f / (70.0f * 73.0f * std::sqrt(static_cast<float>(terms))); }
+
+// Weights [n, kh, kw, c] (axis: the channel dimension), int8 in [-127, 127] with per-channel
+// scales around ws (or one scale), and an int32 bias of a few output steps.
+struct QWeights {
+  int32_t w = -1, b = -1;
+};
+QWeights AddWeights(GraphBuilder& b, const std::string& name, std::vector<int32_t> shape, int axis, float ws,
+                    float in_scale, bool per_tensor, std::mt19937_64& rng) {
+  const int n = shape[static_cast<size_t>(axis)];
+  std::vector<float> scales(static_cast<size_t>(n), ws);
+  std::uniform_real_distribution<float> spread(0.5f, 2.0f);
+  if (!per_tensor)
+    for (float& s : scales) s = ws * spread(rng);
+  QWeights q;
+  q.w = b.ConstRandom(name, DType::kInt8, shape, -127, 127,
+                      per_tensor ? Quant(ws, 0) : QuantPerAxis(scales, axis, std::vector<int64_t>(scales.size(), 0)));
+  std::vector<float> bias_scales(scales.size());
+  for (size_t i = 0; i < scales.size(); ++i) bias_scales[i] = in_scale * scales[i];
+  q.b = b.ConstRandom(name + "_bias", DType::kInt32, {n}, -3000, 3000,
+                      per_tensor ? Quant(bias_scales[0], 0) : QuantPerAxis(bias_scales, 0));
+  return q;
+}
+
+Graph MakeInt8Chain(const Int8ChainCase& c, uint64_t seed) {
+  GraphBuilder b(seed);
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> zp(-20, 20);
+  const int mid = c.expand ? c.expand : c.cin;
+  auto x = b.Input("x", DType::kInt8, {c.batch, c.h, c.w, c.cin}, Quant(kScale, zp(rng)));
+  int32_t t = x;
+  if (c.expand) {
+    const QWeights we = AddWeights(b, "we", {mid, 1, 1, c.cin}, 0, WeightScale(c.cin), kScale, c.per_tensor, rng);
+    auto e = b.Tensor("e", DType::kInt8, {c.batch, c.h, c.w, mid}, Quant(kScale, zp(rng)));
+    tflite::Conv2DOptionsT o;
+    o.padding = tflite::Padding_SAME;
+    o.stride_h = o.stride_w = 1;
+    o.fused_activation_function = c.act;
+    b.Op(tflite::BuiltinOperator_CONV_2D, {x, we.w, we.b}, {e}, o);
+    t = e;
+  }
+  const auto out_size = [&](int in, int k, int stride) {
+    return c.padding == tflite::Padding_SAME ? (in + stride - 1) / stride : (in - k) / stride + 1;
+  };
+  const int eff = (c.k - 1) * c.dilation + 1;
+  const int oh = out_size(c.h, eff, c.stride), ow = out_size(c.w, eff, c.stride);
+  const QWeights wd = AddWeights(b, "wd", {1, c.k, c.k, mid}, 3, WeightScale(c.k * c.k), kScale, c.per_tensor, rng);
+  auto d = b.Tensor("d", DType::kInt8, {c.batch, oh, ow, mid}, Quant(kScale, zp(rng)));
+  tflite::DepthwiseConv2DOptionsT dwo;
+  dwo.padding = c.padding;
+  dwo.stride_h = dwo.stride_w = c.stride;
+  dwo.dilation_h_factor = dwo.dilation_w_factor = c.dilation;
+  dwo.depth_multiplier = 1;
+  dwo.fused_activation_function = c.act;
+  b.Op(tflite::BuiltinOperator_DEPTHWISE_CONV_2D, {t, wd.w, wd.b}, {d}, dwo);
+  const QWeights wp = AddWeights(b, "wp", {c.cout, 1, 1, mid}, 0, WeightScale(mid), kScale, c.per_tensor, rng);
+  // Another scale than the input's: the residual ADD's two inputs are not interchangeable.
+  auto y = b.Tensor("y", DType::kInt8, {c.batch, oh, ow, c.cout}, Quant(kScale * 1.3f, zp(rng)));
+  tflite::Conv2DOptionsT po;
+  po.padding = tflite::Padding_VALID;
+  po.stride_h = po.stride_w = 1;
+  b.Op(tflite::BuiltinOperator_CONV_2D, {d, wp.w, wp.b}, {y}, po);
+  if (c.residual) {
+    auto z = b.Tensor("z", DType::kInt8, {c.batch, oh, ow, c.cout}, Quant(kScale * 1.5f, zp(rng)));
+    tflite::AddOptionsT ao;
+    if (c.add_swapped) ao.fused_activation_function = tflite::ActivationFunctionType_RELU6;
+    b.Op(tflite::BuiltinOperator_ADD, c.add_swapped ? std::vector<int32_t>{x, y} : std::vector<int32_t>{y, x}, {z}, ao);
+    y = z;
+  }
+  b.Output(y);
+  return b.Finish();
+}
+
+struct Result {
+  std::vector<int8_t> out;
+  std::vector<std::string> variants;
+};
+
+Result RunInt8Chain(const std::shared_ptr<const rt::Model>& model, const std::vector<int8_t>& x, int threads,
+                    const rt::CpuFeatures& cpu, bool fuse) {
+  Result r;
+  rt::InterpreterOptions io;
+  io.num_threads = threads;
+  io.cpu = &cpu;
+  io.fuse_ops = fuse;
+  io.fuse_min_inner_bytes = 0;
+  auto interp = rt::Interpreter::Create(model, io);
+  EXPECT_TRUE(interp.ok()) << interp.status().ToString();
+  if (!interp.ok()) return r;
+  // A first invoke on other values: what a kernel keeps between invokes must follow the input.
+  std::vector<int8_t> other(x.size());
+  for (size_t i = 0; i < x.size(); ++i) other[i] = static_cast<int8_t>(~x[i]);
+  std::memcpy((*interp)->input(0)->data, other.data(), other.size());
+  EXPECT_TRUE((*interp)->Invoke().ok());
+  std::memcpy((*interp)->input(0)->data, x.data(), x.size());
+  Status st = (*interp)->Invoke();
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  const rt::RtTensor* o = (*interp)->output(0);
+  r.out.assign(o->data_as<int8_t>(), o->data_as<int8_t>() + o->num_elements());
+  for (const auto& info : (*interp)->ops()) r.variants.push_back(info.variant);
+  return r;
+}
+
+std::vector<Int8ChainCase> Cases() {
+  using P = tflite::Padding;
+  const auto R6 = tflite::ActivationFunctionType_RELU6, NONE = tflite::ActivationFunctionType_NONE;
+  const auto RELU = tflite::ActivationFunctionType_RELU;
+  return {
+      // batch, h, w, cin, expand, cout, k, stride, dilation, padding, act, residual
+      {1, 17, 13, 5, 24, 7, 3, 1, 1, P::Padding_SAME, R6, false},
+      {2, 17, 13, 5, 24, 5, 3, 1, 1, P::Padding_SAME, R6, true},
+      {1, 18, 15, 8, 40, 16, 3, 2, 1, P::Padding_SAME, R6, false},
+      {2, 19, 21, 3, 13, 9, 3, 2, 1, P::Padding_VALID, NONE, false},
+      {1, 23, 11, 16, 96, 24, 3, 2, 1, P::Padding_SAME, R6, false},
+      {1, 20, 20, 4, 20, 4, 3, 1, 1, P::Padding_SAME, NONE, true},
+      {2, 1, 1, 9, 17, 3, 3, 1, 1, P::Padding_SAME, R6, false},
+      {1, 3, 40, 12, 8, 12, 3, 2, 1, P::Padding_SAME, RELU, false},
+      {1, 7, 7, 160, 960, 160, 3, 1, 1, P::Padding_SAME, R6, true},
+      {1, 14, 14, 64, 384, 64, 3, 1, 1, P::Padding_SAME, R6, true, false, true},
+      // depthwise -> project only
+      {1, 17, 13, 24, 0, 7, 3, 1, 1, P::Padding_SAME, R6, false},
+      {2, 16, 19, 13, 0, 20, 3, 2, 1, P::Padding_SAME, R6, false},
+      {1, 15, 15, 32, 0, 64, 3, 2, 1, P::Padding_VALID, NONE, false},
+      {1, 19, 23, 24, 0, 24, 3, 1, 1, P::Padding_SAME, R6, true},
+      // tall enough for several bands per thread (each band holds at most 192 KB of buffers)
+      {1, 150, 40, 8, 96, 8, 3, 1, 1, P::Padding_SAME, R6, true},
+      {1, 151, 37, 16, 144, 24, 3, 2, 1, P::Padding_SAME, R6, false},
+      {2, 120, 61, 40, 0, 24, 3, 1, 1, P::Padding_SAME, R6, false},
+      {1, 112, 112, 16, 96, 24, 3, 2, 1, P::Padding_SAME, R6, false},
+      // The residual ADD with the input first and a clamp of its own, over several bands.
+      {1, 21, 17, 6, 30, 6, 3, 1, 1, P::Padding_SAME, R6, true, true},
+      {2, 140, 33, 16, 64, 16, 3, 1, 1, P::Padding_SAME, NONE, true, true},
+  };
+}
+
+bool IsFusedInt8(const std::string& v) { return v.rfind("fused/", 0) == 0 && v.find("/int8/") != std::string::npos; }
+
+TEST(FusedDwChainInt8, MatchesUnfused) {
+  if (!rt::CpuHardware().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI: int8 chains are fused only there";
+  const rt::CpuFeatures cpu = rt::CpuHardware();
+  uint64_t seed = 11;
+  for (const Int8ChainCase& c : Cases()) {
+    auto model = rt::Model::FromGraph(MakeInt8Chain(c, ++seed));
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    std::mt19937_64 rng(seed);
+    std::vector<int8_t> x(static_cast<size_t>(c.batch) * c.h * c.w * c.cin);
+    for (int8_t& v : x) v = static_cast<int8_t>(rng());
+    for (int threads : {1, 2, 3}) {
+      const std::string what = c.Name() + " threads " + std::to_string(threads);
+      const Result fused = RunInt8Chain(*model, x, threads, cpu, true);
+      const Result plain = RunInt8Chain(*model, x, threads, cpu, false);
+      ASSERT_FALSE(fused.variants.empty()) << what;
+      EXPECT_TRUE(IsFusedInt8(fused.variants.front())) << what << ": not fused (" << fused.variants.front() << ")";
+      EXPECT_FALSE(IsFusedInt8(plain.variants.front())) << what;
+      EXPECT_EQ(fused.variants.front().find("+add/") != std::string::npos, c.residual) << what << ": "
+                                                                                     << fused.variants.front();
+      EXPECT_EQ(fused.variants.front().rfind(c.expand ? "fused/pw+dw+pw" : "fused/dw+pw", 0), 0u) << what;
+      ASSERT_EQ(fused.out.size(), plain.out.size()) << what;
+      int bad = 0, distinct = 0;
+      for (size_t i = 0; i < plain.out.size(); ++i) {
+        distinct += i > 0 && plain.out[i] != plain.out[i - 1];
+        if (fused.out[i] != plain.out[i] && bad++ < 5)
+          ADD_FAILURE() << what << " element " << i << ": fused " << int{fused.out[i]} << " unfused " << int{plain.out[i]};
+      }
+      // The outputs are not one saturated value (the comparison would prove little).
+      EXPECT_GT(distinct, static_cast<int>(plain.out.size() / 4)) << what;
+    }
+  }
+}
+
+// Chains the int8 kernel does not take stay unfused ops: other filter sizes, dilation, and CPUs
+// without AVX-512 VNNI.
+TEST(FusedDwChainInt8, LeavesOtherChainsAlone) {
+  using P = tflite::Padding;
+  const auto R6 = tflite::ActivationFunctionType_RELU6;
+  const auto unfused = [](const Graph& g, const rt::CpuFeatures& cpu, const std::string& what) {
+    auto model = rt::Model::FromGraph(Graph(g));
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    rt::InterpreterOptions io;
+    io.cpu = &cpu;
+    io.fuse_min_inner_bytes = 0;
+    auto interp = rt::Interpreter::Create(*model, io);
+    ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+    for (const auto& info : (*interp)->ops()) EXPECT_FALSE(IsFusedInt8(info.variant)) << what << ": " << info.variant;
+    EXPECT_TRUE((*interp)->Invoke().ok()) << what;
+  };
+  const rt::CpuFeatures hw = rt::CpuHardware();
+  unfused(MakeInt8Chain({1, 20, 20, 8, 24, 8, 5, 1, 1, P::Padding_SAME, R6, false}, 3), hw, "5x5 depthwise");
+  unfused(MakeInt8Chain({1, 20, 20, 8, 24, 8, 3, 1, 2, P::Padding_SAME, R6, false}, 3), hw, "dilated depthwise");
+  if (hw.has_avx2_fma())
+    unfused(MakeInt8Chain({1, 20, 20, 8, 24, 8, 3, 1, 1, P::Padding_SAME, R6, true}, 3),
+            rt::CapFeatures(hw, "avx2"), "AVX2 CPU");
+}
+
+// The int8 models of ../shared with depthwise chains: fused (every chain, and the default limit)
+// against TFLite 2.9 (at most one step apart, as every int8 kernel) and against the same
+// interpreter with fusion off (the same bytes), at 1 and 2 threads.
+TEST(FusedDwChainInt8, RealInt8Models) {
+  if (!rt::CpuHardware().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI: int8 chains are fused only there";
+  if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)";
+  EDGEOPT_REQUIRE_SHARED_MODELS();
+  for (const char* name : {"mobilenet_v2_1.0_224_ptq_int8.tflite", "vww_96_int8.tflite", "kws_dscnn_int8.tflite"}) {
+    const std::string path = testing::SharedModel(name);
+    if (path.empty()) continue;
+    auto model = rt::Model::FromFile(path);
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    auto bytes = SerializeModel((*model)->graph());
+    ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+    testing::CompareOptions o;
+    const auto inputs = testing::RandomInputs((*model)->graph(), o);
+    auto ref = testing::RunTflite29(*bytes, inputs);
+    ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+    for (size_t min_inner : {rt::InterpreterOptions().fuse_min_inner_bytes, size_t{0}})
+      for (int threads : {1, 2}) {
+        const std::string what = std::string(name) + " threads " + std::to_string(threads) + " min_inner_bytes " +
+                                 std::to_string(min_inner);
+        rt::InterpreterOptions io;
+        io.num_threads = threads;
+        io.fuse_min_inner_bytes = min_inner;
+        auto fused = testing::RunEdgeopt(*model, inputs, io);
+        ASSERT_TRUE(fused.ok()) << what << ": " << fused.status().ToString();
+        io.fuse_ops = false;
+        auto plain = testing::RunEdgeopt(*model, inputs, io);
+        ASSERT_TRUE(plain.ok()) << what << ": " << plain.status().ToString();
+        auto vs_tflite = testing::CompareOutputs(*fused, *ref, o);
+        EXPECT_TRUE(vs_tflite.ok) << what << " vs TFLite 2.9: " << vs_tflite.Summary();
+        testing::CompareOptions exact = o;
+        exact.max_lsb = 0;
+        exact.rtol = exact.atol = 0;
+        auto vs_plain = testing::CompareOutputs(*fused, *plain, exact);
+        EXPECT_TRUE(vs_plain.ok) << what << " vs unfused: " << vs_plain.Summary();
+      }
+    rt::InterpreterOptions every;
+    every.fuse_min_inner_bytes = 0;
+    auto interp = rt::Interpreter::Create(*model, every);
+    ASSERT_TRUE(interp.ok());
+    int fused_ops = 0;
+    for (const auto& info : (*interp)->ops()) fused_ops += IsFusedInt8(info.variant);
+    EXPECT_GT(fused_ops, 0) << name;
+  }
+}
+
+}  // namespace
+}  // namespace edgeopt
