@@ -1,4 +1,4 @@
-// Fused int8 depthwise chains, run band by band as dw_chain_f32.cc runs float ones (see fused.h
+// Fused int8 / uint8 depthwise chains, run band by band as dw_chain_f32.cc runs float ones (see fused.h
 // for when they apply):
 //
 //   [1×1 expand CONV_2D] -> 3×3 DEPTHWISE_CONV_2D -> 1×1 project CONV_2D [-> ADD of the chain's input]
@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <type_traits>
 
 #include "kernels/common/kernel_util.h"
 #include "kernels/common/nn_util.h"
@@ -33,19 +34,26 @@
 namespace edgeopt::kernels::fused {
 namespace {
 
-bool Int8Tensor(const Tensor* t) { return t && t->type == DType::kInt8 && t->is_quantized() && !t->sparsity; }
+// A quantized tensor of the chain's type (int8 or uint8), dense.
+bool QuantTensor(const Tensor* t, DType type) { return t && t->type == type && t->is_quantized() && !t->sparsity; }
 
-// Constant int8 weights of `shape` with zero points 0 and one scale, or one per channel along
-// `axis`; an int32 bias of shape[axis] values or none (input wi + 1).
-bool ConstantInt8Weights(const rt::KernelCreateContext& cc, int wi, const std::vector<int32_t>& shape, int axis) {
+// Constant weights of `shape` and type `type`: int8 with zero points 0 and one scale, or one per
+// channel along `axis`; uint8 with one scale and zero point (as LiteRT quantizes them). An int32
+// bias of shape[axis] values or none (input wi + 1).
+bool ConstantWeights(const rt::KernelCreateContext& cc, int wi, DType type, const std::vector<int32_t>& shape,
+                     int axis) {
   const Tensor* w = cc.input(wi);
-  if (!Int8Tensor(w) || w->shape != shape || !cc.is_constant(wi)) return false;
+  if (!QuantTensor(w, type) || w->shape != shape || !cc.is_constant(wi)) return false;
   if (static_cast<int64_t>(cc.constant_data(wi).size()) != w->num_elements()) return false;
   const QuantParams& q = *w->quant;
   const size_t channels = static_cast<size_t>(shape[static_cast<size_t>(axis)]);
-  if (q.scale.size() != 1 && (q.scale.size() != channels || q.quantized_dimension != axis)) return false;
-  for (int64_t z : q.zero_point)
-    if (z != 0) return false;
+  if (type == DType::kUInt8) {
+    if (q.scale.size() != 1 || q.zero_point.size() > 1 || q.zp() < 0 || q.zp() > 255) return false;
+  } else {
+    if (q.scale.size() != 1 && (q.scale.size() != channels || q.quantized_dimension != axis)) return false;
+    for (int64_t z : q.zero_point)
+      if (z != 0) return false;
+  }
   const Tensor* b = cc.input(wi + 1);
   if (!b) return true;
   return b->type == DType::kInt32 && cc.is_constant(wi + 1) && b->num_elements() == static_cast<int64_t>(channels) &&
@@ -67,35 +75,36 @@ bool ClampActivation(int act) {
          act == tflite::ActivationFunctionType_RELU6 || act == tflite::ActivationFunctionType_RELU_N1_TO_1;
 }
 
-// Input 0 and output 0 of cc.op are int8 NHWC tensors; `channels`: input 0's.
-bool Int8Nhwc(const rt::KernelCreateContext& cc, int* channels) {
+// Input 0 and output 0 of cc.op are NHWC tensors of type `type`; `channels`: input 0's.
+bool QuantNhwc(const rt::KernelCreateContext& cc, DType type, int* channels) {
   const Tensor* in = cc.input(0);
-  if (!Int8Tensor(in) || in->shape.size() != 4 || !Int8Tensor(cc.output(0)) || cc.output(0)->shape.size() != 4)
+  if (!QuantTensor(in, type) || in->shape.size() != 4 || !QuantTensor(cc.output(0), type) ||
+      cc.output(0)->shape.size() != 4)
     return false;
   *channels = in->shape[3];
   return *channels > 0;
 }
 
-// A 1×1 stride-1 int8 CONV_2D (the expansion or the projection).
-bool MatchPointwiseInt8(const rt::KernelCreateContext& cc) {
+// A 1×1 stride-1 CONV_2D of `type` (the expansion or the projection).
+bool MatchPointwiseQuant(const rt::KernelCreateContext& cc, DType type) {
   if (cc.op.code != tflite::BuiltinOperator_CONV_2D || cc.num_inputs() < 2 || cc.num_outputs() != 1) return false;
   int k = 0;
-  if (!Int8Nhwc(cc, &k)) return false;
+  if (!QuantNhwc(cc, type, &k)) return false;
   const Tensor* w = cc.input(1);
-  if (!w || w->shape.size() != 4 || !ConstantInt8Weights(cc, 1, {w->shape[0], 1, 1, k}, 0)) return false;
+  if (!w || w->shape.size() != 4 || !ConstantWeights(cc, 1, type, {w->shape[0], 1, 1, k}, 0)) return false;
   const auto& o = GetOptions<tflite::Conv2DOptionsT>(cc.op);
   if (o.stride_h != 1 || o.stride_w != 1) return false;
   if (o.padding != tflite::Padding_SAME && o.padding != tflite::Padding_VALID) return false;
   return ClampActivation(o.fused_activation_function) && MultipliersFit(*cc.input(0), *w, *cc.output(0));
 }
 
-// A 3×3 int8 DEPTHWISE_CONV_2D with depth multiplier 1, stride 1 or 2, no dilation: the layers
-// the depthwise 3×3 loop runs (dwq::RowsApply).
-bool MatchDepthwiseInt8(const rt::KernelCreateContext& cc) {
+// A 3×3 DEPTHWISE_CONV_2D of `type` with depth multiplier 1, stride 1 or 2, no dilation: the
+// layers the depthwise 3×3 loop runs (dwq::RowsApply).
+bool MatchDepthwiseQuant(const rt::KernelCreateContext& cc, DType type) {
   if (cc.op.code != tflite::BuiltinOperator_DEPTHWISE_CONV_2D || cc.num_inputs() < 2 || cc.num_outputs() != 1)
     return false;
   int c = 0;
-  if (!Int8Nhwc(cc, &c) || !ConstantInt8Weights(cc, 1, {1, 3, 3, c}, 3)) return false;
+  if (!QuantNhwc(cc, type, &c) || !ConstantWeights(cc, 1, type, {1, 3, 3, c}, 3)) return false;
   const auto& o = GetOptions<tflite::DepthwiseConv2DOptionsT>(cc.op);
   if (o.dilation_h_factor != 1 || o.dilation_w_factor != 1) return false;
   if (o.stride_h < 1 || o.stride_h > 2 || o.stride_w < 1 || o.stride_w > 2) return false;
@@ -115,13 +124,13 @@ bool AddParams(const rt::RtTensor& a, const rt::RtTensor& b, const rt::RtTensor&
   return p->out_shift <= 31;
 }
 
-// The residual ADD (ResidualAdd) of int8 tensors with one scale each and a clamp activation.
-bool MatchResidualInt8(const rt::KernelCreateContext& cc, int add, int32_t x) {
+// The residual ADD (ResidualAdd) of tensors of `type` with one scale each and a clamp activation.
+bool MatchResidualQuant(const rt::KernelCreateContext& cc, int add, int32_t x, DType type) {
   const Subgraph& s = cc.subgraph;
   if (!ResidualAdd(s, add, x)) return false;
   const Operator& op = s.ops[add];
   for (int32_t t : {op.inputs[0], op.inputs[1], op.outputs[0]})
-    if (!Int8Tensor(&s.tensors[t]) || s.tensors[t].quant->per_axis()) return false;
+    if (!QuantTensor(&s.tensors[t], type) || s.tensors[t].quant->per_axis()) return false;
   const auto* o = op.options.AsAddOptions();
   return ClampActivation(o ? o->fused_activation_function : tflite::ActivationFunctionType_NONE);
 }
@@ -147,10 +156,11 @@ class DwChainInt8 : public rt::OpKernel {
  public:
   // Inputs of the synthetic op: x, [expand weights, expand bias,] depthwise filter, depthwise
   // bias, project weights, project bias. Output: the project's, or the residual ADD's.
+  // uint8: the chain's tensors are uint8 (else int8).
   DwChainInt8(std::optional<Pointwise8> expand, const Operator* dw_op, int dw_index, Pointwise8 project,
-              const Operator* add_op, bool vbmi)
+              const Operator* add_op, bool uint8, bool vbmi)
       : expand_(std::move(expand)), dw_op_(dw_op), dw_index_(dw_index), project_(std::move(project)), add_op_(add_op),
-        vbmi_(vbmi) {}
+        uint8_(uint8), vbmi_(vbmi) {}
 
   Status Prepare(rt::KernelContext& ctx) override {
     const rt::RtTensor* in = ctx.input(0);
@@ -184,10 +194,10 @@ class DwChainInt8 : public rt::OpKernel {
 
     if (expand_) {
       rt::KernelContext ectx = Sub(ctx, expand_->op, expand_->index);
-      RETURN_IF_ERROR(PreparePointwise(ectx, c, cin, &*expand_));
+      RETURN_IF_ERROR(PreparePointwise(ectx, c, cin, uint8_, &*expand_));
     }
     rt::KernelContext pctx = Sub(ctx, project_.op, project_.index);
-    RETURN_IF_ERROR(PreparePointwise(pctx, cout_, c, &project_));
+    RETURN_IF_ERROR(PreparePointwise(pctx, cout_, c, uint8_, &project_));
     RETURN_IF_ERROR(PrepareDepthwise(dctx, g));
     if (add_op_) {
       rt::KernelContext actx = Sub(ctx, add_op_, project_.index + 1);
@@ -197,7 +207,9 @@ class DwChainInt8 : public rt::OpKernel {
         return actx.Error("the residual ADD's scales are outside what the fused int8 chain computes");
       residual_first_ = add_op_->inputs[0] == ctx.input_index(0);
       add_avx512_ = qbin::AddSubAvx512Applies(add_);
-      add_linear_ = add_avx512_ ? qbin::PlanAddSubLinear512<int8_t>(add_, vbmi_) : qbin::AddSubLinear512();
+      add_linear_ = !add_avx512_ ? qbin::AddSubLinear512()
+                    : uint8_      ? qbin::PlanAddSubLinear512<uint8_t>(add_, vbmi_)
+                                  : qbin::PlanAddSubLinear512<int8_t>(add_, vbmi_);
     }
 
     // Band height: as many rows as fit the per-thread budget, at least one.
@@ -209,23 +221,13 @@ class DwChainInt8 : public rt::OpKernel {
   }
 
   Status Invoke(rt::KernelContext& ctx) override {
-    const dwq::Geom& g = plan_.g;
-    const int rows = g.batches * g.out_h;
-    const int8_t* x = ctx.input(0)->data_as<int8_t>();
-    const int64_t x_elements = ctx.input(0)->num_elements();
-    int8_t* y = ctx.output(0)->data_as<int8_t>();
-    rt::ThreadPool& pool = ctx.threads();
-    // One contiguous share of rows per thread, in row order, with the buffers of its slot.
-    RunTasks(&pool, tasks_, [&](int64_t t) {
-      RunRows(x, x_elements, y, pool.SlotScratch(static_cast<int>(t)), static_cast<int>(rows * t / tasks_),
-              static_cast<int>(rows * (t + 1) / tasks_));
-    });
-    return Status::Ok();
+    if (uint8_) return InvokeTyped<uint8_t>(ctx);
+    return InvokeTyped<int8_t>(ctx);
   }
 
   std::string variant() const override {
     return std::string("fused/") + (expand_ ? "pw+dw+pw" : "dw+pw") + (add_op_ ? "+add" : "") +
-           "/int8/avx512vnni/" + dwq::LoopName(plan_);
+           (uint8_ ? "/uint8" : "/int8") + "/avx512vnni/" + dwq::LoopName(plan_);
   }
   int64_t Macs(const rt::KernelContext&) const override {
     const dwq::Geom& g = plan_.g;
@@ -248,22 +250,20 @@ class DwChainInt8 : public rt::OpKernel {
   }
 
   // The weights and output stage of a 1×1 convolution of K -> N channels, as CONV_2D's VNNI path
-  // builds them (conv_int8.cc).
-  static Status PreparePointwise(rt::KernelContext& sub, int N, int K, Pointwise8* pw) {
+  // builds them (conv_int8.cc): int8 per-channel, uint8 with the legacy per-tensor multiplier.
+  static Status PreparePointwise(rt::KernelContext& sub, int N, int K, bool uint8, Pointwise8* pw) {
     const rt::RtTensor& wt = *sub.input(1);
-    pw->packed = GetPackedWeightsVnni(sub, "conv", wt, N, K, {0});
-    if (pw->packed->f != 0 || pw->packed->split())
-      return Internal(sub.op().type_name() + ": int8 weights with zero point 0 packed with row sums");
+    pw->packed = GetPackedWeightsVnni(sub, "conv", wt, N, K, {uint8 ? wt.zero_point() : 0});
     GemmOpSpec spec;
-    spec.kind = QuantKind::kInt8;
+    spec.kind = uint8 ? QuantKind::kUInt8 : QuantKind::kInt8;
     spec.N = N;
     spec.K = K;
     spec.abs_sum = &pw->packed->abs_sum;
     spec.activation = GetOptions<tflite::Conv2DOptionsT>(sub.op()).fused_activation_function;
-    spec.per_channel_multipliers = true;
+    spec.per_channel_multipliers = !uint8;
     ASSIGN_OR_RETURN(const bool supported, PrepareGemmOutput(sub, spec, &pw->out));
     if (!supported) return sub.Error("requantization outside what the fused int8 chain computes");
-    qgemm::BuildVnniOutput(*pw->packed, pw->out.q8, sub.input(0)->zero_point() + 128, &pw->vout);
+    qgemm::BuildVnniOutput(*pw->packed, pw->out.q8, sub.input(0)->zero_point() + (uint8 ? 0 : 128), &pw->vout);
     pw->lda = int64_t{pw->packed->K4} * 4;
     return Status::Ok();
   }
@@ -276,13 +276,21 @@ class DwChainInt8 : public rt::OpKernel {
     const rt::RtTensor& dout = *dctx.output(0);
     plan_ = dwq::Plan();
     plan_.natural = true;
-    dwq::BuildPlan(g, filter.data_as<int8_t>(), 0, &plan_);
-    PerChannelQuant q = ComputePerChannelQuant(din.scale(), filter, dout.scale(), g.channels);
+    PerChannelQuant q;
+    if (uint8_) {
+      dwq::BuildPlan(g, filter.data_as<uint8_t>(), filter.zero_point(), &plan_);
+      q.multiplier.assign(1, 0);
+      q.shift.assign(1, 0);
+      QuantizeMultiplier(LegacyConvMultiplier(din.scale(), filter.scale(), dout.scale()), &q.multiplier[0], &q.shift[0]);
+    } else {
+      dwq::BuildPlan(g, filter.data_as<int8_t>(), 0, &plan_);
+      q = ComputePerChannelQuant(din.scale(), filter, dout.scale(), g.channels);
+    }
     if (!ShiftsSupported(q.shift)) return dctx.Error("requantization outside what the fused int8 chain computes");
     RETURN_IF_ERROR(QuantizedActivation(dctx, GetOptions<tflite::DepthwiseConv2DOptionsT>(dctx.op()).fused_activation_function,
                                         dout, &plan_.act_min, &plan_.act_max));
     dwq::BuildRequant(plan_, bias ? bias->data_as<int32_t>() : nullptr, q.multiplier, q.shift, dout.zero_point(), &plan_);
-    plan_.kind = dwq::OutKind::kInt8;
+    plan_.kind = uint8_ ? dwq::OutKind::kUInt8 : dwq::OutKind::kInt8;
     plan_.avx512 = true;
     dwq::FinishPlan(&plan_, din.zero_point());
     if (!dwq::RowsApply(plan_)) return Internal(dctx.op().type_name() + ": the depthwise 3x3 loop does not take the layer");
@@ -303,28 +311,61 @@ class DwChainInt8 : public rt::OpKernel {
     const int64_t a_expand = expand_ ? int64_t{HaloRows(rows)} * plan_.g.in_w * expand_->lda : 0;
     return std::max(a_project, a_expand);
   }
+  // GEMM rows of a band at most (for the row terms of weights packed with row sums).
+  int64_t GemmRows(int rows) const {
+    return std::max<int64_t>(int64_t{rows} * plan_.g.out_w, expand_ ? int64_t{HaloRows(rows)} * plan_.g.in_w : 0);
+  }
   int64_t BandBytes(int rows) const {
-    return static_cast<int64_t>(Align64(EBytes(rows)) + Align64(DBytes(rows)) + Align64(ABytes(rows))) + 64;
+    return static_cast<int64_t>(Align64(EBytes(rows)) + Align64(DBytes(rows)) + Align64(ABytes(rows)) +
+                                Align64(GemmRows(rows) * sizeof(int32_t))) + 64;
   }
 
-  // Rows [0, rows) of A (flipped into the uint8 domain) times pw's weights into c (ldc bytes
-  // between rows). a_rows: the int8 rows, `depth` values each.
-  static void Gemm(const Pointwise8& pw, const int8_t* a_rows, int depth, int64_t rows, uint8_t* a_buf, int8_t* c,
-                   int64_t ldc) {
+  // Rows [0, rows) of A times pw's weights into c (ldc bytes between rows). a_rows: `rows` rows
+  // of `depth` values (int8 rows are flipped into the uint8 domain the VNNI tiles take); with
+  // row sums in the packing (uint8 weights, PackedB8::f) their terms go to row_term.
+  static void Gemm(const Pointwise8& pw, const void* a_rows, int depth, bool uint8, int64_t rows, uint8_t* a_buf,
+                   int32_t* row_term, void* c, int64_t ldc) {
     if (rows <= 0) return;
-    const qgemm::ContiguousRowsPacker8 pack(a_rows, depth, 0x80);
-    pack.Pack(0, static_cast<int>(rows), a_buf, pw.lda);
-    qgemm::VnniChunk(a_buf, pw.lda, pw.packed->packed_koff.data(), static_cast<int>(rows), *pw.packed, 0,
-                     pw.packed->panels, pw.vout, nullptr, reinterpret_cast<uint8_t*>(c), ldc);
+    const qgemm::ContiguousRowsPacker8 pack(a_rows, depth, uint8 ? 0 : 0x80);
+    const uint8_t* a = pack.InPlace(0, pw.lda);
+    if (!a) {
+      pack.Pack(0, static_cast<int>(rows), a_buf, pw.lda);
+      a = a_buf;
+    }
+    const qgemm::PackedB8& b = *pw.packed;
+    if (b.f != 0)
+      for (int64_t r = 0; r < rows; ++r)
+        row_term[r] = static_cast<int32_t>(static_cast<uint32_t>(b.f) * static_cast<uint32_t>(qgemm::RowSumU8(a + r * pw.lda, pw.lda)));
+    qgemm::VnniChunk(a, pw.lda, b.packed_koff.data(), static_cast<int>(rows), b, 0, b.panels, pw.vout,
+                     b.f != 0 ? row_term : nullptr, static_cast<uint8_t*>(c), ldc);
+  }
+
+  template <typename T>
+  Status InvokeTyped(rt::KernelContext& ctx) {
+    const dwq::Geom& g = plan_.g;
+    const int rows = g.batches * g.out_h;
+    const T* x = ctx.input(0)->data_as<T>();
+    const int64_t x_elements = ctx.input(0)->num_elements();
+    T* y = ctx.output(0)->data_as<T>();
+    rt::ThreadPool& pool = ctx.threads();
+    // One contiguous share of rows per thread, in row order, with the buffers of its slot.
+    RunTasks(&pool, tasks_, [&](int64_t t) {
+      RunRows<T>(x, x_elements, y, pool.SlotScratch(static_cast<int>(t)), static_cast<int>(rows * t / tasks_),
+                 static_cast<int>(rows * (t + 1) / tasks_));
+    });
+    return Status::Ok();
   }
 
   // Output rows [r0, r1) of the batch·out_h rows, with the buffers at `slot`.
-  void RunRows(const int8_t* x, int64_t x_elements, int8_t* y, uint8_t* slot, int r0, int r1) const {
+  template <typename T>
+  void RunRows(const T* x, int64_t x_elements, T* y, uint8_t* slot, int r0, int r1) const {
     const dwq::Geom& g = plan_.g;
+    const bool uint8 = std::is_same_v<T, uint8_t>;
     uint8_t* ring = slot;
-    int8_t* e_buf = reinterpret_cast<int8_t*>(slot + Align64(dwq::SlotBytes(plan_)));
-    int8_t* d_buf = e_buf + Align64(EBytes(band_rows_));
+    T* e_buf = reinterpret_cast<T*>(slot + Align64(dwq::SlotBytes(plan_)));
+    T* d_buf = e_buf + Align64(EBytes(band_rows_));
     uint8_t* a_buf = reinterpret_cast<uint8_t*>(d_buf + Align64(DBytes(band_rows_)));
+    int32_t* row_term = reinterpret_cast<int32_t*>(a_buf + Align64(ABytes(band_rows_)));
     const int c = g.channels;
     const size_t row_bytes = static_cast<size_t>(g.in_w) * c;
     const int cin = expand_ ? expand_->packed->K : c;
@@ -345,8 +386,8 @@ class DwChainInt8 : public rt::OpKernel {
           if (lo > e_lo) std::memmove(e_buf, e_buf + (lo - e_lo) * row_bytes, (e_hi - lo) * row_bytes);
           from = e_hi;
         }
-        Gemm(*expand_, x + (static_cast<int64_t>(b) * g.in_h + from) * g.in_w * cin, cin,
-             int64_t{hi - from} * g.in_w, a_buf, e_buf + (from - lo) * row_bytes, c);
+        Gemm(*expand_, x + (static_cast<int64_t>(b) * g.in_h + from) * g.in_w * cin, cin, uint8,
+             int64_t{hi - from} * g.in_w, a_buf, row_term, e_buf + (from - lo) * row_bytes, c);
         e_image = b;
         e_lo = lo;
         e_hi = hi;
@@ -356,18 +397,18 @@ class DwChainInt8 : public rt::OpKernel {
       }
       args.output = d_buf;
       args.out_row0 = o0;
-      dwq::RunRows(plan_, args, false, o0, o1, ring);
+      dwq::RunRows(plan_, args, uint8, o0, o1, ring);
       const int64_t pixels = int64_t{o1 - o0} * g.out_w;
-      int8_t* yb = y + static_cast<int64_t>(o0) * g.out_w * cout_;
-      Gemm(project_, d_buf, c, pixels, a_buf, yb, cout_);
+      T* yb = y + static_cast<int64_t>(o0) * g.out_w * cout_;
+      Gemm(project_, d_buf, c, uint8, pixels, a_buf, row_term, yb, cout_);
       if (add_op_) {  // input and output have one shape: the band's pixels are the same in both
-        const int8_t* xb = x + static_cast<int64_t>(o0) * g.out_w * cout_;
-        const int8_t* first = residual_first_ ? xb : yb;
-        const int8_t* second = residual_first_ ? yb : xb;
+        const T* xb = x + static_cast<int64_t>(o0) * g.out_w * cout_;
+        const T* first = residual_first_ ? xb : yb;
+        const T* second = residual_first_ ? yb : xb;
         const int64_t n = pixels * cout_;
-        if (add_linear_.ok) qbin::AddSubLinearRun512<int8_t>(first, second, yb, n, add_linear_);
-        else if (add_avx512_) qbin::AddSubRun512<int8_t>(first, 1, second, 1, yb, n, add_);
-        else qbin::AddSubRun<int8_t>(first, 1, second, 1, yb, n, add_);
+        if (add_linear_.ok) qbin::AddSubLinearRun512<T>(first, second, yb, n, add_linear_);
+        else if (add_avx512_) qbin::AddSubRun512<T>(first, 1, second, 1, yb, n, add_);
+        else qbin::AddSubRun<T>(first, 1, second, 1, yb, n, add_);
       }
       o0 = o1;
     }
@@ -378,6 +419,7 @@ class DwChainInt8 : public rt::OpKernel {
   int dw_index_;
   Pointwise8 project_;
   const Operator* add_op_;  // null: no residual
+  bool uint8_;
   bool vbmi_;
   dwq::Plan plan_;
   int32_t dw_zero_point_ = 0;
@@ -400,19 +442,22 @@ rt::FusedRun MatchDwChainInt8(const rt::KernelCreateContext& cc, const rt::Fusio
   const int i = cc.op_index;
   const int n = static_cast<int>(s.ops.size());
   int first_dw = i;
-  const bool expand = MatchPointwiseInt8(cc);
+  const Tensor* x = cc.input(0);
+  if (!x || (x->type != DType::kInt8 && x->type != DType::kUInt8)) return run;
+  const DType type = x->type;
+  const bool expand = MatchPointwiseQuant(cc, type);
   if (expand) {
     if (i + 2 >= n || !PrivateLink(s, i)) return run;
     first_dw = i + 1;
   }
-  if (first_dw + 1 >= n || !MatchDepthwiseInt8(ContextOf(cc, first_dw)) || !PrivateLink(s, first_dw)) return run;
-  if (!MatchPointwiseInt8(ContextOf(cc, first_dw + 1))) return run;
+  if (first_dw + 1 >= n || !MatchDepthwiseQuant(ContextOf(cc, first_dw), type) || !PrivateLink(s, first_dw)) return run;
+  if (!MatchPointwiseQuant(ContextOf(cc, first_dw + 1), type)) return run;
   int64_t inner = s.tensors[s.ops[first_dw].outputs[0]].num_elements();
   if (expand) inner = std::max(inner, s.tensors[s.ops[i].outputs[0]].num_elements());
   if (inner < static_cast<int64_t>(limits.min_inner_bytes)) return run;
   auto op = std::make_unique<Operator>();
   op->code = tflite::BuiltinOperator_CUSTOM;
-  op->custom_code = expand ? "FUSED_PW_DW_PW_INT8" : "FUSED_DW_PW_INT8";
+  op->custom_code = std::string(expand ? "FUSED_PW_DW_PW_" : "FUSED_DW_PW_") + (type == DType::kUInt8 ? "UINT8" : "INT8");
   const auto weights = [&](int k) {
     const Operator& o = s.ops[k];
     op->inputs.push_back(o.inputs[1]);
@@ -422,7 +467,7 @@ rt::FusedRun MatchDwChainInt8(const rt::KernelCreateContext& cc, const rt::Fusio
   if (expand) weights(i);
   weights(first_dw);
   weights(first_dw + 1);
-  const bool residual = MatchResidualInt8(cc, first_dw + 2, s.ops[i].inputs[0]);
+  const bool residual = MatchResidualQuant(cc, first_dw + 2, s.ops[i].inputs[0], type);
   op->outputs.push_back(s.ops[first_dw + (residual ? 2 : 1)].outputs[0]);
   run.num_ops = first_dw + (residual ? 3 : 2) - i;
   run.op = std::move(op);
@@ -436,7 +481,8 @@ rt::FusedRun MatchDwChainInt8(const rt::KernelCreateContext& cc, const rt::Fusio
   project.op = &s.ops[first_dw + 1];
   project.index = first_dw + 1;
   run.kernel = std::make_unique<DwChainInt8>(std::move(e), &s.ops[first_dw], first_dw, std::move(project),
-                                             residual ? &s.ops[first_dw + 2] : nullptr, cc.cpu.avx512vbmi);
+                                             residual ? &s.ops[first_dw + 2] : nullptr, type == DType::kUInt8,
+                                             cc.cpu.avx512vbmi);
   return run;
 }
 

@@ -1,5 +1,5 @@
-// Fused int8 depthwise chains (dw_chain_int8.cc): generated [1×1 ->] 3×3 depthwise -> 1×1 [-> ADD]
-// int8 blocks run fused and unfused (InterpreterOptions::fuse_ops) in the same process must give
+// Fused int8 / uint8 depthwise chains (dw_chain_int8.cc): generated [1×1 ->] 3×3 depthwise -> 1×1
+// [-> ADD] int8 and uint8 blocks run fused and unfused (InterpreterOptions::fuse_ops) in the same process must give
 // the same bytes (the steps run the unfused kernels' code and plans on bands of rows; integer
 // results do not depend on the grouping). Then the int8 models of ../shared against TFLite 2.9
 // and against the same interpreter with fusion off, at 1 and 2 threads.
@@ -45,20 +45,26 @@ constexpr float kScale = 0.05f;
 float WeightScale(int terms) { return 40.0f / (70.0f * 73.0f * std::sqrt(static_cast<float>(terms))); }
 
 // Weights [n, kh, kw, c] (axis: the channel dimension), int8 in [-127, 127] with per-channel
-// scales around ws (or one scale), and an int32 bias of a few output steps.
+// scales around ws (or one scale), or uint8 in [0, 255] with one scale and a zero point in
+// [100, 156] (so that w - zero point leaves int8 for some layers: the VNNI packing's row sums or
+// split form), and an int32 bias of a few output steps.
 struct QWeights {
   int32_t w = -1, b = -1;
 };
-QWeights AddWeights(GraphBuilder& b, const std::string& name, std::vector<int32_t> shape, int axis, float ws,
-                    float in_scale, bool per_tensor, std::mt19937_64& rng) {
+QWeights AddWeights(GraphBuilder& b, const std::string& name, DType type, std::vector<int32_t> shape, int axis,
+                    float ws, float in_scale, bool per_tensor, std::mt19937_64& rng) {
   const int n = shape[static_cast<size_t>(axis)];
   std::vector<float> scales(static_cast<size_t>(n), ws);
   std::uniform_real_distribution<float> spread(0.5f, 2.0f);
+  per_tensor = per_tensor || type == DType::kUInt8;
   if (!per_tensor)
     for (float& s : scales) s = ws * spread(rng);
   QWeights q;
-  q.w = b.ConstRandom(name, DType::kInt8, shape, -127, 127,
-                      per_tensor ? Quant(ws, 0) : QuantPerAxis(scales, axis, std::vector<int64_t>(scales.size(), 0)));
+  if (type == DType::kUInt8)
+    q.w = b.ConstRandom(name, type, shape, 0, 255, Quant(ws, std::uniform_int_distribution<int>(100, 156)(rng)));
+  else
+    q.w = b.ConstRandom(name, type, shape, -127, 127,
+                        per_tensor ? Quant(ws, 0) : QuantPerAxis(scales, axis, std::vector<int64_t>(scales.size(), 0)));
   std::vector<float> bias_scales(scales.size());
   for (size_t i = 0; i < scales.size(); ++i) bias_scales[i] = in_scale * scales[i];
   q.b = b.ConstRandom(name + "_bias", DType::kInt32, {n}, -3000, 3000,
@@ -66,16 +72,17 @@ QWeights AddWeights(GraphBuilder& b, const std::string& name, std::vector<int32_
   return q;
 }
 
-Graph MakeInt8Chain(const Int8ChainCase& c, uint64_t seed) {
+Graph MakeInt8Chain(const Int8ChainCase& c, uint64_t seed, DType type = DType::kInt8) {
   GraphBuilder b(seed);
   std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int> zp(-20, 20);
+  const int zp_center = type == DType::kUInt8 ? 128 : 0;
+  std::uniform_int_distribution<int> zp(zp_center - 20, zp_center + 20);
   const int mid = c.expand ? c.expand : c.cin;
-  auto x = b.Input("x", DType::kInt8, {c.batch, c.h, c.w, c.cin}, Quant(kScale, zp(rng)));
+  auto x = b.Input("x", type, {c.batch, c.h, c.w, c.cin}, Quant(kScale, zp(rng)));
   int32_t t = x;
   if (c.expand) {
-    const QWeights we = AddWeights(b, "we", {mid, 1, 1, c.cin}, 0, WeightScale(c.cin), kScale, c.per_tensor, rng);
-    auto e = b.Tensor("e", DType::kInt8, {c.batch, c.h, c.w, mid}, Quant(kScale, zp(rng)));
+    const QWeights we = AddWeights(b, "we", type, {mid, 1, 1, c.cin}, 0, WeightScale(c.cin), kScale, c.per_tensor, rng);
+    auto e = b.Tensor("e", type, {c.batch, c.h, c.w, mid}, Quant(kScale, zp(rng)));
     tflite::Conv2DOptionsT o;
     o.padding = tflite::Padding_SAME;
     o.stride_h = o.stride_w = 1;
@@ -88,8 +95,8 @@ Graph MakeInt8Chain(const Int8ChainCase& c, uint64_t seed) {
   };
   const int eff = (c.k - 1) * c.dilation + 1;
   const int oh = out_size(c.h, eff, c.stride), ow = out_size(c.w, eff, c.stride);
-  const QWeights wd = AddWeights(b, "wd", {1, c.k, c.k, mid}, 3, WeightScale(c.k * c.k), kScale, c.per_tensor, rng);
-  auto d = b.Tensor("d", DType::kInt8, {c.batch, oh, ow, mid}, Quant(kScale, zp(rng)));
+  const QWeights wd = AddWeights(b, "wd", type, {1, c.k, c.k, mid}, 3, WeightScale(c.k * c.k), kScale, c.per_tensor, rng);
+  auto d = b.Tensor("d", type, {c.batch, oh, ow, mid}, Quant(kScale, zp(rng)));
   tflite::DepthwiseConv2DOptionsT dwo;
   dwo.padding = c.padding;
   dwo.stride_h = dwo.stride_w = c.stride;
@@ -97,15 +104,15 @@ Graph MakeInt8Chain(const Int8ChainCase& c, uint64_t seed) {
   dwo.depth_multiplier = 1;
   dwo.fused_activation_function = c.act;
   b.Op(tflite::BuiltinOperator_DEPTHWISE_CONV_2D, {t, wd.w, wd.b}, {d}, dwo);
-  const QWeights wp = AddWeights(b, "wp", {c.cout, 1, 1, mid}, 0, WeightScale(mid), kScale, c.per_tensor, rng);
+  const QWeights wp = AddWeights(b, "wp", type, {c.cout, 1, 1, mid}, 0, WeightScale(mid), kScale, c.per_tensor, rng);
   // Another scale than the input's: the residual ADD's two inputs are not interchangeable.
-  auto y = b.Tensor("y", DType::kInt8, {c.batch, oh, ow, c.cout}, Quant(kScale * 1.3f, zp(rng)));
+  auto y = b.Tensor("y", type, {c.batch, oh, ow, c.cout}, Quant(kScale * 1.3f, zp(rng)));
   tflite::Conv2DOptionsT po;
   po.padding = tflite::Padding_VALID;
   po.stride_h = po.stride_w = 1;
   b.Op(tflite::BuiltinOperator_CONV_2D, {d, wp.w, wp.b}, {y}, po);
   if (c.residual) {
-    auto z = b.Tensor("z", DType::kInt8, {c.batch, oh, ow, c.cout}, Quant(kScale * 1.5f, zp(rng)));
+    auto z = b.Tensor("z", type, {c.batch, oh, ow, c.cout}, Quant(kScale * 1.5f, zp(rng)));
     tflite::AddOptionsT ao;
     if (c.add_swapped) ao.fused_activation_function = tflite::ActivationFunctionType_RELU6;
     b.Op(tflite::BuiltinOperator_ADD, c.add_swapped ? std::vector<int32_t>{x, y} : std::vector<int32_t>{y, x}, {z}, ao);
@@ -116,11 +123,11 @@ Graph MakeInt8Chain(const Int8ChainCase& c, uint64_t seed) {
 }
 
 struct Result {
-  std::vector<int8_t> out;
+  std::vector<uint8_t> out;
   std::vector<std::string> variants;
 };
 
-Result RunInt8Chain(const std::shared_ptr<const rt::Model>& model, const std::vector<int8_t>& x, int threads,
+Result RunInt8Chain(const std::shared_ptr<const rt::Model>& model, const std::vector<uint8_t>& x, int threads,
                     const rt::CpuFeatures& cpu, bool fuse) {
   Result r;
   rt::InterpreterOptions io;
@@ -132,15 +139,15 @@ Result RunInt8Chain(const std::shared_ptr<const rt::Model>& model, const std::ve
   EXPECT_TRUE(interp.ok()) << interp.status().ToString();
   if (!interp.ok()) return r;
   // A first invoke on other values: what a kernel keeps between invokes must follow the input.
-  std::vector<int8_t> other(x.size());
-  for (size_t i = 0; i < x.size(); ++i) other[i] = static_cast<int8_t>(~x[i]);
+  std::vector<uint8_t> other(x.size());
+  for (size_t i = 0; i < x.size(); ++i) other[i] = static_cast<uint8_t>(~x[i]);
   std::memcpy((*interp)->input(0)->data, other.data(), other.size());
   EXPECT_TRUE((*interp)->Invoke().ok());
   std::memcpy((*interp)->input(0)->data, x.data(), x.size());
   Status st = (*interp)->Invoke();
   EXPECT_TRUE(st.ok()) << st.ToString();
   const rt::RtTensor* o = (*interp)->output(0);
-  r.out.assign(o->data_as<int8_t>(), o->data_as<int8_t>() + o->num_elements());
+  r.out.assign(o->data_as<uint8_t>(), o->data_as<uint8_t>() + o->bytes);
   for (const auto& info : (*interp)->ops()) r.variants.push_back(info.variant);
   return r;
 }
@@ -177,39 +184,44 @@ std::vector<Int8ChainCase> Cases() {
   };
 }
 
-bool IsFusedInt8(const std::string& v) { return v.rfind("fused/", 0) == 0 && v.find("/int8/") != std::string::npos; }
+bool IsFusedInt8(const std::string& v) {
+  return v.rfind("fused/", 0) == 0 && (v.find("/int8/") != std::string::npos || v.find("/uint8/") != std::string::npos);
+}
 
 TEST(FusedDwChainInt8, MatchesUnfused) {
   if (!rt::CpuHardware().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI: int8 chains are fused only there";
   const rt::CpuFeatures cpu = rt::CpuHardware();
   uint64_t seed = 11;
-  for (const Int8ChainCase& c : Cases()) {
-    auto model = rt::Model::FromGraph(MakeInt8Chain(c, ++seed));
-    ASSERT_TRUE(model.ok()) << model.status().ToString();
-    std::mt19937_64 rng(seed);
-    std::vector<int8_t> x(static_cast<size_t>(c.batch) * c.h * c.w * c.cin);
-    for (int8_t& v : x) v = static_cast<int8_t>(rng());
-    for (int threads : {1, 2, 3}) {
-      const std::string what = c.Name() + " threads " + std::to_string(threads);
-      const Result fused = RunInt8Chain(*model, x, threads, cpu, true);
-      const Result plain = RunInt8Chain(*model, x, threads, cpu, false);
-      ASSERT_FALSE(fused.variants.empty()) << what;
-      EXPECT_TRUE(IsFusedInt8(fused.variants.front())) << what << ": not fused (" << fused.variants.front() << ")";
-      EXPECT_FALSE(IsFusedInt8(plain.variants.front())) << what;
-      EXPECT_EQ(fused.variants.front().find("+add/") != std::string::npos, c.residual) << what << ": "
-                                                                                     << fused.variants.front();
-      EXPECT_EQ(fused.variants.front().rfind(c.expand ? "fused/pw+dw+pw" : "fused/dw+pw", 0), 0u) << what;
-      ASSERT_EQ(fused.out.size(), plain.out.size()) << what;
-      int bad = 0, distinct = 0;
-      for (size_t i = 0; i < plain.out.size(); ++i) {
-        distinct += i > 0 && plain.out[i] != plain.out[i - 1];
-        if (fused.out[i] != plain.out[i] && bad++ < 5)
-          ADD_FAILURE() << what << " element " << i << ": fused " << int{fused.out[i]} << " unfused " << int{plain.out[i]};
+  for (const Int8ChainCase& c : Cases())
+    for (DType type : {DType::kInt8, DType::kUInt8}) {
+      auto model = rt::Model::FromGraph(MakeInt8Chain(c, ++seed, type));
+      ASSERT_TRUE(model.ok()) << model.status().ToString();
+      std::mt19937_64 rng(seed);
+      std::vector<uint8_t> x(static_cast<size_t>(c.batch) * c.h * c.w * c.cin);
+      for (uint8_t& v : x) v = static_cast<uint8_t>(rng());
+      for (int threads : {1, 2, 3}) {
+        const std::string what = c.Name() + " " + std::string(DTypeName(type)) + " threads " + std::to_string(threads);
+        const Result fused = RunInt8Chain(*model, x, threads, cpu, true);
+        const Result plain = RunInt8Chain(*model, x, threads, cpu, false);
+        ASSERT_FALSE(fused.variants.empty()) << what;
+        const std::string& v = fused.variants.front();
+        EXPECT_TRUE(IsFusedInt8(v)) << what << ": not fused (" << v << ")";
+        EXPECT_FALSE(IsFusedInt8(plain.variants.front())) << what;
+        EXPECT_EQ(v.find("+add/") != std::string::npos, c.residual) << what << ": " << v;
+        EXPECT_EQ(v.rfind(c.expand ? "fused/pw+dw+pw" : "fused/dw+pw", 0), 0u) << what;
+        EXPECT_NE(v.find(type == DType::kUInt8 ? "/uint8/" : "/int8/"), std::string::npos) << what;
+        ASSERT_EQ(fused.out.size(), plain.out.size()) << what;
+        int bad = 0, distinct = 0;
+        for (size_t i = 0; i < plain.out.size(); ++i) {
+          distinct += i > 0 && plain.out[i] != plain.out[i - 1];
+          if (fused.out[i] != plain.out[i] && bad++ < 5)
+            ADD_FAILURE() << what << " element " << i << ": fused " << int{fused.out[i]} << " unfused "
+                          << int{plain.out[i]};
+        }
+        // The outputs are not one saturated value (the comparison would prove little).
+        EXPECT_GT(distinct, static_cast<int>(plain.out.size() / 4)) << what;
       }
-      // The outputs are not one saturated value (the comparison would prove little).
-      EXPECT_GT(distinct, static_cast<int>(plain.out.size() / 4)) << what;
     }
-  }
 }
 
 // Chains the int8 kernel does not take stay unfused ops: other filter sizes, dilation, and CPUs
@@ -243,7 +255,8 @@ TEST(FusedDwChainInt8, RealInt8Models) {
   if (!rt::CpuHardware().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI: int8 chains are fused only there";
   if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)";
   EDGEOPT_REQUIRE_SHARED_MODELS();
-  for (const char* name : {"mobilenet_v2_1.0_224_ptq_int8.tflite", "vww_96_int8.tflite", "kws_dscnn_int8.tflite"}) {
+  for (const char* name : {"mobilenet_v2_1.0_224_ptq_int8.tflite", "vww_96_int8.tflite", "kws_dscnn_int8.tflite",
+                           "mobilenet_v2_1.0_224_quant.tflite"}) {
     const std::string path = testing::SharedModel(name);
     if (path.empty()) continue;
     auto model = rt::Model::FromFile(path);

@@ -24,11 +24,12 @@ namespace edgeopt::kernels::fused {
 // the project joins the run ("fused/pw+dw+pw+add/...").
 rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
 
-// The same blocks in int8 on AVX-512 VNNI CPUs: [1×1 CONV_2D ->] 3×3 DEPTHWISE_CONV_2D (depth
-// multiplier 1, stride 1 or 2, no dilation) -> 1×1 CONV_2D [-> ADD of the chain's input], int8
-// tensors, constant symmetric weights (one scale or one per output channel), int32 biases, clamp
-// activations, the largest intermediate at least limits.min_inner_bytes (dw_chain_int8.cc).
-// Shown as "fused/pw+dw+pw+add/int8/avx512vnni/<depthwise loop>"; the same bits as the unfused ops.
+// The same blocks quantized on AVX-512 VNNI CPUs: [1×1 CONV_2D ->] 3×3 DEPTHWISE_CONV_2D (depth
+// multiplier 1, stride 1 or 2, no dilation) -> 1×1 CONV_2D [-> ADD of the chain's input], all
+// int8 (constant symmetric weights, one scale or one per output channel) or all uint8 (one scale
+// and zero point per weight tensor), int32 biases, clamp activations, the largest intermediate
+// at least limits.min_inner_bytes (dw_chain_int8.cc). Shown as
+// "fused/pw+dw+pw+add/int8/avx512vnni/<depthwise loop>"; the same bits as the unfused ops.
 rt::FusedRun MatchDwChainInt8(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
 
 // A RELU / RELU6 / RELU_N1_TO_1 right after a CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD,
