@@ -226,7 +226,6 @@ class DwChainF32 : public rt::OpKernel {
     const auto [e, dfl] = BufferFloats(band_rows_);
     slot_floats_ = EMargin() + RoundUp(e) + RoundUp(dfl);
     ind_base_ = nullptr;  // the geometry may have changed
-    tasks_ = static_cast<int>(std::min<int64_t>(ctx.threads().num_threads(), int64_t{batch} * g.oh));
     return ctx.ReserveSlotScratch(slot_floats_ * sizeof(float));
   }
 
@@ -237,10 +236,12 @@ class DwChainF32 : public rt::OpKernel {
     if (conv_ && x != ind_base_) BuildConvIndirection(x);
     if (conv_) RefreshBorder(x);
     // One contiguous share of rows per thread, in row order, with the buffers of its slot.
+    // (The threads of now: one while the interpreter runs the op alone, ThreadPool::SetSerial.)
     rt::ThreadPool& pool = ctx.threads();
-    RunTasks(&pool, tasks_, [&](int64_t t) {
+    const int tasks = std::min(pool.num_threads(), rows);
+    RunTasks(&pool, tasks, [&](int64_t t) {
       float* slot = reinterpret_cast<float*>(pool.SlotScratch(static_cast<int>(t)));
-      RunRows(x, y, slot, static_cast<int>(rows * t / tasks_), static_cast<int>(rows * (t + 1) / tasks_));
+      RunRows(x, y, slot, static_cast<int>(rows * t / tasks), static_cast<int>(rows * (t + 1) / tasks));
     });
     return Status::Ok();
   }
@@ -421,7 +422,6 @@ class DwChainF32 : public rt::OpKernel {
   int cout_ = 0;
   int band_rows_ = 1;
   size_t slot_floats_ = 0;
-  int tasks_ = 1;
 };
 
 }  // namespace

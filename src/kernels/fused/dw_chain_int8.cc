@@ -216,7 +216,6 @@ class DwChainInt8 : public rt::OpKernel {
     band_rows_ = 1;
     while (band_rows_ < g.out_h && BandBytes(band_rows_ + 1) <= kBandBytes) ++band_rows_;
     slot_bytes_ = Align64(dwq::SlotBytes(plan_)) + BandBytes(band_rows_) + 4 * 64;
-    tasks_ = static_cast<int>(std::min<int64_t>(ctx.threads().num_threads(), int64_t{batch} * g.out_h));
     return ctx.ReserveSlotScratch(slot_bytes_);
   }
 
@@ -348,10 +347,12 @@ class DwChainInt8 : public rt::OpKernel {
     const int64_t x_elements = ctx.input(0)->num_elements();
     T* y = ctx.output(0)->data_as<T>();
     rt::ThreadPool& pool = ctx.threads();
-    // One contiguous share of rows per thread, in row order, with the buffers of its slot.
-    RunTasks(&pool, tasks_, [&](int64_t t) {
-      RunRows<T>(x, x_elements, y, pool.SlotScratch(static_cast<int>(t)), static_cast<int>(rows * t / tasks_),
-                 static_cast<int>(rows * (t + 1) / tasks_));
+    // One contiguous share of rows per thread, in row order, with the buffers of its slot (the
+    // threads of now: one while the interpreter runs the op alone, ThreadPool::SetSerial).
+    const int tasks = std::min(pool.num_threads(), rows);
+    RunTasks(&pool, tasks, [&](int64_t t) {
+      RunRows<T>(x, x_elements, y, pool.SlotScratch(static_cast<int>(t)), static_cast<int>(rows * t / tasks),
+                 static_cast<int>(rows * (t + 1) / tasks));
     });
     return Status::Ok();
   }
@@ -430,7 +431,6 @@ class DwChainInt8 : public rt::OpKernel {
   int cout_ = 0;
   int band_rows_ = 1;
   size_t slot_bytes_ = 0;
-  int tasks_ = 1;
 };
 
 }  // namespace
