@@ -1,6 +1,8 @@
-// edgeopt_thread_scaling: where 2-thread scaling goes, in two measurements.
+// edgeopt_thread_scaling: where 2-thread scaling goes, in two measurements, or the scaling of
+// whole models.
 //
 //   edgeopt_thread_scaling [--threads N] [--runs R]
+//   edgeopt_thread_scaling [--threads N] [--rounds K] MODEL.tflite...
 //
 // 1. The thread pool's fork/join cost: ParallelFor over N parts of busy work (a TSC spin of
 //    T microseconds per part, T = 1, 2, 5, 20) against the same parts run one after another on
@@ -9,6 +11,12 @@
 // 2. One-op int8 models of MobileNetV2 layer shapes (3x3 depthwise stride 1 / 2, 1x1 conv):
 //    a 1-thread and an N-thread interpreter (every op split: tune_op_threads off) invoked
 //    alternately in this process, medians and the speedup N-thread over 1-thread.
+// 3. With models: per model a 1-thread and an N-thread interpreter with the default options
+//    (fusion limits and per-op thread tuning as an application gets them), seeded random
+//    inputs, K rounds of 40 invokes of one then 40 of the other; per round the two medians and
+//    their ratio; printed: the medians over the rounds and the median (range) of the per-round
+//    speedups. A speedup taken within a round is less exposed to the host's slow and fast
+//    states than two runs minutes apart.
 // Never part of the test suite; on a shared machine run it idle and compare ratios, not times.
 // One-thread layer times also move with where the pool's slot scratch lands: placing the slots
 // 4 MB instead of 256 KB apart (ThreadPool::kSlotGap) made the 1-thread depthwise layers 1.3-1.45x
@@ -123,24 +131,95 @@ bool LayerScaling(int threads, int runs, int h, int in_c, int out_c, int stride)
   return true;
 }
 
+bool ModelScaling(int threads, int rounds, const std::string& path) {
+  auto model = rt::Model::FromFile(path);
+  if (!model.ok()) {
+    std::fprintf(stderr, "edgeopt_thread_scaling: %s\n", model.status().ToString().c_str());
+    return false;
+  }
+  std::unique_ptr<rt::Interpreter> it[2];
+  for (int i = 0; i < 2; ++i) {
+    rt::InterpreterOptions o;
+    o.num_threads = i == 0 ? 1 : threads;
+    auto created = rt::Interpreter::Create(*model, o);
+    if (!created.ok() || !(*created)->AllocateTensors().ok()) {
+      std::fprintf(stderr, "edgeopt_thread_scaling: %s: cannot create the interpreter%s\n", path.c_str(),
+                   created.ok() ? "" : (": " + created.status().ToString()).c_str());
+      return false;
+    }
+    it[i] = std::move(*created);
+    std::mt19937_64 rng(3);
+    for (int k = 0; k < it[i]->num_inputs(); ++k) {
+      rt::RtTensor* x = it[i]->input(k);
+      auto* bytes = static_cast<uint8_t*>(x->data);
+      // Floats in [-1, 1], integers over their whole range.
+      if (x->type == DType::kFloat32)
+        for (int64_t e = 0; e < x->num_elements(); ++e)
+          x->data_as<float>()[e] = static_cast<float>(rng() % 2001) / 1000.0f - 1.0f;
+      else
+        for (size_t b = 0; b < x->bytes; ++b) bytes[b] = static_cast<uint8_t>(rng());
+    }
+    for (int w = 0; w < 20; ++w)
+      if (!it[i]->Invoke().ok()) {
+        std::fprintf(stderr, "edgeopt_thread_scaling: %s: invoke failed\n", path.c_str());
+        return false;
+      }
+  }
+  std::vector<double> med[2], speedup;
+  for (int r = 0; r < rounds; ++r) {
+    double m[2];
+    for (int i = 0; i < 2; ++i) {
+      std::vector<double> t;
+      for (int k = 0; k < 40; ++k) {
+        const auto a = Clock::now();
+        (void)it[i]->Invoke();
+        t.push_back(std::chrono::duration<double, std::milli>(Clock::now() - a).count());
+      }
+      m[i] = Median(t);
+      med[i].push_back(m[i]);
+    }
+    speedup.push_back(m[0] / m[1]);
+  }
+  const auto [lo, hi] = std::minmax_element(speedup.begin(), speedup.end());
+  std::string name = path.substr(path.find_last_of('/') + 1);
+  std::printf("  %-44s %9.3f %9.3f %7.2fx  (%.2f-%.2f)\n", name.c_str(), Median(med[0]), Median(med[1]),
+              Median(speedup), *lo, *hi);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  int threads = 2, runs = 2000;
+  int threads = 2, runs = 2000, rounds = 9;
+  std::vector<std::string> models;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--threads" && i + 1 < argc) {
       threads = std::atoi(argv[++i]);
     } else if (a == "--runs" && i + 1 < argc) {
       runs = std::atoi(argv[++i]);
+    } else if (a == "--rounds" && i + 1 < argc) {
+      rounds = std::atoi(argv[++i]);
+    } else if (!a.empty() && a[0] != '-') {
+      models.push_back(a);
     } else {
-      std::fprintf(stderr, "usage: edgeopt_thread_scaling [--threads N] [--runs R]\n");
+      std::fprintf(stderr,
+                   "usage: edgeopt_thread_scaling [--threads N] [--runs R]\n"
+                   "       edgeopt_thread_scaling [--threads N] [--rounds K] MODEL.tflite...\n");
       return a == "--help" || a == "-h" ? 0 : 2;
     }
   }
-  if (threads < 2 || runs < 1) {
-    std::fprintf(stderr, "edgeopt_thread_scaling: --threads must be >= 2 and --runs >= 1\n");
+  if (threads < 2 || runs < 1 || rounds < 1) {
+    std::fprintf(stderr, "edgeopt_thread_scaling: --threads must be >= 2, --runs and --rounds >= 1\n");
     return 2;
+  }
+  if (!models.empty()) {
+    std::printf("Models: 1 thread vs %d (default options; %d rounds of 40 invokes each, alternated; ms)\n", threads,
+                rounds);
+    std::printf("  %-44s %9s %9s %8s  %s\n", "model", "1t", "Nt", "speedup", "(range over rounds)");
+    for (const std::string& m : models)
+      if (!ModelScaling(threads, rounds, m)) return 1;
+    return 0;
   }
   PoolCost(threads, runs);
   std::printf("\nint8 layers of MobileNetV2 shapes: 1 thread vs %d (alternated invokes, medians of %d, us)\n", threads,
