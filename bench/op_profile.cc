@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "median.h"
 #include "runtime/interpreter.h"
 #include "support/conformance.h"
 #include "support/float_stand_ins.h"
@@ -19,11 +20,7 @@ using namespace edgeopt;
 
 namespace {
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using bench::Median;
 
 }  // namespace
 

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "int8_one_op.h"
+#include "median.h"
 #include "runtime/interpreter.h"
 #include "runtime/thread_pool.h"
 
@@ -42,11 +43,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using bench::Median;
 
 // TSC ticks per microsecond, measured against steady_clock over 50 ms.
 double TicksPerUs() {

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "core_link.h"
+#include "median.h"
 #include "runtime/interpreter.h"
 #include "support/conformance.h"
 #include "support/float_stand_ins.h"
@@ -43,11 +44,7 @@ using namespace edgeopt;
 
 namespace {
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
+using bench::Median;
 
 double NowMs() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
