@@ -173,6 +173,12 @@ std::vector<Int8ChainCase> Cases() {
       {2, 16, 19, 13, 0, 20, 3, 2, 1, P::Padding_SAME, R6, false},
       {1, 15, 15, 32, 0, 64, 3, 2, 1, P::Padding_VALID, NONE, false},
       {1, 19, 23, 24, 0, 24, 3, 1, 1, P::Padding_SAME, R6, true},
+      // 8, 4 and 1 depthwise channels (the unfused depthwise takes its packed K x K loop for 4
+      // and 8 channels at stride 1, the chain the 3x3 loop: the same bytes)
+      {1, 12, 10, 8, 0, 8, 3, 1, 1, P::Padding_SAME, R6, true},
+      {2, 12, 10, 4, 0, 6, 3, 1, 1, P::Padding_SAME, NONE, false},
+      {1, 9, 9, 1, 0, 3, 3, 2, 1, P::Padding_SAME, R6, false},
+      {1, 9, 11, 3, 4, 3, 3, 1, 1, P::Padding_VALID, R6, false},
       // tall enough for several bands per thread (each band holds at most 192 KB of buffers)
       {1, 150, 40, 8, 96, 8, 3, 1, 1, P::Padding_SAME, R6, true},
       {1, 151, 37, 16, 144, 24, 3, 2, 1, P::Padding_SAME, R6, false},
