@@ -723,11 +723,19 @@ Status SubgraphExec::AllocateTensors() {
 // once the host changed. Tuned, the slow state took 0.076 ms (one thread: 0.075-0.079 ms), and
 // in the fast state the tuned interpreter ran within noise of splitting every op (vww_96 int8
 // 0.98-1.0x, MobileNetV2 int8 / float 0.99-1.01x; in-process A/B, alternated invokes).
+// Per-op choices miss what an op split costs the ops around it: its output is then half in the
+// other core's cache, and an op after it that runs alone reads it from there (ResNet-8 int8 at 2
+// threads, host in its slow state: ADD alone 4.0 us after a split convolution, 1.7 us at one
+// thread; the model 0.048-0.060 ms against 0.038-0.040 ms on one thread). So a whole invoke whose
+// fastest split time is under kTuneWholeNs is also timed with every op alone, in kTuneSamples
+// pairs after the per-op ones and then once in every kTunePeriod invokes, and runs that way
+// (all_serial_) while it is clearly (kTuneMargin) faster than the per-op choices.
 namespace {
 constexpr int kTuneSplitOnly = 2;
 constexpr int kTuneSamples = 3;
 constexpr int kTunePeriod = 32;
 constexpr double kTuneCandidateNs = 50'000.0;
+constexpr double kTuneWholeNs = 250'000.0;
 constexpr uint64_t kTuneMargin = 8;  // alone must take under 1 - 1/8 of the split time
 }  // namespace
 
@@ -735,18 +743,24 @@ void SubgraphExec::RestartThreadTuning() {
   for (Node& node : nodes_) node.serial = node.tune_candidate = false;
   tuning_ = owner_->options_.tune_op_threads && owner_->pool_->pool_threads() > 1 && !nodes_.empty();
   tune_invoke_ = 0;
+  whole_candidate_ = all_serial_ = false;
   if (!tuning_) return;
   tune_tsc_ = TickClock::UsesTsc();
   tune_samples_.assign(nodes_.size() * 2 * kTuneSamples, UINT64_MAX);
+  whole_samples_.assign(2 * kTuneSamples, UINT64_MAX);
 }
 
 SubgraphExec::TuneStep SubgraphExec::ThreadTuneStep() const {
   if (!tuning_ || tune_invoke_ == 0) return {};
-  if (tune_invoke_ <= kTuneSplitOnly) return {true, false};
+  if (tune_invoke_ <= kTuneSplitOnly) return {true, false, false};
   const int64_t k = tune_invoke_ - kTuneSplitOnly - 1;
-  if (k < 2 * kTuneSamples) return {true, k % 2 == 1};
-  const int64_t j = (k - 2 * kTuneSamples) % kTunePeriod;
-  return {j < 2, j == 1};
+  if (k < 2 * kTuneSamples) return {true, k % 2 == 1, false};
+  // Whole-invoke pairs (only for whole candidates; the first invoke of each pair in the current
+  // mode, the second in the other).
+  const int64_t w = whole_candidate_ ? 2 * kTuneSamples : 0;
+  if (k < 2 * kTuneSamples + w) return {true, false, k % 2 == 1};
+  const int64_t j = (k - 2 * kTuneSamples - w) % kTunePeriod;
+  return {j < 2 || (whole_candidate_ && j == 2), j == 1, whole_candidate_ && j == 2};
 }
 
 void SubgraphExec::RecordTuneSample(size_t n, bool alone, uint64_t ticks) {
@@ -760,6 +774,17 @@ uint64_t SubgraphExec::BestTuneSample(size_t n, bool alone) const {
   return *std::min_element(s, s + kTuneSamples);
 }
 
+void SubgraphExec::RecordWholeSample(bool alone, uint64_t ticks) {
+  uint64_t* s = &whole_samples_[(alone ? 1 : 0) * kTuneSamples];
+  for (int i = 0; i + 1 < kTuneSamples; ++i) s[i] = s[i + 1];
+  s[kTuneSamples - 1] = ticks;
+}
+
+uint64_t SubgraphExec::BestWholeSample(bool alone) const {
+  const uint64_t* s = &whole_samples_[(alone ? 1 : 0) * kTuneSamples];
+  return *std::min_element(s, s + kTuneSamples);
+}
+
 void SubgraphExec::TuneThreads(const TuneStep& step) {
   ++tune_invoke_;
   if (tune_invoke_ == 1 + kTuneSplitOnly) {
@@ -770,7 +795,12 @@ void SubgraphExec::TuneThreads(const TuneStep& step) {
       node.tune_candidate = !node.folded && split != UINT64_MAX && TickClock::ToNs(split) < kTuneCandidateNs;
       any = any || node.tune_candidate;
     }
-    if (!any) tuning_ = false;  // nothing small: every op stays split
+    const uint64_t whole = BestWholeSample(false);
+    whole_candidate_ = whole != UINT64_MAX && TickClock::ToNs(whole) < kTuneWholeNs;
+    if (!any && !whole_candidate_) tuning_ = false;  // nothing small: every op stays split
+  } else if (step.whole_flipped) {
+    const uint64_t alone = BestWholeSample(true), chosen = BestWholeSample(false);
+    all_serial_ = alone != UINT64_MAX && chosen != UINT64_MAX && alone < chosen - chosen / kTuneMargin;
   } else if (step.flipped) {
     for (size_t n = 0; n < nodes_.size(); ++n) {
       Node& node = nodes_[n];
@@ -881,8 +911,15 @@ Status SubgraphExec::RunNodes() {
   // in the mode they do not run in now.
   const TuneStep tune = ThreadTuneStep();
   ThreadPool& pool = *owner_->pool_;
-  // An op of a subgraph called by an op that runs alone runs alone too.
+  // An op of a subgraph called by an op that runs alone runs alone too, and so does every op of
+  // an invoke in the whole-invoke mode (all_serial_, or its trial).
   const bool outer_serial = pool.serial();
+  const bool whole_alone = all_serial_ != tune.whole_flipped;
+  // Per-op samples only from invokes in the per-op mode; invoke times from those and from the
+  // whole-invoke trials (not from the per-op trials).
+  const bool per_op_timed = tune.timed && !whole_alone;
+  const bool whole_timed = tune.timed && !tune.flipped;
+  const uint64_t invoke_t0 = whole_timed ? TickClock::Read(tune_tsc_) : 0;
   for (size_t n = 0; n < num_nodes; ++n) {
     Node& node = nodes_[n];
     if (node.folded) continue;
@@ -917,13 +954,13 @@ Status SubgraphExec::RunNodes() {
     }
     KernelContext ctx = ContextFor(n);
     current_node_ = static_cast<int>(n);
-    const bool alone = node.serial != (tune.flipped && node.tune_candidate);
+    const bool alone = whole_alone || node.serial != (tune.flipped && node.tune_candidate);
     pool.SetSerial(outer_serial || alone);
-    const uint64_t t0 = tune.timed ? TickClock::Read(tune_tsc_) : 0;
+    const uint64_t t0 = per_op_timed ? TickClock::Read(tune_tsc_) : 0;
     Status st = node.kernel->Invoke(ctx);
     // Booked under the mode it really ran in: alone too when an outer op runs alone (a WHILE
     // body's op then cannot be timed split; its split times stay those of earlier invokes).
-    if (tune.timed) RecordTuneSample(n, outer_serial || alone, TickClock::Read(tune_tsc_) - t0);
+    if (per_op_timed) RecordTuneSample(n, outer_serial || alone, TickClock::Read(tune_tsc_) - t0);
     pool.SetSerial(outer_serial);
     current_node_ = -1;
     if (!st.ok()) [[unlikely]] {
@@ -932,6 +969,7 @@ Status SubgraphExec::RunNodes() {
     }
   }
   in_invoke_ = false;
+  if (whole_timed && result.ok()) RecordWholeSample(whole_alone, TickClock::Read(tune_tsc_) - invoke_t0);
   if (profiling) prof_recorded_ = recorded;
   if (tuning_ && result.ok()) TuneThreads(tune);
   return result;
@@ -1052,7 +1090,7 @@ std::vector<OpInfo> SubgraphExec::ops() const {
       info.backend = node.backend;
       info.folded = node.folded;
       info.macs = node.folded ? 0 : node.kernel->Macs(ctx);
-      info.threads = node.serial ? 1 : owner_->pool_->pool_threads();
+      info.threads = node.serial || all_serial_ ? 1 : owner_->pool_->pool_threads();
       out.push_back(std::move(info));
     } else {
       for (int op : node.partition_ops) {
@@ -1062,7 +1100,7 @@ std::vector<OpInfo> SubgraphExec::ops() const {
         info.variant = node.kernel->variant();
         info.backend = node.backend;
         info.partition = static_cast<int>(n);
-        info.threads = node.serial ? 1 : owner_->pool_->pool_threads();
+        info.threads = node.serial || all_serial_ ? 1 : owner_->pool_->pool_threads();
         if (node.fused) {
           // The run's time and work are on its first op; the others say where they went.
           if (op == node.op_index)

@@ -80,8 +80,9 @@ struct InterpreterOptions {
   // across the threads and on the calling thread alone during the first invokes (and again in
   // one pair of invokes in every 32), and run it alone while that is faster (SubgraphExec's thread tuning; OpInfo::threads says
   // which). Splitting costs a wake-up and a join per op, ~1-3 us on a 2-vCPU VM, and the
-  // activations cross cores: on small models 2 threads could be slower than 1. Off, or with
-  // EDGEOPT_OP_THREADS=all, every op is split as before.
+  // activations cross cores: on small models 2 threads could be slower than 1. Invokes under
+  // 250 us split are also timed with every op alone, and run so while that is faster. Off, or
+  // with EDGEOPT_OP_THREADS=all, every op is split as before.
   bool tune_op_threads = true;
 };
 
@@ -280,12 +281,15 @@ class SubgraphExec : public KernelHost {
   struct TuneStep {
     bool timed = false;    // time every node
     bool flipped = false;  // candidates run in the mode they do not run in now
+    bool whole_flipped = false;  // the invoke runs in the whole-invoke mode it does not run in now
   };
   TuneStep ThreadTuneStep() const;
   void TuneThreads(const TuneStep& step);
   void RestartThreadTuning();
   void RecordTuneSample(size_t n, bool alone, uint64_t ticks);
   uint64_t BestTuneSample(size_t n, bool alone) const;
+  void RecordWholeSample(bool alone, uint64_t ticks);
+  uint64_t BestWholeSample(bool alone) const;
 
   Interpreter* owner_;
   int index_;
@@ -313,6 +317,12 @@ class SubgraphExec : public KernelHost {
   bool tune_tsc_ = false;
   int64_t tune_invoke_ = 0;
   std::vector<uint64_t> tune_samples_;
+  // Whole-invoke mode: small invokes (whole_candidate_) are also timed with every op alone, and
+  // all_serial_ runs every op alone while that was clearly faster than the per-op choices;
+  // whole_samples_: the last kTuneSamples invoke times of each (per-op choices, all alone).
+  bool whole_candidate_ = false;
+  bool all_serial_ = false;
+  std::vector<uint64_t> whole_samples_;
 };
 
 inline Status SubgraphExec::Invoke() {

@@ -650,6 +650,97 @@ TEST(Interpreter, ThreadTuningInsideAWhileBody) {
   EXPECT_GE(ops2.lose.load(), 4 * 80 - 16);
 }
 
+// Whole-invoke mode. Heavy is a little faster split (10 us against 12 alone), so per op it
+// stays split; Light takes 20 us split and alone 3 us after a Heavy that ran alone but 40 us after
+// one that ran split (as an op reading what the other core wrote). Per op, Light alone looks
+// fast only in the trials where every candidate runs alone, and the per-op choices (Heavy split,
+// Light alone: 100 us) lose to every op alone (30 us), which only timing whole invokes shows.
+class Chained : public OpKernel {
+ public:
+  Chained(bool heavy, std::atomic<bool>* heavy_split, std::atomic<int>* alone_runs)
+      : heavy_(heavy), heavy_split_(heavy_split), alone_runs_(alone_runs) {}
+  Status Prepare(KernelContext& ctx) override { return ctx.SetOutputShape(0, ctx.input(0)->shape); }
+  Status Invoke(KernelContext& ctx) override {
+    const bool alone = ctx.threads().num_threads() == 1;
+    if (alone) alone_runs_->fetch_add(1);
+    const double us = heavy_ ? (alone ? 12 : 10) : !alone ? 20 : heavy_split_->load() ? 40 : 3;
+    if (heavy_) heavy_split_->store(!alone);
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double, std::micro>(us);
+    while (std::chrono::steady_clock::now() < end) {
+    }
+    std::memcpy(ctx.output(0)->data, ctx.input(0)->data, ctx.input(0)->bytes);
+    return Status::Ok();
+  }
+  std::string variant() const override { return heavy_ ? "heavy/test" : "light/test"; }
+
+ private:
+  bool heavy_;
+  std::atomic<bool>* heavy_split_;
+  std::atomic<int>* alone_runs_;
+};
+
+TEST(Interpreter, ThreadTuningRunsSmallInvokesWithEveryOpAloneWhenThatIsFaster) {
+  std::atomic<bool> heavy_split{false};
+  std::atomic<int> heavy_alone{0}, light_alone{0};
+  auto registry = std::make_shared<OpRegistry>();
+  registry->AddCustom("Heavy", [&](const KernelCreateContext&) -> Expected<std::unique_ptr<OpKernel>> {
+    return std::unique_ptr<OpKernel>(new Chained(true, &heavy_split, &heavy_alone));
+  });
+  registry->AddCustom("Light", [&](const KernelCreateContext&) -> Expected<std::unique_ptr<OpKernel>> {
+    return std::unique_ptr<OpKernel>(new Chained(false, &heavy_split, &light_alone));
+  });
+  GraphBuilder b;
+  int32_t t = b.Input("x", DType::kFloat32, {4});
+  for (int i = 0; i < 4; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof(name), "t%d", i);
+    const int32_t y = b.Tensor(name, DType::kFloat32, {4});
+    b.CustomOp(i % 2 ? "Light" : "Heavy", {t}, {y}, {});
+    t = y;
+  }
+  b.Output(t);
+  InterpreterOptions o;
+  o.op_resolver = registry;
+  o.num_threads = 2;
+  auto interp = Interpreter::Create(ToModel(b.Finish()), o);
+  ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+  Interpreter& it = **interp;
+  // The cold invoke, 2 timed split, 3 per-op pairs, 3 whole-invoke pairs: decided by invoke 15.
+  for (int i = 0; i < 15; ++i) ASSERT_TRUE(it.Invoke().ok());
+  EXPECT_EQ(OpThreads(it), (std::vector<int>{1, 1, 1, 1}));
+  // From then on, in every 32 invokes one (the whole-invoke trial) runs the per-op choices: Heavy
+  // split. Over 64 invokes each Heavy runs alone in 62.
+  heavy_alone = 0;
+  for (int i = 0; i < 64; ++i) ASSERT_TRUE(it.Invoke().ok());
+  EXPECT_EQ(heavy_alone.load(), 2 * 62);
+  EXPECT_FALSE(it.threads().serial());
+  EXPECT_EQ(OpThreads(it), (std::vector<int>{1, 1, 1, 1}));
+}
+
+// A small invoke whose ops gain from splitting stays split; its whole-invoke trials (one in 32
+// invokes, besides the per-op trial) are what it pays for being small.
+TEST(Interpreter, ThreadTuningKeepsSmallInvokesSplitWhenSplittingPays) {
+  TimedOps ops;
+  GraphBuilder b;
+  int32_t t = b.Input("x", DType::kFloat32, {4});
+  for (int i = 0; i < 2; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof(name), "t%d", i);
+    const int32_t y = b.Tensor(name, DType::kFloat32, {4});
+    b.CustomOp("GainSplit", {t}, {y}, {});
+    t = y;
+  }
+  b.Output(t);
+  auto interp = Interpreter::Create(ToModel(b.Finish()), ops.Options(2, true));
+  ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+  for (int i = 0; i < 15; ++i) ASSERT_TRUE((*interp)->Invoke().ok());
+  EXPECT_EQ(OpThreads(**interp), (std::vector<int>{2, 2}));
+  ops.gain = 0;
+  for (int i = 0; i < 64; ++i) ASSERT_TRUE((*interp)->Invoke().ok());
+  EXPECT_EQ(ops.gain.load(), 2 * (2 + 2));
+  EXPECT_EQ(OpThreads(**interp), (std::vector<int>{2, 2}));
+}
+
 TEST(Interpreter, ThreadTuningOffOrOneThreadSplitsEveryOp) {
   for (const auto& [threads, tune] : {std::pair{2, false}, std::pair{1, true}}) {
     TimedOps ops;
