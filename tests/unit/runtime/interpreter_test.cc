@@ -513,14 +513,13 @@ struct TimedOps {
   }
 };
 
-// x -> LoseSplit -> GainSplit -> Big -> LoseSplit, [n] float32 (n resizable).
-Graph TimedChain() {
+// x -> kinds[0] -> kinds[1] -> ..., custom ops on [n] float32 (n resizable).
+Graph CustomChain(const std::vector<const char*>& kinds) {
   GraphBuilder b;
   int32_t t = b.Input("x", DType::kFloat32, {4});
-  const char* kinds[] = {"LoseSplit", "GainSplit", "Big", "LoseSplit"};
-  for (int i = 0; i < 4; ++i) {
-    char name[16];
-    std::snprintf(name, sizeof(name), "t%d", i);
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "t%d", static_cast<int>(i));
     const int32_t y = b.Tensor(name, DType::kFloat32, {4});
     b.CustomOp(kinds[i], {t}, {y}, {});
     t = y;
@@ -528,6 +527,8 @@ Graph TimedChain() {
   b.Output(t);
   return b.Finish();
 }
+
+Graph TimedChain() { return CustomChain({"LoseSplit", "GainSplit", "Big", "LoseSplit"}); }
 
 std::vector<int> OpThreads(const Interpreter& it) {
   std::vector<int> v;
@@ -689,20 +690,10 @@ TEST(Interpreter, ThreadTuningRunsSmallInvokesWithEveryOpAloneWhenThatIsFaster) 
   registry->AddCustom("Light", [&](const KernelCreateContext&) -> Expected<std::unique_ptr<OpKernel>> {
     return std::unique_ptr<OpKernel>(new Chained(false, &heavy_split, &light_alone));
   });
-  GraphBuilder b;
-  int32_t t = b.Input("x", DType::kFloat32, {4});
-  for (int i = 0; i < 4; ++i) {
-    char name[16];
-    std::snprintf(name, sizeof(name), "t%d", i);
-    const int32_t y = b.Tensor(name, DType::kFloat32, {4});
-    b.CustomOp(i % 2 ? "Light" : "Heavy", {t}, {y}, {});
-    t = y;
-  }
-  b.Output(t);
   InterpreterOptions o;
   o.op_resolver = registry;
   o.num_threads = 2;
-  auto interp = Interpreter::Create(ToModel(b.Finish()), o);
+  auto interp = Interpreter::Create(ToModel(CustomChain({"Heavy", "Light", "Heavy", "Light"})), o);
   ASSERT_TRUE(interp.ok()) << interp.status().ToString();
   Interpreter& it = **interp;
   // The cold invoke, 2 timed split, 3 per-op pairs, 3 whole-invoke pairs: decided by invoke 15.
@@ -721,17 +712,7 @@ TEST(Interpreter, ThreadTuningRunsSmallInvokesWithEveryOpAloneWhenThatIsFaster) 
 // invokes, besides the per-op trial) are what it pays for being small.
 TEST(Interpreter, ThreadTuningKeepsSmallInvokesSplitWhenSplittingPays) {
   TimedOps ops;
-  GraphBuilder b;
-  int32_t t = b.Input("x", DType::kFloat32, {4});
-  for (int i = 0; i < 2; ++i) {
-    char name[16];
-    std::snprintf(name, sizeof(name), "t%d", i);
-    const int32_t y = b.Tensor(name, DType::kFloat32, {4});
-    b.CustomOp("GainSplit", {t}, {y}, {});
-    t = y;
-  }
-  b.Output(t);
-  auto interp = Interpreter::Create(ToModel(b.Finish()), ops.Options(2, true));
+  auto interp = Interpreter::Create(ToModel(CustomChain({"GainSplit", "GainSplit"})), ops.Options(2, true));
   ASSERT_TRUE(interp.ok()) << interp.status().ToString();
   for (int i = 0; i < 15; ++i) ASSERT_TRUE((*interp)->Invoke().ok());
   EXPECT_EQ(OpThreads(**interp), (std::vector<int>{2, 2}));
