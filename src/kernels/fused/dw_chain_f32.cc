@@ -359,7 +359,7 @@ class DwChainF32 : public rt::OpKernel {
     float* d_buf = e_buf + RoundUp(BufferFloats(band_rows_).first);
     const size_t row_floats = static_cast<size_t>(g.w) * g.c;
     const int cin = expand_ && !conv_ ? expand_->packed->k() : g.c;
-    int e_image = -1, e_lo = 0, e_hi = 0;  // E holds input rows [e_lo, e_hi) of image e_image
+    BandRows e_rows;
     for (int o0 = r0; o0 < r1;) {
       const int b = o0 / g.oh;
       const int o1 = std::min({r1, (b + 1) * g.oh, o0 + band_rows_});
@@ -369,11 +369,8 @@ class DwChainF32 : public rt::OpKernel {
       dwconv::Geometry band = g;
       const float* dw_in = x;
       if (expand_) {
-        int from = lo;  // first row to compute; rows [lo, from) are kept from the previous band
-        if (e_image == b && lo >= e_lo && lo <= e_hi && hi >= e_hi) {
-          if (lo > e_lo) std::memmove(e_buf, e_buf + (lo - e_lo) * row_floats, (e_hi - lo) * row_floats * sizeof(float));
-          from = e_hi;
-        }
+        // First row to compute; rows [lo, from) are kept from the previous band.
+        const int from = e_rows.Next(b, lo, hi, e_buf, row_floats * sizeof(float));
         if (hi > from && conv_) {
           // Pixels [p0, p1) of the expansion, from the start t0 of p0's tile.
           const size_t mr = static_cast<size_t>(expand_->uk->mr);
@@ -385,9 +382,6 @@ class DwChainF32 : public rt::OpKernel {
           gemm::Gemm(*expand_->uk, nullptr, static_cast<size_t>(hi - from) * g.w,
                      x + (static_cast<size_t>(b) * g.h + from) * g.w * cin, cin, *expand_->packed,
                      e_buf + (from - lo) * row_floats, g.c, expand_->mm);
-        e_image = b;
-        e_lo = lo;
-        e_hi = hi;
         dw_in = e_buf;
         band.in_row0 = b * g.h + lo;
       }
@@ -440,6 +434,44 @@ bool PrivateLink(const Subgraph& s, int producer) {
   return consumers.size() == 1 && consumers[0] == producer + 1;
 }
 
+int BandRows::Next(int b, int new_lo, int new_hi, void* buf, size_t row_bytes) {
+  int from = new_lo;
+  if (image == b && new_lo >= lo && new_lo <= hi && new_hi >= hi) {
+    auto* bytes = static_cast<uint8_t*>(buf);
+    if (new_lo > lo) std::memmove(bytes, bytes + (new_lo - lo) * row_bytes, (hi - new_lo) * row_bytes);
+    from = hi;
+  }
+  image = b;
+  lo = new_lo;
+  hi = new_hi;
+  return from;
+}
+
+int64_t ChainInnerElements(const Subgraph& s, int i, bool expand) {
+  const int first_dw = expand ? i + 1 : i;
+  int64_t inner = s.tensors[s.ops[first_dw].outputs[0]].num_elements();
+  if (expand) inner = std::max(inner, s.tensors[s.ops[i].outputs[0]].num_elements());
+  return inner;
+}
+
+std::unique_ptr<Operator> ChainOp(const Subgraph& s, int i, bool expand, int last, std::string custom_code) {
+  const int first_dw = expand ? i + 1 : i;
+  auto op = std::make_unique<Operator>();
+  op->code = tflite::BuiltinOperator_CUSTOM;
+  op->custom_code = std::move(custom_code);
+  const auto weights = [&](int k) {
+    const Operator& o = s.ops[k];
+    op->inputs.push_back(o.inputs[1]);
+    op->inputs.push_back(o.inputs.size() > 2 ? o.inputs[2] : -1);
+  };
+  op->inputs.push_back(s.ops[i].inputs[0]);
+  if (expand) weights(i);
+  weights(first_dw);
+  weights(first_dw + 1);
+  op->outputs.push_back(s.ops[last].outputs[0]);
+  return op;
+}
+
 bool ResidualAdd(const Subgraph& s, int add, int32_t x) {
   if (add >= static_cast<int>(s.ops.size())) return false;
   const Operator& op = s.ops[add];
@@ -489,27 +521,15 @@ rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::Fusion
   }
   if (first_dw + 1 >= n || !MatchDepthwise(ContextOf(cc, first_dw), &dw) || !PrivateLink(s, first_dw)) return run;
   if (!MatchPointwise(ContextOf(cc, first_dw + 1), &project)) return run;
-  int64_t inner = s.tensors[s.ops[first_dw].outputs[0]].num_elements();
-  if (expand) inner = std::max(inner, s.tensors[s.ops[i].outputs[0]].num_elements());
-  if (inner * static_cast<int64_t>(sizeof(float)) < static_cast<int64_t>(limits.min_inner_bytes)) return run;
-  auto op = std::make_unique<Operator>();
-  op->code = tflite::BuiltinOperator_CUSTOM;
-  op->custom_code = conv ? "FUSED_CONV_DW_PW" : expand ? "FUSED_PW_DW_PW" : "FUSED_DW_PW";
-  const auto weights = [&](int k) {
-    const Operator& o = s.ops[k];
-    op->inputs.push_back(o.inputs[1]);
-    op->inputs.push_back(o.inputs.size() > 2 ? o.inputs[2] : -1);
-  };
-  op->inputs.push_back(s.ops[i].inputs[0]);
-  if (expand) weights(i);
-  weights(first_dw);
-  weights(first_dw + 1);
+  if (ChainInnerElements(s, i, expand.has_value()) * static_cast<int64_t>(sizeof(float)) <
+      static_cast<int64_t>(limits.min_inner_bytes))
+    return run;
   std::optional<Residual> residual;
   Residual res;
   if (MatchResidual(cc, first_dw + 2, s.ops[i].inputs[0], &res)) residual = res;
-  op->outputs.push_back(s.ops[first_dw + (residual ? 2 : 1)].outputs[0]);
+  run.op = ChainOp(s, i, expand.has_value(), first_dw + (residual ? 2 : 1),
+                   conv ? "FUSED_CONV_DW_PW" : expand ? "FUSED_PW_DW_PW" : "FUSED_DW_PW");
   run.num_ops = first_dw + (residual ? 3 : 2) - i;
-  run.op = std::move(op);
   run.kernel = std::make_unique<DwChainF32>(std::move(expand), std::move(conv), std::move(dw), std::move(project),
                                             residual);
   return run;

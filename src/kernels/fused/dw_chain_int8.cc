@@ -17,7 +17,6 @@
 // (dwq::RunRows), the ADD's 16-lane runs (quant_binary.h). Integer results do not depend on how
 // rows are grouped, so the output equals the unfused ops' bit for bit.
 #include <algorithm>
-#include <cstring>
 #include <optional>
 #include <type_traits>
 
@@ -370,7 +369,7 @@ class DwChainInt8 : public rt::OpKernel {
     const int c = g.channels;
     const size_t row_bytes = static_cast<size_t>(g.in_w) * c;
     const int cin = expand_ ? expand_->packed->K : c;
-    int e_image = -1, e_lo = 0, e_hi = 0;  // E holds input rows [e_lo, e_hi) of image e_image
+    BandRows e_rows;
     for (int o0 = r0; o0 < r1;) {
       const int b = o0 / g.out_h;
       const int o1 = std::min({r1, (b + 1) * g.out_h, o0 + band_rows_});
@@ -382,16 +381,10 @@ class DwChainInt8 : public rt::OpKernel {
       args.input_elements = x_elements;
       args.input_zero_point = dw_zero_point_;
       if (expand_) {
-        int from = lo;  // first row to compute; rows [lo, from) are kept from the previous band
-        if (e_image == b && lo >= e_lo && lo <= e_hi && hi >= e_hi) {
-          if (lo > e_lo) std::memmove(e_buf, e_buf + (lo - e_lo) * row_bytes, (e_hi - lo) * row_bytes);
-          from = e_hi;
-        }
+        // First row to compute; rows [lo, from) are kept from the previous band.
+        const int from = e_rows.Next(b, lo, hi, e_buf, row_bytes);
         Gemm(*expand_, x + (static_cast<int64_t>(b) * g.in_h + from) * g.in_w * cin, cin, uint8,
              int64_t{hi - from} * g.in_w, a_buf, row_term, e_buf + (from - lo) * row_bytes, c);
-        e_image = b;
-        e_lo = lo;
-        e_hi = hi;
         args.input = e_buf;
         args.input_elements = static_cast<int64_t>(hi - lo) * g.in_w * c;
         args.in_row0 = int64_t{b} * g.in_h + lo;
@@ -452,25 +445,11 @@ rt::FusedRun MatchDwChainInt8(const rt::KernelCreateContext& cc, const rt::Fusio
   }
   if (first_dw + 1 >= n || !MatchDepthwiseQuant(ContextOf(cc, first_dw), type) || !PrivateLink(s, first_dw)) return run;
   if (!MatchPointwiseQuant(ContextOf(cc, first_dw + 1), type)) return run;
-  int64_t inner = s.tensors[s.ops[first_dw].outputs[0]].num_elements();
-  if (expand) inner = std::max(inner, s.tensors[s.ops[i].outputs[0]].num_elements());
-  if (inner < static_cast<int64_t>(limits.min_inner_bytes)) return run;
-  auto op = std::make_unique<Operator>();
-  op->code = tflite::BuiltinOperator_CUSTOM;
-  op->custom_code = std::string(expand ? "FUSED_PW_DW_PW_" : "FUSED_DW_PW_") + (type == DType::kUInt8 ? "UINT8" : "INT8");
-  const auto weights = [&](int k) {
-    const Operator& o = s.ops[k];
-    op->inputs.push_back(o.inputs[1]);
-    op->inputs.push_back(o.inputs.size() > 2 ? o.inputs[2] : -1);
-  };
-  op->inputs.push_back(s.ops[i].inputs[0]);
-  if (expand) weights(i);
-  weights(first_dw);
-  weights(first_dw + 1);
+  if (ChainInnerElements(s, i, expand) < static_cast<int64_t>(limits.min_inner_bytes)) return run;  // 1 byte each
   const bool residual = MatchResidualQuant(cc, first_dw + 2, s.ops[i].inputs[0], type);
-  op->outputs.push_back(s.ops[first_dw + (residual ? 2 : 1)].outputs[0]);
+  run.op = ChainOp(s, i, expand, first_dw + (residual ? 2 : 1),
+                   std::string(expand ? "FUSED_PW_DW_PW_" : "FUSED_DW_PW_") + (type == DType::kUInt8 ? "UINT8" : "INT8"));
   run.num_ops = first_dw + (residual ? 3 : 2) - i;
-  run.op = std::move(op);
   std::optional<Pointwise8> e;
   if (expand) {
     e.emplace();

@@ -72,4 +72,21 @@ bool PrivateLink(const Subgraph& s, int producer);
 // residual connection.
 bool ResidualAdd(const Subgraph& s, int add, int32_t x);
 
+// A chain's expansion buffer E in a thread's loop over consecutive bands: it holds input rows
+// [lo, hi) of image `image`. Next(b, lo, hi, ...) makes it hold the next band's rows: the rows
+// that band shares with the one before move to the front of buf (row_bytes each), and it returns
+// the first row still to compute (lo when nothing is kept).
+struct BandRows {
+  int image = -1, lo = 0, hi = 0;
+  int Next(int b, int new_lo, int new_hi, void* buf, size_t row_bytes);
+};
+
+// Elements of a depthwise chain's largest intermediate (static shapes): the depthwise output,
+// and with an expansion (op i, then the depthwise at i + 1) the expansion's output.
+int64_t ChainInnerElements(const Subgraph& s, int i, bool expand);
+// The synthetic operator of a chain [op i as expansion ->] depthwise -> project [-> ADD]: op
+// i's input, then the weights and bias (-1 if none) of each convolution in order; the output of
+// op `last` (the project or the ADD).
+std::unique_ptr<Operator> ChainOp(const Subgraph& s, int i, bool expand, int last, std::string custom_code);
+
 }  // namespace edgeopt::kernels::fused
