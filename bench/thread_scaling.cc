@@ -84,6 +84,26 @@ void PoolCost(int threads, int runs) {
   }
 }
 
+// A 1-thread (it[0]) and a `threads`-thread interpreter (it[1]) of the model, tensors allocated;
+// tune: the interpreter's per-op thread tuning (off: every op split). False after saying why.
+bool CreatePair(const std::shared_ptr<const rt::Model>& model, int threads, bool tune, const std::string& what,
+                std::unique_ptr<rt::Interpreter> it[2]) {
+  for (int i = 0; i < 2; ++i) {
+    rt::InterpreterOptions o;
+    o.num_threads = i == 0 ? 1 : threads;
+    o.tune_op_threads = tune;
+    auto created = rt::Interpreter::Create(model, o);
+    const Status st = created.ok() ? (*created)->AllocateTensors() : created.status();
+    if (!st.ok()) {
+      std::fprintf(stderr, "edgeopt_thread_scaling: %s: cannot create the interpreter: %s\n", what.c_str(),
+                   st.ToString().c_str());
+      return false;
+    }
+    it[i] = std::move(*created);
+  }
+  return true;
+}
+
 bool LayerScaling(int threads, int runs, int h, int in_c, int out_c, int stride) {
   // A 3x3 depthwise (out_c 0) or a 1x1 conv, output quantized as real RELU6 layers.
   const bool dw = out_c == 0;
@@ -95,16 +115,8 @@ bool LayerScaling(int threads, int runs, int h, int in_c, int out_c, int stride)
     return false;
   }
   std::unique_ptr<rt::Interpreter> it[2];
+  if (!CreatePair(*model, threads, false, "one-op model", it)) return false;
   for (int i = 0; i < 2; ++i) {
-    rt::InterpreterOptions o;
-    o.num_threads = i == 0 ? 1 : threads;
-    o.tune_op_threads = false;
-    auto created = rt::Interpreter::Create(*model, o);
-    if (!created.ok() || !(*created)->AllocateTensors().ok()) {
-      std::fprintf(stderr, "edgeopt_thread_scaling: cannot create the interpreter\n");
-      return false;
-    }
-    it[i] = std::move(*created);
     std::mt19937_64 rng(3);
     rt::RtTensor* x = it[i]->input(0);
     for (int64_t e = 0; e < x->num_elements(); ++e) x->data_as<int8_t>()[e] = static_cast<int8_t>(rng() % 256 - 128);
@@ -135,16 +147,8 @@ bool ModelScaling(int threads, int rounds, const std::string& path) {
     return false;
   }
   std::unique_ptr<rt::Interpreter> it[2];
+  if (!CreatePair(*model, threads, true, path, it)) return false;
   for (int i = 0; i < 2; ++i) {
-    rt::InterpreterOptions o;
-    o.num_threads = i == 0 ? 1 : threads;
-    auto created = rt::Interpreter::Create(*model, o);
-    if (!created.ok() || !(*created)->AllocateTensors().ok()) {
-      std::fprintf(stderr, "edgeopt_thread_scaling: %s: cannot create the interpreter%s\n", path.c_str(),
-                   created.ok() ? "" : (": " + created.status().ToString()).c_str());
-      return false;
-    }
-    it[i] = std::move(*created);
     std::mt19937_64 rng(3);
     for (int k = 0; k < it[i]->num_inputs(); ++k) {
       rt::RtTensor* x = it[i]->input(k);
