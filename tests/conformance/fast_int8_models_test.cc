@@ -18,7 +18,9 @@ namespace {
 
 const char* const kModels[] = {"mobilenet_v2_1.0_224_ptq_int8.tflite", "mobilenet_v2_1.0_224_quant.tflite",
                                "kws_dscnn_int8.tflite",  "cifar10_resnet8_int8.tflite",
-                               "vww_96_int8.tflite",     "mobilenet_v1_0.25_224_quant.tflite"};
+                               "vww_96_int8.tflite",     "mobilenet_v1_0.25_224_quant.tflite",
+                               // one-channel DEPTHWISE_CONV_2D run as a convolution
+                               "micro_speech_int8.tflite"};
 
 TEST(FastInt8RealModels, MatchReferenceKernelsAndTflite29Exactly) {
   EDGEOPT_REQUIRE_SHARED_MODELS();

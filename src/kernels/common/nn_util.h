@@ -130,6 +130,25 @@ Status PrepareConvRequant(const rt::KernelContext& ctx, ConvQuantType type, cons
 
 // The window of a convolution from its options (Conv2DOptions, DepthwiseConv2DOptions: padding,
 // strides, dilation factors) for a filter_h x filter_w filter over an in_h x in_w image.
+// The window options of a CONV_2D, or of a DEPTHWISE_CONV_2D over one input channel run as a
+// convolution (same field names as both option tables, so ComputeConvWindow reads any of them).
+struct ConvOptions {
+  tflite::Padding padding = tflite::Padding_SAME;
+  int32_t stride_w = 1, stride_h = 1, dilation_w_factor = 1, dilation_h_factor = 1;
+  tflite::ActivationFunctionType fused_activation_function = tflite::ActivationFunctionType_NONE;
+};
+template <class Options>
+ConvOptions ConvOptionsOf(const Options& o) {
+  ConvOptions c;
+  c.padding = o.padding;
+  c.stride_w = o.stride_w;
+  c.stride_h = o.stride_h;
+  c.dilation_w_factor = o.dilation_w_factor;
+  c.dilation_h_factor = o.dilation_h_factor;
+  c.fused_activation_function = o.fused_activation_function;
+  return c;
+}
+
 template <class Options>
 Status ComputeConvWindow(const rt::KernelContext& ctx, const Options& o, int filter_h, int filter_w, int in_h, int in_w,
                          WindowGeometry* g) {

@@ -11,6 +11,7 @@
 #include "kernels/common/nn_util.h"
 #include "kernels/common/quant_utils.h"
 #include "kernels/depthwise/depthwise_int8_k3.h"
+#include "kernels/gemm_int8/ops_int8.h"
 
 namespace edgeopt::kernels {
 namespace dwq {
@@ -453,6 +454,7 @@ class DepthwiseQuantKernel final : public FastKernel {
 
 std::unique_ptr<rt::OpKernel> MakeDepthwiseQuant(const rt::KernelCreateContext& cc, RefFactory reference) {
   if (cc.reference_only || !cc.cpu.has_avx2_fma()) return nullptr;
+  if (auto as_conv = MakeDepthwiseAsConvQuant(cc, reference)) return as_conv;
   const Tensor* in = cc.input(0);
   const Tensor* w = cc.input(1);
   const Tensor* bias = cc.input(2);

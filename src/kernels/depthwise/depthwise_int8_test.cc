@@ -180,6 +180,8 @@ std::string IsaFor(const std::string& isa, int channels) {
 // and uint8 weights far from their zero point may or may not (it depends on the sampled values),
 // so then only "3x3s1", common to both, is checked.
 std::string K3Variant(const std::string& isa, const Case& c, const std::string& loop) {
+  // One input channel runs as a convolution there (OneInputChannelRunsAsConv).
+  if (isa == "avx512" && c.c == 1) return "depthwise_conv2d/as-conv2d/";
   const int ch = c.c * c.mult;
   if (isa == "avx512" && (ch == 4 || ch == 8) && c.stride_w == 1 && c.dil_w == 1) {
     if (c.huge_bias || (c.path == Path::kUInt8 && !c.uint8_weights_fit)) return "3x3s1";
@@ -223,6 +225,57 @@ TEST_F(DepthwiseInt8Fast, Hybrid) {
   Run(Path::kHybrid, 50, 33);
 }
 TEST_F(DepthwiseInt8Fast, Int16x8) { Run(Path::kInt16, 50, 34); }
+
+// One input channel (depth multiplier M: audio models' first layer over a spectrogram) runs as
+// a CONV_2D of M output channels on AVX-512 VNNI CPUs (MakeDepthwiseAsConvQuant): its stem paths
+// (output pixels in lanes for M <= 8, weights spread to whole k groups, one output channel) and
+// tiles, per-channel / per-tensor int8 and uint8 with weights far from their zero point, large
+// and odd filters, strides, dilations, padding, activations, batch 2, 1 and 2 threads.
+TEST_F(DepthwiseInt8Fast, OneInputChannelRunsAsConv) {
+  if (SkipWithoutAvx512()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU: one-channel depthwise runs the depthwise loops";
+  std::mt19937_64 rng(41);
+  int failures = 0;
+  for (int i = 0; i < 90 && failures < 3; ++i) {
+    Case c = RandomCase(rng, i % 3 == 2 ? Path::kUInt8 : Path::kInt8);
+    c.c = 1;
+    c.mult = Pick(rng, {1, 2, 3, 4, 5, 8, 8, 13, 16, 24, 40});
+    c.kh = Pick(rng, {1, 3, 5, 10});
+    c.kw = Pick(rng, {1, 2, 3, 4, 8});
+    c.h = Pick(rng, {c.kh, 12, 20, 49});
+    c.w = Pick(rng, {c.kw, 9, 17, 40});
+    if (c.path == Path::kUInt8 && i % 2 == 1) c.uint8_weight_zp = Pick(rng, {0, 100, 128, 255});
+    if (OutSize(c.padding, c.h, c.kh, c.stride_h, c.dil_h) < 1 || OutSize(c.padding, c.w, c.kw, c.stride_w, c.dil_w) < 1)
+      continue;
+    testing::FastCheck check;
+    check.op_type = "DEPTHWISE_CONV_2D";
+    check.variant = "depthwise_conv2d/as-conv2d/";
+    check.threads = 1 + i % 2;
+    check.seed = 41000 + i;
+    if (!testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed),
+                                             "case " + std::to_string(i) + ": " + c.Describe(), check))
+      ++failures;
+  }
+  // micro_speech's layer: 49x40 spectrogram, 10x8 filter, stride 2, 8 channels, int8 and uint8.
+  for (Path p : {Path::kInt8, Path::kUInt8}) {
+    Case c;
+    c.path = p;
+    c.per_channel = p == Path::kInt8;
+    c.h = 49;
+    c.w = 40;
+    c.c = 1;
+    c.mult = 8;
+    c.kh = 10;
+    c.kw = 8;
+    c.stride_h = c.stride_w = 2;
+    c.act = tflite::ActivationFunctionType_RELU;
+    testing::FastCheck check;
+    check.op_type = "DEPTHWISE_CONV_2D";
+    check.variant = "depthwise_conv2d/as-conv2d/";
+    check.threads = 2;
+    check.seed = 42000 + static_cast<int>(p);
+    testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
+  }
+}
 
 // Layers of MobileNetV2 / DS-CNN sizes (many rows per thread, ring reuse, channel blocks).
 TEST_F(DepthwiseInt8Fast, RealisticLayers) {

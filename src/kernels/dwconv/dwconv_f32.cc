@@ -18,7 +18,9 @@ using gemm::MinMax;
 class DepthwiseConv2DF32 : public rt::OpKernel {
  public:
   // vec: null on CPUs without AVX2 (portable path only).
-  DepthwiseConv2DF32(const dwconv::VectorRows* vec, MinMax mm) : vec_(vec), mm_(mm) {}
+  // as_conv: MakeDepthwiseAsConvF32's kernel for one input channel (null when not offered).
+  DepthwiseConv2DF32(const dwconv::VectorRows* vec, MinMax mm, std::unique_ptr<rt::OpKernel> as_conv)
+      : vec_(vec), mm_(mm), as_conv_(std::move(as_conv)) {}
 
   // Shapes are checked as the reference kernel checks them (kernels/depthwise), with its messages.
   Status Prepare(rt::KernelContext& ctx) override {
@@ -40,6 +42,8 @@ class DepthwiseConv2DF32 : public rt::OpKernel {
         dwconv::GeometryOf(o, wg, in->dim(0), in->dim(1), in->dim(2), c, f->dim(1), f->dim(2), oc / c);
     g_ = g;
     RETURN_IF_ERROR(ctx.SetOutputShape(0, {g.batch, g.oh, g.ow, oc}));
+    use_conv_ = as_conv_ && c == 1 && oc > 1;
+    if (use_conv_) return as_conv_->Prepare(ctx);
     vector_path_ = vec_ && g.depth_multiplier == 1 && g.kh <= 64;
     if (vector_path_ && !packed_) Pack(ctx);
     return Status::Ok();
@@ -58,6 +62,7 @@ class DepthwiseConv2DF32 : public rt::OpKernel {
   }
 
   Status Invoke(rt::KernelContext& ctx) override {
+    if (use_conv_) return as_conv_->Invoke(ctx);
     const float* in = ctx.input(0)->data_as<float>();
     float* out = ctx.output(0)->data_as<float>();
     const dwconv::Geometry& g = g_;
@@ -84,14 +89,21 @@ class DepthwiseConv2DF32 : public rt::OpKernel {
   }
 
   std::string variant() const override {
+    if (use_conv_) return as_conv_->variant();
     return std::string("depthwise_conv2d/f32/") + (vector_path_ ? vec_->isa : "scalar");
   }
   int64_t Macs(const rt::KernelContext&) const override {
     return int64_t{g_.batch} * g_.oh * g_.ow * g_.out_c() * g_.kh * g_.kw;
   }
-  size_t PackedBytes() const override { return packed_ ? packed_->bytes() : 0; }
+  size_t PackedBytes() const override {
+    if (use_conv_) return as_conv_->PackedBytes();
+    return packed_ ? packed_->bytes() : 0;
+  }
   // The vector rows read the packed filter and bias; the scalar rows the tensors.
-  bool ReadsInputAtInvoke(int input) const override { return input == 0 || !vector_path_ || !packed_; }
+  bool ReadsInputAtInvoke(int input) const override {
+    if (use_conv_) return as_conv_->ReadsInputAtInvoke(input);
+    return input == 0 || !vector_path_ || !packed_;
+  }
 
  private:
   const dwconv::VectorRows* const vec_;
@@ -99,6 +111,8 @@ class DepthwiseConv2DF32 : public rt::OpKernel {
   dwconv::Geometry g_;
   bool vector_path_ = false;
   std::shared_ptr<const AlignedFloats> packed_;
+  std::unique_ptr<rt::OpKernel> as_conv_;
+  bool use_conv_ = false;  // one input channel: as_conv_ runs the op
 };
 
 }  // namespace
@@ -118,7 +132,15 @@ std::unique_ptr<rt::OpKernel> MakeDepthwiseConv2DF32(const rt::KernelCreateConte
   MinMax mm;
   if (!FusedMinMax(o.fused_activation_function, &mm)) return nullptr;
   if (o.padding != tflite::Padding_SAME && o.padding != tflite::Padding_VALID) return nullptr;
-  return std::make_unique<DepthwiseConv2DF32>(dwconv::SelectVectorRows(cc.cpu, in->shape[3]), mm);
+  // One input channel, several output channels: the convolution GEMM (AVX2 / AVX-512 CPUs).
+  std::unique_ptr<rt::OpKernel> as_conv;
+  if (cc.cpu.has_avx2_fma() && in->shape[3] == 1 && f->shape[3] > 1) {
+    const auto& os = cc.output(0)->shape;
+    const int64_t pixels = os.size() == 4 && os[0] > 0 ? int64_t{os[0]} * os[1] * os[2] : -1;
+    const bool pointwise = f->shape[1] == 1 && f->shape[2] == 1 && o.stride_h == 1 && o.stride_w == 1;
+    as_conv = MakeDepthwiseAsConvF32(cc.cpu, f->shape[1], f->shape[2], f->shape[3], pixels, pointwise, mm.min, mm.max);
+  }
+  return std::make_unique<DepthwiseConv2DF32>(dwconv::SelectVectorRows(cc.cpu, in->shape[3]), mm, std::move(as_conv));
 }
 
 }  // namespace edgeopt::kernels

@@ -35,8 +35,10 @@ using gemm::PackedB;
 // Packs weights [N][K] (and bias) once their data exists, in the layout of `uk`: in Prepare for
 // constants, at the first Invoke for weights that constant folding produces.
 // taps: the indirect GEMM's (1 for the direct one).
-std::shared_ptr<const PackedB> PackNK(rt::KernelContext& ctx, const gemm::Ukernels& uk, int n, int k, int taps = 1) {
-  const rt::RtTensor* w = ctx.input(1);
+// w: the weights tensor (CONV_2D's filter is input 1; a depthwise op run as a convolution passes
+// its reordered filter).
+std::shared_ptr<const PackedB> PackNK(rt::KernelContext& ctx, const rt::RtTensor* w, const gemm::Ukernels& uk, int n,
+                                      int k, int taps = 1) {
   const rt::RtTensor* bias = ctx.input(2);
   if (!w->data || (bias && !bias->data)) return nullptr;
   return GetOrPack<PackedB>(ctx, gemm::PackKeyFor(uk, taps), [&] {
@@ -46,15 +48,24 @@ std::shared_ptr<const PackedB> PackNK(rt::KernelContext& ctx, const gemm::Ukerne
 
 class Conv2DF32 : public rt::OpKernel {
  public:
-  Conv2DF32(const gemm::Ukernels& uk, MinMax mm, bool single_ok) : uk_(uk), mm_(mm), single_ok_(single_ok) {}
+  // from_depthwise: the op is a DEPTHWISE_CONV_2D over one input channel whose kernel validated it
+  // (MakeDepthwiseAsConvF32).
+  Conv2DF32(const gemm::Ukernels& uk, MinMax mm, bool single_ok, bool from_depthwise = false)
+      : uk_(uk), mm_(mm), single_ok_(single_ok), from_depthwise_(from_depthwise) {}
 
   // Shapes are checked as the reference kernel checks them (kernels/conv), with its messages.
   Status Prepare(rt::KernelContext& ctx) override {
-    const auto& o = GetOptions<tflite::Conv2DOptionsT>(ctx.op());
+    ConvOptions o;
     WindowGeometry wg;
-    RETURN_IF_ERROR(CheckConvShapes(ctx, &wg));
     const rt::RtTensor* in = ctx.input(0);
-    const rt::RtTensor* w = ctx.input(1);
+    const rt::RtTensor* w = Filter(ctx);
+    if (from_depthwise_) {
+      o = ConvOptionsOf(GetOptions<tflite::DepthwiseConv2DOptionsT>(ctx.op()));
+      RETURN_IF_ERROR(ComputeConvWindow(ctx, o, w->dim(1), w->dim(2), in->dim(1), in->dim(2), &wg));
+    } else {
+      o = ConvOptionsOf(GetOptions<tflite::Conv2DOptionsT>(ctx.op()));
+      RETURN_IF_ERROR(CheckConvShapes(ctx, &wg));
+    }
     const int batch = in->dim(0), h = in->dim(1), wd = in->dim(2), c = in->dim(3);
     const int oc = w->dim(0), kh = w->dim(1), kw = w->dim(2), ic = w->dim(3);
     const int oh = wg.out_h, ow = wg.out_w;
@@ -78,7 +89,7 @@ class Conv2DF32 : public rt::OpKernel {
     const size_t taps = gemm_m_ ? 1 : row_taps_ ? kh : static_cast<size_t>(kh) * kw;
     if (pack_taps_ != static_cast<int>(taps) && uk_.pairs) packed_.reset();  // the k-pair layout has the taps
     pack_taps_ = static_cast<int>(taps);
-    if (!packed_) packed_ = PackNK(ctx, uk_, oc, kh * kw * ic, pack_taps_);
+    if (!packed_) packed_ = PackNK(ctx, w, uk_, oc, kh * kw * ic, pack_taps_);
     if (gemm_m_ == 0) {
       const size_t m = static_cast<size_t>(batch) * oh * ow;
       if (!uk_.igemm) return ctx.Error(std::string("internal: the ") + uk_.isa + " kernels have no indirect GEMM");
@@ -99,7 +110,8 @@ class Conv2DF32 : public rt::OpKernel {
   }
 
   Status Invoke(rt::KernelContext& ctx) override {
-    if (!packed_ && !(packed_ = PackNK(ctx, uk_, ctx.input(1)->dim(0), geom_.kh * geom_.kw * geom_.c, pack_taps_)))
+    const rt::RtTensor* filter = Filter(ctx);
+    if (!packed_ && !(packed_ = PackNK(ctx, filter, uk_, filter->dim(0), geom_.kh * geom_.kw * geom_.c, pack_taps_)))
       return ctx.Error("filter has no data");
     const float* in = ctx.input(0)->data_as<float>();
     float* out = ctx.output(0)->data_as<float>();
@@ -114,7 +126,7 @@ class Conv2DF32 : public rt::OpKernel {
     if (single_) {
       const rt::RtTensor* bias = ctx.input(2);
       const float b0 = bias ? bias->data_as<float>()[0] : 0.0f;
-      const float* w = ctx.input(1)->data_as<float>();
+      const float* w = filter->data_as<float>();
       const int kc = g.kw * g.c;
       ctx.threads().ParallelFor(static_cast<int64_t>((m + 15) / 16), 16, [&](int64_t begin, int64_t end) {
         gemm::SingleChannelConvAvx512(indirection_.data(), uk_.mr, static_cast<size_t>(begin) * 16,
@@ -127,7 +139,10 @@ class Conv2DF32 : public rt::OpKernel {
     return Status::Ok();
   }
 
-  std::string variant() const override { return std::string("conv2d/f32/") + (single_ ? "avx512/single" : uk_.isa); }
+  std::string variant() const override {
+    return std::string(from_depthwise_ ? "depthwise_conv2d/as-conv2d/f32/" : "conv2d/f32/") +
+           (single_ ? "avx512/single" : uk_.isa);
+  }
   // Weights and bias live in packed_ (the one-channel path reads the filter and bias tensors).
   bool ReadsInputAtInvoke(int input) const override { return input == 0 || single_ || !packed_; }
   int64_t Macs(const rt::KernelContext&) const override {
@@ -135,10 +150,31 @@ class Conv2DF32 : public rt::OpKernel {
   }
   size_t PackedBytes() const override {
     return (packed_ ? packed_->bytes() : 0) + indirection_.size() * sizeof(void*) + zero_.bytes() + scratch_.bytes() +
-           border_.size() * sizeof(BorderRow);
+           border_.size() * sizeof(BorderRow) + dw_floats_.size() * sizeof(float);
   }
 
  private:
+  // The filter: input 1, or for a depthwise op its [1][kh][kw][M] filter over one input channel
+  // as the [M][kh][kw][1] filter of a convolution with M output channels (the same sums).
+  // Reordered once its data exists (constant folding may produce it at the first invoke).
+  const rt::RtTensor* Filter(rt::KernelContext& ctx) {
+    const rt::RtTensor* f = ctx.input(1);
+    if (!from_depthwise_) return f;
+    const int M = f->dim(3), taps = f->dim(1) * f->dim(2);
+    dw_filter_.type = DType::kFloat32;
+    dw_filter_.shape = {M, f->dim(1), f->dim(2), 1};
+    if (f->data && dw_src_ != f->data) {
+      dw_floats_.resize(static_cast<size_t>(M) * taps);
+      const float* src = f->data_as<float>();
+      for (int m = 0; m < M; ++m)
+        for (int t = 0; t < taps; ++t) dw_floats_[static_cast<size_t>(m) * taps + t] = src[static_cast<size_t>(t) * M + m];
+      dw_src_ = f->data;
+    }
+    dw_filter_.data = dw_src_ ? reinterpret_cast<uint8_t*>(dw_floats_.data()) : nullptr;
+    dw_filter_.bytes = dw_floats_.size() * sizeof(float);
+    return &dw_filter_;
+  }
+
   struct Geometry {
     int batch, h, w, c, oh, ow, kh, kw, sh, sw, dh, dw;
   };
@@ -233,6 +269,10 @@ class Conv2DF32 : public rt::OpKernel {
   const gemm::Ukernels& uk_;
   const MinMax mm_;
   bool single_ok_ = false;  // the CPU runs gemm::SingleChannelConvAvx512
+  bool from_depthwise_ = false;
+  std::vector<float> dw_floats_;   // from_depthwise_: the reordered filter (Filter)
+  const uint8_t* dw_src_ = nullptr;
+  rt::RtTensor dw_filter_;
   bool single_ = false;     // this op does (Prepare)
   std::shared_ptr<const PackedB> packed_;
   Geometry geom_{};
@@ -272,12 +312,12 @@ class FullyConnectedF32 : public rt::OpKernel {
     }
     batch_ = k > 0 ? in->num_elements() / k : 0;
     RETURN_IF_ERROR(ctx.SetOutputShape(0, std::move(out)));
-    if (!packed_) packed_ = PackNK(ctx, uk_, n, k);
+    if (!packed_) packed_ = PackNK(ctx, w, uk_, n, k);
     return Status::Ok();
   }
 
   Status Invoke(rt::KernelContext& ctx) override {
-    if (!packed_ && !(packed_ = PackNK(ctx, uk_, ctx.input(1)->dim(0), ctx.input(1)->dim(1))))
+    if (!packed_ && !(packed_ = PackNK(ctx, ctx.input(1), uk_, ctx.input(1)->dim(0), ctx.input(1)->dim(1))))
       return ctx.Error("weights have no data");
     gemm::Gemm(uk_, &ctx.threads(), static_cast<size_t>(batch_), ctx.input(0)->data_as<float>(), packed_->k(),
                *packed_, ctx.output(0)->data_as<float>(), packed_->n(), mm_);
@@ -321,6 +361,15 @@ std::unique_ptr<rt::OpKernel> MakeConv2DF32(const rt::KernelCreateContext& cc) {
   return std::make_unique<Conv2DF32>(direct ? gemm::SelectPointwiseUkernels(cc.cpu, k, fs[0], pixels)
                                             : gemm::SelectConvUkernels(cc.cpu, k, fs[0], pixels),
                                      mm, cc.cpu.has_avx512());
+}
+
+std::unique_ptr<rt::OpKernel> MakeDepthwiseAsConvF32(const rt::CpuFeatures& cpu, int kh, int kw, int channels,
+                                                     int64_t pixels, bool pointwise, float act_min, float act_max) {
+  const int64_t k = int64_t{kh} * kw;
+  const MinMax mm{act_min, act_max};
+  return std::make_unique<Conv2DF32>(pointwise ? gemm::SelectPointwiseUkernels(cpu, k, channels, pixels)
+                                               : gemm::SelectConvUkernels(cpu, k, channels, pixels),
+                                     mm, cpu.has_avx512(), /*from_depthwise=*/true);
 }
 
 std::unique_ptr<rt::OpKernel> MakeFullyConnectedF32(const rt::KernelCreateContext& cc) {

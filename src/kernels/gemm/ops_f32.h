@@ -19,6 +19,13 @@ namespace edgeopt::kernels {
 std::unique_ptr<rt::OpKernel> MakeConv2DF32(const rt::KernelCreateContext& cc);
 std::unique_ptr<rt::OpKernel> MakeFullyConnectedF32(const rt::KernelCreateContext& cc);
 std::unique_ptr<rt::OpKernel> MakeDepthwiseConv2DF32(const rt::KernelCreateContext& cc);
+// The CONV_2D kernel for a DEPTHWISE_CONV_2D over one input channel with depth multiplier
+// `channels` > 1 (an audio model's first layer over a spectrogram), its filter reordered to
+// [channels][kh][kw][1]: the depthwise rows vectorize over channels and would run it scalar.
+// For MakeDepthwiseConv2DF32's kernel, which validates the op and hands Prepare/Invoke over
+// (pixels: output pixels when known, else -1; pointwise: 1x1 at stride 1).
+std::unique_ptr<rt::OpKernel> MakeDepthwiseAsConvF32(const rt::CpuFeatures& cpu, int kh, int kw, int channels,
+                                                     int64_t pixels, bool pointwise, float act_min, float act_max);
 std::unique_ptr<rt::OpKernel> MakeAveragePool2DF32(const rt::KernelCreateContext& cc);
 std::unique_ptr<rt::OpKernel> MakeMaxPool2DF32(const rt::KernelCreateContext& cc);
 // ADD, SUB, MUL (the op code is read from cc.op).

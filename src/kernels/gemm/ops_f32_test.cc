@@ -401,7 +401,8 @@ struct DwCase {
   }
 };
 
-void CheckDw(const DwCase& c, std::mt19937& rng, int threads, const Family& fam) {
+// variant: if not null, receives the kernel variant that ran.
+void CheckDw(const DwCase& c, std::mt19937& rng, int threads, const Family& fam, std::string* variant = nullptr) {
   const int oh = kernels::ComputeOutSize(c.padding, c.h, c.kh, c.sh, c.dh);
   const int ow = kernels::ComputeOutSize(c.padding, c.w, c.kw, c.sw, c.dw);
   if (oh <= 0 || ow <= 0) return;
@@ -448,6 +449,39 @@ void CheckDw(const DwCase& c, std::mt19937& rng, int threads, const Family& fam)
           mag.push_back(m);
         }
   Expect(r, {c.batch, oh, ow, oc}, ref, mag, 2e-5, c.Name() + " " + fam.name + " t" + std::to_string(threads));
+  if (variant) *variant = r.variant;
+}
+
+// One input channel with a depth multiplier (an audio model's first layer over a spectrogram)
+// runs the convolution GEMM with the filter reordered, on AVX2 and AVX-512: row taps and
+// dilated taps, the 1x1 direct GEMM, a filter over the whole input, strides, padding,
+// activations, batch 2, 1 and 2 threads; depth multiplier 1 keeps the depthwise rows.
+TEST(FastF32Ops, DepthwiseOneInputChannelRunsAsConv) {
+  std::mt19937 rng(21);
+  const DwCase cases[] = {
+      {1, 49, 40, 1, 8, 10, 8, 2, 2, 1, 1, tflite::Padding_SAME, 1, true},  // micro_speech
+      {2, 13, 11, 1, 3, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 2, true},
+      {1, 20, 17, 1, 16, 5, 4, 2, 1, 2, 1, tflite::Padding_VALID, 0, true},
+      {1, 12, 15, 1, 13, 3, 3, 1, 2, 1, 2, tflite::Padding_SAME, 3, true},
+      {1, 9, 30, 1, 40, 1, 1, 1, 1, 1, 1, tflite::Padding_VALID, 0, true},
+      {1, 9, 9, 1, 2, 9, 9, 1, 1, 1, 1, tflite::Padding_VALID, 0, true},
+      {2, 6, 8, 1, 24, 2, 7, 3, 3, 1, 1, tflite::Padding_SAME, 1, true},
+  };
+  int n = 0;
+  for (const Family& fam : Families())
+    for (const DwCase& c : cases) {
+      std::string variant;
+      CheckDw(c, rng, 1 + (n++ % 2), fam, &variant);
+      if (std::string(fam.name) != "generic") {
+        EXPECT_NE(variant.find("depthwise_conv2d/as-conv2d/f32/"), std::string::npos)
+            << c.Name() << " " << fam.name << " ran " << variant;
+      }
+    }
+  DwCase one = cases[1];
+  one.dm = 1;
+  std::string variant;
+  CheckDw(one, rng, 1, Families().front(), &variant);
+  EXPECT_EQ(variant.find("as-conv2d"), std::string::npos) << variant;
 }
 
 TEST(FastF32Ops, DepthwiseMatchesLoops) {
@@ -1093,6 +1127,36 @@ TEST(FastF32Ops, WeightsFromFoldedOps) {
     for (const auto& op : AllocatedOps(g, fam))
       if (op.variant.find("/f32/") != std::string::npos && !op.folded && op.type != "ADD") ++fast;
     EXPECT_EQ(fast, 3) << fam.name;
+  }
+  if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)";
+  ExpectMatchesTflite29(g);
+}
+
+// A one-channel depthwise op run as a convolution reorders a folded filter at the first invoke,
+// and agrees with TFLite 2.9.
+TEST(FastF32Ops, DepthwiseAsConvWeightsFromFoldedOps) {
+  GraphBuilder b;
+  auto x = b.Input("x", DType::kFloat32, {1, 12, 10, 1});
+  auto zero = b.Const<float>("z", DType::kFloat32, {1}, {0.0f});
+  auto wd = FoldedConst(b, zero, "wd", {1, 4, 3, 6});
+  auto bd = FoldedConst(b, zero, "bd", {6});
+  auto y = b.Tensor("y", DType::kFloat32, {1, 6, 5, 6});
+  tflite::DepthwiseConv2DOptionsT dopt;
+  dopt.padding = tflite::Padding_SAME;
+  dopt.stride_h = dopt.stride_w = 2;
+  dopt.depth_multiplier = 6;
+  b.Op(tflite::BuiltinOperator_DEPTHWISE_CONV_2D, {x, wd, bd}, {y}, dopt);
+  b.Output(y);
+  Graph g = b.Finish();
+  for (const Family& fam : Families()) {
+    if (std::string(fam.name) == "generic") continue;
+    bool seen = false;
+    for (const auto& op : AllocatedOps(g, fam))
+      if (op.type == "DEPTHWISE_CONV_2D") {
+        seen = true;
+        EXPECT_NE(op.variant.find("as-conv2d/f32/"), std::string::npos) << fam.name << ": " << op.variant;
+      }
+    EXPECT_TRUE(seen) << fam.name;
   }
   if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)";
   ExpectMatchesTflite29(g);

@@ -279,8 +279,9 @@ class PaddedPacker final : public Base {
 
 class ConvQuantKernel final : public FastKernel {
  public:
-  ConvQuantKernel(std::unique_ptr<rt::OpKernel> ref, QuantKind kind, bool vnni, bool vbmi)
-      : FastKernel(std::move(ref)), kind_(kind), vnni_(vnni), vbmi_(vbmi) {}
+  // from_depthwise: the op is a DEPTHWISE_CONV_2D of one input channel (see MakeDepthwiseAsConvQuant).
+  ConvQuantKernel(std::unique_ptr<rt::OpKernel> ref, QuantKind kind, bool vnni, bool vbmi, bool from_depthwise = false)
+      : FastKernel(std::move(ref)), kind_(kind), from_depthwise_(from_depthwise), vnni_(vnni), vbmi_(vbmi) {}
 
   size_t PackedBytes() const override { return packed8_ ? packed8_->bytes() : packed_ ? packed_->bytes() : 0; }
 
@@ -294,6 +295,7 @@ class ConvQuantKernel final : public FastKernel {
     if (use_vnni_) {
       if (vout_.stage == qgemm::VnniStage::kHigh) suffix += "/rqhigh";
       if (vout_.stage == qgemm::VnniStage::kHalf) suffix += "/rqhalf";
+      if (vout_.stage == qgemm::VnniStage::kTwoRound) suffix += "/rq2round";
       // The lanes path packs its own weights: window sums ("/rowsum") or none.
       suffix += lanes_ ? (lanes_w_.f != 0 ? "/rowsum" : "") : qgemm::WeightFormSuffix(*packed8_);
       if (!single_ && !lanes_ && qgemm::PairTilesApply(*packed8_, direct_ ? direct_koff_.data() : packed8_->packed_koff.data()))
@@ -302,20 +304,29 @@ class ConvQuantKernel final : public FastKernel {
       suffix += "/rqhalf";
     }
     const std::string isa = use_vnni_ || out_.use_i16v ? "/avx512vnni" : "/avx2";
+    // A one-channel depthwise op names itself and the convolution it runs as.
+    const std::string op = from_depthwise_ ? "depthwise_conv2d/as-conv2d/" : "conv2d/";
     switch (kind_) {
-      case QuantKind::kInt8: return "conv2d/int8" + isa + suffix;
-      case QuantKind::kUInt8: return "conv2d/uint8" + isa + suffix;
-      case QuantKind::kHybrid: return hybrid_per_channel_ ? "conv2d/hybrid_per_channel/avx2" : "conv2d/hybrid/avx2";
-      case QuantKind::kInt16: return "conv2d/int16x8" + isa + suffix;
+      case QuantKind::kInt8: return op + "int8" + isa + suffix;
+      case QuantKind::kUInt8: return op + "uint8" + isa + suffix;
+      case QuantKind::kHybrid: return hybrid_per_channel_ ? op + "hybrid_per_channel/avx2" : op + "hybrid/avx2";
+      case QuantKind::kInt16: return op + "int16x8" + isa + suffix;
     }
-    return "conv2d/avx2";
+    return op + "avx2";
   }
 
   Expected<bool> PrepareFast(rt::KernelContext& ctx) override {
     const rt::RtTensor* input = ctx.input(0);
     const rt::RtTensor* filter = ctx.input(1);
     const rt::RtTensor* bias = ctx.input(2);
-    const auto& o = GetOptions<tflite::Conv2DOptionsT>(ctx.op());
+    ConvOptions o;
+    if (from_depthwise_) {
+      o = ConvOptionsOf(GetOptions<tflite::DepthwiseConv2DOptionsT>(ctx.op()));
+      if (!TransposeDepthwiseFilter(*input, *filter, *ctx.output(0))) return false;
+      filter = &dw_filter_;
+    } else {
+      o = ConvOptionsOf(GetOptions<tflite::Conv2DOptionsT>(ctx.op()));
+    }
     ConvGeom g;
     g.batches = input->dim(0);
     g.in_h = input->dim(1);
@@ -368,9 +379,11 @@ class ConvQuantKernel final : public FastKernel {
     spec.int16_vnni = vnni_;
     ASSIGN_OR_RETURN(const bool supported, PrepareGemmOutput(ctx, spec, &out_));
     if (!supported) return false;
+    // The int16 GEMM's output stage rounds as convolutions do, not as depthwise ops.
+    if (from_depthwise_ && !use_vnni_) return false;
     if (use_vnni_) {
       const int32_t z_u = input->zero_point() + (kind_ == QuantKind::kInt8 ? 128 : 0);
-      qgemm::BuildVnniOutput(*packed8_, out_.q8, z_u, &vout_);
+      qgemm::BuildVnniOutput(*packed8_, out_.q8, z_u, &vout_, /*two_round=*/from_depthwise_);
       RETURN_IF_ERROR(ctx.ReserveSlotScratch(qgemm::GemmVnniSlotBytes(*packed8_, M, ctx.threads().num_threads())));
       use_padded_ = !g.pointwise;
       RETURN_IF_ERROR(PrepareDirect());
@@ -482,6 +495,31 @@ class ConvQuantKernel final : public FastKernel {
     PaddedPacker<uint8_t, qgemm::APacker8> pack(g_, padded_, img);
     qgemm::RunGemmVnni(ctx.threads(), M, *packed8_, pack, vout_, c, g_.out_c);
     return Status::Ok();
+  }
+
+  // A depthwise filter [1][k_h][k_w][M] over one input channel is the filter [M][k_h][k_w][1] of a
+  // convolution with M output channels: out[.., m] = sum over the window of x * w[ky][kx][m] in
+  // both, with the same per-channel (or per-tensor) scales and the same output stage (TFLite
+  // quantizes depthwise and convolution multipliers with one function). dw_filter_ holds the
+  // reordered weights (the packing reads them from it; PackedBytes counts the packed copy).
+  bool TransposeDepthwiseFilter(const rt::RtTensor& input, const rt::RtTensor& filter, const rt::RtTensor& output) {
+    if (input.rank() != 4 || filter.rank() != 4 || output.rank() != 4 || !filter.data) return false;
+    const int M = filter.dim(3), taps = filter.dim(1) * filter.dim(2);
+    if (input.dim(3) != 1 || filter.dim(0) != 1 || output.dim(3) != M || M <= 0 || taps <= 0) return false;
+    if (filter.type != DType::kInt8 && filter.type != DType::kUInt8) return false;
+    dw_filter_bytes_.resize(static_cast<size_t>(M) * taps);
+    for (int m = 0; m < M; ++m)
+      for (int t = 0; t < taps; ++t)
+        dw_filter_bytes_[static_cast<size_t>(m) * taps + t] = filter.data[static_cast<size_t>(t) * M + m];
+    dw_filter_ = rt::RtTensor();
+    dw_filter_.type = filter.type;
+    dw_filter_.shape = {M, filter.dim(1), filter.dim(2), 1};
+    dw_filter_.data = dw_filter_bytes_.data();
+    dw_filter_.bytes = dw_filter_bytes_.size();
+    dw_filter_.alloc = rt::Allocation::kConstant;
+    dw_filter_.quant = filter.quant;
+    dw_filter_.def = filter.def;
+    return true;
   }
 
   // Implicit im2col for the VNNI GEMM: with C a multiple of 4 every k group of a window is 4
@@ -634,6 +672,9 @@ class ConvQuantKernel final : public FastKernel {
   }
 
   QuantKind kind_;
+  bool from_depthwise_ = false;
+  std::vector<uint8_t> dw_filter_bytes_;  // from_depthwise_: the filter as a convolution's
+  rt::RtTensor dw_filter_;
   bool vnni_ = false;      // the CPU runs the VNNI GEMM
   bool vbmi_ = false;      // and has AVX-512 VBMI (PrepareLanes)
   bool use_vnni_ = false;  // this op does (int8 / uint8)
@@ -673,6 +714,19 @@ std::unique_ptr<rt::OpKernel> MakeConv2DQuant(const rt::KernelCreateContext& cc,
   auto ref = MakeReferenceKernel(cc, reference);
   if (!ref) return nullptr;
   return std::make_unique<ConvQuantKernel>(std::move(ref), *kind, cc.cpu.has_avx512_vnni(), cc.cpu.avx512vbmi);
+}
+
+std::unique_ptr<rt::OpKernel> MakeDepthwiseAsConvQuant(const rt::KernelCreateContext& cc, RefFactory reference) {
+  if (!GemmOpEligible(cc) || !cc.cpu.has_avx512_vnni()) return nullptr;
+  const Tensor* in = cc.input(0);
+  const Tensor* w = cc.input(1);
+  if (in->shape.size() != 4 || in->shape[3] != 1 || w->shape.size() != 4 || w->shape[0] != 1) return nullptr;
+  const auto kind = ClassifyQuant(in->type, w->type, cc.output(0)->type);
+  if (!kind || (*kind != QuantKind::kInt8 && *kind != QuantKind::kUInt8)) return nullptr;
+  auto ref = MakeReferenceKernel(cc, reference);
+  if (!ref) return nullptr;
+  return std::make_unique<ConvQuantKernel>(std::move(ref), *kind, /*vnni=*/true, cc.cpu.avx512vbmi,
+                                           /*from_depthwise=*/true);
 }
 
 }  // namespace edgeopt::kernels

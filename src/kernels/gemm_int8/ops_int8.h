@@ -16,6 +16,11 @@ namespace edgeopt::kernels {
 
 // CONV_2D int8, uint8, hybrid (float input, int8 weights), 16x8.
 std::unique_ptr<rt::OpKernel> MakeConv2DQuant(const rt::KernelCreateContext& cc, RefFactory reference);
+// DEPTHWISE_CONV_2D int8 / uint8 over one input channel (depth multiplier M, e.g. an audio
+// model's first layer over a spectrogram) on CPUs with AVX-512 VNNI: the CONV_2D kernel with M
+// output channels and the filter reordered (bit-exact: same sums, same output stage). The
+// depthwise loops would run it on one channel, M lanes at a time. nullptr for other ops.
+std::unique_ptr<rt::OpKernel> MakeDepthwiseAsConvQuant(const rt::KernelCreateContext& cc, RefFactory reference);
 // FULLY_CONNECTED int8, uint8, hybrid, 16x8.
 std::unique_ptr<rt::OpKernel> MakeFullyConnectedQuant(const rt::KernelCreateContext& cc, RefFactory reference);
 

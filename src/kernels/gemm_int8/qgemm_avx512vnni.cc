@@ -140,8 +140,26 @@ __attribute__((always_inline)) inline __m512i RequantHighRegs(__m512i x, __m512i
     }                                                                                                      \
   } while (0)
 
+// VnniStage::kTwoRound (qgemm_vnni.h): floor(((x + bias) << left) * m + 2^30) / 2^31) in 64
+// bits, then divided by 2^r rounding half away from zero (as RoundingDivideByPOT: the remainder
+// against 2^(r-1) - 1, one more for negative values), plus the zero point.
+inline __m512i RequantTwoRound(__m512i x, const RequantPanel16& q) {
+  x = _mm512_sllv_epi32(_mm512_add_epi32(x, Load(q.bias)), Load(q.left));
+  __m512i p_e = _mm512_mul_epi32(x, Load(q.mult));
+  __m512i p_o = _mm512_mul_epi32(_mm512_shuffle_epi32(x, static_cast<_MM_PERM_ENUM>(0xF5)), Load(q.mult_o));
+  p_e = _mm512_srai_epi64(_mm512_add_epi64(p_e, Load(q.round_e)), 31);
+  p_o = _mm512_srai_epi64(_mm512_add_epi64(p_o, Load(q.round_o)), 31);
+  const __m512i v = _mm512_mask_shuffle_epi32(p_e, 0xAAAA, p_o, static_cast<_MM_PERM_ENUM>(0xA0));
+  const __m512i rem = _mm512_and_si512(v, Load(q.rmask));
+  const __m512i threshold = _mm512_sub_epi32(Load(q.rhalf), _mm512_srai_epi32(v, 31));
+  const __m512i y = _mm512_srav_epi32(v, Load(q.rshift));
+  const __m512i r = _mm512_mask_sub_epi32(y, _mm512_cmpgt_epi32_mask(rem, threshold), y, _mm512_set1_epi32(-1));
+  return _mm512_add_epi32(r, Load(q.zp_adj));
+}
+
 template <VnniStage S>
 inline __m512i Requant(__m512i x, const RequantPanel16& q) {
+  if constexpr (S == VnniStage::kTwoRound) return RequantTwoRound(x, q);
   if constexpr (S == VnniStage::kHigh) return RequantHigh(x, q);
   if constexpr (S == VnniStage::kHalf) return RequantHalf(x, q);
   return RequantGeneral(x, q);
@@ -434,6 +452,9 @@ decltype(auto) WithStageAndStore(const VnniOutput& out, F&& f) {
     case VnniStage::kHalf:
       return u ? f.template operator()<VnniStage::kHalf, VnniStore::kClampU>()
                : f.template operator()<VnniStage::kHalf, VnniStore::kClamp>();
+    case VnniStage::kTwoRound:
+      return u ? f.template operator()<VnniStage::kTwoRound, VnniStore::kClampU>()
+               : f.template operator()<VnniStage::kTwoRound, VnniStore::kClamp>();
     case VnniStage::kHigh: break;
   }
   switch (out.store) {

@@ -200,12 +200,16 @@ VnniStore StoreFor(int32_t act_min, int32_t act_max) {
   return ClampStore(act_max);
 }
 
-void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutput* out) {
+void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutput* out, bool two_round) {
   out->panels.assign(static_cast<size_t>(b.panels), RequantPanel16{});
-  const bool high = !q.channels.empty() && std::all_of(q.channels.begin(), q.channels.end(), [&](const auto& ch) {
-    return ConstantChannel(ch) || HighStageFits(ch, q.output_zero_point);
-  });
-  out->stage = high ? VnniStage::kHigh : q.half_range ? VnniStage::kHalf : VnniStage::kGeneral;
+  const bool high = !two_round && !q.channels.empty() &&
+                    std::all_of(q.channels.begin(), q.channels.end(), [&](const auto& ch) {
+                      return ConstantChannel(ch) || HighStageFits(ch, q.output_zero_point);
+                    });
+  out->stage = two_round ? VnniStage::kTwoRound
+               : high    ? VnniStage::kHigh
+               : q.half_range ? VnniStage::kHalf
+                              : VnniStage::kGeneral;
   // The general and half-range forms keep their clamps and truncation.
   out->store = high ? StoreFor(q.act_min, q.act_max) : ClampStore(q.act_max);
   out->act_min = q.act_min;
@@ -250,6 +254,25 @@ void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutp
       p.shift_o[j / 2] = g.shift_o[lane / 2];
     }
   }
+  if (two_round) {
+    // Unfolded bias, left shift, multipliers; 2^30 before the arithmetic shift by 31 (one
+    // immediate shift for all lanes); then the rounding division by 2^r and the zero point.
+    for (int n = 0; n < b.panels * 16; ++n) {
+      RequantPanel16& p = out->panels[static_cast<size_t>(n / 16)];
+      const int j = n % 16;
+      const bool real = n < b.N;
+      const Requant8::Channel ch = real ? q.channels[static_cast<size_t>(n)] : Requant8::Channel{};
+      p.bias[j] = ch.bias;
+      p.left[j] = ch.left;
+      p.mult[j] = ch.mult;
+      p.mult_o[j] = j % 2 == 0 && n + 1 < b.N ? q.channels[static_cast<size_t>(n + 1)].mult : 0;
+      p.zp_adj[j] = q.output_zero_point;
+      p.rshift[j] = ch.right;
+      p.rmask[j] = static_cast<int32_t>((int64_t{1} << ch.right) - 1);
+      p.rhalf[j] = p.rmask[j] >> 1;
+      (j % 2 == 0 ? p.round_e : p.round_o)[j / 2] = int64_t{1} << 30;
+    }
+  }
 }
 
 namespace {
@@ -269,6 +292,8 @@ RequantPanel16 SplatChannel(const RequantPanel16& p, int l) {
     q.zp_adj[j] = p.zp_adj[l];
     q.rshift[j] = p.rshift[l];
     q.high_shift[j] = p.high_shift[l];
+    q.rmask[j] = p.rmask[l];
+    q.rhalf[j] = p.rhalf[l];
   }
   for (int j = 0; j < 8; ++j) {
     q.round_e[j] = q.round_o[j] = even ? p.round_e[i] : p.round_o[i];

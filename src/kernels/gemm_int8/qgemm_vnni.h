@@ -92,6 +92,8 @@ struct alignas(64) RequantPanel16 {
   int64_t shift_e[8], shift_o[8];
   int64_t high_e[8], high_o[8];  // high-dword form: bias * m + rounding + zero point * 2^(31 + r)
   int32_t high_shift[16];        // high-dword form: r - 1
+  int32_t rmask[16];             // two-round form: 2^r - 1
+  int32_t rhalf[16];             // two-round form: 2^(r - 1) - 1 (0 for r = 0)
 };
 
 // Requantization forms of the micro-kernel's output stage.
@@ -109,6 +111,12 @@ enum class VnniStage {
   // one shuffle, two 64-bit adds, one merging shuffle, one vpsravd; no doubling (half range) and
   // no separate zero-point add.
   kHigh,
+  // TFLite's reference rounding of DEPTHWISE_CONV_2D (gemmlowp's, two roundings): v =
+  // SaturatingRoundingDoublingHighMul((acc + bias) << l, m) = floor(((acc + bias) << l) * m + 2^30)
+  // / 2^31) (for every product, m > 0), then RoundingDivideByPOT(v, r): v / 2^r rounded half away
+  // from zero, plus the zero point. For a one-channel depthwise op run as a convolution
+  // (BuildVnniOutput's two_round): convolutions round once (ruy), and the two differ on ties.
+  kTwoRound,
 };
 
 // How the requantized int32 values become bytes: saturating down-conversions (vpmovsdb,
@@ -141,7 +149,8 @@ VnniStore StoreFor(int32_t act_min, int32_t act_max);
 // (already in the uint8 domain) of weights `b`: the high-dword form when every channel fits it
 // or has an accumulator bound of 0 (weights all at the zero point: its output is a constant,
 // stored as C = output * 2^32 with shift 0), else Requant8's own form.
-void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutput* out);
+// two_round: VnniStage::kTwoRound whatever the accumulators' bounds (always clamped stores).
+void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutput* out, bool two_round = false);
 
 // Fills rows [row0, row0 + rows) of A into dst: uint8 rows lda bytes apart holding K values,
 // zeros from K up to lda.
