@@ -39,4 +39,13 @@ bool IsConstantOrFoldable(const Graph& graph, const Subgraph& sg, int32_t t, int
   return true;
 }
 
+bool IsConstantOp(const Graph& graph, const Subgraph& sg, int k) {
+  if (k < 0 || static_cast<size_t>(k) >= sg.ops.size()) return false;
+  const Operator& op = sg.ops[static_cast<size_t>(k)];
+  if (!MayFold(op) || op.inputs.empty()) return false;
+  for (int32_t t : op.inputs)
+    if (t >= 0 && !IsConstantOrFoldable(graph, sg, t)) return false;
+  return true;
+}
+
 }  // namespace edgeopt::rt

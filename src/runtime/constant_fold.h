@@ -19,4 +19,9 @@ bool MayFold(const Operator& op);
 // all (recursively) such tensors. The chain is followed at most `max_depth` producers up.
 bool IsConstantOrFoldable(const Graph& graph, const Subgraph& sg, int32_t t, int max_depth = 8);
 
+// Op k of sg only computes constants: it may be folded (MayFold) and each of its inputs is a
+// constant or (IsConstantOrFoldable) the output of such ops. A fused run may leave such ops
+// inside its range to run before it (FusedRun::ops).
+bool IsConstantOp(const Graph& graph, const Subgraph& sg, int k);
+
 }  // namespace edgeopt::rt

@@ -22,6 +22,27 @@ constexpr size_t kNotPlanned = std::numeric_limits<size_t>::max();
 constexpr size_t kMaxFoldedBytes = size_t{64} << 20;
 constexpr int kMaxSubgraphDepth = 32;
 
+// The kernel for op i of s from the application's resolver (app, may be null), else the
+// built-in registry, with errors naming the op.
+Expected<std::unique_ptr<OpKernel>> CreateOpKernel(const Graph& g, const Subgraph& s, int subgraph, size_t i,
+                                                   const OpRegistry* app, const InterpreterOptions& o) {
+  const Operator& op = s.ops[i];
+  const std::string label = "subgraph " + std::to_string(subgraph) + " op " + std::to_string(i) + " (" + op.type_name() + ")";
+  const KernelFactory* f = app ? app->Find(op) : nullptr;
+  if (!f) f = OpRegistry::Builtin().Find(op);
+  if (!f) {
+    if (op.is_custom())
+      return Unsupported(label + ": custom op '" + op.custom_code +
+                         "' has no kernel; register one through the interpreter's op resolver");
+    return Unsupported(label + ": builtin op " + BuiltinName(op.code) + " (code " +
+                       std::to_string(static_cast<int>(op.code)) + ") is not supported by edgeopt");
+  }
+  KernelCreateContext cc{g, s, subgraph, op, static_cast<int>(i), *o.cpu, o.reference_kernels_only};
+  auto kernel = (*f)(cc);
+  if (!kernel.ok()) return kernel.status().WithContext(label);
+  return std::move(*kernel);
+}
+
 
 class CacheImpl : public PackedWeightCache {
  public:
@@ -243,7 +264,6 @@ Status SubgraphExec::Init() {
       if (op >= 0 && static_cast<size_t>(op) < s.ops.size() && claimed_by[op] < 0) claimed_by[op] = static_cast<int>(d);
   }
 
-  const OpRegistry& builtin = OpRegistry::Builtin();
   const OpRegistry* app = owner_->options_.op_resolver.get();
   for (size_t i = 0; i < s.ops.size();) {
     if (claimed_by[i] >= 0) {
@@ -291,20 +311,8 @@ Status SubgraphExec::Init() {
       continue;
     }
     const Operator& op = s.ops[i];
-    const std::string label = "subgraph " + std::to_string(index_) + " op " + std::to_string(i) + " (" + op.type_name() + ")";
-    const KernelFactory* f = app ? app->Find(op) : nullptr;
-    if (!f) f = builtin.Find(op);
-    if (!f) {
-      if (op.is_custom())
-        return Unsupported(label + ": custom op '" + op.custom_code +
-                           "' has no kernel; register one through the interpreter's op resolver");
-      return Unsupported(label + ": builtin op " + BuiltinName(op.code) + " (code " +
-                         std::to_string(static_cast<int>(op.code)) + ") is not supported by edgeopt");
-    }
-    KernelCreateContext cc{g, s, index_, op, static_cast<int>(i), *owner_->options_.cpu,
-                           owner_->options_.reference_kernels_only};
-    auto kernel = (*f)(cc);
-    if (!kernel.ok()) return kernel.status().WithContext(label);
+    auto kernel = CreateOpKernel(g, s, index_, i, app, owner_->options_);
+    if (!kernel.ok()) return kernel.status();
     Node node;
     node.op = &op;
     node.op_index = static_cast<int>(i);
@@ -327,15 +335,43 @@ size_t SubgraphExec::TryFuse(size_t i, const std::vector<int>& claimed_by) {
   for (FusionMatcher match : builtin.fusions()) {
     FusedRun run = match(cc, limits);
     if (run.num_ops < 2 || i + run.num_ops > s.ops.size() || !run.kernel || !run.op) continue;
-    // Ops a delegate claimed or the application overrides are not fused.
+    // The run's own ops, and constant ops inside its range that run before it (FusedRun::ops).
+    std::vector<int> own = run.ops;
+    if (own.empty())
+      for (size_t k = i; k < i + run.num_ops; ++k) own.push_back(static_cast<int>(k));
+    if (own.front() != static_cast<int>(i) || own.back() != static_cast<int>(i + run.num_ops - 1) ||
+        !std::is_sorted(own.begin(), own.end()) || std::adjacent_find(own.begin(), own.end()) != own.end())
+      continue;
+    std::vector<int> hoisted;
+    for (size_t k = i, next = 0; k < i + run.num_ops; ++k) {
+      if (own[next] == static_cast<int>(k)) {
+        ++next;
+      } else {
+        hoisted.push_back(static_cast<int>(k));
+      }
+    }
+    // Ops a delegate claimed or the application overrides are not fused; hoisted ops only compute
+    // constants.
     bool free = true;
-    for (size_t k = i; k < i + run.num_ops; ++k)
-      free = free && claimed_by[k] < 0 && !(app && app->Find(s.ops[k]));
+    for (int k : own) free = free && claimed_by[k] < 0 && !(app && app->Find(s.ops[k]));
+    for (int k : hoisted) free = free && claimed_by[k] < 0 && IsConstantOp(g, s, k);
     if (!free) continue;
+    std::vector<Node> before;
+    for (int k : hoisted) {
+      auto kernel = CreateOpKernel(g, s, index_, static_cast<size_t>(k), app, o);
+      if (!kernel.ok()) break;  // left to the op-by-op path, which reports it
+      Node h;
+      h.op = &s.ops[k];
+      h.op_index = k;
+      h.kernel = std::move(*kernel);
+      before.push_back(std::move(h));
+    }
+    if (before.size() != hoisted.size()) continue;
+    for (Node& h : before) nodes_.push_back(std::move(h));
     Node node;
     node.op = run.op.get();
     node.partition_op = std::move(run.op);
-    for (size_t k = i; k < i + run.num_ops; ++k) node.partition_ops.push_back(static_cast<int>(k));
+    node.partition_ops = own;
     node.fused = true;
     node.kernel = std::move(run.kernel);
     node.op_index = static_cast<int>(i);
@@ -556,7 +592,14 @@ bool SubgraphExec::FoldedAndUnread(int32_t t) const {
     if (o == t) return false;
   for (const Node& node : nodes_) {
     if (node.folded) continue;  // ran once at init; never at invoke
-    // A delegate partition or fused run may read whatever its ops read.
+    if (node.fused && !node.reprepare_at_invoke) {
+      // A fused kernel reads the inputs of its synthetic op, and says which (its packed weights).
+      const auto& in = node.op->inputs;
+      for (size_t i = 0; i < in.size(); ++i)
+        if (in[i] == t && node.kernel->ReadsInputAtInvoke(static_cast<int>(i))) return false;
+      continue;
+    }
+    // A delegate partition may read whatever its ops read.
     const bool whole = !node.partition_ops.empty() || node.reprepare_at_invoke;
     bool read = false;
     ForEachNodeInput(node, [&](int32_t u, int i) {

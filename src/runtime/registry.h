@@ -18,6 +18,11 @@ struct FusedRun {
   int num_ops = 0;  // 0: no match
   std::unique_ptr<Operator> op;
   std::unique_ptr<OpKernel> kernel;
+  // When not empty: the ops the kernel computes, ascending, from first to first + num_ops - 1.
+  // The other ops of that range must be constant ops (IsConstantOp in constant_fold.h: float16
+  // weights' DEQUANTIZE, which converters place between the layers); the interpreter runs
+  // (folds) them before the run.
+  std::vector<int> ops;
 };
 // Limits the interpreter puts on fusions (InterpreterOptions).
 struct FusionLimits {

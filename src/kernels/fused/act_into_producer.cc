@@ -79,7 +79,7 @@ rt::FusedRun MatchActivationIntoProducer(const rt::KernelCreateContext& cc, cons
     case tflite::BuiltinOperator_RELU_N1_TO_1: fused = tflite::ActivationFunctionType_RELU_N1_TO_1; name = "relu_n1_to_1"; break;
     default: return run;
   }
-  if (act.inputs.size() != 1 || act.outputs.size() != 1 || !PrivateLink(s, i)) return run;
+  if (act.inputs.size() != 1 || act.outputs.size() != 1 || !PrivateLink(s, i, i + 1)) return run;
   if (!SameValues(s.tensors[cc.op.outputs[0]], s.tensors[act.outputs[0]])) return run;
   auto op = std::make_unique<Operator>(cc.op);
   tflite::ActivationFunctionType* field = ActivationField(*op);

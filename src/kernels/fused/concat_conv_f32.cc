@@ -238,7 +238,7 @@ rt::FusedRun MatchConcatPointwiseF32(const rt::KernelCreateContext& cc, const rt
   const auto* o = cc.op.options.AsConcatenationOptions();
   if (!o || o->fused_activation_function != tflite::ActivationFunctionType_NONE) return run;
   if (o->axis != 3 && o->axis != -1) return run;
-  if (!PrivateLink(s, i)) return run;
+  if (!PrivateLink(s, i, i + 1)) return run;
   Pointwise pw;
   if (!MatchPointwise(ContextOf(cc, i + 1), &pw)) return run;
   std::vector<int32_t> sources;

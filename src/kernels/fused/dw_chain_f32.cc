@@ -27,6 +27,7 @@
 #include "kernels/gemm/f32_op_util.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/gemm/parallel.h"
+#include "runtime/constant_fold.h"
 
 namespace edgeopt::kernels::fused {
 namespace {
@@ -50,10 +51,12 @@ struct Residual {
   void (*run)(binary::Op, const float*, bool, const float*, bool, float*, size_t, gemm::MinMax) = nullptr;
 };
 
-bool ConstantFloat(const rt::KernelCreateContext& cc, int i, const std::vector<int32_t>& shape) {
+// folded_ok: or the output of constant ops (ConstantOrFolded).
+bool ConstantFloat(const rt::KernelCreateContext& cc, int i, const std::vector<int32_t>& shape, bool folded_ok = true) {
   const Tensor* t = cc.input(i);
-  return IsFloat32(t) && !t->sparsity && t->shape == shape && cc.is_constant(i) &&
-         static_cast<int64_t>(cc.constant_data(i).size()) == t->num_elements() * 4;
+  if (!IsFloat32(t) || t->sparsity || t->shape != shape) return false;
+  if (folded_ok) return ConstantOrFolded(cc, i);
+  return cc.is_constant(i) && static_cast<int64_t>(cc.constant_data(i).size()) == t->num_elements() * 4;
 }
 
 // Input 0 of cc.op is a float NHWC tensor with `channels` channels (known statically).
@@ -66,15 +69,15 @@ bool FloatNhwc(const rt::KernelCreateContext& cc, int* channels) {
 
 }  // namespace
 
-bool MatchPointwise(const rt::KernelCreateContext& cc, Pointwise* pw) {
+bool MatchPointwise(const rt::KernelCreateContext& cc, Pointwise* pw, bool folded_ok) {
   if (cc.op.code != tflite::BuiltinOperator_CONV_2D || cc.num_inputs() < 2 || cc.num_outputs() != 1) return false;
   int k = 0;
   if (!FloatNhwc(cc, &k)) return false;
   const Tensor* w = cc.input(1);
   if (!w || w->shape.size() != 4) return false;
   const int n = w->shape[0];
-  if (!ConstantFloat(cc, 1, {n, 1, 1, k})) return false;
-  if (cc.input(2) && !ConstantFloat(cc, 2, {n})) return false;
+  if (!ConstantFloat(cc, 1, {n, 1, 1, k}, folded_ok)) return false;
+  if (cc.input(2) && !ConstantFloat(cc, 2, {n}, folded_ok)) return false;
   const auto& o = GetOptions<tflite::Conv2DOptionsT>(cc.op);
   if (o.stride_h != 1 || o.stride_w != 1) return false;
   if (o.padding != tflite::Padding_SAME && o.padding != tflite::Padding_VALID) return false;
@@ -210,14 +213,7 @@ class DwChainF32 : public rt::OpKernel {
                        std::to_string(cout_) + "]");
     RETURN_IF_ERROR(ctx.SetOutputShape(0, {batch, g.oh, g.ow, cout_}));
 
-    if (expand_ && !expand_->packed) expand_->packed = PackPointwise(ctx, *expand_, 1, conv_ ? conv_->kh : 1);
-    if (!dw_.packed) {
-      const float* bias = ctx.input(d + 1)->data_as<float>();
-      dw_.packed = GetOrPackFor<AlignedFloats>(ctx, dw_.op, dw_.vec->pack_key, [&] {
-        return dwconv::PackWeights(dwf->data_as<float>(), bias, g.kh, g.kw, g.c, dw_.vec->block);
-      });
-    }
-    if (!project_.packed) project_.packed = PackPointwise(ctx, project_, d + 2);
+    PackAll(ctx);  // weights that constant folding has not produced yet: at the first Invoke
 
     // Band height: as many rows as fit the per-thread budget, at least one.
     band_rows_ = 1;
@@ -230,6 +226,7 @@ class DwChainF32 : public rt::OpKernel {
   }
 
   Status Invoke(rt::KernelContext& ctx) override {
+    if (!Packed() && !PackAll(ctx)) return ctx.Error("weights have no data");
     const int rows = g_.batch * g_.oh;
     const float* x = ctx.input(0)->data_as<float>();
     float* y = ctx.output(0)->data_as<float>();
@@ -264,6 +261,8 @@ class DwChainF32 : public rt::OpKernel {
     if (expand_ && expand_->packed) macs += in_px * g_.c * expand_->packed->k();
     return macs;
   }
+  // Once packed, only the input (and the residual, the same tensor) is read.
+  bool ReadsInputAtInvoke(int input) const override { return input == 0 || !Packed(); }
   size_t PackedBytes() const override {
     size_t n = dw_.packed ? dw_.packed->bytes() : 0;
     if (expand_ && expand_->packed) n += expand_->packed->bytes();
@@ -273,6 +272,25 @@ class DwChainF32 : public rt::OpKernel {
 
  private:
   static size_t RoundUp(int64_t floats) { return static_cast<size_t>((floats + 15) / 16 * 16); }
+
+  bool Packed() const { return (!expand_ || expand_->packed) && dw_.packed && project_.packed; }
+  // Packs what is not packed yet whose weights exist (file constants, or outputs of constant ops
+  // once folded or run); whether everything is packed.
+  bool PackAll(rt::KernelContext& ctx) {
+    const int d = expand_ ? 3 : 1;  // position of the depthwise filter among the inputs
+    const auto have = [&](int i) { return ctx.input(i)->data && (!ctx.input(i + 1) || ctx.input(i + 1)->data); };
+    if (expand_ && !expand_->packed && have(1)) expand_->packed = PackPointwise(ctx, *expand_, 1, conv_ ? conv_->kh : 1);
+    if (!dw_.packed && have(d)) {
+      const rt::RtTensor* dwf = ctx.input(d);
+      const float* bias = ctx.input(d + 1)->data_as<float>();
+      const dwconv::Geometry& g = g_;
+      dw_.packed = GetOrPackFor<AlignedFloats>(ctx, dw_.op, dw_.vec->pack_key, [&] {
+        return dwconv::PackWeights(dwf->data_as<float>(), bias, g.kh, g.kw, g.c, dw_.vec->block);
+      });
+    }
+    if (!project_.packed && have(d + 2)) project_.packed = PackPointwise(ctx, project_, d + 2);
+    return Packed();
+  }
 
   // Packs the weights at input i for pw's micro-kernels (as CONV_2D packs them, under that op's
   // key, so fused and unfused interpreters of one model share them). taps: the indirect GEMM's.
@@ -424,14 +442,21 @@ rt::KernelCreateContext ContextOf(const rt::KernelCreateContext& cc, int op) {
   return {cc.graph, cc.subgraph, cc.subgraph_index, cc.subgraph.ops[op], op, cc.cpu, cc.reference_only};
 }
 
-bool PrivateLink(const Subgraph& s, int producer) {
+int NextOp(const rt::KernelCreateContext& cc, int k) {
+  const int n = static_cast<int>(cc.subgraph.ops.size());
+  int j = k + 1;
+  while (j < n && rt::IsConstantOp(cc.graph, cc.subgraph, j)) ++j;
+  return j;
+}
+
+bool PrivateLink(const Subgraph& s, int producer, int consumer) {
   const int32_t t = s.ops[producer].outputs[0];
-  const Operator& next = s.ops[producer + 1];
+  const Operator& next = s.ops[consumer];
   if (next.inputs.empty() || next.inputs[0] != t) return false;
   if (std::count(next.inputs.begin(), next.inputs.end(), t) != 1) return false;
   if (std::find(s.outputs.begin(), s.outputs.end(), t) != s.outputs.end() || s.tensors[t].is_variable) return false;
   const std::vector<int> consumers = s.FindConsumers(t);
-  return consumers.size() == 1 && consumers[0] == producer + 1;
+  return consumers.size() == 1 && consumers[0] == consumer;
 }
 
 int BandRows::Next(int b, int new_lo, int new_hi, void* buf, size_t row_bytes) {
@@ -447,15 +472,21 @@ int BandRows::Next(int b, int new_lo, int new_hi, void* buf, size_t row_bytes) {
   return from;
 }
 
-int64_t ChainInnerElements(const Subgraph& s, int i, bool expand) {
-  const int first_dw = expand ? i + 1 : i;
-  int64_t inner = s.tensors[s.ops[first_dw].outputs[0]].num_elements();
-  if (expand) inner = std::max(inner, s.tensors[s.ops[i].outputs[0]].num_elements());
+int64_t ChainInnerElements(const Subgraph& s, int i, int dw) {
+  int64_t inner = s.tensors[s.ops[dw].outputs[0]].num_elements();
+  if (dw != i) inner = std::max(inner, s.tensors[s.ops[i].outputs[0]].num_elements());
   return inner;
 }
 
-std::unique_ptr<Operator> ChainOp(const Subgraph& s, int i, bool expand, int last, std::string custom_code) {
-  const int first_dw = expand ? i + 1 : i;
+std::vector<int> ChainOps(int i, int dw, int project, int last) {
+  std::vector<int> ops = {i};
+  if (dw != i) ops.push_back(dw);
+  ops.push_back(project);
+  if (last != project) ops.push_back(last);
+  return ops;
+}
+
+std::unique_ptr<Operator> ChainOp(const Subgraph& s, int i, int dw, int project, int last, std::string custom_code) {
   auto op = std::make_unique<Operator>();
   op->code = tflite::BuiltinOperator_CUSTOM;
   op->custom_code = std::move(custom_code);
@@ -465,17 +496,17 @@ std::unique_ptr<Operator> ChainOp(const Subgraph& s, int i, bool expand, int las
     op->inputs.push_back(o.inputs.size() > 2 ? o.inputs[2] : -1);
   };
   op->inputs.push_back(s.ops[i].inputs[0]);
-  if (expand) weights(i);
-  weights(first_dw);
-  weights(first_dw + 1);
+  if (dw != i) weights(i);
+  weights(dw);
+  weights(project);
   op->outputs.push_back(s.ops[last].outputs[0]);
   return op;
 }
 
-bool ResidualAdd(const Subgraph& s, int add, int32_t x) {
+bool ResidualAdd(const Subgraph& s, int producer, int add, int32_t x) {
   if (add >= static_cast<int>(s.ops.size())) return false;
   const Operator& op = s.ops[add];
-  const int32_t y = s.ops[add - 1].outputs[0];
+  const int32_t y = s.ops[producer].outputs[0];
   if (op.code != tflite::BuiltinOperator_ADD || op.inputs.size() != 2 || op.outputs.size() != 1 || y == x) return false;
   if (!((op.inputs[0] == y && op.inputs[1] == x) || (op.inputs[0] == x && op.inputs[1] == y))) return false;
   if (std::find(s.outputs.begin(), s.outputs.end(), y) != s.outputs.end() || s.tensors[y].is_variable) return false;
@@ -488,9 +519,9 @@ bool ResidualAdd(const Subgraph& s, int add, int32_t x) {
 namespace {
 
 // The residual ADD (ResidualAdd) of float32 tensors with a clamp activation.
-bool MatchResidual(const rt::KernelCreateContext& cc, int add, int32_t x, Residual* r) {
+bool MatchResidual(const rt::KernelCreateContext& cc, int producer, int add, int32_t x, Residual* r) {
   const Subgraph& s = cc.subgraph;
-  if (!ResidualAdd(s, add, x) || !IsFloat32(&s.tensors[x])) return false;
+  if (!ResidualAdd(s, producer, add, x) || !IsFloat32(&s.tensors[x])) return false;
   const auto* o = s.ops[add].options.AsAddOptions();
   if (!FusedMinMax(o ? o->fused_activation_function : tflite::ActivationFunctionType_NONE, &r->mm)) return false;
   r->run = cc.cpu.has_avx512() ? binary::RunAvx512 : cc.cpu.has_avx2_fma() ? binary::RunAvx2 : binary::RunScalar;
@@ -512,24 +543,27 @@ rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::Fusion
   std::optional<ConvExpand> conv;
   Pointwise e;
   ConvExpand cv;
-  const bool pointwise = MatchPointwise(cc, &e);
+  const bool pointwise = MatchPointwise(cc, &e, /*folded_ok=*/true);
   if (pointwise || MatchConvExpand(cc, &e, &cv)) {
-    if (i + 2 >= n || !PrivateLink(s, i)) return run;
+    first_dw = NextOp(cc, i);
+    if (first_dw >= n || !PrivateLink(s, i, first_dw)) return run;
     expand = e;
     if (!pointwise) conv = cv;
-    first_dw = i + 1;
   }
-  if (first_dw + 1 >= n || !MatchDepthwise(ContextOf(cc, first_dw), &dw) || !PrivateLink(s, first_dw)) return run;
-  if (!MatchPointwise(ContextOf(cc, first_dw + 1), &project)) return run;
-  if (ChainInnerElements(s, i, expand.has_value()) * static_cast<int64_t>(sizeof(float)) <
+  const int proj = NextOp(cc, first_dw);
+  if (proj >= n || !MatchDepthwise(ContextOf(cc, first_dw), &dw) || !PrivateLink(s, first_dw, proj)) return run;
+  if (!MatchPointwise(ContextOf(cc, proj), &project, /*folded_ok=*/true)) return run;
+  if (ChainInnerElements(s, i, first_dw) * static_cast<int64_t>(sizeof(float)) <
       static_cast<int64_t>(limits.min_inner_bytes))
     return run;
   std::optional<Residual> residual;
   Residual res;
-  if (MatchResidual(cc, first_dw + 2, s.ops[i].inputs[0], &res)) residual = res;
-  run.op = ChainOp(s, i, expand.has_value(), first_dw + (residual ? 2 : 1),
-                   conv ? "FUSED_CONV_DW_PW" : expand ? "FUSED_PW_DW_PW" : "FUSED_DW_PW");
-  run.num_ops = first_dw + (residual ? 3 : 2) - i;
+  const int add = NextOp(cc, proj);
+  if (MatchResidual(cc, proj, add, s.ops[i].inputs[0], &res)) residual = res;
+  const int last = residual ? add : proj;
+  run.op = ChainOp(s, i, first_dw, proj, last, conv ? "FUSED_CONV_DW_PW" : expand ? "FUSED_PW_DW_PW" : "FUSED_DW_PW");
+  run.num_ops = last + 1 - i;
+  run.ops = ChainOps(i, first_dw, proj, last);
   run.kernel = std::make_unique<DwChainF32>(std::move(expand), std::move(conv), std::move(dw), std::move(project),
                                             residual);
   return run;

@@ -33,6 +33,9 @@ struct ChainCase {
   int ek = 1, es = 1;
   // residual: ADD(project, input) without an activation (false), or ADD(input, project) with RELU6.
   bool add_swapped = false;
+  // Weights and biases stored as float16, each through a DEQUANTIZE right before the op that
+  // reads it (as converters write float16 models: constant ops between the layers).
+  bool float16 = false;
   std::string Name() const {
     char buf[240];
     std::snprintf(buf, sizeof buf, "b%d %dx%dx%d expand %d (%dx%d s%d) -> %d k%d s%d d%d %s act%d%s", batch, h, w, cin,
@@ -45,6 +48,13 @@ struct ChainCase {
 // expand == 0: depthwise -> project only.
 Graph MakeChain(const ChainCase& c, uint64_t seed) {
   GraphBuilder b(seed);
+  const auto weights = [&](const std::string& name, std::vector<int32_t> shape) {
+    if (!c.float16) return b.ConstRandom(name, DType::kFloat32, shape);
+    auto half = b.ConstRandom(name + "_f16", DType::kFloat16, shape);
+    auto w = b.Tensor(name, DType::kFloat32, shape);
+    b.Op(tflite::BuiltinOperator_DEQUANTIZE, {half}, {w});
+    return w;
+  };
   const int mid = c.expand ? c.expand : c.cin;
   auto x = b.Input("x", DType::kFloat32, {c.batch, c.h, c.w, c.cin});
   int32_t t = x;
@@ -54,8 +64,8 @@ Graph MakeChain(const ChainCase& c, uint64_t seed) {
   };
   const int eh = stem ? out_size(c.h, c.ek, c.es) : c.h, ew = stem ? out_size(c.w, c.ek, c.es) : c.w;
   if (c.expand) {
-    auto w = b.ConstRandom("we", DType::kFloat32, {mid, c.ek, c.ek, c.cin});
-    auto bias = b.ConstRandom("be", DType::kFloat32, {mid});
+    auto w = weights("we", {mid, c.ek, c.ek, c.cin});
+    auto bias = weights("be", {mid});
     auto e = b.Tensor("e", DType::kFloat32, {c.batch, eh, ew, mid});
     tflite::Conv2DOptionsT o;
     o.padding = stem ? c.padding : tflite::Padding_SAME;
@@ -66,8 +76,8 @@ Graph MakeChain(const ChainCase& c, uint64_t seed) {
   }
   const int eff = (c.k - 1) * c.dilation + 1;
   const int oh = out_size(eh, eff, c.stride), ow = out_size(ew, eff, c.stride);
-  auto f = b.ConstRandom("wd", DType::kFloat32, {1, c.k, c.k, mid});
-  auto fb = b.ConstRandom("bd", DType::kFloat32, {mid});
+  auto f = weights("wd", {1, c.k, c.k, mid});
+  auto fb = weights("bd", {mid});
   auto d = b.Tensor("d", DType::kFloat32, {c.batch, oh, ow, mid});
   tflite::DepthwiseConv2DOptionsT dwo;
   dwo.padding = c.padding;
@@ -76,8 +86,8 @@ Graph MakeChain(const ChainCase& c, uint64_t seed) {
   dwo.depth_multiplier = 1;
   dwo.fused_activation_function = c.act;
   b.Op(tflite::BuiltinOperator_DEPTHWISE_CONV_2D, {t, f, fb}, {d}, dwo);
-  auto wp = b.ConstRandom("wp", DType::kFloat32, {c.cout, 1, 1, mid});
-  auto bp = b.ConstRandom("bp", DType::kFloat32, {c.cout});
+  auto wp = weights("wp", {c.cout, 1, 1, mid});
+  auto bp = weights("bp", {c.cout});
   auto y = b.Tensor("y", DType::kFloat32, {c.batch, oh, ow, c.cout});
   tflite::Conv2DOptionsT po;
   po.padding = tflite::Padding_VALID;
@@ -99,13 +109,15 @@ struct Result {
   std::string first_variant;
 };
 
+// fold: InterpreterOptions::fold_constants (false: float16 weights dequantized at every invoke).
 Result RunChain(const std::shared_ptr<const rt::Model>& model, const std::vector<float>& x, int threads,
-           const rt::CpuFeatures& cpu, bool fuse) {
+           const rt::CpuFeatures& cpu, bool fuse, bool fold = true) {
   Result r;
   rt::InterpreterOptions io;
   io.num_threads = threads;
   io.cpu = &cpu;
   io.fuse_ops = fuse;
+  io.fold_constants = fold;
   io.fuse_min_inner_bytes = 0;
   auto interp = rt::Interpreter::Create(model, io);
   EXPECT_TRUE(interp.ok()) << interp.status().ToString();
@@ -120,8 +132,23 @@ Result RunChain(const std::shared_ptr<const rt::Model>& model, const std::vector
   EXPECT_TRUE(st.ok()) << st.ToString();
   const rt::RtTensor* o = (*interp)->output(0);
   r.out.assign(o->data_as<float>(), o->data_as<float>() + o->num_elements());
-  r.first_variant = (*interp)->ops().front().variant;
+  for (const auto& info : (*interp)->ops())
+    if (info.type != "DEQUANTIZE") {
+      r.first_variant = info.variant;
+      break;
+    }
   return r;
+}
+
+// Fused and unfused outputs agree within 1e-6 of the largest output (see the file comment).
+void ExpectSameOutputs(const Result& fused, const Result& plain, const std::string& what) {
+  ASSERT_EQ(fused.out.size(), plain.out.size()) << what;
+  double scale = 1e-30;
+  for (float v : plain.out) scale = std::max<double>(scale, std::fabs(v));
+  int bad = 0;
+  for (size_t i = 0; i < plain.out.size(); ++i)
+    if (!(std::fabs(fused.out[i] - plain.out[i]) <= 1e-6 * scale) && bad++ < 5)
+      ADD_FAILURE() << what << " element " << i << ": fused " << fused.out[i] << " unfused " << plain.out[i];
 }
 
 // An interpreter of `model` that fuses every chain whatever the size of its intermediates.
@@ -203,16 +230,59 @@ TEST(FusedDwChainF32, MatchesUnfused) {
           EXPECT_EQ(fused.first_variant.rfind("fused/conv+dw+pw", 0), 0u) << what;
         }
         fused_runs += fused.first_variant.rfind("fused/", 0) == 0;
-        ASSERT_EQ(fused.out.size(), plain.out.size()) << what;
-        double scale = 1e-30;
-        for (float v : plain.out) scale = std::max<double>(scale, std::fabs(v));
-        int bad = 0;
-        for (size_t i = 0; i < plain.out.size(); ++i)
-          if (!(std::fabs(fused.out[i] - plain.out[i]) <= 1e-6 * scale) && bad++ < 5)
-            ADD_FAILURE() << what << " element " << i << ": fused " << fused.out[i] << " unfused " << plain.out[i];
+        ExpectSameOutputs(fused, plain, what);
       }
   }
   EXPECT_GT(fused_runs, 0);
+}
+
+// Float16 models (MediaPipe's, converters' output) dequantize each weight right before its layer:
+// the chain still fuses, the DEQUANTIZE ops between its layers are folded before it (or, with
+// folding off, run at every invoke and the chain packs their outputs at its first invoke), and
+// the results equal the unfused ones. Once packed, the folded weights are freed.
+TEST(FusedDwChainF32, Float16WeightsBetweenTheLayers) {
+  if (!rt::CpuHardware().has_avx2_fma()) GTEST_SKIP() << "no AVX2+FMA: the fused chains need the vector depthwise kernels";
+  using P = tflite::Padding;
+  using A = tflite::ActivationFunctionType;
+  std::vector<ChainCase> cases = {
+      {1, 17, 13, 8, 24, 8, 3, 1, 1, P::Padding_SAME, A::ActivationFunctionType_RELU6, true},
+      {2, 12, 15, 6, 20, 10, 3, 2, 1, P::Padding_SAME, A::ActivationFunctionType_RELU, false},
+      {1, 21, 19, 3, 16, 8, 3, 1, 1, P::Padding_SAME, A::ActivationFunctionType_RELU6, false, 3, 2},  // stem
+      {1, 14, 14, 16, 0, 24, 5, 1, 1, P::Padding_VALID, A::ActivationFunctionType_NONE, false},     // no expansion
+  };
+  const rt::CpuFeatures& cpu = rt::Cpu();
+  uint64_t seed = 300;
+  for (ChainCase c : cases) {
+    c.float16 = true;
+    auto model = rt::Model::FromGraph(MakeChain(c, ++seed));
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    std::mt19937_64 rng(seed);
+    const auto x = RandomFloats(rng, static_cast<size_t>(c.batch) * c.h * c.w * c.cin, -1.0f, 1.0f);
+    for (bool fold : {true, false})
+      for (int threads : {1, 2}) {
+        const std::string what = c.Name() + " float16" + (fold ? "" : " unfolded") + " threads " + std::to_string(threads);
+        const Result fused = RunChain(*model, x, threads, cpu, true, fold);
+        const Result plain = RunChain(*model, x, threads, cpu, false, fold);
+        EXPECT_EQ(fused.first_variant.rfind("fused/", 0), 0u) << what << ": not fused (" << fused.first_variant << ")";
+        ExpectSameOutputs(fused, plain, what);
+      }
+    // The folded weights are released once the chain packed them (as the unfused layers do).
+    rt::InterpreterOptions io;
+    io.fuse_min_inner_bytes = 0;
+    auto fused = rt::Interpreter::Create(*model, io);
+    io.preserve_all_tensors = true;
+    auto kept = rt::Interpreter::Create(*model, io);
+    ASSERT_TRUE(fused.ok() && kept.ok());
+    EXPECT_LT((*fused)->persistent_bytes(), (*kept)->persistent_bytes()) << c.Name();
+  }
+  if (!testing::Tflite29Available()) GTEST_SKIP() << "TFLite 2.9 library absent (run scripts/setup.sh)";
+  ChainCase c = cases[0];
+  c.float16 = true;
+  testing::CompareOptions opts;
+  opts.oracle = testing::Oracle::kTflite29;
+  opts.threads = 2;  // every chain fuses with 2 threads
+  const testing::CompareReport r = testing::CompareGraph(MakeChain(c, 99), opts);
+  EXPECT_TRUE(r.ok) << r.error << "\n" << r.Summary();
 }
 
 // Dilated depthwise filters are not fused (see MatchDepthwise).

@@ -124,9 +124,9 @@ bool AddParams(const rt::RtTensor& a, const rt::RtTensor& b, const rt::RtTensor&
 }
 
 // The residual ADD (ResidualAdd) of tensors of `type` with one scale each and a clamp activation.
-bool MatchResidualQuant(const rt::KernelCreateContext& cc, int add, int32_t x, DType type) {
+bool MatchResidualQuant(const rt::KernelCreateContext& cc, int producer, int add, int32_t x, DType type) {
   const Subgraph& s = cc.subgraph;
-  if (!ResidualAdd(s, add, x)) return false;
+  if (!ResidualAdd(s, producer, add, x)) return false;
   const Operator& op = s.ops[add];
   for (int32_t t : {op.inputs[0], op.inputs[1], op.outputs[0]})
     if (!QuantTensor(&s.tensors[t], type) || s.tensors[t].quant->per_axis()) return false;
@@ -440,16 +440,20 @@ rt::FusedRun MatchDwChainInt8(const rt::KernelCreateContext& cc, const rt::Fusio
   const DType type = x->type;
   const bool expand = MatchPointwiseQuant(cc, type);
   if (expand) {
-    if (i + 2 >= n || !PrivateLink(s, i)) return run;
-    first_dw = i + 1;
+    first_dw = NextOp(cc, i);
+    if (first_dw >= n || !PrivateLink(s, i, first_dw)) return run;
   }
-  if (first_dw + 1 >= n || !MatchDepthwiseQuant(ContextOf(cc, first_dw), type) || !PrivateLink(s, first_dw)) return run;
-  if (!MatchPointwiseQuant(ContextOf(cc, first_dw + 1), type)) return run;
-  if (ChainInnerElements(s, i, expand) < static_cast<int64_t>(limits.min_inner_bytes)) return run;  // 1 byte each
-  const bool residual = MatchResidualQuant(cc, first_dw + 2, s.ops[i].inputs[0], type);
-  run.op = ChainOp(s, i, expand, first_dw + (residual ? 2 : 1),
+  const int proj = NextOp(cc, first_dw);
+  if (proj >= n || !MatchDepthwiseQuant(ContextOf(cc, first_dw), type) || !PrivateLink(s, first_dw, proj)) return run;
+  if (!MatchPointwiseQuant(ContextOf(cc, proj), type)) return run;
+  if (ChainInnerElements(s, i, first_dw) < static_cast<int64_t>(limits.min_inner_bytes)) return run;  // 1 byte each
+  const int add = NextOp(cc, proj);
+  const bool residual = MatchResidualQuant(cc, proj, add, s.ops[i].inputs[0], type);
+  const int last = residual ? add : proj;
+  run.op = ChainOp(s, i, first_dw, proj, last,
                    std::string(expand ? "FUSED_PW_DW_PW_" : "FUSED_DW_PW_") + (type == DType::kUInt8 ? "UINT8" : "INT8"));
-  run.num_ops = first_dw + (residual ? 3 : 2) - i;
+  run.num_ops = last + 1 - i;
+  run.ops = ChainOps(i, first_dw, proj, last);
   std::optional<Pointwise8> e;
   if (expand) {
     e.emplace();
@@ -457,10 +461,10 @@ rt::FusedRun MatchDwChainInt8(const rt::KernelCreateContext& cc, const rt::Fusio
     e->index = i;
   }
   Pointwise8 project;
-  project.op = &s.ops[first_dw + 1];
-  project.index = first_dw + 1;
+  project.op = &s.ops[proj];
+  project.index = proj;
   run.kernel = std::make_unique<DwChainInt8>(std::move(e), &s.ops[first_dw], first_dw, std::move(project),
-                                             residual ? &s.ops[first_dw + 2] : nullptr, type == DType::kUInt8,
+                                             residual ? &s.ops[add] : nullptr, type == DType::kUInt8,
                                              cc.cpu.avx512vbmi);
   return run;
 }

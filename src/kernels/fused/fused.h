@@ -17,7 +17,8 @@
 namespace edgeopt::kernels::fused {
 
 // Float32 MobileNet blocks: [CONV_2D ->] DEPTHWISE_CONV_2D (depth multiplier 1, vector
-// kernels) -> 1×1 CONV_2D, constant weights, clamp activations, the first CONV_2D 1×1 or any
+// kernels) -> 1×1 CONV_2D, constant weights (or outputs of constant ops: float16 weights'
+// DEQUANTIZE, also between the block's ops, NextOp), clamp activations, the first CONV_2D 1×1 or any
 // filter up to 16 rows without dilation (a stem), each intermediate read only by
 // the next op and not a subgraph output, the largest of them (static shapes) at least
 // limits.min_inner_bytes (dw_chain_f32.cc). A residual ADD of the chain's input right after
@@ -58,19 +59,27 @@ struct Pointwise {
   const gemm::Ukernels* uk = nullptr;
   std::shared_ptr<const gemm::PackedB> packed;
 };
-bool MatchPointwise(const rt::KernelCreateContext& cc, Pointwise* pw);
+// folded_ok: the weights may also be outputs of constant ops (float16 weights' DEQUANTIZE), whose
+// data exists once the interpreter folded them (the caller then packs at Prepare, or at the first
+// Invoke if folding did not happen).
+bool MatchPointwise(const rt::KernelCreateContext& cc, Pointwise* pw, bool folded_ok = false);
 
 // cc for op `op` of the same subgraph.
 rt::KernelCreateContext ContextOf(const rt::KernelCreateContext& cc, int op);
 
-// Tensor t, made by op `producer`, is read only by op producer + 1, as its input 0, and is not a
-// subgraph output: a fused kernel may keep it to itself.
-bool PrivateLink(const Subgraph& s, int producer);
+// The op after op k that is not a constant op (rt::IsConstantOp: float16 weights' DEQUANTIZE,
+// which converters put between the layers): the next op of a fused run, which leaves such ops to
+// run before it (rt::FusedRun::ops). s.ops.size() when there is none.
+int NextOp(const rt::KernelCreateContext& cc, int k);
 
-// Op `add` is an ADD of the output y of op add - 1 (read by nothing else, not a subgraph output)
-// and tensor x, in either order, y, x and the sum of one type and one static shape: a chain's
-// residual connection.
-bool ResidualAdd(const Subgraph& s, int add, int32_t x);
+// Tensor t, made by op `producer`, is read only by op `consumer`, as its input 0, and is not a
+// subgraph output: a fused kernel may keep it to itself.
+bool PrivateLink(const Subgraph& s, int producer, int consumer);
+
+// Op `add` is an ADD of the output y of op `producer` (read by nothing else, not a subgraph
+// output) and tensor x, in either order, y, x and the sum of one type and one static shape: a
+// chain's residual connection.
+bool ResidualAdd(const Subgraph& s, int producer, int add, int32_t x);
 
 // A chain's expansion buffer E in a thread's loop over consecutive bands: it holds input rows
 // [lo, hi) of image `image`. Next(b, lo, hi, ...) makes it hold the next band's rows: the rows
@@ -81,12 +90,14 @@ struct BandRows {
   int Next(int b, int new_lo, int new_hi, void* buf, size_t row_bytes);
 };
 
-// Elements of a depthwise chain's largest intermediate (static shapes): the depthwise output,
-// and with an expansion (op i, then the depthwise at i + 1) the expansion's output.
-int64_t ChainInnerElements(const Subgraph& s, int i, bool expand);
-// The synthetic operator of a chain [op i as expansion ->] depthwise -> project [-> ADD]: op
-// i's input, then the weights and bias (-1 if none) of each convolution in order; the output of
-// op `last` (the project or the ADD).
-std::unique_ptr<Operator> ChainOp(const Subgraph& s, int i, bool expand, int last, std::string custom_code);
+// Elements of a depthwise chain's largest intermediate (static shapes): the depthwise output (op
+// dw), and with an expansion (op i != dw) the expansion's output.
+int64_t ChainInnerElements(const Subgraph& s, int i, int dw);
+// The synthetic operator of a chain [op i as expansion ->] depthwise (op dw; dw == i: no
+// expansion) -> project [-> ADD]: op i's input, then the weights and bias (-1 if none) of each
+// convolution in order; the output of op `last` (the project or the ADD).
+std::unique_ptr<Operator> ChainOp(const Subgraph& s, int i, int dw, int project, int last, std::string custom_code);
+// The ops of such a chain (rt::FusedRun::ops): i, [dw,] project[, last].
+std::vector<int> ChainOps(int i, int dw, int project, int last);
 
 }  // namespace edgeopt::kernels::fused
