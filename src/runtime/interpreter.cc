@@ -772,14 +772,20 @@ Status SubgraphExec::AllocateTensors() {
 // thread; the model 0.048-0.060 ms against 0.038-0.040 ms on one thread). So a whole invoke whose
 // fastest split time is under kTuneWholeNs is also timed with every op alone, in kTuneSamples
 // pairs after the per-op ones and then once in every kTunePeriod invokes, and runs that way
-// (all_serial_) while it is clearly (kTuneMargin) faster than the per-op choices.
+// (all_serial_) while it is clearly (kTuneMargin) faster than the per-op choices. Not only small
+// models: MediaPipe's face detectors (1.7 ms, small feature maps, many ADD / PAD / RELU) ran at 2
+// threads 0.83x as fast as at 1 on this VM. Where every op alone is far slower (kTuneFarSlower:
+// MobileNets, 1.6-1.9x), that trial costs the most and tells the least, so it runs in one
+// period out of whole_every_, doubled after each such trial up to kTuneWholeMaxEvery.
 namespace {
 constexpr int kTuneSplitOnly = 2;
 constexpr int kTuneSamples = 3;
 constexpr int kTunePeriod = 32;
 constexpr double kTuneCandidateNs = 50'000.0;
-constexpr double kTuneWholeNs = 250'000.0;
-constexpr uint64_t kTuneMargin = 8;  // alone must take under 1 - 1/8 of the split time
+constexpr double kTuneWholeNs = 30'000'000.0;
+constexpr uint64_t kTuneMargin = 8;      // alone must take under 1 - 1/8 of the split time
+constexpr uint64_t kTuneFarSlower = 4;   // every op alone over 1 + 1/4 of the per-op choices' time
+constexpr int64_t kTuneWholeMaxEvery = 16;
 }  // namespace
 
 void SubgraphExec::RestartThreadTuning() {
@@ -787,6 +793,7 @@ void SubgraphExec::RestartThreadTuning() {
   tuning_ = owner_->options_.tune_op_threads && owner_->pool_->pool_threads() > 1 && !nodes_.empty();
   tune_invoke_ = 0;
   whole_candidate_ = all_serial_ = false;
+  whole_every_ = 1;
   if (!tuning_) return;
   tune_tsc_ = TickClock::UsesTsc();
   tune_samples_.assign(nodes_.size() * 2 * kTuneSamples, UINT64_MAX);
@@ -802,8 +809,9 @@ SubgraphExec::TuneStep SubgraphExec::ThreadTuneStep() const {
   // mode, the second in the other).
   const int64_t w = whole_candidate_ ? 2 * kTuneSamples : 0;
   if (k < 2 * kTuneSamples + w) return {true, false, k % 2 == 1};
-  const int64_t j = (k - 2 * kTuneSamples - w) % kTunePeriod;
-  return {j < 2 || (whole_candidate_ && j == 2), j == 1, whole_candidate_ && j == 2};
+  const int64_t j = (k - 2 * kTuneSamples - w) % kTunePeriod, period = (k - 2 * kTuneSamples - w) / kTunePeriod;
+  const bool whole = whole_candidate_ && j == 2 && period % whole_every_ == 0;
+  return {j < 2 || whole, j == 1, whole};
 }
 
 void SubgraphExec::RecordTuneSample(size_t n, bool alone, uint64_t ticks) {
@@ -838,12 +846,21 @@ void SubgraphExec::TuneThreads(const TuneStep& step) {
       node.tune_candidate = !node.folded && split != UINT64_MAX && TickClock::ToNs(split) < kTuneCandidateNs;
       any = any || node.tune_candidate;
     }
+    // With one node to run, its own trials are the whole invoke's (a WHILE's body tunes itself).
+    size_t running = 0;
+    for (const Node& node : nodes_) running += node.folded ? 0 : 1;
     const uint64_t whole = BestWholeSample(false);
-    whole_candidate_ = whole != UINT64_MAX && TickClock::ToNs(whole) < kTuneWholeNs;
+    whole_candidate_ = running > 1 && whole != UINT64_MAX && TickClock::ToNs(whole) < kTuneWholeNs;
     if (!any && !whole_candidate_) tuning_ = false;  // nothing small: every op stays split
   } else if (step.whole_flipped) {
     const uint64_t alone = BestWholeSample(true), chosen = BestWholeSample(false);
     all_serial_ = alone != UINT64_MAX && chosen != UINT64_MAX && alone < chosen - chosen / kTuneMargin;
+    const bool far_slower = !all_serial_ && alone != UINT64_MAX && chosen != UINT64_MAX &&
+                            alone > chosen + chosen / kTuneFarSlower;
+    // Doubled only once the first pairs are in (the period trials), so that a slow start cannot
+    // put the trials far apart.
+    if (tune_invoke_ > kTuneSplitOnly + 4 * kTuneSamples + 1)
+      whole_every_ = far_slower ? std::min(2 * whole_every_, kTuneWholeMaxEvery) : 1;
   } else if (step.flipped) {
     for (size_t n = 0; n < nodes_.size(); ++n) {
       Node& node = nodes_[n];

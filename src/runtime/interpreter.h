@@ -317,12 +317,15 @@ class SubgraphExec : public KernelHost {
   bool tune_tsc_ = false;
   int64_t tune_invoke_ = 0;
   std::vector<uint64_t> tune_samples_;
-  // Whole-invoke mode: small invokes (whole_candidate_) are also timed with every op alone, and
-  // all_serial_ runs every op alone while that was clearly faster than the per-op choices;
-  // whole_samples_: the last kTuneSamples invoke times of each (per-op choices, all alone).
+  // Whole-invoke mode: invokes under kTuneWholeNs (whole_candidate_) are also timed with every op
+  // alone, and all_serial_ runs every op alone while that was clearly faster than the per-op
+  // choices; whole_samples_: the last kTuneSamples invoke times of each (per-op choices, all
+  // alone). whole_every_: the whole-invoke trial runs in one tuning period out of this many
+  // (doubled while every op alone is far slower, see TuneThreads).
   bool whole_candidate_ = false;
   bool all_serial_ = false;
   std::vector<uint64_t> whole_samples_;
+  int64_t whole_every_ = 1;
 };
 
 inline Status SubgraphExec::Invoke() {

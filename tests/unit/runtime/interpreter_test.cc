@@ -488,7 +488,7 @@ class Timed : public OpKernel {
 
 struct TimedOps {
   // Per op kind: invokes that ran alone.
-  std::atomic<int> lose{0}, gain{0}, big{0};
+  std::atomic<int> lose{0}, gain{0}, big{0}, mid{0};
   std::shared_ptr<OpRegistry> registry = std::make_shared<OpRegistry>();
   TimedOps() {
     // Small, and slower split (the fork and join of a tiny op): should run alone.
@@ -499,9 +499,17 @@ struct TimedOps {
     registry->AddCustom("GainSplit", [this](const KernelCreateContext&) -> Expected<std::unique_ptr<OpKernel>> {
       return std::unique_ptr<OpKernel>(new Timed(5, 30, &gain));
     });
-    // Large (over the 50 us candidate limit split): never tried alone, even though alone is faster.
+    // Large (over the 50 us candidate limit split) and faster split: never tried alone on its
+    // own; the whole-invoke trials run it alone with every other op and find that slower.
     registry->AddCustom("Big", [this](const KernelCreateContext&) -> Expected<std::unique_ptr<OpKernel>> {
-      return std::unique_ptr<OpKernel>(new Timed(300, 10, &big));
+      return std::unique_ptr<OpKernel>(new Timed(300, 450, &big));
+    });
+  }
+  // Over the candidate limit and faster alone (an op whose split leaves its output in the other
+  // core's cache for the next op): only the whole-invoke trials run it alone.
+  void AddMid() {
+    registry->AddCustom("Mid", [this](const KernelCreateContext&) -> Expected<std::unique_ptr<OpKernel>> {
+      return std::unique_ptr<OpKernel>(new Timed(400, 300, &mid));
     });
   }
   InterpreterOptions Options(int threads, bool tune) {
@@ -550,12 +558,15 @@ TEST(Interpreter, ThreadTuningRunsAloneOnlySmallOpsThatLoseFromSplitting) {
   EXPECT_FALSE(it.threads().serial());  // cleared after every op
   EXPECT_EQ(it.num_threads(), 2);
   // From then on one pair of timed invokes in 32 tries the other mode: over 64 invokes the
-  // LoseSplit ops run alone in all but 2 each, GainSplit alone in 2.
+  // LoseSplit ops run alone in all but 2 each, GainSplit alone in 2. Every op alone is also
+  // timed (whole-invoke mode): in 3 pairs (invokes 10-15), then in the first period's trial;
+  // far slower (486 us against 311), the trials then come in every other period only, and the
+  // second period's is skipped. Those 4 run GainSplit and Big alone.
   ops.lose = ops.gain = 0;
   for (int i = 0; i < 64; ++i) ASSERT_TRUE(it.Invoke().ok());
   EXPECT_EQ(ops.lose.load(), 2 * 62);
-  EXPECT_EQ(ops.gain.load(), 2);
-  EXPECT_EQ(ops.big.load(), 0);
+  EXPECT_EQ(ops.gain.load(), 2 + 4);
+  EXPECT_EQ(ops.big.load(), 4);
   EXPECT_EQ(OpThreads(it), (std::vector<int>{1, 2, 2, 1}));
   for (int i = 0; i < 4; ++i) EXPECT_FLOAT_EQ(it.output(0)->data_as<float>()[i], static_cast<float>(i));
   // New shapes restart the tuning: every op split until timed again.
@@ -629,10 +640,12 @@ TEST(Interpreter, ThreadTuningInsideAWhileBody) {
   for (int i = 0; i < 3; ++i) run();
   ops.lose = 0;
   // 16 outer invokes = 64 body invokes: one timed pair in every 32 flips the op back to split
-  // (the first pair's flipped half at body invoke 10, i.e. in this window, and again at 42).
+  // (twice in this window). The body's whole-invoke trials (every op alone) run Big alone: its
+  // 3 first pairs' and its first period's, all in this window; far slower, the next period
+  // skips its trial. The main subgraph runs one node (the WHILE): no whole-invoke trials there.
   for (int i = 0; i < 16; ++i) run();
   EXPECT_EQ(ops.lose.load(), 62);
-  EXPECT_EQ(ops.big.load(), 0);
+  EXPECT_EQ(ops.big.load(), 4);
 
   // Without Big the WHILE itself is small, and the main subgraph times it alone now and then:
   // its body's ops then run alone in their "split" invokes. Booked as split, those times made the
@@ -717,9 +730,27 @@ TEST(Interpreter, ThreadTuningKeepsSmallInvokesSplitWhenSplittingPays) {
   for (int i = 0; i < 15; ++i) ASSERT_TRUE((*interp)->Invoke().ok());
   EXPECT_EQ(OpThreads(**interp), (std::vector<int>{2, 2}));
   ops.gain = 0;
+  // Over 64 invokes: 2 per-op trials, and 1 whole-invoke trial: every op alone took 6x as long
+  // (far slower), so the next period skips its trial.
   for (int i = 0; i < 64; ++i) ASSERT_TRUE((*interp)->Invoke().ok());
-  EXPECT_EQ(ops.gain.load(), 2 * (2 + 2));
+  EXPECT_EQ(ops.gain.load(), 2 * (2 + 1));
   EXPECT_EQ(OpThreads(**interp), (std::vector<int>{2, 2}));
+}
+
+// Not only small invokes: a 0.4 ms one whose large op is faster alone (which per-op trials never
+// try) runs with every op alone (MediaPipe's face detectors: 0.83x at 2 threads before); its
+// whole-invoke trial (the per-op choices) then comes once in every period.
+TEST(Interpreter, ThreadTuningRunsLargerInvokesWithEveryOpAloneWhenThatIsFaster) {
+  TimedOps ops;
+  ops.AddMid();
+  auto interp = Interpreter::Create(ToModel(CustomChain({"LoseSplit", "Mid", "LoseSplit"})), ops.Options(2, true));
+  ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+  for (int i = 0; i < 15; ++i) ASSERT_TRUE((*interp)->Invoke().ok());
+  EXPECT_EQ(OpThreads(**interp), (std::vector<int>{1, 1, 1}));
+  ops.mid = 0;
+  for (int i = 0; i < 64; ++i) ASSERT_TRUE((*interp)->Invoke().ok());
+  EXPECT_EQ(ops.mid.load(), 62);
+  EXPECT_FALSE((*interp)->threads().serial());
 }
 
 TEST(Interpreter, ThreadTuningOffOrOneThreadSplitsEveryOp) {
