@@ -1,5 +1,6 @@
-// DEPTHWISE_CONV_2D, float32: the AVX-512 or AVX2 row kernels for depth multiplier 1, the
-// portable path otherwise (and on CPUs without AVX2).
+// DEPTHWISE_CONV_2D, float32: the AVX-512 or AVX2 row kernels (a depth multiplier > 1 on the
+// input with its channels repeated; one input channel as a convolution), the portable path on
+// CPUs without AVX2.
 #include <algorithm>
 
 #include "kernels/common/kernel_util.h"
@@ -44,7 +45,16 @@ class DepthwiseConv2DF32 : public rt::OpKernel {
     RETURN_IF_ERROR(ctx.SetOutputShape(0, {g.batch, g.oh, g.ow, oc}));
     use_conv_ = as_conv_ && c == 1 && oc > 1;
     if (use_conv_) return as_conv_->Prepare(ctx);
-    vector_path_ = vec_ && g.depth_multiplier == 1 && g.kh <= 64;
+    vector_path_ = vec_ && g.kh <= 64;
+    // A depth multiplier M > 1: output channel o reads input channel o / M, so with each input
+    // channel repeated M times (a scratch copy of the input, oc channels) the op is a depth
+    // multiplier 1 one over oc channels, with the same filter, bias and sums.
+    repeat_scratch_ = -1;
+    if (vector_path_ && g.depth_multiplier > 1) {
+      g_.c = oc;
+      g_.depth_multiplier = 1;
+      repeat_scratch_ = ctx.RequestScratch(static_cast<size_t>(g.batch) * g.h * g.w * oc * sizeof(float));
+    }
     if (vector_path_ && !packed_) Pack(ctx);
     return Status::Ok();
   }
@@ -84,6 +94,18 @@ class DepthwiseConv2DF32 : public rt::OpKernel {
       });
       return Status::Ok();
     }
+    if (repeat_scratch_ >= 0) {
+      float* rep = ctx.Scratch<float>(repeat_scratch_);
+      const int M = g.c / ctx.input(0)->dim(3);
+      const int64_t pixels = int64_t{g.batch} * g.h * g.w, cin = g.c / M;
+      for (int64_t p = 0; p < pixels; ++p) {
+        const float* src = in + p * cin;
+        float* dst = rep + p * g.c;
+        for (int64_t ci = 0; ci < cin; ++ci)
+          for (int m = 0; m < M; ++m) dst[ci * M + m] = src[ci];
+      }
+      in = rep;
+    }
     dwconv::RunVectorRows(ctx.threads(), *vec_, g, in, packed_->data(), out, mm_);
     return Status::Ok();
   }
@@ -110,6 +132,7 @@ class DepthwiseConv2DF32 : public rt::OpKernel {
   const MinMax mm_;
   dwconv::Geometry g_;
   bool vector_path_ = false;
+  int repeat_scratch_ = -1;  // depth multiplier > 1: the input with each channel repeated (Prepare)
   std::shared_ptr<const AlignedFloats> packed_;
   std::unique_ptr<rt::OpKernel> as_conv_;
   bool use_conv_ = false;  // one input channel: as_conv_ runs the op
@@ -140,7 +163,8 @@ std::unique_ptr<rt::OpKernel> MakeDepthwiseConv2DF32(const rt::KernelCreateConte
     const bool pointwise = f->shape[1] == 1 && f->shape[2] == 1 && o.stride_h == 1 && o.stride_w == 1;
     as_conv = MakeDepthwiseAsConvF32(cc.cpu, f->shape[1], f->shape[2], f->shape[3], pixels, pointwise, mm.min, mm.max);
   }
-  return std::make_unique<DepthwiseConv2DF32>(dwconv::SelectVectorRows(cc.cpu, in->shape[3]), mm, std::move(as_conv));
+  // The rows run over the output channels (the input's, repeated for a depth multiplier > 1).
+  return std::make_unique<DepthwiseConv2DF32>(dwconv::SelectVectorRows(cc.cpu, f->shape[3]), mm, std::move(as_conv));
 }
 
 }  // namespace edgeopt::kernels

@@ -452,6 +452,21 @@ void CheckDw(const DwCase& c, std::mt19937& rng, int threads, const Family& fam,
   if (variant) *variant = r.variant;
 }
 
+// CheckDw of every case for every kernel family, 1 and 2 threads; on the vector families (not
+// "generic") the variant that ran must satisfy `expected`.
+template <size_t N, typename Pred>
+void CheckDwFamilies(const DwCase (&cases)[N], std::mt19937& rng, Pred expected) {
+  int n = 0;
+  for (const Family& fam : Families())
+    for (const DwCase& c : cases) {
+      std::string variant;
+      CheckDw(c, rng, 1 + (n++ % 2), fam, &variant);
+      if (std::string(fam.name) != "generic") {
+        EXPECT_TRUE(expected(variant)) << c.Name() << " " << fam.name << " ran " << variant;
+      }
+    }
+}
+
 // One input channel with a depth multiplier (an audio model's first layer over a spectrogram)
 // runs the convolution GEMM with the filter reordered, on AVX2 and AVX-512: row taps and
 // dilated taps, the 1x1 direct GEMM, a filter over the whole input, strides, padding,
@@ -467,21 +482,27 @@ TEST(FastF32Ops, DepthwiseOneInputChannelRunsAsConv) {
       {1, 9, 9, 1, 2, 9, 9, 1, 1, 1, 1, tflite::Padding_VALID, 0, true},
       {2, 6, 8, 1, 24, 2, 7, 3, 3, 1, 1, tflite::Padding_SAME, 1, true},
   };
-  int n = 0;
-  for (const Family& fam : Families())
-    for (const DwCase& c : cases) {
-      std::string variant;
-      CheckDw(c, rng, 1 + (n++ % 2), fam, &variant);
-      if (std::string(fam.name) != "generic") {
-        EXPECT_NE(variant.find("depthwise_conv2d/as-conv2d/f32/"), std::string::npos)
-            << c.Name() << " " << fam.name << " ran " << variant;
-      }
-    }
+  CheckDwFamilies(cases, rng, [](const std::string& v) { return v.find("depthwise_conv2d/as-conv2d/f32/") != std::string::npos; });
   DwCase one = cases[1];
   one.dm = 1;
   std::string variant;
   CheckDw(one, rng, 1, Families().front(), &variant);
   EXPECT_EQ(variant.find("as-conv2d"), std::string::npos) << variant;
+}
+
+// A depth multiplier > 1 over several input channels runs the vector rows on the input with its
+// channels repeated (not the portable rows): odd channel counts, strides, dilation, VALID, 5x5,
+// batch 2, 1 and 2 threads.
+TEST(FastF32Ops, DepthwiseMultiplierRunsTheVectorRows) {
+  std::mt19937 rng(22);
+  const DwCase cases[] = {
+      {1, 8, 8, 5, 3, 3, 3, 1, 1, 1, 1, tflite::Padding_SAME, 0, true},
+      {2, 9, 6, 4, 2, 3, 3, 2, 2, 1, 1, tflite::Padding_VALID, 3, true},
+      {1, 12, 11, 16, 2, 5, 5, 1, 1, 1, 1, tflite::Padding_SAME, 2, true},
+      {1, 10, 13, 3, 4, 3, 3, 1, 2, 2, 2, tflite::Padding_SAME, 1, true},
+      {1, 7, 7, 24, 3, 3, 3, 2, 2, 1, 1, tflite::Padding_SAME, 0, true},
+  };
+  CheckDwFamilies(cases, rng, [](const std::string& v) { return v.find("scalar") == std::string::npos; });
 }
 
 TEST(FastF32Ops, DepthwiseMatchesLoops) {
