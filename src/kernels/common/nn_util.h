@@ -103,6 +103,15 @@ void RepeatEach(const T* in, int64_t n, int m, T* out) {
   for (int64_t i = 0; i < n; ++i) std::fill_n(out + i * m, m, in[i]);
 }
 
+// out[c * taps + t] = in[t * channels + c]: a depthwise filter [1][kh][kw][channels] (taps =
+// kh·kw) over one input channel is the filter [channels][kh][kw][1] of a convolution with
+// `channels` output channels.
+template <typename T>
+void DepthwiseFilterAsConv(const T* in, int taps, int channels, T* out) {
+  for (int c = 0; c < channels; ++c)
+    for (int t = 0; t < taps; ++t) out[static_cast<int64_t>(c) * taps + t] = in[static_cast<int64_t>(t) * channels + c];
+}
+
 // Weight scale of channel c (per-tensor weights: the one scale).
 inline float WeightScale(const rt::RtTensor& w, int c) {
   return w.quant->scale.size() == 1 ? w.quant->scale[0] : w.quant->scale[c];
@@ -128,8 +137,6 @@ Status PrepareConvRequant(const rt::KernelContext& ctx, ConvQuantType type, cons
                           const rt::RtTensor& filter, const rt::RtTensor* bias, const rt::RtTensor& output,
                           int channels, int channel_axis, int activation, ConvRequant* rq);
 
-// The window of a convolution from its options (Conv2DOptions, DepthwiseConv2DOptions: padding,
-// strides, dilation factors) for a filter_h x filter_w filter over an in_h x in_w image.
 // The window options of a CONV_2D, or of a DEPTHWISE_CONV_2D over one input channel run as a
 // convolution (same field names as both option tables, so ComputeConvWindow reads any of them).
 struct ConvOptions {
@@ -149,6 +156,8 @@ ConvOptions ConvOptionsOf(const Options& o) {
   return c;
 }
 
+// The window of a convolution from its options (Conv2DOptions, DepthwiseConv2DOptions: padding,
+// strides, dilation factors) for a filter_h x filter_w filter over an in_h x in_w image.
 template <class Options>
 Status ComputeConvWindow(const rt::KernelContext& ctx, const Options& o, int filter_h, int filter_w, int in_h, int in_w,
                          WindowGeometry* g) {

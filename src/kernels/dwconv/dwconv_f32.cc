@@ -96,14 +96,7 @@ class DepthwiseConv2DF32 : public rt::OpKernel {
     }
     if (repeat_scratch_ >= 0) {
       float* rep = ctx.Scratch<float>(repeat_scratch_);
-      const int M = g.c / ctx.input(0)->dim(3);
-      const int64_t pixels = int64_t{g.batch} * g.h * g.w, cin = g.c / M;
-      for (int64_t p = 0; p < pixels; ++p) {
-        const float* src = in + p * cin;
-        float* dst = rep + p * g.c;
-        for (int64_t ci = 0; ci < cin; ++ci)
-          for (int m = 0; m < M; ++m) dst[ci * M + m] = src[ci];
-      }
+      RepeatEach(in, ctx.input(0)->num_elements(), g.c / ctx.input(0)->dim(3), rep);
       in = rep;
     }
     dwconv::RunVectorRows(ctx.threads(), *vec_, g, in, packed_->data(), out, mm_);

@@ -165,9 +165,7 @@ class Conv2DF32 : public rt::OpKernel {
     dw_filter_.shape = {M, f->dim(1), f->dim(2), 1};
     if (f->data && dw_src_ != f->data) {
       dw_floats_.resize(static_cast<size_t>(M) * taps);
-      const float* src = f->data_as<float>();
-      for (int m = 0; m < M; ++m)
-        for (int t = 0; t < taps; ++t) dw_floats_[static_cast<size_t>(m) * taps + t] = src[static_cast<size_t>(t) * M + m];
+      DepthwiseFilterAsConv(f->data_as<float>(), taps, M, dw_floats_.data());
       dw_src_ = f->data;
     }
     dw_filter_.data = dw_src_ ? reinterpret_cast<uint8_t*>(dw_floats_.data()) : nullptr;

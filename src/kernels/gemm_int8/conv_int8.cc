@@ -508,9 +508,7 @@ class ConvQuantKernel final : public FastKernel {
     if (input.dim(3) != 1 || filter.dim(0) != 1 || output.dim(3) != M || M <= 0 || taps <= 0) return false;
     if (filter.type != DType::kInt8 && filter.type != DType::kUInt8) return false;
     dw_filter_bytes_.resize(static_cast<size_t>(M) * taps);
-    for (int m = 0; m < M; ++m)
-      for (int t = 0; t < taps; ++t)
-        dw_filter_bytes_[static_cast<size_t>(m) * taps + t] = filter.data[static_cast<size_t>(t) * M + m];
+    DepthwiseFilterAsConv(filter.data, taps, M, dw_filter_bytes_.data());
     dw_filter_ = rt::RtTensor();
     dw_filter_.type = filter.type;
     dw_filter_.shape = {M, filter.dim(1), filter.dim(2), 1};
