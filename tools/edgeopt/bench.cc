@@ -252,7 +252,8 @@ entry and exit), and the extra time of profiled invokes is stated.
 With 2 or more threads, the interpreter times each small op (under 50 us) split across the
 threads and on one thread, in its first invokes and in one pair of invokes in every 32, and runs
 on one thread those that were clearly faster there (outputs are the same); an invoke under
-250 us is also timed with every op on one thread, and runs so while that is clearly faster. The
+30 ms is also timed with every op on one thread (less often while that is far slower), and runs
+so while that is clearly faster. The
 per-op table's "thr" column shows each op's threads. EDGEOPT_OP_THREADS=all splits every op.
 Kernels named "fused/..." run several ops as one (MobileNet blocks, an activation after its
 producer, SiLU = LOGISTIC + MUL), the others shown as "fused into #N"; float 3x3 stride-1
