@@ -5,12 +5,11 @@
 #include <algorithm>
 #include <memory>
 
-#include "kernels/common/broadcast.h"
+#include "kernels/common/broadcast_parallel.h"
 #include "kernels/common/fast_kernel.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/elementwise/int32_binary.h"
 #include "kernels/elementwise/ops.h"
-#include "kernels/gemm/parallel.h"
 
 namespace edgeopt::kernels::elementwise {
 
@@ -43,27 +42,9 @@ class Int32Binary : public FastKernel {
     const int32_t* a = ctx.input(0)->data_as<int32_t>();
     const int32_t* b = ctx.input(1)->data_as<int32_t>();
     int32_t* out = ctx.output(0)->data_as<int32_t>();
-    const BroadcastDim& inner = dims_.back();
-    int64_t rows = 1;
-    for (size_t d = 0; d + 1 < dims_.size(); ++d) rows *= dims_[d].size;
-    if (rows == 0 || inner.size == 0) return Status::Ok();
-    // Work units: blocks of whole rows, or pieces of one long row, of about kUnit elements.
-    constexpr int64_t kUnit = 16384;
-    const int64_t pieces = std::max<int64_t>(1, inner.size / kUnit);
-    const int64_t rows_per_unit = std::max<int64_t>(1, kUnit / inner.size);
-    const int64_t units = pieces > 1 ? rows * pieces : (rows + rows_per_unit - 1) / rows_per_unit;
-    const int64_t tasks = TaskCount(ctx.threads().num_threads(), units, 1, 2);
-    RunTasks(&ctx.threads(), tasks, [&](int64_t t) {
-      for (int64_t u = units * t / tasks; u < units * (t + 1) / tasks; ++u) {
-        const int64_t r0 = pieces > 1 ? u / pieces : u * rows_per_unit;
-        const int64_t r1 = pieces > 1 ? r0 + 1 : std::min(rows, r0 + rows_per_unit);
-        const int64_t i0 = pieces > 1 ? inner.size * (u % pieces) / pieces : 0;
-        const int64_t i1 = pieces > 1 ? inner.size * (u % pieces + 1) / pieces : inner.size;
-        ForEachBroadcastRow(dims_, r0, r1, [&](int64_t r, int64_t oa, int64_t ob) {
-          fn_(run_, a + oa + i0 * inner.a_stride, inner.a_stride == 0, b + ob + i0 * inner.b_stride,
-              inner.b_stride == 0, out + r * inner.size + i0, i1 - i0);
-        });
-      }
+    const bool a_scalar = dims_.back().a_stride == 0, b_scalar = dims_.back().b_stride == 0;
+    ForEachBroadcastPiece(ctx.threads(), dims_, [&](int64_t oa, int64_t ob, int64_t o, int64_t n) {
+      fn_(run_, a + oa, a_scalar, b + ob, b_scalar, out + o, n);
     });
     return Status::Ok();
   }

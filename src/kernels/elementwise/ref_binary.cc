@@ -178,13 +178,7 @@ class BinaryKernel : public rt::OpKernel {
       case tflite::BuiltinOperator_SUB: {
         QuantBinaryParams q;
         ComputeAddSubMultipliers(sa, sb, so, type_ == DType::kInt16 ? 15 : 20, &q);
-        left_shift_ = q.left_shift;
-        in1_mult_ = q.in1_mult;
-        in1_shift_ = q.in1_shift;
-        in2_mult_ = q.in2_mult;
-        in2_shift_ = q.in2_shift;
-        out_mult_ = q.out_mult;
-        out_shift_ = q.out_shift;
+        TakeMultipliers(q);
         return Status::Ok();
       }
       case tflite::BuiltinOperator_MUL: {
@@ -200,15 +194,9 @@ class BinaryKernel : public rt::OpKernel {
         return Status::Ok();
       }
       case tflite::BuiltinOperator_SQUARED_DIFFERENCE: {
-        left_shift_ = 7;
-        const double twice_max_input_scale = 2.0 * static_cast<double>(std::max(sa, sb));
-        const double real1 = static_cast<double>(sa) / twice_max_input_scale;
-        const double real2 = static_cast<double>(sb) / twice_max_input_scale;
-        const double real_out = (twice_max_input_scale * twice_max_input_scale) /
-                                static_cast<double>(static_cast<float>(1 << (left_shift_ * 2)) * so);
-        QuantizeMultiplier(real1, &in1_mult_, &in1_shift_);
-        QuantizeMultiplier(real2, &in2_mult_, &in2_shift_);
-        QuantizeMultiplier(real_out, &out_mult_, &out_shift_);
+        QuantBinaryParams q;
+        ComputeSquaredDifferenceMultipliers(sa, sb, so, &q);
+        TakeMultipliers(q);
         // SQUARED_DIFFERENCE has no fused activation: clamp to the type range.
         act_min_ = QMinOf(type_);
         act_max_ = QMaxOf(type_);
@@ -217,6 +205,17 @@ class BinaryKernel : public rt::OpKernel {
       default:
         return ctx.UnsupportedError(TypeName(type_) + " is not supported");
     }
+  }
+
+  // The shifts and multipliers of both inputs and the output.
+  void TakeMultipliers(const QuantBinaryParams& q) {
+    left_shift_ = q.left_shift;
+    in1_mult_ = q.in1_mult;
+    in1_shift_ = q.in1_shift;
+    in2_mult_ = q.in2_mult;
+    in2_shift_ = q.in2_shift;
+    out_mult_ = q.out_mult;
+    out_shift_ = q.out_shift;
   }
 
   Status EvalFloat(rt::KernelContext& ctx, const rt::RtTensor& a, const rt::RtTensor& b, rt::RtTensor& out) const {

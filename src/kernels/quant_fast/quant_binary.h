@@ -39,6 +39,21 @@ inline void ComputeAddSubMultipliers(float sa, float sb, float so, int left_shif
   QuantizeMultiplier(real_out, &p->out_mult, &p->out_shift);
 }
 
+// SQUARED_DIFFERENCE int8 multipliers (TFLite 2.9's squared_difference.cc): both inputs on a
+// common scale twice the larger input scale after a left shift of 7, the difference squared,
+// then out = clamp(MBQM(d * d, out_mult, out_shift) + out_offset) over the type's range.
+inline void ComputeSquaredDifferenceMultipliers(float sa, float sb, float so, QuantBinaryParams* p) {
+  p->left_shift = 7;
+  const double twice_max_input_scale = 2.0 * static_cast<double>(std::max(sa, sb));
+  const double real1 = static_cast<double>(sa) / twice_max_input_scale;
+  const double real2 = static_cast<double>(sb) / twice_max_input_scale;
+  const double real_out = (twice_max_input_scale * twice_max_input_scale) /
+                          static_cast<double>(static_cast<float>(1 << (p->left_shift * 2)) * so);
+  QuantizeMultiplier(real1, &p->in1_mult, &p->in1_shift);
+  QuantizeMultiplier(real2, &p->in2_mult, &p->in2_shift);
+  QuantizeMultiplier(real_out, &p->out_mult, &p->out_shift);
+}
+
 // MUL: one multiplier, the scale product taken in float as TFLite does.
 inline void ComputeMulMultiplier(float sa, float sb, float so, QuantBinaryParams* p) {
   const double real = static_cast<double>(sa * sb / so);
@@ -130,6 +145,13 @@ template <typename T>
 AddSubLinear512 PlanAddSubLinear512(const QuantBinaryParams& p, bool allow_lut = true);
 template <typename T>
 void AddSubLinearRun512(const T* a, const T* b, T* o, int64_t n, const AddSubLinear512& plan);
+
+// SQUARED_DIFFERENCE int8, 16 lanes (ComputeSquaredDifferenceMultipliers' parameters):
+// o[i] = op(a[i * a_step], b[i * b_step]), steps 0 or 1, bit-exact with the reference when
+// SquaredDifferenceAvx512Applies.
+bool SquaredDifferenceAvx512Applies(const QuantBinaryParams& p);
+void SquaredDifferenceRun512(const int8_t* a, int a_step, const int8_t* b, int b_step, int8_t* o, int64_t n,
+                             const QuantBinaryParams& p);
 
 // y[i] = MultiplyByQuantizedMultiplier(x[i], mult, shift) with the vector code the runs use
 // (exposed for its exhaustive test).

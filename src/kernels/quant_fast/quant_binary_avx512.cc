@@ -519,6 +519,43 @@ void AddSubChannelRows512(const T* full, bool full_is_first, const int32_t* vec,
   else ChannelRows512<T, false>(full, full_is_first, vec, o, rows, channels, p);
 }
 
+bool SquaredDifferenceAvx512Applies(const QuantBinaryParams& p) {
+  if (p.in1_mult <= 0 || p.in2_mult <= 0 || p.out_mult <= 0 || p.in1_shift > 0 || p.in2_shift > 0 || p.out_shift > 30)
+    return false;
+  // Requant's int32 lanes: (x - zp) << 7 on the inputs, d * d << out_shift on the output.
+  int64_t max1 = 0, max2 = 0;
+  for (int x = -128; x <= 127; ++x) {
+    const int32_t left = 1 << p.left_shift;
+    max1 = std::max<int64_t>(max1, std::abs(MultiplyByQuantizedMultiplier((p.in1_offset + x) * left, p.in1_mult, p.in1_shift)));
+    max2 = std::max<int64_t>(max2, std::abs(MultiplyByQuantizedMultiplier((p.in2_offset + x) * left, p.in2_mult, p.in2_shift)));
+  }
+  const int64_t d = max1 + max2;
+  return ((d * d) << std::max(p.out_shift, 0)) < (int64_t{1} << 31);
+}
+
+void SquaredDifferenceRun512(const int8_t* a, int a_step, const int8_t* b, int b_step, int8_t* o, int64_t n,
+                             const QuantBinaryParams& p) {
+  const avx512q::Requant r1(p.in1_mult, p.in1_shift), r2(p.in2_mult, p.in2_shift), ro(p.out_mult, p.out_shift);
+  const __m512i off1 = _mm512_set1_epi32(p.in1_offset), off2 = _mm512_set1_epi32(p.in2_offset);
+  const __m512i out_off = _mm512_set1_epi32(p.out_offset);
+  const __m128i left = _mm_cvtsi32_si128(p.left_shift);
+  auto scaled = [&](__m512i x, __m512i off, const avx512q::Requant& r) {
+    return r(_mm512_sll_epi32(_mm512_add_epi32(x, off), left));
+  };
+  // A broadcast input: its one scaled value.
+  const __m512i a_const = a_step ? __m512i{} : scaled(_mm512_set1_epi32(a[0]), off1, r1);
+  const __m512i b_const = b_step ? __m512i{} : scaled(_mm512_set1_epi32(b[0]), off2, r2);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = n - i >= 16 ? __mmask16(0xFFFF) : TailMask(n - i);
+    const __m512i va = a_step ? scaled(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(k, a + i)), off1, r1) : a_const;
+    const __m512i vb = b_step ? scaled(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(k, b + i)), off2, r2) : b_const;
+    const __m512i d = _mm512_sub_epi32(va, vb);
+    // The type's range: the saturating narrowing clamps.
+    const __m512i y = _mm512_add_epi32(ro(_mm512_mullo_epi32(d, d)), out_off);
+    _mm_mask_storeu_epi8(o + i, k, _mm512_cvtsepi32_epi8(y));
+  }
+}
+
 #define EDGEOPT_QBIN512_INSTANTIATE(T)                                                                    \
   template void AddSubRun512<T>(const T*, int, const T*, int, T*, int64_t, const QuantBinaryParams&); \
   template void AddSubChannelRows512<T>(const T*, bool, const int32_t*, T*, int64_t, int, const QuantBinaryParams&); \

@@ -82,10 +82,12 @@ Graph BuildBinary(const BinCase& c) {
     o.fused_activation_function = act;
     o.pot_scale_int16 = c.pot_int16;
     b.Op(c.op, {x, y}, {z}, o);
-  } else {
+  } else if (c.op == tflite::BuiltinOperator_MUL) {
     tflite::MulOptionsT o;
     o.fused_activation_function = act;
     b.Op(c.op, {x, y}, {z}, o);
+  } else {
+    b.Op(c.op, {x, y}, {z});  // SQUARED_DIFFERENCE: no options
   }
   b.Output(z);
   return b.Finish();
@@ -255,6 +257,45 @@ TEST(QuantBinaryFast, MatchesTflite29) {
       }
     }
   }
+}
+
+// int8 SQUARED_DIFFERENCE (squared_difference_fast.cc) against the reference kernel, bit for bit:
+// the random shapes and broadcasts above, LayerNorm's rows against their mean ([1, 128, 256]
+// against [1, 128, 1]) and a long same-shape run, 1 and 2 threads. Parameters outside the
+// lanes' int32 bounds must leave the op to the reference kernel (and still match); a few cases
+// also against TFLite 2.9.
+TEST(QuantBinaryFast, SquaredDifferenceInt8MatchesReference) {
+  if (!rt::Cpu().has_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU: the fast SQUARED_DIFFERENCE is not used";
+  std::mt19937_64 rng(4242);
+  int fast = 0, declined = 0;
+  for (int i = 0; i < 90; ++i) {
+    BinCase c = RandomBinCase(rng, tflite::BuiltinOperator_SQUARED_DIFFERENCE, DType::kInt8);
+    c.act = 0;
+    if (i % 10 == 1) {
+      c.a = {1, 128, 256};
+      c.b = {1, 128, 1};
+    } else if (i % 10 == 2) {
+      c.a = c.b = {3, 77, 129};
+    }
+    if (i % 10 == 3) c.qo.scale[0] = c.qa.scale[0] * c.qb.scale[0] * 1e-3f;  // a left-shifting output multiplier
+    kernels::QuantBinaryParams p;
+    p.in1_offset = -static_cast<int32_t>(c.qa.zero_point[0]);
+    p.in2_offset = -static_cast<int32_t>(c.qb.zero_point[0]);
+    p.out_offset = static_cast<int32_t>(c.qo.zero_point[0]);
+    kernels::ComputeSquaredDifferenceMultipliers(c.qa.scale[0], c.qb.scale[0], c.qo.scale[0], &p);
+    const bool applies = kernels::qbin::SquaredDifferenceAvx512Applies(p);
+    (applies ? fast : declined) += 1;
+    testing::FastCheck check;
+    check.seed = 300 + i;
+    check.threads = i % 2 ? 2 : 1;
+    check.op_type = "SQUARED_DIFFERENCE";
+    check.variant = applies ? "squared_difference/int8/avx512" : "squared_difference/int8/ref";
+    if (!testing::ExpectFastMatchesReference(BuildBinary(c), c.Describe(), check)) return;
+    if (i % 15 == 0 && !testing::ExpectMatches(BuildBinary(c), c.Describe() + " vs TFLite 2.9", testing::ExactOptions()))
+      return;
+  }
+  EXPECT_GE(fast, 70);
+  EXPECT_GE(declined, 1);
 }
 
 // The vectorized MultiplyByQuantizedMultiplier against the scalar one on values across the

@@ -14,6 +14,9 @@ namespace edgeopt::kernels {
 // ADD, SUB, MUL on int8 / uint8 / int16 (quant_binary_fast.cc).
 std::unique_ptr<rt::OpKernel> MakeQuantBinaryFast(const rt::KernelCreateContext& cc, RefFactory reference);
 
+// SQUARED_DIFFERENCE on int8, AVX-512 (squared_difference_fast.cc).
+std::unique_ptr<rt::OpKernel> MakeSquaredDifferenceQuantFast(const rt::KernelCreateContext& cc, RefFactory reference);
+
 // QUANTIZE float32 -> int8/uint8/int16 and int8/uint8 -> int8/uint8, per tensor (quantize_fast.cc).
 std::unique_ptr<rt::OpKernel> MakeQuantizeFast(const rt::KernelCreateContext& cc, RefFactory reference);
 // DEQUANTIZE int8/uint8 -> float32, per tensor (quantize_fast.cc).

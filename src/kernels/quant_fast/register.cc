@@ -10,6 +10,7 @@ void RegisterFastQuantKernels(rt::OpRegistry& r) {
   AddFastWithFallback(r, tflite::BuiltinOperator_ADD, MakeQuantBinaryFast);
   AddFastWithFallback(r, tflite::BuiltinOperator_SUB, MakeQuantBinaryFast);
   AddFastWithFallback(r, tflite::BuiltinOperator_MUL, MakeQuantBinaryFast);
+  AddFastWithFallback(r, tflite::BuiltinOperator_SQUARED_DIFFERENCE, MakeSquaredDifferenceQuantFast);
   AddFastWithFallback(r, tflite::BuiltinOperator_QUANTIZE, MakeQuantizeFast);
   AddFastWithFallback(r, tflite::BuiltinOperator_DEQUANTIZE, MakeDequantizeFast);
   AddFastWithFallback(r, tflite::BuiltinOperator_AVERAGE_POOL_2D, MakePoolFast);
