@@ -740,6 +740,72 @@ struct PairTiles {
 
 }  // namespace
 
+void MinMaxInt8(const int8_t* w, int64_t n, int32_t* lo, int32_t* hi) {
+  __m512i mn = _mm512_set1_epi8(127), mx = _mm512_set1_epi8(-128);
+  for (int64_t i = 0; i < n; i += 64) {
+    const __mmask64 k = n - i >= 64 ? ~__mmask64{0} : _bzhi_u64(~uint64_t{0}, static_cast<unsigned>(n - i));
+    const __m512i v = _mm512_maskz_loadu_epi8(k, w + i);
+    mn = _mm512_mask_min_epi8(mn, k, mn, v);
+    mx = _mm512_mask_max_epi8(mx, k, mx, v);
+  }
+  alignas(64) int8_t a[64], b[64];
+  _mm512_store_si512(a, mn);
+  _mm512_store_si512(b, mx);
+  *lo = *std::min_element(a, a + 64);
+  *hi = *std::max_element(b, b + 64);
+}
+
+void PackRhsPanels(const int8_t* w, bool k_major, int32_t zp, PackedB8* out) {
+  const int N = out->N, K = out->K, K4 = out->K4;
+  const __m512i off = _mm512_set1_epi8(static_cast<char>(out->b_offset)), zpv = _mm512_set1_epi8(static_cast<char>(zp));
+  const __m512i ones = _mm512_set1_epi8(1);
+  // Row starts of one panel for the [N][K] gathers: lane j reads 4 bytes at row j's k group.
+  const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                          _mm512_set1_epi32(K));
+  const int whole = K / 4;  // k groups with all 4 k inside the matrix
+  for (int p = 0; p < out->panels; ++p) {
+    const int n0 = 16 * p, nv = std::min(16, N - n0);
+    const __mmask16 lanes = static_cast<__mmask16>((1u << nv) - 1);
+    const __mmask64 col_bytes = nv == 16 ? ~__mmask64{0} : _bzhi_u64(~uint64_t{0}, static_cast<unsigned>(4 * nv));
+    int8_t* dst = out->data.get() + static_cast<size_t>(p) * K4 * 64;
+    __m512i csum = _mm512_setzero_si512(), asum = _mm512_setzero_si512();
+    for (int g = 0; g < K4; ++g) {
+      __m512i raw;
+      __mmask64 valid = col_bytes;
+      if (g >= whole) valid &= 0x1111111111111111ull * ((1u << (K - 4 * g)) - 1);  // the k inside the matrix
+      if (k_major) {
+        // Rows k = 4g .. 4g + 3 (those inside), 16 columns each, interleaved into 16 x 4 bytes.
+        __m128i r[4];
+        for (int i = 0; i < 4; ++i)
+          r[i] = 4 * g + i < K ? _mm_maskz_loadu_epi8(lanes, w + static_cast<int64_t>(4 * g + i) * N + n0)
+                               : _mm_setzero_si128();
+        const __m128i a = _mm_unpacklo_epi8(r[0], r[1]), b = _mm_unpackhi_epi8(r[0], r[1]);
+        const __m128i c = _mm_unpacklo_epi8(r[2], r[3]), d = _mm_unpackhi_epi8(r[2], r[3]);
+        raw = _mm512_inserti32x4(_mm512_castsi128_si512(_mm_unpacklo_epi16(a, c)), _mm_unpackhi_epi16(a, c), 1);
+        raw = _mm512_inserti32x4(raw, _mm_unpacklo_epi16(b, d), 2);
+        raw = _mm512_inserti32x4(raw, _mm_unpackhi_epi16(b, d), 3);
+      } else if (g < whole) {
+        raw = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), lanes, rows, w + static_cast<int64_t>(n0) * K + 4 * g, 1);
+      } else {
+        // The last, partial k group: byte by byte (a gather would read past the matrix).
+        alignas(64) int8_t t[64] = {};
+        for (int j = 0; j < nv; ++j)
+          for (int k = 4 * g; k < K; ++k) t[4 * j + k - 4 * g] = w[static_cast<int64_t>(n0 + j) * K + k];
+        raw = _mm512_load_si512(t);
+      }
+      const __m512i v = _mm512_maskz_sub_epi8(valid, raw, off);
+      _mm512_storeu_si512(dst + static_cast<size_t>(g) * 64, v);
+      csum = _mm512_dpbusd_epi32(csum, ones, v);
+      const __m512i dist = _mm512_maskz_sub_epi8(valid, _mm512_max_epi8(raw, zpv), _mm512_min_epi8(raw, zpv));
+      asum = _mm512_dpbusd_epi32(asum, dist, ones);  // |w - zp| in 0..255 as unsigned bytes
+    }
+    _mm512_storeu_si512(out->col_sum.data() + n0, csum);
+    alignas(64) int32_t a[16];
+    _mm512_store_si512(a, asum);
+    for (int j = 0; j < nv; ++j) out->abs_sum[static_cast<size_t>(n0 + j)] = a[j];
+  }
+}
+
 bool PairTilesApply(const PackedB8& b, const int32_t* koff) {
   if (b.pairs.size == 0) return false;
   for (int p = 0; p + 1 < b.K4; p += 2)

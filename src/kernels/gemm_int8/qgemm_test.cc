@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <random>
 #include <sstream>
@@ -577,6 +578,77 @@ TEST(VnniSplitWeights, PackedExactly) {
   PackWeightsVnni(w.data(), N, K, {127}, &b);
   EXPECT_FALSE(b.split());
   EXPECT_NE(b.f, 0);
+}
+
+// PackRhsVnni (BATCH_MATMUL's per-invoke rhs packing) against PackWeightsVnni on the same
+// [N][K] matrix, read as [N][K] or [K][N]: byte-identical panels, pairs and sums where
+// PackWeightsVnni keeps w - zp in int8 or takes row sums; where it would split, the row-sum form
+// holding w exactly (same column and absolute sums). Odd N and K (partial panels and k groups),
+// zero points at the limits, values inside and outside int8 of them, storage reused.
+TEST(VnniRhsPacking, MatchesPackWeightsVnni) {
+  if (!rt::Cpu().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU: PackRhsVnni is not used";
+  std::mt19937_64 rng(515);
+  int cases = 0, splits = 0, rowsums = 0, fits = 0;
+  PackedB8 reused;
+  for (int N : {1, 5, 16, 17, 24, 40})
+    for (int K : {1, 2, 3, 4, 5, 8, 63, 64, 65})
+      for (int32_t zp : {0, -128, 127, 9}) {
+        const int narrow = cases % 3;  // 0: full int8 range; 1: inside int8 of zp; 2: a few outliers
+        std::vector<int8_t> w(static_cast<size_t>(N) * K);
+        for (auto& v : w) {
+          const int32_t full = static_cast<int32_t>(rng() % 256) - 128;
+          v = static_cast<int8_t>(narrow == 0 ? full : std::clamp(full, std::max(-128, zp - 128), std::min(127, zp + 127)));
+        }
+        if (narrow == 2) w[rng() % w.size()] = zp > 0 ? -128 : 127;
+        std::vector<int8_t> kn(w.size());  // [K][N]
+        for (int n = 0; n < N; ++n)
+          for (int k = 0; k < K; ++k) kn[static_cast<size_t>(k) * N + n] = w[static_cast<size_t>(n) * K + k];
+        PackedB8 want;
+        PackWeightsVnni(w.data(), N, K, {zp}, &want);
+        const std::string what = "N " + std::to_string(N) + " K " + std::to_string(K) + " zp " + std::to_string(zp);
+        for (bool k_major : {false, true}) {
+          PackedB8 fresh;
+          PackedB8& got = k_major ? reused : fresh;
+          PackRhsVnni(k_major ? kn.data() : w.data(), k_major, N, K, zp, &got);
+          SCOPED_TRACE(what + (k_major ? " [K][N]" : " [N][K]"));
+          ASSERT_FALSE(got.split());
+          ASSERT_EQ(got.K4, want.K4);
+          ASSERT_EQ(got.panels, want.panels);
+          EXPECT_EQ(got.f, got.b_offset - zp);
+          EXPECT_EQ(got.abs_sum, want.abs_sum);
+          EXPECT_EQ(got.packed_koff, want.packed_koff);
+          if (!want.split()) {
+            EXPECT_EQ(got.b_offset, want.b_offset);
+            ASSERT_EQ(got.data.size, want.data.size);
+            EXPECT_EQ(std::memcmp(got.data.get(), want.data.get(), got.data.size), 0);
+            EXPECT_EQ(got.col_sum, want.col_sum);
+            ASSERT_EQ(got.pairs.size, want.pairs.size);
+            if (got.pairs.size) EXPECT_EQ(std::memcmp(got.pairs.get(), want.pairs.get(), got.pairs.size), 0);
+          } else {
+            EXPECT_EQ(got.b_offset, 0);
+          }
+          // Every packed value is w - b_offset, zeros past N and K, col_sum their sums.
+          for (int p = 0; p < got.panels; ++p)
+            for (int j = 0; j < 16; ++j) {
+              const int n = 16 * p + j;
+              int32_t col = 0;
+              for (int k = 0; k < 4 * got.K4; ++k) {
+                const int32_t v = got.panel(p)[(k / 4) * 64 + j * 4 + k % 4];
+                const int32_t expect = n < N && k < K ? int32_t{w[static_cast<size_t>(n) * K + k]} - got.b_offset : 0;
+                ASSERT_EQ(v, expect) << "n " << n << " k " << k;
+                col += v;
+              }
+              EXPECT_EQ(got.col_sum[static_cast<size_t>(n)], col) << "n " << n;
+            }
+        }
+        ++cases;
+        (want.split() ? splits : want.f != 0 ? rowsums : fits) += 1;
+      }
+  EXPECT_EQ(cases, 6 * 9 * 4);
+  EXPECT_GT(splits, 0);
+  EXPECT_GT(fits, 0);
+  std::printf("[rhs packing] %d matrices: %d fit int8, %d row sums, %d split by PackWeightsVnni\n", cases, fits, rowsums,
+              splits);
 }
 
 // The 16x8 VNNI GEMM (Int16VnniChunk, vpdpwssd) against plain loops and the reference's scalar

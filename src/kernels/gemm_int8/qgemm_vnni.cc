@@ -26,6 +26,18 @@ bool FitsInt8(const W* w, int64_t count, int32_t zp) {
   return std::none_of(w, w + count, [&](W v) { return OutsideInt8(v, zp); });
 }
 
+// Zeroed column and absolute sums, the packed k offsets, no split form (out's N, K4 and
+// panels set).
+void ResetSums(PackedB8* out) {
+  out->col_sum.assign(static_cast<size_t>(out->panels) * 16, 0);
+  out->abs_sum.assign(static_cast<size_t>(out->N), 0);
+  out->packed_koff.resize(static_cast<size_t>(out->K4));
+  for (int g = 0; g < out->K4; ++g) out->packed_koff[static_cast<size_t>(g)] = 4 * g;
+  out->extra_begin.clear();
+  out->extra_group.clear();
+  out->extra = {};
+}
+
 template <typename W>
 void PackWeightsVnniImpl(const W* w, int N, int K, const std::vector<int32_t>& zero_points, PackedB8* out) {
   const int32_t zp = zero_points.empty() ? 0 : zero_points[0];
@@ -55,13 +67,7 @@ void PackWeightsVnniImpl(const W* w, int N, int K, const std::vector<int32_t>& z
   out->b_offset = fits || split ? zp : std::is_signed_v<W> ? 0 : 128;
   out->f = out->b_offset - zp;
   out->data.Resize(static_cast<size_t>(out->panels) * out->K4 * 64);
-  out->col_sum.assign(static_cast<size_t>(out->panels) * 16, 0);
-  out->abs_sum.assign(static_cast<size_t>(N), 0);
-  out->packed_koff.resize(static_cast<size_t>(out->K4));
-  for (int g = 0; g < out->K4; ++g) out->packed_koff[static_cast<size_t>(g)] = 4 * g;
-  out->extra_begin.clear();
-  out->extra_group.clear();
-  out->extra = {};
+  ResetSums(out);
   // Where the remainder of k group g of panel p goes (-1: none); built with the extra groups.
   std::vector<int32_t> slot;
   if (split) {
@@ -173,6 +179,23 @@ void PackWeightsVnni(const int8_t* w, int N, int K, const std::vector<int32_t>& 
 }
 void PackWeightsVnni(const uint8_t* w, int N, int K, const std::vector<int32_t>& zero_points, PackedB8* out) {
   PackWeightsVnniImpl(w, N, K, zero_points, out);
+  BuildPairs(out);
+}
+
+void PackRhsVnni(const int8_t* w, bool k_major, int N, int K, int32_t zp, PackedB8* out) {
+  out->K = K;
+  out->N = N;
+  out->K4 = (K + 3) / 4;
+  out->panels = (N + 15) / 16;
+  int32_t lo = 0, hi = 0;
+  MinMaxInt8(w, int64_t{N} * K, &lo, &hi);
+  const bool fits = lo - zp >= -128 && hi - zp <= 127;
+  out->b_offset = fits ? zp : 0;
+  out->f = out->b_offset - zp;
+  const size_t bytes = static_cast<size_t>(out->panels) * out->K4 * 64;
+  if (!out->data.get() || out->data.size != bytes) out->data.Resize(bytes);
+  ResetSums(out);
+  PackRhsPanels(w, k_major, zp, out);
   BuildPairs(out);
 }
 

@@ -74,6 +74,12 @@ bool WeightsFitInt8(const uint8_t* w, int64_t count, int32_t zero_point);
 void PackWeightsVnni(const int8_t* w, int N, int K, const std::vector<int32_t>& zero_points, PackedB8* out);
 void PackWeightsVnni(const uint8_t* w, int N, int K, const std::vector<int32_t>& zero_points, PackedB8* out);
 
+// Packs a matrix that changes at every invoke (BATCH_MATMUL's int8 rhs) as PackWeightsVnni
+// would, vectorized and without the split form: w - zp fits int8 (f == 0) or the row-sum form
+// (b_offset 0). w is [N][K] (k_major false) or [K][N] (true: no transposed copy needed). Reuses
+// out's storage when its size matches. AVX-512 VNNI CPUs only.
+void PackRhsVnni(const int8_t* w, bool k_major, int N, int K, int32_t zp, PackedB8* out);
+
 // Variant suffix naming how the weights' zero point is handled: "/wsplit" (split form),
 // "/rowsum" (f != 0), "" (w - zp fits int8).
 const char* WeightFormSuffix(const PackedB8& b);
@@ -185,6 +191,10 @@ void RunGemmVnni(rt::ThreadPool& pool, int64_t M, const PackedB8& b, const APack
 void VnniChunk(const uint8_t* a, int64_t lda, const int32_t* koff, int rows, const PackedB8& b, int p0, int p1,
                const VnniOutput& out, const int32_t* row_term, uint8_t* c, int64_t ldc, int groups = 1,
                int64_t a_group = 0, int64_t c_group = 0);
+// PackRhsVnni's vector parts: the smallest and largest of n int8 values; the panels of w (as
+// described there) with packed value w - out->b_offset, col_sum and abs_sum (out's sizes set).
+void MinMaxInt8(const int8_t* w, int64_t n, int32_t* lo, int32_t* hi);
+void PackRhsPanels(const int8_t* w, bool k_major, int32_t zp, PackedB8* out);
 // Whether VnniChunk runs b's pair tiles for A rows read through koff (kernels name it "/pairs").
 bool PairTilesApply(const PackedB8& b, const int32_t* koff);
 

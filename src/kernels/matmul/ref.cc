@@ -18,8 +18,8 @@
 // lhs matrices transposed into scratch first. Sums in another order than these loops: within
 // float rounding (variant `batch_matmul/f32/gemm_avx512`). int8 on a CPU with AVX-512 VNNI runs
 // on the VNNI GEMM (kernels/gemm_int8, variant `batch_matmul/int8/avx512vnni`): each rhs matrix
-// as [n][k] weights (transposed into scratch unless adj_y) packed at every invoke, its zero point
-// through the GEMM's weight forms, the lhs rows (transposed first for adj_x) flipped into the
+// packed at every invoke by the vectorized qgemm::PackRhsVnni (read as [k][n], or [n][k] with
+// adj_y), its zero point through the GEMM's weight forms (w - zp in int8, else row sums), the lhs rows (transposed first for adj_x) flipped into the
 // uint8 domain; int32 sums wrap as the reference's int64 sum wrapped to int32, and the output stage
 // is conv's (the legacy multiplier with ruy's rounding), so bit-exact. Hybrid with one constant
 // rhs matrix and no adj_x (a dynamic-range layer's weights) runs as hybrid FULLY_CONNECTED does
@@ -114,7 +114,7 @@ class BatchMatMulKernel : public rt::OpKernel {
   GemmOpOutput vnni_out_;           // the output stage (Requant8), built at Prepare
   qgemm::PackedB8 vnni_rhs_;        // the current rhs matrix, packed at each invoke (storage reused)
   qgemm::VnniOutput vnni_stage_;
-  int vnni_rhs_scratch_ = -1, vnni_lhs_scratch_ = -1;
+  int vnni_lhs_scratch_ = -1;
   std::unique_ptr<hybrid::PackedWeights> hybrid_packed_;  // hybrid on VNNI: rhs as [n][k] units
   std::vector<uint8_t> hybrid_a_;                         // quantized lhs rows + 128, kp bytes each
   std::vector<float> hybrid_scale_, hybrid_zero_bias_;    // per unit, padded to whole blocks
@@ -276,7 +276,6 @@ Status BatchMatMulKernel::PrepareVnni(rt::KernelContext& ctx) {
   const std::vector<int8_t> zeros(static_cast<size_t>(n_) * k_, 0);
   qgemm::PackWeightsVnni(zeros.data(), n_, k_, {ctx.input(1)->zero_point()}, &vnni_rhs_);
   RETURN_IF_ERROR(ctx.ReserveSlotScratch(qgemm::GemmVnniSlotBytes(vnni_rhs_, m_, ctx.threads().num_threads())));
-  vnni_rhs_scratch_ = adj_y_ ? -1 : ctx.RequestScratch(static_cast<size_t>(n_) * k_);
   vnni_lhs_scratch_ = adj_x_ ? ctx.RequestScratch(static_cast<size_t>(m_) * k_) : -1;
   use_vnni_ = true;
   return Status::Ok();
@@ -293,14 +292,9 @@ void BatchMatMulKernel::InvokeVnni(rt::KernelContext& ctx) {
   int64_t packed_index = -1;  // the rhs matrix vnni_rhs_ holds
   for (int64_t b = 0; b < batches_; ++b) {
     if (y_batch_offset_[b] != packed_index) {
-      // The rhs matrix as [n][k] rows, packed with its zero point, and its output stage.
-      const int8_t* w = y + y_batch_offset_[b] * k_ * n_;
-      if (!adj_y_) {
-        int8_t* t = ctx.Scratch<int8_t>(vnni_rhs_scratch_);
-        TransposeMatrix(w, k_, n_, t);
-        w = t;
-      }
-      qgemm::PackWeightsVnni(w, n_, k_, {rhs->zero_point()}, &vnni_rhs_);
+      // The rhs matrix ([n][k] with adj_y, else [k][n]) packed with its zero point, and its
+      // output stage.
+      qgemm::PackRhsVnni(y + y_batch_offset_[b] * k_ * n_, !adj_y_, n_, k_, rhs->zero_point(), &vnni_rhs_);
       qgemm::BuildVnniOutput(vnni_rhs_, vnni_out_.q8, z_u, &vnni_stage_);
       packed_index = y_batch_offset_[b];
     }
