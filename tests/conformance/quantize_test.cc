@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 
 #include "eval/accuracy.h"
 #include "eval/agreement.h"
@@ -27,6 +28,7 @@
 #include "support/conformance.h"
 #include "support/tflite_oracle.h"
 #include "support/core/model_files.h"
+#include "runtime/cpu.h"
 #include "support/fast_vs_reference.h"
 
 namespace edgeopt {
@@ -745,6 +747,144 @@ TEST(QuantizeLstm, SyntheticVariantsMatchTheReferenceRuntime) {
     opts.rtol = 0;
     const auto r = testing::CompareGraph(q, opts, ComparisonInputs(q, held_out[0][0]));
     EXPECT_TRUE(r.ok) << r.error << r.Summary();
+  }
+}
+
+// A transformer encoder block as TFLite's converter writes one (float): FULLY_CONNECTED with
+// keep_num_dims, RESHAPE / TRANSPOSE into heads, BATCH_MATMUL (adj_y) for the scores, MUL by the
+// scale, SOFTMAX, BATCH_MATMUL by the values, LayerNorm spelled out (MEAN, SQUARED_DIFFERENCE,
+// ADD epsilon, RSQRT, SUB, MUL, ADD) and a GELU feed-forward.
+Graph MakeEncoderBlock(int seq, int hidden, int heads, int ff, uint64_t seed) {
+  using BO = tflite::BuiltinOperator;
+  GraphBuilder b(seed);
+  const int d = hidden / heads;
+  auto t = [&](std::vector<int32_t> shape) { return b.Tensor("t", DType::kFloat32, std::move(shape)); };
+  auto fc = [&](int32_t x, int in, int out) {
+    const int32_t w = b.ConstRandom("w", DType::kFloat32, {out, in}, -0.3, 0.3);
+    const int32_t bias = b.ConstRandom("b", DType::kFloat32, {out}, -0.1, 0.1);
+    const int32_t y = t({1, seq, out});
+    tflite::FullyConnectedOptionsT o;
+    o.keep_num_dims = true;
+    b.Op(BO::BuiltinOperator_FULLY_CONNECTED, {x, w, bias}, {y}, o);
+    return y;
+  };
+  auto reshape = [&](int32_t x, std::vector<int32_t> shape) {
+    const int32_t s = b.Const<int32_t>("shape", DType::kInt32, {static_cast<int32_t>(shape.size())}, shape);
+    const int32_t y = t(shape);
+    tflite::ReshapeOptionsT o;
+    o.new_shape = shape;
+    b.Op(BO::BuiltinOperator_RESHAPE, {x, s}, {y}, o);
+    return y;
+  };
+  auto transpose = [&](int32_t x, std::vector<int32_t> out_shape) {
+    const int32_t perm = b.Const<int32_t>("perm", DType::kInt32, {4}, std::vector<int32_t>{0, 2, 1, 3});
+    const int32_t y = t(std::move(out_shape));
+    b.Op(BO::BuiltinOperator_TRANSPOSE, {x, perm}, {y}, tflite::TransposeOptionsT());
+    return y;
+  };
+  auto binary = [&](BO op, int32_t x, int32_t y, std::vector<int32_t> shape) {
+    const int32_t z = t(std::move(shape));
+    if (op == BO::BuiltinOperator_ADD) b.Op(op, {x, y}, {z}, tflite::AddOptionsT());
+    else if (op == BO::BuiltinOperator_SUB) b.Op(op, {x, y}, {z}, tflite::SubOptionsT());
+    else if (op == BO::BuiltinOperator_MUL) b.Op(op, {x, y}, {z}, tflite::MulOptionsT());
+    else b.Op(op, {x, y}, {z});
+    return z;
+  };
+  auto layer_norm = [&](int32_t x) {
+    const int32_t axis = b.Const<int32_t>("axis", DType::kInt32, {1}, std::vector<int32_t>{2});
+    tflite::ReducerOptionsT keep;
+    keep.keep_dims = true;
+    const int32_t mean = t({1, seq, 1});
+    b.Op(BO::BuiltinOperator_MEAN, {x, axis}, {mean}, keep);
+    const int32_t sq = binary(BO::BuiltinOperator_SQUARED_DIFFERENCE, x, mean, {1, seq, hidden});
+    const int32_t var = t({1, seq, 1});
+    b.Op(BO::BuiltinOperator_MEAN, {sq, axis}, {var}, keep);
+    const int32_t eps = b.Const<float>("eps", DType::kFloat32, {1}, std::vector<float>{1e-3f});
+    const int32_t inv = t({1, seq, 1});
+    b.Op(BO::BuiltinOperator_RSQRT, {binary(BO::BuiltinOperator_ADD, var, eps, {1, seq, 1})}, {inv});
+    const int32_t norm = binary(BO::BuiltinOperator_MUL, binary(BO::BuiltinOperator_SUB, x, mean, {1, seq, hidden}), inv,
+                                {1, seq, hidden});
+    const int32_t gamma = b.ConstRandom("gamma", DType::kFloat32, {hidden}, 0.5, 1.5);
+    const int32_t beta = b.ConstRandom("beta", DType::kFloat32, {hidden}, -0.2, 0.2);
+    return binary(BO::BuiltinOperator_ADD, binary(BO::BuiltinOperator_MUL, norm, gamma, {1, seq, hidden}), beta,
+                  {1, seq, hidden});
+  };
+  const int32_t x = b.Input("x", DType::kFloat32, {1, seq, hidden});
+  // Queries, keys and values: [1, heads, seq, d] each.
+  auto head = [&]() { return transpose(reshape(fc(x, hidden, hidden), {1, seq, heads, d}), {1, heads, seq, d}); };
+  const int32_t q = head(), k = head(), v = head();
+  const int32_t scores = t({1, heads, seq, seq});
+  tflite::BatchMatMulOptionsT adj_y;
+  adj_y.adj_y = true;
+  b.Op(BO::BuiltinOperator_BATCH_MATMUL, {q, k}, {scores}, adj_y);
+  const int32_t scale = b.Const<float>("scale", DType::kFloat32, {1}, std::vector<float>{1.0f / std::sqrt(float(d))});
+  const int32_t probs = t({1, heads, seq, seq});
+  tflite::SoftmaxOptionsT sm;
+  sm.beta = 1.0f;
+  b.Op(BO::BuiltinOperator_SOFTMAX, {binary(BO::BuiltinOperator_MUL, scores, scale, {1, heads, seq, seq})}, {probs}, sm);
+  const int32_t ctx = t({1, heads, seq, d});
+  b.Op(BO::BuiltinOperator_BATCH_MATMUL, {probs, v}, {ctx}, tflite::BatchMatMulOptionsT());
+  const int32_t merged = reshape(transpose(ctx, {1, seq, heads, d}), {1, seq, hidden});
+  const int32_t x1 = layer_norm(binary(BO::BuiltinOperator_ADD, x, fc(merged, hidden, hidden), {1, seq, hidden}));
+  const int32_t up = fc(x1, hidden, ff);
+  const int32_t gelu = t({1, seq, ff});
+  b.Op(BO::BuiltinOperator_GELU, {up}, {gelu}, tflite::GeluOptionsT());
+  b.Output(layer_norm(binary(BO::BuiltinOperator_ADD, x1, fc(gelu, ff, hidden), {1, seq, hidden})));
+  return b.Finish();
+}
+
+// Full-integer int8 leaves no float island in a transformer block: its BATCH_MATMULs, GELU,
+// SQUARED_DIFFERENCE and RSQRT become int8 ops as well (each one TFLite 2.9 runs in int8), the
+// file matches TFLite 2.9 within one output step, and edgeopt runs them on its fast kernels.
+TEST(QuantizeTransformer, EncoderBlockIsIntegerEndToEnd) {
+  const Graph fg = MakeEncoderBlock(24, 32, 2, 64, 17);
+  optimize::QuantizeOptions o;
+  o.mode = QuantMode::kInt8;
+  std::vector<std::vector<eval::HostTensor>> held_out;
+  const eval::InputSpec spec = InputSpecOf(fg);
+  for (int s = 0; s < 20; ++s) {
+    auto in = eval::RandomInput(spec, 900 + s, -2.0f, 2.0f);
+    (s < 16 ? o.calibration : held_out).push_back({in});
+  }
+  Graph q = fg;
+  auto report = optimize::QuantizeModel(q, o);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->float_ops.empty()) << report->float_ops.front();
+  std::map<std::string, int> int8_ops;
+  for (const Operator& op : q.main().ops) {
+    const std::string name = tflite::EnumNameBuiltinOperator(op.code);
+    bool all_int8 = true;
+    for (int32_t t : op.outputs) all_int8 = all_int8 && q.main().tensors[t].type == DType::kInt8;
+    if (all_int8) ++int8_ops[name];
+  }
+  EXPECT_EQ(int8_ops["BATCH_MATMUL"], 2);
+  EXPECT_EQ(int8_ops["GELU"], 1);
+  EXPECT_EQ(int8_ops["SQUARED_DIFFERENCE"], 2);
+  EXPECT_EQ(int8_ops["RSQRT"], 2);
+  auto fm = rt::Model::FromGraph(fg);
+  auto qm = rt::Model::FromGraph(q);
+  ASSERT_TRUE(fm.ok() && qm.ok());
+  auto interp = rt::Interpreter::Create(*qm);
+  ASSERT_TRUE(interp.ok() && (*interp)->AllocateTensors().ok());
+  if (rt::Cpu().has_avx512_vnni()) {
+    for (const auto& info : (*interp)->ops()) {
+      if (info.type == "BATCH_MATMUL") EXPECT_EQ(info.variant, "batch_matmul/int8/avx512vnni");
+      if (info.type == "SQUARED_DIFFERENCE") EXPECT_EQ(info.variant, "squared_difference/int8/avx512");
+    }
+  }
+  auto agree = eval::CompareModels(*fm, *qm, held_out);
+  ASSERT_TRUE(agree.ok()) << agree.status().ToString();
+  std::printf("[transformer] int8 encoder block vs float: SNR %.1f dB, %d ops quantized\n", agree->outputs[0].snr_db,
+              report->ops_quantized);
+  EXPECT_GT(agree->outputs[0].snr_db, 15.0);  // regression floor
+  testing::CompareOptions opts;
+  opts.atol = 1.01 * OutputLsb(q, 0);
+  opts.rtol = 0;
+  for (const auto& sample : held_out) {
+    const auto r = testing::CompareGraph(q, opts, ComparisonInputs(q, sample[0]));
+    if (!r.error.empty() && r.error.find("absent") != std::string::npos) GTEST_SKIP() << r.error;
+    EXPECT_TRUE(r.ok) << r.error << r.Summary();
+    if (&sample == &held_out[0]) std::printf("[transformer] int8 file vs %s: %s\n", r.oracle.c_str(), r.ok ? "match" : "MISMATCH");
   }
 }
 

@@ -134,6 +134,13 @@ const std::map<Op, Rule>& Rules() {
     m[Op::BuiltinOperator_TANH] = fixed(1.0f / 128, 0, 1.0f / 32768);
     m[Op::BuiltinOperator_LOG_SOFTMAX] = fixed(16.0f / 256, 127, 0);
     m[Op::BuiltinOperator_L2_NORMALIZATION] = fixed(1.0f / 128, 0, 0);
+    // Transformer blocks: attention matmuls, GELU and LayerNorm spelled out. BATCH_MATMUL stays
+    // float in 16x8: int16 x int16 products summed in int64 have no fast exact kernel (the
+    // reference loops run ~50x slower than the float GEMM).
+    m[Op::BuiltinOperator_BATCH_MATMUL] = own(false, 2, 3);
+    m[Op::BuiltinOperator_GELU] = own(false, 2, 2);
+    m[Op::BuiltinOperator_SQUARED_DIFFERENCE] = own(false, 2, 2);
+    m[Op::BuiltinOperator_RSQRT] = own(false, 2, 2);
     return m;
   }();
   return rules;
