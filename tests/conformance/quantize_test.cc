@@ -672,6 +672,14 @@ TEST(QuantizeCalibrators, EveryCalibratorWorks) {
 
 // Synthetic LSTMs with the features mnist_lstm lacks (peephole, projection, CIFG): the integer
 // model TFLite 2.9 runs matches edgeopt and stays close to float.
+// Seeded random inputs of g in [-range, range]: `calibration` samples, then `held` others.
+void RandomSamples(const Graph& g, uint64_t seed, float range, int calibration, int held,
+                   std::vector<std::vector<eval::HostTensor>>* cal, std::vector<std::vector<eval::HostTensor>>* out) {
+  const eval::InputSpec spec = InputSpecOf(g);
+  for (int s = 0; s < calibration + held; ++s)
+    (s < calibration ? cal : out)->push_back({eval::RandomInput(spec, seed + s, -range, range)});
+}
+
 Graph MakeLstm(bool peephole, bool projection, bool cifg, uint64_t seed) {
   GraphBuilder b(seed);
   const int T = 6, I = 5, C = 8, O = projection ? 4 : C;
@@ -723,11 +731,7 @@ TEST(QuantizeLstm, SyntheticVariantsMatchTheReferenceRuntime) {
     optimize::QuantizeOptions o;
     o.mode = QuantMode::kInt8;
     std::vector<std::vector<eval::HostTensor>> held_out;
-    const eval::InputSpec spec = InputSpecOf(fg);
-    for (int s = 0; s < 24; ++s) {
-      auto t = eval::RandomInput(spec, 500 + s, -1.0f, 1.0f);
-      (s < 16 ? o.calibration : held_out).push_back({t});
-    }
+    RandomSamples(fg, 500, 1.0f, 16, 8, &o.calibration, &held_out);
     Graph q = fg;
     auto report = optimize::QuantizeModel(q, o);
     ASSERT_TRUE(report.ok()) << report.status().ToString();
@@ -841,11 +845,7 @@ TEST(QuantizeTransformer, EncoderBlockIsIntegerEndToEnd) {
   optimize::QuantizeOptions o;
   o.mode = QuantMode::kInt8;
   std::vector<std::vector<eval::HostTensor>> held_out;
-  const eval::InputSpec spec = InputSpecOf(fg);
-  for (int s = 0; s < 20; ++s) {
-    auto in = eval::RandomInput(spec, 900 + s, -2.0f, 2.0f);
-    (s < 16 ? o.calibration : held_out).push_back({in});
-  }
+  RandomSamples(fg, 900, 2.0f, 16, 4, &o.calibration, &held_out);
   Graph q = fg;
   auto report = optimize::QuantizeModel(q, o);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
