@@ -2,10 +2,13 @@
 // Float ops call the same libm functions TFLite 2.9 does (single precision). Quantized forms as
 // in 2.9: ABS int8/int16 takes |x - zero_point| and rescales by in_scale/out_scale; RSQRT int8
 // computes 1/sqrt(x - zero_point) with LiteRT's fixed-point inverse square root, then rescales
-// by 1/(sqrt(in_scale)*out_scale), and rejects inputs below the zero point.
+// by 1/(sqrt(in_scale)*out_scale), and rejects inputs below the zero point. Outside the reference
+// kernels, int8 ABS and RSQRT look their 256 possible outputs up in a table built at Prepare from
+// the same per-value code (byte_table.h: AVX-512 VBMI where the CPU has it).
 #include <cmath>
 #include <memory>
 
+#include "kernels/common/byte_table.h"
 #include "kernels/common/elementwise_util.h"
 #include "kernels/common/fixed_point.h"
 #include "kernels/common/quant_utils.h"
@@ -74,9 +77,13 @@ float FloatFn(Op op, float x) {
 
 class UnaryKernel : public rt::OpKernel {
  public:
-  UnaryKernel(Op op, DType type) : op_(op), type_(type) {}
+  // table: the byte-table loop for int8 ABS / RSQRT, or null (the per-value loops).
+  UnaryKernel(Op op, DType type, ApplyByteTableFn table)
+      : op_(op), type_(type), table_fn_(type == DType::kInt8 ? table : nullptr) {}
 
-  std::string variant() const override { return std::string(ShortName(op_)) + "/" + TypeName(type_) + "/ref"; }
+  std::string variant() const override {
+    return std::string(ShortName(op_)) + "/" + TypeName(type_) + "/" + (!table_fn_ ? "ref" : table_fn_ == ApplyByteTableVbmi ? "avx512vbmi" : "table");
+  }
 
   Status Prepare(rt::KernelContext& ctx) override {
     RETURN_IF_ERROR(CheckInputCount(ctx, 1, 1));
@@ -100,6 +107,15 @@ class UnaryKernel : public rt::OpKernel {
         QuantizeMultiplier(scale, &multiplier_, &shift_);
       }
     }
+    if (table_fn_) {
+      for (int v = -128; v <= 127; ++v) {
+        const auto x = static_cast<int8_t>(v);
+        int8_t y = 0;
+        if (op_ == tflite::BuiltinOperator_ABS) QuantizedAbs<int8_t>(&x, &y, 1);
+        else if (v >= in_zp_) RsqrtValues(&x, &y, 1);
+        table_[static_cast<uint8_t>(x)] = static_cast<uint8_t>(y);
+      }
+    }
     return ctx.SetOutputShape(0, in->shape);
   }
 
@@ -107,6 +123,11 @@ class UnaryKernel : public rt::OpKernel {
     const rt::RtTensor& in = *ctx.input(0);
     rt::RtTensor& out = *ctx.output(0);
     const int64_t n = in.num_elements();
+    if (table_fn_) {
+      if (op_ == tflite::BuiltinOperator_RSQRT) RETURN_IF_ERROR(CheckRsqrtInput(ctx, in.data_as<int8_t>(), n));
+      table_fn_(table_, static_cast<const uint8_t*>(in.data), static_cast<uint8_t*>(out.data), n);
+      return Status::Ok();
+    }
     switch (type_) {
       case DType::kFloat32: {
         const float* x = in.data_as<float>();
@@ -147,9 +168,11 @@ class UnaryKernel : public rt::OpKernel {
 
   template <typename T>
   Status QuantizedAbs(const rt::RtTensor& in, rt::RtTensor& out) const {
-    const T* x = in.data_as<T>();
-    T* y = out.data_as<T>();
-    const int64_t n = in.num_elements();
+    QuantizedAbs<T>(in.data_as<T>(), out.data_as<T>(), in.num_elements());
+    return Status::Ok();
+  }
+  template <typename T>
+  void QuantizedAbs(const T* x, T* y, int64_t n) const {
     const int32_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
     for (int64_t i = 0; i < n; ++i) {
       const int32_t value = std::abs(static_cast<int32_t>(x[i]) - in_zp_);
@@ -157,15 +180,23 @@ class UnaryKernel : public rt::OpKernel {
                                        : value + out_zp_;
       y[i] = static_cast<T>(std::min(std::max(o, lo), hi));
     }
+  }
+
+  Status CheckRsqrtInput(rt::KernelContext& ctx, const int8_t* x, int64_t n) const {
+    int32_t lowest = 127;
+    for (int64_t i = 0; i < n; ++i) lowest = std::min<int32_t>(lowest, x[i]);
+    if (n > 0 && lowest < in_zp_) return ctx.Error("defined only for inputs >= 0 (a quantized input is below the zero point)");
     return Status::Ok();
   }
 
   Status QuantizedRsqrt(rt::KernelContext& ctx, const rt::RtTensor& in, rt::RtTensor& out) const {
-    const int8_t* x = in.data_as<int8_t>();
-    int8_t* y = out.data_as<int8_t>();
     const int64_t n = in.num_elements();
-    for (int64_t i = 0; i < n; ++i)
-      if (x[i] < in_zp_) return ctx.Error("defined only for inputs >= 0 (a quantized input is below the zero point)");
+    RETURN_IF_ERROR(CheckRsqrtInput(ctx, in.data_as<int8_t>(), n));
+    RsqrtValues(in.data_as<int8_t>(), out.data_as<int8_t>(), n);
+    return Status::Ok();
+  }
+  // x >= in_zp_ (checked by the caller).
+  void RsqrtValues(const int8_t* x, int8_t* y, int64_t n) const {
     constexpr int kShift = 20;  // keeps the intermediate an integer
     for (int64_t i = 0; i < n; ++i) {
       const int32_t value = x[i] - in_zp_;
@@ -180,11 +211,12 @@ class UnaryKernel : public rt::OpKernel {
       const int32_t o = MultiplyByQuantizedMultiplier(data, multiplier_, shift_ - kShift) + out_zp_;
       y[i] = static_cast<int8_t>(std::min(std::max(o, -128), 127));
     }
-    return Status::Ok();
   }
 
   Op op_;
   DType type_;
+  ApplyByteTableFn table_fn_;
+  ByteTable table_{};
   int32_t in_zp_ = 0, out_zp_ = 0, multiplier_ = 0;
   int shift_ = 0;
   bool needs_rescale_ = false;
@@ -197,7 +229,7 @@ rt::KernelFactory MakeFactory(Op op) {
     const auto types = SupportedTypes(op);
     if (!TypeIn(in->type, types))
       return cc.Error("input type " + TypeName(in->type) + " is not supported (supported: " + TypeListText(types) + ")");
-    return std::unique_ptr<rt::OpKernel>(new UnaryKernel(op, in->type));
+    return std::unique_ptr<rt::OpKernel>(new UnaryKernel(op, in->type, cc.reference_only ? nullptr : ByteTableFn(cc.cpu, false)));
   };
 }
 

@@ -1,10 +1,14 @@
 // Unary elementwise ops against TFLite 2.9 (SIGN, absent from 2.9, against LiteRT.js).
 // Tolerances: float ops rtol 1e-6 (both sides call the same single-precision libm functions);
-// quantized ABS/RSQRT bit-exact.
+// quantized ABS/RSQRT bit-exact (their byte-table form also against the per-value reference
+// loops, without TFLite).
 #include <gtest/gtest.h>
 
 #include <cmath>
 
+#include "kernels/common/byte_table.h"
+#include "runtime/cpu.h"
+#include "support/fast_vs_reference.h"
 #include "support/op_cases.h"
 
 namespace edgeopt {
@@ -117,6 +121,39 @@ TEST_F(UnaryConformance, RsqrtInt8) {
                           OneOpGraph(tflite::BuiltinOperator_RSQRT, {in}, {out}), o, {Value(in, v)}),
               "");
   }
+}
+
+// int8 ABS and RSQRT outside the reference kernels look every value up in a table built from the
+// reference's per-value code: the same bytes as the reference loops on every input value (RSQRT:
+// every value at or above the zero point), 1-2 threads, the table variant chosen.
+TEST(UnaryInt8Table, MatchesTheReferenceLoops) {
+  const std::string isa = kernels::ByteTableFn(rt::Cpu(), false) == kernels::ApplyByteTableVbmi ? "avx512vbmi" : "table";
+  struct Q {
+    float in_scale;
+    int64_t in_zp;
+    float out_scale;
+    int64_t out_zp;
+  };
+  const Q params[] = {{0.05f, -128, 0.05f, -128}, {0.01f, -100, 0.1f, -128}, {0.5f, 0, 0.02f, -20},
+                      {0.003f, -128, 0.2f, 5}, {0.2f, 17, 0.05f, 3}};
+  int n_case = 0;
+  for (Op op : {tflite::BuiltinOperator_ABS, tflite::BuiltinOperator_RSQRT})
+    for (const Q& q : params) {
+      const TensorSpec in = QSpec(DType::kInt8, {3, 1000}, q.in_scale, q.in_zp);
+      const Graph g = OneOpGraph(op, {in}, {QSpec(DType::kInt8, {3, 1000}, q.out_scale, q.out_zp)});
+      std::vector<int8_t> v(3000);
+      for (size_t i = 0; i < v.size(); ++i) {
+        const int lo = op == tflite::BuiltinOperator_RSQRT ? static_cast<int>(q.in_zp) : -128;
+        v[i] = static_cast<int8_t>(lo + static_cast<int>(i * 7919 % static_cast<size_t>(128 - lo)));
+      }
+      FastCheck check;
+      check.threads = 1 + n_case++ % 2;
+      check.op_type = tflite::EnumNameBuiltinOperator(op);
+      check.variant = std::string(op == tflite::BuiltinOperator_ABS ? "abs" : "rsqrt") + "/int8/" + isa;
+      check.inputs = {Value(in, v)};
+      EXPECT_TRUE(ExpectFastMatchesReference(g, Name(op, DType::kInt8, {3, 1000}) + " zp " +
+                                                             std::to_string(q.in_zp), check));
+    }
 }
 
 TEST_F(UnaryConformance, Sign) {
