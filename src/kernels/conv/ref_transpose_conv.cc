@@ -13,7 +13,9 @@
 //   int16 x int8   zero points 0; int64 bias: 64-bit requantization; int32 bias or none: int32
 //                  accumulation, 32-bit requantization (as 2.9 does)
 // Quantized outputs use the reference rounding, as 2.9's kernels do (the GEMM there produces
-// int32 columns; requantization is plain C). The fused activation (newer LiteRT, op version 4)
+// int32 columns; requantization is plain C). Outside the reference mode, float runs on
+// TransposeConvF32 and int8 / uint8 on TransposeConvQ (transpose_conv.h), both with constant
+// weights and output shape. The fused activation (newer LiteRT, op version 4)
 // is applied; 2.9 has no such option and its models leave it NONE. A non-constant output_shape
 // makes the output dynamic (shape set at invoke).
 //
@@ -84,14 +86,16 @@ enum class TcKind { kFloat, kUInt8, kInt8, kInt16 };
 class TransposeConvKernel : public rt::OpKernel {
  public:
   // fast: the float GEMM engine (transpose_conv.h), or null.
-  TransposeConvKernel(TcKind kind, std::unique_ptr<TransposeConvF32> fast) : kind_(kind), fast_(std::move(fast)) {}
+  // qfast: the 8-bit engine (int8 / uint8), or null.
+  TransposeConvKernel(TcKind kind, std::unique_ptr<TransposeConvF32> fast, std::unique_ptr<TransposeConvQ> qfast)
+      : kind_(kind), fast_(std::move(fast)), qfast_(std::move(qfast)) {}
   Status Prepare(rt::KernelContext& ctx) override;
   Status Invoke(rt::KernelContext& ctx) override;
   std::string variant() const override {
     switch (kind_) {
       case TcKind::kFloat: return use_fast_ ? "transpose_conv/f32/" + fast_->path() : "transpose_conv/f32/ref";
-      case TcKind::kUInt8: return "transpose_conv/uint8/ref";
-      case TcKind::kInt8: return "transpose_conv/int8/ref";
+      case TcKind::kUInt8: return use_fast_ ? "transpose_conv/uint8/gemm_avx512" : "transpose_conv/uint8/ref";
+      case TcKind::kInt8: return use_fast_ ? "transpose_conv/int8/gemm_avx512" : "transpose_conv/int8/ref";
       case TcKind::kInt16: return "transpose_conv/int16x8/ref";
     }
     return "transpose_conv/ref";
@@ -103,10 +107,18 @@ class TransposeConvKernel : public rt::OpKernel {
  private:
   // Reads output_shape (data must be present), checks it and fills d_.
   Status ResolveOutput(rt::KernelContext& ctx);
+  // The 8-bit engine with this invoke's bias.
+  template <typename T>
+  void RunQuantFast(rt::KernelContext& ctx, const int32_t* bias) {
+    TransposeRequant& q = qfast_->requant();
+    for (int c = 0; c < d_.out_c; ++c) q.bias[static_cast<size_t>(c)] = bias ? bias[c] : 0;
+    qfast_->Run<T>(ctx, *ctx.input(1), ctx.input(2)->data_as<T>(), ctx.input(2)->zero_point(), ctx.output(0)->data_as<T>());
+  }
 
   TcKind kind_;
   std::unique_ptr<TransposeConvF32> fast_;
-  bool use_fast_ = false;  // float with a constant output shape and weights
+  std::unique_ptr<TransposeConvQ> qfast_;
+  bool use_fast_ = false;  // float / 8-bit with a constant output shape and weights
   TransposeDims d_;
   bool dynamic_output_ = false;
   std::vector<int32_t> multiplier_;
@@ -211,6 +223,31 @@ Status TransposeConvKernel::Prepare(rt::KernelContext& ctx) {
   if (!shape_t->data) return ctx.Error("output_shape " + Describe(*shape_t) + " has no data");
   RETURN_IF_ERROR(ResolveOutput(ctx));
   use_fast_ = kind_ == TcKind::kFloat && fast_ && !ctx.in_invoke() && fast_->Prepare(ctx, d_, *weights);
+  if ((kind_ == TcKind::kInt8 || kind_ == TcKind::kUInt8) && qfast_ && !ctx.in_invoke()) {
+    const int32_t w_zp = kind_ == TcKind::kUInt8 ? static_cast<int32_t>(weights->quant->zp(0)) : 0;
+    use_fast_ = qfast_->Prepare(ctx, d_, *weights, w_zp);
+    if (use_fast_) {
+      TransposeRequant& q = qfast_->requant();
+      q.oc = d_.out_c;
+      const size_t padded = static_cast<size_t>((d_.out_c + 15) / 16 * 16);
+      q.bias.assign(padded, 0);
+      q.mult.assign(padded, 0);
+      q.left.assign(padded, 0);
+      q.right.assign(padded, 0);
+      for (int c = 0; c < d_.out_c; ++c) {
+        const size_t i = multiplier_.size() == 1 ? 0 : static_cast<size_t>(c);
+        q.mult[static_cast<size_t>(c)] = multiplier_[i];
+        q.left[static_cast<size_t>(c)] = std::max(shift_[i], 0);
+        q.right[static_cast<size_t>(c)] = std::max(-shift_[i], 0);
+      }
+      q.out_zp = output->zero_point();
+      q.lo = act_min_;
+      q.hi = act_max_;
+      // The vector stage's Srdhm needs multipliers >= 0 and right shifts up to 31.
+      for (size_t c = 0; c < padded; ++c)
+        if (q.mult[c] < 0 || q.right[c] > 31) use_fast_ = false;
+    }
+  }
   return Status::Ok();
 }
 
@@ -241,6 +278,10 @@ Status TransposeConvKernel::Invoke(rt::KernelContext& ctx) {
       const int32_t* b = bias ? bias->data_as<int32_t>() : nullptr;
       uint8_t* out = output->data_as<uint8_t>();
       const int32_t out_off = output->zero_point();
+      if (use_fast_) {
+        RunQuantFast<uint8_t>(ctx, b);
+        return Status::Ok();
+      }
       TransposeConvGather<int64_t>(
           d_, input->data_as<uint8_t>(), -input->zero_point(), weights->data_as<uint8_t>(),
           -static_cast<int32_t>(weights->quant->zp(0)), pool, [&](int64_t i, int oc, int64_t acc) {
@@ -254,6 +295,10 @@ Status TransposeConvKernel::Invoke(rt::KernelContext& ctx) {
       const int32_t* b = bias ? bias->data_as<int32_t>() : nullptr;
       int8_t* out = output->data_as<int8_t>();
       const int32_t out_off = output->zero_point();
+      if (use_fast_) {
+        RunQuantFast<int8_t>(ctx, b);
+        return Status::Ok();
+      }
       TransposeConvGather<int64_t>(d_, input->data_as<int8_t>(), -input->zero_point(), weights->data_as<int8_t>(), 0,
                                    pool, [&](int64_t i, int oc, int64_t acc) {
                                      if (b) acc += b[oc];
@@ -401,7 +446,8 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateTransposeConv(const rt::KernelCrea
   }
   if (out->type != in->type || (bias && bias->type != bias_type)) return unsupported();
   return std::unique_ptr<rt::OpKernel>(
-      new TransposeConvKernel(kind, kind == TcKind::kFloat ? MakeTransposeConvF32(cc) : nullptr));
+      new TransposeConvKernel(kind, kind == TcKind::kFloat ? MakeTransposeConvF32(cc) : nullptr,
+                              kind == TcKind::kInt8 || kind == TcKind::kUInt8 ? MakeTransposeConvQ(cc) : nullptr));
 }
 
 Expected<std::unique_ptr<rt::OpKernel>> CreateTransposeConvBias(const rt::KernelCreateContext& cc) {

@@ -7,6 +7,31 @@
 
 namespace edgeopt::kernels {
 
+void TransposeGather::Plan(const TransposeDims& d) {
+  auto taps = [](int out, int in, int k, int stride, int pad) {
+    std::vector<std::vector<Tap>> t(out);
+    for (int o = 0; o < out; ++o)
+      for (int f = 0; f < k; ++f) {
+        const int s = o + pad - f;  // = input index · stride for a contributing pair
+        if (s >= 0 && s % stride == 0 && s / stride < in) t[o].push_back({s / stride, f});
+      }
+    return t;
+  };
+  rows = taps(d.out_h, d.in_h, d.k_h, d.stride_h, d.pad_h);
+  // Per filter column kx: the input columns whose products at kx land inside the output row,
+  // ix * stride_w + kx - pad_w in [0, out_w).
+  col_range.clear();
+  for (int kx = 0; kx < d.k_w; ++kx) {
+    int lo = 0, hi = 0;
+    for (int ix = 0; ix < d.in_w; ++ix) {
+      const int ox = ix * d.stride_w + kx - d.pad_w;
+      if (ox < 0) lo = ix + 1;
+      if (ox < d.out_w) hi = ix + 1;
+    }
+    col_range.push_back({lo, std::max(lo, hi)});
+  }
+}
+
 void TransposeConvF32::Pack(rt::KernelContext& ctx, const rt::RtTensor& weights) {
   const TransposeDims& d = d_;
   const int n = d.k_h * d.k_w * d.out_c;
@@ -51,28 +76,7 @@ bool TransposeConvF32::Prepare(rt::KernelContext& ctx, const TransposeDims& d, c
   packed_.reset();
   if (weights.data) Pack(ctx, weights);
   scratch_ = ctx.RequestScratch(static_cast<size_t>(m * n) * sizeof(float));
-  auto taps = [](int out, int in, int k, int stride, int pad) {
-    std::vector<std::vector<Tap>> t(out);
-    for (int o = 0; o < out; ++o)
-      for (int f = 0; f < k; ++f) {
-        const int s = o + pad - f;  // = input index · stride for a contributing pair
-        if (s >= 0 && s % stride == 0 && s / stride < in) t[o].push_back({s / stride, f});
-      }
-    return t;
-  };
-  rows_ = taps(d.out_h, d.in_h, d.k_h, d.stride_h, d.pad_h);
-  // Per filter column kx: the input columns whose products at kx land inside the output row,
-  // ix * stride_w + kx - pad_w in [0, out_w).
-  col_range_.clear();
-  for (int kx = 0; kx < d.k_w; ++kx) {
-    int lo = 0, hi = 0;
-    for (int ix = 0; ix < d.in_w; ++ix) {
-      const int ox = ix * d.stride_w + kx - d.pad_w;
-      if (ox < 0) lo = ix + 1;
-      if (ox < d.out_w) hi = ix + 1;
-    }
-    col_range_.push_back({lo, std::max(lo, hi)});
-  }
+  gather_.Plan(d);
   return true;
 }
 
@@ -96,31 +100,10 @@ void TransposeConvF32::Run(rt::KernelContext& ctx, const rt::RtTensor& weights, 
   gemm::Gemm(uk_, &ctx.threads(), m, in, d.in_c, *packed_, products, n, gemm::MinMax{-inf, inf});
   const int oc = d.out_c;
   const int64_t out_row = int64_t{d.out_w} * oc;
-  // Output row by output row: it starts at 0, each (input row, filter row) pair landing on it
-  // adds its products filter column by filter column, each a strided sweep of the row (so every
-  // output value adds its taps in the reference's order: filter rows ascending, then filter
-  // columns), then the bias and the clamp. The row stays in L1 while it accumulates.
   ctx.threads().ParallelFor(int64_t{d.batches} * d.out_h, 1, [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
-      const int b = static_cast<int>(row / d.out_h), oy = static_cast<int>(row % d.out_h);
       float* o = out + row * out_row;
-      std::fill(o, o + out_row, 0.0f);
-      for (const Tap& ty : rows_[oy]) {
-        const float* base =
-            products + (static_cast<size_t>(b) * d.in_h + ty.in) * d.in_w * n + static_cast<size_t>(ty.tap) * d.k_w * oc;
-        for (int kx = 0; kx < d.k_w; ++kx) {
-          const auto [lo_ix, hi_ix] = col_range_[static_cast<size_t>(kx)];
-          float* acc = o + (int64_t{lo_ix} * d.stride_w + kx - d.pad_w) * oc;
-          const float* p = base + static_cast<size_t>(lo_ix) * n + static_cast<size_t>(kx) * oc;
-          const int64_t acc_step = int64_t{d.stride_w} * oc;
-          if (oc == 1) {
-            for (int ix = lo_ix; ix < hi_ix; ++ix, acc += acc_step, p += n) acc[0] += p[0];
-          } else {
-            for (int ix = lo_ix; ix < hi_ix; ++ix, acc += acc_step, p += n)
-              for (int c = 0; c < oc; ++c) acc[c] += p[c];
-          }
-        }
-      }
+      gather_.SumRow(d, products, row, o);
       if (oc == 1) {
         const float b0 = bias ? bias[0] : 0.0f;
         for (int64_t i = 0; i < out_row; ++i) o[i] = std::min(std::max(bias ? o[i] + b0 : o[i], lo), hi);

@@ -10,7 +10,9 @@
 #include <sstream>
 
 #include "graph/builder.h"
+#include "runtime/cpu.h"
 #include "support/conformance.h"
+#include "support/fast_vs_reference.h"
 #include "support/nn_test_util.h"
 
 namespace edgeopt {
@@ -123,6 +125,36 @@ TcCase RandomCase(std::mt19937_64& rng, DType type) {
     c.out_w = (c.w - 1) * c.stride_w + c.kw + rw;
   }
   return c;
+}
+
+// int8 / uint8 TRANSPOSE_CONV on the 8-bit engine (transpose_conv_q.cc: int16 GEMM products,
+// row sums, AVX-512 requantization) against the reference kernel, byte for byte: the random
+// shapes above plus wider ones (channels past 16 and odd, every tap count per output), per-channel
+// and per-tensor weights, with and without bias, fused activations, 1-2 threads, the
+// engine's variant checked.
+TEST(TransposeConvQuantFast, MatchesReferenceKernel) {
+  if (!rt::Cpu().has_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU: 8-bit TRANSPOSE_CONV runs the reference kernel";
+  std::mt19937_64 rng(808);
+  for (int i = 0; i < 60; ++i) {
+    const DType type = i % 3 == 2 ? DType::kUInt8 : DType::kInt8;
+    TcCase c = RandomCase(rng, type);
+    c.per_channel = type == DType::kInt8 && i % 4 != 1;
+    c.has_bias = i % 5 != 0;
+    c.act = i % 4 == 3 ? tflite::ActivationFunctionType_RELU : tflite::ActivationFunctionType_NONE;
+    if (i % 6 == 0) {  // wider layers: two panels of products, odd input channels
+      c.in_c = 37;
+      c.out_c = 21;
+      c.h = c.w = 9;
+      c.out_h = c.padding == tflite::Padding_SAME ? c.h * c.stride_h : (c.h - 1) * c.stride_h + c.kh;
+      c.out_w = c.padding == tflite::Padding_SAME ? c.w * c.stride_w : (c.w - 1) * c.stride_w + c.kw;
+    }
+    testing::FastCheck check;
+    check.seed = 40 + i;
+    check.threads = 1 + i % 2;
+    check.op_type = "TRANSPOSE_CONV";
+    check.variant = std::string("transpose_conv/") + std::string(DTypeName(type)) + "/gemm_avx512";
+    if (!testing::ExpectFastMatchesReference(BuildTransposeConv(c, 900 + i), c.Describe(), check)) return;
+  }
 }
 
 class TransposeConvConformance : public ::testing::Test {

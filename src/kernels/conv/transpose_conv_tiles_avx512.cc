@@ -98,3 +98,34 @@ void TransposeTilesRowsAvx512(const TransposeTiles& t, const float* in, const fl
 }
 
 }  // namespace edgeopt::kernels
+
+namespace edgeopt::kernels {
+
+void TransposeRequantRowAvx512(const TransposeRequant& q, const int32_t* acc, int64_t pixels, void* out) {
+  const int oc = q.oc;
+  auto* o = static_cast<uint8_t*>(out);
+  const __m512i zp = _mm512_set1_epi32(q.out_zp), lo = _mm512_set1_epi32(q.lo), hi = _mm512_set1_epi32(q.hi);
+  const __m512i one = _mm512_set1_epi32(1), nudge = _mm512_set1_epi64(int64_t{1} << 30);
+  for (int64_t px = 0; px < pixels; ++px) {
+    const int32_t* a = acc + px * oc;
+    for (int c = 0; c < oc; c += 16) {
+      const __mmask16 k = oc - c >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (oc - c)) - 1);
+      auto load = [&](const std::vector<int32_t>& v) { return _mm512_loadu_si512(v.data() + c); };
+      // MultiplyByQuantizedMultiplier with each lane's multiplier and shifts.
+      const __m512i x = _mm512_sllv_epi32(_mm512_add_epi32(_mm512_maskz_loadu_epi32(k, a + c), load(q.bias)), load(q.left));
+      const __m512i m = load(q.mult);
+      const __m512i even = _mm512_add_epi64(_mm512_mul_epi32(x, m), nudge);
+      const __m512i odd = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), _mm512_srli_epi64(m, 32)), nudge);
+      const __m512i h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 31), _mm512_slli_epi64(odd, 1));
+      const __m512i right = load(q.right);
+      const __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, right), one);
+      const __m512i threshold = _mm512_sub_epi32(_mm512_srli_epi32(mask, 1), _mm512_srai_epi32(h, 31));
+      __m512i y = _mm512_srav_epi32(h, right);
+      y = _mm512_mask_add_epi32(y, _mm512_cmpgt_epi32_mask(_mm512_and_si512(h, mask), threshold), y, one);
+      y = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(y, zp), lo), hi);
+      _mm512_mask_cvtepi32_storeu_epi8(o + px * oc + c, k, y);
+    }
+  }
+}
+
+}  // namespace edgeopt::kernels
