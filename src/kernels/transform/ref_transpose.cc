@@ -1,9 +1,10 @@
 // TRANSPOSE: out[i_0..i_{r-1}] = in[...] with out dim k = in dim perm[k]. Any rank, any
 // fixed-size type (copied by element size). perm must be a permutation of [0, rank).
-// Outside the reference mode, on AVX-512 CPUs, 4-byte elements whose output's last axis is not
-// the input's (e.g. NCHW -> NHWC, swapping the last two axes) run as 2-D transposes of 16x16
-// tiles (transpose_avx512.cc): the output's last axis i against the output axis j holding the
-// input's last axis, for every index of the other axes (variant transpose/any/avx512).
+// Outside the reference mode, on AVX-512 CPUs, 1-, 2- and 4-byte elements whose output's last
+// axis is not the input's (e.g. NCHW -> NHWC, swapping the last two axes, int8 attention heads)
+// run as 2-D transposes of 16x16 tiles (transpose_avx512.cc): the output's last axis i against
+// the output axis j holding the input's last axis, for every index of the other axes (variant
+// transpose/any/avx512).
 #include <array>
 
 #include "kernels/common/planned_kernel.h"
@@ -57,8 +58,13 @@ class TransposeKernel : public PlannedKernel {
   Status Run(rt::KernelContext& ctx) override {
     const rt::RtTensor& in = *ctx.input(0);
     if (tiles_) {
-      RunTiles(static_cast<const uint32_t*>(static_cast<const void*>(in.data)),
-               static_cast<uint32_t*>(static_cast<void*>(ctx.output(0)->data)));
+      const void* src = in.data;
+      void* out = ctx.output(0)->data;
+      switch (ElementBytes(in.type)) {
+        case 1: RunTiles(static_cast<const uint8_t*>(src), static_cast<uint8_t*>(out), Transpose2D8Avx512); break;
+        case 2: RunTiles(static_cast<const uint16_t*>(src), static_cast<uint16_t*>(out), Transpose2D16Avx512); break;
+        default: RunTiles(static_cast<const uint32_t*>(src), static_cast<uint32_t*>(out), Transpose2D32Avx512); break;
+      }
       return Status::Ok();
     }
     CopyByAxisTables(ElementBytes(in.type), out_shape_, tables_, in.data, ctx.output(0)->data);
@@ -72,7 +78,8 @@ class TransposeKernel : public PlannedKernel {
   void PlanTiles(const rt::RtTensor& in, const std::vector<int64_t>& perm, const std::vector<int64_t>& in_strides) {
     tiles_ = false;
     const int rank = in.rank();
-    if (!fast_ || ElementBytes(in.type) != 4 || rank < 2 || rank > kMaxTileRank || rt::NumElements(in.shape) == 0) return;
+    const int bytes = ElementBytes(in.type);
+    if (!fast_ || (bytes != 1 && bytes != 2 && bytes != 4) || rank < 2 || rank > kMaxTileRank || rt::NumElements(in.shape) == 0) return;
     if (perm[rank - 1] == rank - 1) return;  // rows stay contiguous: the copy moves whole rows
     int j = 0;
     while (perm[j] != rank - 1) ++j;
@@ -88,12 +95,13 @@ class TransposeKernel : public PlannedKernel {
     tiles_ = true;
   }
 
-  void RunTiles(const uint32_t* in, uint32_t* out) const {
+  template <typename T>
+  void RunTiles(const T* in, T* out, void (*transpose)(const T*, int64_t, T*, int64_t, int64_t, int64_t)) const {
     const int n = static_cast<int>(outer_.size());
     std::array<int64_t, kMaxTileRank> idx{};
     int64_t in_base = 0, out_base = 0;
     while (true) {
-      Transpose2D32Avx512(in + in_base, a_stride_, out + out_base, b_stride_, rows_, cols_);
+      transpose(in + in_base, a_stride_, out + out_base, b_stride_, rows_, cols_);
       int d = n - 1;
       for (; d >= 0; --d) {
         in_base += outer_[d].in_stride;

@@ -18,9 +18,14 @@ void RegisterGather(rt::OpRegistry& r);         // ref_gather.cc: GATHER, GATHER
 void RegisterShapeOps(rt::OpRegistry& r);       // ref_shape.cc: SHAPE, RANK, RANGE, WHERE
 void RegisterArgMinMax(rt::OpRegistry& r);      // ref_arg_minmax.cc: ARG_MAX, ARG_MIN
 
-// b[j * b_stride + i] = a[i * a_stride + j] for i < rows, j < cols, 4-byte elements, 16x16 tiles
-// in registers (transpose_avx512.cc; CPUs with AVX-512 F).
+// b[j * b_stride + i] = a[i * a_stride + j] for i < rows, j < cols, 16x16 tiles in registers
+// (transpose_avx512.cc; CPUs with AVX-512 F and BW): 4-byte elements as they are, 1- and 2-byte
+// ones widened to 4 bytes on the way in and narrowed on the way out.
 void Transpose2D32Avx512(const uint32_t* a, int64_t a_stride, uint32_t* b, int64_t b_stride, int64_t rows,
                          int64_t cols);
+void Transpose2D16Avx512(const uint16_t* a, int64_t a_stride, uint16_t* b, int64_t b_stride, int64_t rows,
+                         int64_t cols);
+void Transpose2D8Avx512(const uint8_t* a, int64_t a_stride, uint8_t* b, int64_t b_stride, int64_t rows,
+                        int64_t cols);
 
 }  // namespace edgeopt::kernels::transform

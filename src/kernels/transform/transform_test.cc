@@ -78,9 +78,9 @@ TEST(TransformConformance, Transpose) {
   }
 }
 
-// TRANSPOSE of 4-byte elements as 16x16 tiles on AVX-512 (transpose_avx512.cc), byte for byte
+// TRANSPOSE of 1-, 2- and 4-byte elements as 16x16 tiles on AVX-512 (transpose_avx512.cc), byte for byte
 // the reference copy: NCHW <-> NHWC, the last two axes swapped, a batch of them, rank 2 and 5,
-// sizes that leave partial tiles on both sides, float32 and int32, run-time perm (planned at
+// sizes that leave partial tiles on both sides, float32 / int32 / int8 / uint8 / int16, run-time perm (planned at
 // the invoke); perms that keep the last axis or give thin tiles keep the row copy (".../ref").
 TEST(TransformKernels, TransposeTilesEqualTheReference) {
   if (!rt::CpuHardware().has_avx512()) GTEST_SKIP() << "no AVX-512: TRANSPOSE runs the row copy";
@@ -97,7 +97,7 @@ TEST(TransformKernels, TransposeTilesEqualTheReference) {
   std::mt19937 rng(61);
   int k = 0;
   for (const C& c : cases)
-    for (DType t : {DType::kFloat32, DType::kInt32})
+    for (DType t : {DType::kFloat32, DType::kInt32, DType::kInt8, DType::kUInt8, DType::kInt16})
       for (bool runtime_perm : {false, true}) {
         std::vector<int32_t> out_shape;
         for (int32_t p : c.perm) out_shape.push_back(c.shape[static_cast<size_t>(p)]);
@@ -119,7 +119,9 @@ TEST(TransformKernels, TransposeTilesEqualTheReference) {
           check.inputs = testing::RandomInputs(g, testing::ExactOptions());
           check.inputs[1] = testing::MakeValue<int32_t>("perm", DType::kInt32, {rank}, c.perm);
         }
-        EXPECT_TRUE(testing::ExpectFastMatchesReference(g, "transpose " + rt::ShapeToString(rt::Shape(c.shape.begin(), c.shape.end())), check));
+        EXPECT_TRUE(testing::ExpectFastMatchesReference(
+            g, "transpose " + std::string(DTypeName(t)) + " " + rt::ShapeToString(rt::Shape(c.shape.begin(), c.shape.end())),
+            check));
       }
 }
 
