@@ -1,5 +1,9 @@
 // ARG_MAX / ARG_MIN along one axis; the first position wins ties (strict comparison, as
 // TFLite). Output int32 or int64 (the output tensor's type, i.e. the output_type option).
+// Outside the reference mode, on AVX-512 CPUs, the last axis (or one followed by size-1 axes) of
+// float32 / int8 / uint8 inputs
+// (a segmentation model's per-pixel class) runs 16 lanes at a time, rows over the threads
+// (arg_minmax_avx512.cc; variant arg_max/<type>/avx512).
 #include <algorithm>
 
 #include "kernels/common/planned_kernel.h"
@@ -74,6 +78,14 @@ void ArgMinMax(const T* in, int64_t outer, int64_t axis, int64_t inner, bool is_
   else ArgMinMaxOf<false>(in, outer, axis, inner, out);
 }
 
+// The last axis on AVX-512 (float32, int8, uint8), rows split over the threads.
+template <typename T, typename I>
+void LastAxisAvx512(rt::ThreadPool& pool, const T* in, int64_t rows, int64_t n, bool is_max, I* out) {
+  pool.ParallelFor(rows, std::max<int64_t>(1, 16384 / n), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) out[r] = static_cast<I>(ArgExtremeRowAvx512(in + r * n, n, is_max));
+  });
+}
+
 template <typename T>
 void Dispatch(const rt::RtTensor& in, rt::RtTensor& out, int64_t outer, int64_t axis, int64_t inner, bool is_max) {
   if (out.type == DType::kInt32) {
@@ -85,8 +97,9 @@ void Dispatch(const rt::RtTensor& in, rt::RtTensor& out, int64_t outer, int64_t 
 
 class ArgMinMaxKernel : public PlannedKernel {
  public:
-  explicit ArgMinMaxKernel(bool is_max)
-      : PlannedKernel(is_max ? "arg_max/any/ref" : "arg_min/any/ref", {1}), is_max_(is_max) {}
+  // fast: the AVX-512 rows for the last axis of float32 / int8 / uint8 inputs.
+  ArgMinMaxKernel(bool is_max, bool fast)
+      : PlannedKernel(is_max ? "arg_max/any/ref" : "arg_min/any/ref", {1}), is_max_(is_max), fast_(fast) {}
 
  protected:
   Status Check(rt::KernelContext& ctx) override {
@@ -112,6 +125,12 @@ class ArgMinMaxKernel : public PlannedKernel {
     if (in.shape[axis_] == 0) return ctx.Error("cannot reduce the empty dimension " + std::to_string(axis_));
     rt::Shape out = in.shape;
     out.erase(out.begin() + axis_);
+    int64_t inner = 1;
+    for (int d = axis_ + 1; d < in.rank(); ++d) inner *= in.shape[d];
+    rows_ = fast_ && inner == 1 &&
+            (in.type == DType::kFloat32 || in.type == DType::kInt8 || in.type == DType::kUInt8);
+    const std::string name = is_max_ ? "arg_max/" : "arg_min/";
+    set_variant(rows_ ? name + TypeName(in.type) + "/avx512" : name + "any/ref");
     return ctx.SetOutputShape(0, std::move(out));
   }
   Status Run(rt::KernelContext& ctx) override {
@@ -121,6 +140,16 @@ class ArgMinMaxKernel : public PlannedKernel {
     for (int d = 0; d < axis_; ++d) outer *= in.shape[d];
     for (int d = axis_ + 1; d < in.rank(); ++d) inner *= in.shape[d];
     const int64_t n = in.shape[axis_];
+    if (rows_) {
+      auto run = [&](const auto* x) {
+        if (out.type == DType::kInt32) LastAxisAvx512(ctx.threads(), x, outer, n, is_max_, out.data_as<int32_t>());
+        else LastAxisAvx512(ctx.threads(), x, outer, n, is_max_, out.data_as<int64_t>());
+      };
+      if (in.type == DType::kFloat32) run(in.data_as<float>());
+      else if (in.type == DType::kInt8) run(in.data_as<int8_t>());
+      else run(in.data_as<uint8_t>());
+      return Status::Ok();
+    }
     switch (in.type) {
       case DType::kFloat32: Dispatch<float>(in, out, outer, n, inner, is_max_); break;
       case DType::kInt8: Dispatch<int8_t>(in, out, outer, n, inner, is_max_); break;
@@ -135,14 +164,19 @@ class ArgMinMaxKernel : public PlannedKernel {
 
  private:
   bool is_max_;
+  bool fast_;
+  bool rows_ = false;  // the AVX-512 rows run this op
   int axis_ = 0;
 };
 
 }  // namespace
 
 void RegisterArgMinMax(rt::OpRegistry& r) {
-  r.Add(tflite::BuiltinOperator_ARG_MAX, MakeKernelFactory<ArgMinMaxKernel>(true));
-  r.Add(tflite::BuiltinOperator_ARG_MIN, MakeKernelFactory<ArgMinMaxKernel>(false));
+  for (const bool is_max : {true, false})
+    r.Add(is_max ? tflite::BuiltinOperator_ARG_MAX : tflite::BuiltinOperator_ARG_MIN,
+          [is_max](const rt::KernelCreateContext& cc) -> Expected<std::unique_ptr<rt::OpKernel>> {
+            return std::unique_ptr<rt::OpKernel>(new ArgMinMaxKernel(is_max, !cc.reference_only && cc.cpu.has_avx512()));
+          });
 }
 
 }  // namespace edgeopt::kernels::transform

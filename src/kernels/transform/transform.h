@@ -28,4 +28,10 @@ void Transpose2D16Avx512(const uint16_t* a, int64_t a_stride, uint16_t* b, int64
 void Transpose2D8Avx512(const uint8_t* a, int64_t a_stride, uint8_t* b, int64_t b_stride, int64_t rows,
                         int64_t cols);
 
+// The position of the first largest (is_max) or smallest of n > 0 values, as ARG_MAX / ARG_MIN's
+// sequential strict scan finds it (arg_minmax_avx512.cc; CPUs with AVX-512 F and BW).
+int64_t ArgExtremeRowAvx512(const float* p, int64_t n, bool is_max);
+int64_t ArgExtremeRowAvx512(const int8_t* p, int64_t n, bool is_max);
+int64_t ArgExtremeRowAvx512(const uint8_t* p, int64_t n, bool is_max);
+
 }  // namespace edgeopt::kernels::transform

@@ -562,6 +562,19 @@ TEST(TransformKernels, TransposeRank6And7) {
   }
 }
 
+// An ARG_MAX (is_max) or ARG_MIN op with an int32 output.
+void AddArgExtreme(GraphBuilder& b, bool is_max, int32_t x, int32_t axis, int32_t y) {
+  if (is_max) {
+    tflite::ArgMaxOptionsT o;
+    o.output_type = tflite::TensorType_INT32;
+    b.Op(tflite::BuiltinOperator_ARG_MAX, {x, axis}, {y}, o);
+  } else {
+    tflite::ArgMinOptionsT o;
+    o.output_type = tflite::TensorType_INT32;
+    b.Op(tflite::BuiltinOperator_ARG_MIN, {x, axis}, {y}, o);
+  }
+}
+
 // ARG_MAX / ARG_MIN against a plain scan per (outer, inner) pair (strict comparison, first
 // position wins) on sizes the conformance cases do not reach: long axes (the 8-lane scan of the
 // last axis and its tail), inner sizes across the 64-wide chunks, values with many ties, NaN
@@ -597,15 +610,7 @@ TEST(TransformKernels, ArgMaxArgMinLongAxesAndSpecialValues) {
           auto x = b.Input("x", t, shape);
           auto ax = I32Const(b, "axis", {1});
           auto y = b.Tensor("y", DType::kInt32, {shape[0], shape[2]});
-          if (is_max) {
-            tflite::ArgMaxOptionsT o;
-            o.output_type = tflite::TensorType_INT32;
-            b.Op(tflite::BuiltinOperator_ARG_MAX, {x, ax}, {y}, o);
-          } else {
-            tflite::ArgMinOptionsT o;
-            o.output_type = tflite::TensorType_INT32;
-            b.Op(tflite::BuiltinOperator_ARG_MIN, {x, ax}, {y}, o);
-          }
+          AddArgExtreme(b, is_max, x, ax, y);
           b.Output(y);
           auto out = as_int8 ? testing::RunOursValues(b.Finish(), {MakeValue<int8_t>("x", t, shape, q)})
                              : testing::RunOursValues(b.Finish(), {MakeValue<float>("x", t, shape, f)});
@@ -629,6 +634,32 @@ TEST(TransformKernels, ArgMaxArgMinLongAxesAndSpecialValues) {
                                                     << j << ")";
             }
         }
+}
+
+// ARG_MAX / ARG_MIN over the last axis on AVX-512 (arg_minmax_avx512.cc): a segmentation head's
+// per-pixel classes (21, and 3 / 64 / 70 around the 16-lane blocks) in float32, int8 and uint8,
+// byte-exact with the reference scan, the variant checked, 1-2 threads. (NaN, signed zeros and
+// long axes: ArgMaxArgMinLongAxesAndSpecialValues, whose inner-1 cases run the same rows.)
+TEST(TransformKernels, ArgMaxLastAxisRowsMatchTheReference) {
+  if (!rt::CpuHardware().has_avx512()) GTEST_SKIP() << "no AVX-512: ARG_MAX runs the scan";
+  int k = 0;
+  for (int classes : {21, 3, 64, 70})
+    for (DType t : {DType::kFloat32, DType::kInt8, DType::kUInt8})
+      for (bool is_max : {true, false}) {
+        GraphBuilder b;
+        const std::vector<int32_t> shape = {1, 33, 31, classes};
+        auto x = b.Input("x", t, shape);
+        auto ax = I32Const(b, "axis", {3});
+        auto y = b.Tensor("y", DType::kInt32, {1, 33, 31});
+        AddArgExtreme(b, is_max, x, ax, y);
+        b.Output(y);
+        testing::FastCheck check;
+        check.op_type = is_max ? "ARG_MAX" : "ARG_MIN";
+        check.variant = std::string(is_max ? "arg_max/" : "arg_min/") + std::string(DTypeName(t)) + "/avx512";
+        check.threads = 1 + k++ % 2;
+        check.seed = 70 + k;
+        EXPECT_TRUE(testing::ExpectFastMatchesReference(b.Finish(), check.variant + " classes " + std::to_string(classes), check));
+      }
 }
 
 // int64 paddings (2.9 reads them as int32): same result as int32 paddings.
