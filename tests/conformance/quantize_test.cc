@@ -868,8 +868,12 @@ TEST(QuantizeTransformer, EncoderBlockIsIntegerEndToEnd) {
   ASSERT_TRUE(interp.ok() && (*interp)->AllocateTensors().ok());
   if (rt::Cpu().has_avx512_vnni()) {
     for (const auto& info : (*interp)->ops()) {
-      if (info.type == "BATCH_MATMUL") EXPECT_EQ(info.variant, "batch_matmul/int8/avx512vnni");
-      if (info.type == "SQUARED_DIFFERENCE") EXPECT_EQ(info.variant, "squared_difference/int8/avx512");
+      if (info.type == "BATCH_MATMUL") {
+        EXPECT_EQ(info.variant, "batch_matmul/int8/avx512vnni");
+      }
+      if (info.type == "SQUARED_DIFFERENCE") {
+        EXPECT_EQ(info.variant, "squared_difference/int8/avx512");
+      }
     }
   }
   auto agree = eval::CompareModels(*fm, *qm, held_out);

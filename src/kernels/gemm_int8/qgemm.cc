@@ -186,11 +186,13 @@ bool NarrowFits(const Int16Out& q, int N, const int64_t* acc_bound) {
 
 }  // namespace
 
-bool BuildInt16VnniOutput(const Int16Out& q, int N, Int16VnniOutput* out, const int64_t* acc_bound) {
+bool BuildInt16VnniOutput(const Int16Out& q, int N, Int16VnniOutput* out, const int64_t* acc_bound, bool long_sums) {
   const int panels = (N + kNR - 1) / kNR;
   out->panels.assign(static_cast<size_t>(panels), Requant16Panel{});
   out->two_round = q.rounding == Int16Rounding::kGemmlowp32;
-  out->narrow = NarrowFits(q, N, acc_bound);
+  if (long_sums && q.rounding != Int16Rounding::kInt64Bias) return false;
+  out->long_sums = long_sums;
+  out->narrow = !long_sums && NarrowFits(q, N, acc_bound);
   out->act_min = q.act_min;
   out->act_max = q.act_max;
   for (int n = 0; n < panels * kNR; ++n) {
@@ -234,6 +236,9 @@ bool BuildInt16VnniOutput(const Int16Out& q, int N, Int16VnniOutput* out, const 
       add += uint64_t{1} << (shift - 1);
     }
     p.bias[lane] = bias;
+    p.lane_mult[lane] = mult;
+    p.lane_add[lane] = static_cast<int64_t>(add);
+    p.lane_shift[lane] = shift;
     (lane % 2 == 0 ? p.mult : p.mult_o)[lane / 2 * 2] = mult;
     (lane % 2 == 0 ? p.add_e : p.add_o)[lane / 2] = static_cast<int64_t>(add);
     (lane % 2 == 0 ? p.shift_e : p.shift_o)[lane / 2] = shift;

@@ -163,18 +163,28 @@ struct alignas(64) Requant16Panel {
   int64_t add_e[8], add_o[8];
   int64_t shift_e[8], shift_o[8];
   int32_t left[16], rshift[16], rmask[16], rhalf[16];  // two_round only
+  // long_sums only: lane j's multiplier, add and shift in 64-bit lanes (j < 8, then j >= 8).
+  int64_t lane_mult[16], lane_add[16], lane_shift[16];
 };
 struct Int16VnniOutput {
   std::vector<Requant16Panel> panels;  // ceil(N / 16)
   bool two_round = false;              // kGemmlowp32
   bool narrow = false;                 // kInt64Bias in 32-bit arithmetic (see Requant16Panel)
+  // kInt64Bias whose int32 sums could overflow (long K, large weights; the reference sums in
+  // int64): the k pairs summed in blocks of kLongBlockPairs in int32, each block added into int64
+  // sums, and the stage applied to those.
+  bool long_sums = false;
   int32_t act_min = -32768, act_max = 32767;
 };
 // Builds the stage for N channels of q (bias pointers, multiplier and shift arrays of N entries);
 // false when a shift lies outside the range the stage is exact for (the 64-bit shift in [1, 63];
 // kGemmlowp32: left and right shifts up to 31, multipliers >= 0).
 // acc_bound (optional, [N]): a bound on |acc| per channel, which lets kInt64Bias run narrow.
-bool BuildInt16VnniOutput(const Int16Out& q, int N, Int16VnniOutput* out, const int64_t* acc_bound = nullptr);
+// long_sums: Int16VnniOutput::long_sums (kInt64Bias only).
+bool BuildInt16VnniOutput(const Int16Out& q, int N, Int16VnniOutput* out, const int64_t* acc_bound = nullptr,
+                          bool long_sums = false);
+// k pairs per int32 block of the long sums: each vpdpwssd adds at most 2 * 32768 * 128 = 2^23.
+inline constexpr int kLongBlockPairs = 128;
 
 // Everything the driver needs besides A.
 struct GemmOutput {

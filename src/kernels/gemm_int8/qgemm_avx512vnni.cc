@@ -1054,6 +1054,47 @@ void Tile16(const Tile16Args& t) {
   }
 }
 
+// Int16VnniOutput::long_sums: R rows (1..4) of one panel, the k pairs in blocks of
+// kLongBlockPairs summed in int32 and added into int64 sums (lanes 0-7 and 8-15), then
+// (sum * m + add) >> shift per lane in 64 bits, truncated to 32 bits as the reference's int64
+// requantization does, clamped.
+template <int R>
+void TileLong16(const Tile16Args& t) {
+  const Requant16Panel& q = t.q[0];
+  __m512i lo[R], hi[R];
+  for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm512_setzero_si512();
+  for (int k0 = 0; k0 < t.K2; k0 += kLongBlockPairs) {
+    const int k1 = std::min(t.K2, k0 + kLongBlockPairs);
+    __m512i acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_si512();
+    const int16_t* b = t.b + int64_t{k0} * 32;
+    for (int k = k0; k < k1; ++k, b += 32) {
+      const __m512i w = Load(b);
+      for (int r = 0; r < R; ++r) {
+        int32_t pair;
+        std::memcpy(&pair, t.a + r * t.lda + 2 * k, 4);
+        acc[r] = _mm512_dpwssd_epi32(acc[r], _mm512_set1_epi32(pair), w);
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      lo[r] = _mm512_add_epi64(lo[r], _mm512_cvtepi32_epi64(_mm512_castsi512_si256(acc[r])));
+      hi[r] = _mm512_add_epi64(hi[r], _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(acc[r], 1)));
+    }
+  }
+  const __m512i m_lo = Load(q.lane_mult), m_hi = Load(q.lane_mult + 8);
+  const __m512i a_lo = Load(q.lane_add), a_hi = Load(q.lane_add + 8);
+  const __m512i s_lo = Load(q.lane_shift), s_hi = Load(q.lane_shift + 8);
+  const __m512i vmin = _mm512_set1_epi32(t.act_min), vmax = _mm512_set1_epi32(t.act_max);
+  const __mmask16 last = static_cast<__mmask16>((1u << t.cols_last) - 1);
+  for (int r = 0; r < R; ++r) {
+    const __m256i y_lo = _mm512_cvtepi64_epi32(_mm512_srav_epi64(_mm512_add_epi64(_mm512_mullo_epi64(lo[r], m_lo), a_lo), s_lo));
+    const __m256i y_hi = _mm512_cvtepi64_epi32(_mm512_srav_epi64(_mm512_add_epi64(_mm512_mullo_epi64(hi[r], m_hi), a_hi), s_hi));
+    __m512i y = _mm512_inserti64x4(_mm512_castsi256_si512(y_lo), y_hi, 1);
+    y = _mm512_min_epi32(_mm512_max_epi32(y, vmin), vmax);
+    _mm256_mask_storeu_epi16(t.c + r * t.ldc, last, _mm512_cvtepi32_epi16(y));
+  }
+}
+
 using Tile16Fn = void (*)(const Tile16Args&);
 
 template <int NV, int kStage, size_t... I>
@@ -1086,6 +1127,20 @@ void Int16VnniChunk(const int16_t* a, int64_t lda, int rows, const PackedB& b, i
   t.ldc = ldc;
   t.act_min = out.act_min;
   t.act_max = out.act_max;
+  if (out.long_sums) {
+    constexpr Tile16Fn kLong[] = {&TileLong16<1>, &TileLong16<2>, &TileLong16<3>, &TileLong16<4>};
+    for (int p = p0; p < p1; ++p) {
+      t.b = b.panel(p);
+      t.q = out.panels.data() + p;
+      t.cols_last = std::min(16, b.N - 16 * p);
+      for (int r = 0; r < rows; r += 4) {
+        t.a = a + r * lda;
+        t.c = c + r * ldc + p * 16;
+        kLong[std::min(4, rows - r) - 1](t);
+      }
+    }
+    return;
+  }
   ForEachTile(rows, p0, p1, b.N, [&](int p, int nv, int r, int tr, int cols_last) {
     t.b = b.panel(p);
     t.q = out.panels.data() + p;

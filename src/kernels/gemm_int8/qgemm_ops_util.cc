@@ -160,15 +160,17 @@ Expected<bool> PrepareGemmOutput(rt::KernelContext& ctx, const GemmOpSpec& spec,
       st->rounding = !bias                         ? spec.int16_no_bias
                      : bias->type == DType::kInt32 ? spec.int16_int32_bias
                                                    : spec.int16_int64_bias;
-      // The reference accumulates in int64 there: int32 sums are exact only if they cannot overflow.
-      if (st->rounding == qgemm::Int16Rounding::kInt64Bias &&
-          !Int16SumsFitInt32(weights->data_as<int8_t>(), N, spec.K))
-        return false;
+      // The reference accumulates in int64 there: int32 sums are exact only if they cannot
+      // overflow; otherwise the VNNI GEMM sums in int64 (long_sums), the AVX2 one declines.
+      const bool long_sums = st->rounding == qgemm::Int16Rounding::kInt64Bias &&
+                             !Int16SumsFitInt32(weights->data_as<int8_t>(), N, spec.K);
+      if (long_sums && !spec.int16_vnni) return false;
       st->use_i16v = false;
       if (spec.int16_vnni) {
         const qgemm::Int16Out q = Int16OutOf(*st, bias);
         const std::vector<int64_t> bound = AccBounds(spec, N, 32768);  // |input| <= 32768 (int16, zero point 0)
-        st->use_i16v = qgemm::BuildInt16VnniOutput(q, N, &st->i16v, bound.empty() ? nullptr : bound.data());
+        st->use_i16v = qgemm::BuildInt16VnniOutput(q, N, &st->i16v, bound.empty() ? nullptr : bound.data(), long_sums);
+        if (long_sums && !st->use_i16v) return false;
       }
       return true;
     }

@@ -623,7 +623,9 @@ TEST(VnniRhsPacking, MatchesPackWeightsVnni) {
             EXPECT_EQ(std::memcmp(got.data.get(), want.data.get(), got.data.size), 0);
             EXPECT_EQ(got.col_sum, want.col_sum);
             ASSERT_EQ(got.pairs.size, want.pairs.size);
-            if (got.pairs.size) EXPECT_EQ(std::memcmp(got.pairs.get(), want.pairs.get(), got.pairs.size), 0);
+            if (got.pairs.size) {
+              EXPECT_EQ(std::memcmp(got.pairs.get(), want.pairs.get(), got.pairs.size), 0);
+            }
           } else {
             EXPECT_EQ(got.b_offset, 0);
           }
@@ -1128,6 +1130,34 @@ TEST_F(QGemmOps, Int16x8Layers) {
       ++i;
     }
   }
+}
+
+// 16x8 layers with int64 biases whose int32 sums could overflow (long K, full-range weights and
+// inputs: the reference sums in int64): on AVX-512 VNNI the GEMM sums blocks of k pairs in int32
+// and adds them into int64 sums (Int16VnniOutput::long_sums) instead of leaving the layer to the
+// reference kernel; byte-exact, the variant checked, 1-2 threads. (AVX2 still declines them.)
+TEST_F(QGemmOps, Int16x8LongSums) {
+  if (!rt::Cpu().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU: long 16x8 sums run the reference kernel";
+  const int kSame = tflite::Padding_SAME;
+  const ConvLayer layers[] = {
+      {1, 7, 7, 512, 40, 3, 3, 1, 1, 1, kSame, "/padded"},  // K = 4608: 36 blocks of 128 pairs
+      {1, 3, 5, 4096, 19, 1, 1, 1, 1, 1, kSame, ""},        // K = 4096, N not a multiple of 16
+      {2, 4, 3, 1031, 33, 1, 1, 1, 1, 1, kSame, ""},        // odd K past a block boundary
+  };
+  int i = 0;
+  for (const ConvLayer& l : layers)
+    for (int act : {tflite::ActivationFunctionType_NONE, tflite::ActivationFunctionType_RELU}) {
+      Case c = LayerCase(l, Path::kInt16, act);
+      c.per_channel = i % 2 == 0;
+      c.has_bias = true;
+      c.bias_type = DType::kInt64;
+      testing::FastCheck check;
+      check.op_type = "CONV_2D";
+      check.variant = std::string("avx512vnni") + l.variant;
+      check.threads = 1 + i % 2;
+      check.seed = 2900 + i++;
+      testing::ExpectFastMatchesReference(BuildConv(c, check.seed), "long sums " + c.Describe("conv2d"), check);
+    }
 }
 
 // The paths of issue 6 (and their VNNI twins), each checked to be the one taken: im2col from the padded int16 image
