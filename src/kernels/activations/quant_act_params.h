@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "kernels/common/quant_utils.h"
 #include "runtime/kernel.h"
 #include "graph/graph.h"
 
@@ -21,6 +22,19 @@ struct QuantReluParams {
 void ReluBounds(tflite::BuiltinOperator op, float* lo, float* hi);
 QuantReluParams ComputeQuantRelu(tflite::BuiltinOperator op, DType type, const rt::RtTensor& in,
                                  const rt::RtTensor& out);
+
+// LEAKY_RELU's two quantized slopes (as TFLite 2.9's leaky_relu.cc: float products, then
+// QuantizeMultiplier): input >= zero point: in_scale / out_scale; below: in_scale * alpha / out_scale.
+struct LeakyReluMultipliers {
+  int32_t identity = 0, alpha = 0;
+  int identity_shift = 0, alpha_shift = 0;
+};
+inline LeakyReluMultipliers ComputeLeakyReluMultipliers(float in_scale, float alpha, float out_scale) {
+  LeakyReluMultipliers m;
+  QuantizeMultiplier(static_cast<double>(in_scale * alpha / out_scale), &m.alpha, &m.alpha_shift);
+  QuantizeMultiplier(static_cast<double>(in_scale / out_scale), &m.identity, &m.identity_shift);
+  return m;
+}
 
 // int16 LOGISTIC / TANH (zero points 0, output 2^-15): pot when the input scale is a power of
 // two the gemmlowp fixed-point path takes (left_shift then as that path uses it); otherwise the

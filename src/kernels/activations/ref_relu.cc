@@ -202,8 +202,11 @@ class LeakyReluKernel : public rt::OpKernel {
       RETURN_IF_ERROR(CheckQuant(ctx, in, out));
       if (type_ == DType::kInt16 && (in.zero_point() != 0 || out.zero_point() != 0))
         return ctx.Error("int16 input and output must have zero point 0");
-      QuantizeMultiplier(static_cast<double>(in.scale() * alpha_ / out.scale()), &mult_alpha_, &shift_alpha_);
-      QuantizeMultiplier(static_cast<double>(in.scale() / out.scale()), &mult_identity_, &shift_identity_);
+      const LeakyReluMultipliers m = ComputeLeakyReluMultipliers(in.scale(), alpha_, out.scale());
+      mult_alpha_ = m.alpha;
+      shift_alpha_ = m.alpha_shift;
+      mult_identity_ = m.identity;
+      shift_identity_ = m.identity_shift;
       in_zp_ = in.zero_point();
       out_zp_ = out.zero_point();
       bytes_.Build([this](auto x) { return One(x); });

@@ -1,4 +1,4 @@
-// The fast int16 RELU / RELU6 and LOGISTIC / TANH (act16_fast.cc) against the reference kernels,
+// The fast int16 RELU / RELU6, LEAKY_RELU and LOGISTIC / TANH (act16_fast.cc) against the reference kernels,
 // bit for bit, on every int16 input value at once (plus odd-length tails and 2 threads): RELU
 // rescales with multipliers below and above 1 (left shifts), each op's clamp bounds, LOGISTIC /
 // TANH input scales across the table path's range (multipliers near 2^14 and 2^15, shifts from
@@ -25,11 +25,17 @@ QuantParams Q(float scale) {
   return q;
 }
 
-Graph BuildAct(tflite::BuiltinOperator op, int64_t n, float in_scale, float out_scale) {
+Graph BuildAct(tflite::BuiltinOperator op, int64_t n, float in_scale, float out_scale, float alpha = 0.1f) {
   GraphBuilder b(3);
   const int32_t x = b.Input("x", DType::kInt16, {1, static_cast<int32_t>(n)}, Q(in_scale));
   const int32_t y = b.Tensor("y", DType::kInt16, {1, static_cast<int32_t>(n)}, Q(out_scale));
-  b.Op(op, {x}, {y});
+  if (op == tflite::BuiltinOperator_LEAKY_RELU) {
+    tflite::LeakyReluOptionsT o;
+    o.alpha = alpha;
+    b.Op(op, {x}, {y}, o);
+  } else {
+    b.Op(op, {x}, {y});
+  }
   b.Output(y);
   return b.Finish();
 }
@@ -105,6 +111,35 @@ TEST(Act16Fast, MatchesReferenceOnEveryValue) {
   testing::ExpectFastMatchesReference(BuildAct(tflite::BuiltinOperator_RELU, 65536, 1.0f, 1.0f / 100000), "RELU ratio 1e5",
                                       check);
   EXPECT_EQ(cases, 24 + 2 * 13);
+}
+
+// int16 LEAKY_RELU: both slopes rescaled as RELU's, each value taking its sign's; every int16
+// value, slopes below and above 1, rescales both ways, odd lengths, 1-2 threads; a negative alpha
+// (a negative multiplier) and a slope whose rescale leaves the 32-bit lane keep the reference.
+TEST(Act16Fast, LeakyReluMatchesReferenceOnEveryValue) {
+  if (!testing::HaveAvx2()) GTEST_SKIP() << "no AVX2+FMA on this CPU: the fast kernels are not used";
+  struct C {
+    float alpha, ratio;  // ratio: in_scale / out_scale
+    bool fast;
+  };
+  const C cases[] = {{0.1f, 1.0f, true},   {0.2f, 0.37f, true}, {0.01f, 3.0f, true},  {0.3f, 250.0f, true},
+                     {1.5f, 0.02f, true},  {0.1f, 1e-3f, true}, {-0.2f, 1.0f, false}, {0.5f, 1e5f, false}};
+  int k = 0;
+  for (const C& c : cases) {
+    const float in_scale = 2e-4f;
+    const int64_t n = 65536 + k % 3 * 5;
+    testing::FastCheck check;
+    check.op_type = "LEAKY_RELU";
+    check.variant = c.fast ? "leaky_relu/int16/avx2" : "/ref";
+    check.threads = 1 + k++ % 2;
+    check.inputs = {AllValues(n)};
+    std::ostringstream what;
+    what << "LEAKY_RELU alpha " << c.alpha << " in/out " << c.ratio << " n " << n;
+    testing::ExpectFastMatchesReference(BuildAct(tflite::BuiltinOperator_LEAKY_RELU, n, in_scale, in_scale / c.ratio, c.alpha),
+                                        what.str(), check);
+  }
+  EXPECT_TRUE(testing::ExpectMatches(BuildAct(tflite::BuiltinOperator_LEAKY_RELU, 1000, 3e-4f, 2e-4f, 0.1f),
+                                     "LEAKY_RELU int16 vs TFLite 2.9", testing::ExactOptions()));
 }
 
 TEST(Act16Fast, MatchesTflite29) {
