@@ -9,6 +9,7 @@
 
 #include "graph/builder.h"
 #include "support/conformance.h"
+#include "support/fast_vs_reference.h"
 #include "support/op_cases.h"
 #include "runtime/cpu.h"
 #include "runtime/interpreter.h"
@@ -150,6 +151,44 @@ TEST(ResizeConformance, DepthSpace) {
         ExpectConforms(b.Finish(), "SPACE_TO_DEPTH " + TypeLabel(t) + " " + ShapeText(in) + " block " + std::to_string(bs));
       }
     }
+}
+
+// DEPTH_TO_SPACE / SPACE_TO_DEPTH copying whole runs (ref_space.cc CopyRuns) against the
+// reference's element tables, byte for byte: element sizes 1 / 2 / 4 / 8, block sizes 2-4, runs
+// of 1 to 70 values (odd, past 16 bytes), batches, rows over 1-2 threads, the variant checked.
+TEST(ResizeKernels, DepthSpaceRunsMatchTheReference) {
+  CaseRng rng(231);
+  const DType types[] = {DType::kInt8, DType::kInt16, DType::kFloat32, DType::kInt64};
+  int k = 0;
+  for (DType t : types)
+    for (int bs : {2, 3, 4})
+      for (bool to_space : {true, false}) {
+        const int oc = rng.Int(1, 18), n = rng.Int(1, 2), h = rng.Int(1, 9) * (to_space ? 1 : bs);
+        const int w = rng.Int(1, 11) * (to_space ? 1 : bs);
+        const std::vector<int32_t> in = {n, h, w, to_space ? bs * bs * oc : oc};
+        const std::vector<int32_t> out = to_space ? std::vector<int32_t>{n, h * bs, w * bs, oc}
+                                                  : std::vector<int32_t>{n, h / bs, w / bs, oc * bs * bs};
+        GraphBuilder b;
+        auto x = b.Input("x", t, in);
+        auto y = b.Tensor("y", t, out);
+        if (to_space) {
+          tflite::DepthToSpaceOptionsT o;
+          o.block_size = bs;
+          b.Op(tflite::BuiltinOperator_DEPTH_TO_SPACE, {x}, {y}, o);
+        } else {
+          tflite::SpaceToDepthOptionsT o;
+          o.block_size = bs;
+          b.Op(tflite::BuiltinOperator_SPACE_TO_DEPTH, {x}, {y}, o);
+        }
+        b.Output(y);
+        testing::FastCheck check;
+        check.op_type = to_space ? "DEPTH_TO_SPACE" : "SPACE_TO_DEPTH";
+        check.variant = "/any/runs";
+        check.threads = 1 + k % 2;
+        check.seed = 500 + k++;
+        EXPECT_TRUE(testing::ExpectFastMatchesReference(
+            b.Finish(), check.op_type + " " + TypeLabel(t) + " " + ShapeText(in) + " block " + std::to_string(bs), check));
+      }
 }
 
 TEST(ResizeConformance, BatchSpace) {
