@@ -38,6 +38,10 @@ struct OutputStage {
   const float* bias;
   int32_t zero_point;
   float lo, hi;
+  // Rows that are batches of their own (hybrid FULLY_CONNECTED): row r's zero point is
+  // row_zero_point[r] (instead of zero_point) and its scales start at scale + r * scale_stride.
+  const int32_t* row_zero_point = nullptr;
+  size_t scale_stride = 0;
 };
 
 // The products of rows [0, rows) of one batch (uint8 a, kp bytes per row readable; bytes past K

@@ -29,13 +29,22 @@ void TileFloat(const PackedWeights& p, const uint8_t* a, size_t a_stride, int j,
   const size_t block_bytes = static_cast<size_t>(p.kp) * kUnits;
   const int8_t* w = p.w.data() + static_cast<size_t>(j) * block_bytes;
   const size_t u0 = static_cast<size_t>(j) * kUnits;
-  const __m512i neg_zp = _mm512_set1_epi32(-(128 + os.zero_point));
   __m512i acc[MR][NB];
-  #pragma GCC unroll 8
-  for (int b = 0; b < NB; ++b) {
-    const __m512i start = _mm512_mullo_epi32(neg_zp, _mm512_loadu_si512(p.sums.data() + u0 + b * kUnits));
+  if (os.row_zero_point) {
     #pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) acc[r][b] = start;
+    for (int r = 0; r < MR; ++r) {
+      const __m512i neg_zp = _mm512_set1_epi32(-(128 + os.row_zero_point[r]));
+      #pragma GCC unroll 8
+      for (int b = 0; b < NB; ++b) acc[r][b] = _mm512_mullo_epi32(neg_zp, _mm512_loadu_si512(p.sums.data() + u0 + b * kUnits));
+    }
+  } else {
+    const __m512i neg_zp = _mm512_set1_epi32(-(128 + os.zero_point));
+    #pragma GCC unroll 8
+    for (int b = 0; b < NB; ++b) {
+      const __m512i start = _mm512_mullo_epi32(neg_zp, _mm512_loadu_si512(p.sums.data() + u0 + b * kUnits));
+      #pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) acc[r][b] = start;
+    }
   }
   for (int g = 0; g < groups; ++g) {
     __m512i wv[NB];
@@ -54,11 +63,12 @@ void TileFloat(const PackedWeights& p, const uint8_t* a, size_t a_stride, int j,
   #pragma GCC unroll 8
   for (int b = 0; b < NB; ++b) {
     const size_t ub = u0 + b * kUnits;
-    const __m512 scale = _mm512_loadu_ps(os.scale + ub), bias = _mm512_loadu_ps(os.bias + ub);
+    const __m512 bias = _mm512_loadu_ps(os.bias + ub);
     const int left = p.n - static_cast<int>(ub);
     const __mmask16 m = left >= kUnits ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1u);
     #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
+      const __m512 scale = _mm512_loadu_ps(os.scale + r * os.scale_stride + ub);
       // The product is not fused into the bias addition (kept apart by the asm barrier).
       __m512 prod = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[r][b]), scale);
       asm("" : "+v"(prod));
@@ -85,17 +95,24 @@ void Tiles(const PackedWeights& p, const uint8_t* a, size_t a_stride, int j0, in
 
 void DotVnniFloat(const PackedWeights& p, const uint8_t* a, size_t a_stride, int rows, int j0, int j1,
                   const OutputStage& os, float* out, size_t out_stride) {
+  // The stage of the rows from r on (per-row zero points and scales move along).
+  auto from = [&](int r) {
+    OutputStage o = os;
+    if (o.row_zero_point) o.row_zero_point += r;
+    o.scale += r * o.scale_stride;
+    return o;
+  };
   int r = 0;
-  for (; r + 8 <= rows; r += 8) Tiles<8>(p, a + r * a_stride, a_stride, j0, j1, os, out + r * out_stride, out_stride);
+  for (; r + 8 <= rows; r += 8) Tiles<8>(p, a + r * a_stride, a_stride, j0, j1, from(r), out + r * out_stride, out_stride);
   if (rows - r >= 4) {
-    Tiles<4>(p, a + r * a_stride, a_stride, j0, j1, os, out + r * out_stride, out_stride);
+    Tiles<4>(p, a + r * a_stride, a_stride, j0, j1, from(r), out + r * out_stride, out_stride);
     r += 4;
   }
   if (rows - r >= 2) {
-    Tiles<2>(p, a + r * a_stride, a_stride, j0, j1, os, out + r * out_stride, out_stride);
+    Tiles<2>(p, a + r * a_stride, a_stride, j0, j1, from(r), out + r * out_stride, out_stride);
     r += 2;
   }
-  if (rows - r >= 1) Tiles<1>(p, a + r * a_stride, a_stride, j0, j1, os, out + r * out_stride, out_stride);
+  if (rows - r >= 1) Tiles<1>(p, a + r * a_stride, a_stride, j0, j1, from(r), out + r * out_stride, out_stride);
 }
 
 }  // namespace edgeopt::kernels::hybrid

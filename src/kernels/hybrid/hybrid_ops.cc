@@ -135,10 +135,12 @@ class HybridFullyConnected final : public FastKernel {
       int64_t r0, r1;
       int j0, j1;
       plan.Range(t, batches_, p.blocks(), &r0, &r1, &j0, &j1);
-      for (int64_t r = r0; r < r1; ++r) {  // every row is its own batch: its own scale and zero point
-        const OutputStage os{row_scale_.data() + r * padded, bias_.data(), batch_zp_[r], lo_, hi_};
-        DotVnniFloat(p, a_.data() + r * p.kp, p.kp, 1, j0, j1, os, out + r * units_, units_);
-      }
+      // Every row is its own batch with its own scale and zero point: tiles of rows that read
+      // each weight block once (a row at a time streamed all the weights per row).
+      OutputStage os{row_scale_.data() + r0 * padded, bias_.data(), 0, lo_, hi_};
+      os.row_zero_point = batch_zp_.data() + r0;
+      os.scale_stride = padded;
+      DotVnniFloat(p, a_.data() + r0 * p.kp, p.kp, static_cast<int>(r1 - r0), j0, j1, os, out + r0 * units_, units_);
     });
     return Status::Ok();
   }
