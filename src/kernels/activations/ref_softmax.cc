@@ -8,6 +8,7 @@
 //   interpolation (LiteRT SoftmaxInt16), ranks 1-4 as in 2.9.
 // - LOG_SOFTMAX int8/uint8: the same exp table, log of the float sum, rint to the output
 //   (output scale 16/256, zero point 127 / 255).
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <type_traits>
@@ -96,11 +97,20 @@ class SoftmaxKernel : public rt::OpKernel {
     if (in_type_ == DType::kFloat32) {
       Float(in.data_as<float>(), out.data_as<float>(), outer, depth);
     } else if (in_type_ == DType::kInt16) {
-      Int16(in.data_as<int16_t>(), out.data_as<int16_t>(), outer, depth);
+      const int16_t* x = in.data_as<int16_t>();
+      int16_t* y = out.data_as<int16_t>();
+      if (fast16_) {
+        SplitRows(ctx, outer, depth, [&](int64_t r0, int64_t r1) {
+          SoftmaxInt16RowsAvx512(x + r0 * depth, y + r0 * depth, r1 - r0, depth, exp_lut_.data(), one_over_lut_.data(),
+                                 int16_multiplier_, int16_shift_);
+        });
+      } else {
+        Int16(x, y, outer, depth);
+      }
     } else if (in_type_ == DType::kUInt8) {
-      Dispatch<uint8_t>(in, out, outer, depth);
+      Dispatch<uint8_t>(ctx, in, out, outer, depth);
     } else {
-      Dispatch<int8_t>(in, out, outer, depth);
+      Dispatch<int8_t>(ctx, in, out, outer, depth);
     }
     return Status::Ok();
   }
@@ -127,19 +137,31 @@ class SoftmaxKernel : public rt::OpKernel {
     }
   }
 
+  // The fast paths' rows split over the threads (rows are independent; each still adds its own
+  // values in order): fn(r0, r1) for pieces of at least ~4096 values.
+  template <typename Fn>
+  static void SplitRows(rt::KernelContext& ctx, int64_t rows, int64_t depth, const Fn& fn) {
+    ctx.threads().ParallelFor(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, depth)), fn);
+  }
+
   template <typename In>
-  void Dispatch(const rt::RtTensor& in, rt::RtTensor& out, int64_t outer, int64_t depth) const {
+  void Dispatch(rt::KernelContext& ctx, const rt::RtTensor& in, rt::RtTensor& out, int64_t outer, int64_t depth) const {
     if (log_) return LogQuantized<In>(in.data_as<In>(), out.data_as<In>(), outer, depth);
     switch (out_type_) {
-      case DType::kUInt8: return Quantized<In, uint8_t>(in.data_as<In>(), out.data_as<uint8_t>(), outer, depth);
-      case DType::kInt8: return Quantized<In, int8_t>(in.data_as<In>(), out.data_as<int8_t>(), outer, depth);
-      default: return Quantized<In, int16_t>(in.data_as<In>(), out.data_as<int16_t>(), outer, depth);
+      case DType::kUInt8: return Quantized<In, uint8_t>(ctx, in.data_as<In>(), out.data_as<uint8_t>(), outer, depth);
+      case DType::kInt8: return Quantized<In, int8_t>(ctx, in.data_as<In>(), out.data_as<int8_t>(), outer, depth);
+      default: return Quantized<In, int16_t>(ctx, in.data_as<In>(), out.data_as<int16_t>(), outer, depth);
     }
   }
 
   template <typename In, typename Out>
-  void Quantized(const In* x, Out* y, int64_t outer, int64_t depth) const {
-    if (fast_) return SoftmaxQuantRowsAvx512<In, Out>(x, y, outer, depth, table_, out_scale_, out_zp_);
+  void Quantized(rt::KernelContext& ctx, const In* x, Out* y, int64_t outer, int64_t depth) const {
+    if (fast_) {
+      SplitRows(ctx, outer, depth, [&](int64_t r0, int64_t r1) {
+        SoftmaxQuantRowsAvx512<In, Out>(x + r0 * depth, y + r0 * depth, r1 - r0, depth, table_, out_scale_, out_zp_);
+      });
+      return;
+    }
     const int32_t clamp_max = std::numeric_limits<Out>::max(), clamp_min = std::numeric_limits<Out>::min();
     for (int64_t i = 0; i < outer; ++i, x += depth, y += depth) {
       int32_t max_val = std::numeric_limits<In>::min();
@@ -184,9 +206,6 @@ class SoftmaxKernel : public rt::OpKernel {
   }
 
   void Int16(const int16_t* x, int16_t* y, int64_t outer, int64_t depth) const {
-    if (fast16_)
-      return SoftmaxInt16RowsAvx512(x, y, outer, depth, exp_lut_.data(), one_over_lut_.data(), int16_multiplier_,
-                                    int16_shift_);
     for (int64_t i = 0; i < outer; ++i, x += depth, y += depth) {
       int16_t max_in_row = std::numeric_limits<int16_t>::min();
       for (int64_t j = 0; j < depth; ++j) max_in_row = std::max(max_in_row, x[j]);
