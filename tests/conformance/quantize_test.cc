@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include "eval/accuracy.h"
 #include "eval/agreement.h"
@@ -680,6 +681,24 @@ void RandomSamples(const Graph& g, uint64_t seed, float range, int calibration, 
     (s < calibration ? cal : out)->push_back({eval::RandomInput(spec, seed + s, -range, range)});
 }
 
+// g quantized to full int8, calibrated on 16 seeded random samples in [-range, range], with
+// `held` other samples in held_out; with the count of quantized ops. A failure to quantize, or
+// float ops left, is reported (nullopt for the former).
+std::optional<std::pair<Graph, int>> QuantizeInt8OnRandom(const Graph& g, uint64_t seed, float range, int held,
+                                                          std::vector<std::vector<eval::HostTensor>>* held_out) {
+  optimize::QuantizeOptions o;
+  o.mode = QuantMode::kInt8;
+  RandomSamples(g, seed, range, 16, held, &o.calibration, held_out);
+  Graph q = g;
+  auto report = optimize::QuantizeModel(q, o);
+  if (!report.ok()) {
+    ADD_FAILURE() << report.status().ToString();
+    return std::nullopt;
+  }
+  EXPECT_TRUE(report->float_ops.empty()) << report->float_ops.front();
+  return std::make_pair(std::move(q), report->ops_quantized);
+}
+
 Graph MakeLstm(bool peephole, bool projection, bool cifg, uint64_t seed) {
   GraphBuilder b(seed);
   const int T = 6, I = 5, C = 8, O = projection ? 4 : C;
@@ -728,14 +747,10 @@ TEST(QuantizeLstm, SyntheticVariantsMatchTheReferenceRuntime) {
     SCOPED_TRACE(std::string("peephole ") + (v.peephole ? "1" : "0") + " projection " + (v.projection ? "1" : "0") +
                  " cifg " + (v.cifg ? "1" : "0"));
     const Graph fg = MakeLstm(v.peephole, v.projection, v.cifg, 11);
-    optimize::QuantizeOptions o;
-    o.mode = QuantMode::kInt8;
     std::vector<std::vector<eval::HostTensor>> held_out;
-    RandomSamples(fg, 500, 1.0f, 16, 8, &o.calibration, &held_out);
-    Graph q = fg;
-    auto report = optimize::QuantizeModel(q, o);
-    ASSERT_TRUE(report.ok()) << report.status().ToString();
-    EXPECT_TRUE(report->float_ops.empty()) << report->float_ops.front();
+    const auto quantized = QuantizeInt8OnRandom(fg, 500, 1.0f, 8, &held_out);
+    ASSERT_TRUE(quantized.has_value());
+    const Graph& q = quantized->first;
     auto fm = rt::Model::FromGraph(fg);
     auto qm = rt::Model::FromGraph(q);
     ASSERT_TRUE(fm.ok() && qm.ok());
@@ -842,14 +857,10 @@ Graph MakeEncoderBlock(int seq, int hidden, int heads, int ff, uint64_t seed) {
 // file matches TFLite 2.9 within one output step, and edgeopt runs them on its fast kernels.
 TEST(QuantizeTransformer, EncoderBlockIsIntegerEndToEnd) {
   const Graph fg = MakeEncoderBlock(24, 32, 2, 64, 17);
-  optimize::QuantizeOptions o;
-  o.mode = QuantMode::kInt8;
   std::vector<std::vector<eval::HostTensor>> held_out;
-  RandomSamples(fg, 900, 2.0f, 16, 4, &o.calibration, &held_out);
-  Graph q = fg;
-  auto report = optimize::QuantizeModel(q, o);
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
-  EXPECT_TRUE(report->float_ops.empty()) << report->float_ops.front();
+  const auto quantized = QuantizeInt8OnRandom(fg, 900, 2.0f, 4, &held_out);
+  ASSERT_TRUE(quantized.has_value());
+  const Graph& q = quantized->first;
   std::map<std::string, int> int8_ops;
   for (const Operator& op : q.main().ops) {
     const std::string name = tflite::EnumNameBuiltinOperator(op.code);
@@ -879,7 +890,7 @@ TEST(QuantizeTransformer, EncoderBlockIsIntegerEndToEnd) {
   auto agree = eval::CompareModels(*fm, *qm, held_out);
   ASSERT_TRUE(agree.ok()) << agree.status().ToString();
   std::printf("[transformer] int8 encoder block vs float: SNR %.1f dB, %d ops quantized\n", agree->outputs[0].snr_db,
-              report->ops_quantized);
+              quantized->second);
   EXPECT_GT(agree->outputs[0].snr_db, 15.0);  // regression floor
   testing::CompareOptions opts;
   opts.atol = 1.01 * OutputLsb(q, 0);
