@@ -4,8 +4,9 @@
 // for int8 / int16 over H and W the same arithmetic on 8 lanes, FinishCenteredMean), so results
 // are bit-exact with reduce/ref.cc. Also MEAN over the last axis alone, any rank (the layer
 // norms of quantized transformers): each row's sum in vector lanes, then the reference's own
-// last step. Other axes, non-constant axis tensors, empty inputs and unquantized tensors stay
-// on the reference kernel.
+// last step. SUM over the last axis alone likewise (the reference's FinishQuantizedSum). Other
+// axes, non-constant axis tensors, empty inputs and unquantized tensors stay on the reference
+// kernel.
 #include <algorithm>
 #include <type_traits>
 
@@ -20,11 +21,15 @@ namespace {
 
 class MeanFastKernel final : public FastKernel {
  public:
-  MeanFastKernel(std::unique_ptr<rt::OpKernel> ref, DType type, bool avx512)
-      : FastKernel(std::move(ref)), type_(type), avx512_(avx512 && (type == DType::kInt8 || type == DType::kUInt8)) {}
+  // sum: SUM (the last axis only) instead of MEAN.
+  MeanFastKernel(std::unique_ptr<rt::OpKernel> ref, DType type, bool avx512, bool sum)
+      : FastKernel(std::move(ref)), type_(type), avx512_(avx512 && (type == DType::kInt8 || type == DType::kUInt8)),
+        sum_(sum) {}
 
  protected:
-  std::string FastVariant() const override { return "mean/" + TypeName(type_) + (avx512_ ? "/avx512" : "/avx2"); }
+  std::string FastVariant() const override {
+    return (sum_ ? "sum/" : "mean/") + TypeName(type_) + (avx512_ ? "/avx512" : "/avx2");
+  }
 
   Expected<bool> PrepareFast(rt::KernelContext& ctx) override {
     const rt::RtTensor& in = *ctx.input(0);
@@ -38,18 +43,12 @@ class MeanFastKernel final : public FastKernel {
     const int rank = in.rank();
     last_axis_ = !raw.empty() && std::all_of(raw.begin(), raw.end(), [&](int64_t a) { return a == -1 || a == rank - 1; });
     if (last_axis_) {
-      p_ = QuantMeanParams();
-      p_.in_scale = in.scale();
-      p_.out_scale = out.scale();
-      p_.in_zp = in.zero_point();
-      p_.out_zp = out.zero_point();
-      p_.count = in.dim(rank - 1);
-      p_.same_params = in.scale() == out.scale() && in.zero_point() == out.zero_point();
+      p_ = QuantMeanParamsOf(in, out, in.dim(rank - 1));
       centered_ = false;
       sums_.assign(static_cast<size_t>(in.num_elements() / p_.count), 0);
       return true;
     }
-    if (in.rank() != 4) return false;
+    if (sum_ || in.rank() != 4) return false;
     bool reduced[4] = {false, false, false, false};
     for (int64_t a : raw) {
       if (a < -4 || a > 3) return false;
@@ -57,14 +56,8 @@ class MeanFastKernel final : public FastKernel {
     }
     if (reduced[0] || !reduced[1] || !reduced[2] || reduced[3]) return false;
     const bool keep_dims = GetOptions<tflite::ReducerOptionsT>(ctx.op()).keep_dims;
-    p_ = QuantMeanParams();
-    p_.in_scale = in.scale();
-    p_.out_scale = out.scale();
-    p_.in_zp = in.zero_point();
-    p_.out_zp = out.zero_point();
-    p_.count = in.dim(1) * in.dim(2);
+    p_ = QuantMeanParamsOf(in, out, int64_t{in.dim(1)} * in.dim(2));
     p_.hw4d = keep_dims && raw.size() == 2 && ((raw[0] == 1 && raw[1] == 2) || (raw[0] == 2 && raw[1] == 1));
-    p_.same_params = in.scale() == out.scale() && in.zero_point() == out.zero_point();
     batches_ = in.dim(0);
     channels_ = in.dim(3);
     // Signed types over H and W: the last step vectorized (FinishCenteredMean), with the
@@ -94,6 +87,10 @@ class MeanFastKernel final : public FastKernel {
     if (last_axis_) {
       const int64_t rows = static_cast<int64_t>(sums_.size());
       for (int64_t r = 0; r < rows; ++r) sums_[r] = qconv::SumRow<T>(x + r * p_.count, p_.count, avx512_);
+      if (sum_) {
+        FinishQuantizedSum<T>(p_, sums_.data(), ctx.output(0)->data_as<T>(), rows);
+        return Status::Ok();
+      }
       return FinishQuantizedMean<T>(ctx, p_, sums_.data(), ctx.output(0)->data_as<T>(), rows);
     }
     for (int b = 0; b < batches_; ++b) {
@@ -120,6 +117,7 @@ class MeanFastKernel final : public FastKernel {
 
   DType type_;
   bool avx512_;  // int8 / uint8 sums on AVX-512 BW (SumPixelsAvx512)
+  bool sum_;     // SUM over the last axis
   QuantMeanParams p_;
   bool centered_ = false;  // FinishCenteredMean with mult_, shift_
   bool last_axis_ = false;  // MEAN over the last axis: sums_ holds one sum per row
@@ -140,7 +138,8 @@ std::unique_ptr<rt::OpKernel> MakeMeanFast(const rt::KernelCreateContext& cc, Re
     return nullptr;
   auto ref = MakeReferenceKernel(cc, reference);
   if (!ref) return nullptr;
-  return std::make_unique<MeanFastKernel>(std::move(ref), in->type, cc.cpu.has_avx512());
+  return std::make_unique<MeanFastKernel>(std::move(ref), in->type, cc.cpu.has_avx512(),
+                                          cc.op.code == tflite::BuiltinOperator_SUM);
 }
 
 }  // namespace edgeopt::kernels

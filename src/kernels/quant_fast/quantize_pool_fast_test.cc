@@ -536,7 +536,8 @@ TEST(PoolFast, MatchesTflite29) {
 
 // A MEAN over `axes`; `out` the output shape, or empty for the spatial MEAN's (rank 4, H and W).
 Graph BuildMean(DType type, std::vector<int32_t> shape, std::vector<int32_t> axes, bool keep_dims, QuantParams qi,
-                QuantParams qo, std::vector<int32_t> out = {}) {
+                QuantParams qo, std::vector<int32_t> out = {},
+                tflite::BuiltinOperator op = tflite::BuiltinOperator_MEAN) {
   GraphBuilder b(9);
   const int32_t x = b.Input("x", type, shape, qi);
   const int32_t a = b.Const<int32_t>("axes", DType::kInt32, {static_cast<int32_t>(axes.size())}, axes);
@@ -545,7 +546,7 @@ Graph BuildMean(DType type, std::vector<int32_t> shape, std::vector<int32_t> axe
   const int32_t y = b.Tensor("y", type, out, qo);
   tflite::ReducerOptionsT o;
   o.keep_dims = keep_dims;
-  b.Op(tflite::BuiltinOperator_MEAN, {x, a}, {y}, o);
+  b.Op(op, {x, a}, {y}, o);
   b.Output(y);
   return b.Finish();
 }
@@ -610,12 +611,14 @@ TEST(MeanFast, MatchesReferenceAndTflite29) {
   }
 }
 
-// MEAN over the last axis alone (quantized transformers' layer norms), ranks 1-4, both axis
-// spellings, keep_dims or not, rows of 1 to 1000 values (the 64-byte runs and their tails).
+// MEAN and SUM over the last axis alone (quantized transformers' layer norms), ranks 1-4, both
+// axis spellings, keep_dims or not, rows of 1 to 1000 values (the 64-byte runs and their tails),
+// equal or other output parameters.
 TEST(MeanFast, LastAxisMatchesReferenceAndTflite29) {
   if (!testing::HaveAvx2()) GTEST_SKIP() << "no AVX2+FMA on this CPU: the fast kernels are not used";
   std::mt19937_64 rng(37);
   int k = 0;
+  for (const auto op : {tflite::BuiltinOperator_MEAN, tflite::BuiltinOperator_SUM})
   for (DType type : {DType::kInt8, DType::kUInt8, DType::kInt16})
     for (int i = 0; i < 14; ++i) {
       const int rank = 1 + i % 4;
@@ -629,12 +632,13 @@ TEST(MeanFast, LastAxisMatchesReferenceAndTflite29) {
       std::vector<int32_t> out = shape;
       if (keep_dims) out.back() = 1;
       else out.pop_back();
-      const Graph g = BuildMean(type, shape, axes, keep_dims, qi, qo, out);
-      const std::string what = MeanWhat("MEAN last axis ", type, shape, axes, keep_dims, qi, qo);
+      const bool sum = op == tflite::BuiltinOperator_SUM;
+      const Graph g = BuildMean(type, shape, axes, keep_dims, qi, qo, out, op);
+      const std::string what = MeanWhat(sum ? "SUM last axis " : "MEAN last axis ", type, shape, axes, keep_dims, qi, qo);
       testing::FastCheck check;
       check.seed = 700 + i;
       check.threads = 1 + i % 2;
-      check.op_type = "MEAN";
+      check.op_type = sum ? "SUM" : "MEAN";
       check.variant = type != DType::kInt16 && rt::Cpu().has_avx512() ? "/avx512" : "/avx2";
       if (!testing::ExpectFastMatchesReference(g, what, check)) return;
       if (type != DType::kInt16 && ++k % 3 == 0 && !testing::ExpectMatches(g, what, testing::ExactOptions())) return;

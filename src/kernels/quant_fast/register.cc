@@ -16,6 +16,7 @@ void RegisterFastQuantKernels(rt::OpRegistry& r) {
   AddFastWithFallback(r, tflite::BuiltinOperator_AVERAGE_POOL_2D, MakePoolFast);
   AddFastWithFallback(r, tflite::BuiltinOperator_MAX_POOL_2D, MakePoolFast);
   AddFastWithFallback(r, tflite::BuiltinOperator_MEAN, MakeMeanFast);
+  AddFastWithFallback(r, tflite::BuiltinOperator_SUM, MakeMeanFast);
   AddFastWithFallback(r, tflite::BuiltinOperator_PRELU, MakePreluQuantFast);
   for (auto op : {tflite::BuiltinOperator_RELU, tflite::BuiltinOperator_RELU6, tflite::BuiltinOperator_LEAKY_RELU,
                   tflite::BuiltinOperator_LOGISTIC, tflite::BuiltinOperator_TANH})

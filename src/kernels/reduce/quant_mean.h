@@ -1,9 +1,10 @@
-// The last step of quantized MEAN (int8 / uint8 / int16), shared by the reference kernel
+// The last step of quantized MEAN and SUM (int8 / uint8 / int16), shared by the reference kernel
 // (reduce/ref.cc, which documents the formulas) and the fast one (quant_fast/mean_fast.cc): from
 // the wrapping int32 sum of the raw stored values of each output to the output values.
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 
@@ -19,6 +20,18 @@ struct QuantMeanParams {
   bool hw4d = false;         // keep_dims, rank 4, axis tensor exactly {1,2} or {2,1}
   bool same_params = false;  // equal scales and zero points
 };
+
+// The parameters of one MEAN / SUM from its input and output tensors (hw4d left false).
+inline QuantMeanParams QuantMeanParamsOf(const rt::RtTensor& in, const rt::RtTensor& out, int64_t count) {
+  QuantMeanParams p;
+  p.in_scale = in.scale();
+  p.out_scale = out.scale();
+  p.in_zp = in.zero_point();
+  p.out_zp = out.zero_point();
+  p.count = static_cast<int32_t>(count);
+  p.same_params = in.scale() == out.scale() && in.zero_point() == out.zero_point();
+  return p;
+}
 
 // The multiplier of the signed 4-D H,W mean (in_scale / out_scale; the reference's
 // QuantizeMultiplier); FinishQuantizedMean refuses a shift above 30.
@@ -88,6 +101,24 @@ Status FinishQuantizedMean(const rt::KernelContext& ctx, const QuantMeanParams& 
     y[o] = static_cast<T>(r);
   }
   return Status::Ok();
+}
+
+// The last step of quantized SUM (8- and 16-bit) from the same wrapping int32 sums: equal
+// parameters: the sum modulo the type (the reference adds in the type, wrapping); otherwise
+// round(sum * s + (-in_zp * s * count)) + out_zp in float, s = in_scale / out_scale, cast to the
+// type WITHOUT saturation (2.9 wraps).
+template <typename T>
+void FinishQuantizedSum(const QuantMeanParams& p, const int32_t* raw_sum, T* y, int64_t n) {
+  if (p.same_params) {
+    for (int64_t o = 0; o < n; ++o) y[o] = static_cast<T>(raw_sum[o]);
+    return;
+  }
+  const float scale = p.in_scale / p.out_scale;
+  const float bias = -p.in_zp * scale * static_cast<float>(p.count);
+  for (int64_t o = 0; o < n; ++o) {
+    const int32_t v = static_cast<int32_t>(std::round(raw_sum[o] * scale + bias)) + p.out_zp;
+    y[o] = static_cast<T>(v);  // no saturation, as 2.9
+  }
 }
 
 }  // namespace edgeopt::kernels

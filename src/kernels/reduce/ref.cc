@@ -364,12 +364,7 @@ class ReduceKernel : public PlannedKernel {
     int32_t* acc = Accumulator<int32_t>();
     std::fill(acc, acc + n_out, 0);
     ForEachInput(in.shape, out_stride_, [&](int64_t i, int64_t o) { acc[o] = WrapAdd<int32_t>(acc[o], x[i]); });
-    QuantMeanParams p;
-    p.in_scale = in.scale();
-    p.out_scale = out.scale();
-    p.in_zp = in.zero_point();
-    p.out_zp = out.zero_point();
-    p.count = static_cast<int32_t>(reduced_count_);
+    QuantMeanParams p = QuantMeanParamsOf(in, out, reduced_count_);
     p.hw4d = IsMean4dHW();
     p.same_params = same_params_;
     return FinishQuantizedMean<T>(ctx, p, acc, y, n_out);
@@ -382,12 +377,8 @@ class ReduceKernel : public PlannedKernel {
     int32_t* acc = Accumulator<int32_t>();
     std::fill(acc, acc + n_out, 0);
     ForEachInput(in.shape, out_stride_, [&](int64_t i, int64_t o) { acc[o] = WrapAdd<int32_t>(acc[o], x[i]); });
-    const float scale = in.scale() / out.scale();
-    const float bias = -in.zero_point() * scale * static_cast<float>(reduced_count_);
-    for (int64_t o = 0; o < n_out; ++o) {
-      const int32_t v = static_cast<int32_t>(std::round(acc[o] * scale + bias)) + out.zero_point();
-      y[o] = static_cast<T>(v);  // no saturation, as 2.9
-    }
+    const QuantMeanParams p = QuantMeanParamsOf(in, out, reduced_count_);
+    FinishQuantizedSum<T>(p, acc, y, n_out);
     return Status::Ok();
   }
 
