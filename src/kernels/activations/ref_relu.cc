@@ -89,7 +89,7 @@ class TabulatedBytes {
     else Fill<uint8_t>(one);
   }
   // The variant's last part.
-  std::string Isa() const { return fn_ == nullptr ? "ref" : fn_ == ApplyByteTableVbmi ? "avx512vbmi" : "table"; }
+  std::string Isa() const { return ByteTableOrRefIsa(fn_); }
   // Large tensors are split over the threads (chunks of at least 64 KB).
   void Run(rt::KernelContext& ctx, const rt::RtTensor& in, rt::RtTensor& out) const {
     const auto* x = static_cast<const uint8_t*>(in.data);

@@ -30,5 +30,10 @@ inline ApplyByteTableFn ByteTableFn(const rt::CpuFeatures& cpu, bool reference_o
 }
 // The last part of a variant name for the loop `fn` (e.g. "logistic/int8/" + ...).
 inline const char* ByteTableIsa(ApplyByteTableFn fn) { return fn == ApplyByteTableVbmi ? "avx512vbmi" : "ref"; }
+// The same for kernels that keep the reference's per-value code beside the table (null `fn`):
+// "ref" for that code, "avx512vbmi" or "table" for the table loops.
+inline const char* ByteTableOrRefIsa(ApplyByteTableFn fn) {
+  return fn == nullptr ? "ref" : fn == ApplyByteTableVbmi ? "avx512vbmi" : "table";
+}
 
 }  // namespace edgeopt::kernels

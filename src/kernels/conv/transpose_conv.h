@@ -129,7 +129,7 @@ void TransposeRequantRowAvx512(const TransposeRequant& q, const int32_t* acc, in
 
 class TransposeConvQ {
  public:
-  // Asks for the products' and the A tiles' scratch (false if the products would exceed 256 MB)
+  // Asks for the products' and the threads' scratch (false if the products would exceed 256 MB)
   // and packs the weights (zero point w_zp) if their data is there.
   bool Prepare(rt::KernelContext& ctx, const TransposeDims& d, const rt::RtTensor& weights, int32_t w_zp);
   // The output stage's per-channel constants (after Prepare).
@@ -143,7 +143,7 @@ class TransposeConvQ {
   TransposeDims d_;
   int32_t w_zp_ = 0;
   std::shared_ptr<const qgemm::PackedB> packed_;
-  int products_ = -1, a_tiles_ = -1;
+  int products_ = -1, per_thread_ = -1;  // scratch: the products; each thread's A tile and row sums
   TransposeGather gather_;
   TransposeRequant q_;
 };

@@ -23,14 +23,15 @@ inline bool FusedMinMax(int activation, gemm::MinMax* mm) {
 
 inline bool IsFloat32(const Tensor* t) { return t && t->type == DType::kFloat32; }
 
-// Input i holds the same values at every invoke: a float constant of the right size, or the
-// output of a chain of ops whose inputs are all constants (DEQUANTIZE of float16 weights, DENSIFY
-// of sparse ones, DENSIFY then DEQUANTIZE), which the interpreter folds at allocation. The latter
-// has no data at creation time: kernels pack it in Prepare or at the first invoke.
-inline bool ConstantOrFolded(const rt::KernelCreateContext& cc, int i) {
+// Input i holds the same values at every invoke: a constant of the right size (element_bytes per
+// value: 4 for the float kernels, 1 for 8-bit weights), or the output of a chain of ops whose
+// inputs are all constants (DEQUANTIZE of float16 weights, DENSIFY of sparse ones, DENSIFY then
+// DEQUANTIZE), which the interpreter folds at allocation. The latter has no data at creation
+// time: kernels pack it in Prepare or at the first invoke.
+inline bool ConstantOrFolded(const rt::KernelCreateContext& cc, int i, int64_t element_bytes = 4) {
   const Tensor* t = cc.input(i);
   if (!t || t->sparsity) return false;
-  if (cc.is_constant(i)) return static_cast<int64_t>(cc.constant_data(i).size()) == t->num_elements() * 4;
+  if (cc.is_constant(i)) return static_cast<int64_t>(cc.constant_data(i).size()) == t->num_elements() * element_bytes;
   return rt::IsConstantOrFoldable(cc.graph, cc.subgraph, cc.op.inputs[i]);
 }
 

@@ -19,10 +19,11 @@
 // float rounding (variant `batch_matmul/f32/gemm_avx512`). int8 on a CPU with AVX-512 VNNI runs
 // on the VNNI GEMM (kernels/gemm_int8, variant `batch_matmul/int8/avx512vnni`): each rhs matrix
 // packed at every invoke by the vectorized qgemm::PackRhsVnni (read as [k][n], or [n][k] with
-// adj_y), its zero point through the GEMM's weight forms (w - zp in int8, else row sums), the lhs rows (transposed first for adj_x) flipped into the
-// uint8 domain; int32 sums wrap as the reference's int64 sum wrapped to int32, and the output stage
-// is conv's (the legacy multiplier with ruy's rounding), so bit-exact. Hybrid with one constant
-// rhs matrix and no adj_x (a dynamic-range layer's weights) runs as hybrid FULLY_CONNECTED does
+// adj_y), its zero point through the GEMM's weight forms (w - zp in int8, else row sums), the
+// lhs rows (transposed first for adj_x) flipped into the uint8 domain; int32 sums wrap as the
+// reference's int64 sum wrapped to int32, and the output stage is conv's (the legacy multiplier
+// with ruy's rounding), so bit-exact. Hybrid with one constant rhs matrix and no adj_x (a
+// dynamic-range layer's weights) runs as hybrid FULLY_CONNECTED does
 // (kernels/hybrid, variant `batch_matmul/hybrid/avx512vnni`): the lhs rows quantized with the
 // vectorized QuantizeRows, the rhs packed once as [n][k] units, VNNI dot products, the same
 // float scaling per row and unit; bit-exact.

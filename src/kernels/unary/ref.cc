@@ -82,7 +82,7 @@ class UnaryKernel : public rt::OpKernel {
       : op_(op), type_(type), table_fn_(type == DType::kInt8 ? table : nullptr) {}
 
   std::string variant() const override {
-    return std::string(ShortName(op_)) + "/" + TypeName(type_) + "/" + (!table_fn_ ? "ref" : table_fn_ == ApplyByteTableVbmi ? "avx512vbmi" : "table");
+    return std::string(ShortName(op_)) + "/" + TypeName(type_) + "/" + ByteTableOrRefIsa(table_fn_);
   }
 
   Status Prepare(rt::KernelContext& ctx) override {
