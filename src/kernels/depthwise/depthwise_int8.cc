@@ -59,6 +59,74 @@ void BuildPlan(const Geom& g, const W* weights, int32_t weight_zero_point, Plan*
 template void BuildPlan<int8_t>(const Geom&, const int8_t*, int32_t, Plan*);
 template void BuildPlan<uint8_t>(const Geom&, const uint8_t*, int32_t, Plan*);
 
+namespace {
+
+// The K x K quad loop with 16 / C pixels per vector (Plan::kn_pixels) for a layer of C = 4 or 8
+// channels: planned as 16 channels, channel l being the real channel l % C (weights, bias and
+// multipliers repeated). Fills *plan when that plan takes the quad loop; false otherwise (huge
+// biases, uint8 weights far from their zero point).
+bool TryPackedPlan(const Geom& g, const Quant8Layer& l, Plan* plan) {
+  const int C = g.channels;
+  Plan packed;
+  packed.natural = true;
+  packed.kn_pixels = 16 / C;
+  Geom g16 = g;
+  g16.channels = 16;
+  const int taps = g.k_h * g.k_w;
+  // out[t][l] = v[t][l % C] for `rows` rows of C values.
+  const auto repeat = [C](const auto* v, int rows, auto* out) {
+    for (int t = 0; t < rows; ++t)
+      for (int i = 0; i < 16; ++i) out[t * 16 + i] = v[t * C + i % C];
+  };
+  if (l.weights_u8) {
+    std::vector<uint8_t> w16(static_cast<size_t>(taps) * 16);
+    repeat(l.weights_u8, taps, w16.data());
+    BuildPlan(g16, w16.data(), l.weight_zero_point, &packed);
+  } else {
+    std::vector<int8_t> w16(static_cast<size_t>(taps) * 16);
+    repeat(l.weights_i8, taps, w16.data());
+    BuildPlan(g16, w16.data(), 0, &packed);
+  }
+  std::vector<int32_t> bias16(16), mult16 = l.multiplier;
+  std::vector<int> shift16 = l.shift;
+  if (l.bias) repeat(l.bias, 1, bias16.data());
+  if (l.multiplier.size() > 1) {
+    mult16.resize(16);
+    shift16.resize(16);
+    repeat(l.multiplier.data(), 1, mult16.data());
+    repeat(l.shift.data(), 1, shift16.data());
+  }
+  packed.act_min = l.act_min;
+  packed.act_max = l.act_max;
+  BuildRequant(packed, l.bias ? bias16.data() : nullptr, mult16, shift16, l.output_zero_point, &packed);
+  packed.kind = l.weights_u8 ? OutKind::kUInt8 : OutKind::kInt8;
+  packed.avx512 = true;
+  FinishPlan(&packed, l.input_zero_point);
+  if (!packed.quads_kn) return false;
+  *plan = std::move(packed);
+  return true;
+}
+
+}  // namespace
+
+void PlanQuant8(const Geom& g, const Quant8Layer& l, bool avx512, Plan* plan) {
+  *plan = Plan();
+  plan->natural = true;
+  // 4 or 8 channels at stride_w 1: first the packed K x K quad loop.
+  const int C = g.channels;
+  if (avx512 && (C == 4 || C == 8) && g.stride_w == 1 && TryPackedPlan(g, l, plan)) return;
+  if (l.weights_u8)
+    BuildPlan(g, l.weights_u8, l.weight_zero_point, plan);
+  else
+    BuildPlan(g, l.weights_i8, 0, plan);
+  plan->act_min = l.act_min;
+  plan->act_max = l.act_max;
+  BuildRequant(*plan, l.bias, l.multiplier, l.shift, l.output_zero_point, plan);
+  plan->kind = l.weights_u8 ? OutKind::kUInt8 : OutKind::kInt8;
+  plan->avx512 = avx512;
+  FinishPlan(plan, l.input_zero_point);
+}
+
 void BuildRequant(const Plan& p, const int32_t* bias, const std::vector<int32_t>& multiplier,
                   const std::vector<int>& shift, int32_t output_zero_point, Plan* plan) {
   const int C = p.g.channels;
@@ -257,45 +325,37 @@ class DepthwiseQuantKernel final : public FastKernel {
     if (g.k_h > 16 || (g.k_h - 1) * g.dil_h + 1 > 64) return false;
 
     const int C = g.channels;
-    plan_ = dwq::Plan();
-    // 16x8 3x3 filters on AVX-512 VNNI CPUs try the 3x3 loop (natural order, PlanInt16K3).
-    plan_.natural = kind_ == DwKind::kInt8 || kind_ == DwKind::kUInt8 ||
-                    (kind_ == DwKind::kInt16 && avx512_ && g.k_h == 3 && g.k_w == 3);
-    if (kind_ == DwKind::kUInt8) {
-      dwq::BuildPlan(g, filter->data_as<uint8_t>(), filter->zero_point(), &plan_);
+    if (kind_ == DwKind::kInt8 || kind_ == DwKind::kUInt8) {
+      dwq::Quant8Layer l;
+      if (kind_ == DwKind::kUInt8) {
+        l.weights_u8 = filter->data_as<uint8_t>();
+        l.weight_zero_point = filter->zero_point();
+        l.multiplier.assign(1, 0);
+        l.shift.assign(1, 0);
+        QuantizeMultiplier(LegacyConvMultiplier(input->scale(), filter->scale(), output->scale()), &l.multiplier[0],
+                           &l.shift[0]);
+      } else {
+        l.weights_i8 = filter->data_as<int8_t>();
+        PerChannelQuant q = ComputePerChannelQuant(input->scale(), *filter, output->scale(), C);
+        l.multiplier = std::move(q.multiplier);
+        l.shift = std::move(q.shift);
+      }
+      for (int s : l.shift)
+        if (s > 30) return false;
+      RETURN_IF_ERROR(QuantizedActivation(ctx, o.fused_activation_function, *output, &l.act_min, &l.act_max));
+      l.bias = bias ? bias->data_as<int32_t>() : nullptr;
+      l.input_zero_point = input->zero_point();
+      l.output_zero_point = output->zero_point();
+      dwq::PlanQuant8(g, l, avx512_, &plan_);
     } else {
+      plan_ = dwq::Plan();
+      // 16x8 3x3 filters on AVX-512 VNNI CPUs try the 3x3 loop (natural order, PlanInt16K3).
+      plan_.natural = kind_ == DwKind::kInt16 && avx512_ && g.k_h == 3 && g.k_w == 3;
       dwq::BuildPlan(g, filter->data_as<int8_t>(), 0, &plan_);
     }
     switch (kind_) {
       case DwKind::kInt8:
-      case DwKind::kUInt8: {
-        std::vector<int32_t> mult;
-        std::vector<int> shift;
-        if (kind_ == DwKind::kUInt8) {
-          mult.assign(1, 0);
-          shift.assign(1, 0);
-          QuantizeMultiplier(LegacyConvMultiplier(input->scale(), filter->scale(), output->scale()), &mult[0],
-                             &shift[0]);
-        } else {
-          PerChannelQuant q = ComputePerChannelQuant(input->scale(), *filter, output->scale(), C);
-          mult = std::move(q.multiplier);
-          shift = std::move(q.shift);
-        }
-        for (int s : shift)
-          if (s > 30) return false;
-        RETURN_IF_ERROR(QuantizedActivation(ctx, o.fused_activation_function, *output, &plan_.act_min, &plan_.act_max));
-        const int32_t* bias_data = bias ? bias->data_as<int32_t>() : nullptr;
-        const dwq::OutKind out_kind = kind_ == DwKind::kUInt8 ? dwq::OutKind::kUInt8 : dwq::OutKind::kInt8;
-        // 4 or 8 channels at stride_w 1: first the packed K x K quad loop.
-        if (avx512_ && (C == 4 || C == 8) && g.stride_w == 1 &&
-            TryPackedPlan(g, *filter, bias_data, mult, shift, input->zero_point(), output->zero_point(), out_kind))
-          break;
-        dwq::BuildRequant(plan_, bias_data, mult, shift, output->zero_point(), &plan_);
-        plan_.kind = out_kind;
-        plan_.avx512 = avx512_;
-        dwq::FinishPlan(&plan_, input->zero_point());
-        break;
-      }
+      case DwKind::kUInt8: break;
       case DwKind::kHybrid: {
         RETURN_IF_ERROR(FloatActivation(ctx, o.fused_activation_function, &plan_.fact_min, &plan_.fact_max));
         plan_.weight_scale.resize(C);
@@ -334,54 +394,6 @@ class DepthwiseQuantKernel final : public FastKernel {
       const size_t element = kind_ == DwKind::kInt16 ? 2 : 1;  // hybrid: the quantized int8 input
       expanded_scratch_ = ctx.RequestScratch(static_cast<size_t>(input->num_elements()) * multiplier_ * element);
     }
-    return true;
-  }
-
-  // The K x K quad loop with 16 / C pixels per vector (Plan::kn_pixels) for a layer of C = 4 or 8
-  // channels: planned as 16 channels, channel l being the real channel l % C (weights, bias and
-  // multipliers repeated). Replaces plan_ (keeping its activation range) when that plan takes the
-  // quad loop; false otherwise (huge biases, uint8 weights far from their zero point).
-  bool TryPackedPlan(const dwq::Geom& g, const rt::RtTensor& filter, const int32_t* bias,
-                     const std::vector<int32_t>& mult, const std::vector<int>& shift, int32_t input_zp,
-                     int32_t output_zp, dwq::OutKind kind) {
-    const int C = g.channels;
-    dwq::Plan packed;
-    packed.natural = true;
-    packed.kn_pixels = 16 / C;
-    dwq::Geom g16 = g;
-    g16.channels = 16;
-    const int taps = g.k_h * g.k_w;
-    // out[t][l] = v[t][l % C] for `rows` rows of C values.
-    const auto repeat = [C](const auto* v, int rows, auto* out) {
-      for (int t = 0; t < rows; ++t)
-        for (int l = 0; l < 16; ++l) out[t * 16 + l] = v[t * C + l % C];
-    };
-    if (kind == dwq::OutKind::kUInt8) {
-      std::vector<uint8_t> w16(static_cast<size_t>(taps) * 16);
-      repeat(filter.data_as<uint8_t>(), taps, w16.data());
-      dwq::BuildPlan(g16, w16.data(), filter.zero_point(), &packed);
-    } else {
-      std::vector<int8_t> w16(static_cast<size_t>(taps) * 16);
-      repeat(filter.data_as<int8_t>(), taps, w16.data());
-      dwq::BuildPlan(g16, w16.data(), 0, &packed);
-    }
-    std::vector<int32_t> bias16(16), mult16 = mult;
-    std::vector<int> shift16 = shift;
-    if (bias) repeat(bias, 1, bias16.data());
-    if (mult.size() > 1) {
-      mult16.resize(16);
-      shift16.resize(16);
-      repeat(mult.data(), 1, mult16.data());
-      repeat(shift.data(), 1, shift16.data());
-    }
-    packed.act_min = plan_.act_min;
-    packed.act_max = plan_.act_max;
-    dwq::BuildRequant(packed, bias ? bias16.data() : nullptr, mult16, shift16, output_zp, &packed);
-    packed.kind = kind;
-    packed.avx512 = true;
-    dwq::FinishPlan(&packed, input_zp);
-    if (!packed.quads_kn) return false;
-    plan_ = std::move(packed);
     return true;
   }
 

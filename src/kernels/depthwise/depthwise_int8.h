@@ -271,6 +271,23 @@ void BuildPlan(const Geom& g, const W* weights, int32_t weight_zero_point, Plan*
 void BuildRequant(const Plan& p, const int32_t* bias, const std::vector<int32_t>& multiplier,
                   const std::vector<int>& shift, int32_t output_zero_point, Plan* plan);
 
+// An int8 / uint8 layer's weights and requantization, as DEPTHWISE_CONV_2D reads them.
+struct Quant8Layer {
+  const int8_t* weights_i8 = nullptr;   // int8 weights (zero point 0), or
+  const uint8_t* weights_u8 = nullptr;  // uint8 weights with weight_zero_point
+  int32_t weight_zero_point = 0;
+  const int32_t* bias = nullptr;        // or null
+  std::vector<int32_t> multiplier;      // one, or one per channel
+  std::vector<int> shift;               // likewise, each at most 30
+  int32_t input_zero_point = 0, output_zero_point = 0;
+  int32_t act_min = 0, act_max = 0;
+};
+// The plan of an int8 / uint8 layer (filter [1][k_h][k_w][g.channels]) that DEPTHWISE_CONV_2D's
+// fast path and the fused int8 chains run: for 4 or 8 channels at stride_w 1 on AVX-512 the
+// packed K x K quad loop where it takes the layer (Plan::kn_pixels), else BuildPlan, BuildRequant
+// and FinishPlan in natural channel order (avx512: the CPU has AVX-512 VNNI).
+void PlanQuant8(const Geom& g, const Quant8Layer& layer, bool avx512, Plan* plan);
+
 // Per-thread scratch Run needs (rt::ThreadPool::ReserveSlotScratch: a ring per thread).
 size_t SlotBytes(const Plan& p);
 
@@ -327,7 +344,8 @@ inline bool Int16K3Step(int j_step) { return j_step == 1 || j_step == 2 || j_ste
 // AVX2 (depthwise_int8_avx2.cc).
 void Run(rt::ThreadPool& pool, const Plan& plan, const Args& args, bool uint8_input, bool int16_input);
 
-// Whether RunRows takes the plan: the 3x3 loop with int8 / uint8 outputs.
+// Whether RunRows takes the plan: the 3x3 loop or the K x K quad loop (Plan::quads_kn), with
+// int8 / uint8 outputs.
 bool RowsApply(const Plan& plan);
 // Output rows [r0, r1) of the batches * out_h rows on the calling thread, as Run computes them
 // (same loop and ring; the same bits), with SlotBytes(plan) bytes of scratch. The input rows the

@@ -945,7 +945,7 @@ const char* LoopName(const Plan& p) {
 size_t SlotBytes(const Plan& p) { return PerThreadBytes(p); }
 
 bool RowsApply(const Plan& p) {
-  return !p.quads_kn && K3Step(p) != 0 && (p.kind == OutKind::kInt8 || p.kind == OutKind::kUInt8);
+  return (p.quads_kn || K3Step(p) != 0) && (p.kind == OutKind::kInt8 || p.kind == OutKind::kUInt8);
 }
 
 template <typename T>
@@ -957,6 +957,7 @@ void RunRowsTyped(const Plan& p, const Args& args, int64_t r0, int64_t r1, uint8
 }
 
 void RunRows(const Plan& plan, const Args& args, bool uint8_input, int64_t r0, int64_t r1, uint8_t* scratch) {
+  if (plan.quads_kn) return RunKnRows(plan, args, r0, r1, scratch);
   if (uint8_input) return RunRowsTyped<uint8_t>(plan, args, r0, r1, scratch);
   RunRowsTyped<int8_t>(plan, args, r0, r1, scratch);
 }

@@ -891,6 +891,57 @@ size_t KnScratchBytes(const Plan& p) {
   return l.row_bytes * static_cast<size_t>(l.ring_rows + 1) + stage;
 }
 
+namespace {
+
+// Output rows [r0, r1) of the 16-channel block at channel cb, with the ring (and the padding row
+// and staging buffer after it) at `ring`: each input row the filter reads becomes a quad row once.
+// in: the input from row in_row0 (of the batches * in_h rows) on; out: the output from row
+// out_row0 on.
+void KnBlockRows(const Plan& p, const KnLayout& l, KnRowFn row_fn, const uint8_t* in, int64_t in_row0, uint8_t* out,
+                 int64_t out_row0, int cb, int64_t r0, int64_t r1, uint8_t* ring) {
+  const Geom& g = p.g;
+  // Packed plans: one 16-lane block of P pixels x C real channels (C bytes per real pixel).
+  const int C = KnRealChannels(p);
+  const uint8_t flip = p.kind == OutKind::kInt8 ? 0x80 : 0;
+  uint8_t* pad_row = ring + l.row_bytes * static_cast<size_t>(l.ring_rows);
+  uint8_t* stage = pad_row + l.row_bytes;
+  int64_t tags[64];
+  const uint8_t* rows[7];
+  for (int i = 0; i < l.ring_rows; ++i) tags[i] = -1;
+  for (int64_t row = r0; row < r1; ++row) {
+    const int b = static_cast<int>(row / g.out_h), oy = static_cast<int>(row % g.out_h);
+    for (int ky = 0; ky < g.k_h; ++ky) {
+      const int iy = oy * g.stride_h - g.pad_h + ky * g.dil_h;
+      if (iy < 0 || iy >= g.in_h) {
+        rows[ky] = pad_row;
+        continue;
+      }
+      const int slot_i = iy & (l.ring_rows - 1);
+      uint8_t* dst = ring + l.row_bytes * static_cast<size_t>(slot_i);
+      const int64_t tag = int64_t{b} * g.in_h + iy;
+      if (tags[slot_i] != tag) {
+        const uint8_t* src = in + static_cast<size_t>(tag - in_row0) * g.in_w * C;
+        if (p.kn_pixels > 1)
+          BuildKnRowPacked(p, l, src, flip, stage, dst);
+        else
+          BuildKnRow(p, l, src, cb, flip, stage, dst);
+        tags[slot_i] = tag;
+      }
+      rows[ky] = dst;
+    }
+    row_fn(p, rows, cb, out + static_cast<size_t>(row - out_row0) * g.out_w * C + cb);
+  }
+}
+
+// The padding row after the ring: every entry the padding value.
+void FillKnPadRow(const Plan& p, const KnLayout& l, uint8_t* ring) {
+  uint8_t* pad_row = ring + l.row_bytes * static_cast<size_t>(l.ring_rows);
+  const __m512i pad = _mm512_set1_epi8(static_cast<char>(p.quad_zp));
+  for (int j = 0; j < l.entries; ++j) _mm512_store_si512(pad_row + 64 * static_cast<size_t>(j), pad);
+}
+
+}  // namespace
+
 // Tasks: (band of output rows, 16-channel block), bands first; a single band unless the blocks
 // are too few to give every thread about 4 tasks. Each thread takes a contiguous range of tasks
 // (the top of the image on the first thread), and per task builds each input row's quad row once.
@@ -898,9 +949,7 @@ void RunKnAvx512(rt::ThreadPool& pool, const Plan& p, const Args& args) {
   const Geom& g = p.g;
   const KnLayout l = KnLayoutOf(p);
   const KnRowFn row_fn = PickKnRow(p);
-  // Packed plans: one 16-lane block of P pixels x C real channels (C bytes per real pixel).
-  const int C = KnRealChannels(p), blocks = p.c16 / 16;
-  const uint8_t flip = p.kind == OutKind::kInt8 ? 0x80 : 0;
+  const int blocks = p.c16 / 16;
   const int64_t total_rows = int64_t{g.batches} * g.out_h;
   const int threads = pool.num_threads();
   int64_t bands = 1;
@@ -911,45 +960,26 @@ void RunKnAvx512(rt::ThreadPool& pool, const Plan& p, const Args& args) {
   uint8_t* out = static_cast<uint8_t*>(args.output);
   const auto work = [&](int slot) {
     uint8_t* ring = pool.SlotScratch(slot);
-    uint8_t* pad_row = ring + l.row_bytes * static_cast<size_t>(l.ring_rows);
-    uint8_t* stage = pad_row + l.row_bytes;
-    const __m512i pad = _mm512_set1_epi8(static_cast<char>(p.quad_zp));
-    for (int j = 0; j < l.entries; ++j) _mm512_store_si512(pad_row + 64 * static_cast<size_t>(j), pad);
-    int64_t tags[64];
-    const uint8_t* rows[7];
+    FillKnPadRow(p, l, ring);
     for (int64_t t = tasks * slot / slots; t < tasks * (slot + 1) / slots; ++t) {
       const int64_t band = t / blocks;
-      const int cb = static_cast<int>(t % blocks) * 16;
-      for (int i = 0; i < l.ring_rows; ++i) tags[i] = -1;
-      for (int64_t row = total_rows * band / bands; row < total_rows * (band + 1) / bands; ++row) {
-        const int b = static_cast<int>(row / g.out_h), oy = static_cast<int>(row % g.out_h);
-        for (int ky = 0; ky < g.k_h; ++ky) {
-          const int iy = oy * g.stride_h - g.pad_h + ky * g.dil_h;
-          if (iy < 0 || iy >= g.in_h) {
-            rows[ky] = pad_row;
-            continue;
-          }
-          const int slot_i = iy & (l.ring_rows - 1);
-          uint8_t* dst = ring + l.row_bytes * static_cast<size_t>(slot_i);
-          const int64_t tag = int64_t{b} * g.in_h + iy;
-          if (tags[slot_i] != tag) {
-            const uint8_t* src = in + static_cast<size_t>(tag) * g.in_w * C;
-            if (p.kn_pixels > 1)
-              BuildKnRowPacked(p, l, src, flip, stage, dst);
-            else
-              BuildKnRow(p, l, src, cb, flip, stage, dst);
-            tags[slot_i] = tag;
-          }
-          rows[ky] = dst;
-        }
-        row_fn(p, rows, cb, out + static_cast<size_t>(row) * g.out_w * C + cb);
-      }
+      KnBlockRows(p, l, row_fn, in, 0, out, 0, static_cast<int>(t % blocks) * 16, total_rows * band / bands,
+                  total_rows * (band + 1) / bands, ring);
     }
   };
   if (slots <= 1) return work(0);
   pool.ParallelFor(slots, 1, [&](int64_t begin, int64_t end) {
     for (int64_t s = begin; s < end; ++s) work(static_cast<int>(s));
   });
+}
+
+void RunKnRows(const Plan& p, const Args& args, int64_t r0, int64_t r1, uint8_t* scratch) {
+  const KnLayout l = KnLayoutOf(p);
+  const KnRowFn row_fn = PickKnRow(p);
+  FillKnPadRow(p, l, scratch);
+  for (int cb = 0; cb < p.c16; cb += 16)
+    KnBlockRows(p, l, row_fn, static_cast<const uint8_t*>(args.input), args.in_row0, static_cast<uint8_t*>(args.output),
+                args.out_row0, cb, r0, r1, scratch);
 }
 
 }  // namespace edgeopt::kernels::dwq

@@ -143,5 +143,9 @@ void FoldOutputZeroPoint16(Plan* p);
 // multiple of 64) and the run over all output rows and channels.
 size_t KnScratchBytes(const Plan& p);
 void RunKnAvx512(rt::ThreadPool& pool, const Plan& p, const Args& args);
+// Output rows [r0, r1) of the batches * out_h rows of a quads_kn plan on the calling thread, all
+// 16-channel blocks, with KnScratchBytes(p) bytes of scratch; args.input holds the input rows from
+// args.in_row0 on, args.output the output rows from args.out_row0 on (RunRows).
+void RunKnRows(const Plan& p, const Args& args, int64_t r0, int64_t r1, uint8_t* scratch);
 
 }  // namespace edgeopt::kernels::dwq

@@ -1,7 +1,10 @@
 // Fused int8 / uint8 depthwise chains, run band by band as dw_chain_f32.cc runs float ones (see fused.h
 // for when they apply):
 //
-//   [1×1 expand CONV_2D] -> 3×3 DEPTHWISE_CONV_2D -> 1×1 project CONV_2D [-> ADD of the chain's input]
+//   [1×1 expand CONV_2D] -> DEPTHWISE_CONV_2D -> 1×1 project CONV_2D [-> ADD of the chain's input]
+//
+// (the depthwise layer one of the row loops takes: the 3×3 loop, or the K×K quad loop for 5×5 /
+// 7×7 filters, dilated 3×3 ones and layers of 4 or 8 channels, dwq::RowsApply)
 //
 // For a band of output rows the kernel computes the input rows the depthwise filter needs (its
 // halo included) of the expansion into a buffer E, the depthwise rows into D, projects D into
@@ -14,7 +17,7 @@
 // Every step runs the code of the unfused fast kernels on the band with the same plans: the
 // VNNI GEMM tiles and output stage of CONV_2D (conv_int8.cc, weights packed under the same key,
 // so fused and unfused interpreters of one model share them), the depthwise 3×3 loop
-// (dwq::RunRows), the ADD's 16-lane runs (quant_binary.h). Integer results do not depend on how
+// (dwq::RunRows: the 3×3 loop or the K×K quad loop), the ADD's 16-lane runs (quant_binary.h). Integer results do not depend on how
 // rows are grouped, so the output equals the unfused ops' bit for bit.
 #include <algorithm>
 #include <optional>
@@ -97,18 +100,80 @@ bool MatchPointwiseQuant(const rt::KernelCreateContext& cc, DType type) {
   return ClampActivation(o.fused_activation_function) && MultipliersFit(*cc.input(0), *w, *cc.output(0));
 }
 
-// A 3×3 DEPTHWISE_CONV_2D of `type` with depth multiplier 1, stride 1 or 2, no dilation: the
-// layers the depthwise 3×3 loop runs (dwq::RowsApply).
+// The depthwise plan (dwq::PlanQuant8) of filter `filter` (int8 per-channel or uint8), bias
+// (null: none) and requantization, input / output quantization and activation as the op has them.
+Status DepthwisePlan(rt::KernelContext& dctx, const dwq::Geom& g, const rt::RtTensor& filter, const rt::RtTensor* bias,
+                     int activation, const rt::RtTensor& din, const rt::RtTensor& dout, bool uint8, dwq::Plan* plan) {
+  dwq::Quant8Layer l;
+  if (uint8) {
+    l.weights_u8 = filter.data_as<uint8_t>();
+    l.weight_zero_point = filter.zero_point();
+    l.multiplier.assign(1, 0);
+    l.shift.assign(1, 0);
+    QuantizeMultiplier(LegacyConvMultiplier(din.scale(), filter.scale(), dout.scale()), &l.multiplier[0], &l.shift[0]);
+  } else {
+    l.weights_i8 = filter.data_as<int8_t>();
+    PerChannelQuant q = ComputePerChannelQuant(din.scale(), filter, dout.scale(), g.channels);
+    l.multiplier = std::move(q.multiplier);
+    l.shift = std::move(q.shift);
+  }
+  if (!ShiftsSupported(l.shift)) return dctx.Error("requantization outside what the fused int8 chain computes");
+  RETURN_IF_ERROR(QuantizedActivation(dctx, activation, dout, &l.act_min, &l.act_max));
+  l.bias = bias ? bias->data_as<int32_t>() : nullptr;
+  l.input_zero_point = din.zero_point();
+  l.output_zero_point = dout.zero_point();
+  dwq::PlanQuant8(g, l, true, plan);
+  return Status::Ok();
+}
+
+// A DEPTHWISE_CONV_2D of `type` with depth multiplier 1, stride 1 or 2, whose plan one of the
+// row loops runs (dwq::RowsApply): the 3×3 loop, or the K×K quad loop (5×5 and 7×7 filters,
+// dilated 3×3 ones, 4- and 8-channel layers). Which loop takes a layer depends on its filter,
+// strides, channels, bias and zero points, not on the image size or the multipliers: the plan
+// is built here once with the graph's constants, placeholder multipliers and the full range.
 bool MatchDepthwiseQuant(const rt::KernelCreateContext& cc, DType type) {
   if (cc.op.code != tflite::BuiltinOperator_DEPTHWISE_CONV_2D || cc.num_inputs() < 2 || cc.num_outputs() != 1)
     return false;
   int c = 0;
-  if (!QuantNhwc(cc, type, &c) || !ConstantWeights(cc, 1, type, {1, 3, 3, c}, 3)) return false;
+  const Tensor* w = cc.input(1);
+  if (!QuantNhwc(cc, type, &c) || !w || w->shape.size() != 4) return false;
+  const int k_h = w->shape[1], k_w = w->shape[2];
+  if (k_h < 1 || k_h > 7 || k_w < 1 || k_w > 8 || !ConstantWeights(cc, 1, type, {1, k_h, k_w, c}, 3)) return false;
   const auto& o = GetOptions<tflite::DepthwiseConv2DOptionsT>(cc.op);
-  if (o.dilation_h_factor != 1 || o.dilation_w_factor != 1) return false;
+  if (o.dilation_h_factor < 1 || o.dilation_w_factor < 1 || (k_h - 1) * o.dilation_h_factor + 1 > 64) return false;
   if (o.stride_h < 1 || o.stride_h > 2 || o.stride_w < 1 || o.stride_w > 2) return false;
   if (o.padding != tflite::Padding_SAME && o.padding != tflite::Padding_VALID) return false;
-  return ClampActivation(o.fused_activation_function) && MultipliersFit(*cc.input(0), *cc.input(1), *cc.output(0));
+  if (!ClampActivation(o.fused_activation_function) || !MultipliersFit(*cc.input(0), *w, *cc.output(0))) return false;
+  dwq::Geom g;
+  g.batches = 1;
+  g.in_h = std::max(cc.input(0)->shape[1], (k_h - 1) * o.dilation_h_factor + 1);
+  g.in_w = std::max(cc.input(0)->shape[2], (k_w - 1) * o.dilation_w_factor + 1);
+  g.channels = c;
+  g.k_h = k_h;
+  g.k_w = k_w;
+  g.stride_h = o.stride_h;
+  g.stride_w = o.stride_w;
+  g.dil_h = o.dilation_h_factor;
+  g.dil_w = o.dilation_w_factor;
+  g.out_h = (g.in_h - (k_h - 1) * g.dil_h - 1) / g.stride_h + 1;
+  g.out_w = (g.in_w - (k_w - 1) * g.dil_w - 1) / g.stride_w + 1;
+  dwq::Quant8Layer l;
+  if (type == DType::kUInt8) {
+    l.weights_u8 = cc.constant_data(1).data();
+    l.weight_zero_point = static_cast<int32_t>(w->quant->zp());
+  } else {
+    l.weights_i8 = reinterpret_cast<const int8_t*>(cc.constant_data(1).data());
+  }
+  l.bias = cc.input(2) ? reinterpret_cast<const int32_t*>(cc.constant_data(2).data()) : nullptr;
+  l.multiplier.assign(1, 1 << 30);
+  l.shift.assign(1, 0);
+  l.input_zero_point = static_cast<int32_t>(cc.input(0)->quant->zp());
+  l.output_zero_point = static_cast<int32_t>(cc.output(0)->quant->zp());
+  l.act_min = type == DType::kUInt8 ? 0 : -128;
+  l.act_max = type == DType::kUInt8 ? 255 : 127;
+  dwq::Plan plan;
+  dwq::PlanQuant8(g, l, true, &plan);
+  return dwq::RowsApply(plan);
 }
 
 // ADD parameters as the fast ADD builds them (quant_binary_fast.cc); false where it leaves the
@@ -230,8 +295,8 @@ class DwChainInt8 : public rt::OpKernel {
   int64_t Macs(const rt::KernelContext&) const override {
     const dwq::Geom& g = plan_.g;
     const int64_t in_px = int64_t{g.batches} * g.in_h * g.in_w, out_px = int64_t{g.batches} * g.out_h * g.out_w;
-    int64_t macs = out_px * g.channels * (int64_t{g.k_h} * g.k_w + cout_);
-    if (expand_ && expand_->packed) macs += in_px * g.channels * expand_->packed->K;
+    int64_t macs = out_px * channels_ * (int64_t{g.k_h} * g.k_w + cout_);
+    if (expand_ && expand_->packed) macs += in_px * channels_ * expand_->packed->K;
     return macs;
   }
   size_t PackedBytes() const override {
@@ -266,33 +331,15 @@ class DwChainInt8 : public rt::OpKernel {
     return Status::Ok();
   }
 
-  // The depthwise 3×3 loop's plan, as DEPTHWISE_CONV_2D's int8 path builds it (depthwise_int8.cc).
+  // The depthwise loop's plan, as DEPTHWISE_CONV_2D's int8 path builds it (DepthwisePlan).
   Status PrepareDepthwise(rt::KernelContext& dctx, const dwq::Geom& g) {
     const rt::RtTensor& din = *dctx.input(0);
-    const rt::RtTensor& filter = *dctx.input(1);
-    const rt::RtTensor* bias = dctx.input(2);
     const rt::RtTensor& dout = *dctx.output(0);
-    plan_ = dwq::Plan();
-    plan_.natural = true;
-    PerChannelQuant q;
-    if (uint8_) {
-      dwq::BuildPlan(g, filter.data_as<uint8_t>(), filter.zero_point(), &plan_);
-      q.multiplier.assign(1, 0);
-      q.shift.assign(1, 0);
-      QuantizeMultiplier(LegacyConvMultiplier(din.scale(), filter.scale(), dout.scale()), &q.multiplier[0], &q.shift[0]);
-    } else {
-      dwq::BuildPlan(g, filter.data_as<int8_t>(), 0, &plan_);
-      q = ComputePerChannelQuant(din.scale(), filter, dout.scale(), g.channels);
-    }
-    if (!ShiftsSupported(q.shift)) return dctx.Error("requantization outside what the fused int8 chain computes");
-    RETURN_IF_ERROR(QuantizedActivation(dctx, GetOptions<tflite::DepthwiseConv2DOptionsT>(dctx.op()).fused_activation_function,
-                                        dout, &plan_.act_min, &plan_.act_max));
-    dwq::BuildRequant(plan_, bias ? bias->data_as<int32_t>() : nullptr, q.multiplier, q.shift, dout.zero_point(), &plan_);
-    plan_.kind = uint8_ ? dwq::OutKind::kUInt8 : dwq::OutKind::kInt8;
-    plan_.avx512 = true;
-    dwq::FinishPlan(&plan_, din.zero_point());
-    if (!dwq::RowsApply(plan_)) return Internal(dctx.op().type_name() + ": the depthwise 3x3 loop does not take the layer");
+    RETURN_IF_ERROR(DepthwisePlan(dctx, g, *dctx.input(1), dctx.input(2), GetOptions<tflite::DepthwiseConv2DOptionsT>(dctx.op()).fused_activation_function, din, dout, uint8_, &plan_));
+    if (!dwq::RowsApply(plan_))
+      return Internal(dctx.op().type_name() + ": the depthwise row loops do not take the layer");
     dw_zero_point_ = din.zero_point();
+    channels_ = g.channels;
     return Status::Ok();
   }
 
@@ -302,8 +349,8 @@ class DwChainInt8 : public rt::OpKernel {
     return std::min(g.in_h, (rows - 1) * g.stride_h + (g.k_h - 1) * g.dil_h + 1);
   }
   // Bytes of E, D and the A buffer of the GEMMs (the larger of the two) for `rows` rows.
-  int64_t EBytes(int rows) const { return expand_ ? int64_t{HaloRows(rows)} * plan_.g.in_w * plan_.g.channels : 0; }
-  int64_t DBytes(int rows) const { return int64_t{rows} * plan_.g.out_w * plan_.g.channels; }
+  int64_t EBytes(int rows) const { return expand_ ? int64_t{HaloRows(rows)} * plan_.g.in_w * channels_ : 0; }
+  int64_t DBytes(int rows) const { return int64_t{rows} * plan_.g.out_w * channels_; }
   int64_t ABytes(int rows) const {
     const int64_t a_project = int64_t{rows} * plan_.g.out_w * project_.lda;
     const int64_t a_expand = expand_ ? int64_t{HaloRows(rows)} * plan_.g.in_w * expand_->lda : 0;
@@ -366,7 +413,7 @@ class DwChainInt8 : public rt::OpKernel {
     T* d_buf = e_buf + Align64(EBytes(band_rows_));
     uint8_t* a_buf = reinterpret_cast<uint8_t*>(d_buf + Align64(DBytes(band_rows_)));
     int32_t* row_term = reinterpret_cast<int32_t*>(a_buf + Align64(ABytes(band_rows_)));
-    const int c = g.channels;
+    const int c = channels_;
     const size_t row_bytes = static_cast<size_t>(g.in_w) * c;
     const int cin = expand_ ? expand_->packed->K : c;
     BandRows e_rows;
@@ -422,6 +469,7 @@ class DwChainInt8 : public rt::OpKernel {
   qbin::AddSubLinear512 add_linear_;
   bool residual_first_ = false;  // the ADD's input 0 is the chain's input
   int cout_ = 0;
+  int channels_ = 0;  // the depthwise layer's (a packed plan's g.channels is 16)
   int band_rows_ = 1;
   size_t slot_bytes_ = 0;
 };

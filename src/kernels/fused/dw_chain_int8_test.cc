@@ -173,8 +173,8 @@ std::vector<Int8ChainCase> Cases() {
       {2, 16, 19, 13, 0, 20, 3, 2, 1, P::Padding_SAME, R6, false},
       {1, 15, 15, 32, 0, 64, 3, 2, 1, P::Padding_VALID, NONE, false},
       {1, 19, 23, 24, 0, 24, 3, 1, 1, P::Padding_SAME, R6, true},
-      // 8, 4 and 1 depthwise channels (the unfused depthwise takes its packed K x K loop for 4
-      // and 8 channels at stride 1, the chain the 3x3 loop: the same bytes)
+      // 8, 4 and 1 depthwise channels (4 and 8 at stride 1: the packed K x K quad loop, .../p2/dp4
+      // and .../p4/dp4, as in the unfused depthwise)
       {1, 12, 10, 8, 0, 8, 3, 1, 1, P::Padding_SAME, R6, true},
       {2, 12, 10, 4, 0, 6, 3, 1, 1, P::Padding_SAME, NONE, false},
       {1, 9, 9, 1, 0, 3, 3, 2, 1, P::Padding_SAME, R6, false},
@@ -184,6 +184,17 @@ std::vector<Int8ChainCase> Cases() {
       {1, 151, 37, 16, 144, 24, 3, 2, 1, P::Padding_SAME, R6, false},
       {2, 120, 61, 40, 0, 24, 3, 1, 1, P::Padding_SAME, R6, false},
       {1, 112, 112, 16, 96, 24, 3, 2, 1, P::Padding_SAME, R6, false},
+      // K x K quad loop: 5x5 and 7x7 filters, dilated 3x3 ones, packed 4 / 8 channels; tall
+      // enough for several bands, whose halo rows each band builds again
+      {1, 40, 33, 16, 96, 16, 5, 1, 1, P::Padding_SAME, R6, true},
+      {1, 37, 29, 24, 144, 40, 5, 2, 1, P::Padding_SAME, R6, false},
+      {2, 19, 17, 32, 0, 24, 5, 2, 1, P::Padding_VALID, NONE, false},
+      {1, 90, 70, 8, 0, 8, 5, 1, 1, P::Padding_SAME, RELU, true},
+      {1, 150, 64, 8, 16, 8, 3, 1, 1, P::Padding_SAME, R6, true},
+      {1, 33, 31, 4, 12, 4, 5, 1, 1, P::Padding_SAME, NONE, true},
+      {1, 21, 25, 16, 48, 16, 7, 1, 1, P::Padding_SAME, R6, false},
+      {1, 26, 22, 16, 0, 32, 3, 1, 2, P::Padding_SAME, R6, false},
+      {1, 29, 27, 8, 32, 8, 3, 1, 2, P::Padding_SAME, NONE, true},
       // The residual ADD with the input first and a clamp of its own, over several bands.
       {1, 21, 17, 6, 30, 6, 3, 1, 1, P::Padding_SAME, R6, true, true},
       {2, 140, 33, 16, 64, 16, 3, 1, 1, P::Padding_SAME, NONE, true, true},
@@ -200,6 +211,9 @@ TEST(FusedDwChainInt8, MatchesUnfused) {
   uint64_t seed = 11;
   for (const Int8ChainCase& c : Cases())
     for (DType type : {DType::kInt8, DType::kUInt8}) {
+      // uint8 weights here are w - zp in [-156, 155]: the K x K quad loop takes no such layer
+      // (the unfused depthwise runs its generic loop, and the chain stays unfused).
+      if (type == DType::kUInt8 && (c.k != 3 || c.dilation > 1)) continue;
       auto model = rt::Model::FromGraph(MakeInt8Chain(c, ++seed, type));
       ASSERT_TRUE(model.ok()) << model.status().ToString();
       std::mt19937_64 rng(seed);
@@ -216,6 +230,10 @@ TEST(FusedDwChainInt8, MatchesUnfused) {
         EXPECT_EQ(v.find("+add/") != std::string::npos, c.residual) << what << ": " << v;
         EXPECT_EQ(v.rfind(c.expand ? "fused/pw+dw+pw" : "fused/dw+pw", 0), 0u) << what;
         EXPECT_NE(v.find(type == DType::kUInt8 ? "/uint8/" : "/int8/"), std::string::npos) << what;
+        if (c.k != 3 || c.dilation > 1) {  // the K x K quad loop, e.g. .../avx512/5x5s1/dp4
+          const std::string loop = std::to_string(c.k) + "x" + std::to_string(c.k) + "s";
+          EXPECT_NE(v.find(loop), std::string::npos) << what << ": " << v;
+        }
         ASSERT_EQ(fused.out.size(), plain.out.size()) << what;
         int bad = 0, distinct = 0;
         for (size_t i = 0; i < plain.out.size(); ++i) {
@@ -230,8 +248,9 @@ TEST(FusedDwChainInt8, MatchesUnfused) {
     }
 }
 
-// Chains the int8 kernel does not take stay unfused ops: other filter sizes, dilation, and CPUs
-// without AVX-512 VNNI.
+// Chains the int8 kernel does not take stay unfused ops: depthwise layers that no row loop takes
+// (a 5x5 filter over 20 channels, whose 16-lane groups would be 3/8 empty: the generic loop; a
+// 9x9 filter), and CPUs without AVX-512 VNNI.
 TEST(FusedDwChainInt8, LeavesOtherChainsAlone) {
   using P = tflite::Padding;
   const auto R6 = tflite::ActivationFunctionType_RELU6;
@@ -247,8 +266,8 @@ TEST(FusedDwChainInt8, LeavesOtherChainsAlone) {
     EXPECT_TRUE((*interp)->Invoke().ok()) << what;
   };
   const rt::CpuFeatures hw = rt::CpuHardware();
-  unfused(MakeInt8Chain({1, 20, 20, 8, 24, 8, 5, 1, 1, P::Padding_SAME, R6, false}, 3), hw, "5x5 depthwise");
-  unfused(MakeInt8Chain({1, 20, 20, 8, 24, 8, 3, 1, 2, P::Padding_SAME, R6, false}, 3), hw, "dilated depthwise");
+  unfused(MakeInt8Chain({1, 20, 20, 8, 20, 8, 5, 1, 1, P::Padding_SAME, R6, false}, 3), hw, "5x5 depthwise, 20 channels");
+  unfused(MakeInt8Chain({1, 20, 20, 8, 16, 8, 9, 1, 1, P::Padding_SAME, R6, false}, 3), hw, "9x9 depthwise");
   if (hw.has_avx2_fma())
     unfused(MakeInt8Chain({1, 20, 20, 8, 24, 8, 3, 1, 1, P::Padding_SAME, R6, true}, 3),
             rt::CapFeatures(hw, "avx2"), "AVX2 CPU");

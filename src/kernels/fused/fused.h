@@ -25,8 +25,9 @@ namespace edgeopt::kernels::fused {
 // the project joins the run ("fused/pw+dw+pw+add/...").
 rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
 
-// The same blocks quantized on AVX-512 VNNI CPUs: [1×1 CONV_2D ->] 3×3 DEPTHWISE_CONV_2D (depth
-// multiplier 1, stride 1 or 2, no dilation) -> 1×1 CONV_2D [-> ADD of the chain's input], all
+// The same blocks quantized on AVX-512 VNNI CPUs: [1×1 CONV_2D ->] DEPTHWISE_CONV_2D (depth
+// multiplier 1, stride 1 or 2, a filter one of the depthwise row loops takes: 3×3, 5×5, 7×7,
+// dilated 3×3, packed 4- and 8-channel layers) -> 1×1 CONV_2D [-> ADD of the chain's input], all
 // int8 (constant symmetric weights, one scale or one per output channel) or all uint8 (one scale
 // and zero point per weight tensor), int32 biases, clamp activations, the largest intermediate
 // at least limits.min_inner_bytes (dw_chain_int8.cc). Shown as
