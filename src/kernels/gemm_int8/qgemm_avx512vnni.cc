@@ -682,6 +682,34 @@ void PairTile(const TileArgs& t) {
     // panel's output constants held in registers for all rows (RequantHighRegs); with three
     // vectors a row's 24 columns are packed together into one store (see RowBytes).
     const __mmask16 even_lanes = 0x5555;  // for EDGEOPT_HIGH_STAGE_ROWS
+    if constexpr (V == 1) {
+      // N <= 8: two rows per vector, row r's columns in lanes 0-7 and row r + 1's in lanes 8-15
+      // (the panel's constants of columns 0-7 repeated in the upper half), so half the output
+      // stages and, for N = 8 rows stored next to each other, one 16-byte store per two rows.
+      const auto twice = [](__m512i v) { return _mm512_shuffle_i64x2(v, v, 0x44); };
+      const __m512i init = twice(Load(q[0].init));
+      const __m512i m_e = twice(Load(q[0].mult)), m_o = twice(Load(q[0].mult_o)), h_e = twice(Load(q[0].high_e)),
+                    h_o = twice(Load(q[0].high_o)), sh = twice(Load(q[0].high_shift));
+      const bool packed_rows = n == 8 && ldc == 8;
+      _Pragma("GCC unroll 8")
+      for (int i = 0; i < (R + 1) / 2; ++i) {
+        const int r0 = 2 * i, r1 = 2 * i + 1 < R ? 2 * i + 1 : 2 * i;
+        __m512i x = _mm512_add_epi32(_mm512_permutex2var_epi32(acc[r0][0], even, acc[r1][0]),
+                                     _mm512_permutex2var_epi32(acc[r0][0], odd, acc[r1][0]));
+        x = _mm512_add_epi32(x, init);
+        if (t.row_term)
+          x = _mm512_add_epi32(x, _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(t.row_term[r0]),
+                                                          _mm512_set1_epi32(t.row_term[r1])));
+        const __m128i bytes = ToBytes<W>(RequantHighRegs(x, m_e, m_o, h_e, h_o, sh, even_lanes), lo, hi);
+        if (r1 != r0 && packed_rows) {
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(c + r0 * ldc), bytes);
+        } else {
+          _mm_mask_storeu_epi8(c + r0 * ldc, m0, bytes);
+          if (r1 != r0) _mm_mask_storeu_epi8(c + r1 * ldc, m0, _mm_srli_si128(bytes, 8));
+        }
+      }
+      return;
+    }
     __m512i x0[R], x1[R];
 #define EDGEOPT_PAIR_SUMS(X, v0, v1, panel)                                                                 \
   do {                                                                                                     \
