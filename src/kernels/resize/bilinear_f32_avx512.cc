@@ -39,29 +39,54 @@ void BilinearRowInt8Zmm(const int8_t* r0, const int8_t* r1, const BilinearColumn
   auto vertical = [&](__m512i top, __m512i bottom) {
     return _mm512_add_epi32(_mm512_mullo_epi32(top, wy0), _mm512_mullo_epi32(bottom, wy1));
   };
+  // |v| < 2^28: sign(v) * ((|v| + 2^19) >> 20) is floor((v + 2^19 - [v < 0]) / 2^20), i.e. the
+  // arithmetic shift of v + 2^19 + (v >> 31).
   auto finish = [&](__m512i left, __m512i right, __m512i wx0, __m512i wx1) {
     const __m512i v = _mm512_add_epi32(_mm512_mullo_epi32(left, wx0), _mm512_mullo_epi32(right, wx1));
-    const __m512i magnitude = _mm512_srai_epi32(_mm512_add_epi32(_mm512_abs_epi32(v), half), 20);
-    const __mmask16 positive = _mm512_cmpgt_epi32_mask(v, _mm512_setzero_si512());
-    const __m512i r = _mm512_mask_mov_epi32(_mm512_sub_epi32(_mm512_setzero_si512(), magnitude), positive, magnitude);
+    const __m512i r = _mm512_srai_epi32(_mm512_add_epi32(_mm512_add_epi32(v, half), _mm512_srai_epi32(v, 31)), 20);
     return _mm512_cvtepi32_epi8(r);  // keeps the low byte, as the cast
   };
   int32_t x = 0;
   if (depth <= 8) {
     // Two output pixels per vector (lanes 0..7 and 8..15), half the steps for narrow rows.
     const auto m8 = static_cast<__mmask16>((1u << depth) - 1u);
+    auto load2 = [&](const int8_t* r, int64_t oa, int64_t ob) {
+      if (depth == 8 && ob == oa + 8) return _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r + oa)));
+      return _mm512_cvtepi8_epi32(_mm_unpacklo_epi64(_mm_maskz_loadu_epi8(m8, r + oa), _mm_maskz_loadu_epi8(m8, r + ob)));
+    };
+    // Vertical blends of input columns j (lanes 0..7) and j + 1 (8..15) for a pixel whose right
+    // column is its left one's neighbour (all but clamped edges): computed once per j and kept,
+    // since neighbouring output pixels of an upsampling read the same columns.
+    const __m512i k1024 = _mm512_set1_epi32(1024);
+    int64_t pair_x0 = -1;
+    __m512i pair_v = _mm512_setzero_si512();
+    auto pair = [&](int64_t x0) {
+      if (x0 != pair_x0) {
+        pair_v = vertical(load2(r0, x0, x0 + depth), load2(r1, x0, x0 + depth));
+        pair_x0 = x0;
+      }
+      return pair_v;
+    };
     for (; x + 2 <= out_w; x += 2, out += 2 * depth) {
       const BilinearColumnQ& ca = cols[x];
       const BilinearColumnQ& cb = cols[x + 1];
-      auto load2 = [&](const int8_t* r, int64_t oa, int64_t ob) {
-        return _mm512_cvtepi8_epi32(_mm_unpacklo_epi64(_mm_maskz_loadu_epi8(m8, r + oa), _mm_maskz_loadu_epi8(m8, r + ob)));
-      };
-      const __m512i wx0 = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(1024 - ca.dx), _mm512_set1_epi32(1024 - cb.dx));
       const __m512i wx1 = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(ca.dx), _mm512_set1_epi32(cb.dx));
-      const __m128i bytes = finish(vertical(load2(r0, ca.x0, cb.x0), load2(r1, ca.x0, cb.x0)),
-                                   vertical(load2(r0, ca.x1, cb.x1), load2(r1, ca.x1, cb.x1)), wx0, wx1);
-      _mm_mask_storeu_epi8(out, m8, bytes);
-      _mm_mask_storeu_epi8(out + depth, m8, _mm_srli_si128(bytes, 8));
+      const __m512i wx0 = _mm512_sub_epi32(k1024, wx1);
+      __m128i bytes;
+      if (ca.x1 == ca.x0 + depth && cb.x1 == cb.x0 + depth) {
+        const __m512i va = pair(ca.x0), vb = pair(cb.x0);
+        // Left columns: the lower halves of both pairs; right columns: the upper halves.
+        bytes = finish(_mm512_shuffle_i64x2(va, vb, 0x44), _mm512_shuffle_i64x2(va, vb, 0xEE), wx0, wx1);
+      } else {
+        bytes = finish(vertical(load2(r0, ca.x0, cb.x0), load2(r1, ca.x0, cb.x0)),
+                       vertical(load2(r0, ca.x1, cb.x1), load2(r1, ca.x1, cb.x1)), wx0, wx1);
+      }
+      if (depth == 8) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out), bytes);
+      } else {
+        _mm_mask_storeu_epi8(out, m8, bytes);
+        _mm_mask_storeu_epi8(out + depth, m8, _mm_srli_si128(bytes, 8));
+      }
     }
   }
   if (x == out_w) return;
