@@ -195,9 +195,8 @@ bool BuildInt16VnniOutput(const Int16Out& q, int N, Int16VnniOutput* out, const 
   out->narrow = !long_sums && NarrowFits(q, N, acc_bound);
   out->act_min = q.act_min;
   out->act_max = q.act_max;
-  for (int n = 0; n < panels * kNR; ++n) {
-    Requant16Panel& p = out->panels[static_cast<size_t>(n / kNR)];
-    const int lane = n % kNR;
+  // Lane `lane` of panel p takes channel n's constants (n >= N: an empty column).
+  const auto fill = [&](Requant16Panel& p, int lane, int n) {
     int32_t mult = 0, bias = 0;
     int shift = 1;
     uint64_t add = 0;
@@ -242,6 +241,16 @@ bool BuildInt16VnniOutput(const Int16Out& q, int N, Int16VnniOutput* out, const 
     (lane % 2 == 0 ? p.mult : p.mult_o)[lane / 2 * 2] = mult;
     (lane % 2 == 0 ? p.add_e : p.add_o)[lane / 2] = static_cast<int64_t>(add);
     (lane % 2 == 0 ? p.shift_e : p.shift_o)[lane / 2] = shift;
+    return true;
+  };
+  for (int n = 0; n < panels * kNR; ++n)
+    if (!fill(out->panels[static_cast<size_t>(n / kNR)], n % kNR, n)) return false;
+  // One output channel: channel 0's constants in every lane, for the rows-in-lanes form.
+  out->single.clear();
+  if (N == 1 && !long_sums) {
+    out->single.assign(1, Requant16Panel{});
+    for (int lane = 0; lane < kNR; ++lane)
+      if (!fill(out->single[0], lane, 0)) return false;
   }
   return true;
 }

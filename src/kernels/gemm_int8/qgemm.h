@@ -174,6 +174,11 @@ struct Int16VnniOutput {
   // int64): the k pairs summed in blocks of kLongBlockPairs in int32, each block added into int64
   // sums, and the stage applied to those.
   bool long_sums = false;
+  // N = 1 without long sums: channel 0's constants in all 16 lanes. Int16VnniChunk then puts 16
+  // rows in the lanes instead of 16 columns (one of which would be used): each row's dot product
+  // with the weights on whole vectors of k pairs, the 16 rows' sums reduced across lanes, one
+  // output stage for 16 rows.
+  std::vector<Requant16Panel> single;
   int32_t act_min = -32768, act_max = 32767;
 };
 // Builds the stage for N channels of q (bias pointers, multiplier and shift arrays of N entries);

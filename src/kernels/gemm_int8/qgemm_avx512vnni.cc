@@ -1123,6 +1123,41 @@ void TileLong16(const Tile16Args& t) {
   }
 }
 
+// Int16VnniOutput::single: rows [0, rows) of A times B's only column into consecutive outputs
+// (ldc 1), 16 rows per vector of outputs. Column 0's k pairs are gathered from the panel once per
+// call (false, nothing done, when K is too long for that stack copy or ldc is not 1).
+template <int kStage>
+bool Single16(const int16_t* a, int64_t lda, int rows, const PackedB& b, const Requant16Panel& q, int32_t act_min,
+              int32_t act_max, int16_t* c, int64_t ldc) {
+  constexpr int kMaxBlocks = 16;  // 256 k pairs
+  const int K2 = b.K2, blocks = (K2 + 15) / 16;
+  if (blocks > kMaxBlocks || blocks == 0 || ldc != 1) return false;
+  alignas(64) int32_t w[kMaxBlocks * 16] = {};
+  const int16_t* panel = b.panel(0);
+  for (int k = 0; k < K2; ++k) std::memcpy(&w[k], panel + 32 * k, 4);  // column 0's pair k
+  const int tail = 2 * K2 - 32 * (blocks - 1);  // int16 values in the last block
+  const __mmask32 last = tail == 32 ? ~__mmask32{0} : static_cast<__mmask32>((1u << tail) - 1);
+  const __m512i lo = _mm512_set1_epi32(act_min), hi = _mm512_set1_epi32(act_max);
+  for (int r0 = 0; r0 < rows; r0 += 16) {
+    const int n = std::min(16, rows - r0);
+    __m512i acc[16];
+    for (int j = 0; j < 16; ++j) acc[j] = _mm512_setzero_si512();
+    for (int j = 0; j < n; ++j) {
+      const int16_t* row = a + (r0 + j) * lda;
+      __m512i sum = _mm512_setzero_si512();
+      for (int blk = 0; blk + 1 < blocks; ++blk)
+        sum = _mm512_dpwssd_epi32(sum, _mm512_loadu_si512(row + 32 * blk), Load(w + 16 * blk));
+      sum = _mm512_dpwssd_epi32(sum, _mm512_maskz_loadu_epi16(last, row + 32 * (blocks - 1)), Load(w + 16 * (blocks - 1)));
+      acc[j] = sum;
+    }
+    const __m512i x = _mm512_add_epi32(ReduceLanes16(acc), Load(q.bias));
+    const __m512i y = _mm512_min_epi32(_mm512_max_epi32(Requant16<kStage>(x, q), lo), hi);
+    const __m256i h = _mm512_cvtepi32_epi16(y);
+    _mm256_mask_storeu_epi16(c + r0, static_cast<__mmask16>((1u << n) - 1), h);
+  }
+  return true;
+}
+
 using Tile16Fn = void (*)(const Tile16Args&);
 
 template <int NV, int kStage, size_t... I>
@@ -1168,6 +1203,13 @@ void Int16VnniChunk(const int16_t* a, int64_t lda, int rows, const PackedB& b, i
       }
     }
     return;
+  }
+  if (!out.single.empty() && b.N == 1 && p0 == 0 && p1 == 1) {
+    const Requant16Panel& q = out.single[0];
+    const bool done = out.narrow      ? Single16<kNarrow>(a, lda, rows, b, q, out.act_min, out.act_max, c, ldc)
+                      : out.two_round ? Single16<kTwoRound>(a, lda, rows, b, q, out.act_min, out.act_max, c, ldc)
+                                      : Single16<kWide>(a, lda, rows, b, q, out.act_min, out.act_max, c, ldc);
+    if (done) return;
   }
   ForEachTile(rows, p0, p1, b.N, [&](int p, int nv, int r, int tr, int cols_last) {
     t.b = b.panel(p);
