@@ -291,7 +291,7 @@ class ConvQuantKernel final : public FastKernel {
     // half-range output stage (qgemm::Requant8::half_range, VnniStage::kHalf), "/rqhigh" the VNNI
     // high-dword stage (VnniStage::kHigh), then the weights' form (qgemm::WeightFormSuffix),
     // "/pairs" the one-panel pair tiles (qgemm::PairTilesApply).
-    std::string suffix = single_ ? "/single" : lanes_ ? "/lanes" : direct_ ? "/direct" : use_padded_ ? "/padded" : "";
+    std::string suffix = single_ || single16_ ? "/single" : lanes_ ? "/lanes" : direct_ ? "/direct" : use_padded_ ? "/padded" : "";
     if (use_vnni_) {
       if (vout_.stage == qgemm::VnniStage::kHigh) suffix += "/rqhigh";
       if (vout_.stage == qgemm::VnniStage::kHalf) suffix += "/rqhalf";
@@ -409,6 +409,11 @@ class ConvQuantKernel final : public FastKernel {
         img_scratch_ = ctx.RequestScratch(padded_.bytes());
       }
     }
+    // 16x8, one output channel: windows read in place from the padded image (Int16SingleRow).
+    single16_ = kind_ == QuantKind::kInt16 && use_padded_ && out_.use_i16v && !out_.i16v.single.empty() &&
+                g.out_c == 1 && g.dil_w == 1;
+    if (single16_)
+      qgemm::BuildInt16SingleWeights(*packed_, g.k_h, g.k_w * g.in_c, int64_t{padded_.pw} * g.in_c * g.dil_h, &single16_w_);
     return true;
   }
 
@@ -424,6 +429,10 @@ class ConvQuantKernel final : public FastKernel {
         case QuantKind::kUInt8: FillImage(ctx, input->data_as<uint8_t>(), input->zero_point(), img); break;
         case QuantKind::kInt16: FillImage(ctx, input->data_as<int16_t>(), 0, img); break;
         case QuantKind::kHybrid: return Internal("conv2d: padded im2col chosen for a hybrid op");
+      }
+      if (single16_) {
+        RunSingle16(ctx, img, ctx.output(0)->data_as<int16_t>());
+        return Status::Ok();
       }
       PaddedPacker<int16_t, APacker> pack(g_, padded_, img);
       qgemm::RunGemm(ctx.threads(), M, *packed_, pack, MakeGemmOutput(out_, ctx, g_.out_c));
@@ -570,9 +579,10 @@ class ConvQuantKernel final : public FastKernel {
   // rows(first window of row r0, r0, n) for runs of n output rows of one image (their windows
   // WindowRowStride() apart, a row's out_w windows stride_w * C bytes apart), the rows split over
   // the threads.
+  // elem: bytes per image element (2: the int16 image).
   void ForEachOutputRun(rt::KernelContext& ctx, const uint8_t* img,
-                        FunctionRef<void(const uint8_t*, int64_t, int)> rows) const {
-    const int64_t row_len = int64_t{padded_.pw} * g_.in_c;
+                        FunctionRef<void(const uint8_t*, int64_t, int)> rows, int64_t elem = 1) const {
+    const int64_t row_len = int64_t{padded_.pw} * g_.in_c * elem;
     const int64_t out_rows = int64_t{g_.batches} * g_.out_h;
     auto run = [&](int64_t r0, int64_t r1) {
       while (r0 < r1) {
@@ -645,6 +655,20 @@ class ConvQuantKernel final : public FastKernel {
     });
   }
 
+  // 16x8 with one output channel (single16_): per output row, its out_w windows in place.
+  void RunSingle16(rt::KernelContext& ctx, const int16_t* img, int16_t* out) const {
+    const int64_t a_row = WindowRowStride();
+    ForEachOutputRun(
+        ctx, reinterpret_cast<const uint8_t*>(img),
+        [&](const uint8_t* a, int64_t r0, int n) {
+          const auto* first = reinterpret_cast<const int16_t*>(a);
+          for (int i = 0; i < n; ++i)
+            qgemm::Int16SingleRow(first + i * a_row, int64_t{g_.stride_w} * g_.in_c, g_.out_w, single16_w_, out_.i16v,
+                                  out + (r0 + i) * g_.out_w);
+        },
+        sizeof(int16_t));
+  }
+
   // Calls fill(r0, r1) over the padded image's rows, split over the threads when large.
   template <typename Fill>
   void ForImageRows(rt::KernelContext& ctx, size_t elem, Fill fill) const {
@@ -684,6 +708,8 @@ class ConvQuantKernel final : public FastKernel {
   bool spread_ = false;  // VNNI: filter rows' weights spread to whole k groups (SpreadRunsPay)
   bool single_ = false;  // VNNI: one output channel, window rows as dot products (PrepareSingle)
   qgemm::VnniSingle single_w_;
+  bool single16_ = false;  // 16x8: one output channel, windows in place (RunSingle16)
+  qgemm::Int16SingleWeights single16_w_;
   bool lanes_ = false;  // VNNI: output pixels in lanes (PrepareLanes)
   qgemm::VnniLanes lanes_w_;
   std::vector<int32_t> direct_koff_;

@@ -255,6 +255,20 @@ bool BuildInt16VnniOutput(const Int16Out& q, int N, Int16VnniOutput* out, const 
   return true;
 }
 
+void BuildInt16SingleWeights(const PackedB& b, int k_h, int row_len, int64_t ky_stride, Int16SingleWeights* s) {
+  s->k_h = k_h;
+  s->row_len = row_len;
+  s->blocks = (row_len + 31) / 32;
+  s->ky_stride = ky_stride;
+  s->w.assign(static_cast<size_t>(k_h) * s->blocks * 32, 0);
+  const int16_t* panel = b.panel(0);
+  for (int ky = 0; ky < k_h; ++ky)
+    for (int i = 0; i < row_len; ++i) {
+      const int k = ky * row_len + i;  // im2col order: filter row, column, channel
+      s->w[static_cast<size_t>(ky) * s->blocks * 32 + i] = panel[32 * (k / 2) + k % 2];
+    }
+}
+
 size_t GemmSlotBytes(const PackedB& b, int64_t M, int threads) {
   return PerThreadScratch(b, ChunkRows(b, M, std::max(threads, 1)));
 }

@@ -272,6 +272,19 @@ void WidenSubSegments(const int16_t* src, int64_t src_stride, int segments, int 
 void Int16VnniChunk(const int16_t* a, int64_t lda, int rows, const PackedB& b, int p0, int p1,
                     const Int16VnniOutput& out, int16_t* c, int64_t ldc);
 
+// One-output-channel 16x8 convolutions read in place from a padded int16 image (Int16VnniOutput::
+// single): k_h window rows of row_len values, ky_stride apart; w holds [k_h][blocks * 32] weights
+// (zeros past row_len), taken from the packed column 0 (BuildInt16SingleWeights).
+struct Int16SingleWeights {
+  int k_h = 0, row_len = 0, blocks = 0;
+  int64_t ky_stride = 0;
+  std::vector<int16_t> w;
+};
+void BuildInt16SingleWeights(const PackedB& b, int k_h, int row_len, int64_t ky_stride, Int16SingleWeights* s);
+// `pixels` outputs whose windows start pixel_stride values apart from a, into c[0..pixels).
+void Int16SingleRow(const int16_t* a, int64_t pixel_stride, int pixels, const Int16SingleWeights& s,
+                    const Int16VnniOutput& out, int16_t* c);
+
 // Extra int16 elements a packed A buffer needs after its last row (WidenSub overrun).
 inline constexpr int kASlack = 32;
 

@@ -1123,9 +1123,33 @@ void TileLong16(const Tile16Args& t) {
   }
 }
 
-// Int16VnniOutput::single: rows [0, rows) of A times B's only column into consecutive outputs
-// (ldc 1), 16 rows per vector of outputs. Column 0's k pairs are gathered from the panel once per
-// call (false, nothing done, when K is too long for that stack copy or ldc is not 1).
+// Int16VnniOutput::single: `rows` outputs into c[0..rows), 16 at a time: dot(j) gives the int32
+// lanes of output j's products (summed across lanes here, wrapping as the tiles' accumulators),
+// then the bias, the stage and the clamp on 16 outputs at once.
+template <int kStage, typename Dot>
+__attribute__((always_inline)) inline void SingleOutputs16(int rows, const Requant16Panel& q, int32_t act_min,
+                                                           int32_t act_max, int16_t* c, Dot dot) {
+  const __m512i lo = _mm512_set1_epi32(act_min), hi = _mm512_set1_epi32(act_max);
+  for (int r0 = 0; r0 < rows; r0 += 16) {
+    const int n = std::min(16, rows - r0);
+    __m512i acc[16];
+    for (int j = 0; j < 16; ++j) acc[j] = _mm512_setzero_si512();
+    for (int j = 0; j < n; ++j) acc[j] = dot(r0 + j);
+    const __m512i x = _mm512_add_epi32(ReduceLanes16(acc), Load(q.bias));
+    const __m512i y = _mm512_min_epi32(_mm512_max_epi32(Requant16<kStage>(x, q), lo), hi);
+    _mm256_mask_storeu_epi16(c + r0, static_cast<__mmask16>((1u << n) - 1), _mm512_cvtepi32_epi16(y));
+  }
+}
+
+// The mask of the int16 values of block `blk` (32 values each) inside a row of `len` values.
+inline __mmask32 BlockMask16(int len, int blk) {
+  const int left = len - 32 * blk;
+  return left >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((1u << left) - 1);
+}
+
+// Rows [0, rows) of packed A times B's only column into consecutive outputs (ldc 1). Column 0's
+// k pairs are gathered from the panel once per call (false, nothing done, when K is too long
+// for that stack copy or ldc is not 1).
 template <int kStage>
 bool Single16(const int16_t* a, int64_t lda, int rows, const PackedB& b, const Requant16Panel& q, int32_t act_min,
               int32_t act_max, int16_t* c, int64_t ldc) {
@@ -1135,26 +1159,14 @@ bool Single16(const int16_t* a, int64_t lda, int rows, const PackedB& b, const R
   alignas(64) int32_t w[kMaxBlocks * 16] = {};
   const int16_t* panel = b.panel(0);
   for (int k = 0; k < K2; ++k) std::memcpy(&w[k], panel + 32 * k, 4);  // column 0's pair k
-  const int tail = 2 * K2 - 32 * (blocks - 1);  // int16 values in the last block
-  const __mmask32 last = tail == 32 ? ~__mmask32{0} : static_cast<__mmask32>((1u << tail) - 1);
-  const __m512i lo = _mm512_set1_epi32(act_min), hi = _mm512_set1_epi32(act_max);
-  for (int r0 = 0; r0 < rows; r0 += 16) {
-    const int n = std::min(16, rows - r0);
-    __m512i acc[16];
-    for (int j = 0; j < 16; ++j) acc[j] = _mm512_setzero_si512();
-    for (int j = 0; j < n; ++j) {
-      const int16_t* row = a + (r0 + j) * lda;
-      __m512i sum = _mm512_setzero_si512();
-      for (int blk = 0; blk + 1 < blocks; ++blk)
-        sum = _mm512_dpwssd_epi32(sum, _mm512_loadu_si512(row + 32 * blk), Load(w + 16 * blk));
-      sum = _mm512_dpwssd_epi32(sum, _mm512_maskz_loadu_epi16(last, row + 32 * (blocks - 1)), Load(w + 16 * (blocks - 1)));
-      acc[j] = sum;
-    }
-    const __m512i x = _mm512_add_epi32(ReduceLanes16(acc), Load(q.bias));
-    const __m512i y = _mm512_min_epi32(_mm512_max_epi32(Requant16<kStage>(x, q), lo), hi);
-    const __m256i h = _mm512_cvtepi32_epi16(y);
-    _mm256_mask_storeu_epi16(c + r0, static_cast<__mmask16>((1u << n) - 1), h);
-  }
+  const __mmask32 last = BlockMask16(2 * K2, blocks - 1);
+  SingleOutputs16<kStage>(rows, q, act_min, act_max, c, [&](int r) {
+    const int16_t* row = a + r * lda;
+    __m512i sum = _mm512_setzero_si512();
+    for (int blk = 0; blk + 1 < blocks; ++blk)
+      sum = _mm512_dpwssd_epi32(sum, _mm512_loadu_si512(row + 32 * blk), Load(w + 16 * blk));
+    return _mm512_dpwssd_epi32(sum, _mm512_maskz_loadu_epi16(last, row + 32 * (blocks - 1)), Load(w + 16 * (blocks - 1)));
+  });
   return true;
 }
 
@@ -1221,6 +1233,28 @@ void Int16VnniChunk(const int16_t* a, int64_t lda, int rows, const PackedB& b, i
      : out.two_round ? PickTile16<kTwoRound>(nv, tr)
                      : PickTile16<kWide>(nv, tr))(t);
   });
+}
+
+void Int16SingleRow(const int16_t* a, int64_t pixel_stride, int pixels, const Int16SingleWeights& s,
+                    const Int16VnniOutput& out, int16_t* c) {
+  const Requant16Panel& q = out.single[0];
+  const int blocks = s.blocks, k_h = s.k_h, len = s.row_len;
+  const int64_t ky_stride = s.ky_stride;
+  const int16_t* w = s.w.data();
+  const auto run = [&]<int kStage>() {
+    SingleOutputs16<kStage>(pixels, q, out.act_min, out.act_max, c, [&](int p) {
+      const int16_t* win = a + p * pixel_stride;
+      __m512i sum = _mm512_setzero_si512();
+      for (int ky = 0; ky < k_h; ++ky)
+        for (int blk = 0; blk < blocks; ++blk)
+          sum = _mm512_dpwssd_epi32(sum, _mm512_maskz_loadu_epi16(BlockMask16(len, blk), win + ky * ky_stride + 32 * blk),
+                                    _mm512_loadu_si512(w + (ky * blocks + blk) * 32));
+      return sum;
+    });
+  };
+  if (out.narrow) return run.template operator()<kNarrow>();
+  if (out.two_round) return run.template operator()<kTwoRound>();
+  run.template operator()<kWide>();
 }
 
 int32_t RowSumU8(const uint8_t* p, int64_t n) {
