@@ -252,6 +252,12 @@ bool BuildInt16VnniOutput(const Int16Out& q, int N, Int16VnniOutput* out, const 
     for (int lane = 0; lane < kNR; ++lane)
       if (!fill(out->single[0], lane, 0)) return false;
   }
+  out->pairs.clear();
+  if (N <= 8 && !long_sums) {
+    out->pairs.assign(1, Requant16Panel{});
+    for (int lane = 0; lane < kNR; ++lane)
+      if (!fill(out->pairs[0], lane, lane % 8)) return false;
+  }
   return true;
 }
 

@@ -179,6 +179,9 @@ struct Int16VnniOutput {
   // with the weights on whole vectors of k pairs, the 16 rows' sums reduced across lanes, one
   // output stage for 16 rows.
   std::vector<Requant16Panel> single;
+  // N <= 8 without long sums: the 8 channels' constants in lanes 0-7 and again in lanes 8-15, so
+  // that one output stage requantizes two rows (Int16VnniChunk's tiles of one panel).
+  std::vector<Requant16Panel> pairs;
   int32_t act_min = -32768, act_max = 32767;
 };
 // Builds the stage for N channels of q (bias pointers, multiplier and shift arrays of N entries);

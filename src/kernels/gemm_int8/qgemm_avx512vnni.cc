@@ -995,6 +995,7 @@ struct Tile16Args {
   const int16_t* b;          // first panel of the block
   int64_t panel_stride;      // int16 elements between panels
   const Requant16Panel* q;   // output constants of the first panel
+  const Requant16Panel* pair_q = nullptr;  // Int16VnniOutput::pairs (N <= 8), or null
   int16_t* c;
   int64_t ldc;
   int cols_last;             // valid columns of the last panel (1..16)
@@ -1066,6 +1067,27 @@ void Tile16(const Tile16Args& t) {
   }
   const __m512i lo = _mm512_set1_epi32(t.act_min), hi = _mm512_set1_epi32(t.act_max);
   const __mmask16 last = static_cast<__mmask16>((1u << cols_last) - 1);
+  if constexpr (NV == 1) {
+    if (t.pair_q) {
+      // N <= 8: rows r and r + 1 in one vector (lanes 0-7 and 8-15), one output stage for both;
+      // N = 8 rows next to each other go out in one 32-byte store.
+      const bool packed_rows = cols_last == 8 && ldc == 8;
+      _Pragma("GCC unroll 8")
+      for (int i = 0; i < (R + 1) / 2; ++i) {
+        const int r0 = 2 * i, r1 = 2 * i + 1 < R ? 2 * i + 1 : 2 * i;
+        const __m512i x = _mm512_shuffle_i64x2(acc[r0][0], acc[r1][0], 0x44);
+        const __m512i y = _mm512_min_epi32(_mm512_max_epi32(Requant16<kStage>(x, *t.pair_q), lo), hi);
+        const __m256i h = _mm512_cvtepi32_epi16(y);
+        if (r1 != r0 && packed_rows) {
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r0 * ldc), h);
+        } else {
+          _mm_mask_storeu_epi16(c + r0 * ldc, static_cast<__mmask8>(last), _mm256_castsi256_si128(h));
+          if (r1 != r0) _mm_mask_storeu_epi16(c + r1 * ldc, static_cast<__mmask8>(last), _mm256_extracti128_si256(h, 1));
+        }
+      }
+      return;
+    }
+  }
   _Pragma("GCC unroll 16")
   for (int r = 0; r < R; ++r) {
     _Pragma("GCC unroll 16")
@@ -1223,6 +1245,7 @@ void Int16VnniChunk(const int16_t* a, int64_t lda, int rows, const PackedB& b, i
                                       : Single16<kWide>(a, lda, rows, b, q, out.act_min, out.act_max, c, ldc);
     if (done) return;
   }
+  t.pair_q = !out.pairs.empty() && b.N <= 8 ? out.pairs.data() : nullptr;
   ForEachTile(rows, p0, p1, b.N, [&](int p, int nv, int r, int tr, int cols_last) {
     t.b = b.panel(p);
     t.q = out.panels.data() + p;
