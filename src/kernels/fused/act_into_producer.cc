@@ -39,14 +39,6 @@ tflite::ActivationFunctionType* ActivationField(Operator& op) {
   }
 }
 
-bool SameValues(const Tensor& a, const Tensor& b) {
-  if (a.type != b.type) return false;
-  if (a.type == DType::kFloat32) return true;
-  if (a.type != DType::kInt8 && a.type != DType::kUInt8 && a.type != DType::kInt16) return false;
-  if (!a.quant || !b.quant || a.quant->scale.size() != 1 || b.quant->scale.size() != 1) return false;
-  return a.quant->scale == b.quant->scale && a.quant->zero_point == b.quant->zero_point;
-}
-
 // The producer's kernel, shown as "fused/<its variant>+relu".
 class WithActivation final : public rt::OpKernel {
  public:
@@ -65,6 +57,14 @@ class WithActivation final : public rt::OpKernel {
 
 }  // namespace
 
+bool SameQuantization(const Tensor& a, const Tensor& b) {
+  if (a.type != b.type) return false;
+  if (a.type == DType::kFloat32) return true;
+  if (a.type != DType::kInt8 && a.type != DType::kUInt8 && a.type != DType::kInt16) return false;
+  if (!a.quant || !b.quant || a.quant->scale.size() != 1 || b.quant->scale.size() != 1) return false;
+  return a.quant->scale == b.quant->scale && a.quant->zero_point == b.quant->zero_point;
+}
+
 rt::FusedRun MatchActivationIntoProducer(const rt::KernelCreateContext& cc, const rt::FusionLimits& /*limits*/) {
   rt::FusedRun run;
   const Subgraph& s = cc.subgraph;
@@ -80,7 +80,7 @@ rt::FusedRun MatchActivationIntoProducer(const rt::KernelCreateContext& cc, cons
     default: return run;
   }
   if (act.inputs.size() != 1 || act.outputs.size() != 1 || !PrivateLink(s, i, i + 1)) return run;
-  if (!SameValues(s.tensors[cc.op.outputs[0]], s.tensors[act.outputs[0]])) return run;
+  if (!SameQuantization(s.tensors[cc.op.outputs[0]], s.tensors[act.outputs[0]])) return run;
   auto op = std::make_unique<Operator>(cc.op);
   tflite::ActivationFunctionType* field = ActivationField(*op);
   if (!field || *field != tflite::ActivationFunctionType_NONE) return run;

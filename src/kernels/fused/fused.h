@@ -52,6 +52,11 @@ rt::FusedRun MatchConcatPointwiseF32(const rt::KernelCreateContext& cc, const rt
 // formulas (silu.cc). Shown as "fused/logistic+mul/<type>/...".
 rt::FusedRun MatchSilu(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
 
+// A PAD whose spatial paddings are SAME's for the VALID CONV_2D / DEPTHWISE_CONV_2D reading it:
+// the convolution with SAME padding on the PAD's input (pad_into_conv.cc). Shown as
+// "fused/pad+<the convolution's variant>".
+rt::FusedRun MatchPadIntoConv(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
+
 // A 1×1 stride-1 CONV_2D run as a GEMM: float32, constant weights [N,1,1,K] and bias (or none),
 // a clamp activation. MatchPointwise fills op, mm and uk (for the op's own K, N and pixels).
 struct Pointwise {
@@ -64,6 +69,10 @@ struct Pointwise {
 // data exists once the interpreter folded them (the caller then packs at Prepare, or at the first
 // Invoke if folding did not happen).
 bool MatchPointwise(const rt::KernelCreateContext& cc, Pointwise* pw, bool folded_ok = false);
+
+// Tensors a and b hold values the same way: both float32, or both int8 / uint8 / int16 with
+// the same single scale and zero point (act_into_producer.cc).
+bool SameQuantization(const Tensor& a, const Tensor& b);
 
 // cc for op `op` of the same subgraph.
 rt::KernelCreateContext ContextOf(const rt::KernelCreateContext& cc, int op);

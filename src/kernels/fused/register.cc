@@ -10,6 +10,7 @@ void RegisterFusions(rt::OpRegistry& r) {
   r.AddFusion(fused::MatchActivationIntoProducer);
   r.AddFusion(fused::MatchConcatPointwiseF32);
   r.AddFusion(fused::MatchSilu);
+  r.AddFusion(fused::MatchPadIntoConv);
 }
 
 }  // namespace edgeopt::kernels
