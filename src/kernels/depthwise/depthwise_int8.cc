@@ -109,6 +109,31 @@ bool TryPackedPlan(const Geom& g, const Quant8Layer& l, Plan* plan) {
 
 }  // namespace
 
+Expected<bool> Quant8LayerOf(rt::KernelContext& ctx, const rt::RtTensor& input, const rt::RtTensor& filter,
+                             const rt::RtTensor* bias, const rt::RtTensor& output, int activation, int channels,
+                             Quant8Layer* l) {
+  if (filter.type == DType::kUInt8) {
+    l->weights_u8 = filter.data_as<uint8_t>();
+    l->weight_zero_point = filter.zero_point();
+    l->multiplier.assign(1, 0);
+    l->shift.assign(1, 0);
+    QuantizeMultiplier(LegacyConvMultiplier(input.scale(), filter.scale(), output.scale()), &l->multiplier[0],
+                       &l->shift[0]);
+  } else {
+    l->weights_i8 = filter.data_as<int8_t>();
+    PerChannelQuant q = ComputePerChannelQuant(input.scale(), filter, output.scale(), channels);
+    l->multiplier = std::move(q.multiplier);
+    l->shift = std::move(q.shift);
+  }
+  for (int s : l->shift)
+    if (s > 30) return false;
+  RETURN_IF_ERROR(QuantizedActivation(ctx, activation, output, &l->act_min, &l->act_max));
+  l->bias = bias ? bias->data_as<int32_t>() : nullptr;
+  l->input_zero_point = input.zero_point();
+  l->output_zero_point = output.zero_point();
+  return true;
+}
+
 void PlanQuant8(const Geom& g, const Quant8Layer& l, bool avx512, Plan* plan) {
   *plan = Plan();
   plan->natural = true;
@@ -327,25 +352,9 @@ class DepthwiseQuantKernel final : public FastKernel {
     const int C = g.channels;
     if (kind_ == DwKind::kInt8 || kind_ == DwKind::kUInt8) {
       dwq::Quant8Layer l;
-      if (kind_ == DwKind::kUInt8) {
-        l.weights_u8 = filter->data_as<uint8_t>();
-        l.weight_zero_point = filter->zero_point();
-        l.multiplier.assign(1, 0);
-        l.shift.assign(1, 0);
-        QuantizeMultiplier(LegacyConvMultiplier(input->scale(), filter->scale(), output->scale()), &l.multiplier[0],
-                           &l.shift[0]);
-      } else {
-        l.weights_i8 = filter->data_as<int8_t>();
-        PerChannelQuant q = ComputePerChannelQuant(input->scale(), *filter, output->scale(), C);
-        l.multiplier = std::move(q.multiplier);
-        l.shift = std::move(q.shift);
-      }
-      for (int s : l.shift)
-        if (s > 30) return false;
-      RETURN_IF_ERROR(QuantizedActivation(ctx, o.fused_activation_function, *output, &l.act_min, &l.act_max));
-      l.bias = bias ? bias->data_as<int32_t>() : nullptr;
-      l.input_zero_point = input->zero_point();
-      l.output_zero_point = output->zero_point();
+      ASSIGN_OR_RETURN(const bool takes,
+                       dwq::Quant8LayerOf(ctx, *input, *filter, bias, *output, o.fused_activation_function, C, &l));
+      if (!takes) return false;
       dwq::PlanQuant8(g, l, avx512_, &plan_);
     } else {
       plan_ = dwq::Plan();

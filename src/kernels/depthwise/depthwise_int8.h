@@ -263,6 +263,9 @@ struct Plan {
 // 0.89 / 0.84 / 0.80x; MobileNetV2's 14x14 to 112x112 layers 0.82-0.87x.
 constexpr int kPairQuadsMinWidth = 6;
 
+// The layer's channels: g.channels, or for a packed plan (planned as 16 channels) 16 / kn_pixels.
+inline int LayerChannels(const Plan& p) { return p.kn_pixels > 1 ? 16 / p.kn_pixels : p.g.channels; }
+
 // Builds everything but the requantization constants from the geometry and the weights
 // (w - weight_zero_point, [k_h][k_w][channels] as in the filter tensor).
 template <typename W>
@@ -282,6 +285,13 @@ struct Quant8Layer {
   int32_t input_zero_point = 0, output_zero_point = 0;
   int32_t act_min = 0, act_max = 0;
 };
+// Fills l from an int8 / uint8 DEPTHWISE_CONV_2D's tensors (filter [1][k_h][k_w][channels]) as its
+// fast path reads them: uint8 weights the legacy per-tensor multiplier, int8 one per channel, the
+// fused activation's range, the bias and zero points. False when a shift exceeds 30, which the
+// loops' requantization does not take.
+Expected<bool> Quant8LayerOf(rt::KernelContext& ctx, const rt::RtTensor& input, const rt::RtTensor& filter,
+                             const rt::RtTensor* bias, const rt::RtTensor& output, int activation, int channels,
+                             Quant8Layer* l);
 // The plan of an int8 / uint8 layer (filter [1][k_h][k_w][g.channels]) that DEPTHWISE_CONV_2D's
 // fast path and the fused int8 chains run: for 4 or 8 channels at stride_w 1 on AVX-512 the
 // packed K x K quad loop where it takes the layer (Plan::kn_pixels), else BuildPlan, BuildRequant

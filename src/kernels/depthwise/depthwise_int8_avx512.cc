@@ -667,7 +667,6 @@ struct KnLayout {
 };
 // The channels of a real input / output pixel: the plan's, or 16 / P in a packed plan (whose
 // plan has 16 channels, P pixels' worth).
-inline int KnRealChannels(const Plan& p) { return p.kn_pixels > 1 ? 16 / p.kn_pixels : p.g.channels; }
 
 // Packed plans (Plan::kn_pixels = P > 1, stride_w 1): a "pixel" of the loop is P real output
 // pixels (16 lanes: P pixels x C channels), entry X's tap t reads the 16 staged bytes at real
@@ -742,7 +741,7 @@ void BuildKnRow(const Plan& p, const KnLayout& l, const uint8_t* row, int cb, ui
 // BuildKnRow does.
 void BuildKnRowPacked(const Plan& p, const KnLayout& l, const uint8_t* row, uint8_t flip, uint8_t* stage, uint8_t* dst) {
   const Geom& g = p.g;
-  const int C = KnRealChannels(p);
+  const int C = LayerChannels(p);
   const int64_t bytes = int64_t{l.stage_cols} * C;
   const int64_t x_begin = std::clamp<int64_t>(int64_t{g.pad_w} * C, 0, bytes);
   const int64_t x_end = std::clamp<int64_t>(int64_t{g.pad_w + g.in_w} * C, x_begin, bytes);
@@ -886,7 +885,7 @@ size_t KnScratchBytes(const Plan& p) {
   const KnLayout l = KnLayoutOf(p);
   // Staged columns: 16 bytes each, or C = 16 / P real bytes in packed plans (64 more for the
   // masked whole-vector fills).
-  const size_t col_bytes = p.kn_pixels > 1 ? static_cast<size_t>(KnRealChannels(p)) : 16;
+  const size_t col_bytes = p.kn_pixels > 1 ? static_cast<size_t>(LayerChannels(p)) : 16;
   const size_t stage = (static_cast<size_t>(l.stage_cols) * col_bytes + 64 + 63) / 64 * 64;
   return l.row_bytes * static_cast<size_t>(l.ring_rows + 1) + stage;
 }
@@ -901,7 +900,7 @@ void KnBlockRows(const Plan& p, const KnLayout& l, KnRowFn row_fn, const uint8_t
                  int64_t out_row0, int cb, int64_t r0, int64_t r1, uint8_t* ring) {
   const Geom& g = p.g;
   // Packed plans: one 16-lane block of P pixels x C real channels (C bytes per real pixel).
-  const int C = KnRealChannels(p);
+  const int C = LayerChannels(p);
   const uint8_t flip = p.kind == OutKind::kInt8 ? 0x80 : 0;
   uint8_t* pad_row = ring + l.row_bytes * static_cast<size_t>(l.ring_rows);
   uint8_t* stage = pad_row + l.row_bytes;

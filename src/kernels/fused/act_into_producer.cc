@@ -39,22 +39,6 @@ tflite::ActivationFunctionType* ActivationField(Operator& op) {
   }
 }
 
-// The producer's kernel, shown as "fused/<its variant>+relu".
-class WithActivation final : public rt::OpKernel {
- public:
-  WithActivation(std::unique_ptr<rt::OpKernel> inner, const char* act) : inner_(std::move(inner)), act_(act) {}
-  Status Prepare(rt::KernelContext& ctx) override { return inner_->Prepare(ctx); }
-  Status Invoke(rt::KernelContext& ctx) override { return inner_->Invoke(ctx); }
-  std::string variant() const override { return "fused/" + inner_->variant() + "+" + act_; }
-  int64_t Macs(const rt::KernelContext& ctx) const override { return inner_->Macs(ctx); }
-  size_t PackedBytes() const override { return inner_->PackedBytes(); }
-  bool ReadsInputAtInvoke(int input) const override { return inner_->ReadsInputAtInvoke(input); }
-
- private:
-  std::unique_ptr<rt::OpKernel> inner_;
-  const char* act_;
-};
-
 }  // namespace
 
 bool SameQuantization(const Tensor& a, const Tensor& b) {
@@ -92,7 +76,7 @@ rt::FusedRun MatchActivationIntoProducer(const rt::KernelCreateContext& cc, cons
   auto kernel = (*factory)(fused_cc);
   if (!kernel.ok() || !*kernel) return run;
   run.num_ops = 2;
-  run.kernel = std::make_unique<WithActivation>(std::move(*kernel), name);
+  run.kernel = std::make_unique<RenamedKernel>(std::move(*kernel), "fused/", std::string("+") + name);
   run.op = std::move(op);
   return run;
 }

@@ -16,9 +16,10 @@
 //
 // Every step runs the code of the unfused fast kernels on the band with the same plans: the
 // VNNI GEMM tiles and output stage of CONV_2D (conv_int8.cc, weights packed under the same key,
-// so fused and unfused interpreters of one model share them), the depthwise 3×3 loop
-// (dwq::RunRows: the 3×3 loop or the K×K quad loop), the ADD's 16-lane runs (quant_binary.h). Integer results do not depend on how
-// rows are grouped, so the output equals the unfused ops' bit for bit.
+// so fused and unfused interpreters of one model share them), the depthwise row loops
+// (dwq::RunRows: the 3×3 loop or the K×K quad loop), the ADD's 16-lane runs (quant_binary.h).
+// Integer results do not depend on how rows are grouped, so the output equals the unfused ops'
+// bit for bit.
 #include <algorithm>
 #include <optional>
 #include <type_traits>
@@ -100,32 +101,6 @@ bool MatchPointwiseQuant(const rt::KernelCreateContext& cc, DType type) {
   return ClampActivation(o.fused_activation_function) && MultipliersFit(*cc.input(0), *w, *cc.output(0));
 }
 
-// The depthwise plan (dwq::PlanQuant8) of filter `filter` (int8 per-channel or uint8), bias
-// (null: none) and requantization, input / output quantization and activation as the op has them.
-Status DepthwisePlan(rt::KernelContext& dctx, const dwq::Geom& g, const rt::RtTensor& filter, const rt::RtTensor* bias,
-                     int activation, const rt::RtTensor& din, const rt::RtTensor& dout, bool uint8, dwq::Plan* plan) {
-  dwq::Quant8Layer l;
-  if (uint8) {
-    l.weights_u8 = filter.data_as<uint8_t>();
-    l.weight_zero_point = filter.zero_point();
-    l.multiplier.assign(1, 0);
-    l.shift.assign(1, 0);
-    QuantizeMultiplier(LegacyConvMultiplier(din.scale(), filter.scale(), dout.scale()), &l.multiplier[0], &l.shift[0]);
-  } else {
-    l.weights_i8 = filter.data_as<int8_t>();
-    PerChannelQuant q = ComputePerChannelQuant(din.scale(), filter, dout.scale(), g.channels);
-    l.multiplier = std::move(q.multiplier);
-    l.shift = std::move(q.shift);
-  }
-  if (!ShiftsSupported(l.shift)) return dctx.Error("requantization outside what the fused int8 chain computes");
-  RETURN_IF_ERROR(QuantizedActivation(dctx, activation, dout, &l.act_min, &l.act_max));
-  l.bias = bias ? bias->data_as<int32_t>() : nullptr;
-  l.input_zero_point = din.zero_point();
-  l.output_zero_point = dout.zero_point();
-  dwq::PlanQuant8(g, l, true, plan);
-  return Status::Ok();
-}
-
 // A DEPTHWISE_CONV_2D of `type` with depth multiplier 1, stride 1 or 2, whose plan one of the
 // row loops runs (dwq::RowsApply): the 3×3 loop, or the K×K quad loop (5×5 and 7×7 filters,
 // dilated 3×3 ones, 4- and 8-channel layers). Which loop takes a layer depends on its filter,
@@ -155,8 +130,8 @@ bool MatchDepthwiseQuant(const rt::KernelCreateContext& cc, DType type) {
   g.stride_w = o.stride_w;
   g.dil_h = o.dilation_h_factor;
   g.dil_w = o.dilation_w_factor;
-  g.out_h = (g.in_h - (k_h - 1) * g.dil_h - 1) / g.stride_h + 1;
-  g.out_w = (g.in_w - (k_w - 1) * g.dil_w - 1) / g.stride_w + 1;
+  g.out_h = ComputeOutSize(tflite::Padding_VALID, g.in_h, k_h, g.stride_h, g.dil_h);
+  g.out_w = ComputeOutSize(tflite::Padding_VALID, g.in_w, k_w, g.stride_w, g.dil_w);
   dwq::Quant8Layer l;
   if (type == DType::kUInt8) {
     l.weights_u8 = cc.constant_data(1).data();
@@ -295,8 +270,8 @@ class DwChainInt8 : public rt::OpKernel {
   int64_t Macs(const rt::KernelContext&) const override {
     const dwq::Geom& g = plan_.g;
     const int64_t in_px = int64_t{g.batches} * g.in_h * g.in_w, out_px = int64_t{g.batches} * g.out_h * g.out_w;
-    int64_t macs = out_px * channels_ * (int64_t{g.k_h} * g.k_w + cout_);
-    if (expand_ && expand_->packed) macs += in_px * channels_ * expand_->packed->K;
+    int64_t macs = out_px * dwq::LayerChannels(plan_) * (int64_t{g.k_h} * g.k_w + cout_);
+    if (expand_ && expand_->packed) macs += in_px * dwq::LayerChannels(plan_) * expand_->packed->K;
     return macs;
   }
   size_t PackedBytes() const override {
@@ -331,15 +306,20 @@ class DwChainInt8 : public rt::OpKernel {
     return Status::Ok();
   }
 
-  // The depthwise loop's plan, as DEPTHWISE_CONV_2D's int8 path builds it (DepthwisePlan).
+  // The depthwise loop's plan, as DEPTHWISE_CONV_2D's int8 path builds it (dwq::Quant8LayerOf,
+  // dwq::PlanQuant8).
   Status PrepareDepthwise(rt::KernelContext& dctx, const dwq::Geom& g) {
     const rt::RtTensor& din = *dctx.input(0);
-    const rt::RtTensor& dout = *dctx.output(0);
-    RETURN_IF_ERROR(DepthwisePlan(dctx, g, *dctx.input(1), dctx.input(2), GetOptions<tflite::DepthwiseConv2DOptionsT>(dctx.op()).fused_activation_function, din, dout, uint8_, &plan_));
+    dwq::Quant8Layer l;
+    ASSIGN_OR_RETURN(const bool takes,
+                     dwq::Quant8LayerOf(dctx, din, *dctx.input(1), dctx.input(2), *dctx.output(0),
+                                        GetOptions<tflite::DepthwiseConv2DOptionsT>(dctx.op()).fused_activation_function,
+                                        g.channels, &l));
+    if (!takes) return dctx.Error("requantization outside what the fused int8 chain computes");
+    dwq::PlanQuant8(g, l, true, &plan_);
     if (!dwq::RowsApply(plan_))
       return Internal(dctx.op().type_name() + ": the depthwise row loops do not take the layer");
     dw_zero_point_ = din.zero_point();
-    channels_ = g.channels;
     return Status::Ok();
   }
 
@@ -349,8 +329,10 @@ class DwChainInt8 : public rt::OpKernel {
     return std::min(g.in_h, (rows - 1) * g.stride_h + (g.k_h - 1) * g.dil_h + 1);
   }
   // Bytes of E, D and the A buffer of the GEMMs (the larger of the two) for `rows` rows.
-  int64_t EBytes(int rows) const { return expand_ ? int64_t{HaloRows(rows)} * plan_.g.in_w * channels_ : 0; }
-  int64_t DBytes(int rows) const { return int64_t{rows} * plan_.g.out_w * channels_; }
+  int64_t EBytes(int rows) const {
+    return expand_ ? int64_t{HaloRows(rows)} * plan_.g.in_w * dwq::LayerChannels(plan_) : 0;
+  }
+  int64_t DBytes(int rows) const { return int64_t{rows} * plan_.g.out_w * dwq::LayerChannels(plan_); }
   int64_t ABytes(int rows) const {
     const int64_t a_project = int64_t{rows} * plan_.g.out_w * project_.lda;
     const int64_t a_expand = expand_ ? int64_t{HaloRows(rows)} * plan_.g.in_w * expand_->lda : 0;
@@ -413,7 +395,7 @@ class DwChainInt8 : public rt::OpKernel {
     T* d_buf = e_buf + Align64(EBytes(band_rows_));
     uint8_t* a_buf = reinterpret_cast<uint8_t*>(d_buf + Align64(DBytes(band_rows_)));
     int32_t* row_term = reinterpret_cast<int32_t*>(a_buf + Align64(ABytes(band_rows_)));
-    const int c = channels_;
+    const int c = dwq::LayerChannels(plan_);
     const size_t row_bytes = static_cast<size_t>(g.in_w) * c;
     const int cin = expand_ ? expand_->packed->K : c;
     BandRows e_rows;
@@ -469,7 +451,6 @@ class DwChainInt8 : public rt::OpKernel {
   qbin::AddSubLinear512 add_linear_;
   bool residual_first_ = false;  // the ADD's input 0 is the chain's input
   int cout_ = 0;
-  int channels_ = 0;  // the depthwise layer's (a packed plan's g.channels is 16)
   int band_rows_ = 1;
   size_t slot_bytes_ = 0;
 };

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "kernels/gemm/gemm.h"
 #include "runtime/registry.h"
@@ -69,6 +70,24 @@ struct Pointwise {
 // data exists once the interpreter folded them (the caller then packs at Prepare, or at the first
 // Invoke if folding did not happen).
 bool MatchPointwise(const rt::KernelCreateContext& cc, Pointwise* pw, bool folded_ok = false);
+
+// A fused run computed by the kernel of one of its ops, made for a rewritten copy of that op (the
+// activation fusion, the PAD folding), shown as prefix + that kernel's variant + suffix.
+class RenamedKernel final : public rt::OpKernel {
+ public:
+  RenamedKernel(std::unique_ptr<rt::OpKernel> inner, std::string prefix, std::string suffix)
+      : inner_(std::move(inner)), prefix_(std::move(prefix)), suffix_(std::move(suffix)) {}
+  Status Prepare(rt::KernelContext& ctx) override { return inner_->Prepare(ctx); }
+  Status Invoke(rt::KernelContext& ctx) override { return inner_->Invoke(ctx); }
+  std::string variant() const override { return prefix_ + inner_->variant() + suffix_; }
+  int64_t Macs(const rt::KernelContext& ctx) const override { return inner_->Macs(ctx); }
+  size_t PackedBytes() const override { return inner_->PackedBytes(); }
+  bool ReadsInputAtInvoke(int input) const override { return inner_->ReadsInputAtInvoke(input); }
+
+ private:
+  std::unique_ptr<rt::OpKernel> inner_;
+  std::string prefix_, suffix_;
+};
 
 // Tensors a and b hold values the same way: both float32, or both int8 / uint8 / int16 with
 // the same single scale and zero point (act_into_producer.cc).

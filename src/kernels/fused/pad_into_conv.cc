@@ -13,33 +13,18 @@
 // shapes give the SAME pads, and the convolution does not start a fused depthwise chain (which
 // is worth more than the PAD copy).
 #include "kernels/common/kernel_util.h"
+#include "kernels/common/quant_utils.h"
 #include "kernels/fused/fused.h"
 
 namespace edgeopt::kernels::fused {
 namespace {
 
-// SAME padding's leading and trailing pads along one axis.
+// SAME padding's leading and trailing pads along one axis, as the convolutions compute them.
 void SamePads(int in, int k, int stride, int dilation, int* lead, int* trail) {
-  const int out = (in + stride - 1) / stride;
-  const int total = std::max((out - 1) * stride + (k - 1) * dilation + 1 - in, 0);
-  *lead = total / 2;
-  *trail = total - *lead;
+  int odd = 0;
+  *lead = ComputePadding(stride, dilation, in, k, ComputeOutSize(tflite::Padding_SAME, in, k, stride, dilation), &odd);
+  *trail = *lead + odd;
 }
-
-// The consumer's kernel, shown as "fused/pad+<its variant>".
-class AfterPad final : public rt::OpKernel {
- public:
-  explicit AfterPad(std::unique_ptr<rt::OpKernel> inner) : inner_(std::move(inner)) {}
-  Status Prepare(rt::KernelContext& ctx) override { return inner_->Prepare(ctx); }
-  Status Invoke(rt::KernelContext& ctx) override { return inner_->Invoke(ctx); }
-  std::string variant() const override { return "fused/pad+" + inner_->variant(); }
-  int64_t Macs(const rt::KernelContext& ctx) const override { return inner_->Macs(ctx); }
-  size_t PackedBytes() const override { return inner_->PackedBytes(); }
-  bool ReadsInputAtInvoke(int input) const override { return inner_->ReadsInputAtInvoke(input); }
-
- private:
-  std::unique_ptr<rt::OpKernel> inner_;
-};
 
 }  // namespace
 
@@ -98,7 +83,7 @@ rt::FusedRun MatchPadIntoConv(const rt::KernelCreateContext& cc, const rt::Fusio
   if (!kernel.ok() || !*kernel) return run;
   run.num_ops = j + 1 - i;
   run.ops = {i, j};
-  run.kernel = std::make_unique<AfterPad>(std::move(*kernel));
+  run.kernel = std::make_unique<RenamedKernel>(std::move(*kernel), "fused/pad+", "");
   run.op = std::move(op);
   return run;
 }

@@ -291,7 +291,11 @@ class ConvQuantKernel final : public FastKernel {
     // half-range output stage (qgemm::Requant8::half_range, VnniStage::kHalf), "/rqhigh" the VNNI
     // high-dword stage (VnniStage::kHigh), then the weights' form (qgemm::WeightFormSuffix),
     // "/pairs" the one-panel pair tiles (qgemm::PairTilesApply).
-    std::string suffix = single_ || single16_ ? "/single" : lanes_ ? "/lanes" : direct_ ? "/direct" : use_padded_ ? "/padded" : "";
+    std::string suffix = single_ || single16_ ? "/single"
+                         : lanes_             ? "/lanes"
+                         : direct_            ? "/direct"
+                         : use_padded_        ? "/padded"
+                                              : "";
     if (use_vnni_) {
       if (vout_.stage == qgemm::VnniStage::kHigh) suffix += "/rqhigh";
       if (vout_.stage == qgemm::VnniStage::kHalf) suffix += "/rqhalf";
@@ -412,8 +416,10 @@ class ConvQuantKernel final : public FastKernel {
     // 16x8, one output channel: windows read in place from the padded image (Int16SingleRow).
     single16_ = kind_ == QuantKind::kInt16 && use_padded_ && out_.use_i16v && !out_.i16v.single.empty() &&
                 g.out_c == 1 && g.dil_w == 1;
-    if (single16_)
-      qgemm::BuildInt16SingleWeights(*packed_, g.k_h, g.k_w * g.in_c, int64_t{padded_.pw} * g.in_c * g.dil_h, &single16_w_);
+    if (single16_) {
+      qgemm::BuildInt16SingleWeights(*packed_, g.k_h, g.k_w * g.in_c, int64_t{padded_.pw} * g.in_c * g.dil_h,
+                                     &single16_w_);
+    }
     return true;
   }
 
