@@ -44,7 +44,14 @@ void ForEachTile(int rows, int p0, int p1, int N, F tile) {
     const int nv = np / blocks + (blk < np % blocks ? 1 : 0);
     const int mr = RowsFor(nv);
     const int cols_last = std::min(16, N - (p + nv - 1) * 16);
-    for (int r = 0; r < rows; r += mr) tile(p, nv, r, std::min(mr, rows - r), cols_last);
+    // The rows in as few tiles as mr allows, of even sizes (16 rows: 8 + 8, not 12 + 4, whose 8
+    // accumulators are too few to hide vpdpbusd's latency over a long k loop).
+    const int tiles = (rows + mr - 1) / mr;
+    for (int i = 0, r = 0; i < tiles; ++i) {
+      const int tr = rows / tiles + (i < rows % tiles ? 1 : 0);
+      tile(p, nv, r, tr, cols_last);
+      r += tr;
+    }
     p += nv;
   }
 }
