@@ -202,6 +202,55 @@ TEST(QuantizeFast, Requantize8BitMatchesReference) {
   }
 }
 
+// Tensors large enough to be cut into one range per thread (2 and 3 threads; counts that leave
+// ranges of odd lengths): every QUANTIZE / DEQUANTIZE form against the reference, random inputs.
+TEST(QuantizeFast, SplitOverThreadsMatchesReference) {
+  if (!testing::HaveAvx2()) GTEST_SKIP() << "no AVX2+FMA on this CPU: the fast kernels are not used";
+  std::mt19937_64 rng(14);
+  int k = 0;
+  const auto check_one = [&](const Graph& g, const std::string& op, const std::string& variant,
+                             const std::string& what) {
+    testing::FastCheck check;
+    check.threads = 2 + (k++ % 2);
+    check.seed = 70 + k;
+    check.op_type = op;
+    check.variant = variant;
+    return testing::ExpectFastMatchesReference(g, what + " threads " + std::to_string(check.threads), check);
+  };
+  for (int32_t n : {100003, 262147}) {
+    const std::vector<int32_t> shape = {n};
+    for (DType out : {DType::kInt8, DType::kUInt8, DType::kInt16}) {
+      testing::FastCheck check;
+      check.threads = 2 + (k++ % 2);
+      check.op_type = "QUANTIZE";
+      check.variant = "/";
+      const float scale = 0.0213f;
+      check.inputs = {FloatInput(shape, TrickyFloats(rng, n, scale))};
+      if (!testing::ExpectFastMatchesReference(
+              BuildUnary(tflite::BuiltinOperator_QUANTIZE, DType::kFloat32, out, shape, std::nullopt,
+                         Quant(scale, RandomZp(rng, out))),
+              "QUANTIZE float32 -> " + Tn(out) + " n " + std::to_string(n), check))
+        return;
+    }
+    // The sign flip and a table.
+    if (!check_one(BuildUnary(tflite::BuiltinOperator_QUANTIZE, DType::kUInt8, DType::kInt8, shape, Quant(0.02f, 130),
+                              Quant(0.02f, 2)),
+                   "QUANTIZE", "/xor_avx2", "QUANTIZE uint8 -> int8 flip n " + std::to_string(n)))
+      return;
+    if (!check_one(BuildUnary(tflite::BuiltinOperator_QUANTIZE, DType::kInt8, DType::kUInt8, shape, Quant(0.02f, -3),
+                              Quant(0.05f, 120)),
+                   "QUANTIZE", "/table", "QUANTIZE int8 -> uint8 table n " + std::to_string(n)))
+      return;
+    for (DType in : {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kFloat16}) {
+      const std::optional<QuantParams> q =
+          in == DType::kFloat16 ? std::nullopt : std::optional<QuantParams>(Quant(0.0173f, RandomZp(rng, in)));
+      if (!check_one(BuildUnary(tflite::BuiltinOperator_DEQUANTIZE, in, DType::kFloat32, shape, q, std::nullopt),
+                     "DEQUANTIZE", "/avx2", "DEQUANTIZE " + Tn(in) + " n " + std::to_string(n)))
+        return;
+    }
+  }
+}
+
 // float16 -> float32 with F16C: every binary16 pattern (zeros, subnormals, normals, infinities,
 // quiet NaNs; signaling NaNs come out quiet, unlike the portable conversion, and are left out),
 // a count that leaves a tail of 2.
