@@ -319,6 +319,45 @@ Status PrepareGraph(const Graph& g) {
   return interp->AllocateTensors();
 }
 
+// A negative anchor height or width makes that box's decoded ymin > ymax (xmin > xmax): the op
+// fails and names the first such box, though boxes are otherwise decoded only when NMS reaches
+// them (box 9 is never a candidate here: its scores are all below the threshold). TFLite 2.9
+// fails the op as well.
+TEST(DetectionErrors, NegativeAnchorSizeFailsInvoke) {
+  for (bool regular : {false, true}) {
+    for (int field : {2, 3}) {
+      DetCase c;
+      c.regular = regular;
+      Built m = BuildDetection(c, 1);
+      Subgraph& sg = m.graph.main();
+      Tensor& t = sg.tensors[sg.ops[0].inputs[2]];
+      std::vector<uint8_t> bytes(m.graph.TensorData(t).begin(), m.graph.TensorData(t).end());
+      for (int box : {9, 14}) {
+        const float negative = -0.1f;
+        std::memcpy(bytes.data() + (4 * box + field) * sizeof(float), &negative, sizeof(float));
+      }
+      t.buffer = m.graph.AddBuffer(Buffer::Owned(bytes));
+      // Box 9's scores below the threshold: no NMS step decodes it.
+      TensorValue& scores = m.inputs[1];
+      for (int col = 0; col < scores.shape[2]; ++col) {
+        const float low = 0.01f;
+        std::memcpy(scores.data.data() + (9 * scores.shape[2] + col) * sizeof(float), &low, sizeof(float));
+      }
+      auto model = rt::Model::FromGraph(m.graph);
+      ASSERT_TRUE(model.ok());
+      auto ours = testing::RunEdgeopt(*model, m.inputs);
+      ASSERT_FALSE(ours.ok()) << "anchor field " << field;
+      EXPECT_NE(ours.status().message().find("decoded box 9 has min > max"), std::string::npos)
+          << ours.status().ToString();
+      if (testing::Tflite29Available()) {
+        auto bytes29 = SerializeModel(m.graph);
+        ASSERT_TRUE(bytes29.ok());
+        EXPECT_FALSE(testing::RunTflite29(*bytes29, m.inputs).ok()) << "TFLite 2.9 ran anchor field " << field;
+      }
+    }
+  }
+}
+
 TEST(DetectionErrors, BadOptionsAndShapes) {
   auto expect = [](Graph g, const std::string& text) {
     Status st = PrepareGraph(g);
