@@ -171,13 +171,15 @@ class DetectionPostProcessKernel : public rt::OpKernel {
     sort_scratch_.resize(num_boxes_ + o_.max_detections);
     sorted_values_.resize(num_boxes_ + o_.max_detections);
     max_scores_.resize(num_boxes_);
+    max_keys_.resize(num_boxes_);
     class_order_.resize(static_cast<size_t>(num_boxes_) * o_.num_classes);
     row_scores_.resize(o_.num_classes);
     // Quantized scores: every possible byte's value, as TFLite's Dequantize computes it (double
-    // scale times (q - zero_point), rounded to float). With a positive scale the mapping is
-    // strictly increasing, so ranking bytes ranks their values, ties included.
+    // scale times (q - zero_point), rounded to float). When the mapping is strictly increasing
+    // (checked: a positive scale, and no two values rounded together or to infinity), ranking
+    // bytes ranks their values, ties included; key = byte ^ key_flip_ orders bytes by value.
     quantized_scores_ = scores->type != DType::kFloat32;
-    rank_bytes_ = quantized_scores_ && scores->scale() > 0;
+    rank_bytes_ = false;
     if (quantized_scores_) {
       const double scale = scores->scale();
       const int32_t zp = scores->zero_point();
@@ -185,6 +187,14 @@ class DetectionPostProcessKernel : public rt::OpKernel {
         const int32_t q = scores->type == DType::kUInt8 ? b : static_cast<int8_t>(static_cast<uint8_t>(b));
         score_lut_[b] = static_cast<float>(scale * (q - zp));
       }
+      key_flip_ = scores->type == DType::kInt8 ? 0x80 : 0;
+      rank_bytes_ = true;
+      for (int k = 0; k + 1 < 256; ++k)
+        rank_bytes_ = rank_bytes_ && score_lut_[k ^ key_flip_] < score_lut_[(k + 1) ^ key_flip_];
+      // The smallest key whose value passes the score threshold (256: none; a NaN threshold
+      // passes nothing, as the comparison in SingleClassNms).
+      min_key_ = 256;
+      for (int k = 255; k >= 0 && score_lut_[k ^ key_flip_] >= o_.score_threshold; --k) min_key_ = k;
     }
     return Status::Ok();
   }
@@ -289,15 +299,32 @@ class DetectionPostProcessKernel : public rt::OpKernel {
         std::partial_sort(order_.begin() + sorted, order_.begin() + next, order_.begin() + kept, before);
         sorted = next;
       }
-      const int candidate = keep_indices_[order_[i]];
-      bool suppressed = false;
-      for (int s : selected_)
-        if (Iou(s, candidate) > o_.iou_threshold) {
-          suppressed = true;
-          break;
-        }
-      if (!suppressed) selected_.push_back(candidate);
+      SelectUnlessSuppressed(keep_indices_[order_[i]]);
     }
+  }
+
+  // SingleClassNms on max_keys_ (FastNms with byte-ranked scores, one class per anchor): the
+  // same walk, in the same order (descending value = descending key, then ascending anchor),
+  // which a counting sort over the 256 keys gives in O(N) instead of sorting the front of the
+  // kept scores by comparisons (~20 us of SSD MobileNet's 1917 anchors).
+  void SingleClassNmsKeys(int max_detections) {
+    std::array<int, 257> start{};
+    for (int i = 0; i < num_boxes_; ++i)
+      if (max_keys_[i] >= min_key_) ++start[255 - max_keys_[i] + 1];
+    for (int k = 1; k <= 256; ++k) start[k] += start[k - 1];
+    const int kept = start[256];
+    for (int i = 0; i < num_boxes_; ++i)
+      if (max_keys_[i] >= min_key_) order_[start[255 - max_keys_[i]]++] = i;
+    const int output_size = std::min(kept, max_detections);
+    selected_.clear();
+    for (int i = 0; i < kept && static_cast<int>(selected_.size()) < output_size; ++i) SelectUnlessSuppressed(order_[i]);
+  }
+
+  // Appends `candidate` to selected_ unless its IoU with a selected box exceeds the threshold.
+  void SelectUnlessSuppressed(int candidate) {
+    for (int s : selected_)
+      if (Iou(s, candidate) > o_.iou_threshold) return;
+    selected_.push_back(candidate);
   }
 
   // TFLite's DecreasingPartialArgSort: the first maximum for one, std::partial_sort otherwise.
@@ -349,14 +376,17 @@ class DetectionPostProcessKernel : public rt::OpKernel {
         // The first largest byte is the first largest value.
         const uint8_t* q = scores.data + static_cast<int64_t>(row) * classes_with_background_ + label_offset;
         order[0] = FirstMaxByte(q, o_.num_classes, scores.type == DType::kInt8);
-        max_scores_[row] = score_lut_[q[order[0]]];
+        max_keys_[row] = static_cast<uint8_t>(q[order[0]] ^ key_flip_);
         continue;
       }
       const float* box_scores = RowScores(scores, row, label_offset);
       PartialArgSort(box_scores, o_.num_classes, per_anchor, order);
       max_scores_[row] = box_scores[order[0]];
     }
-    SingleClassNms(max_scores_, o_.max_detections);
+    if (rank_bytes_ && per_anchor == 1)
+      SingleClassNmsKeys(o_.max_detections);
+    else
+      SingleClassNms(max_scores_, o_.max_detections);
     int out_box = 0;
     for (int anchor : selected_) {
       const int* order = class_order_.data() + static_cast<int64_t>(anchor) * o_.num_classes;
@@ -424,6 +454,9 @@ class DetectionPostProcessKernel : public rt::OpKernel {
   const rt::RtTensor* enc_ = nullptr;
   const rt::RtTensor* anchors_ = nullptr;
   bool quantized_scores_ = false, rank_bytes_ = false;
+  uint8_t key_flip_ = 0;  // key = byte ^ key_flip_ (rank_bytes_)
+  int min_key_ = 256;     // keys >= min_key_ pass the score threshold
+  std::vector<uint8_t> max_keys_;  // FastNms: each anchor's best key
   std::array<float, 256> score_lut_{};
   std::vector<float> row_scores_, column_, keep_values_, max_scores_, merged_score_, sorted_values_;
   std::vector<int> keep_indices_, order_, selected_, merged_index_, sort_scratch_, class_order_;
