@@ -89,7 +89,7 @@ class LstmCell {
   // Integer cells: the reference steps with their matrix-vector dot products on AVX2 (same
   // integers). Call after Prepare.
   void UseFastIntDot(const rt::CpuFeatures& cpu) {
-    if (mode_ == Mode::kInt8 && cpu.has_avx2_fma()) int_dot_ = DotS8Avx2;
+    if (mode_ == Mode::kInt8 && cpu.has_avx2_fma()) int_dot_ = DotRowsS8Avx2;
   }
   // Last part of the variant name: the ISA of the fast path ("dequant-<isa>" for hybrid cells), or "ref".
   std::string variant_suffix() const {
@@ -165,7 +165,7 @@ class LstmCell {
   const gemm::Ukernels* uk_p_ = nullptr;
   activations::FloatActFn act_fn_ = nullptr;
   std::vector<float> peephole_f_[4];  // peephole weights as float (dequantized for hybrid cells)
-  IntDotFn int_dot_ = nullptr;        // integer cells: the AVX2 dot product (null: the portable loop)
+  IntRowsDotFn int_dot_ = nullptr;    // integer cells: the AVX2 dot products (null: the portable loop)
 };
 
 }  // namespace edgeopt::kernels::lstm

@@ -151,31 +151,38 @@ inline void HybridMatVecAccumulate(const int8_t* matrix, int rows, int cols, con
 
 // ---- integer 8x8->16 ------------------------------------------------------------------------
 
-// sum_c a[c] * b[c] over n int8 pairs, in int32: a portable loop, or DotS8Avx2
-// (lstm_int_avx2.cc; same value) where the CPU has AVX2.
-using IntDotFn = int32_t (*)(const int8_t* a, const int8_t* b, int n);
-int32_t DotS8Avx2(const int8_t* a, const int8_t* b, int n);
+// sums[r] = sum_c w[r, c] * x[c] for `rows` int8 rows of n (row-major, n apart), in int32
+// (modulo 2^32): DotRowsS8Avx2 (lstm_int_avx2.cc) where the CPU has AVX2, else the portable loop.
+using IntRowsDotFn = void (*)(const int8_t* x, const int8_t* w, int n, int rows, int32_t* sums);
+void DotRowsS8Avx2(const int8_t* x, const int8_t* w, int n, int rows, int32_t* sums);
 
 // out[b, r] = clamp(out[b, r] + MBQM(bias[r] + sum_c w[r,c] * in[b,c]) + out_zp) for int16/int8 out.
 template <typename Out>
 void IntMatVecAccumulate(const int8_t* in, const int32_t* bias, const int8_t* w, int32_t multiplier, int shift,
-                         int n_batch, int n_in, int n_out, int32_t out_zp, Out* out, IntDotFn dot = nullptr) {
+                         int n_batch, int n_in, int n_out, int32_t out_zp, Out* out, IntRowsDotFn dot = nullptr) {
   constexpr int32_t kMax = std::numeric_limits<Out>::max();
   constexpr int32_t kMin = std::numeric_limits<Out>::min();
+  constexpr int kRows = 256;  // rows per call of `dot` (its sums on the stack)
+  int32_t sums[kRows];
   for (int b = 0; b < n_batch; ++b) {
-    for (int r = 0; r < n_out; ++r) {
-      int32_t acc = bias[r];
-      const int8_t* wr = w + r * n_in;
-      const int8_t* x = in + b * n_in;
-      if (dot) {
-        acc = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(dot(x, wr, n_in)));
-      } else {
-        for (int c = 0; c < n_in; ++c) acc += static_cast<int32_t>(x[c]) * wr[c];
+    const int8_t* x = in + b * n_in;
+    for (int r0 = 0; r0 < n_out; r0 += kRows) {
+      const int rows = std::min(kRows, n_out - r0);
+      if (dot) dot(x, w + static_cast<int64_t>(r0) * n_in, n_in, rows, sums);
+      for (int i = 0; i < rows; ++i) {
+        const int r = r0 + i;
+        int32_t acc = bias[r];
+        if (dot) {
+          acc = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(sums[i]));
+        } else {
+          const int8_t* wr = w + static_cast<int64_t>(r) * n_in;
+          for (int c = 0; c < n_in; ++c) acc += static_cast<int32_t>(x[c]) * wr[c];
+        }
+        acc = MultiplyByQuantizedMultiplier(acc, multiplier, shift);
+        acc += out_zp;
+        acc += out[b * n_out + r];
+        out[b * n_out + r] = static_cast<Out>(std::min(kMax, std::max(kMin, acc)));
       }
-      acc = MultiplyByQuantizedMultiplier(acc, multiplier, shift);
-      acc += out_zp;
-      acc += out[b * n_out + r];
-      out[b * n_out + r] = static_cast<Out>(std::min(kMax, std::max(kMin, acc)));
     }
   }
 }

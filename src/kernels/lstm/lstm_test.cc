@@ -330,8 +330,10 @@ TEST(LstmFast, FloatMatchesReference) {
   std::printf("LSTM fast vs reference: worst error %.3f of the tolerance\n", worst);
 }
 
-// Integer cells with the AVX2 dot products (LstmCell::UseFastIntDot) against the reference steps,
-// bit for bit, over rows shorter and longer than the 16-value vector and its tails.
+// Integer cells with the AVX2 dot products (LstmCell::UseFastIntDot, DotRowsS8Avx2: four rows at
+// a time, the tail as the chunk ending at the row's end) against the reference steps, bit for
+// bit, over rows shorter and longer than the 16-value vector, with tails, row counts that are not
+// multiples of 4, and rows longer than the widened-input buffer.
 TEST(LstmFast, Int8MatchesReferenceBitForBit) {
   if (!rt::Cpu().has_avx2_fma()) GTEST_SKIP() << "this CPU has no AVX2+FMA: integer LSTM runs the portable loop only";
   std::vector<LstmCase> cases;
@@ -344,6 +346,8 @@ TEST(LstmFast, Int8MatchesReferenceBitForBit) {
   { LstmCase c = base; c.layer_norm = true; c.input = 100; c.cell = 31; c.time = 6; cases.push_back(c); }
   { LstmCase c = base; c.batch = 1; c.time = 28; c.input = 28; c.cell = 20; cases.push_back(c); }  // mnist_lstm's shape
   { LstmCase c = base; c.sequence = false; c.batch = 3; c.input = 65; cases.push_back(c); }
+  { LstmCase c = base; c.input = 5; c.cell = 7; cases.push_back(c); }               // rows shorter than 16
+  { LstmCase c = base; c.input = 1100; c.cell = 6; c.time = 2; cases.push_back(c); }  // past DotRowsS8Avx2's chunks
   std::mt19937 rng(9);
   for (const auto& c : cases) {
     auto pair = MakeFastAndReference(BuildLstm(c), BuildLstm(c));
