@@ -642,9 +642,9 @@ void LstmCell::StepInt8(const rt::KernelContext& ctx, void* scratch, const int8_
     int16_t* v = gate[g];
     std::fill(v, v + nb * nc, int16_t{0});
     IntMatVecAccumulate<int16_t>(x, p.x_bias[g].data(), D<int8_t>(ctx, in_.input_w[g]), p.x_scale_a[g],
-                                 p.x_scale_b[g], nb, n_input_, nc, 0, v, int_dot_);
+                                 p.x_scale_b[g], nb, n_input_, nc, 0, v, int_dot_, int_requant512_);
     IntMatVecAccumulate<int16_t>(h, p.h_bias[g].data(), D<int8_t>(ctx, in_.recurrent_w[g]), p.h_scale_a[g],
-                                 p.h_scale_b[g], nb, n_output_, nc, 0, v, int_dot_);
+                                 p.h_scale_b[g], nb, n_output_, nc, 0, v, int_dot_, int_requant512_);
     const int16_t* w = peephole_ ? D<int16_t>(ctx, in_.peephole[g]) : nullptr;
     if (w) {
       // TFLite 2.9 walks n_output peephole weights per batch row here (equal to n_cell unless
@@ -688,7 +688,8 @@ void LstmCell::StepInt8(const rt::KernelContext& ctx, void* scratch, const int8_
   if (projection_) {
     std::fill(h, h + nb * n_output_, int8_t{0});
     IntMatVecAccumulate<int8_t>(hidden, p.proj_bias.data(), D<int8_t>(ctx, in_.proj_w), p.proj_scale_a,
-                                p.proj_scale_b, nb, nc, n_output_, p.output_state_zp, h, int_dot_);
+                                p.proj_scale_b, nb, nc, n_output_, p.output_state_zp, h, int_dot_,
+                                int_requant512_);
     if (p.proj_clip > 0)
       for (int i = 0; i < nb * n_output_; ++i)
         h[i] = std::min<int8_t>(std::max<int8_t>(h[i], static_cast<int8_t>(-p.proj_clip)), p.proj_clip);

@@ -90,10 +90,11 @@ class LstmCell {
   // integers). Call after Prepare.
   void UseFastIntDot(const rt::CpuFeatures& cpu) {
     if (mode_ == Mode::kInt8 && cpu.has_avx2_fma()) int_dot_ = DotRowsS8Avx2;
+    int_requant512_ = int_dot_ && cpu.has_avx512();
   }
   // Last part of the variant name: the ISA of the fast path ("dequant-<isa>" for hybrid cells), or "ref".
   std::string variant_suffix() const {
-    if (int_dot_) return "avx2";
+    if (int_dot_) return int_requant512_ ? "avx512" : "avx2";
     return fast_ ? std::string(mode_ == Mode::kHybrid ? "dequant-" : "") + uk_h_->isa : "ref";
   }
   size_t PackedBytes() const { return fast_ ? wx_->bytes() + wh_->bytes() + (wp_ ? wp_->bytes() : 0) : 0; }
@@ -166,6 +167,7 @@ class LstmCell {
   activations::FloatActFn act_fn_ = nullptr;
   std::vector<float> peephole_f_[4];  // peephole weights as float (dequantized for hybrid cells)
   IntRowsDotFn int_dot_ = nullptr;    // integer cells: the AVX2 dot products (null: the portable loop)
+  bool int_requant512_ = false;       // and their requantization on AVX-512 (RequantRowsAvx512)
 };
 
 }  // namespace edgeopt::kernels::lstm

@@ -156,10 +156,19 @@ inline void HybridMatVecAccumulate(const int8_t* matrix, int rows, int cols, con
 using IntRowsDotFn = void (*)(const int8_t* x, const int8_t* w, int n, int rows, int32_t* sums);
 void DotRowsS8Avx2(const int8_t* x, const int8_t* w, int n, int rows, int32_t* sums);
 
+// out[i] = clamp(out[i] + MultiplyByQuantizedMultiplier(bias[i] + sums[i]) + zp) for n rows, 16 at
+// a time on AVX-512F (lstm_int_avx512.cc; the same integers as the scalar functions).
+void RequantRowsAvx512(const int32_t* sums, const int32_t* bias, int n, int32_t multiplier, int shift, int32_t zp,
+                       int16_t* out);
+void RequantRowsAvx512(const int32_t* sums, const int32_t* bias, int n, int32_t multiplier, int shift, int32_t zp,
+                       int8_t* out);
+
 // out[b, r] = clamp(out[b, r] + MBQM(bias[r] + sum_c w[r,c] * in[b,c]) + out_zp) for int16/int8 out.
+// requant_avx512 (with `dot`): the requantization by RequantRowsAvx512.
 template <typename Out>
 void IntMatVecAccumulate(const int8_t* in, const int32_t* bias, const int8_t* w, int32_t multiplier, int shift,
-                         int n_batch, int n_in, int n_out, int32_t out_zp, Out* out, IntRowsDotFn dot = nullptr) {
+                         int n_batch, int n_in, int n_out, int32_t out_zp, Out* out, IntRowsDotFn dot = nullptr,
+                         bool requant_avx512 = false) {
   constexpr int32_t kMax = std::numeric_limits<Out>::max();
   constexpr int32_t kMin = std::numeric_limits<Out>::min();
   constexpr int kRows = 256;  // rows per call of `dot` (its sums on the stack)
@@ -169,6 +178,10 @@ void IntMatVecAccumulate(const int8_t* in, const int32_t* bias, const int8_t* w,
     for (int r0 = 0; r0 < n_out; r0 += kRows) {
       const int rows = std::min(kRows, n_out - r0);
       if (dot) dot(x, w + static_cast<int64_t>(r0) * n_in, n_in, rows, sums);
+      if (dot && requant_avx512) {
+        RequantRowsAvx512(sums, bias + r0, rows, multiplier, shift, out_zp, out + b * n_out + r0);
+        continue;
+      }
       for (int i = 0; i < rows; ++i) {
         const int r = r0 + i;
         int32_t acc = bias[r];

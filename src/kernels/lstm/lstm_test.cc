@@ -4,7 +4,9 @@
 // state carried across invokes. Every case runs several invokes on one interpreter.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -354,7 +356,8 @@ TEST(LstmFast, Int8MatchesReferenceBitForBit) {
     ASSERT_TRUE(pair.ok()) << c.Name() << ": " << pair.status().ToString();
     rt::Interpreter* fast = pair->fast.get();
     rt::Interpreter* ref = pair->ref.get();
-    EXPECT_NE(fast->ops()[0].variant.find("/int8/avx2"), std::string::npos) << c.Name();
+    EXPECT_NE(fast->ops()[0].variant.find(rt::Cpu().has_avx512() ? "/int8/avx512" : "/int8/avx2"), std::string::npos)
+        << c.Name();
     EXPECT_NE(ref->ops()[0].variant.find("/int8/ref"), std::string::npos) << c.Name();
     const int64_t n = fast->input(0)->num_elements();
     std::uniform_int_distribution<int> dist(-128, 127);
@@ -369,6 +372,48 @@ TEST(LstmFast, Int8MatchesReferenceBitForBit) {
       EXPECT_EQ(std::memcmp(got->data, want->data, got->bytes), 0) << c.Name() << " invoke " << invoke;
     }
   }
+}
+
+// RequantRowsAvx512 against quant_utils.h's scalar functions: accumulators at the int32 limits
+// and random, every kind of shift (left, none, right up to 31), multipliers from 1 to 2^31 - 1,
+// int16 and int8 outputs with their saturation, row counts with tails.
+template <typename Out>
+void CheckRequantRows(std::mt19937& rng) {
+  std::uniform_int_distribution<int32_t> any(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
+  std::uniform_int_distribution<int> out_dist(std::numeric_limits<Out>::min(), std::numeric_limits<Out>::max());
+  for (int shift : {-31, -24, -13, -7, -1, 0, 1, 3, 9}) {
+    for (int32_t m : {1, 1 << 30, 1518500250, 2147483647, 1073741825}) {
+      for (int32_t zp : {-5, 0, 91}) {
+        const int n = 37;
+        std::vector<int32_t> sums(n), bias(n);
+        std::vector<Out> out(n), want(n);
+        for (int i = 0; i < n; ++i) {
+          sums[i] = i == 0 ? std::numeric_limits<int32_t>::min() : i == 1 ? std::numeric_limits<int32_t>::max()
+                    : i < 20 ? any(rng) >> (i % 24) : any(rng) >> 12;
+          bias[i] = i < 2 ? 0 : any(rng) >> 16;
+          out[i] = want[i] = static_cast<Out>(out_dist(rng));
+        }
+        for (int i = 0; i < n; ++i) {
+          const int32_t acc = static_cast<int32_t>(static_cast<uint32_t>(bias[i]) + static_cast<uint32_t>(sums[i]));
+          // The sums wrap in int32 as the reference loop's int32 adds do on this machine.
+          const auto v = static_cast<int32_t>(static_cast<uint32_t>(kernels::MultiplyByQuantizedMultiplier(acc, m, shift)) +
+                                              static_cast<uint32_t>(zp) + static_cast<uint32_t>(int32_t{want[i]}));
+          want[i] = static_cast<Out>(std::clamp<int32_t>(v, std::numeric_limits<Out>::min(), std::numeric_limits<Out>::max()));
+        }
+        kernels::lstm::RequantRowsAvx512(sums.data(), bias.data(), n, m, shift, zp, out.data());
+        for (int i = 0; i < n; ++i)
+          ASSERT_EQ(out[i], want[i]) << "row " << i << " sum " << sums[i] << " bias " << bias[i] << " m " << m
+                                     << " shift " << shift << " zp " << zp << " (" << sizeof(Out) * 8 << "-bit out)";
+      }
+    }
+  }
+}
+
+TEST(LstmFast, RequantRowsAvx512MatchesScalar) {
+  if (!rt::Cpu().has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512: the integer LSTM requantizes with the scalar loop";
+  std::mt19937 rng(21);
+  CheckRequantRows<int16_t>(rng);
+  CheckRequantRows<int8_t>(rng);
 }
 
 // The integer LSTM's sigmoid / tanh tables (lstm_math.h) against the fixed-point functions they
