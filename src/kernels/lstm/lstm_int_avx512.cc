@@ -43,8 +43,10 @@ void RequantRows(const int32_t* sums, const int32_t* bias, int n, int32_t multip
     const __m512i half_mask = _mm512_srai_epi32(mask, 1);
     const __m512i one = _mm512_set1_epi32(1);
     const __m512i vzp = _mm512_set1_epi32(zp), lo = _mm512_set1_epi32(kMin), hi = _mm512_set1_epi32(kMax);
-    for (; i + 16 <= n; i += 16) {
-      __m512i x = _mm512_add_epi32(_mm512_loadu_si512(sums + i), _mm512_loadu_si512(bias + i));
+    // The last rows under a mask (a scalar tail took as long as the vectors for 20 rows).
+    for (; i < n; i += 16) {
+      const __mmask16 k = n - i >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << (n - i)) - 1);
+      __m512i x = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, sums + i), _mm512_maskz_loadu_epi32(k, bias + i));
       x = _mm512_sllv_epi32(x, vleft);
       const __m512i pe = _mm512_srai_epi64(_mm512_add_epi64(_mm512_mul_epi32(x, m), half), 31);
       const __m512i po = _mm512_srai_epi64(_mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), m), half), 31);
@@ -56,13 +58,13 @@ void RequantRows(const int32_t* sums, const int32_t* bias, int n, int32_t multip
       r = _mm512_mask_add_epi32(r, _mm512_cmpgt_epi32_mask(rem, threshold), r, one);
       r = _mm512_add_epi32(r, vzp);
       if constexpr (sizeof(Out) == 2) {
-        r = _mm512_add_epi32(r, _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(out + i))));
+        r = _mm512_add_epi32(r, _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(k, out + i)));
         r = _mm512_min_epi32(_mm512_max_epi32(r, lo), hi);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm512_cvtepi32_epi16(r));
+        _mm256_mask_storeu_epi16(out + i, k, _mm512_cvtepi32_epi16(r));
       } else {
-        r = _mm512_add_epi32(r, _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(out + i))));
+        r = _mm512_add_epi32(r, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(k, out + i)));
         r = _mm512_min_epi32(_mm512_max_epi32(r, lo), hi);
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(r));
+        _mm_mask_storeu_epi8(out + i, k, _mm512_cvtepi32_epi8(r));
       }
     }
   }
