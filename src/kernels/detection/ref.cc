@@ -214,8 +214,8 @@ class DetectionPostProcessKernel : public rt::OpKernel {
 
  private:
   // Boxes are decoded when first needed (NMS reaches an anchor, or a detection is written):
-  // TFLite decodes all N (two exp each; 1917 for SSD MobileNet, ~80% of this op's time) though
-  // NMS looks at a few dozen. Its check that no decoded box has min > max is kept exactly: with
+  // TFLite decodes all N (two exp each; 1917 for SSD MobileNet, about 40% of this op's time
+  // there) though NMS looks at a few dozen. Its check that no decoded box has min > max is kept exactly: with
   // half-height 0.5 exp(.) * anchor_h, ycenter - half > ycenter + half in float needs half < 0
   // (float addition and subtraction are monotonic, NaN compares false), so only anchors with a
   // negative height or width can fail; those are decoded and checked here, in box order.
@@ -306,7 +306,7 @@ class DetectionPostProcessKernel : public rt::OpKernel {
   // SingleClassNms on max_keys_ (FastNms with byte-ranked scores, one class per anchor): the
   // same walk, in the same order (descending value = descending key, then ascending anchor),
   // which a counting sort over the 256 keys gives in O(N) instead of sorting the front of the
-  // kept scores by comparisons (~20 us of SSD MobileNet's 1917 anchors).
+  // kept scores by comparisons (SSD MobileNet's 1917 anchors: the op 0.87-0.97x the time).
   void SingleClassNmsKeys(int max_detections) {
     std::array<int, 257> start{};
     for (int i = 0; i < num_boxes_; ++i)
