@@ -200,7 +200,7 @@ class DetectionPostProcessKernel : public rt::OpKernel {
   }
 
   Status Invoke(rt::KernelContext& ctx) override {
-    RETURN_IF_ERROR(DecodeBoxes(ctx));
+    RETURN_IF_ERROR(BeginBoxes(ctx));
     for (int i = 0; i < 4; ++i) {
       rt::RtTensor* out = ctx.output(i);
       std::fill_n(out->data_as<float>(), out->num_elements(), 0.0f);
@@ -213,13 +213,14 @@ class DetectionPostProcessKernel : public rt::OpKernel {
   }
 
  private:
-  // Boxes are decoded when first needed (NMS reaches an anchor, or a detection is written):
-  // TFLite decodes all N (two exp each; 1917 for SSD MobileNet, about 40% of this op's time
-  // there) though NMS looks at a few dozen. Its check that no decoded box has min > max is kept exactly: with
-  // half-height 0.5 exp(.) * anchor_h, ycenter - half > ycenter + half in float needs half < 0
-  // (float addition and subtraction are monotonic, NaN compares false), so only anchors with a
-  // negative height or width can fail; those are decoded and checked here, in box order.
-  Status DecodeBoxes(rt::KernelContext& ctx) {
+  // Starts this invoke's boxes. They are decoded when first needed (Decoded: NMS reaches an
+  // anchor, or a detection is written); TFLite decodes all N (two exp each; 1917 for SSD
+  // MobileNet, about 40% of this op's time there) though NMS looks at a few dozen. Its check that
+  // no decoded box has min > max is kept exactly: with half-height 0.5 exp(.) * anchor_h,
+  // ycenter - half > ycenter + half in float needs half < 0 (float addition and subtraction are
+  // monotonic, NaN compares false), so only anchors with a negative height or width can fail;
+  // those are decoded and checked here, in box order.
+  Status BeginBoxes(rt::KernelContext& ctx) {
     enc_ = ctx.input(0);
     anchors_ = ctx.input(2);
     if (++stamp_ == 0) {  // wrapped: forget every stamp

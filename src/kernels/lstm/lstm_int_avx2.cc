@@ -22,24 +22,22 @@ inline __m128i Sum4(__m256i a, __m256i b, __m256i c, __m256i d) {
 }  // namespace
 
 void DotRowsS8Avx2(const int8_t* x, const int8_t* w, int n, int rows, int32_t* sums) {
-  // x widened once: whole chunks of 16, and (n >= 16, n % 16 != 0) the tail as the chunk that
-  // ends at n, its columns before the last whole chunk's end zeroed (read from each row at
-  // n - 16, inside the row); a row shorter than 16 is copied into a zero-padded buffer.
-  constexpr int kMaxChunks = 64;  // n <= 1024 here; longer rows take the loop per row below
+  // x widened once: whole chunks of 16, and (n % 16 != 0) the tail as the chunk that ends at n,
+  // its columns before the last whole chunk's end zeroed (read from each row at n - 16, inside
+  // the row). Rows shorter than 16 take the portable loop; rows longer than kMaxChunks chunks
+  // are summed one at a time, x widened as they go.
+  constexpr int kMaxChunks = 64;
+  if (n < 16) return DotRowsS8(x, w, n, rows, sums);
   const int whole = n / 16, tail = n % 16;
-  if (whole > kMaxChunks || n < 16) {
+  if (whole > kMaxChunks) {
     for (int r = 0; r < rows; ++r) {
       const int8_t* wr = w + static_cast<int64_t>(r) * n;
-      uint32_t s = 0;
+      __m256i acc = _mm256_setzero_si256();
       int c = 0;
-      if (n >= 16) {
-        __m256i acc = _mm256_setzero_si256();
-        for (; c + 16 <= n; c += 16)
-          acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + c))),
-                                                        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wr + c)))));
-        const __m128i h = Sum4(acc, acc, acc, acc);
-        s = static_cast<uint32_t>(_mm_cvtsi128_si32(h));
-      }
+      for (; c + 16 <= n; c += 16)
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + c))),
+                                                      _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wr + c)))));
+      auto s = static_cast<uint32_t>(_mm_cvtsi128_si32(Sum4(acc, acc, acc, acc)));
       for (; c < n; ++c) s += static_cast<uint32_t>(int32_t{x[c]} * wr[c]);
       sums[r] = static_cast<int32_t>(s);
     }

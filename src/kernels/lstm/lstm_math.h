@@ -152,50 +152,57 @@ inline void HybridMatVecAccumulate(const int8_t* matrix, int rows, int cols, con
 // ---- integer 8x8->16 ------------------------------------------------------------------------
 
 // sums[r] = sum_c w[r, c] * x[c] for `rows` int8 rows of n (row-major, n apart), in int32
-// (modulo 2^32): DotRowsS8Avx2 (lstm_int_avx2.cc) where the CPU has AVX2, else the portable loop.
+// (modulo 2^32): DotRowsS8Avx2 (lstm_int_avx2.cc) where the CPU has AVX2, else DotRowsS8.
 using IntRowsDotFn = void (*)(const int8_t* x, const int8_t* w, int n, int rows, int32_t* sums);
 void DotRowsS8Avx2(const int8_t* x, const int8_t* w, int n, int rows, int32_t* sums);
+inline void DotRowsS8(const int8_t* x, const int8_t* w, int n, int rows, int32_t* sums) {
+  for (int r = 0; r < rows; ++r) {
+    const int8_t* wr = w + static_cast<int64_t>(r) * n;
+    uint32_t s = 0;
+    for (int c = 0; c < n; ++c) s += static_cast<uint32_t>(int32_t{x[c]} * wr[c]);
+    sums[r] = static_cast<int32_t>(s);
+  }
+}
 
-// out[i] = clamp(out[i] + MultiplyByQuantizedMultiplier(bias[i] + sums[i]) + zp) for n rows, 16 at
-// a time on AVX-512F (lstm_int_avx512.cc; the same integers as the scalar functions).
+// out[i] = clamp(out[i] + MultiplyByQuantizedMultiplier(bias[i] + sums[i]) + zp) for n rows, to
+// Out's range (int16 or int8): RequantRows one by one, RequantRowsAvx512 16 at a time on
+// AVX-512F (lstm_int_avx512.cc; the same integers).
+template <typename Out>
+void RequantRows(const int32_t* sums, const int32_t* bias, int n, int32_t multiplier, int shift, int32_t zp, Out* out) {
+  constexpr int32_t kMax = std::numeric_limits<Out>::max();
+  constexpr int32_t kMin = std::numeric_limits<Out>::min();
+  for (int i = 0; i < n; ++i) {
+    int32_t acc = static_cast<int32_t>(static_cast<uint32_t>(bias[i]) + static_cast<uint32_t>(sums[i]));
+    acc = MultiplyByQuantizedMultiplier(acc, multiplier, shift);
+    acc += zp;
+    acc += out[i];
+    out[i] = static_cast<Out>(std::min(kMax, std::max(kMin, acc)));
+  }
+}
 void RequantRowsAvx512(const int32_t* sums, const int32_t* bias, int n, int32_t multiplier, int shift, int32_t zp,
                        int16_t* out);
 void RequantRowsAvx512(const int32_t* sums, const int32_t* bias, int n, int32_t multiplier, int shift, int32_t zp,
                        int8_t* out);
 
-// out[b, r] = clamp(out[b, r] + MBQM(bias[r] + sum_c w[r,c] * in[b,c]) + out_zp) for int16/int8 out.
-// requant_avx512 (with `dot`): the requantization by RequantRowsAvx512.
+// out[b, r] = clamp(out[b, r] + MBQM(bias[r] + sum_c w[r,c] * in[b,c]) + out_zp) for int16/int8 out:
+// the rows' sums by `dot` (null: DotRowsS8), requantized by RequantRowsAvx512 (requant_avx512)
+// or RequantRows.
 template <typename Out>
 void IntMatVecAccumulate(const int8_t* in, const int32_t* bias, const int8_t* w, int32_t multiplier, int shift,
                          int n_batch, int n_in, int n_out, int32_t out_zp, Out* out, IntRowsDotFn dot = nullptr,
                          bool requant_avx512 = false) {
-  constexpr int32_t kMax = std::numeric_limits<Out>::max();
-  constexpr int32_t kMin = std::numeric_limits<Out>::min();
   constexpr int kRows = 256;  // rows per call of `dot` (its sums on the stack)
   int32_t sums[kRows];
+  const IntRowsDotFn rows_dot = dot ? dot : DotRowsS8;
   for (int b = 0; b < n_batch; ++b) {
-    const int8_t* x = in + b * n_in;
     for (int r0 = 0; r0 < n_out; r0 += kRows) {
       const int rows = std::min(kRows, n_out - r0);
-      if (dot) dot(x, w + static_cast<int64_t>(r0) * n_in, n_in, rows, sums);
-      if (dot && requant_avx512) {
-        RequantRowsAvx512(sums, bias + r0, rows, multiplier, shift, out_zp, out + b * n_out + r0);
-        continue;
-      }
-      for (int i = 0; i < rows; ++i) {
-        const int r = r0 + i;
-        int32_t acc = bias[r];
-        if (dot) {
-          acc = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(sums[i]));
-        } else {
-          const int8_t* wr = w + static_cast<int64_t>(r) * n_in;
-          for (int c = 0; c < n_in; ++c) acc += static_cast<int32_t>(x[c]) * wr[c];
-        }
-        acc = MultiplyByQuantizedMultiplier(acc, multiplier, shift);
-        acc += out_zp;
-        acc += out[b * n_out + r];
-        out[b * n_out + r] = static_cast<Out>(std::min(kMax, std::max(kMin, acc)));
-      }
+      rows_dot(in + b * n_in, w + static_cast<int64_t>(r0) * n_in, n_in, rows, sums);
+      Out* o = out + b * n_out + r0;
+      if (requant_avx512)
+        RequantRowsAvx512(sums, bias + r0, rows, multiplier, shift, out_zp, o);
+      else
+        RequantRows(sums, bias + r0, rows, multiplier, shift, out_zp, o);
     }
   }
 }
