@@ -1,16 +1,6 @@
 // AVX-512 VNNI parts of the int8 / uint8 GEMM (qgemm_vnni.h): the R x NV-panel micro-kernel with
 // the fused 16-lane requantization, and the byte helpers used to pack A.
-// GCC 12's AVX-512 headers start unmasked intrinsics from a self-initialized "undefined" vector,
-// which -Wuninitialized reports once inlined (GCC bug 105593, fixed in GCC 13).
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-#else
-#include <immintrin.h>
-#endif
+#include "kernels/common/avx512_intrin.h"
 
 #include <algorithm>
 #include <array>
