@@ -16,9 +16,7 @@
 #include "kernels/fused/fused.h"
 
 namespace edgeopt::kernels::fused {
-namespace {
 
-// The op's fused activation field, or null when it has none (or no options table).
 tflite::ActivationFunctionType* ActivationField(Operator& op) {
   switch (op.code) {
     case tflite::BuiltinOperator_CONV_2D:
@@ -39,8 +37,6 @@ tflite::ActivationFunctionType* ActivationField(Operator& op) {
   }
 }
 
-}  // namespace
-
 bool SameQuantization(const Tensor& a, const Tensor& b) {
   if (a.type != b.type) return false;
   if (a.type == DType::kFloat32) return true;
@@ -49,22 +45,31 @@ bool SameQuantization(const Tensor& a, const Tensor& b) {
   return a.quant->scale == b.quant->scale && a.quant->zero_point == b.quant->zero_point;
 }
 
+bool ClampAfter(const Subgraph& s, int producer, int act_op, tflite::ActivationFunctionType* fused, const char** name) {
+  if (act_op >= static_cast<int>(s.ops.size()) || s.ops[producer].outputs.size() != 1) return false;
+  const Operator& act = s.ops[act_op];
+  switch (act.code) {
+    case tflite::BuiltinOperator_RELU: *fused = tflite::ActivationFunctionType_RELU; *name = "relu"; break;
+    case tflite::BuiltinOperator_RELU6: *fused = tflite::ActivationFunctionType_RELU6; *name = "relu6"; break;
+    case tflite::BuiltinOperator_RELU_N1_TO_1:
+      *fused = tflite::ActivationFunctionType_RELU_N1_TO_1;
+      *name = "relu_n1_to_1";
+      break;
+    default: return false;
+  }
+  if (act.inputs.size() != 1 || act.outputs.size() != 1 || !PrivateLink(s, producer, act_op)) return false;
+  return SameQuantization(s.tensors[s.ops[producer].outputs[0]], s.tensors[act.outputs[0]]);
+}
+
 rt::FusedRun MatchActivationIntoProducer(const rt::KernelCreateContext& cc, const rt::FusionLimits& /*limits*/) {
   rt::FusedRun run;
   const Subgraph& s = cc.subgraph;
   const int i = cc.op_index;
   if (cc.reference_only || i + 1 >= static_cast<int>(s.ops.size()) || cc.op.outputs.size() != 1) return run;
-  const Operator& act = s.ops[static_cast<size_t>(i) + 1];
   tflite::ActivationFunctionType fused;
   const char* name;
-  switch (act.code) {
-    case tflite::BuiltinOperator_RELU: fused = tflite::ActivationFunctionType_RELU; name = "relu"; break;
-    case tflite::BuiltinOperator_RELU6: fused = tflite::ActivationFunctionType_RELU6; name = "relu6"; break;
-    case tflite::BuiltinOperator_RELU_N1_TO_1: fused = tflite::ActivationFunctionType_RELU_N1_TO_1; name = "relu_n1_to_1"; break;
-    default: return run;
-  }
-  if (act.inputs.size() != 1 || act.outputs.size() != 1 || !PrivateLink(s, i, i + 1)) return run;
-  if (!SameQuantization(s.tensors[cc.op.outputs[0]], s.tensors[act.outputs[0]])) return run;
+  if (!ClampAfter(s, i, i + 1, &fused, &name)) return run;
+  const Operator& act = s.ops[static_cast<size_t>(i) + 1];
   auto op = std::make_unique<Operator>(cc.op);
   tflite::ActivationFunctionType* field = ActivationField(*op);
   if (!field || *field != tflite::ActivationFunctionType_NONE) return run;

@@ -166,9 +166,9 @@ class DwChainF32 : public rt::OpKernel {
   // conv: the expansion is that convolution rather than a 1×1 one.
   // residual: the output is the ADD's (project + input).
   DwChainF32(std::optional<Pointwise> expand, std::optional<ConvExpand> conv, Depthwise dw, Pointwise project,
-             std::optional<Residual> residual)
+             std::optional<Residual> residual, std::string act_suffix)
       : expand_(std::move(expand)), conv_(std::move(conv)), dw_(std::move(dw)), project_(std::move(project)),
-        residual_(residual) {}
+        residual_(residual), act_suffix_(std::move(act_suffix)) {}
 
   Status Prepare(rt::KernelContext& ctx) override {
     const rt::RtTensor* in = ctx.input(0);
@@ -247,7 +247,7 @@ class DwChainF32 : public rt::OpKernel {
   // (".../kpair").
   std::string variant() const override {
     std::string v = std::string("fused/") + (conv_ ? "conv+dw+pw" : expand_ ? "pw+dw+pw" : "dw+pw") +
-                    (residual_ ? "+add" : "") + "/f32/" + dw_.vec->isa;
+                    (residual_ ? "+add" : "") + act_suffix_ + "/f32/" + dw_.vec->isa;
     for (const Pointwise* pw : {expand_ ? &*expand_ : nullptr, &project_}) {
       const std::string isa = pw ? pw->uk->isa : "";
       const size_t slash = isa.find('/');
@@ -430,6 +430,7 @@ class DwChainF32 : public rt::OpKernel {
   Depthwise dw_;
   Pointwise project_;
   std::optional<Residual> residual_;
+  std::string act_suffix_;  // "+relu" etc.: a trailing activation op taken into the last step's clamp
   dwconv::Geometry g_;
   int cout_ = 0;
   int band_rows_ = 1;
@@ -478,11 +479,12 @@ int64_t ChainInnerElements(const Subgraph& s, int i, int dw) {
   return inner;
 }
 
-std::vector<int> ChainOps(int i, int dw, int project, int last) {
+std::vector<int> ChainOps(int i, int dw, int project, int last, int act) {
   std::vector<int> ops = {i};
   if (dw != i) ops.push_back(dw);
   ops.push_back(project);
   if (last != project) ops.push_back(last);
+  if (act >= 0) ops.push_back(act);
   return ops;
 }
 
@@ -561,11 +563,26 @@ rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::Fusion
   const int add = NextOp(cc, proj);
   if (MatchResidual(cc, proj, add, s.ops[i].inputs[0], &res)) residual = res;
   const int last = residual ? add : proj;
-  run.op = ChainOp(s, i, first_dw, proj, last, conv ? "FUSED_CONV_DW_PW" : expand ? "FUSED_PW_DW_PW" : "FUSED_DW_PW");
-  run.num_ops = last + 1 - i;
-  run.ops = ChainOps(i, first_dw, proj, last);
+  // A standalone RELU / RELU6 / RELU_N1_TO_1 after the chain (Keras models with separate
+  // activation layers: MediaPipe's face detectors) becomes the activation of its last step, as
+  // MatchActivationIntoProducer makes it the producer's when no chain is fused: else that op
+  // runs on its own after the chain, writing the chain's output a second time.
+  const int act_op = NextOp(cc, last);
+  tflite::ActivationFunctionType act;
+  const char* act_name = "";
+  const auto* add_options = residual ? s.ops[add].options.AsAddOptions() : nullptr;
+  const int last_act = residual ? (add_options ? add_options->fused_activation_function : 0)
+                                : GetOptions<tflite::Conv2DOptionsT>(s.ops[proj]).fused_activation_function;
+  gemm::MinMax act_mm{};
+  const bool with_act = last_act == tflite::ActivationFunctionType_NONE && ClampAfter(s, last, act_op, &act, &act_name) &&
+                        FusedMinMax(act, &act_mm);
+  if (with_act) (residual ? residual->mm : project.mm) = act_mm;
+  run.op = ChainOp(s, i, first_dw, proj, with_act ? act_op : last,
+                   conv ? "FUSED_CONV_DW_PW" : expand ? "FUSED_PW_DW_PW" : "FUSED_DW_PW");
+  run.num_ops = (with_act ? act_op : last) + 1 - i;
+  run.ops = ChainOps(i, first_dw, proj, last, with_act ? act_op : -1);
   run.kernel = std::make_unique<DwChainF32>(std::move(expand), std::move(conv), std::move(dw), std::move(project),
-                                            residual);
+                                            residual, with_act ? std::string("+") + act_name : "");
   return run;
 }
 

@@ -36,12 +36,18 @@ struct ChainCase {
   // Weights and biases stored as float16, each through a DEQUANTIZE right before the op that
   // reads it (as converters write float16 models: constant ops between the layers).
   bool float16 = false;
+  // A standalone activation op after the chain (RELU, RELU6, RELU_N1_TO_1; 0: none), which the
+  // chain takes as its last step's clamp when that step has none of its own.
+  int trailing = 0;
+  bool TrailingFuses() const { return trailing != 0 && !(residual && add_swapped); }
   std::string Name() const {
-    char buf[240];
+    char buf[280];
     std::snprintf(buf, sizeof buf, "b%d %dx%dx%d expand %d (%dx%d s%d) -> %d k%d s%d d%d %s act%d%s", batch, h, w, cin,
                   expand, ek, ek, es, cout, k, stride, dilation, padding == tflite::Padding_SAME ? "SAME" : "VALID",
                   static_cast<int>(act), residual ? (add_swapped ? " +add(x, y) relu6" : " +add") : "");
-    return buf;
+    std::string name = buf;
+    if (trailing) name += " then " + std::string(tflite::EnumNameBuiltinOperator(static_cast<tflite::BuiltinOperator>(trailing)));
+    return name;
   }
 };
 
@@ -98,6 +104,11 @@ Graph MakeChain(const ChainCase& c, uint64_t seed) {
     tflite::AddOptionsT ao;
     if (c.add_swapped) ao.fused_activation_function = tflite::ActivationFunctionType_RELU6;
     b.Op(tflite::BuiltinOperator_ADD, c.add_swapped ? std::vector<int32_t>{x, y} : std::vector<int32_t>{y, x}, {z}, ao);
+    y = z;
+  }
+  if (c.trailing) {
+    auto z = b.Tensor("act", DType::kFloat32, {c.batch, oh, ow, c.cout});
+    b.Op(static_cast<tflite::BuiltinOperator>(c.trailing), {y}, {z});
     y = z;
   }
   b.Output(y);
@@ -198,6 +209,14 @@ std::vector<ChainCase> Cases() {
       {1, 19, 23, 24, 0, 24, 3, 1, 1, P::Padding_SAME, R6, true},
       // A 3x3 stride-1 expansion keeps the input's shape: its chain takes the residual ADD too.
       {1, 15, 13, 8, 16, 8, 3, 1, 1, P::Padding_SAME, R6, true, 3, 1, true},
+      // A standalone activation after the chain (MediaPipe's face detectors): the project's or
+      // the residual ADD's clamp when it has none; after an ADD with RELU6 it stays its own op.
+      {1, 17, 13, 5, 24, 7, 3, 1, 1, P::Padding_SAME, R6, false, 1, 1, false, false, tflite::BuiltinOperator_RELU},
+      {2, 140, 33, 16, 64, 16, 3, 1, 1, P::Padding_SAME, R6, true, 1, 1, false, false, tflite::BuiltinOperator_RELU6},
+      {1, 12, 12, 24, 0, 40, 3, 1, 1, P::Padding_SAME, NONE, false, 1, 1, false, false,
+       tflite::BuiltinOperator_RELU_N1_TO_1},
+      {1, 21, 17, 6, 30, 6, 3, 1, 1, P::Padding_SAME, R6, true, 1, 1, true, false, tflite::BuiltinOperator_RELU},
+      {1, 34, 30, 3, 16, 8, 3, 1, 1, P::Padding_SAME, R6, false, 3, 2, false, false, tflite::BuiltinOperator_RELU},
   };
   return v;
 }
@@ -225,7 +244,9 @@ TEST(FusedDwChainF32, MatchesUnfused) {
         EXPECT_EQ(fused.first_variant.rfind("fused/", 0), 0u) << what << ": not fused (" << fused.first_variant << ")";
         EXPECT_EQ(plain.first_variant.rfind("fused/", 0), std::string::npos) << what;
         // The residual ADD runs inside the chain (a residual needs the input's shape out).
-        EXPECT_EQ(fused.first_variant.find("+add/") != std::string::npos, c.residual) << what << ": " << fused.first_variant;
+        EXPECT_EQ(fused.first_variant.find("+add") != std::string::npos, c.residual) << what << ": " << fused.first_variant;
+        EXPECT_EQ(fused.first_variant.find("+relu") != std::string::npos, c.TrailingFuses())
+            << what << ": " << fused.first_variant;
         if (c.ek != 1 || c.es != 1) {
           EXPECT_EQ(fused.first_variant.rfind("fused/conv+dw+pw", 0), 0u) << what;
         }

@@ -196,10 +196,13 @@ class DwChainInt8 : public rt::OpKernel {
   // Inputs of the synthetic op: x, [expand weights, expand bias,] depthwise filter, depthwise
   // bias, project weights, project bias. Output: the project's, or the residual ADD's.
   // uint8: the chain's tensors are uint8 (else int8).
+  // last_with_act: a copy of the project (or of the ADD) with the activation of a standalone
+  // clamp op after the chain (act_suffix, e.g. "+relu"), which project.op (add_op) then points at.
   DwChainInt8(std::optional<Pointwise8> expand, const Operator* dw_op, int dw_index, Pointwise8 project,
-              const Operator* add_op, bool uint8, bool vbmi)
+              const Operator* add_op, bool uint8, bool vbmi, std::unique_ptr<Operator> last_with_act,
+              std::string act_suffix)
       : expand_(std::move(expand)), dw_op_(dw_op), dw_index_(dw_index), project_(std::move(project)), add_op_(add_op),
-        uint8_(uint8), vbmi_(vbmi) {}
+        uint8_(uint8), vbmi_(vbmi), last_with_act_(std::move(last_with_act)), act_suffix_(std::move(act_suffix)) {}
 
   Status Prepare(rt::KernelContext& ctx) override {
     const rt::RtTensor* in = ctx.input(0);
@@ -264,7 +267,7 @@ class DwChainInt8 : public rt::OpKernel {
   }
 
   std::string variant() const override {
-    return std::string("fused/") + (expand_ ? "pw+dw+pw" : "dw+pw") + (add_op_ ? "+add" : "") +
+    return std::string("fused/") + (expand_ ? "pw+dw+pw" : "dw+pw") + (add_op_ ? "+add" : "") + act_suffix_ +
            (uint8_ ? "/uint8" : "/int8") + "/avx512vnni/" + dwq::LoopName(plan_);
   }
   int64_t Macs(const rt::KernelContext&) const override {
@@ -444,6 +447,8 @@ class DwChainInt8 : public rt::OpKernel {
   const Operator* add_op_;  // null: no residual
   bool uint8_;
   bool vbmi_;
+  std::unique_ptr<Operator> last_with_act_;
+  std::string act_suffix_;
   dwq::Plan plan_;
   int32_t dw_zero_point_ = 0;
   QuantBinaryParams add_;
@@ -479,10 +484,24 @@ rt::FusedRun MatchDwChainInt8(const rt::KernelCreateContext& cc, const rt::Fusio
   const int add = NextOp(cc, proj);
   const bool residual = MatchResidualQuant(cc, proj, add, s.ops[i].inputs[0], type);
   const int last = residual ? add : proj;
-  run.op = ChainOp(s, i, first_dw, proj, last,
+  // A standalone RELU / RELU6 / RELU_N1_TO_1 after the chain with its input's quantization: the
+  // clamp of the chain's last step when that has none (as in MatchDwChainF32), computed by a copy
+  // of that op with the activation set (its output tensor is quantized as the clamp's).
+  const int act_op = NextOp(cc, last);
+  tflite::ActivationFunctionType act;
+  const char* act_name = "";
+  std::unique_ptr<Operator> last_with_act;
+  if (ClampAfter(s, last, act_op, &act, &act_name)) {
+    last_with_act = std::make_unique<Operator>(s.ops[last]);
+    tflite::ActivationFunctionType* field = ActivationField(*last_with_act);
+    if (field && *field == tflite::ActivationFunctionType_NONE) *field = act;
+    else last_with_act.reset();
+  }
+  const int out_op = last_with_act ? act_op : last;
+  run.op = ChainOp(s, i, first_dw, proj, out_op,
                    std::string(expand ? "FUSED_PW_DW_PW_" : "FUSED_DW_PW_") + (type == DType::kUInt8 ? "UINT8" : "INT8"));
-  run.num_ops = last + 1 - i;
-  run.ops = ChainOps(i, first_dw, proj, last);
+  run.num_ops = out_op + 1 - i;
+  run.ops = ChainOps(i, first_dw, proj, last, last_with_act ? act_op : -1);
   std::optional<Pointwise8> e;
   if (expand) {
     e.emplace();
@@ -490,11 +509,12 @@ rt::FusedRun MatchDwChainInt8(const rt::KernelCreateContext& cc, const rt::Fusio
     e->index = i;
   }
   Pointwise8 project;
-  project.op = &s.ops[proj];
+  project.op = last_with_act && !residual ? last_with_act.get() : &s.ops[proj];
   project.index = proj;
-  run.kernel = std::make_unique<DwChainInt8>(std::move(e), &s.ops[first_dw], first_dw, std::move(project),
-                                             residual ? &s.ops[add] : nullptr, type == DType::kUInt8,
-                                             cc.cpu.avx512vbmi);
+  const Operator* add_op = !residual ? nullptr : last_with_act ? last_with_act.get() : &s.ops[add];
+  const std::string suffix = last_with_act ? std::string("+") + act_name : "";
+  run.kernel = std::make_unique<DwChainInt8>(std::move(e), &s.ops[first_dw], first_dw, std::move(project), add_op,
+                                             type == DType::kUInt8, cc.cpu.avx512vbmi, std::move(last_with_act), suffix);
   return run;
 }
 

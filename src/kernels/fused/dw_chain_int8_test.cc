@@ -28,11 +28,17 @@ struct Int8ChainCase {
   bool residual;             // an ADD of the block input after the project
   bool add_swapped = false;  // ADD(input, project) with RELU6 instead of ADD(project, input)
   bool per_tensor = false;   // one weight scale per layer instead of one per output channel
+  // A standalone activation op after the chain (RELU, RELU6, RELU_N1_TO_1; 0: none) with its
+  // input's quantization, which the chain takes as its last step's clamp when that has none.
+  int trailing = 0;
+  bool TrailingFuses() const { return trailing != 0 && !(residual && add_swapped); }
   std::string Name() const {
-    char buf[240];
-    std::snprintf(buf, sizeof buf, "b%d %dx%dx%d expand %d -> %d k%d s%d d%d %s act%d%s%s", batch, h, w, cin, expand,
+    char buf[280];
+    std::snprintf(buf, sizeof buf, "b%d %dx%dx%d expand %d -> %d k%d s%d d%d %s act%d%s%s%s%s", batch, h, w, cin, expand,
                   cout, k, stride, dilation, padding == tflite::Padding_SAME ? "SAME" : "VALID", static_cast<int>(act),
-                  residual ? (add_swapped ? " +add(x, y) relu6" : " +add") : "", per_tensor ? " per-tensor" : "");
+                  residual ? (add_swapped ? " +add(x, y) relu6" : " +add") : "", per_tensor ? " per-tensor" : "",
+                  trailing ? " then " : "",
+                  trailing ? tflite::EnumNameBuiltinOperator(static_cast<tflite::BuiltinOperator>(trailing)) : "");
     return buf;
   }
 };
@@ -118,6 +124,11 @@ Graph MakeInt8Chain(const Int8ChainCase& c, uint64_t seed, DType type = DType::k
     b.Op(tflite::BuiltinOperator_ADD, c.add_swapped ? std::vector<int32_t>{x, y} : std::vector<int32_t>{y, x}, {z}, ao);
     y = z;
   }
+  if (c.trailing) {
+    auto z = b.Tensor("act", type, {c.batch, oh, ow, c.cout}, *b.graph().subgraphs[0].tensors[y].quant);
+    b.Op(static_cast<tflite::BuiltinOperator>(c.trailing), {y}, {z});
+    y = z;
+  }
   b.Output(y);
   return b.Finish();
 }
@@ -198,6 +209,13 @@ std::vector<Int8ChainCase> Cases() {
       // The residual ADD with the input first and a clamp of its own, over several bands.
       {1, 21, 17, 6, 30, 6, 3, 1, 1, P::Padding_SAME, R6, true, true},
       {2, 140, 33, 16, 64, 16, 3, 1, 1, P::Padding_SAME, NONE, true, true},
+      // A standalone activation after the chain (as edgeopt's int8 MediaPipe face detectors have
+      // them): the project's or the residual ADD's clamp when it has none; after an ADD with
+      // RELU6 it stays its own op.
+      {1, 17, 13, 5, 24, 7, 3, 1, 1, P::Padding_SAME, R6, false, false, false, tflite::BuiltinOperator_RELU},
+      {2, 140, 33, 16, 64, 16, 3, 1, 1, P::Padding_SAME, NONE, true, false, false, tflite::BuiltinOperator_RELU6},
+      {1, 12, 10, 8, 0, 8, 3, 1, 1, P::Padding_SAME, R6, false, false, true, tflite::BuiltinOperator_RELU_N1_TO_1},
+      {1, 21, 17, 6, 30, 6, 3, 1, 1, P::Padding_SAME, R6, true, true, false, tflite::BuiltinOperator_RELU},
   };
 }
 
@@ -227,7 +245,8 @@ TEST(FusedDwChainInt8, MatchesUnfused) {
         const std::string& v = fused.variants.front();
         EXPECT_TRUE(IsFusedInt8(v)) << what << ": not fused (" << v << ")";
         EXPECT_FALSE(IsFusedInt8(plain.variants.front())) << what;
-        EXPECT_EQ(v.find("+add/") != std::string::npos, c.residual) << what << ": " << v;
+        EXPECT_EQ(v.find("+add") != std::string::npos, c.residual) << what << ": " << v;
+        EXPECT_EQ(v.find("+relu") != std::string::npos, c.TrailingFuses()) << what << ": " << v;
         EXPECT_EQ(v.rfind(c.expand ? "fused/pw+dw+pw" : "fused/dw+pw", 0), 0u) << what;
         EXPECT_NE(v.find(type == DType::kUInt8 ? "/uint8/" : "/int8/"), std::string::npos) << what;
         if (c.k != 3 || c.dilation > 1) {  // the K x K quad loop, e.g. .../avx512/5x5s1/dp4

@@ -89,6 +89,15 @@ class RenamedKernel final : public rt::OpKernel {
   std::string prefix_, suffix_;
 };
 
+// The op's fused activation field (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD, SUB, MUL),
+// or null when it has none (or no options table).
+tflite::ActivationFunctionType* ActivationField(Operator& op);
+
+// Op act_op is a RELU / RELU6 / RELU_N1_TO_1 of the output of op `producer` alone (PrivateLink),
+// with input and output quantized alike (SameQuantization): *fused is that clamp as a fused
+// activation, *name its name for variants ("relu"). The producer's own activation is not checked.
+bool ClampAfter(const Subgraph& s, int producer, int act_op, tflite::ActivationFunctionType* fused, const char** name);
+
 // Tensors a and b hold values the same way: both float32, or both int8 / uint8 / int16 with
 // the same single scale and zero point (act_into_producer.cc).
 bool SameQuantization(const Tensor& a, const Tensor& b);
@@ -126,7 +135,8 @@ int64_t ChainInnerElements(const Subgraph& s, int i, int dw);
 // expansion) -> project [-> ADD]: op i's input, then the weights and bias (-1 if none) of each
 // convolution in order; the output of op `last` (the project or the ADD).
 std::unique_ptr<Operator> ChainOp(const Subgraph& s, int i, int dw, int project, int last, std::string custom_code);
-// The ops of such a chain (rt::FusedRun::ops): i, [dw,] project[, last].
-std::vector<int> ChainOps(int i, int dw, int project, int last);
+// The ops of such a chain (rt::FusedRun::ops): i, [dw,] project[, last][, act] (act: a trailing
+// activation op whose output the chain writes, ChainOp's `last` then; -1 for none).
+std::vector<int> ChainOps(int i, int dw, int project, int last, int act = -1);
 
 }  // namespace edgeopt::kernels::fused
