@@ -23,7 +23,8 @@ namespace edgeopt::kernels::fused {
 // filter up to 16 rows without dilation (a stem), each intermediate read only by
 // the next op and not a subgraph output, the largest of them (static shapes) at least
 // limits.min_inner_bytes (dw_chain_f32.cc). A residual ADD of the chain's input right after
-// the project joins the run ("fused/pw+dw+pw+add/...").
+// the project joins the run ("fused/pw+dw+pw+add/..."), and so does a standalone RELU / RELU6 /
+// RELU_N1_TO_1 after the chain when its last step has no activation ("fused/dw+pw+relu/...").
 rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
 
 // The same blocks quantized on AVX-512 VNNI CPUs: [1×1 CONV_2D ->] DEPTHWISE_CONV_2D (depth
@@ -31,8 +32,8 @@ rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::Fusion
 // dilated 3×3, packed 4- and 8-channel layers) -> 1×1 CONV_2D [-> ADD of the chain's input], all
 // int8 (constant symmetric weights, one scale or one per output channel) or all uint8 (one scale
 // and zero point per weight tensor), int32 biases, clamp activations, the largest intermediate
-// at least limits.min_inner_bytes (dw_chain_int8.cc). Shown as
-// "fused/pw+dw+pw+add/int8/avx512vnni/<depthwise loop>"; the same bits as the unfused ops.
+// at least limits.min_inner_bytes (dw_chain_int8.cc), a trailing clamp op as in the float chains.
+// Shown as "fused/pw+dw+pw+add/int8/avx512vnni/<depthwise loop>"; the same bits as the unfused ops.
 rt::FusedRun MatchDwChainInt8(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
 
 // A RELU / RELU6 / RELU_N1_TO_1 right after a CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD,
