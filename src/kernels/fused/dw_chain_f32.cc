@@ -155,6 +155,35 @@ bool MatchDepthwise(const rt::KernelCreateContext& cc, Depthwise* dw) {
   return true;
 }
 
+// A float32 PAD of zeros on rows and columns only (constant paddings), the depthwise chain's
+// explicit padding (MatchSpatialPad).
+struct SpatialPad {
+  int top = 0, bottom = 0, left = 0, right = 0;
+};
+
+// Op `pad` is a PAD of float32 NHWC rows and columns (constant paddings, none on the batch or
+// channels), read only by op `dw` as its input 0, which is a VALID DEPTHWISE_CONV_2D.
+bool MatchSpatialPad(const rt::KernelCreateContext& cc, int pad, int dw, SpatialPad* sp) {
+  const Subgraph& s = cc.subgraph;
+  if (pad >= static_cast<int>(s.ops.size()) || dw >= static_cast<int>(s.ops.size())) return false;
+  const rt::KernelCreateContext pc = ContextOf(cc, pad);
+  if (pc.op.code != tflite::BuiltinOperator_PAD || pc.num_inputs() != 2 || pc.num_outputs() != 1) return false;
+  if (s.ops[dw].code != tflite::BuiltinOperator_DEPTHWISE_CONV_2D || !PrivateLink(s, pad, dw)) return false;
+  if (GetOptions<tflite::DepthwiseConv2DOptionsT>(s.ops[dw]).padding != tflite::Padding_VALID) return false;
+  const Tensor* x = pc.input(0);
+  const Tensor* p = pc.input(1);
+  if (!IsFloat32(x) || !IsFloat32(pc.output(0)) || x->shape.size() != 4 || !p || p->type != DType::kInt32 ||
+      p->num_elements() != 8 || !pc.is_constant(1) || pc.constant_data(1).size() != 8 * sizeof(int32_t))
+    return false;
+  int32_t v[8];
+  std::memcpy(v, pc.constant_data(1).data(), sizeof v);
+  if (v[0] != 0 || v[1] != 0 || v[6] != 0 || v[7] != 0) return false;
+  for (int k = 2; k < 6; ++k)
+    if (v[k] < 0 || v[k] > 64) return false;
+  *sp = {v[2], v[3], v[4], v[5]};
+  return true;
+}
+
 // Output rows per band: E (input rows of the band, halo included) and D (the band's depthwise
 // output) together within kBandFloats per thread.
 constexpr int64_t kBandFloats = 96 * 1024;  // 384 KB
@@ -165,10 +194,12 @@ class DwChainF32 : public rt::OpKernel {
   // bias, project weights, project bias. Output: the project's.
   // conv: the expansion is that convolution rather than a 1×1 one.
   // residual: the output is the ADD's (project + input).
+  // pad: a PAD of zeros on the depthwise layer's input rows and columns (before it, after the
+  // expansion), taken as the depthwise filter's explicit padding.
   DwChainF32(std::optional<Pointwise> expand, std::optional<ConvExpand> conv, Depthwise dw, Pointwise project,
-             std::optional<Residual> residual, std::string act_suffix)
+             std::optional<Residual> residual, std::string act_suffix, std::optional<SpatialPad> pad)
       : expand_(std::move(expand)), conv_(std::move(conv)), dw_(std::move(dw)), project_(std::move(project)),
-        residual_(residual), act_suffix_(std::move(act_suffix)) {}
+        residual_(residual), act_suffix_(std::move(act_suffix)), pad_(pad) {}
 
   Status Prepare(rt::KernelContext& ctx) override {
     const rt::RtTensor* in = ctx.input(0);
@@ -203,7 +234,23 @@ class DwChainF32 : public rt::OpKernel {
       return ctx.Error("input " + Describe(*in) + " does not match the depthwise filter " + Describe(*dwf));
     const auto& o = *dw_.options;
     WindowGeometry wg;
-    RETURN_IF_ERROR(ComputeConvWindow(ctx, o, dwf->dim(1), dwf->dim(2), h, w, &wg));
+    if (pad_) {
+      // VALID over the padded rows and columns, read as the filter's own padding: the rows and
+      // columns past the image read zeros either way, and none past the PAD's are read.
+      const int eff_h = (dwf->dim(1) - 1) * o.dilation_h_factor + 1, eff_w = (dwf->dim(2) - 1) * o.dilation_w_factor + 1;
+      const int ph = h + pad_->top + pad_->bottom, pw = w + pad_->left + pad_->right;
+      if (ph < eff_h || pw < eff_w)
+        return ctx.Error("the padded input [" + std::to_string(ph) + "," + std::to_string(pw) +
+                         "] is smaller than the depthwise filter");
+      wg.in_h = h;
+      wg.in_w = w;
+      wg.out_h = (ph - eff_h) / o.stride_h + 1;
+      wg.out_w = (pw - eff_w) / o.stride_w + 1;
+      wg.pad_h = pad_->top;
+      wg.pad_w = pad_->left;
+    } else {
+      RETURN_IF_ERROR(ComputeConvWindow(ctx, o, dwf->dim(1), dwf->dim(2), h, w, &wg));
+    }
     g_ = dwconv::GeometryOf(o, wg, batch, h, w, c, dwf->dim(1), dwf->dim(2), 1);
     const dwconv::Geometry& g = g_;
     cout_ = pww->dim(0);
@@ -246,7 +293,7 @@ class DwChainF32 : public rt::OpKernel {
   // The 1×1 steps' GEMM families are named (once each) when they are not the usual tiles
   // (".../kpair").
   std::string variant() const override {
-    std::string v = std::string("fused/") + (conv_ ? "conv+dw+pw" : expand_ ? "pw+dw+pw" : "dw+pw") +
+    std::string v = std::string("fused/") + (conv_ ? "conv+" : expand_ ? "pw+" : "") + (pad_ ? "pad+" : "") + "dw+pw" +
                     (residual_ ? "+add" : "") + act_suffix_ + "/f32/" + dw_.vec->isa;
     for (const Pointwise* pw : {expand_ ? &*expand_ : nullptr, &project_}) {
       const std::string isa = pw ? pw->uk->isa : "";
@@ -431,6 +478,7 @@ class DwChainF32 : public rt::OpKernel {
   Pointwise project_;
   std::optional<Residual> residual_;
   std::string act_suffix_;  // "+relu" etc.: a trailing activation op taken into the last step's clamp
+  std::optional<SpatialPad> pad_;
   dwconv::Geometry g_;
   int cout_ = 0;
   int band_rows_ = 1;
@@ -479,8 +527,9 @@ int64_t ChainInnerElements(const Subgraph& s, int i, int dw) {
   return inner;
 }
 
-std::vector<int> ChainOps(int i, int dw, int project, int last, int act) {
+std::vector<int> ChainOps(int i, int dw, int project, int last, int act, int pad) {
   std::vector<int> ops = {i};
+  if (pad >= 0 && pad != i) ops.push_back(pad);
   if (dw != i) ops.push_back(dw);
   ops.push_back(project);
   if (last != project) ops.push_back(last);
@@ -488,7 +537,8 @@ std::vector<int> ChainOps(int i, int dw, int project, int last, int act) {
   return ops;
 }
 
-std::unique_ptr<Operator> ChainOp(const Subgraph& s, int i, int dw, int project, int last, std::string custom_code) {
+std::unique_ptr<Operator> ChainOp(const Subgraph& s, int i, int dw, int project, int last, std::string custom_code,
+                                  bool expands) {
   auto op = std::make_unique<Operator>();
   op->code = tflite::BuiltinOperator_CUSTOM;
   op->custom_code = std::move(custom_code);
@@ -498,7 +548,7 @@ std::unique_ptr<Operator> ChainOp(const Subgraph& s, int i, int dw, int project,
     op->inputs.push_back(o.inputs.size() > 2 ? o.inputs[2] : -1);
   };
   op->inputs.push_back(s.ops[i].inputs[0]);
-  if (dw != i) weights(i);
+  if (dw != i && expands) weights(i);
   weights(dw);
   weights(project);
   op->outputs.push_back(s.ops[last].outputs[0]);
@@ -546,11 +596,25 @@ rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::Fusion
   Pointwise e;
   ConvExpand cv;
   const bool pointwise = MatchPointwise(cc, &e, /*folded_ok=*/true);
+  // A PAD of rows and columns before the depthwise layer (MediaPipe's pose models: a 1x1
+  // expansion, PAD by 1 on every side, a VALID stride-2 depthwise): its explicit padding.
+  std::optional<SpatialPad> pad;
+  int pad_op = -1;
+  SpatialPad sp;
   if (pointwise || MatchConvExpand(cc, &e, &cv)) {
     first_dw = NextOp(cc, i);
     if (first_dw >= n || !PrivateLink(s, i, first_dw)) return run;
+    if (MatchSpatialPad(cc, first_dw, NextOp(cc, first_dw), &sp)) {
+      pad = sp;
+      pad_op = first_dw;
+      first_dw = NextOp(cc, first_dw);
+    }
     expand = e;
     if (!pointwise) conv = cv;
+  } else if (MatchSpatialPad(cc, i, NextOp(cc, i), &sp)) {  // the chain starts at the PAD
+    pad = sp;
+    pad_op = i;
+    first_dw = NextOp(cc, i);
   }
   const int proj = NextOp(cc, first_dw);
   if (proj >= n || !MatchDepthwise(ContextOf(cc, first_dw), &dw) || !PrivateLink(s, first_dw, proj)) return run;
@@ -578,11 +642,11 @@ rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::Fusion
                         FusedMinMax(act, &act_mm);
   if (with_act) (residual ? residual->mm : project.mm) = act_mm;
   run.op = ChainOp(s, i, first_dw, proj, with_act ? act_op : last,
-                   conv ? "FUSED_CONV_DW_PW" : expand ? "FUSED_PW_DW_PW" : "FUSED_DW_PW");
+                   conv ? "FUSED_CONV_DW_PW" : expand ? "FUSED_PW_DW_PW" : "FUSED_DW_PW", expand.has_value());
   run.num_ops = (with_act ? act_op : last) + 1 - i;
-  run.ops = ChainOps(i, first_dw, proj, last, with_act ? act_op : -1);
+  run.ops = ChainOps(i, first_dw, proj, last, with_act ? act_op : -1, pad_op);
   run.kernel = std::make_unique<DwChainF32>(std::move(expand), std::move(conv), std::move(dw), std::move(project),
-                                            residual, with_act ? std::string("+") + act_name : "");
+                                            residual, with_act ? std::string("+") + act_name : "", pad);
   return run;
 }
 

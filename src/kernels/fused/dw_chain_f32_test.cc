@@ -6,6 +6,7 @@
 // a kernel-equality test. Then the real float models against TFLite 2.9.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -39,6 +40,9 @@ struct ChainCase {
   // A standalone activation op after the chain (RELU, RELU6, RELU_N1_TO_1; 0: none), which the
   // chain takes as its last step's clamp when that step has none of its own.
   int trailing = 0;
+  // A PAD of rows and columns (top, bottom, left, right) before the depthwise op, which is then
+  // VALID over the padded size (padding must say VALID); pad[0] < 0: none.
+  std::array<int, 4> pad = {-1, 0, 0, 0};
   bool TrailingFuses() const { return trailing != 0 && !(residual && add_swapped); }
   std::string Name() const {
     char buf[280];
@@ -47,6 +51,9 @@ struct ChainCase {
                   static_cast<int>(act), residual ? (add_swapped ? " +add(x, y) relu6" : " +add") : "");
     std::string name = buf;
     if (trailing) name += " then " + std::string(tflite::EnumNameBuiltinOperator(static_cast<tflite::BuiltinOperator>(trailing)));
+    if (pad[0] >= 0)
+      name += " pad " + std::to_string(pad[0]) + "," + std::to_string(pad[1]) + "," + std::to_string(pad[2]) + "," +
+              std::to_string(pad[3]);
     return name;
   }
 };
@@ -80,8 +87,18 @@ Graph MakeChain(const ChainCase& c, uint64_t seed) {
     b.Op(tflite::BuiltinOperator_CONV_2D, {x, w, bias}, {e}, o);
     t = e;
   }
+  int dh = eh, dw = ew;  // the depthwise op's input
+  if (c.pad[0] >= 0) {
+    dh += c.pad[0] + c.pad[1];
+    dw += c.pad[2] + c.pad[3];
+    auto paddings = b.Const<int32_t>("paddings", DType::kInt32, {4, 2},
+                                     std::vector<int32_t>{0, 0, c.pad[0], c.pad[1], c.pad[2], c.pad[3], 0, 0});
+    auto padded = b.Tensor("padded", DType::kFloat32, {c.batch, dh, dw, mid});
+    b.Op(tflite::BuiltinOperator_PAD, {t, paddings}, {padded}, tflite::PadOptionsT());
+    t = padded;
+  }
   const int eff = (c.k - 1) * c.dilation + 1;
-  const int oh = out_size(eh, eff, c.stride), ow = out_size(ew, eff, c.stride);
+  const int oh = out_size(dh, eff, c.stride), ow = out_size(dw, eff, c.stride);
   auto f = weights("wd", {1, c.k, c.k, mid});
   auto fb = weights("bd", {mid});
   auto d = b.Tensor("d", DType::kFloat32, {c.batch, oh, ow, mid});
@@ -217,6 +234,15 @@ std::vector<ChainCase> Cases() {
        tflite::BuiltinOperator_RELU_N1_TO_1},
       {1, 21, 17, 6, 30, 6, 3, 1, 1, P::Padding_SAME, R6, true, 1, 1, true, false, tflite::BuiltinOperator_RELU},
       {1, 34, 30, 3, 16, 8, 3, 1, 1, P::Padding_SAME, R6, false, 3, 2, false, false, tflite::BuiltinOperator_RELU},
+      // A PAD of rows and columns before a VALID depthwise op (MediaPipe's pose models: 1 on
+      // every side, stride 2): the depthwise filter's explicit padding, after an expansion or
+      // at the chain's start; asymmetric and wider pads, 5x5, over several bands; a residual ADD.
+      {1, 32, 30, 16, 64, 24, 3, 2, 1, P::Padding_VALID, R6, false, 1, 1, false, false, 0, {1, 1, 1, 1}},
+      {2, 17, 13, 8, 0, 12, 3, 2, 1, P::Padding_VALID, NONE, false, 1, 1, false, false, 0, {1, 1, 1, 1}},
+      {1, 19, 23, 6, 20, 9, 3, 1, 1, P::Padding_VALID, R6, false, 1, 1, false, false, tflite::BuiltinOperator_RELU, {0, 2, 1, 0}},
+      {1, 150, 40, 8, 48, 8, 5, 1, 1, P::Padding_VALID, R6, true, 1, 1, false, false, 0, {2, 2, 2, 2}},
+      {1, 12, 14, 24, 0, 16, 3, 2, 1, P::Padding_VALID, R6, false, 1, 1, false, false, 0, {0, 1, 0, 1}},
+      {1, 21, 18, 3, 16, 8, 3, 2, 1, P::Padding_VALID, R6, false, 3, 2, false, false, 0, {1, 1, 1, 1}},
   };
   return v;
 }
@@ -247,8 +273,10 @@ TEST(FusedDwChainF32, MatchesUnfused) {
         EXPECT_EQ(fused.first_variant.find("+add") != std::string::npos, c.residual) << what << ": " << fused.first_variant;
         EXPECT_EQ(fused.first_variant.find("+relu") != std::string::npos, c.TrailingFuses())
             << what << ": " << fused.first_variant;
+        EXPECT_EQ(fused.first_variant.find("pad+dw") != std::string::npos, c.pad[0] >= 0)
+            << what << ": " << fused.first_variant;
         if (c.ek != 1 || c.es != 1) {
-          EXPECT_EQ(fused.first_variant.rfind("fused/conv+dw+pw", 0), 0u) << what;
+          EXPECT_EQ(fused.first_variant.rfind(c.pad[0] >= 0 ? "fused/conv+pad+dw+pw" : "fused/conv+dw+pw", 0), 0u) << what;
         }
         fused_runs += fused.first_variant.rfind("fused/", 0) == 0;
         ExpectSameOutputs(fused, plain, what);

@@ -24,7 +24,9 @@ namespace edgeopt::kernels::fused {
 // the next op and not a subgraph output, the largest of them (static shapes) at least
 // limits.min_inner_bytes (dw_chain_f32.cc). A residual ADD of the chain's input right after
 // the project joins the run ("fused/pw+dw+pw+add/..."), and so does a standalone RELU / RELU6 /
-// RELU_N1_TO_1 after the chain when its last step has no activation ("fused/dw+pw+relu/...").
+// RELU_N1_TO_1 after the chain when its last step has no activation ("fused/dw+pw+relu/..."),
+// and a PAD of rows and columns right before a VALID depthwise op, after the expansion or at the
+// chain's start, as the depthwise filter's explicit padding ("fused/pad+dw+pw/...").
 rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
 
 // The same blocks quantized on AVX-512 VNNI CPUs: [1×1 CONV_2D ->] DEPTHWISE_CONV_2D (depth
@@ -135,9 +137,13 @@ int64_t ChainInnerElements(const Subgraph& s, int i, int dw);
 // The synthetic operator of a chain [op i as expansion ->] depthwise (op dw; dw == i: no
 // expansion) -> project [-> ADD]: op i's input, then the weights and bias (-1 if none) of each
 // convolution in order; the output of op `last` (the project or the ADD).
-std::unique_ptr<Operator> ChainOp(const Subgraph& s, int i, int dw, int project, int last, std::string custom_code);
-// The ops of such a chain (rt::FusedRun::ops): i, [dw,] project[, last][, act] (act: a trailing
-// activation op whose output the chain writes, ChainOp's `last` then; -1 for none).
-std::vector<int> ChainOps(int i, int dw, int project, int last, int act = -1);
+// expands: op i is the chain's expansion (else, with dw != i, a PAD the chain starts with, whose
+// input is the chain's).
+std::unique_ptr<Operator> ChainOp(const Subgraph& s, int i, int dw, int project, int last, std::string custom_code,
+                                  bool expands = true);
+// The ops of such a chain (rt::FusedRun::ops): i, [pad,] [dw,] project[, last][, act] (act: a
+// trailing activation op whose output the chain writes, ChainOp's `last` then; pad: a PAD
+// between the expansion and the depthwise op; -1 for none).
+std::vector<int> ChainOps(int i, int dw, int project, int last, int act = -1, int pad = -1);
 
 }  // namespace edgeopt::kernels::fused
