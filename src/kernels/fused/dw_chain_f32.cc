@@ -155,35 +155,6 @@ bool MatchDepthwise(const rt::KernelCreateContext& cc, Depthwise* dw) {
   return true;
 }
 
-// A float32 PAD of zeros on rows and columns only (constant paddings), the depthwise chain's
-// explicit padding (MatchSpatialPad).
-struct SpatialPad {
-  int top = 0, bottom = 0, left = 0, right = 0;
-};
-
-// Op `pad` is a PAD of float32 NHWC rows and columns (constant paddings, none on the batch or
-// channels), read only by op `dw` as its input 0, which is a VALID DEPTHWISE_CONV_2D.
-bool MatchSpatialPad(const rt::KernelCreateContext& cc, int pad, int dw, SpatialPad* sp) {
-  const Subgraph& s = cc.subgraph;
-  if (pad >= static_cast<int>(s.ops.size()) || dw >= static_cast<int>(s.ops.size())) return false;
-  const rt::KernelCreateContext pc = ContextOf(cc, pad);
-  if (pc.op.code != tflite::BuiltinOperator_PAD || pc.num_inputs() != 2 || pc.num_outputs() != 1) return false;
-  if (s.ops[dw].code != tflite::BuiltinOperator_DEPTHWISE_CONV_2D || !PrivateLink(s, pad, dw)) return false;
-  if (GetOptions<tflite::DepthwiseConv2DOptionsT>(s.ops[dw]).padding != tflite::Padding_VALID) return false;
-  const Tensor* x = pc.input(0);
-  const Tensor* p = pc.input(1);
-  if (!IsFloat32(x) || !IsFloat32(pc.output(0)) || x->shape.size() != 4 || !p || p->type != DType::kInt32 ||
-      p->num_elements() != 8 || !pc.is_constant(1) || pc.constant_data(1).size() != 8 * sizeof(int32_t))
-    return false;
-  int32_t v[8];
-  std::memcpy(v, pc.constant_data(1).data(), sizeof v);
-  if (v[0] != 0 || v[1] != 0 || v[6] != 0 || v[7] != 0) return false;
-  for (int k = 2; k < 6; ++k)
-    if (v[k] < 0 || v[k] > 64) return false;
-  *sp = {v[2], v[3], v[4], v[5]};
-  return true;
-}
-
 // Output rows per band: E (input rows of the band, halo included) and D (the band's depthwise
 // output) together within kBandFloats per thread.
 constexpr int64_t kBandFloats = 96 * 1024;  // 384 KB
@@ -235,19 +206,9 @@ class DwChainF32 : public rt::OpKernel {
     const auto& o = *dw_.options;
     WindowGeometry wg;
     if (pad_) {
-      // VALID over the padded rows and columns, read as the filter's own padding: the rows and
-      // columns past the image read zeros either way, and none past the PAD's are read.
-      const int eff_h = (dwf->dim(1) - 1) * o.dilation_h_factor + 1, eff_w = (dwf->dim(2) - 1) * o.dilation_w_factor + 1;
-      const int ph = h + pad_->top + pad_->bottom, pw = w + pad_->left + pad_->right;
-      if (ph < eff_h || pw < eff_w)
-        return ctx.Error("the padded input [" + std::to_string(ph) + "," + std::to_string(pw) +
-                         "] is smaller than the depthwise filter");
-      wg.in_h = h;
-      wg.in_w = w;
-      wg.out_h = (ph - eff_h) / o.stride_h + 1;
-      wg.out_w = (pw - eff_w) / o.stride_w + 1;
-      wg.pad_h = pad_->top;
-      wg.pad_w = pad_->left;
+      wg = PaddedValidWindow(*pad_, h, w, dwf->dim(1), dwf->dim(2), o.stride_h, o.stride_w, o.dilation_h_factor,
+                             o.dilation_w_factor);
+      if (wg.out_h <= 0 || wg.out_w <= 0) return ctx.Error("the padded input is smaller than the depthwise filter");
     } else {
       RETURN_IF_ERROR(ComputeConvWindow(ctx, o, dwf->dim(1), dwf->dim(2), h, w, &wg));
     }
@@ -506,6 +467,42 @@ bool PrivateLink(const Subgraph& s, int producer, int consumer) {
   if (std::find(s.outputs.begin(), s.outputs.end(), t) != s.outputs.end() || s.tensors[t].is_variable) return false;
   const std::vector<int> consumers = s.FindConsumers(t);
   return consumers.size() == 1 && consumers[0] == consumer;
+}
+
+bool MatchSpatialPad(const rt::KernelCreateContext& cc, int pad, int dw, SpatialPad* sp) {
+  const Subgraph& s = cc.subgraph;
+  if (pad >= static_cast<int>(s.ops.size()) || dw >= static_cast<int>(s.ops.size())) return false;
+  const rt::KernelCreateContext pc = ContextOf(cc, pad);
+  if (pc.op.code != tflite::BuiltinOperator_PAD || pc.num_inputs() != 2 || pc.num_outputs() != 1) return false;
+  if (s.ops[dw].code != tflite::BuiltinOperator_DEPTHWISE_CONV_2D || !PrivateLink(s, pad, dw)) return false;
+  if (GetOptions<tflite::DepthwiseConv2DOptionsT>(s.ops[dw]).padding != tflite::Padding_VALID) return false;
+  const Tensor* x = pc.input(0);
+  const Tensor* p = pc.input(1);
+  if (!x || !pc.output(0) || x->shape.size() != 4 || !SameQuantization(*x, *pc.output(0)) || x->type == DType::kInt16)
+    return false;
+  if (!p || p->type != DType::kInt32 || p->num_elements() != 8 || !pc.is_constant(1) ||
+      pc.constant_data(1).size() != 8 * sizeof(int32_t))
+    return false;
+  int32_t v[8];
+  std::memcpy(v, pc.constant_data(1).data(), sizeof v);
+  if (v[0] != 0 || v[1] != 0 || v[6] != 0 || v[7] != 0) return false;
+  for (int k = 2; k < 6; ++k)
+    if (v[k] < 0 || v[k] > 64) return false;
+  *sp = {v[2], v[3], v[4], v[5]};
+  return true;
+}
+
+WindowGeometry PaddedValidWindow(const SpatialPad& pad, int h, int w, int kh, int kw, int sh, int sw, int dh, int dw) {
+  WindowGeometry wg;
+  wg.in_h = h;
+  wg.in_w = w;
+  const int eff_h = (kh - 1) * dh + 1, eff_w = (kw - 1) * dw + 1;
+  const int ph = h + pad.top + pad.bottom, pw = w + pad.left + pad.right;
+  wg.out_h = ph < eff_h ? 0 : (ph - eff_h) / sh + 1;
+  wg.out_w = pw < eff_w ? 0 : (pw - eff_w) / sw + 1;
+  wg.pad_h = pad.top;
+  wg.pad_w = pad.left;
+  return wg;
 }
 
 int BandRows::Next(int b, int new_lo, int new_hi, void* buf, size_t row_bytes) {

@@ -198,11 +198,13 @@ class DwChainInt8 : public rt::OpKernel {
   // uint8: the chain's tensors are uint8 (else int8).
   // last_with_act: a copy of the project (or of the ADD) with the activation of a standalone
   // clamp op after the chain (act_suffix, e.g. "+relu"), which project.op (add_op) then points at.
+  // pad: a PAD of the depthwise layer's input rows and columns (MatchSpatialPad), its padding.
   DwChainInt8(std::optional<Pointwise8> expand, const Operator* dw_op, int dw_index, Pointwise8 project,
               const Operator* add_op, bool uint8, bool vbmi, std::unique_ptr<Operator> last_with_act,
-              std::string act_suffix)
+              std::string act_suffix, std::optional<SpatialPad> pad)
       : expand_(std::move(expand)), dw_op_(dw_op), dw_index_(dw_index), project_(std::move(project)), add_op_(add_op),
-        uint8_(uint8), vbmi_(vbmi), last_with_act_(std::move(last_with_act)), act_suffix_(std::move(act_suffix)) {}
+        uint8_(uint8), vbmi_(vbmi), last_with_act_(std::move(last_with_act)), act_suffix_(std::move(act_suffix)),
+        pad_(pad) {}
 
   Status Prepare(rt::KernelContext& ctx) override {
     const rt::RtTensor* in = ctx.input(0);
@@ -223,7 +225,23 @@ class DwChainInt8 : public rt::OpKernel {
     g.channels = c;
     g.k_h = dwf->dim(1);
     g.k_w = dwf->dim(2);
-    RETURN_IF_ERROR(ComputeConvWindow(dctx, GetOptions<tflite::DepthwiseConv2DOptionsT>(*dw_op_), &g));
+    const auto& dwo = GetOptions<tflite::DepthwiseConv2DOptionsT>(*dw_op_);
+    if (pad_) {
+      const WindowGeometry wg =
+          PaddedValidWindow(*pad_, h, w, g.k_h, g.k_w, dwo.stride_h, dwo.stride_w, dwo.dilation_h_factor,
+                            dwo.dilation_w_factor);
+      if (wg.out_h <= 0 || wg.out_w <= 0) return ctx.Error("the padded input is smaller than the depthwise filter");
+      g.out_h = wg.out_h;
+      g.out_w = wg.out_w;
+      g.pad_h = wg.pad_h;
+      g.pad_w = wg.pad_w;
+      g.stride_h = dwo.stride_h;
+      g.stride_w = dwo.stride_w;
+      g.dil_h = dwo.dilation_h_factor;
+      g.dil_w = dwo.dilation_w_factor;
+    } else {
+      RETURN_IF_ERROR(ComputeConvWindow(dctx, dwo, &g));
+    }
     cout_ = pww->dim(0);
     if (pww->dim(3) != c)
       return ctx.Error("the depthwise output's " + std::to_string(c) + " channels do not match the projection weights " +
@@ -267,7 +285,8 @@ class DwChainInt8 : public rt::OpKernel {
   }
 
   std::string variant() const override {
-    return std::string("fused/") + (expand_ ? "pw+dw+pw" : "dw+pw") + (add_op_ ? "+add" : "") + act_suffix_ +
+    return std::string("fused/") + (expand_ ? "pw+" : "") + (pad_ ? "pad+" : "") + "dw+pw" + (add_op_ ? "+add" : "") +
+           act_suffix_ +
            (uint8_ ? "/uint8" : "/int8") + "/avx512vnni/" + dwq::LoopName(plan_);
   }
   int64_t Macs(const rt::KernelContext&) const override {
@@ -449,6 +468,7 @@ class DwChainInt8 : public rt::OpKernel {
   bool vbmi_;
   std::unique_ptr<Operator> last_with_act_;
   std::string act_suffix_;
+  std::optional<SpatialPad> pad_;
   dwq::Plan plan_;
   int32_t dw_zero_point_ = 0;
   QuantBinaryParams add_;
@@ -473,9 +493,22 @@ rt::FusedRun MatchDwChainInt8(const rt::KernelCreateContext& cc, const rt::Fusio
   if (!x || (x->type != DType::kInt8 && x->type != DType::kUInt8)) return run;
   const DType type = x->type;
   const bool expand = MatchPointwiseQuant(cc, type);
+  // A PAD before the depthwise op (as in MatchDwChainF32): after the expansion, or at the start.
+  std::optional<SpatialPad> pad;
+  int pad_op = -1;
+  SpatialPad sp;
   if (expand) {
     first_dw = NextOp(cc, i);
     if (first_dw >= n || !PrivateLink(s, i, first_dw)) return run;
+    if (MatchSpatialPad(cc, first_dw, NextOp(cc, first_dw), &sp)) {
+      pad = sp;
+      pad_op = first_dw;
+      first_dw = NextOp(cc, first_dw);
+    }
+  } else if (MatchSpatialPad(cc, i, NextOp(cc, i), &sp)) {
+    pad = sp;
+    pad_op = i;
+    first_dw = NextOp(cc, i);
   }
   const int proj = NextOp(cc, first_dw);
   if (proj >= n || !MatchDepthwiseQuant(ContextOf(cc, first_dw), type) || !PrivateLink(s, first_dw, proj)) return run;
@@ -499,9 +532,10 @@ rt::FusedRun MatchDwChainInt8(const rt::KernelCreateContext& cc, const rt::Fusio
   }
   const int out_op = last_with_act ? act_op : last;
   run.op = ChainOp(s, i, first_dw, proj, out_op,
-                   std::string(expand ? "FUSED_PW_DW_PW_" : "FUSED_DW_PW_") + (type == DType::kUInt8 ? "UINT8" : "INT8"));
+                   std::string(expand ? "FUSED_PW_DW_PW_" : "FUSED_DW_PW_") + (type == DType::kUInt8 ? "UINT8" : "INT8"),
+                   expand);
   run.num_ops = out_op + 1 - i;
-  run.ops = ChainOps(i, first_dw, proj, last, last_with_act ? act_op : -1);
+  run.ops = ChainOps(i, first_dw, proj, last, last_with_act ? act_op : -1, pad_op);
   std::optional<Pointwise8> e;
   if (expand) {
     e.emplace();
@@ -514,7 +548,8 @@ rt::FusedRun MatchDwChainInt8(const rt::KernelCreateContext& cc, const rt::Fusio
   const Operator* add_op = !residual ? nullptr : last_with_act ? last_with_act.get() : &s.ops[add];
   const std::string suffix = last_with_act ? std::string("+") + act_name : "";
   run.kernel = std::make_unique<DwChainInt8>(std::move(e), &s.ops[first_dw], first_dw, std::move(project), add_op,
-                                             type == DType::kUInt8, cc.cpu.avx512vbmi, std::move(last_with_act), suffix);
+                                             type == DType::kUInt8, cc.cpu.avx512vbmi, std::move(last_with_act), suffix,
+                                             pad);
   return run;
 }
 

@@ -5,6 +5,7 @@
 // and against the same interpreter with fusion off, at 1 and 2 threads.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -31,6 +32,9 @@ struct Int8ChainCase {
   // A standalone activation op after the chain (RELU, RELU6, RELU_N1_TO_1; 0: none) with its
   // input's quantization, which the chain takes as its last step's clamp when that has none.
   int trailing = 0;
+  // A PAD of rows and columns (top, bottom, left, right) before the depthwise op, then VALID
+  // over the padded size (padding must say VALID); pad[0] < 0: none.
+  std::array<int, 4> pad = {-1, 0, 0, 0};
   bool TrailingFuses() const { return trailing != 0 && !(residual && add_swapped); }
   std::string Name() const {
     char buf[280];
@@ -39,7 +43,11 @@ struct Int8ChainCase {
                   residual ? (add_swapped ? " +add(x, y) relu6" : " +add") : "", per_tensor ? " per-tensor" : "",
                   trailing ? " then " : "",
                   trailing ? tflite::EnumNameBuiltinOperator(static_cast<tflite::BuiltinOperator>(trailing)) : "");
-    return buf;
+    std::string name = buf;
+    if (pad[0] >= 0)
+      name += " pad " + std::to_string(pad[0]) + "," + std::to_string(pad[1]) + "," + std::to_string(pad[2]) + "," +
+              std::to_string(pad[3]);
+    return name;
   }
 };
 
@@ -99,8 +107,18 @@ Graph MakeInt8Chain(const Int8ChainCase& c, uint64_t seed, DType type = DType::k
   const auto out_size = [&](int in, int k, int stride) {
     return c.padding == tflite::Padding_SAME ? (in + stride - 1) / stride : (in - k) / stride + 1;
   };
+  int dh = c.h, dw = c.w;  // the depthwise op's input
+  if (c.pad[0] >= 0) {
+    dh += c.pad[0] + c.pad[1];
+    dw += c.pad[2] + c.pad[3];
+    auto paddings = b.Const<int32_t>("paddings", DType::kInt32, {4, 2},
+                                     std::vector<int32_t>{0, 0, c.pad[0], c.pad[1], c.pad[2], c.pad[3], 0, 0});
+    auto padded = b.Tensor("padded", type, {c.batch, dh, dw, mid}, *b.graph().subgraphs[0].tensors[t].quant);
+    b.Op(tflite::BuiltinOperator_PAD, {t, paddings}, {padded}, tflite::PadOptionsT());
+    t = padded;
+  }
   const int eff = (c.k - 1) * c.dilation + 1;
-  const int oh = out_size(c.h, eff, c.stride), ow = out_size(c.w, eff, c.stride);
+  const int oh = out_size(dh, eff, c.stride), ow = out_size(dw, eff, c.stride);
   const QWeights wd = AddWeights(b, "wd", type, {1, c.k, c.k, mid}, 3, WeightScale(c.k * c.k), kScale, c.per_tensor, rng);
   auto d = b.Tensor("d", type, {c.batch, oh, ow, mid}, Quant(kScale, zp(rng)));
   tflite::DepthwiseConv2DOptionsT dwo;
@@ -216,6 +234,13 @@ std::vector<Int8ChainCase> Cases() {
       {2, 140, 33, 16, 64, 16, 3, 1, 1, P::Padding_SAME, NONE, true, false, false, tflite::BuiltinOperator_RELU6},
       {1, 12, 10, 8, 0, 8, 3, 1, 1, P::Padding_SAME, R6, false, false, true, tflite::BuiltinOperator_RELU_N1_TO_1},
       {1, 21, 17, 6, 30, 6, 3, 1, 1, P::Padding_SAME, R6, true, true, false, tflite::BuiltinOperator_RELU},
+      // A PAD of rows and columns before a VALID depthwise op (padded with the zero point): 1
+      // on every side at stride 2, asymmetric, wider around a 5x5 over several bands with a
+      // residual ADD, at the chain's start.
+      {1, 32, 30, 16, 64, 24, 3, 2, 1, P::Padding_VALID, R6, false, false, false, 0, {1, 1, 1, 1}},
+      {2, 17, 13, 8, 0, 12, 3, 2, 1, P::Padding_VALID, NONE, false, false, false, 0, {1, 1, 1, 1}},
+      {1, 19, 23, 8, 24, 9, 3, 1, 1, P::Padding_VALID, R6, false, false, false, tflite::BuiltinOperator_RELU, {0, 2, 1, 0}},
+      {1, 150, 40, 8, 48, 8, 5, 1, 1, P::Padding_VALID, R6, true, false, false, 0, {2, 2, 2, 2}},
   };
 }
 
@@ -247,7 +272,8 @@ TEST(FusedDwChainInt8, MatchesUnfused) {
         EXPECT_FALSE(IsFusedInt8(plain.variants.front())) << what;
         EXPECT_EQ(v.find("+add") != std::string::npos, c.residual) << what << ": " << v;
         EXPECT_EQ(v.find("+relu") != std::string::npos, c.TrailingFuses()) << what << ": " << v;
-        EXPECT_EQ(v.rfind(c.expand ? "fused/pw+dw+pw" : "fused/dw+pw", 0), 0u) << what;
+        EXPECT_EQ(v.find("pad+dw") != std::string::npos, c.pad[0] >= 0) << what << ": " << v;
+        EXPECT_EQ(v.rfind(std::string("fused/") + (c.expand ? "pw+" : "") + (c.pad[0] >= 0 ? "pad+" : "") + "dw+pw", 0), 0u) << what;
         EXPECT_NE(v.find(type == DType::kUInt8 ? "/uint8/" : "/int8/"), std::string::npos) << what;
         if (c.k != 3 || c.dilation > 1) {  // the K x K quad loop, e.g. .../avx512/5x5s1/dp4
           const std::string loop = std::to_string(c.k) + "x" + std::to_string(c.k) + "s";

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "kernels/common/nn_util.h"
 #include "kernels/gemm/gemm.h"
 #include "runtime/registry.h"
 
@@ -34,7 +35,8 @@ rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::Fusion
 // dilated 3×3, packed 4- and 8-channel layers) -> 1×1 CONV_2D [-> ADD of the chain's input], all
 // int8 (constant symmetric weights, one scale or one per output channel) or all uint8 (one scale
 // and zero point per weight tensor), int32 biases, clamp activations, the largest intermediate
-// at least limits.min_inner_bytes (dw_chain_int8.cc), a trailing clamp op as in the float chains.
+// at least limits.min_inner_bytes (dw_chain_int8.cc), a trailing clamp op and a PAD before the
+// depthwise op as in the float chains.
 // Shown as "fused/pw+dw+pw+add/int8/avx512vnni/<depthwise loop>"; the same bits as the unfused ops.
 rt::FusedRun MatchDwChainInt8(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
 
@@ -121,6 +123,20 @@ bool PrivateLink(const Subgraph& s, int producer, int consumer);
 // output) and tensor x, in either order, y, x and the sum of one type and one static shape: a
 // chain's residual connection.
 bool ResidualAdd(const Subgraph& s, int producer, int add, int32_t x);
+
+// A PAD of rows and columns before a chain's depthwise op (top, bottom, left, right), taken as
+// the depthwise filter's explicit padding.
+struct SpatialPad {
+  int top = 0, bottom = 0, left = 0, right = 0;
+};
+// Op `pad` is a PAD of NHWC rows and columns (constant paddings, none on the batch or channels,
+// output quantized as the input: float32 zeros, or 8-bit values filled with the zero point, as a
+// convolution's padding contributes nothing), read only by op `dw`, a VALID DEPTHWISE_CONV_2D.
+bool MatchSpatialPad(const rt::KernelCreateContext& cc, int pad, int dw, SpatialPad* sp);
+// The depthwise window of a VALID filter over the padded rows and columns, read as the filter's
+// own leading padding: rows and columns past the image read as padding either way, and none past
+// the PAD's are read. out_h / out_w 0 when the padded input is smaller than the filter.
+WindowGeometry PaddedValidWindow(const SpatialPad& pad, int h, int w, int kh, int kw, int sh, int sw, int dh, int dw);
 
 // A chain's expansion buffer E in a thread's loop over consecutive bands: it holds input rows
 // [lo, hi) of image `image`. Next(b, lo, hi, ...) makes it hold the next band's rows: the rows
