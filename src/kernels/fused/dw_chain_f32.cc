@@ -165,8 +165,8 @@ class DwChainF32 : public rt::OpKernel {
   // bias, project weights, project bias. Output: the project's.
   // conv: the expansion is that convolution rather than a 1×1 one.
   // residual: the output is the ADD's (project + input).
-  // pad: a PAD of zeros on the depthwise layer's input rows and columns (before it, after the
-  // expansion), taken as the depthwise filter's explicit padding.
+  // pad: a PAD of zeros on the depthwise layer's input rows and columns (after the expansion, or
+  // the op the chain starts with), taken as the depthwise filter's explicit padding.
   DwChainF32(std::optional<Pointwise> expand, std::optional<ConvExpand> conv, Depthwise dw, Pointwise project,
              std::optional<Residual> residual, std::string act_suffix, std::optional<SpatialPad> pad)
       : expand_(std::move(expand)), conv_(std::move(conv)), dw_(std::move(dw)), project_(std::move(project)),
