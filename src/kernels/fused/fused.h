@@ -76,6 +76,17 @@ struct Pointwise {
 // Invoke if folding did not happen).
 bool MatchPointwise(const rt::KernelCreateContext& cc, Pointwise* pw, bool folded_ok = false);
 
+// A float32 PAD that adds channels after the input's (last axis only) read only by the ADD right
+// after it, whose other operand has the padded shape: one pass, the same sums (pad_add_f32.cc;
+// AVX-512 CPUs). A standalone clamp after an ADD without one joins. Shown as
+// "fused/pad+add/f32/avx512[+relu]".
+rt::FusedRun MatchChannelPadAddF32(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
+// Its loop: out[p][c] = clamp(full[p][c] + (c < cin ? x[p][c] : +0.0)) over `pixels` rows of c
+// channels (x: rows of cin), in the ADD's operand order (padded_first: the PAD's output is its
+// input 0). Needs AVX-512 (pad_add_avx512.cc).
+void ChannelPadAddAvx512(const float* x, int cin, const float* full, int c, bool padded_first, float* out,
+                         int64_t pixels, gemm::MinMax mm);
+
 // A fused run computed by the kernel of one of its ops, made for a rewritten copy of that op (the
 // activation fusion, the PAD folding), shown as prefix + that kernel's variant + suffix.
 class RenamedKernel final : public rt::OpKernel {

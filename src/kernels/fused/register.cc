@@ -11,6 +11,7 @@ void RegisterFusions(rt::OpRegistry& r) {
   r.AddFusion(fused::MatchConcatPointwiseF32);
   r.AddFusion(fused::MatchSilu);
   r.AddFusion(fused::MatchPadIntoConv);
+  r.AddFusion(fused::MatchChannelPadAddF32);
 }
 
 }  // namespace edgeopt::kernels
