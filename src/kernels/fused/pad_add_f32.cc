@@ -19,8 +19,9 @@ namespace {
 
 class ChannelPadAddF32 final : public rt::OpKernel {
  public:
-  ChannelPadAddF32(bool padded_first, gemm::MinMax mm, std::string suffix)
-      : padded_first_(padded_first), mm_(mm), variant_("fused/pad+add/f32/avx512" + suffix) {}
+  // pad: the channels the PAD adds.
+  ChannelPadAddF32(int pad, bool padded_first, gemm::MinMax mm, std::string suffix)
+      : pad_(pad), padded_first_(padded_first), mm_(mm), variant_("fused/pad+add/f32/avx512" + suffix) {}
 
   // Inputs: the PAD's input x, the ADD's other operand.
   Status Prepare(rt::KernelContext& ctx) override {
@@ -31,9 +32,10 @@ class ChannelPadAddF32 final : public rt::OpKernel {
     for (int d = 0; d + 1 < x->rank(); ++d)
       if (x->dim(d) != full->dim(d))
         return ctx.Error("input " + Describe(*x) + " does not match the ADD's other operand " + Describe(*full));
-    if (x->dim(x->rank() - 1) > full->dim(full->rank() - 1))
-      return ctx.Error("the PAD's input " + Describe(*x) + " has more channels than the ADD's other operand " +
-                       Describe(*full));
+    // As the two ops would: the padded tensor must have the other operand's shape.
+    if (x->dim(x->rank() - 1) + pad_ != full->dim(full->rank() - 1))
+      return ctx.Error("the PAD of " + std::to_string(pad_) + " channels after input " + Describe(*x) +
+                       " does not give the ADD's other operand's shape " + Describe(*full));
     return ctx.SetOutputShape(0, full->shape);
   }
 
@@ -55,6 +57,7 @@ class ChannelPadAddF32 final : public rt::OpKernel {
   std::string variant() const override { return variant_; }
 
  private:
+  int pad_;
   bool padded_first_;
   gemm::MinMax mm_;
   std::string variant_;
@@ -118,7 +121,7 @@ rt::FusedRun MatchChannelPadAddF32(const rt::KernelCreateContext& cc, const rt::
   run.num_ops = last + 1 - i;
   run.ops = {i, add};
   if (last != add) run.ops.push_back(last);
-  run.kernel = std::make_unique<ChannelPadAddF32>(padded_first, mm, suffix);
+  run.kernel = std::make_unique<ChannelPadAddF32>(pads[2 * rank - 1], padded_first, mm, suffix);
   return run;
 }
 

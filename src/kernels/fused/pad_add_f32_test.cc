@@ -156,3 +156,32 @@ TEST(FusedChannelPadAddF32, MatchesUnfusedBitForBit) {
 
 }  // namespace
 }  // namespace edgeopt
+
+namespace edgeopt {
+namespace {
+
+// Inputs resized so that the padded tensor no longer has the other operand's shape: an error
+// naming the PAD and both shapes, as the unfused ADD reports a mismatch, not a computation.
+TEST(FusedChannelPadAddF32, ResizedInputsThatNoLongerMatchFail) {
+  if (!rt::CpuHardware().has_avx512()) GTEST_SKIP() << "no AVX-512: the channel PAD + ADD fusion runs only there";
+  PadAddCase c{{1, 6, 6, 16}, 32};
+  auto model = rt::Model::FromGraph(MakePadAdd(c));
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  for (bool fuse : {true, false}) {
+    rt::InterpreterOptions io;
+    io.fuse_ops = fuse;
+    auto interp = rt::Interpreter::Create(*model, io);
+    ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+    EXPECT_EQ((*interp)->ops().front().variant.rfind("fused/pad+add", 0) == 0, fuse) << (*interp)->ops().front().variant;
+    ASSERT_TRUE((*interp)->ResizeInput(0, {1, 6, 6, 20}).ok());  // padded to 36 channels, the other has 32
+    const Status st = (*interp)->AllocateTensors();
+    const Status run = st.ok() ? (*interp)->Invoke() : st;
+    EXPECT_FALSE(run.ok()) << (fuse ? "fused" : "unfused");
+    if (fuse) {
+      EXPECT_NE(run.message().find("PAD"), std::string::npos) << run.ToString();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace edgeopt
