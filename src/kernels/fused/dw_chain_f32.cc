@@ -459,14 +459,29 @@ int NextOp(const rt::KernelCreateContext& cc, int k) {
   return j;
 }
 
-bool PrivateLink(const Subgraph& s, int producer, int consumer) {
+bool OnlyReader(const Subgraph& s, int producer, int consumer) {
   const int32_t t = s.ops[producer].outputs[0];
   const Operator& next = s.ops[consumer];
-  if (next.inputs.empty() || next.inputs[0] != t) return false;
   if (std::count(next.inputs.begin(), next.inputs.end(), t) != 1) return false;
   if (std::find(s.outputs.begin(), s.outputs.end(), t) != s.outputs.end() || s.tensors[t].is_variable) return false;
   const std::vector<int> consumers = s.FindConsumers(t);
   return consumers.size() == 1 && consumers[0] == consumer;
+}
+
+bool PrivateLink(const Subgraph& s, int producer, int consumer) {
+  const Operator& next = s.ops[consumer];
+  return !next.inputs.empty() && next.inputs[0] == s.ops[producer].outputs[0] && OnlyReader(s, producer, consumer);
+}
+
+bool ConstantPaddings(const rt::KernelCreateContext& cc, size_t rank, std::vector<int32_t>* pads) {
+  const Tensor* p = cc.input(1);
+  const size_t n = 2 * rank;
+  if (!p || p->type != DType::kInt32 || p->num_elements() != static_cast<int64_t>(n) || !cc.is_constant(1) ||
+      cc.constant_data(1).size() != n * sizeof(int32_t))
+    return false;
+  pads->resize(n);
+  std::memcpy(pads->data(), cc.constant_data(1).data(), n * sizeof(int32_t));
+  return true;
 }
 
 bool MatchSpatialPad(const rt::KernelCreateContext& cc, int pad, int dw, SpatialPad* sp) {
@@ -477,19 +492,23 @@ bool MatchSpatialPad(const rt::KernelCreateContext& cc, int pad, int dw, Spatial
   if (s.ops[dw].code != tflite::BuiltinOperator_DEPTHWISE_CONV_2D || !PrivateLink(s, pad, dw)) return false;
   if (GetOptions<tflite::DepthwiseConv2DOptionsT>(s.ops[dw]).padding != tflite::Padding_VALID) return false;
   const Tensor* x = pc.input(0);
-  const Tensor* p = pc.input(1);
   if (!x || !pc.output(0) || x->shape.size() != 4 || !SameQuantization(*x, *pc.output(0)) || x->type == DType::kInt16)
     return false;
-  if (!p || p->type != DType::kInt32 || p->num_elements() != 8 || !pc.is_constant(1) ||
-      pc.constant_data(1).size() != 8 * sizeof(int32_t))
-    return false;
-  int32_t v[8];
-  std::memcpy(v, pc.constant_data(1).data(), sizeof v);
+  std::vector<int32_t> v;
+  if (!ConstantPaddings(pc, 4, &v)) return false;
   if (v[0] != 0 || v[1] != 0 || v[6] != 0 || v[7] != 0) return false;
   for (int k = 2; k < 6; ++k)
     if (v[k] < 0 || v[k] > 64) return false;
   *sp = {v[2], v[3], v[4], v[5]};
   return true;
+}
+
+int DepthwiseAfterPad(const rt::KernelCreateContext& cc, int k, std::optional<SpatialPad>* pad, int* pad_op) {
+  SpatialPad sp;
+  if (!MatchSpatialPad(cc, k, NextOp(cc, k), &sp)) return k;
+  *pad = sp;
+  *pad_op = k;
+  return NextOp(cc, k);
 }
 
 WindowGeometry PaddedValidWindow(const SpatialPad& pad, int h, int w, int kh, int kw, int sh, int sw, int dh, int dw) {
@@ -558,9 +577,7 @@ bool ResidualAdd(const Subgraph& s, int producer, int add, int32_t x) {
   const int32_t y = s.ops[producer].outputs[0];
   if (op.code != tflite::BuiltinOperator_ADD || op.inputs.size() != 2 || op.outputs.size() != 1 || y == x) return false;
   if (!((op.inputs[0] == y && op.inputs[1] == x) || (op.inputs[0] == x && op.inputs[1] == y))) return false;
-  if (std::find(s.outputs.begin(), s.outputs.end(), y) != s.outputs.end() || s.tensors[y].is_variable) return false;
-  const std::vector<int> readers = s.FindConsumers(y);
-  if (readers.size() != 1 || readers[0] != add) return false;
+  if (!OnlyReader(s, producer, add)) return false;
   const Tensor &ty = s.tensors[y], &tx = s.tensors[x], &tz = s.tensors[op.outputs[0]];
   return ty.type == tx.type && ty.type == tz.type && ty.shape == tx.shape && ty.shape == tz.shape;
 }
@@ -597,21 +614,14 @@ rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::Fusion
   // expansion, PAD by 1 on every side, a VALID stride-2 depthwise): its explicit padding.
   std::optional<SpatialPad> pad;
   int pad_op = -1;
-  SpatialPad sp;
   if (pointwise || MatchConvExpand(cc, &e, &cv)) {
     first_dw = NextOp(cc, i);
     if (first_dw >= n || !PrivateLink(s, i, first_dw)) return run;
-    if (MatchSpatialPad(cc, first_dw, NextOp(cc, first_dw), &sp)) {
-      pad = sp;
-      pad_op = first_dw;
-      first_dw = NextOp(cc, first_dw);
-    }
+    first_dw = DepthwiseAfterPad(cc, first_dw, &pad, &pad_op);
     expand = e;
     if (!pointwise) conv = cv;
-  } else if (MatchSpatialPad(cc, i, NextOp(cc, i), &sp)) {  // the chain starts at the PAD
-    pad = sp;
-    pad_op = i;
-    first_dw = NextOp(cc, i);
+  } else {
+    first_dw = DepthwiseAfterPad(cc, i, &pad, &pad_op);  // the chain may start at a PAD
   }
   const int proj = NextOp(cc, first_dw);
   if (proj >= n || !MatchDepthwise(ContextOf(cc, first_dw), &dw) || !PrivateLink(s, first_dw, proj)) return run;

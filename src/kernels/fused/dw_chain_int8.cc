@@ -496,19 +496,12 @@ rt::FusedRun MatchDwChainInt8(const rt::KernelCreateContext& cc, const rt::Fusio
   // A PAD before the depthwise op (as in MatchDwChainF32): after the expansion, or at the start.
   std::optional<SpatialPad> pad;
   int pad_op = -1;
-  SpatialPad sp;
   if (expand) {
     first_dw = NextOp(cc, i);
     if (first_dw >= n || !PrivateLink(s, i, first_dw)) return run;
-    if (MatchSpatialPad(cc, first_dw, NextOp(cc, first_dw), &sp)) {
-      pad = sp;
-      pad_op = first_dw;
-      first_dw = NextOp(cc, first_dw);
-    }
-  } else if (MatchSpatialPad(cc, i, NextOp(cc, i), &sp)) {
-    pad = sp;
-    pad_op = i;
-    first_dw = NextOp(cc, i);
+    first_dw = DepthwiseAfterPad(cc, first_dw, &pad, &pad_op);
+  } else {
+    first_dw = DepthwiseAfterPad(cc, i, &pad, &pad_op);
   }
   const int proj = NextOp(cc, first_dw);
   if (proj >= n || !MatchDepthwiseQuant(ContextOf(cc, first_dw), type) || !PrivateLink(s, first_dw, proj)) return run;

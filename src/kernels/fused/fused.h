@@ -10,7 +10,9 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "kernels/common/nn_util.h"
 #include "kernels/gemm/gemm.h"
@@ -126,9 +128,15 @@ rt::KernelCreateContext ContextOf(const rt::KernelCreateContext& cc, int op);
 // run before it (rt::FusedRun::ops). s.ops.size() when there is none.
 int NextOp(const rt::KernelCreateContext& cc, int k);
 
-// Tensor t, made by op `producer`, is read only by op `consumer`, as its input 0, and is not a
-// subgraph output: a fused kernel may keep it to itself.
+// The output of op `producer` is read by op `consumer` alone, as one of its inputs (once), and is
+// neither a subgraph output nor a variable: a fused kernel may keep it to itself.
+bool OnlyReader(const Subgraph& s, int producer, int consumer);
+// The same, read as the consumer's input 0.
 bool PrivateLink(const Subgraph& s, int producer, int consumer);
+
+// The PAD at cc (paddings: input 1) has constant int32 paddings for `rank` axes: *pads gets them
+// ([before, after] per axis).
+bool ConstantPaddings(const rt::KernelCreateContext& cc, size_t rank, std::vector<int32_t>* pads);
 
 // Op `add` is an ADD of the output y of op `producer` (read by nothing else, not a subgraph
 // output) and tensor x, in either order, y, x and the sum of one type and one static shape: a
@@ -144,6 +152,10 @@ struct SpatialPad {
 // output quantized as the input: float32 zeros, or 8-bit values filled with the zero point, as a
 // convolution's padding contributes nothing), read only by op `dw`, a VALID DEPTHWISE_CONV_2D.
 bool MatchSpatialPad(const rt::KernelCreateContext& cc, int pad, int dw, SpatialPad* sp);
+// The depthwise op of a chain whose op after the expansion (or whose first op) is k: k itself,
+// or the op after it when k is a PAD that MatchSpatialPad takes (then *pad is its padding and
+// *pad_op = k).
+int DepthwiseAfterPad(const rt::KernelCreateContext& cc, int k, std::optional<SpatialPad>* pad, int* pad_op);
 // The depthwise window of a VALID filter over the padded rows and columns, read as the filter's
 // own leading padding: rows and columns past the image read as padding either way, and none past
 // the PAD's are read. out_h / out_w 0 when the padded input is smaller than the filter.

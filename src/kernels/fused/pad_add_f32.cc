@@ -7,7 +7,6 @@
 // RELU / RELU6 / RELU_N1_TO_1 after an ADD without an activation joins as its clamp. AVX-512 only
 // (pad_add_avx512.cc); shown as "fused/pad+add/f32/avx512[+relu]".
 #include <algorithm>
-#include <cstring>
 #include <string>
 
 #include "kernels/common/kernel_util.h"
@@ -73,15 +72,11 @@ rt::FusedRun MatchChannelPadAddF32(const rt::KernelCreateContext& cc, const rt::
   const Subgraph& s = cc.subgraph;
   const int i = cc.op_index;
   const Tensor* x = cc.input(0);
-  const Tensor* p = cc.input(1);
   const Tensor* y = cc.output(0);
   if (!IsFloat32(x) || !IsFloat32(y) || x->shape.empty() || x->shape.size() != y->shape.size()) return run;
   const size_t rank = x->shape.size();
-  if (!p || p->type != DType::kInt32 || p->num_elements() != static_cast<int64_t>(2 * rank) || !cc.is_constant(1) ||
-      cc.constant_data(1).size() != 2 * rank * sizeof(int32_t))
-    return run;
-  std::vector<int32_t> pads(2 * rank);
-  std::memcpy(pads.data(), cc.constant_data(1).data(), pads.size() * sizeof(int32_t));
+  std::vector<int32_t> pads;
+  if (!ConstantPaddings(cc, rank, &pads)) return run;
   for (size_t k = 0; k + 1 < 2 * rank; ++k)
     if (pads[k] != 0) return run;  // only channels after the input's
   if (pads[2 * rank - 1] <= 0) return run;
@@ -91,8 +86,7 @@ rt::FusedRun MatchChannelPadAddF32(const rt::KernelCreateContext& cc, const rt::
   const Operator& a = s.ops[add];
   const int32_t t = cc.op.outputs[0];
   if (a.code != tflite::BuiltinOperator_ADD || a.inputs.size() != 2 || a.outputs.size() != 1) return run;
-  if (std::count(a.inputs.begin(), a.inputs.end(), t) != 1 || s.FindConsumers(t).size() != 1) return run;
-  if (std::find(s.outputs.begin(), s.outputs.end(), t) != s.outputs.end() || s.tensors[t].is_variable) return run;
+  if (!OnlyReader(s, i, add)) return run;
   const bool padded_first = a.inputs[0] == t;
   const int32_t other = padded_first ? a.inputs[1] : a.inputs[0];
   const Tensor& f = s.tensors[other];

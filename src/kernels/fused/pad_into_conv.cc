@@ -41,13 +41,9 @@ rt::FusedRun MatchPadIntoConv(const rt::KernelCreateContext& cc, const rt::Fusio
   if ((conv.code != tflite::BuiltinOperator_CONV_2D && !depthwise) || conv.inputs.size() < 2) return run;
   const Tensor* x = cc.input(0);
   const Tensor* y = cc.output(0);
-  const Tensor* p = cc.input(1);
-  if (!x || !y || !p || !SameQuantization(*x, *y) || x->shape.size() != 4 || y->shape.size() != 4) return run;
-  if (p->type != DType::kInt32 || p->num_elements() != 8 || !cc.is_constant(1) ||
-      cc.constant_data(1).size() != 8 * sizeof(int32_t))
-    return run;
-  int32_t pads[8];
-  std::memcpy(pads, cc.constant_data(1).data(), sizeof pads);
+  if (!x || !y || !SameQuantization(*x, *y) || x->shape.size() != 4 || y->shape.size() != 4) return run;
+  std::vector<int32_t> pads;
+  if (!ConstantPaddings(cc, 4, &pads)) return run;
   if (pads[0] != 0 || pads[1] != 0 || pads[6] != 0 || pads[7] != 0) return run;
   const Tensor& w = s.tensors[static_cast<size_t>(conv.inputs[1])];
   if (w.shape.size() != 4 || (x->type == DType::kFloat32) != (w.type == DType::kFloat32)) return run;
