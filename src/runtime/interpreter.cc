@@ -772,7 +772,7 @@ Status SubgraphExec::AllocateTensors() {
 // thread; the model 0.048-0.060 ms against 0.038-0.040 ms on one thread). So a whole invoke whose
 // fastest split time is under kTuneWholeNs is also timed with every op alone, in kTuneSamples
 // pairs after the per-op ones and then once in every kTunePeriod invokes, and runs that way
-// (all_serial_) while it is clearly (kTuneMargin) faster than the per-op choices. Not only small
+// (all_serial_) while it is faster (kTuneWholeMargin) than the per-op choices. Not only small
 // models: MediaPipe's face detectors (1.7 ms, small feature maps, many ADD / PAD / RELU) ran at 2
 // threads 0.83x as fast as at 1 on this VM. Where every op alone is far slower (kTuneFarSlower:
 // MobileNets, 1.6-1.9x), that trial costs the most and tells the least, so it runs in one
@@ -784,6 +784,13 @@ constexpr int kTunePeriod = 32;
 constexpr double kTuneCandidateNs = 50'000.0;
 constexpr double kTuneWholeNs = 30'000'000.0;
 constexpr uint64_t kTuneMargin = 8;      // alone must take under 1 - 1/8 of the split time
+// Every op alone against the per-op choices: both sides are whole invokes, the best of
+// kTuneSamples each, and no data is left in the other core's cache by either, so a narrower
+// margin than an op's. With 1/8 a 2-thread invoke 1.10-1.12x slower than one thread kept its
+// split ops (in-process A/B at 2 threads, 1/32 against 1/8: blazeface 0.954x, ResNet-8 float
+// 0.937x, face_detection_short_range 0.973x; MobileNetV2 int8, vww_96 int8, kws, ResNet-8 int8,
+// face_landmark, face_detection_full_range, vww_96 float within noise, 0.988-1.002x).
+constexpr uint64_t kTuneWholeMargin = 32;
 constexpr uint64_t kTuneFarSlower = 4;   // every op alone over 1 + 1/4 of the per-op choices' time
 constexpr int64_t kTuneWholeMaxEvery = 16;
 }  // namespace
@@ -854,7 +861,7 @@ void SubgraphExec::TuneThreads(const TuneStep& step) {
     if (!any && !whole_candidate_) tuning_ = false;  // nothing small: every op stays split
   } else if (step.whole_flipped) {
     const uint64_t alone = BestWholeSample(true), chosen = BestWholeSample(false);
-    all_serial_ = alone != UINT64_MAX && chosen != UINT64_MAX && alone < chosen - chosen / kTuneMargin;
+    all_serial_ = alone != UINT64_MAX && chosen != UINT64_MAX && alone < chosen - chosen / kTuneWholeMargin;
     const bool far_slower = !all_serial_ && alone != UINT64_MAX && chosen != UINT64_MAX &&
                             alone > chosen + chosen / kTuneFarSlower;
     // Doubled only once the first pairs are in (the period trials), so that a slow start cannot
