@@ -2,11 +2,12 @@
 // Two models of the same op and shape: `pruned` has the weights with exact zeros at the given
 // sparsity (the runtime measures it at prepare time and picks the sparse or the dense kernel),
 // `dense` has the zeros replaced by 1e-30 (same values for the arithmetic, no zeros: the runtime
-// must run its dense kernel, i.e. the fast AVX2 float kernels of kernels/gemm). Every iteration
+// must run its dense kernel, i.e. the fast float kernels of kernels/gemm). Every iteration
 // invokes both, one after the other (load on a shared machine hits both alike). Counters:
 //   dense_us     the dense kernel (the runtime's best dense path)
 //   runtime_us   the pruned model as the runtime runs it (sparse kernel if chosen)
-//   sparse_us    the sparse kernel alone on the same data (also when the runtime would not pick it)
+//   sparse_us    the sparse kernel alone on the same data (also when the runtime would not pick it;
+//                the best this CPU runs: AVX-512, AVX2 or portable)
 //   speedup      dense_us / runtime_us   (> 1: the runtime's choice wins; ~1: dense chosen)
 //   sparse_x     dense_us / sparse_us    (what the sparse kernel would give at this sparsity)
 //   chosen       1 if the runtime chose the sparse variant
@@ -95,19 +96,22 @@ void BM_RuntimeSparseVsDense(benchmark::State& state) {
   }
   // The sparse kernel alone on the same problem.
   const auto csr = kernels::sparse::PackCsr(w.data(), n, k);
-  std::vector<float> c(static_cast<size_t>(m) * n), scratch(kernels::sparse::Avx2ScratchFloats(k));
+  const auto kernel = kernels::sparse::BestKernel(rt::Cpu());
+  std::vector<float> c(static_cast<size_t>(m) * n),
+      scratch(static_cast<size_t>(std::max<int64_t>(1, kernels::sparse::SpmmScratchFloats(kernel, k))));
   kernels::sparse::GemmArgs g;
   g.m = m;
   g.a = pruned->input(0)->data_as<float>();
   g.lda = k;
   g.c = c.data();
   g.ldc = n;
-  const bool avx2 = rt::Cpu().has_avx2_fma();
   auto run_sparse = [&] {
-    if (!avx2) {
+    if (kernel == kernels::sparse::SparseKernel::kPortable) {
       kernels::sparse::SpmmPortable(csr, g, 0, m);
     } else if (m <= kernels::sparse::kSpmvMaxRows) {
       for (int r = 0; r < m; ++r) kernels::sparse::SpmvAvx2(csr, g, r, 0, n);
+    } else if (kernel == kernels::sparse::SparseKernel::kAvx512) {
+      kernels::sparse::SpmmAvx512(csr, g, 0, m, scratch.data());
     } else {
       kernels::sparse::SpmmAvx2(csr, g, 0, m, scratch.data());
     }
@@ -150,13 +154,17 @@ void Shapes(benchmark::internal::Benchmark* b) {
       {0, 1, 640, 128},   // toycar autoencoder layer
       {0, 1, 1024, 1024},
       {0, 8, 1024, 1024},
+      {0, 32, 512, 512},  // batched FC
       {1, 3136, 32, 32},  // 56x56 pointwise
       {1, 196, 128, 128},
       {1, 49, 256, 256},
       {1, 196, 512, 512},
+      {1, 2304, 64, 16},  // 48x48 pointwise of MediaPipe's face_detection_full_range_sparse
+      {1, 576, 128, 32},  // its 24x24 pointwise
+      {1, 784, 64, 64},   // 28x28 pointwise
   };
   for (const auto& s : shapes)
-    for (int sparsity : {0, 30, 50, 70, 90}) b->Args({s[0], s[1], s[2], s[3], sparsity});
+    for (int sparsity : {0, 50, 60, 70, 80, 85, 90, 95}) b->Args({s[0], s[1], s[2], s[3], sparsity});
 }
 
 BENCHMARK(BM_RuntimeSparseVsDense)

@@ -67,32 +67,51 @@ void RunSparseGemm(const CsrF32& w, const GemmArgs& g, SparseKernel kernel, rt::
     });
     return;
   }
-  const int64_t tiles = (g.m + kTileRows - 1) / kTileRows;
+  const bool avx512 = kernel == SparseKernel::kAvx512;
+  const int tile_rows = avx512 ? kTileRows512 : kTileRows;
+  const auto spmm = [&](int mb, int me, float* s) {
+    if (avx512)
+      SpmmAvx512(w, g, mb, me, s);
+    else
+      SpmmAvx2(w, g, mb, me, s);
+  };
+  const int64_t tiles = (g.m + tile_rows - 1) / tile_rows;
   const int threads = std::max(1, std::min<int>(pool.num_threads(), static_cast<int>(tiles)));
-  const int64_t per_thread = Avx2ScratchFloats(w.cols);
+  const int64_t per_thread = SpmmScratchFloats(kernel, w.cols);
   if (threads == 1) {
-    SpmmAvx2(w, g, 0, g.m, scratch);
+    spmm(0, g.m, scratch);
     return;
   }
   // Thread t takes a contiguous range of tiles and its own slice of the scratch.
   pool.RunOnAll([&](int t) {
     if (t >= threads) return;
     const int64_t tb = tiles * t / threads, te = tiles * (t + 1) / threads;
-    const int mb = static_cast<int>(tb * kTileRows), me = static_cast<int>(std::min<int64_t>(g.m, te * kTileRows));
-    if (mb < me) SpmmAvx2(w, g, mb, me, scratch + per_thread * t);
+    const int mb = static_cast<int>(tb * tile_rows), me = static_cast<int>(std::min<int64_t>(g.m, te * tile_rows));
+    if (mb < me) spmm(mb, me, scratch + per_thread * t);
   });
 }
 
-double SparsityThreshold(int m, SparseKernel kernel) {
+double SparsityThreshold(int m, int k, SparseKernel kernel) {
   // Measured with sparse_f32_bench.cc (one thread) against DenseGemmAvx2 and a dense AVX2 GEMV,
   // and with bench/micro/sparse_runtime_bench.cc against the runtime's fast dense kernels.
   // Portable: against the scalar reference loop.
   if (kernel == SparseKernel::kPortable) return 0.5;
-  // Runtime benchmark on this 2-core AVX2 host, idle (bench/micro/sparse_runtime_bench.cc):
-  // SpMV (1-2 rows) lost to the fast dense GEMV even at 90% on FC 1x1001x256, 1x640x128 and
-  // 1x1024x1024 (0.45-0.99x), so it is kept for near-empty weights only; SpMM (1x1 conv,
-  // batched FC) wins from 70% (1.2-1.5x at 70%, 1.8-3.8x at 90%; FC 8x1024x1024 0.94x at 70%).
-  return m <= kSpmvMaxRows ? 0.97 : 0.7;
+  // SpMV (1-2 rows, AVX2 on both hosts) lost to the fast dense GEMV even at 90% on FC 1x1001x256,
+  // 1x640x128 and 1x1024x1024 (0.45-0.99x), so it is kept for near-empty weights only.
+  if (m <= kSpmvMaxRows) return 0.97;
+  // AVX2 host (AVX2 dense kernels): SpMM (1x1 conv, batched FC) won from 70% (1.2-1.5x at 70%,
+  // 1.8-3.8x at 90%; FC 8x1024x1024 0.94x at 70%).
+  if (kernel == SparseKernel::kAvx2) return 0.7;
+  // AVX-512 host (Zen 5, against the AVX-512 dense kernels, sparse_runtime_bench.cc): every
+  // output column of a 64-row tile costs a fixed part (bias, clamps, stores, the transposes)
+  // besides its K (1 - s) FMAs, so few input channels need more zeros: wins at 70% from K = 64
+  // (784x64x64 1.19x, 196x128x128 1.09x, 49x256x256 1.15x, 196x512x512 1.08x, FC 32x512x512
+  // 1.06x), at 80-85% for K = 32 (3136x32x32 0.96x / 1.02x, 576x128x32 1.07x / 1.12x), not even
+  // at 95% for K = 16 (2304x64x16 0.98x); a fit of 0.52 + 10 / K, kept within [0.7, 0.97]. Fewer
+  // than 16 rows leave the vectors part empty: FC 8x1024x1024 0.73x at 85%, 1.2x at 90%.
+  double t = std::clamp(0.52 + 10.0 / std::max(k, 1), 0.7, 0.97);
+  if (m < 16) t = std::max(t, 0.9);
+  return t;
 }
 
 DensePackedF32 PackDense(const float* w, int n, int k) {

@@ -12,6 +12,9 @@
 //   AVX2 SpMM  tiles of up to 32 rows of A transposed into [K][32] (8x8 AVX transposes), then for
 //              each n and each nonzero: one broadcast of w and up to 4 FMAs over 32 rows; 8 values
 //              of n are gathered in an [8][32] block and transposed back into C's rows
+//   AVX-512 SpMM  the same on 16-lane vectors: tiles of up to 64 rows ([K][64], 16x16
+//              transposes), up to 4 FMAs per nonzero over 64 rows, blocks of 16 values of n
+//              (sparse_spmm_tiles.h holds the loop both SpMMs share)
 //   AVX2 SpMV  one row of A (M = 1, 2): 8 nonzeros at a time, A gathered by column index
 // Results differ from the dense reference only by summation order (zeros skipped).
 #pragma once
@@ -62,30 +65,52 @@ struct GemmArgs {
   const float* row(int i) const { return row_of ? row_of(row_ctx, i) : a + static_cast<int64_t>(i) * lda; }
 };
 
-enum class SparseKernel { kPortable, kAvx2 };
+enum class SparseKernel { kPortable, kAvx2, kAvx512 };
 
 // Rows per AVX2 tile and the scratch (floats, per thread) the AVX2 SpMM needs for K columns.
 constexpr int kTileRows = 32;
 inline int64_t Avx2ScratchFloats(int k) { return int64_t{kTileRows} * k + 8 * kTileRows + 16; }
+// The same for the AVX-512 SpMM (64-row tiles, blocks of 16 columns).
+constexpr int kTileRows512 = 64;
+inline int64_t Avx512ScratchFloats(int k) { return int64_t{kTileRows512} * k + 16 * kTileRows512 + 16; }
+// Scratch floats per thread of `kernel`'s SpMM for K columns (0: none).
+inline int64_t SpmmScratchFloats(SparseKernel kernel, int k) {
+  return kernel == SparseKernel::kAvx512 ? Avx512ScratchFloats(k)
+         : kernel == SparseKernel::kAvx2 ? Avx2ScratchFloats(k)
+                                         : 0;
+}
+// "portable", "avx2" or "avx512" (the variant's suffix).
+inline const char* KernelName(SparseKernel kernel) {
+  return kernel == SparseKernel::kAvx512 ? "avx512" : kernel == SparseKernel::kAvx2 ? "avx2" : "portable";
+}
+// The fastest kernel this CPU runs.
+inline SparseKernel BestKernel(const rt::CpuFeatures& cpu) {
+  return cpu.has_avx512() ? SparseKernel::kAvx512 : cpu.has_avx2_fma() ? SparseKernel::kAvx2 : SparseKernel::kPortable;
+}
 
 // Portable: rows [m_begin, m_end).
 void SpmmPortable(const CsrF32& w, const GemmArgs& g, int m_begin, int m_end);
 // AVX2 (only call when the CPU has AVX2+FMA): rows [m_begin, m_end) in tiles; `scratch` holds
 // Avx2ScratchFloats(K) floats (32-byte aligned not required).
 void SpmmAvx2(const CsrF32& w, const GemmArgs& g, int m_begin, int m_end, float* scratch);
-// AVX2 one-row kernel: row m, output columns [n_begin, n_end).
+// AVX-512 (only call when the CPU has it, Cpu().has_avx512()): rows [m_begin, m_end) in 64-row
+// tiles; `scratch` holds Avx512ScratchFloats(K) floats.
+void SpmmAvx512(const CsrF32& w, const GemmArgs& g, int m_begin, int m_end, float* scratch);
+// AVX2 one-row kernel: row m, output columns [n_begin, n_end) (the AVX-512 kernel's too).
 void SpmvAvx2(const CsrF32& w, const GemmArgs& g, int m, int n_begin, int n_end);
 
 // Runs the whole GEMM on the pool: SpMV over N for M <= kSpmvMaxRows, else SpMM tiles over M
-// (threads x Avx2ScratchFloats(K) floats of `scratch` for AVX2).
+// (threads x SpmmScratchFloats(kernel, K) floats of `scratch`).
 constexpr int kSpmvMaxRows = 2;
 void RunSparseGemm(const CsrF32& w, const GemmArgs& g, SparseKernel kernel, rt::ThreadPool& pool, float* scratch);
 
-// Whether the sparse kernel is expected to beat a good dense kernel (AVX2 GEMM/GEMV) at this
-// sparsity for M rows; the thresholds come from sparse_f32_bench.cc and
-// bench/micro/sparse_runtime_bench.cc (against the runtime's fast AVX2 dense kernels).
-double SparsityThreshold(int m, SparseKernel kernel);
-inline bool PreferSparse(double sparsity, int m, SparseKernel kernel) { return sparsity >= SparsityThreshold(m, kernel); }
+// Whether the sparse kernel is expected to beat the runtime's dense kernel (AVX2 or AVX-512,
+// as the sparse one) at this sparsity for M rows of K columns; the thresholds come from
+// sparse_f32_bench.cc and bench/micro/sparse_runtime_bench.cc.
+double SparsityThreshold(int m, int k, SparseKernel kernel);
+inline bool PreferSparse(double sparsity, int m, int k, SparseKernel kernel) {
+  return sparsity >= SparsityThreshold(m, k, kernel);
+}
 
 // Dense AVX2 GEMM with the same contract (W packed in panels of 16 columns), the baseline the
 // sparse kernels are measured against in tests and benchmarks. The runtime's dense path is the

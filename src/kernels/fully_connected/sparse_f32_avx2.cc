@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "kernels/fully_connected/sparse_f32.h"
+#include "kernels/fully_connected/sparse_spmm_tiles.h"
 
 namespace edgeopt::kernels::sparse {
 namespace {
@@ -65,51 +66,7 @@ void PackTile(const GemmArgs& g, int m0, int mr, int k_total, float* at) {
     for (; k < k_total; ++k)
       for (int i = 0; i < 8; ++i) at[static_cast<int64_t>(k) * kTileRows + r0 + i] = rows[r0 + i][k];
   }
-  const int padded = (mr + 7) / 8 * 8;
-  for (int k = 0; k < k_total; ++k) {
-    float* o = at + static_cast<int64_t>(k) * kTileRows;
-    for (int r = r0; r < mr; ++r) o[r] = rows[r][k];
-    for (int r = mr; r < padded; ++r) o[r] = 0.0f;
-  }
-}
-
-// One output column n over the tile: out[0 .. 8 NV) = clamp(bias + sum_j val[j] * at[col[j]][..]).
-template <int NV>
-inline void Column(const float* at, const int32_t* col, const float* val, int count, float bias, __m256 lo, __m256 hi,
-                   float* out) {
-  __m256 a0[NV], a1[NV];
-  for (int v = 0; v < NV; ++v) {
-    a0[v] = _mm256_set1_ps(bias);
-    a1[v] = _mm256_setzero_ps();
-  }
-  int j = 0;
-  // Two nonzeros per step into separate accumulators: 2 NV independent FMA chains.
-  for (; j + 2 <= count; j += 2) {
-    const float* p0 = at + static_cast<int64_t>(col[j]) * kTileRows;
-    const float* p1 = at + static_cast<int64_t>(col[j + 1]) * kTileRows;
-    const __m256 w0 = _mm256_broadcast_ss(val + j);
-    const __m256 w1 = _mm256_broadcast_ss(val + j + 1);
-    for (int v = 0; v < NV; ++v) {
-      a0[v] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(p0 + 8 * v), a0[v]);
-      a1[v] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(p1 + 8 * v), a1[v]);
-    }
-  }
-  if (j < count) {
-    const float* p0 = at + static_cast<int64_t>(col[j]) * kTileRows;
-    const __m256 w0 = _mm256_broadcast_ss(val + j);
-    for (int v = 0; v < NV; ++v) a0[v] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(p0 + 8 * v), a0[v]);
-  }
-  for (int v = 0; v < NV; ++v) _mm256_storeu_ps(out + 8 * v, Clamp(_mm256_add_ps(a0[v], a1[v]), lo, hi));
-}
-
-template <int NV>
-void Columns(const CsrF32& w, const float* at, const GemmArgs& g, int n0, int nb, __m256 lo, __m256 hi, float* ct) {
-  for (int j = 0; j < nb; ++j) {
-    const int n = n0 + j;
-    const int32_t b = w.row_start[n];
-    Column<NV>(at, w.col.data() + b, w.val.data() + b, w.row_start[n + 1] - b, g.bias ? g.bias[n] : 0.0f, lo, hi,
-               ct + j * kTileRows);
-  }
+  PackTileRest(rows, r0, mr, (mr + 7) / 8 * 8, k_total, kTileRows, at);
 }
 
 // ct[j][r] (j < nb columns, r < mr rows) into C rows m0.., columns n0..
@@ -133,9 +90,25 @@ void StoreTile(const float* ct, int nb, int mr, float* c, int64_t ldc) {
       _mm256_storeu_ps(o + 7 * ldc, x7);
     }
   }
-  for (int r = r0; r < mr; ++r)
-    for (int j = 0; j < nb; ++j) c[r * ldc + j] = ct[j * kTileRows + r];
+  StoreTileRest(ct, nb, r0, mr, kTileRows, c, ldc);
 }
+
+// The 8-lane vectors of SpmmTiles (sparse_spmm_tiles.h).
+struct Avx2Vec {
+  using Vec = __m256;
+  static constexpr int kLanes = 8, kRows = kTileRows;
+  static Vec Set1(float x) { return _mm256_set1_ps(x); }
+  static Vec Zero() { return _mm256_setzero_ps(); }
+  static Vec Load(const float* p) { return _mm256_loadu_ps(p); }
+  static void Store(float* p, Vec v) { _mm256_storeu_ps(p, v); }
+  static Vec Fma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
+  static Vec Add(Vec a, Vec b) { return _mm256_add_ps(a, b); }
+  static Vec Clamp(Vec x, Vec lo, Vec hi) { return sparse::Clamp(x, lo, hi); }
+  static void PackTile(const GemmArgs& g, int m0, int mr, int k_total, float* at) {
+    sparse::PackTile(g, m0, mr, k_total, at);
+  }
+  static void StoreTile(const float* ct, int nb, int mr, float* c, int64_t ldc) { sparse::StoreTile(ct, nb, mr, c, ldc); }
+};
 
 inline float HorizontalSum(__m256 v) {
   const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -146,26 +119,7 @@ inline float HorizontalSum(__m256 v) {
 }  // namespace
 
 void SpmmAvx2(const CsrF32& w, const GemmArgs& g, int m_begin, int m_end, float* scratch) {
-  const int k_total = w.cols, n_total = w.rows;
-  float* at = scratch;
-  float* ct = scratch + static_cast<int64_t>(kTileRows) * k_total;
-  const __m256 lo = _mm256_set1_ps(g.lo), hi = _mm256_set1_ps(g.hi);
-  for (int m0 = m_begin; m0 < m_end; m0 += kTileRows) {
-    const int mr = std::min(kTileRows, m_end - m0);
-    PackTile(g, m0, mr, k_total, at);
-    float* c = g.c + static_cast<int64_t>(m0) * g.ldc;
-    const int nv = (mr + 7) / 8;
-    for (int n0 = 0; n0 < n_total; n0 += 8) {
-      const int nb = std::min(8, n_total - n0);
-      switch (nv) {
-        case 1: Columns<1>(w, at, g, n0, nb, lo, hi, ct); break;
-        case 2: Columns<2>(w, at, g, n0, nb, lo, hi, ct); break;
-        case 3: Columns<3>(w, at, g, n0, nb, lo, hi, ct); break;
-        default: Columns<4>(w, at, g, n0, nb, lo, hi, ct); break;
-      }
-      StoreTile(ct, nb, mr, c + n0, g.ldc);
-    }
-  }
+  SpmmTiles<Avx2Vec>(w, g, m_begin, m_end, scratch);
 }
 
 void SpmvAvx2(const CsrF32& w, const GemmArgs& g, int m, int n_begin, int n_end) {

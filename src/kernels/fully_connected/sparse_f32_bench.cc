@@ -88,7 +88,7 @@ void BM_SparseVsDense(benchmark::State& state) {
     ++iterations;
   }
   const double d = dense_us / iterations, s = sparse_us / iterations;
-  const bool chosen = PreferSparse(csr.sparsity(), m, SparseKernel::kAvx2);
+  const bool chosen = PreferSparse(csr.sparsity(), m, k, SparseKernel::kAvx2);
   state.counters["dense_us"] = d;
   state.counters["sparse_us"] = s;
   state.counters["speedup"] = d / s;

@@ -112,8 +112,9 @@ TEST(SparseF32, CsrPacking) {
 }
 
 TEST(SparseF32, KernelsMatchReferenceOverShapesAndSparsities) {
-  const bool avx2 = rt::Cpu().has_avx2_fma();
+  const bool avx2 = rt::Cpu().has_avx2_fma(), avx512 = rt::Cpu().has_avx512();
   if (!avx2) std::printf("no AVX2+FMA on this CPU: only the portable kernel is checked\n");
+  if (avx2 && !avx512) std::printf("no AVX-512 on this CPU (or EDGEOPT_CPU caps it): the AVX-512 SpMM is not checked\n");
   std::mt19937_64 rng(42);
   int cases = 0;
   for (int m : {1, 2, 3, 7, 8, 9, 17, 31, 32, 33, 70}) {
@@ -135,6 +136,12 @@ TEST(SparseF32, KernelsMatchReferenceOverShapesAndSparsities) {
           g = ArgsOf(p, &c);
           kernels::sparse::SpmmAvx2(csr, g, 0, m, scratch.data());
           ExpectMatches(p, c, "spmm avx2 " + label);
+          if (avx512) {
+            std::vector<float> scratch512(kernels::sparse::Avx512ScratchFloats(k));
+            g = ArgsOf(p, &c);
+            kernels::sparse::SpmmAvx512(csr, g, 0, m, scratch512.data());
+            ExpectMatches(p, c, "spmm avx512 " + label);
+          }
           g = ArgsOf(p, &c);
           for (int r = 0; r < m; ++r) kernels::sparse::SpmvAvx2(csr, g, r, 0, n);
           ExpectMatches(p, c, "spmv avx2 " + label);
@@ -157,13 +164,16 @@ TEST(SparseF32, ThreadedAndStridedRows) {
     for (int m : {1, 2, 5, 64, 97, 200}) {
       Problem p = MakeProblem(rng, m, 37, 45, 0.8, true, 2, 0);
       CsrF32 csr = kernels::sparse::PackCsr(p.w.data(), p.n, p.k);
-      for (auto kernel : {kernels::sparse::SparseKernel::kPortable, kernels::sparse::SparseKernel::kAvx2}) {
+      for (auto kernel : {kernels::sparse::SparseKernel::kPortable, kernels::sparse::SparseKernel::kAvx2,
+                          kernels::sparse::SparseKernel::kAvx512}) {
         if (kernel == kernels::sparse::SparseKernel::kAvx2 && !rt::Cpu().has_avx2_fma()) continue;
-        std::vector<float> scratch(kernels::sparse::Avx2ScratchFloats(p.k) * threads);
+        if (kernel == kernels::sparse::SparseKernel::kAvx512 && !rt::Cpu().has_avx512()) continue;
+        std::vector<float> scratch(std::max<int64_t>(1, kernels::sparse::SpmmScratchFloats(kernel, p.k)) * threads);
         std::vector<float> c;
         GemmArgs g = ArgsOf(p, &c);
         kernels::sparse::RunSparseGemm(csr, g, kernel, pool, scratch.data());
-        ExpectMatches(p, c, "threads " + std::to_string(threads) + " M " + std::to_string(m));
+        ExpectMatches(p, c, std::string(kernels::sparse::KernelName(kernel)) + " threads " + std::to_string(threads) +
+                                " M " + std::to_string(m));
       }
     }
   }
@@ -180,11 +190,9 @@ TEST(SparseF32, ThreadedAndStridedRows) {
   g.row_of = [](const void* ctx, int m) { return static_cast<const float*>(ctx) + int64_t{m} * 48; };
   g.row_ctx = tall.a.data();
   rt::ThreadPool pool(2);
-  std::vector<float> scratch(kernels::sparse::Avx2ScratchFloats(24) * 2);
-  kernels::sparse::RunSparseGemm(csr, g,
-                                 rt::Cpu().has_avx2_fma() ? kernels::sparse::SparseKernel::kAvx2
-                                                          : kernels::sparse::SparseKernel::kPortable,
-                                 pool, scratch.data());
+  const auto best = kernels::sparse::BestKernel(rt::Cpu());
+  std::vector<float> scratch(std::max<int64_t>(1, kernels::sparse::SpmmScratchFloats(best, 24)) * 2);
+  kernels::sparse::RunSparseGemm(csr, g, best, pool, scratch.data());
   ExpectMatches(half, c, "row_of");
 }
 
@@ -273,7 +281,7 @@ void ExpectAgrees(const Graph& g, const std::string& label, int threads = 1) {
 
 const char* SparseVariant(const char* op) {
   static std::string s;
-  s = std::string(op) + (rt::Cpu().has_avx2_fma() ? "/f32/sparse_avx2" : "/f32/sparse_portable");
+  s = std::string(op) + "/f32/sparse_" + kernels::sparse::KernelName(kernels::sparse::BestKernel(rt::Cpu()));
   return s.c_str();
 }
 
@@ -291,19 +299,23 @@ TEST(SparseVariants, FullyConnectedChosenBySparsity) {
     double sparsity;
     bool densify;
     A act;
-    bool sparse;
+    bool sparse;          // with the AVX2 kernel (the portable one: from 50%)
+    bool sparse_avx512;   // with the AVX-512 kernel
   };
   const Case cases[] = {
-      {1, 256, 100, 0.98, false, A::ActivationFunctionType_NONE, true},
-      {1, 256, 100, 0.98, true, A::ActivationFunctionType_RELU, true},  // weights from DENSIFY
-      {1, 256, 100, 0.9, false, A::ActivationFunctionType_NONE, false},  // SpMV loses to dense at 90%
-      {1, 256, 100, 0.3, false, A::ActivationFunctionType_NONE, false},
-      {2, 100, 33, 0.98, true, A::ActivationFunctionType_RELU6, true},
-      {7, 64, 48, 0.8, false, A::ActivationFunctionType_RELU_N1_TO_1, true},
-      {40, 130, 17, 0.75, true, A::ActivationFunctionType_NONE, true},
-      {40, 130, 17, 0.2, false, A::ActivationFunctionType_NONE, false},
-      {3, 9, 5, 0.0, false, A::ActivationFunctionType_NONE, false},
+      {1, 256, 100, 0.98, false, A::ActivationFunctionType_NONE, true, true},
+      {1, 256, 100, 0.98, true, A::ActivationFunctionType_RELU, true, true},  // weights from DENSIFY
+      {1, 256, 100, 0.9, false, A::ActivationFunctionType_NONE, false, false},  // SpMV loses to dense at 90%
+      {1, 256, 100, 0.3, false, A::ActivationFunctionType_NONE, false, false},
+      {2, 100, 33, 0.98, true, A::ActivationFunctionType_RELU6, true, true},
+      {7, 64, 48, 0.8, false, A::ActivationFunctionType_RELU_N1_TO_1, true, false},  // AVX-512: under 16 rows, 90%
+      {7, 64, 48, 0.95, false, A::ActivationFunctionType_RELU, true, true},
+      {40, 130, 17, 0.75, true, A::ActivationFunctionType_NONE, true, true},
+      {40, 130, 17, 0.2, false, A::ActivationFunctionType_NONE, false, false},
+      {40, 20, 17, 0.8, false, A::ActivationFunctionType_NONE, true, false},  // AVX-512: K = 20 needs 97%
+      {3, 9, 5, 0.0, false, A::ActivationFunctionType_NONE, false, false},
   };
+  const auto best = kernels::sparse::BestKernel(rt::Cpu());
   uint64_t seed = 1;
   for (const Case& c : cases) {
     const std::string label = "FC batch " + std::to_string(c.batch) + " depth " + std::to_string(c.depth) + " units " +
@@ -311,7 +323,10 @@ TEST(SparseVariants, FullyConnectedChosenBySparsity) {
                               (c.densify ? " (DENSIFY)" : "");
     Graph g = FcGraph(c.batch, c.depth, c.units, c.sparsity, c.densify, c.act, seed++);
     const std::string v = VariantOf(g, tflite::BuiltinOperator_FULLY_CONNECTED);
-    if (c.sparse) EXPECT_EQ(v, SparseVariant("fully_connected")) << label;
+    const bool sparse = best == kernels::sparse::SparseKernel::kAvx512 ? c.sparse_avx512
+                        : best == kernels::sparse::SparseKernel::kAvx2 ? c.sparse
+                                                                       : c.sparsity >= 0.5;
+    if (sparse) EXPECT_EQ(v, SparseVariant("fully_connected")) << label;
     else ExpectDense(v, label);
     EXPECT_EQ(VariantOf(g, tflite::BuiltinOperator_FULLY_CONNECTED, true), "fully_connected/f32/ref") << label;
     ExpectAgrees(g, label);
@@ -322,16 +337,19 @@ TEST(SparseVariants, FullyConnectedChosenBySparsity) {
 TEST(SparseVariants, PointwiseConvChosenBySparsity) {
   using A = tflite::ActivationFunctionType;
   uint64_t seed = 100;
+  const bool avx512 = kernels::sparse::BestKernel(rt::Cpu()) == kernels::sparse::SparseKernel::kAvx512;
+  // 96 input channels: sparse from 70% with either kernel; 24: the AVX-512 kernel needs 94%.
+  for (int in_c : {96, 24})
   for (int stride : {1, 2}) {
-    for (double sparsity : {0.3, 0.75, 0.9}) {
+    for (double sparsity : {0.3, 0.75, 0.9, 0.97}) {
       for (bool densify : {false, true}) {
         const int batch = stride == 2 ? 2 : 1;
-        Graph g = Conv1x1Graph(batch, 9, 7, 24, 20, stride, sparsity, densify && sparsity > 0.5,
+        Graph g = Conv1x1Graph(batch, 9, 7, in_c, 20, stride, sparsity, densify && sparsity > 0.5,
                                stride == 1 ? A::ActivationFunctionType_RELU6 : A::ActivationFunctionType_NONE, seed++);
-        const std::string label = "1x1 conv stride " + std::to_string(stride) + " sparsity " + std::to_string(sparsity) +
-                                  (densify ? " (DENSIFY)" : "");
+        const std::string label = "1x1 conv " + std::to_string(in_c) + " channels, stride " + std::to_string(stride) +
+                                  " sparsity " + std::to_string(sparsity) + (densify ? " (DENSIFY)" : "");
         const std::string v = VariantOf(g, tflite::BuiltinOperator_CONV_2D);
-        if (sparsity >= 0.7) EXPECT_EQ(v, SparseVariant("conv2d")) << label;
+        if (sparsity >= (avx512 && in_c == 24 ? 0.95 : 0.7)) EXPECT_EQ(v, SparseVariant("conv2d")) << label;
         else ExpectDense(v, label);
         ExpectAgrees(g, label);
         ExpectAgrees(g, label + " 3 threads", 3);

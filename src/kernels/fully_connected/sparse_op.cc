@@ -11,7 +11,7 @@ SparseGemmOpKernel::SparseGemmOpKernel(std::string op_name, std::unique_ptr<rt::
                                        const rt::CpuFeatures& cpu)
     : op_name_(std::move(op_name)),
       dense_(std::move(dense)),
-      kernel_(cpu.has_avx2_fma() ? sparse::SparseKernel::kAvx2 : sparse::SparseKernel::kPortable) {}
+      kernel_(sparse::BestKernel(cpu)) {}
 
 Status SparseGemmOpKernel::Prepare(rt::KernelContext& ctx) {
   // The dense kernel validates the op, sets the output shape and requests its scratch; it stays
@@ -32,7 +32,7 @@ Status SparseGemmOpKernel::Prepare(rt::KernelContext& ctx) {
     // Dense weights are not packed at all: the zeros are counted first, stopping as soon as too
     // few remain possible. A CSR copy of every dense layer's weights (built by push_back, page
     // faults included) made most of MobileNetV2 float's init: 50-57 -> 14-19 ms.
-    if (!sparse::ZeroFractionAtLeast(w->data_as<float>(), int64_t{n} * k, sparse::SparsityThreshold(geometry_.m, kernel_)))
+    if (!sparse::ZeroFractionAtLeast(w->data_as<float>(), int64_t{n} * k, sparse::SparsityThreshold(geometry_.m, static_cast<int>(k), kernel_)))
       return Status::Ok();
     // Weights are constant: pack once per model (interpreters sharing the model share it).
     const std::string key = "sparse_f32_csr/sg" + std::to_string(ctx.host()->subgraph_index()) + "/op" +
@@ -43,10 +43,10 @@ Status SparseGemmOpKernel::Prepare(rt::KernelContext& ctx) {
     });
     csr_ = std::static_pointer_cast<const sparse::CsrF32>(packed);
   }
-  if (!sparse::PreferSparse(csr_->sparsity(), geometry_.m, kernel_)) return Status::Ok();
+  if (!sparse::PreferSparse(csr_->sparsity(), geometry_.m, csr_->cols, kernel_)) return Status::Ok();
   sparse_ = true;
-  if (kernel_ == sparse::SparseKernel::kAvx2 && geometry_.m > sparse::kSpmvMaxRows) {
-    const int64_t floats = sparse::Avx2ScratchFloats(csr_->cols) * ctx.threads().num_threads();
+  if (kernel_ != sparse::SparseKernel::kPortable && geometry_.m > sparse::kSpmvMaxRows) {
+    const int64_t floats = sparse::SpmmScratchFloats(kernel_, csr_->cols) * ctx.threads().num_threads();
     scratch_ = ctx.RequestScratch(static_cast<size_t>(floats) * sizeof(float));
   } else {
     scratch_ = -1;
@@ -68,7 +68,7 @@ Status SparseGemmOpKernel::Invoke(rt::KernelContext& ctx) {
 
 std::string SparseGemmOpKernel::variant() const {
   if (!sparse_) return dense_->variant();
-  return op_name_ + "/f32/sparse_" + (kernel_ == sparse::SparseKernel::kAvx2 ? "avx2" : "portable");
+  return op_name_ + "/f32/sparse_" + sparse::KernelName(kernel_);
 }
 
 bool SparseGemmCandidate(const rt::KernelCreateContext& cc) {
