@@ -43,12 +43,15 @@ struct Depthwise {
   std::shared_ptr<const AlignedFloats> packed;
 };
 
-// A residual ADD of the chain's input right after the project (MobileNetV2's inverted residual
-// blocks): added band by band while the band's output and input rows are still in cache, with
-// the ADD's clamp, one IEEE addition per element as the unfused ADD (binary_f32.h).
+// A residual ADD right after the project: added band by band while the band's output rows are
+// still in cache, with the ADD's clamp, one IEEE addition per element as the unfused ADD
+// (binary_f32.h). Of the chain's input (MobileNetV2's inverted residual blocks), or of another
+// tensor of the output's shape computed before the chain (other: the fused op's last input;
+// MediaPipe's face detectors add a block's input to the second of its two depthwise chains).
 struct Residual {
   gemm::MinMax mm{};
   void (*run)(binary::Op, const float*, bool, const float*, bool, float*, size_t, gemm::MinMax) = nullptr;
+  bool other = false;
 };
 
 // folded_ok: or the output of constant ops (ConstantOrFolded).
@@ -215,8 +218,10 @@ class DwChainF32 : public rt::OpKernel {
     g_ = dwconv::GeometryOf(o, wg, batch, h, w, c, dwf->dim(1), dwf->dim(2), 1);
     const dwconv::Geometry& g = g_;
     cout_ = pww->dim(0);
-    if (residual_ && (g.oh != in->dim(1) || g.ow != in->dim(2) || cout_ != cin))
-      return ctx.Error("the residual ADD of input " + Describe(*in) + " needs an output of the same shape, not [" +
+    const rt::RtTensor* res = residual_ ? ResidualTensor(ctx) : nullptr;
+    if (res && (res->rank() != 4 || res->dim(0) != batch || g.oh != res->dim(1) || g.ow != res->dim(2) ||
+                cout_ != res->dim(3)))
+      return ctx.Error("the residual ADD of " + Describe(*res) + " needs an output of the same shape, not [" +
                        std::to_string(batch) + "," + std::to_string(g.oh) + "," + std::to_string(g.ow) + "," +
                        std::to_string(cout_) + "]");
     RETURN_IF_ERROR(ctx.SetOutputShape(0, {batch, g.oh, g.ow, cout_}));
@@ -244,9 +249,10 @@ class DwChainF32 : public rt::OpKernel {
     // (The threads of now: one while the interpreter runs the op alone, ThreadPool::SetSerial.)
     rt::ThreadPool& pool = ctx.threads();
     const int tasks = std::min(pool.num_threads(), rows);
+    const float* r = residual_ ? ResidualTensor(ctx)->data_as<float>() : nullptr;
     RunTasks(&pool, tasks, [&](int64_t t) {
       float* slot = reinterpret_cast<float*>(pool.SlotScratch(static_cast<int>(t)));
-      RunRows(x, y, slot, static_cast<int>(rows * t / tasks), static_cast<int>(rows * (t + 1) / tasks));
+      RunRows(x, r, y, slot, static_cast<int>(rows * t / tasks), static_cast<int>(rows * (t + 1) / tasks));
     });
     return Status::Ok();
   }
@@ -269,8 +275,10 @@ class DwChainF32 : public rt::OpKernel {
     if (expand_ && expand_->packed) macs += in_px * g_.c * expand_->packed->k();
     return macs;
   }
-  // Once packed, only the input (and the residual, the same tensor) is read.
-  bool ReadsInputAtInvoke(int input) const override { return input == 0 || !Packed(); }
+  // Once packed, only the input and the residual (the input, or the last input) are read.
+  bool ReadsInputAtInvoke(int input) const override {
+    return input == 0 || (residual_ && residual_->other && input == residual_input_) || !Packed();
+  }
   size_t PackedBytes() const override {
     size_t n = dw_.packed ? dw_.packed->bytes() : 0;
     if (expand_ && expand_->packed) n += expand_->packed->bytes();
@@ -378,8 +386,16 @@ class DwChainF32 : public rt::OpKernel {
     return {e, int64_t{rows} * g_.ow * g_.c};
   }
 
-  // Output rows [r0, r1) of the batch·oh rows, with the buffers at `slot`.
-  void RunRows(const float* x, float* y, float* slot, int r0, int r1) const {
+  // The tensor the residual ADD adds: the chain's input, or the op's last input.
+  const rt::RtTensor* ResidualTensor(rt::KernelContext& ctx) {
+    if (!residual_->other) return ctx.input(0);
+    residual_input_ = ctx.num_inputs() - 1;
+    return ctx.input(residual_input_);
+  }
+
+  // Output rows [r0, r1) of the batch·oh rows, with the buffers at `slot`; r: the residual (null
+  // without one).
+  void RunRows(const float* x, const float* r, float* y, float* slot, int r0, int r1) const {
     const dwconv::Geometry& g = g_;
     float* e_buf = slot + EMargin();
     float* d_buf = e_buf + RoundUp(BufferFloats(band_rows_).first);
@@ -417,8 +433,8 @@ class DwChainF32 : public rt::OpKernel {
       float* yb = y + static_cast<size_t>(o0) * g.ow * cout_;
       gemm::Gemm(*project_.uk, nullptr, static_cast<size_t>(o1 - o0) * g.ow, d_buf, g.c, *project_.packed, yb, cout_,
                  project_.mm);
-      if (residual_)  // input and output have one shape: the band's pixels are the same in both
-        residual_->run(binary::Op::kAdd, yb, false, x + static_cast<size_t>(o0) * g.ow * cout_, false, yb,
+      if (residual_)  // residual and output have one shape: the band's pixels are the same in both
+        residual_->run(binary::Op::kAdd, yb, false, r + static_cast<size_t>(o0) * g.ow * cout_, false, yb,
                        static_cast<size_t>(o1 - o0) * g.ow * cout_, residual_->mm);
       o0 = o1;
     }
@@ -438,6 +454,7 @@ class DwChainF32 : public rt::OpKernel {
   Depthwise dw_;
   Pointwise project_;
   std::optional<Residual> residual_;
+  int residual_input_ = -1;  // residual_->other: the op's input it is
   std::string act_suffix_;  // "+relu" etc.: a trailing activation op taken into the last step's clamp
   std::optional<SpatialPad> pad_;
   dwconv::Geometry g_;
@@ -584,10 +601,29 @@ bool ResidualAdd(const Subgraph& s, int producer, int add, int32_t x) {
 
 namespace {
 
-// The residual ADD (ResidualAdd) of float32 tensors with a clamp activation.
-bool MatchResidual(const rt::KernelCreateContext& cc, int producer, int add, int32_t x, Residual* r) {
+// Whether tensor t is computed before op i (or is an input or a constant: produced by no op).
+bool ProducedBefore(const Subgraph& s, int32_t t, int i) {
+  for (size_t k = static_cast<size_t>(i); k < s.ops.size(); ++k)
+    for (int32_t o : s.ops[k].outputs)
+      if (o == t) return false;
+  return true;
+}
+
+// The residual ADD (ResidualAdd) of float32 tensors with a clamp activation, of the chain's
+// input x or (r->other; *other set) of another tensor computed before the chain's first op i.
+bool MatchResidual(const rt::KernelCreateContext& cc, int i, int producer, int add, int32_t x, Residual* r,
+                   int32_t* other) {
   const Subgraph& s = cc.subgraph;
-  if (!ResidualAdd(s, producer, add, x) || !IsFloat32(&s.tensors[x])) return false;
+  if (add >= static_cast<int>(s.ops.size()) || s.ops[add].inputs.size() != 2) return false;
+  if (!ResidualAdd(s, producer, add, x)) {
+    const int32_t y = s.ops[producer].outputs[0];
+    const auto& in = s.ops[add].inputs;
+    const int32_t z = in[0] == y ? in[1] : in[0];
+    if (z < 0 || !ResidualAdd(s, producer, add, z) || !ProducedBefore(s, z, i)) return false;
+    r->other = true;
+    *other = x = z;
+  }
+  if (!IsFloat32(&s.tensors[x])) return false;
   const auto* o = s.ops[add].options.AsAddOptions();
   if (!FusedMinMax(o ? o->fused_activation_function : tflite::ActivationFunctionType_NONE, &r->mm)) return false;
   r->run = cc.cpu.has_avx512() ? binary::RunAvx512 : cc.cpu.has_avx2_fma() ? binary::RunAvx2 : binary::RunScalar;
@@ -631,8 +667,9 @@ rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::Fusion
     return run;
   std::optional<Residual> residual;
   Residual res;
+  int32_t residual_other = -1;
   const int add = NextOp(cc, proj);
-  if (MatchResidual(cc, proj, add, s.ops[i].inputs[0], &res)) residual = res;
+  if (MatchResidual(cc, i, proj, add, s.ops[i].inputs[0], &res, &residual_other)) residual = res;
   const int last = residual ? add : proj;
   // A standalone RELU / RELU6 / RELU_N1_TO_1 after the chain (Keras models with separate
   // activation layers: MediaPipe's face detectors) becomes the activation of its last step, as
@@ -650,6 +687,7 @@ rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::Fusion
   if (with_act) (residual ? residual->mm : project.mm) = act_mm;
   run.op = ChainOp(s, i, first_dw, proj, with_act ? act_op : last,
                    conv ? "FUSED_CONV_DW_PW" : expand ? "FUSED_PW_DW_PW" : "FUSED_DW_PW", expand.has_value());
+  if (residual_other >= 0) run.op->inputs.push_back(residual_other);
   run.num_ops = (with_act ? act_op : last) + 1 - i;
   run.ops = ChainOps(i, first_dw, proj, last, with_act ? act_op : -1, pad_op);
   run.kernel = std::make_unique<DwChainF32>(std::move(expand), std::move(conv), std::move(dw), std::move(project),

@@ -43,6 +43,9 @@ struct ChainCase {
   // A PAD of rows and columns (top, bottom, left, right) before the depthwise op, which is then
   // VALID over the padded size (padding must say VALID); pad[0] < 0: none.
   std::array<int, 4> pad = {-1, 0, 0, 0};
+  // residual: the ADD's other operand is a second model input of the output's shape, not the
+  // block's input (MediaPipe's face detectors: a block input added after two chains).
+  bool residual_other = false;
   bool TrailingFuses() const { return trailing != 0 && !(residual && add_swapped); }
   std::string Name() const {
     char buf[280];
@@ -51,6 +54,7 @@ struct ChainCase {
                   static_cast<int>(act), residual ? (add_swapped ? " +add(x, y) relu6" : " +add") : "");
     std::string name = buf;
     if (trailing) name += " then " + std::string(tflite::EnumNameBuiltinOperator(static_cast<tflite::BuiltinOperator>(trailing)));
+    if (residual_other) name += " (residual: another input)";
     if (pad[0] >= 0)
       name += " pad " + std::to_string(pad[0]) + "," + std::to_string(pad[1]) + "," + std::to_string(pad[2]) + "," +
               std::to_string(pad[3]);
@@ -120,7 +124,8 @@ Graph MakeChain(const ChainCase& c, uint64_t seed) {
     auto z = b.Tensor("z", DType::kFloat32, {c.batch, oh, ow, c.cout});
     tflite::AddOptionsT ao;
     if (c.add_swapped) ao.fused_activation_function = tflite::ActivationFunctionType_RELU6;
-    b.Op(tflite::BuiltinOperator_ADD, c.add_swapped ? std::vector<int32_t>{x, y} : std::vector<int32_t>{y, x}, {z}, ao);
+    const int32_t r = c.residual_other ? b.Input("r", DType::kFloat32, {c.batch, oh, ow, c.cout}) : x;
+    b.Op(tflite::BuiltinOperator_ADD, c.add_swapped ? std::vector<int32_t>{r, y} : std::vector<int32_t>{y, r}, {z}, ao);
     y = z;
   }
   if (c.trailing) {
@@ -154,6 +159,11 @@ Result RunChain(const std::shared_ptr<const rt::Model>& model, const std::vector
   std::vector<float> other(x.size());
   for (size_t i = 0; i < x.size(); ++i) other[i] = 0.5f - x[i];
   std::memcpy((*interp)->input(0)->data, other.data(), other.size() * sizeof(float));
+  // Further inputs (a residual): fixed values from the first input's.
+  for (int k = 1; k < (*interp)->num_inputs(); ++k) {
+    rt::RtTensor* in = (*interp)->input(k);
+    for (int64_t e = 0; e < in->num_elements(); ++e) in->data_as<float>()[e] = x[static_cast<size_t>(e * 7 + k) % x.size()] * 3;
+  }
   EXPECT_TRUE((*interp)->Invoke().ok());
   std::memcpy((*interp)->input(0)->data, x.data(), x.size() * sizeof(float));
   Status st = (*interp)->Invoke();
@@ -243,6 +253,12 @@ std::vector<ChainCase> Cases() {
       {1, 150, 40, 8, 48, 8, 5, 1, 1, P::Padding_VALID, R6, true, 1, 1, false, false, 0, {2, 2, 2, 2}},
       {1, 12, 14, 24, 0, 16, 3, 2, 1, P::Padding_VALID, R6, false, 1, 1, false, false, 0, {0, 1, 0, 1}},
       {1, 21, 18, 3, 16, 8, 3, 2, 1, P::Padding_VALID, R6, false, 3, 2, false, false, 0, {1, 1, 1, 1}},
+      // The residual ADD of another tensor (MediaPipe's face detectors: depthwise -> project ->
+      // ADD of the block's input, then RELU); strides, several bands, an expansion, a clamp.
+      {1, 19, 17, 8, 0, 32, 3, 1, 1, P::Padding_SAME, NONE, true, 1, 1, false, false, tflite::BuiltinOperator_RELU,
+       {-1, 0, 0, 0}, true},
+      {2, 150, 40, 8, 0, 24, 3, 2, 1, P::Padding_SAME, NONE, true, 1, 1, true, false, 0, {-1, 0, 0, 0}, true},
+      {1, 23, 11, 6, 24, 10, 3, 1, 1, P::Padding_SAME, R6, true, 1, 1, false, false, 0, {-1, 0, 0, 0}, true},
   };
   return v;
 }
@@ -368,28 +384,53 @@ TEST(FusedDwChainF32, LeavesSharedIntermediatesAlone) {
   }
 }
 
-// An ADD of the project's output and a tensor other than the chain's input stays its own op.
-TEST(FusedDwChainF32, LeavesOtherAddsAlone) {
+// An ADD of the project's output and a tensor computed before the chain joins it (its last
+// input); one that broadcasts stays its own op. A tensor computed between the expansion and the
+// depthwise op ends the chain there: the depthwise -> project chain after it takes the ADD.
+TEST(FusedDwChainF32, TakesResidualAddsOfOtherTensorsComputedBefore) {
   if (!rt::CpuHardware().has_avx2_fma()) GTEST_SKIP() << "no AVX2+FMA";
-  ChainCase c{1, 9, 9, 4, 12, 4, 3, 1, 1, tflite::Padding_SAME, tflite::ActivationFunctionType_RELU6, true};
-  Graph g = MakeChain(c, 3);
-  Subgraph& s = g.subgraphs[0];
-  Operator& add = s.ops.back();
-  ASSERT_EQ(add.code, tflite::BuiltinOperator_ADD);
-  const int32_t other = static_cast<int32_t>(s.tensors.size());
-  s.tensors.push_back(s.tensors[s.inputs[0]]);
-  s.tensors.back().name = "other";
-  s.inputs.push_back(other);
-  add.inputs[1] = other;
-  auto model = rt::Model::FromGraph(std::move(g));
-  ASSERT_TRUE(model.ok()) << model.status().ToString();
-  auto interp = FuseEveryChain(*model);
-  ASSERT_TRUE(interp.ok()) << interp.status().ToString();
-  const auto ops = (*interp)->ops();
-  ASSERT_EQ(ops.size(), 4u);
-  EXPECT_EQ(ops[0].variant.rfind("fused/pw+dw+pw/", 0), 0u) << ops[0].variant;
-  EXPECT_EQ(ops[3].variant.rfind("fused", 0), std::string::npos) << ops[3].variant;
-  ASSERT_TRUE((*interp)->Invoke().ok());
+  for (int variant = 0; variant < 3; ++variant) {
+    ChainCase c{1, 9, 9, 4, 12, 4, 3, 1, 1, tflite::Padding_SAME, tflite::ActivationFunctionType_RELU6, true};
+    c.residual_other = true;
+    Graph g = MakeChain(c, 3);
+    Subgraph& s = g.subgraphs[0];
+    Operator& add = s.ops.back();
+    ASSERT_EQ(add.code, tflite::BuiltinOperator_ADD);
+    const int32_t r = add.inputs[1];
+    if (variant == 1) s.tensors[r].shape = {1, 1, 1, 4};  // broadcast
+    if (variant == 2) {
+      // The other operand: RELU of the input, placed between the expansion and the depthwise op.
+      const int32_t t = static_cast<int32_t>(s.tensors.size());
+      s.tensors.push_back(s.tensors[s.inputs[0]]);
+      s.tensors.back().name = "late";
+      Operator relu;
+      relu.code = tflite::BuiltinOperator_RELU;
+      relu.inputs = {s.inputs[0]};
+      relu.outputs = {t};
+      s.ops.insert(s.ops.begin() + 1, std::move(relu));
+      s.ops.back().inputs[1] = t;
+      s.inputs.erase(std::find(s.inputs.begin(), s.inputs.end(), r));
+    }
+    auto model = rt::Model::FromGraph(std::move(g));
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    auto interp = FuseEveryChain(*model);
+    ASSERT_TRUE(interp.ok()) << interp.status().ToString();
+    const auto ops = (*interp)->ops();
+    const std::string first = ops[0].variant;
+    if (variant == 0) {
+      EXPECT_EQ(first.rfind("fused/pw+dw+pw+add/", 0), 0u) << first;
+      EXPECT_EQ(ops.back().variant, "fused into #0") << ops.back().variant;
+    } else if (variant == 1) {
+      EXPECT_EQ(ops.back().variant.rfind("fused", 0), std::string::npos) << ops.back().variant;
+    } else {
+      ASSERT_EQ(ops.size(), 5u);
+      EXPECT_EQ(first.rfind("fused", 0), std::string::npos) << first;
+      EXPECT_EQ(ops[2].variant.rfind("fused/dw+pw+add/", 0), 0u) << ops[2].variant;
+      EXPECT_EQ(ops.back().variant, "fused into #2") << ops.back().variant;
+    }
+    for (int k = 0; k < (*interp)->num_inputs(); ++k) std::memset((*interp)->input(k)->data, 0, (*interp)->input(k)->bytes);
+    ASSERT_TRUE((*interp)->Invoke().ok());
+  }
 }
 
 // By default one thread fuses only chains with a large intermediate
