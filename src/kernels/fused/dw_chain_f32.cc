@@ -588,6 +588,19 @@ std::unique_ptr<Operator> ChainOp(const Subgraph& s, int i, int dw, int project,
   return op;
 }
 
+int32_t ResidualOperand(const Subgraph& s, int i, int producer, int add, int32_t x) {
+  if (add >= static_cast<int>(s.ops.size()) || s.ops[add].inputs.size() != 2) return -1;
+  if (ResidualAdd(s, producer, add, x)) return x;
+  const int32_t y = s.ops[producer].outputs[0];
+  const auto& in = s.ops[add].inputs;
+  const int32_t z = in[0] == y ? in[1] : in[0];
+  if (z < 0 || !ResidualAdd(s, producer, add, z)) return -1;
+  for (size_t k = static_cast<size_t>(i); k < s.ops.size(); ++k)
+    for (int32_t o : s.ops[k].outputs)
+      if (o == z) return -1;  // computed at or after the chain's start
+  return z;
+}
+
 bool ResidualAdd(const Subgraph& s, int producer, int add, int32_t x) {
   if (add >= static_cast<int>(s.ops.size())) return false;
   const Operator& op = s.ops[add];
@@ -601,32 +614,18 @@ bool ResidualAdd(const Subgraph& s, int producer, int add, int32_t x) {
 
 namespace {
 
-// Whether tensor t is computed before op i (or is an input or a constant: produced by no op).
-bool ProducedBefore(const Subgraph& s, int32_t t, int i) {
-  for (size_t k = static_cast<size_t>(i); k < s.ops.size(); ++k)
-    for (int32_t o : s.ops[k].outputs)
-      if (o == t) return false;
-  return true;
-}
-
 // The residual ADD (ResidualAdd) of float32 tensors with a clamp activation, of the chain's
 // input x or (r->other; *other set) of another tensor computed before the chain's first op i.
 bool MatchResidual(const rt::KernelCreateContext& cc, int i, int producer, int add, int32_t x, Residual* r,
                    int32_t* other) {
   const Subgraph& s = cc.subgraph;
-  if (add >= static_cast<int>(s.ops.size()) || s.ops[add].inputs.size() != 2) return false;
-  if (!ResidualAdd(s, producer, add, x)) {
-    const int32_t y = s.ops[producer].outputs[0];
-    const auto& in = s.ops[add].inputs;
-    const int32_t z = in[0] == y ? in[1] : in[0];
-    if (z < 0 || !ResidualAdd(s, producer, add, z) || !ProducedBefore(s, z, i)) return false;
-    r->other = true;
-    *other = x = z;
-  }
-  if (!IsFloat32(&s.tensors[x])) return false;
+  const int32_t z = ResidualOperand(s, i, producer, add, x);
+  if (z < 0 || !IsFloat32(&s.tensors[z])) return false;
   const auto* o = s.ops[add].options.AsAddOptions();
   if (!FusedMinMax(o ? o->fused_activation_function : tflite::ActivationFunctionType_NONE, &r->mm)) return false;
   r->run = cc.cpu.has_avx512() ? binary::RunAvx512 : cc.cpu.has_avx2_fma() ? binary::RunAvx2 : binary::RunScalar;
+  r->other = z != x;
+  if (r->other) *other = z;
   return true;
 }
 

@@ -163,15 +163,21 @@ bool AddParams(const rt::RtTensor& a, const rt::RtTensor& b, const rt::RtTensor&
   return p->out_shift <= 31;
 }
 
-// The residual ADD (ResidualAdd) of tensors of `type` with one scale each and a clamp activation.
-bool MatchResidualQuant(const rt::KernelCreateContext& cc, int producer, int add, int32_t x, DType type) {
+// The residual ADD (ResidualAdd) of tensors of `type` with one scale each and a clamp activation:
+// of the chain's input x, or (*other set) of another tensor computed before the chain's first op
+// i (as MatchDwChainF32's residual).
+bool MatchResidualQuant(const rt::KernelCreateContext& cc, int i, int producer, int add, int32_t x, DType type,
+                        int32_t* other) {
   const Subgraph& s = cc.subgraph;
-  if (!ResidualAdd(s, producer, add, x)) return false;
+  const int32_t z = ResidualOperand(s, i, producer, add, x);
+  if (z < 0) return false;
   const Operator& op = s.ops[add];
   for (int32_t t : {op.inputs[0], op.inputs[1], op.outputs[0]})
     if (!QuantTensor(&s.tensors[t], type) || s.tensors[t].quant->per_axis()) return false;
   const auto* o = op.options.AsAddOptions();
-  return ClampActivation(o ? o->fused_activation_function : tflite::ActivationFunctionType_NONE);
+  if (!ClampActivation(o ? o->fused_activation_function : tflite::ActivationFunctionType_NONE)) return false;
+  if (z != x) *other = z;
+  return true;
 }
 
 // One of the chain's 1×1 convolutions: the original op (its tensors give the quantization) and
@@ -199,12 +205,13 @@ class DwChainInt8 : public rt::OpKernel {
   // last_with_act: a copy of the project (or of the ADD) with the activation of a standalone
   // clamp op after the chain (act_suffix, e.g. "+relu"), which project.op (add_op) then points at.
   // pad: a PAD of the depthwise layer's input rows and columns (MatchSpatialPad), its padding.
+  // residual_other: the ADD's other operand is the op's last input, not the chain's input.
   DwChainInt8(std::optional<Pointwise8> expand, const Operator* dw_op, int dw_index, Pointwise8 project,
-              const Operator* add_op, bool uint8, bool vbmi, std::unique_ptr<Operator> last_with_act,
+              const Operator* add_op, bool residual_other, bool uint8, bool vbmi, std::unique_ptr<Operator> last_with_act,
               std::string act_suffix, std::optional<SpatialPad> pad)
       : expand_(std::move(expand)), dw_op_(dw_op), dw_index_(dw_index), project_(std::move(project)), add_op_(add_op),
-        uint8_(uint8), vbmi_(vbmi), last_with_act_(std::move(last_with_act)), act_suffix_(std::move(act_suffix)),
-        pad_(pad) {}
+        residual_other_(residual_other), uint8_(uint8), vbmi_(vbmi), last_with_act_(std::move(last_with_act)),
+        act_suffix_(std::move(act_suffix)), pad_(pad) {}
 
   Status Prepare(rt::KernelContext& ctx) override {
     const rt::RtTensor* in = ctx.input(0);
@@ -246,8 +253,11 @@ class DwChainInt8 : public rt::OpKernel {
     if (pww->dim(3) != c)
       return ctx.Error("the depthwise output's " + std::to_string(c) + " channels do not match the projection weights " +
                        Describe(*pww));
-    if (add_op_ && (g.out_h != h || g.out_w != w || cout_ != cin))
-      return ctx.Error("the residual ADD of input " + Describe(*in) + " needs an output of the same shape, not [" +
+    const int res_index = residual_other_ ? ctx.num_inputs() - 1 : 0;
+    const rt::RtTensor* res = ctx.input(res_index);
+    if (add_op_ && (res->rank() != 4 || res->dim(0) != batch || g.out_h != res->dim(1) || g.out_w != res->dim(2) ||
+                    cout_ != res->dim(3)))
+      return ctx.Error("the residual ADD of " + Describe(*res) + " needs an output of the same shape, not [" +
                        std::to_string(batch) + "," + std::to_string(g.out_h) + "," + std::to_string(g.out_w) + "," +
                        std::to_string(cout_) + "]");
     RETURN_IF_ERROR(ctx.SetOutputShape(0, {batch, g.out_h, g.out_w, cout_}));
@@ -265,7 +275,7 @@ class DwChainInt8 : public rt::OpKernel {
       if (!AddParams(*actx.input(0), *actx.input(1), *actx.output(0),
                      o ? o->fused_activation_function : tflite::ActivationFunctionType_NONE, &add_))
         return actx.Error("the residual ADD's scales are outside what the fused int8 chain computes");
-      residual_first_ = add_op_->inputs[0] == ctx.input_index(0);
+      residual_first_ = add_op_->inputs[0] == ctx.input_index(res_index);
       add_avx512_ = qbin::AddSubAvx512Applies(add_);
       add_linear_ = !add_avx512_ ? qbin::AddSubLinear512()
                     : uint8_      ? qbin::PlanAddSubLinear512<uint8_t>(add_, vbmi_)
@@ -395,21 +405,22 @@ class DwChainInt8 : public rt::OpKernel {
     const int rows = g.batches * g.out_h;
     const T* x = ctx.input(0)->data_as<T>();
     const int64_t x_elements = ctx.input(0)->num_elements();
+    const T* r = residual_other_ ? ctx.input(ctx.num_inputs() - 1)->data_as<T>() : x;
     T* y = ctx.output(0)->data_as<T>();
     rt::ThreadPool& pool = ctx.threads();
     // One contiguous share of rows per thread, in row order, with the buffers of its slot (the
     // threads of now: one while the interpreter runs the op alone, ThreadPool::SetSerial).
     const int tasks = std::min(pool.num_threads(), rows);
     RunTasks(&pool, tasks, [&](int64_t t) {
-      RunRows<T>(x, x_elements, y, pool.SlotScratch(static_cast<int>(t)), static_cast<int>(rows * t / tasks),
+      RunRows<T>(x, x_elements, r, y, pool.SlotScratch(static_cast<int>(t)), static_cast<int>(rows * t / tasks),
                  static_cast<int>(rows * (t + 1) / tasks));
     });
     return Status::Ok();
   }
 
-  // Output rows [r0, r1) of the batch·out_h rows, with the buffers at `slot`.
+  // Output rows [r0, r1) of the batch·out_h rows, with the buffers at `slot`; r: the residual.
   template <typename T>
-  void RunRows(const T* x, int64_t x_elements, T* y, uint8_t* slot, int r0, int r1) const {
+  void RunRows(const T* x, int64_t x_elements, const T* r, T* y, uint8_t* slot, int r0, int r1) const {
     const dwq::Geom& g = plan_.g;
     const bool uint8 = std::is_same_v<T, uint8_t>;
     uint8_t* ring = slot;
@@ -446,8 +457,8 @@ class DwChainInt8 : public rt::OpKernel {
       const int64_t pixels = int64_t{o1 - o0} * g.out_w;
       T* yb = y + static_cast<int64_t>(o0) * g.out_w * cout_;
       Gemm(project_, d_buf, c, uint8, pixels, a_buf, row_term, yb, cout_);
-      if (add_op_) {  // input and output have one shape: the band's pixels are the same in both
-        const T* xb = x + static_cast<int64_t>(o0) * g.out_w * cout_;
+      if (add_op_) {  // residual and output have one shape: the band's pixels are the same in both
+        const T* xb = r + static_cast<int64_t>(o0) * g.out_w * cout_;
         const T* first = residual_first_ ? xb : yb;
         const T* second = residual_first_ ? yb : xb;
         const int64_t n = pixels * cout_;
@@ -464,6 +475,7 @@ class DwChainInt8 : public rt::OpKernel {
   int dw_index_;
   Pointwise8 project_;
   const Operator* add_op_;  // null: no residual
+  bool residual_other_;     // the residual is the op's last input (else the chain's input)
   bool uint8_;
   bool vbmi_;
   std::unique_ptr<Operator> last_with_act_;
@@ -474,7 +486,7 @@ class DwChainInt8 : public rt::OpKernel {
   QuantBinaryParams add_;
   bool add_avx512_ = false;
   qbin::AddSubLinear512 add_linear_;
-  bool residual_first_ = false;  // the ADD's input 0 is the chain's input
+  bool residual_first_ = false;  // the ADD's input 0 is the residual
   int cout_ = 0;
   int band_rows_ = 1;
   size_t slot_bytes_ = 0;
@@ -508,7 +520,8 @@ rt::FusedRun MatchDwChainInt8(const rt::KernelCreateContext& cc, const rt::Fusio
   if (!MatchPointwiseQuant(ContextOf(cc, proj), type)) return run;
   if (ChainInnerElements(s, i, first_dw) < static_cast<int64_t>(limits.min_inner_bytes)) return run;  // 1 byte each
   const int add = NextOp(cc, proj);
-  const bool residual = MatchResidualQuant(cc, proj, add, s.ops[i].inputs[0], type);
+  int32_t residual_other = -1;
+  const bool residual = MatchResidualQuant(cc, i, proj, add, s.ops[i].inputs[0], type, &residual_other);
   const int last = residual ? add : proj;
   // A standalone RELU / RELU6 / RELU_N1_TO_1 after the chain with its input's quantization: the
   // clamp of the chain's last step when that has none (as in MatchDwChainF32), computed by a copy
@@ -527,6 +540,7 @@ rt::FusedRun MatchDwChainInt8(const rt::KernelCreateContext& cc, const rt::Fusio
   run.op = ChainOp(s, i, first_dw, proj, out_op,
                    std::string(expand ? "FUSED_PW_DW_PW_" : "FUSED_DW_PW_") + (type == DType::kUInt8 ? "UINT8" : "INT8"),
                    expand);
+  if (residual_other >= 0) run.op->inputs.push_back(residual_other);
   run.num_ops = out_op + 1 - i;
   run.ops = ChainOps(i, first_dw, proj, last, last_with_act ? act_op : -1, pad_op);
   std::optional<Pointwise8> e;
@@ -541,7 +555,7 @@ rt::FusedRun MatchDwChainInt8(const rt::KernelCreateContext& cc, const rt::Fusio
   const Operator* add_op = !residual ? nullptr : last_with_act ? last_with_act.get() : &s.ops[add];
   const std::string suffix = last_with_act ? std::string("+") + act_name : "";
   run.kernel = std::make_unique<DwChainInt8>(std::move(e), &s.ops[first_dw], first_dw, std::move(project), add_op,
-                                             type == DType::kUInt8, cc.cpu.avx512vbmi, std::move(last_with_act), suffix,
+                                             residual_other >= 0, type == DType::kUInt8, cc.cpu.avx512vbmi, std::move(last_with_act), suffix,
                                              pad);
   return run;
 }

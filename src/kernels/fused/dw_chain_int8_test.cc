@@ -35,6 +35,9 @@ struct Int8ChainCase {
   // A PAD of rows and columns (top, bottom, left, right) before the depthwise op, then VALID
   // over the padded size (padding must say VALID); pad[0] < 0: none.
   std::array<int, 4> pad = {-1, 0, 0, 0};
+  // residual: the ADD's other operand is a second model input of the output's shape (its own
+  // scale), not the block's input.
+  bool residual_other = false;
   bool TrailingFuses() const { return trailing != 0 && !(residual && add_swapped); }
   std::string Name() const {
     char buf[280];
@@ -44,6 +47,7 @@ struct Int8ChainCase {
                   trailing ? " then " : "",
                   trailing ? tflite::EnumNameBuiltinOperator(static_cast<tflite::BuiltinOperator>(trailing)) : "");
     std::string name = buf;
+    if (residual_other) name += " (residual: another input)";
     if (pad[0] >= 0)
       name += " pad " + std::to_string(pad[0]) + "," + std::to_string(pad[1]) + "," + std::to_string(pad[2]) + "," +
               std::to_string(pad[3]);
@@ -139,7 +143,8 @@ Graph MakeInt8Chain(const Int8ChainCase& c, uint64_t seed, DType type = DType::k
     auto z = b.Tensor("z", type, {c.batch, oh, ow, c.cout}, Quant(kScale * 1.5f, zp(rng)));
     tflite::AddOptionsT ao;
     if (c.add_swapped) ao.fused_activation_function = tflite::ActivationFunctionType_RELU6;
-    b.Op(tflite::BuiltinOperator_ADD, c.add_swapped ? std::vector<int32_t>{x, y} : std::vector<int32_t>{y, x}, {z}, ao);
+    const int32_t r = c.residual_other ? b.Input("r", type, {c.batch, oh, ow, c.cout}, Quant(kScale * 0.8f, zp(rng))) : x;
+    b.Op(tflite::BuiltinOperator_ADD, c.add_swapped ? std::vector<int32_t>{r, y} : std::vector<int32_t>{y, r}, {z}, ao);
     y = z;
   }
   if (c.trailing) {
@@ -171,6 +176,11 @@ Result RunInt8Chain(const std::shared_ptr<const rt::Model>& model, const std::ve
   std::vector<uint8_t> other(x.size());
   for (size_t i = 0; i < x.size(); ++i) other[i] = static_cast<uint8_t>(~x[i]);
   std::memcpy((*interp)->input(0)->data, other.data(), other.size());
+  // Further inputs (a residual): fixed bytes from the first input's.
+  for (int k = 1; k < (*interp)->num_inputs(); ++k) {
+    rt::RtTensor* in = (*interp)->input(k);
+    for (size_t e = 0; e < in->bytes; ++e) static_cast<uint8_t*>(in->data)[e] = static_cast<uint8_t>(x[(e * 7 + k) % x.size()] * 5 + 3);
+  }
   EXPECT_TRUE((*interp)->Invoke().ok());
   std::memcpy((*interp)->input(0)->data, x.data(), x.size());
   Status st = (*interp)->Invoke();
@@ -241,6 +251,13 @@ std::vector<Int8ChainCase> Cases() {
       {2, 17, 13, 8, 0, 12, 3, 2, 1, P::Padding_VALID, NONE, false, false, false, 0, {1, 1, 1, 1}},
       {1, 19, 23, 8, 24, 9, 3, 1, 1, P::Padding_VALID, R6, false, false, false, tflite::BuiltinOperator_RELU, {0, 2, 1, 0}},
       {1, 150, 40, 8, 48, 8, 5, 1, 1, P::Padding_VALID, R6, true, false, false, 0, {2, 2, 2, 2}},
+      // The residual ADD of another tensor (its own scale; as MediaPipe's face detectors, once
+      // quantized): no expansion with a trailing RELU, a stride-2 chain over several bands with the
+      // ADD's input first, an expansion.
+      {1, 19, 17, 8, 0, 32, 3, 1, 1, P::Padding_SAME, NONE, true, false, false, tflite::BuiltinOperator_RELU,
+       {-1, 0, 0, 0}, true},
+      {2, 150, 40, 8, 0, 24, 3, 2, 1, P::Padding_SAME, NONE, true, true, false, 0, {-1, 0, 0, 0}, true},
+      {1, 23, 11, 6, 24, 10, 3, 1, 1, P::Padding_SAME, R6, true, false, false, 0, {-1, 0, 0, 0}, true},
   };
 }
 

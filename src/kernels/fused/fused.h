@@ -142,6 +142,10 @@ bool ConstantPaddings(const rt::KernelCreateContext& cc, size_t rank, std::vecto
 // output) and tensor x, in either order, y, x and the sum of one type and one static shape: a
 // chain's residual connection.
 bool ResidualAdd(const Subgraph& s, int producer, int add, int32_t x);
+// The tensor a chain from op i to op `producer` adds in the residual ADD `add`: x (the chain's
+// input) when ResidualAdd(s, producer, add, x) holds, else the ADD's other operand when it holds
+// for that one and it is computed before op i (or is an input or a constant); -1: none.
+int32_t ResidualOperand(const Subgraph& s, int i, int producer, int add, int32_t x);
 
 // A PAD of rows and columns before a chain's depthwise op (top, bottom, left, right), taken as
 // the depthwise filter's explicit padding.
