@@ -89,6 +89,14 @@ rt::FusedRun MatchChannelPadAddF32(const rt::KernelCreateContext& cc, const rt::
 void ChannelPadAddAvx512(const float* x, int cin, const float* full, int c, bool padded_first, float* out,
                          int64_t pixels, gemm::MinMax mm);
 
+// A float32 same-shape ADD read only by the PRELU right after it, whose alpha has one value per
+// channel: one pass, the same sum and product (add_prelu_f32.cc; AVX-512 CPUs). Shown as
+// "fused/add+prelu/f32/avx512".
+rt::FusedRun MatchAddPreluF32(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
+// Its loop over `pixels` rows of c channels: s = clamp(a + b); out = s >= 0 ? s : s * alpha[c].
+void AddPreluAvx512(const float* a, const float* b, const float* alpha, int c, float* out, int64_t pixels,
+                    gemm::MinMax mm);
+
 // A fused run computed by the kernel of one of its ops, made for a rewritten copy of that op (the
 // activation fusion, the PAD folding), shown as prefix + that kernel's variant + suffix.
 class RenamedKernel final : public rt::OpKernel {

@@ -14,6 +14,7 @@
 
 #include "graph/builder.h"
 #include "runtime/cpu.h"
+#include "kernels/fused/fused_test_util.h"
 #include "runtime/interpreter.h"
 
 namespace edgeopt {
@@ -80,32 +81,6 @@ Graph MakePadAdd(const PadAddCase& c) {
   return b.Finish();
 }
 
-struct Result {
-  std::vector<std::vector<uint8_t>> outs;
-  std::string first_variant;
-};
-
-Result RunPadAdd(const std::shared_ptr<const rt::Model>& model, const std::vector<std::vector<float>>& inputs, int threads,
-           bool fuse) {
-  Result r;
-  rt::InterpreterOptions io;
-  io.num_threads = threads;
-  io.fuse_ops = fuse;
-  auto interp = rt::Interpreter::Create(model, io);
-  EXPECT_TRUE(interp.ok()) << interp.status().ToString();
-  if (!interp.ok()) return r;
-  for (size_t k = 0; k < inputs.size(); ++k)
-    std::memcpy((*interp)->input(static_cast<int>(k))->data, inputs[k].data(), inputs[k].size() * sizeof(float));
-  const Status st = (*interp)->Invoke();
-  EXPECT_TRUE(st.ok()) << st.ToString();
-  for (int k = 0; k < (*interp)->num_outputs(); ++k) {
-    const rt::RtTensor* o = (*interp)->output(k);
-    r.outs.emplace_back(o->data, o->data + o->bytes);
-  }
-  r.first_variant = (*interp)->ops().front().variant;
-  return r;
-}
-
 TEST(FusedChannelPadAddF32, MatchesUnfusedBitForBit) {
   if (!rt::CpuHardware().has_avx512()) GTEST_SKIP() << "no AVX-512: the channel PAD + ADD fusion runs only there";
   using A = tflite::ActivationFunctionType;
@@ -126,27 +101,20 @@ TEST(FusedChannelPadAddF32, MatchesUnfusedBitForBit) {
       {{1, 5, 5, 8}, 16, true, A::ActivationFunctionType_NONE, 0, false, false, false, true},
   };
   std::mt19937 rng(5);
-  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
   for (const PadAddCase& c : cases) {
     auto model = rt::Model::FromGraph(MakePadAdd(c));
     ASSERT_TRUE(model.ok()) << c.Name() << ": " << model.status().ToString();
-    std::vector<std::vector<float>> inputs;
-    for (int k = 0; k < 2; ++k) {
-      int64_t n = 1;
-      const auto& g = (*model)->graph().main();
-      for (int32_t d : g.tensors[g.inputs[k]].shape) n *= d;
-      std::vector<float> v(static_cast<size_t>(n));
-      for (float& e : v) e = u(rng);
-      // Signed zeros: -0.0 + the PAD's +0.0 must give +0.0, as the two ops do.
+    auto inputs = testing::RandomFloatInputs(**model, rng, -2.0f, 2.0f);
+    // Signed zeros: -0.0 + the PAD's +0.0 must give +0.0, as the two ops do.
+    for (std::vector<float>& v : inputs)
       for (size_t e = 0; e < v.size(); e += 3) v[e] = -0.0f;
-      inputs.push_back(std::move(v));
-    }
     for (int threads : {1, 2}) {
       const std::string what = c.Name() + " threads " + std::to_string(threads);
-      const Result fused = RunPadAdd(*model, inputs, threads, true), plain = RunPadAdd(*model, inputs, threads, false);
-      EXPECT_EQ(fused.first_variant.rfind("fused/pad+add/f32/avx512", 0) == 0, c.Fuses()) << what << ": " << fused.first_variant;
+      const auto fused = testing::RunWithFusion(*model, inputs, threads, true);
+      const auto plain = testing::RunWithFusion(*model, inputs, threads, false);
+      EXPECT_EQ(fused.variants.front().rfind("fused/pad+add/f32/avx512", 0) == 0, c.Fuses()) << what << ": " << fused.variants.front();
       if (c.Fuses()) {
-        EXPECT_EQ(fused.first_variant.find("+relu") != std::string::npos, c.trailing != 0) << what << ": " << fused.first_variant;
+        EXPECT_EQ(fused.variants.front().find("+relu") != std::string::npos, c.trailing != 0) << what << ": " << fused.variants.front();
       }
       ASSERT_EQ(fused.outs.size(), plain.outs.size()) << what;
       for (size_t k = 0; k < plain.outs.size(); ++k) EXPECT_EQ(fused.outs[k], plain.outs[k]) << what << " output " << k;

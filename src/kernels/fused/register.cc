@@ -12,6 +12,7 @@ void RegisterFusions(rt::OpRegistry& r) {
   r.AddFusion(fused::MatchSilu);
   r.AddFusion(fused::MatchPadIntoConv);
   r.AddFusion(fused::MatchChannelPadAddF32);
+  r.AddFusion(fused::MatchAddPreluF32);
 }
 
 }  // namespace edgeopt::kernels
