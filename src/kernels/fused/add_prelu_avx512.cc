@@ -53,6 +53,18 @@ void Run(const float* a, const float* b, const float* alpha, int c, float* out, 
 
 }  // namespace
 
+void PreluChannelsAvx512(float* x, const float* alpha, int c, int64_t pixels) {
+  const __m512 zero = _mm512_setzero_ps();
+  for (int64_t p = 0; p < pixels; ++p, x += c) {
+    for (int j = 0; j < c; j += 16) {
+      const __mmask16 valid = Avx512F32::TailMask(std::min(16, c - j));
+      const __m512 v = _mm512_maskz_loadu_ps(valid, x + j);
+      const __mmask16 neg = static_cast<__mmask16>(~_mm512_cmp_ps_mask(v, zero, _CMP_GE_OQ));
+      _mm512_mask_storeu_ps(x + j, valid, _mm512_mask_mul_ps(v, neg, v, _mm512_maskz_loadu_ps(valid, alpha + j)));
+    }
+  }
+}
+
 void AddPreluAvx512(const float* a, const float* b, const float* alpha, int c, float* out, int64_t pixels,
                     gemm::MinMax mm) {
   const __m512 lo = _mm512_set1_ps(mm.min), hi = _mm512_set1_ps(mm.max);

@@ -56,6 +56,24 @@ class AddPreluF32 final : public rt::OpKernel {
 
 }  // namespace
 
+bool ChannelPreluAfter(const rt::KernelCreateContext& cc, int producer, int prelu) {
+  const Subgraph& s = cc.subgraph;
+  if (prelu >= static_cast<int>(s.ops.size()) || s.ops[producer].outputs.size() != 1) return false;
+  const Operator& p = s.ops[prelu];
+  const int32_t x = s.ops[producer].outputs[0];
+  if (p.code != tflite::BuiltinOperator_PRELU || p.inputs.size() != 2 || p.outputs.size() != 1 || p.inputs[0] != x ||
+      !PrivateLink(s, producer, prelu))
+    return false;
+  const Tensor& in = s.tensors[x];
+  const Tensor& alpha = s.tensors[p.inputs[1]];
+  const Tensor& y = s.tensors[p.outputs[0]];
+  if (!IsFloat32(&in) || in.shape.empty() || !IsFloat32(&alpha) || !IsFloat32(&y) || y.shape != in.shape) return false;
+  const int32_t c = in.shape.back();
+  // alpha: a constant, or folded from constants (a float16 DEQUANTIZE, often right between the two ops).
+  return alpha.num_elements() == c && (alpha.shape.empty() || alpha.shape.back() == c) &&
+         ConstantOrFolded(ContextOf(cc, prelu), 1);
+}
+
 rt::FusedRun MatchAddPreluF32(const rt::KernelCreateContext& cc, const rt::FusionLimits& /*limits*/) {
   rt::FusedRun run;
   if (cc.reference_only || !cc.cpu.has_avx512() || cc.op.code != tflite::BuiltinOperator_ADD || cc.num_inputs() != 2 ||
@@ -74,18 +92,8 @@ rt::FusedRun MatchAddPreluF32(const rt::KernelCreateContext& cc, const rt::Fusio
   if (!FusedMinMax(o ? o->fused_activation_function : tflite::ActivationFunctionType_NONE, &mm)) return run;
   // The PRELU right after it, the sum its only reader.
   const int prelu = NextOp(cc, i);
-  if (prelu >= static_cast<int>(s.ops.size())) return run;
+  if (!ChannelPreluAfter(cc, i, prelu)) return run;
   const Operator& p = s.ops[prelu];
-  if (p.code != tflite::BuiltinOperator_PRELU || p.inputs.size() != 2 || p.outputs.size() != 1 ||
-      p.inputs[0] != cc.op.outputs[0] || !PrivateLink(s, i, prelu))
-    return run;
-  const Tensor& alpha = s.tensors[p.inputs[1]];
-  const Tensor& y = s.tensors[p.outputs[0]];
-  const int32_t c = a->shape.back();
-  // alpha: a constant, or folded from constants (a float16 DEQUANTIZE, often right between the two ops).
-  if (!IsFloat32(&alpha) || !IsFloat32(&y) || y.shape != a->shape || alpha.num_elements() != c ||
-      (!alpha.shape.empty() && alpha.shape.back() != c) || !ConstantOrFolded(ContextOf(cc, prelu), 1))
-    return run;
   auto op = std::make_unique<Operator>();
   op->code = tflite::BuiltinOperator_CUSTOM;
   op->custom_code = "FUSED_ADD_PRELU";

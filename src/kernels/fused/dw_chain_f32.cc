@@ -170,10 +170,11 @@ class DwChainF32 : public rt::OpKernel {
   // residual: the output is the ADD's (project + input).
   // pad: a PAD of zeros on the depthwise layer's input rows and columns (after the expansion, or
   // the op the chain starts with), taken as the depthwise filter's explicit padding.
+  // prelu: a per-channel PRELU after the last step (its alpha the op's last input; AVX-512).
   DwChainF32(std::optional<Pointwise> expand, std::optional<ConvExpand> conv, Depthwise dw, Pointwise project,
-             std::optional<Residual> residual, std::string act_suffix, std::optional<SpatialPad> pad)
+             std::optional<Residual> residual, std::string act_suffix, std::optional<SpatialPad> pad, bool prelu)
       : expand_(std::move(expand)), conv_(std::move(conv)), dw_(std::move(dw)), project_(std::move(project)),
-        residual_(residual), act_suffix_(std::move(act_suffix)), pad_(pad) {}
+        residual_(residual), act_suffix_(std::move(act_suffix)), pad_(pad), prelu_(prelu) {}
 
   Status Prepare(rt::KernelContext& ctx) override {
     const rt::RtTensor* in = ctx.input(0);
@@ -224,6 +225,13 @@ class DwChainF32 : public rt::OpKernel {
       return ctx.Error("the residual ADD of " + Describe(*res) + " needs an output of the same shape, not [" +
                        std::to_string(batch) + "," + std::to_string(g.oh) + "," + std::to_string(g.ow) + "," +
                        std::to_string(cout_) + "]");
+    if (prelu_) {
+      prelu_input_ = ctx.num_inputs() - 1;
+      const rt::RtTensor* alpha = ctx.input(prelu_input_);
+      if (alpha->num_elements() != cout_)
+        return ctx.Error("the PRELU's alpha " + Describe(*alpha) + " is not one value per output channel (" +
+                         std::to_string(cout_) + ")");
+    }
     RETURN_IF_ERROR(ctx.SetOutputShape(0, {batch, g.oh, g.ow, cout_}));
 
     PackAll(ctx);  // weights that constant folding has not produced yet: at the first Invoke
@@ -250,9 +258,10 @@ class DwChainF32 : public rt::OpKernel {
     rt::ThreadPool& pool = ctx.threads();
     const int tasks = std::min(pool.num_threads(), rows);
     const float* r = residual_ ? ResidualTensor(ctx)->data_as<float>() : nullptr;
+    const float* alpha = prelu_ ? ctx.input(ctx.num_inputs() - 1)->data_as<float>() : nullptr;
     RunTasks(&pool, tasks, [&](int64_t t) {
       float* slot = reinterpret_cast<float*>(pool.SlotScratch(static_cast<int>(t)));
-      RunRows(x, r, y, slot, static_cast<int>(rows * t / tasks), static_cast<int>(rows * (t + 1) / tasks));
+      RunRows(x, r, alpha, y, slot, static_cast<int>(rows * t / tasks), static_cast<int>(rows * (t + 1) / tasks));
     });
     return Status::Ok();
   }
@@ -261,7 +270,7 @@ class DwChainF32 : public rt::OpKernel {
   // (".../kpair").
   std::string variant() const override {
     std::string v = std::string("fused/") + (conv_ ? "conv+" : expand_ ? "pw+" : "") + (pad_ ? "pad+" : "") + "dw+pw" +
-                    (residual_ ? "+add" : "") + act_suffix_ + "/f32/" + dw_.vec->isa;
+                    (residual_ ? "+add" : "") + act_suffix_ + (prelu_ ? "+prelu" : "") + "/f32/" + dw_.vec->isa;
     for (const Pointwise* pw : {expand_ ? &*expand_ : nullptr, &project_}) {
       const std::string isa = pw ? pw->uk->isa : "";
       const size_t slash = isa.find('/');
@@ -277,7 +286,8 @@ class DwChainF32 : public rt::OpKernel {
   }
   // Once packed, only the input and the residual (the input, or the last input) are read.
   bool ReadsInputAtInvoke(int input) const override {
-    return input == 0 || (residual_ && residual_->other && input == residual_input_) || !Packed();
+    return input == 0 || (residual_ && residual_->other && input == residual_input_) ||
+           (prelu_ && input == prelu_input_) || !Packed();
   }
   size_t PackedBytes() const override {
     size_t n = dw_.packed ? dw_.packed->bytes() : 0;
@@ -389,13 +399,13 @@ class DwChainF32 : public rt::OpKernel {
   // The tensor the residual ADD adds: the chain's input, or the op's last input.
   const rt::RtTensor* ResidualTensor(rt::KernelContext& ctx) {
     if (!residual_->other) return ctx.input(0);
-    residual_input_ = ctx.num_inputs() - 1;
+    residual_input_ = ctx.num_inputs() - 1 - (prelu_ ? 1 : 0);  // before the PRELU's alpha
     return ctx.input(residual_input_);
   }
 
-  // Output rows [r0, r1) of the batch·oh rows, with the buffers at `slot`; r: the residual (null
-  // without one).
-  void RunRows(const float* x, const float* r, float* y, float* slot, int r0, int r1) const {
+  // Output rows [r0, r1) of the batch·oh rows, with the buffers at `slot`; r: the residual, alpha:
+  // the trailing PRELU's (null without them).
+  void RunRows(const float* x, const float* r, const float* alpha, float* y, float* slot, int r0, int r1) const {
     const dwconv::Geometry& g = g_;
     float* e_buf = slot + EMargin();
     float* d_buf = e_buf + RoundUp(BufferFloats(band_rows_).first);
@@ -433,9 +443,15 @@ class DwChainF32 : public rt::OpKernel {
       float* yb = y + static_cast<size_t>(o0) * g.ow * cout_;
       gemm::Gemm(*project_.uk, nullptr, static_cast<size_t>(o1 - o0) * g.ow, d_buf, g.c, *project_.packed, yb, cout_,
                  project_.mm);
-      if (residual_)  // residual and output have one shape: the band's pixels are the same in both
+      const int64_t band_px = int64_t{o1 - o0} * g.ow;
+      // Residual and output have one shape: the band's pixels are the same in both.
+      if (residual_ && alpha)
+        AddPreluAvx512(yb, r + static_cast<size_t>(o0) * g.ow * cout_, alpha, cout_, yb, band_px, residual_->mm);
+      else if (residual_)
         residual_->run(binary::Op::kAdd, yb, false, r + static_cast<size_t>(o0) * g.ow * cout_, false, yb,
-                       static_cast<size_t>(o1 - o0) * g.ow * cout_, residual_->mm);
+                       static_cast<size_t>(band_px) * cout_, residual_->mm);
+      else if (alpha)
+        PreluChannelsAvx512(yb, alpha, cout_, band_px);
       o0 = o1;
     }
   }
@@ -457,6 +473,8 @@ class DwChainF32 : public rt::OpKernel {
   int residual_input_ = -1;  // residual_->other: the op's input it is
   std::string act_suffix_;  // "+relu" etc.: a trailing activation op taken into the last step's clamp
   std::optional<SpatialPad> pad_;
+  bool prelu_ = false;
+  int prelu_input_ = -1;  // prelu_: the op's input its alpha is
   dwconv::Geometry g_;
   int cout_ = 0;
   int band_rows_ = 1;
@@ -684,13 +702,18 @@ rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::Fusion
   const bool with_act = last_act == tflite::ActivationFunctionType_NONE && ClampAfter(s, last, act_op, &act, &act_name) &&
                         FusedMinMax(act, &act_mm);
   if (with_act) (residual ? residual->mm : project.mm) = act_mm;
-  run.op = ChainOp(s, i, first_dw, proj, with_act ? act_op : last,
+  // A per-channel PRELU after the chain (MediaPipe's face landmark models end blocks with it),
+  // applied band by band to the last step's rows (AVX-512).
+  const int prelu_op = !with_act && cc.cpu.has_avx512() && ChannelPreluAfter(cc, last, act_op) ? act_op : -1;
+  const int out_op = with_act || prelu_op >= 0 ? act_op : last;
+  run.op = ChainOp(s, i, first_dw, proj, out_op,
                    conv ? "FUSED_CONV_DW_PW" : expand ? "FUSED_PW_DW_PW" : "FUSED_DW_PW", expand.has_value());
   if (residual_other >= 0) run.op->inputs.push_back(residual_other);
-  run.num_ops = (with_act ? act_op : last) + 1 - i;
-  run.ops = ChainOps(i, first_dw, proj, last, with_act ? act_op : -1, pad_op);
+  if (prelu_op >= 0) run.op->inputs.push_back(s.ops[prelu_op].inputs[1]);
+  run.num_ops = out_op + 1 - i;
+  run.ops = ChainOps(i, first_dw, proj, last, out_op != last ? out_op : -1, pad_op);
   run.kernel = std::make_unique<DwChainF32>(std::move(expand), std::move(conv), std::move(dw), std::move(project),
-                                            residual, with_act ? std::string("+") + act_name : "", pad);
+                                            residual, with_act ? std::string("+") + act_name : "", pad, prelu_op >= 0);
   return run;
 }
 

@@ -46,7 +46,12 @@ struct ChainCase {
   // residual: the ADD's other operand is a second model input of the output's shape, not the
   // block's input (MediaPipe's face detectors: a block input added after two chains).
   bool residual_other = false;
-  bool TrailingFuses() const { return trailing != 0 && !(residual && add_swapped); }
+  // A trailing clamp joins the last step's clamp when that has none.
+  bool TrailingFuses() const {
+    return trailing != 0 && trailing != tflite::BuiltinOperator_PRELU && !(residual && add_swapped);
+  }
+  // A trailing PRELU (one alpha per channel) joins on AVX-512 when no clamp did.
+  bool PreluFuses(const rt::CpuFeatures& cpu) const { return trailing == tflite::BuiltinOperator_PRELU && cpu.has_avx512(); }
   std::string Name() const {
     char buf[280];
     std::snprintf(buf, sizeof buf, "b%d %dx%dx%d expand %d (%dx%d s%d) -> %d k%d s%d d%d %s act%d%s", batch, h, w, cin,
@@ -130,7 +135,10 @@ Graph MakeChain(const ChainCase& c, uint64_t seed) {
   }
   if (c.trailing) {
     auto z = b.Tensor("act", DType::kFloat32, {c.batch, oh, ow, c.cout});
-    b.Op(static_cast<tflite::BuiltinOperator>(c.trailing), {y}, {z});
+    if (c.trailing == tflite::BuiltinOperator_PRELU)
+      b.Op(tflite::BuiltinOperator_PRELU, {y, weights("alpha", {1, 1, c.cout})}, {z});
+    else
+      b.Op(static_cast<tflite::BuiltinOperator>(c.trailing), {y}, {z});
     y = z;
   }
   b.Output(y);
@@ -259,6 +267,14 @@ std::vector<ChainCase> Cases() {
        {-1, 0, 0, 0}, true},
       {2, 150, 40, 8, 0, 24, 3, 2, 1, P::Padding_SAME, NONE, true, 1, 1, true, false, 0, {-1, 0, 0, 0}, true},
       {1, 23, 11, 6, 24, 10, 3, 1, 1, P::Padding_SAME, R6, true, 1, 1, false, false, 0, {-1, 0, 0, 0}, true},
+      // A trailing PRELU with one alpha per channel (MediaPipe's face landmark models): after a
+      // residual ADD over several bands (float16 alpha through a DEQUANTIZE), after the project,
+      // after a residual of another tensor, over channels that are not a multiple of 16.
+      {1, 150, 40, 16, 0, 16, 3, 1, 1, P::Padding_SAME, NONE, true, 1, 1, false, true, tflite::BuiltinOperator_PRELU},
+      {2, 17, 13, 5, 24, 7, 3, 2, 1, P::Padding_SAME, R6, false, 1, 1, false, false, tflite::BuiltinOperator_PRELU},
+      {1, 19, 17, 8, 0, 32, 3, 1, 1, P::Padding_SAME, NONE, true, 1, 1, false, false, tflite::BuiltinOperator_PRELU,
+       {-1, 0, 0, 0}, true},
+      {1, 20, 20, 4, 20, 21, 3, 1, 1, P::Padding_SAME, NONE, false, 1, 1, false, false, tflite::BuiltinOperator_PRELU},
   };
   return v;
 }
@@ -288,6 +304,8 @@ TEST(FusedDwChainF32, MatchesUnfused) {
         // The residual ADD runs inside the chain (a residual needs the input's shape out).
         EXPECT_EQ(fused.first_variant.find("+add") != std::string::npos, c.residual) << what << ": " << fused.first_variant;
         EXPECT_EQ(fused.first_variant.find("+relu") != std::string::npos, c.TrailingFuses())
+            << what << ": " << fused.first_variant;
+        EXPECT_EQ(fused.first_variant.find("+prelu") != std::string::npos, c.PreluFuses(cpu))
             << what << ": " << fused.first_variant;
         EXPECT_EQ(fused.first_variant.find("pad+dw") != std::string::npos, c.pad[0] >= 0)
             << what << ": " << fused.first_variant;

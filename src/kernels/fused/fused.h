@@ -93,6 +93,11 @@ void ChannelPadAddAvx512(const float* x, int cin, const float* full, int c, bool
 // channel: one pass, the same sum and product (add_prelu_f32.cc; AVX-512 CPUs). Shown as
 // "fused/add+prelu/f32/avx512".
 rt::FusedRun MatchAddPreluF32(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
+// Op `prelu` is a float32 PRELU of the output of op `producer` alone (PrivateLink), of its shape,
+// with one alpha per channel, constant or folded from constants.
+bool ChannelPreluAfter(const rt::KernelCreateContext& cc, int producer, int prelu);
+// In place over `pixels` rows of c channels: x = x >= 0 ? x : x * alpha[c] (AVX-512).
+void PreluChannelsAvx512(float* x, const float* alpha, int c, int64_t pixels);
 // Its loop over `pixels` rows of c channels: s = clamp(a + b); out = s >= 0 ? s : s * alpha[c].
 void AddPreluAvx512(const float* a, const float* b, const float* alpha, int c, float* out, int64_t pixels,
                     gemm::MinMax mm);
