@@ -9,30 +9,27 @@
 namespace edgeopt::kernels::fused {
 namespace {
 
-// s = clamp(a + b) (kClamp), then s * alpha where s is not >= 0 (NaN included: NaN * alpha is
-// NaN, as the reference's select).
+// s * alpha where s is not >= 0 (NaN included: NaN * alpha is NaN, as the reference's select).
+inline __m512 Prelu(__m512 s, __m512 alpha) {
+  const __mmask16 neg = static_cast<__mmask16>(~_mm512_cmp_ps_mask(s, _mm512_setzero_ps(), _CMP_GE_OQ));
+  return _mm512_mask_mul_ps(s, neg, s, alpha);
+}
+
+// Prelu(clamp(a + b)) (the clamp for kClamp).
 template <bool kClamp>
 inline __m512 AddPrelu(__m512 a, __m512 b, __m512 alpha, __m512 lo, __m512 hi) {
   __m512 s = _mm512_add_ps(a, b);
   if constexpr (kClamp) s = _mm512_min_ps(hi, _mm512_max_ps(lo, s));
-  const __mmask16 neg = static_cast<__mmask16>(~_mm512_cmp_ps_mask(s, _mm512_setzero_ps(), _CMP_GE_OQ));
-  return _mm512_mask_mul_ps(s, neg, s, alpha);
+  return Prelu(s, alpha);
 }
 
 template <bool kClamp>
 void Run(const float* a, const float* b, const float* alpha, int c, float* out, int64_t pixels, __m512 lo, __m512 hi) {
   if (c % 16 == 0) {
-    // Whole vectors: the flat arrays in steps of 16, alpha's vector cycling over the c / 16.
-    const int vecs = c / 16;
-    const int64_t n = pixels * vecs;
-    if (vecs == 1) {
+    // Whole vectors, no masks; 16 channels: one alpha vector for the flat arrays.
+    if (c == 16) {
       const __m512 al = _mm512_loadu_ps(alpha);
-      int64_t v = 0;
-      for (; v + 4 <= n; v += 4)
-        for (int u = 0; u < 4; ++u)
-          _mm512_storeu_ps(out + 16 * (v + u),
-                           AddPrelu<kClamp>(_mm512_loadu_ps(a + 16 * (v + u)), _mm512_loadu_ps(b + 16 * (v + u)), al, lo, hi));
-      for (; v < n; ++v)
+      for (int64_t v = 0; v < pixels; ++v)
         _mm512_storeu_ps(out + 16 * v, AddPrelu<kClamp>(_mm512_loadu_ps(a + 16 * v), _mm512_loadu_ps(b + 16 * v), al, lo, hi));
       return;
     }
@@ -54,13 +51,11 @@ void Run(const float* a, const float* b, const float* alpha, int c, float* out, 
 }  // namespace
 
 void PreluChannelsAvx512(float* x, const float* alpha, int c, int64_t pixels) {
-  const __m512 zero = _mm512_setzero_ps();
   for (int64_t p = 0; p < pixels; ++p, x += c) {
     for (int j = 0; j < c; j += 16) {
       const __mmask16 valid = Avx512F32::TailMask(std::min(16, c - j));
-      const __m512 v = _mm512_maskz_loadu_ps(valid, x + j);
-      const __mmask16 neg = static_cast<__mmask16>(~_mm512_cmp_ps_mask(v, zero, _CMP_GE_OQ));
-      _mm512_mask_storeu_ps(x + j, valid, _mm512_mask_mul_ps(v, neg, v, _mm512_maskz_loadu_ps(valid, alpha + j)));
+      _mm512_mask_storeu_ps(x + j, valid,
+                            Prelu(_mm512_maskz_loadu_ps(valid, x + j), _mm512_maskz_loadu_ps(valid, alpha + j)));
     }
   }
 }

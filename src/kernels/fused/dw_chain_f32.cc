@@ -258,7 +258,7 @@ class DwChainF32 : public rt::OpKernel {
     rt::ThreadPool& pool = ctx.threads();
     const int tasks = std::min(pool.num_threads(), rows);
     const float* r = residual_ ? ResidualTensor(ctx)->data_as<float>() : nullptr;
-    const float* alpha = prelu_ ? ctx.input(ctx.num_inputs() - 1)->data_as<float>() : nullptr;
+    const float* alpha = prelu_ ? ctx.input(prelu_input_)->data_as<float>() : nullptr;
     RunTasks(&pool, tasks, [&](int64_t t) {
       float* slot = reinterpret_cast<float*>(pool.SlotScratch(static_cast<int>(t)));
       RunRows(x, r, alpha, y, slot, static_cast<int>(rows * t / tasks), static_cast<int>(rows * (t + 1) / tasks));
