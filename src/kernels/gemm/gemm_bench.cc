@@ -202,7 +202,7 @@ BENCHMARK(BM_IgemmF32Conv3x3s2)
     ->ArgNames({"H", "Cin", "Cout", "thr", "im2col", "isa"})
     ->UseRealTime();
 
-// Depthwise 3×3 / 5×5 SAME. Args: H=W, C, K, stride, threads, isa (1 AVX2, 2 AVX-512).
+// Depthwise 3×3 / 5×5 SAME. Args: H=W, C, K, stride, threads, isa (1 AVX2, 2 AVX-512), dilation.
 void BM_DwConvF32(benchmark::State& state) {
   if (!Family(state, state.range(5))) return;
   const bool avx512 = state.range(5) == 2;
@@ -213,10 +213,11 @@ void BM_DwConvF32(benchmark::State& state) {
   g.c = static_cast<int>(state.range(1));
   g.kh = g.kw = static_cast<int>(state.range(2));
   g.sh = g.sw = static_cast<int>(state.range(3));
+  g.dh = g.dw = static_cast<int>(state.range(6));
   const int threads = static_cast<int>(state.range(4));
-  g.oh = g.ow = ComputeOutSize(0 /*SAME*/, g.h, g.kh, g.sh);
+  g.oh = g.ow = ComputeOutSize(0 /*SAME*/, g.h, g.kh, g.sh, g.dh);
   int off;
-  g.pad_top = g.pad_left = ComputePadding(g.sh, 1, g.h, g.kh, g.oh, &off);
+  g.pad_top = g.pad_left = ComputePadding(g.sh, g.dh, g.h, g.kh, g.oh, &off);
   auto in = Random(static_cast<size_t>(g.h) * g.w * g.c, 1), w = Random(static_cast<size_t>(g.kh) * g.kw * g.c, 2);
   auto bias = Random(g.c, 3);
   const AlignedFloats packed = dwconv::PackWeights(w.data(), bias.data(), g.kh, g.kw, g.c, block);
@@ -242,15 +243,24 @@ void DwShapes(benchmark::internal::Benchmark* b) {
                                                          {7, 960, 3, 1},
                                                          {112, 8, 3, 1},
                                                          {28, 240, 5, 1}})
-    for (int64_t isa : {1, 2}) b->Args({s[0], s[1], s[2], s[3], 1, isa});
-  b->ArgNames({"H", "C", "K", "s", "thr", "isa"});
+    for (int64_t isa : {1, 2}) b->Args({s[0], s[1], s[2], s[3], 1, isa, 1});
+  b->ArgNames({"H", "C", "K", "s", "thr", "isa", "d"});
 }
 BENCHMARK(BM_DwConvF32)->Apply(DwShapes);
+// DeepLabV3's atrous blocks (MobileNetV2 backbone at output stride 8): dilation 2 and 4.
+BENCHMARK(BM_DwConvF32)
+    ->Name("BM_DwConvF32/dilated")
+    ->Args({33, 480, 3, 1, 1, 2, 2})
+    ->Args({33, 480, 3, 1, 1, 2, 4})
+    ->Args({33, 480, 3, 1, 1, 2, 1})
+    ->Args({33, 288, 3, 1, 1, 2, 2})
+    ->ArgNames({"H", "C", "K", "s", "thr", "isa", "d"});
 BENCHMARK(BM_DwConvF32)
     ->Name("BM_DwConvF32/2t")
-    ->Args({56, 144, 3, 1, 2, 1})
-    ->Args({56, 144, 3, 1, 2, 2})
-    ->ArgNames({"H", "C", "K", "s", "thr", "isa"})
+    ->Args({56, 144, 3, 1, 2, 1, 1})
+    ->Args({56, 144, 3, 1, 2, 2, 1})
+    ->Args({33, 480, 3, 1, 2, 2, 2})
+    ->ArgNames({"H", "C", "K", "s", "thr", "isa", "d"})
     ->UseRealTime();
 
 }  // namespace
