@@ -135,7 +135,8 @@ bool MatchConvExpand(const rt::KernelCreateContext& cc, Pointwise* pw, ConvExpan
   return true;
 }
 
-bool MatchDepthwise(const rt::KernelCreateContext& cc, Depthwise* dw) {
+// dilation_ok: the chain has no expansion (the depthwise layer reads its input tensor in place).
+bool MatchDepthwise(const rt::KernelCreateContext& cc, Depthwise* dw, bool dilation_ok) {
   if (cc.op.code != tflite::BuiltinOperator_DEPTHWISE_CONV_2D || cc.num_inputs() < 3 || cc.num_outputs() != 1)
     return false;
   int c = 0;
@@ -145,10 +146,13 @@ bool MatchDepthwise(const rt::KernelCreateContext& cc, Depthwise* dw) {
   if (!ConstantFloat(cc, 1, {1, f->shape[1], f->shape[2], c}) || !ConstantFloat(cc, 2, {c})) return false;
   const auto& o = GetOptions<tflite::DepthwiseConv2DOptionsT>(cc.op);
   if (o.depth_multiplier != 0 && o.depth_multiplier != 1) return false;
-  // Dilated filters (DeepLab's atrous blocks) need (kh-1)·dh halo rows per band: with wide
-  // channels a band shrinks to one row and every band streams all the 1×1 weights again
-  // (DeepLabV3's 33×33×480 dilation-4 blocks ran ~10× slower fused).
-  if (o.dilation_h_factor != 1 || o.dilation_w_factor != 1) return false;
+  // Dilated filters (DeepLab's atrous blocks) after an expansion need (kh-1)·dh halo rows of it
+  // per band: with wide channels a band shrinks to one row and every band streams all the 1×1
+  // weights again (DeepLabV3's 33×33×480 dilation-4 blocks ran ~10× slower fused). Without an
+  // expansion the depthwise rows read the input tensor in place and only D is banded: the
+  // depthwise output (33×33×480 floats = 2.1 MB there) is never written to memory and read back
+  // (DeepLabV3, in-process A/B: 2 threads 0.929x and 0.926x, 1 thread 1.013x, 1.032x, 1.007x).
+  if ((o.dilation_h_factor != 1 || o.dilation_w_factor != 1) && !dilation_ok) return false;
   if (o.padding != tflite::Padding_SAME && o.padding != tflite::Padding_VALID) return false;
   if (!FusedMinMax(o.fused_activation_function, &dw->mm)) return false;
   dw->vec = dwconv::SelectVectorRows(cc.cpu, c);
@@ -677,7 +681,7 @@ rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::Fusion
     first_dw = DepthwiseAfterPad(cc, i, &pad, &pad_op);  // the chain may start at a PAD
   }
   const int proj = NextOp(cc, first_dw);
-  if (proj >= n || !MatchDepthwise(ContextOf(cc, first_dw), &dw) || !PrivateLink(s, first_dw, proj)) return run;
+  if (proj >= n || !MatchDepthwise(ContextOf(cc, first_dw), &dw, !expand) || !PrivateLink(s, first_dw, proj)) return run;
   if (!MatchPointwise(ContextOf(cc, proj), &project, /*folded_ok=*/true)) return run;
   if (ChainInnerElements(s, i, first_dw) * static_cast<int64_t>(sizeof(float)) <
       static_cast<int64_t>(limits.min_inner_bytes))

@@ -224,6 +224,12 @@ std::vector<ChainCase> Cases() {
       {2, 16, 19, 13, 0, 20, 3, 2, 1, P::Padding_SAME, R6, false},
       {1, 15, 15, 32, 0, 64, 3, 2, 1, P::Padding_VALID, NONE, false},
       {2, 9, 7, 8, 0, 5, 5, 1, 1, P::Padding_SAME, R6, false},
+      // dilated (DeepLab's atrous blocks; without an expansion only): dilation 2 and 4, a
+      // residual ADD, several bands
+      {1, 33, 21, 40, 0, 16, 3, 1, 2, P::Padding_SAME, R6, false},
+      {2, 19, 23, 24, 0, 24, 3, 1, 4, P::Padding_SAME, NONE, true},
+      {1, 150, 40, 48, 0, 48, 3, 1, 4, P::Padding_SAME, R6, true},
+      {1, 23, 25, 20, 0, 12, 5, 1, 2, P::Padding_VALID, R6, false},
       // tall enough for several bands per thread (each band holds at most 384 KB of buffers)
       {1, 150, 40, 8, 96, 8, 3, 1, 1, P::Padding_SAME, R6, true},
       {1, 151, 37, 16, 144, 24, 3, 2, 1, P::Padding_SAME, R6, false},
@@ -368,15 +374,27 @@ TEST(FusedDwChainF32, Float16WeightsBetweenTheLayers) {
   EXPECT_TRUE(r.ok) << r.error << "\n" << r.Summary();
 }
 
-// Dilated depthwise filters are not fused (see MatchDepthwise).
-TEST(FusedDwChainF32, LeavesDilatedDepthwiseAlone) {
+// A dilated depthwise filter after an expansion: the expansion stays its own op (its halo rows
+// would shrink the bands, see MatchDepthwise), the depthwise layer fuses with the projection and
+// the residual ADD, and the outputs equal the unfused ones.
+TEST(FusedDwChainF32, DilatedDepthwiseFusesWithoutTheExpansion) {
   if (!rt::CpuHardware().has_avx2_fma()) GTEST_SKIP() << "no AVX2+FMA";
-  auto model = rt::Model::FromGraph(
-      MakeChain({1, 20, 20, 4, 20, 4, 3, 1, 2, tflite::Padding_SAME, tflite::ActivationFunctionType_NONE, true}, 9));
+  const ChainCase c{1, 20, 20, 4, 20, 4, 3, 1, 2, tflite::Padding_SAME, tflite::ActivationFunctionType_NONE, true};
+  auto model = rt::Model::FromGraph(MakeChain(c, 9));
   ASSERT_TRUE(model.ok());
   auto interp = FuseEveryChain(*model);
   ASSERT_TRUE(interp.ok()) << interp.status().ToString();
-  for (const auto& info : (*interp)->ops()) EXPECT_EQ(info.variant.rfind("fused", 0), std::string::npos) << info.variant;
+  const auto ops = (*interp)->ops();
+  ASSERT_EQ(ops.size(), 4u);
+  EXPECT_EQ(ops[0].variant.rfind("fused", 0), std::string::npos) << ops[0].variant;
+  EXPECT_EQ(ops[1].variant.rfind("fused/dw+pw+add/", 0), 0u) << ops[1].variant;
+  EXPECT_EQ(ops[2].variant, "fused into #1");
+  EXPECT_EQ(ops[3].variant, "fused into #1");
+  std::mt19937_64 rng(9);
+  const auto x = RandomFloats(rng, static_cast<size_t>(c.h) * c.w * c.cin, -1.0f, 1.0f);
+  for (int threads : {1, 2})
+    ExpectSameOutputs(RunChain(*model, x, threads, rt::Cpu(), true), RunChain(*model, x, threads, rt::Cpu(), false),
+                      "threads " + std::to_string(threads));
 }
 
 // Intermediates that are read elsewhere (here: also subgraph outputs) stay out of fused runs: with

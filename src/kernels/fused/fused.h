@@ -29,7 +29,8 @@ namespace edgeopt::kernels::fused {
 // the project joins the run ("fused/pw+dw+pw+add/..."), and so does a standalone RELU / RELU6 /
 // RELU_N1_TO_1 after the chain when its last step has no activation ("fused/dw+pw+relu/..."),
 // and a PAD of rows and columns right before a VALID depthwise op, after the expansion or at the
-// chain's start, as the depthwise filter's explicit padding ("fused/pad+dw+pw/...").
+// chain's start, as the depthwise filter's explicit padding ("fused/pad+dw+pw/..."). A dilated
+// depthwise filter (DeepLab's atrous blocks) only starts a chain: its expansion stays its own op.
 rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
 
 // The same blocks quantized on AVX-512 VNNI CPUs: [1×1 CONV_2D ->] DEPTHWISE_CONV_2D (depth
