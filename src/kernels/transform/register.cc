@@ -11,6 +11,7 @@ void RegisterTransformKernels(rt::OpRegistry& r) {
   transform::RegisterPad(r);
   transform::RegisterTileBroadcast(r);
   transform::RegisterGather(r);
+  transform::RegisterGatherFast(r);
   transform::RegisterShapeOps(r);
   transform::RegisterArgMinMax(r);
 }

@@ -15,6 +15,7 @@ void RegisterSlice(rt::OpRegistry& r);          // ref_slice.cc: SLICE, STRIDED_
 void RegisterPad(rt::OpRegistry& r);            // ref_pad.cc: PAD, PADV2, MIRROR_PAD
 void RegisterTileBroadcast(rt::OpRegistry& r);  // ref_tile.cc: TILE, BROADCAST_TO, REVERSE_V2
 void RegisterGather(rt::OpRegistry& r);         // ref_gather.cc: GATHER, GATHER_ND, SCATTER_ND
+void RegisterGatherFast(rt::OpRegistry& r);     // gather_fast.cc: GATHER rows (after RegisterGather)
 void RegisterShapeOps(rt::OpRegistry& r);       // ref_shape.cc: SHAPE, RANK, RANGE, WHERE
 void RegisterArgMinMax(rt::OpRegistry& r);      // ref_arg_minmax.cc: ARG_MAX, ARG_MIN
 
