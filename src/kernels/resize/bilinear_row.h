@@ -39,10 +39,17 @@ void BilinearRow(const float* r0, const float* r1, const BilinearColumn* cols, i
     int32_t c = 0;
     for (; c < full; c += L)
       V::StoreU(out + c, pixel(V::LoadU(p00 + c), V::LoadU(p01 + c), V::LoadU(p10 + c), V::LoadU(p11 + c)));
-    if (c < depth)
+    if (c < depth && depth >= L) {
+      // The last L channels of the pixel, overlapping the ones just stored (the same values
+      // again, the same bits), instead of masked loads and a masked store: DeepLabV3's final
+      // 33x33x21 -> 257x257x21 resize, old and new binary alternated, 0.39-0.41 -> 0.35-0.36 ms.
+      c = depth - L;
+      V::StoreU(out + c, pixel(V::LoadU(p00 + c), V::LoadU(p01 + c), V::LoadU(p10 + c), V::LoadU(p11 + c)));
+    } else if (c < depth) {
       V::MaskStore(out + c, tail,
                    pixel(V::MaskLoad(p00 + c, tail), V::MaskLoad(p01 + c, tail), V::MaskLoad(p10 + c, tail),
                          V::MaskLoad(p11 + c, tail)));
+    }
   }
 }
 
