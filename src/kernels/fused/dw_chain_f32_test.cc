@@ -266,6 +266,7 @@ std::vector<ChainCase> Cases() {
       {1, 19, 23, 6, 20, 9, 3, 1, 1, P::Padding_VALID, R6, false, 1, 1, false, false, tflite::BuiltinOperator_RELU, {0, 2, 1, 0}},
       {1, 150, 40, 8, 48, 8, 5, 1, 1, P::Padding_VALID, R6, true, 1, 1, false, false, 0, {2, 2, 2, 2}},
       {1, 12, 14, 24, 0, 16, 3, 2, 1, P::Padding_VALID, R6, false, 1, 1, false, false, 0, {0, 1, 0, 1}},
+      {1, 15, 17, 24, 0, 16, 3, 1, 2, P::Padding_VALID, R6, false, 1, 1, false, false, 0, {2, 2, 1, 3}},  // dilated
       {1, 21, 18, 3, 16, 8, 3, 2, 1, P::Padding_VALID, R6, false, 3, 2, false, false, 0, {1, 1, 1, 1}},
       // The residual ADD of another tensor (MediaPipe's face detectors: depthwise -> project ->
       // ADD of the block's input, then RELU); strides, several bands, an expansion, a clamp.
