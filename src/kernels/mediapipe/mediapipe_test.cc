@@ -18,6 +18,7 @@
 
 #include "eval/image.h"
 #include "graph/builder.h"
+#include "runtime/cpu.h"
 #include "runtime/interpreter.h"
 #include "support/conformance.h"
 #include "support/core/model_files.h"
@@ -299,6 +300,43 @@ TEST(MediaPipeTransformTensorBilinear, AffineMatchesDoubleLoop) {
       EXPECT_GT(inside, 0) << "angle " << k.angle;
     }
   }
+}
+
+// The AVX-512 channel loop (transform_bilinear_avx512.cc) against the scalar one (reference
+// kernels): the same bytes, over channel counts around its 8-channel steps, upsampling and
+// rotations reaching past the last row and column, values of both signs, zeros and -0.
+TEST(MediaPipeTransformTensorBilinear, VectorLoopMatchesScalarBitForBit) {
+  if (!rt::Cpu().has_avx512()) GTEST_SKIP() << "no AVX-512: the scalar loop runs";
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<float> u(-5, 5);
+  int vector_runs = 0;
+  for (int c : {1, 3, 7, 8, 9, 16, 17, 32, 33}) {
+    const int h = 9 + c % 5, w = 11 + c % 3;
+    std::vector<float> img(static_cast<size_t>(h) * w * c);
+    for (auto& v : img) v = u(rng);
+    img[0] = -0.0f;
+    img[1 % img.size()] = 0.0f;
+    for (const float angle : {0.0f, 0.4f, -2.1f}) {
+      const float ca = std::cos(angle), sa = std::sin(angle);
+      const std::vector<float> m = {0.45f * ca, -0.6f * sa, 0, 1.3f, 0.45f * sa, 0.6f * ca, 0, -0.7f, 0, 0, 1, 0, 0, 0, 0, 1};
+      const int oh = 2 * h + 1, ow = 2 * w - 1;
+      auto model = rt::Model::FromGraph(
+          OneOp("TransformTensorBilinear", {{"img", {1, h, w, c}}, {"m", {1, 4, 4}}}, BilinearOptions(oh, ow)));
+      ASSERT_TRUE(model.ok()) << model.status().ToString();
+      const std::vector<TensorValue> in = {Floats("img", {1, h, w, c}, img), Floats("m", {1, 4, 4}, m)};
+      rt::InterpreterOptions ref_only;
+      ref_only.reference_kernels_only = true;
+      auto fast = testing::RunEdgeopt(*model, in);
+      auto ref = testing::RunEdgeopt(*model, in, ref_only);
+      ASSERT_TRUE(fast.ok() && ref.ok());
+      EXPECT_EQ((*fast)[0].data, (*ref)[0].data) << "channels " << c << " angle " << angle;
+      auto interp = rt::Interpreter::Create(*model, {});
+      ASSERT_TRUE(interp.ok());
+      ASSERT_TRUE((*interp)->AllocateTensors().ok());
+      vector_runs += (*interp)->ops()[0].variant == "transformtensorbilinear/f32/avx512";
+    }
+  }
+  EXPECT_EQ(vector_runs, 27);
 }
 
 TEST(MediaPipeTransformTensorBilinear, BadInputsAndOptionsAreErrors) {

@@ -30,6 +30,7 @@
 #include <flatbuffers/flexbuffers.h>
 
 #include "kernels/common/kernel_util.h"
+#include "kernels/mediapipe/mediapipe.h"
 #include "kernels/registration.h"
 
 namespace edgeopt::kernels {
@@ -272,8 +273,11 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateLandmarksToTransformMatrix(const r
 
 class TransformTensorBilinearKernel : public rt::OpKernel {
  public:
-  TransformTensorBilinearKernel(int height, int width) : out_h_(height), out_w_(width) {}
-  std::string variant() const override { return "transformtensorbilinear/f32/ref"; }
+  // avx512: each pixel's channels in mediapipe::BilinearChannelsAvx512 (the same bits).
+  TransformTensorBilinearKernel(int height, int width, bool avx512) : out_h_(height), out_w_(width), avx512_(avx512) {}
+  std::string variant() const override {
+    return avx512_ ? "transformtensorbilinear/f32/avx512" : "transformtensorbilinear/f32/ref";
+  }
 
   Status Prepare(rt::KernelContext& ctx) override {
     RETURN_IF_ERROR(CheckInputCount(ctx, 2, 2));
@@ -330,6 +334,10 @@ class TransformTensorBilinearKernel : public rt::OpKernel {
         const float* p12 = has_below ? p11 + row_stride : nullptr;
         const float* p22 = has_right && has_below ? p11 + row_stride + channels : nullptr;
         const float right = tx - floor_x, lower_w = ty - floor_y;
+        if (avx512_) {
+          mediapipe::BilinearChannelsAvx512(p11, p21, p12, p22, right, lower_w, channels, o);
+          continue;
+        }
         for (int z = 0; z < channels; ++z) {
           const float q11 = p11[z];
           const float q21 = p21 ? p21[z] : 0.0f;
@@ -346,6 +354,7 @@ class TransformTensorBilinearKernel : public rt::OpKernel {
 
  private:
   int out_h_, out_w_;
+  bool avx512_;
 };
 
 Expected<std::unique_ptr<rt::OpKernel>> CreateTransformTensorBilinear(const rt::KernelCreateContext& cc) {
@@ -357,7 +366,7 @@ Expected<std::unique_ptr<rt::OpKernel>> CreateTransformTensorBilinear(const rt::
   RETURN_IF_ERROR(r.Int("output_width", &w));
   if (h <= 0) return cc.Error("output_height must be > 0, is " + std::to_string(h));
   if (w <= 0) return cc.Error("output_width must be > 0, is " + std::to_string(w));
-  return std::unique_ptr<rt::OpKernel>(new TransformTensorBilinearKernel(h, w));
+  return std::unique_ptr<rt::OpKernel>(new TransformTensorBilinearKernel(h, w, !cc.reference_only && cc.cpu.has_avx512()));
 }
 
 // ---------------------------------------------------------------------------------------------
