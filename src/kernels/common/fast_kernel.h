@@ -78,6 +78,8 @@ class FastKernel : public rt::OpKernel {
   Status Invoke(rt::KernelContext& ctx) final { return use_ref_ ? ref_->Invoke(ctx) : InvokeFast(ctx); }
   std::string variant() const final { return use_ref_ ? ref_->variant() : FastVariant(); }
   int64_t Macs(const rt::KernelContext& ctx) const override { return ref_->Macs(ctx); }
+  // After Prepare: whether the op runs on the reference kernel.
+  bool uses_reference() const { return use_ref_; }
 
  protected:
   // After the reference Prepare succeeded: prepare the fast path, or return false to leave the

@@ -66,6 +66,11 @@ rt::FusedRun MatchSilu(const rt::KernelCreateContext& cc, const rt::FusionLimits
 // "fused/pad+<the convolution's variant>".
 rt::FusedRun MatchPadIntoConv(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
 
+// A QUANTIZE uint8 -> int8 of the same scale (zero points 128 apart: the bytes flipped) read only
+// by an int8 CONV_2D right after it: the convolution reads the uint8 tensor, its VNNI paths
+// without the flip (quantize_into_conv.cc). Shown as "fused/quantize+<the convolution's variant>".
+rt::FusedRun MatchQuantizeIntoConv(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
+
 // A 1×1 stride-1 CONV_2D run as a GEMM: float32, constant weights [N,1,1,K] and bias (or none),
 // a clamp activation. MatchPointwise fills op, mm and uk (for the op's own K, N and pixels).
 struct Pointwise {

@@ -13,6 +13,7 @@ void RegisterFusions(rt::OpRegistry& r) {
   r.AddFusion(fused::MatchPadIntoConv);
   r.AddFusion(fused::MatchChannelPadAddF32);
   r.AddFusion(fused::MatchAddPreluF32);
+  r.AddFusion(fused::MatchQuantizeIntoConv);
 }
 
 }  // namespace edgeopt::kernels

@@ -277,13 +277,22 @@ class PaddedPacker final : public Base {
   const D* img_;
 };
 
-class ConvQuantKernel final : public FastKernel {
+class ConvQuantKernel final : public FastKernel, public Uint8InputConv {
  public:
   // from_depthwise: the op is a DEPTHWISE_CONV_2D of one input channel (see MakeDepthwiseAsConvQuant).
   ConvQuantKernel(std::unique_ptr<rt::OpKernel> ref, QuantKind kind, bool vnni, bool vbmi, bool from_depthwise = false)
       : FastKernel(std::move(ref)), kind_(kind), from_depthwise_(from_depthwise), vnni_(vnni), vbmi_(vbmi) {}
 
   size_t PackedBytes() const override { return packed8_ ? packed8_->bytes() : packed_ ? packed_->bytes() : 0; }
+
+  bool TakesUint8Input() const override {
+    return !uses_reference() && use_vnni_ && kind_ == QuantKind::kInt8 && !from_depthwise_;
+  }
+  Status InvokeWithUint8Input(rt::KernelContext& ctx, const uint8_t* x_u8) override {
+    if (!TakesUint8Input()) return Internal("conv2d: uint8 input without the int8 VNNI path");
+    if (ctx.output(0)->num_elements() == 0) return Status::Ok();
+    return InvokeVnni(ctx, int64_t{g_.batches} * g_.out_h * g_.out_w, x_u8, 0);
+  }
 
  protected:
   std::string FastVariant() const override {
@@ -427,7 +436,7 @@ class ConvQuantKernel final : public FastKernel {
     const rt::RtTensor* input = ctx.input(0);
     if (ctx.output(0)->num_elements() == 0) return Status::Ok();
     const int64_t M = int64_t{g_.batches} * g_.out_h * g_.out_w;
-    if (use_vnni_) return InvokeVnni(ctx, M);
+    if (use_vnni_) return InvokeVnni(ctx, M, input->data_as<uint8_t>(), kind_ == QuantKind::kInt8 ? 0x80 : 0);
     if (use_padded_) {
       int16_t* img = static_cast<int16_t*>(AlignScratch(ctx.Scratch(img_scratch_)));
       switch (kind_) {
@@ -480,20 +489,19 @@ class ConvQuantKernel final : public FastKernel {
   // Weights every output row of the direct path streams (L2-resident, as ForEachGemmTask's blocks).
   static constexpr int64_t kDirectMaxWeightBytes = 160 << 10;
 
-  Status InvokeVnni(rt::KernelContext& ctx, int64_t M) const {
+  // x: the input's bytes, flipped by `flip` into the uint8 domain the VNNI tiles take (0x80 for
+  // int8 values, 0 for uint8 ones; ctx.input(0)'s zero point is that of the int8 or uint8 values).
+  Status InvokeVnni(rt::KernelContext& ctx, int64_t M, const uint8_t* x, uint8_t flip) const {
     const rt::RtTensor* input = ctx.input(0);
-    const uint8_t flip = kind_ == QuantKind::kInt8 ? 0x80 : 0;
     void* c = ctx.output(0)->data;
     if (!use_padded_) {
-      qgemm::ContiguousRowsPacker8 pack(input->data, g_.in_c, flip);
+      qgemm::ContiguousRowsPacker8 pack(x, g_.in_c, flip);
       qgemm::RunGemmVnni(ctx.threads(), M, *packed8_, pack, vout_, c, g_.out_c);
       return Status::Ok();
     }
     uint8_t* img = static_cast<uint8_t*>(AlignScratch(ctx.Scratch(img_scratch_)));
-    const auto z_u = static_cast<uint8_t>(input->zero_point() + (flip ? 128 : 0));
-    ForImageRows(ctx, sizeof(uint8_t), [&](int64_t r0, int64_t r1) {
-      FillPadded8(g_, padded_, input->data_as<uint8_t>(), flip, z_u, r0, r1, img);
-    });
+    const auto z_u = static_cast<uint8_t>(input->zero_point() + (kind_ == QuantKind::kInt8 ? 128 : 0));
+    ForImageRows(ctx, sizeof(uint8_t), [&](int64_t r0, int64_t r1) { FillPadded8(g_, padded_, x, flip, z_u, r0, r1, img); });
     std::memset(img + padded_.elements, 0, ImageSlack());
     if (lanes_) {
       RunLanes(ctx, img, static_cast<uint8_t*>(c));
