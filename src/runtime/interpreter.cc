@@ -534,6 +534,7 @@ Status SubgraphExec::PrepareAll() {
       for (int32_t t : node.op->outputs) free_if_done(t);
     }
   }
+  MarkUnreadNodes();
   return Status::Ok();
 }
 
@@ -590,13 +591,18 @@ bool SubgraphExec::FoldedAndUnread(int32_t t) const {
   if (r.alloc != Allocation::kConstant || r.owned.empty() || owner_->model_->graph().IsConstant(*r.def)) return false;
   for (int32_t o : sg().outputs)
     if (o == t) return false;
-  for (const Node& node : nodes_) {
-    if (node.folded) continue;  // ran once at init; never at invoke
+  return !ReadAtInvoke(t);
+}
+
+bool SubgraphExec::ReadAtInvoke(int32_t t, int except) const {
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    const Node& node = nodes_[n];
+    if (node.folded || node.unread || static_cast<int>(n) == except) continue;  // never run at invoke
     if (node.fused && !node.reprepare_at_invoke) {
       // A fused kernel reads the inputs of its synthetic op, and says which (its packed weights).
       const auto& in = node.op->inputs;
       for (size_t i = 0; i < in.size(); ++i)
-        if (in[i] == t && node.kernel->ReadsInputAtInvoke(static_cast<int>(i))) return false;
+        if (in[i] == t && node.kernel->ReadsInputAtInvoke(static_cast<int>(i))) return true;
       continue;
     }
     // A delegate partition may read whatever its ops read.
@@ -605,9 +611,47 @@ bool SubgraphExec::FoldedAndUnread(int32_t t) const {
     ForEachNodeInput(node, [&](int32_t u, int i) {
       read = read || (u == t && (whole || node.kernel->ReadsInputAtInvoke(i)));
     });
-    if (read) return false;
+    if (read) return true;
   }
-  return true;
+  return false;
+}
+
+void SubgraphExec::MarkUnreadNodes() {
+  for (Node& node : nodes_) node.unread = false;
+  if (owner_->options_.preserve_all_tensors) return;  // every intermediate is wanted
+  for (const Node& node : nodes_)
+    if (node.reprepare_at_invoke) return;  // readers prepared only at invoke: nothing is known yet
+  // Ops that change only their outputs: built-in, no variable inputs, no subgraphs to run.
+  const auto pure = [&](const Operator& op) {
+    if (op.is_custom()) return false;
+    switch (op.code) {
+      case tflite::BuiltinOperator_WHILE:
+      case tflite::BuiltinOperator_IF:
+      case tflite::BuiltinOperator_CALL_ONCE:
+      case tflite::BuiltinOperator_CALL:
+      case tflite::BuiltinOperator_ASSIGN_VARIABLE:
+      case tflite::BuiltinOperator_READ_VARIABLE:
+      case tflite::BuiltinOperator_VAR_HANDLE:
+        return false;
+      default: break;
+    }
+    for (int32_t t : op.inputs)
+      if (t >= 0 && tensors_[t].def && tensors_[t].def->is_variable) return false;
+    return true;
+  };
+  // From the last node back, so that a producer whose only reader was found unread is too.
+  for (size_t k = nodes_.size(); k-- > 0;) {
+    Node& node = nodes_[k];
+    if (node.folded || node.fused || !node.partition_ops.empty() || node.op->outputs.empty() || !pure(*node.op))
+      continue;
+    bool needed = false;
+    for (int32_t t : node.op->outputs) {
+      if (t < 0) continue;
+      for (int32_t o : sg().outputs) needed = needed || o == t;
+      needed = needed || ReadAtInvoke(t, static_cast<int>(k));
+    }
+    node.unread = !needed;
+  }
 }
 
 void SubgraphExec::FreeFolded(int32_t t) {
@@ -850,12 +894,12 @@ void SubgraphExec::TuneThreads(const TuneStep& step) {
     for (size_t n = 0; n < nodes_.size(); ++n) {
       Node& node = nodes_[n];
       const uint64_t split = BestTuneSample(n, false);
-      node.tune_candidate = !node.folded && split != UINT64_MAX && TickClock::ToNs(split) < kTuneCandidateNs;
+      node.tune_candidate = !node.folded && !node.unread && split != UINT64_MAX && TickClock::ToNs(split) < kTuneCandidateNs;
       any = any || node.tune_candidate;
     }
     // With one node to run, its own trials are the whole invoke's (a WHILE's body tunes itself).
     size_t running = 0;
-    for (const Node& node : nodes_) running += node.folded ? 0 : 1;
+    for (const Node& node : nodes_) running += node.folded || node.unread ? 0 : 1;
     const uint64_t whole = BestWholeSample(false);
     whole_candidate_ = running > 1 && whole != UINT64_MAX && TickClock::ToNs(whole) < kTuneWholeNs;
     if (!any && !whole_candidate_) tuning_ = false;  // nothing small: every op stays split
@@ -989,7 +1033,7 @@ Status SubgraphExec::RunNodes() {
   const uint64_t invoke_t0 = whole_timed ? TickClock::Read(tune_tsc_) : 0;
   for (size_t n = 0; n < num_nodes; ++n) {
     Node& node = nodes_[n];
-    if (node.folded) continue;
+    if (node.folded || node.unread) continue;
     if (owner_->cancel_.load(std::memory_order_relaxed)) [[unlikely]] {
       result = Cancelled("invoke cancelled before " + OpLabel(static_cast<int>(n)));
       break;
@@ -1153,10 +1197,11 @@ std::vector<OpInfo> SubgraphExec::ops() const {
       OpInfo info;
       info.index = node.op_index;
       info.type = node.op->type_name();
-      info.variant = node.kernel->variant();
+      info.variant = node.kernel->variant() + (node.unread ? " (not run: no op reads its output)" : "");
       info.backend = node.backend;
       info.folded = node.folded;
-      info.macs = node.folded ? 0 : node.kernel->Macs(ctx);
+      info.unread = node.unread;
+      info.macs = node.folded || node.unread ? 0 : node.kernel->Macs(ctx);
       info.threads = node.serial || all_serial_ ? 1 : owner_->pool_->pool_threads();
       out.push_back(std::move(info));
     } else {

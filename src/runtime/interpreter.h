@@ -105,6 +105,7 @@ struct OpInfo {
   std::string variant;        // kernel variant, e.g. "conv2d/f32/avx2"
   std::string backend;        // "cpu" or the delegate's name
   bool folded = false;        // evaluated once at allocation (all inputs constant)
+  bool unread = false;        // not run: no op reads its outputs at invoke (SubgraphExec::MarkUnreadNodes)
   int partition = -1;         // delegate partition or fused run (node index) this op belongs to, or -1
   int64_t macs = 0;
   int threads = 1;            // threads the op runs on (1 when thread tuning keeps it unsplit)
@@ -241,6 +242,7 @@ class SubgraphExec : public KernelHost {
     std::unique_ptr<OpKernel> kernel;
     std::string backend = "cpu";
     bool folded = false;
+    bool unread = false;  // MarkUnreadNodes: skipped at invoke
     bool reprepare_at_invoke = false;
     // Thread tuning (see TuneThreads): run on the calling thread alone; timed both ways.
     bool serial = false;
@@ -270,6 +272,13 @@ class SubgraphExec : public KernelHost {
   // Tensor t was folded at init, is not a subgraph output, and no node reads it at invoke (see
   // OpKernel::ReadsInputAtInvoke): PrepareAll frees it (FreeFolded) once its last reader is prepared.
   bool FoldedAndUnread(int32_t t) const;
+  // Whether a node other than `except` reads tensor t at invoke (OpKernel::ReadsInputAtInvoke;
+  // folded and unread nodes never run).
+  bool ReadAtInvoke(int32_t t, int except = -1) const;
+  // After every node is prepared: marks the nodes whose outputs no node reads at invoke and that
+  // change nothing else (Node::unread): a fused kernel that takes what it needs elsewhere (the
+  // uniform inputs of fused/concat_conv_f32.cc) leaves their producer with nothing to do.
+  void MarkUnreadNodes();
   void FreeFolded(int32_t t);
   void BindArenaPointers();
   Status PrepareNode(size_t n);

@@ -131,6 +131,12 @@ class ConcatPointwiseF32 final : public rt::OpKernel {
     return Status::Ok();
   }
 
+  // A uniform input is read through the 1x1 map it is a resize of, never itself: its producer
+  // (the resize) then need not run (SubgraphExec::MarkUnreadNodes).
+  bool ReadsInputAtInvoke(int input) const override {
+    return !(input >= 0 && input < parts_ && static_cast<size_t>(input) < uniform_.size() && uniform_[input]);
+  }
+
   std::string variant() const override {
     const std::string isa = uk_ ? uk_->isa : "";
     return "fused/concat+pw/f32/" + isa + (k_pixels_ < KTotal() ? "/uniform" : "");

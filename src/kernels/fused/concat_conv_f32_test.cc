@@ -202,6 +202,47 @@ TEST(FusedConcatPointwiseF32, MapResizedBeyondOnePixel) {
   }
 }
 
+// The resizes of the uniform inputs do not run (the fused op reads the 1x1 maps), unless fusion
+// is off, every tensor is kept (preserve_all_tensors) or a map stops being 1x1.
+TEST(FusedConcatPointwiseF32, ResizesOfUniformMapsDoNotRun) {
+  if (!rt::CpuHardware().has_avx2_fma()) GTEST_SKIP() << "no AVX2+FMA: no fast kernels to fuse";
+  const ConcatCase c{1, 8, 6, {{12, true}, {20, false}, {5, true}}, 24, true, tflite::ActivationFunctionType_NONE,
+                     tflite::BuiltinOperator_RESIZE_BILINEAR, 3, 1};
+  int concat_op = -1;
+  Graph g = MakeConcatConv(c, 5, &concat_op);
+  Subgraph& s = g.subgraphs[0];
+  for (int32_t in : s.inputs) s.tensors[in].shape_signature = {1, -1, -1, s.tensors[in].shape[3]};
+  auto model = rt::Model::FromGraph(std::move(g));
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const auto resizes_not_run = [&](const rt::InterpreterOptions& io, int side) {
+    auto interp = rt::Interpreter::Create(*model, io);
+    EXPECT_TRUE(interp.ok()) << interp.status().ToString();
+    if (!interp.ok()) return -1;
+    for (int k = 0; k < (*interp)->num_inputs(); ++k) {
+      const int channels = (*interp)->input(k)->dim(3);
+      if ((*interp)->input(k)->dim(1) == 1) {
+        EXPECT_TRUE((*interp)->ResizeInput(k, {1, side, side, channels}).ok());
+      }
+    }
+    EXPECT_TRUE((*interp)->AllocateTensors().ok());
+    int n = 0;
+    for (const auto& info : (*interp)->ops()) {
+      if (info.type != "RESIZE_BILINEAR") continue;
+      n += info.unread ? 1 : 0;
+      EXPECT_EQ(info.unread, info.variant.find("not run") != std::string::npos) << info.variant;
+    }
+    return n;
+  };
+  rt::InterpreterOptions io;
+  EXPECT_EQ(resizes_not_run(io, 1), 2);
+  EXPECT_EQ(resizes_not_run(io, 3), 0);  // the maps are no longer uniform
+  io.preserve_all_tensors = true;
+  EXPECT_EQ(resizes_not_run(io, 1), 0);
+  io.preserve_all_tensors = false;
+  io.fuse_ops = false;
+  EXPECT_EQ(resizes_not_run(io, 1), 0);
+}
+
 // Left alone: no uniform input (a 2×2 map resized), the concatenation also a subgraph output,
 // a concatenation along another axis.
 TEST(FusedConcatPointwiseF32, LeavesOtherConcatenationsAlone) {
