@@ -49,9 +49,11 @@ class QuantizeIntoConv final : public rt::OpKernel {
     auto* flipped = static_cast<uint8_t*>(ctx.Scratch(flipped_));
     const uint8_t* src = x->data_as<uint8_t>();
     for (int64_t i = 0; i < x->num_elements(); ++i) flipped[i] = static_cast<uint8_t>(src[i] ^ 0x80);
-    c.input(0)->data = flipped;
+    rt::RtTensor* between = c.input(0);
+    uint8_t* const own = between->data;  // whatever the interpreter gave it (normally nothing)
+    between->data = flipped;
     const Status st = kernel_->Invoke(c);
-    c.input(0)->data = nullptr;
+    between->data = own;
     return st;
   }
 
