@@ -492,6 +492,9 @@ Status SubgraphExec::PrepareNode(size_t n) {
 }
 
 Status SubgraphExec::PrepareAll() {
+  // Every node counts as run until MarkUnreadNodes decides again at the end: readers that an
+  // earlier Prepare found unread keep what they read (FoldedAndUnread) meanwhile.
+  for (Node& node : nodes_) node.unread = false;
   // Dynamic flags are recomputed: only strings stay dynamic from the start.
   for (size_t i = 0; i < tensors_.size(); ++i) {
     dynamic_[i] = tensors_[i].type == DType::kString && tensors_[i].alloc != Allocation::kConstant;
