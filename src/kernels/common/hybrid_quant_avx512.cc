@@ -13,16 +13,11 @@
 #include <vector>
 
 #include "kernels/common/hybrid_quant.h"
+#include "kernels/common/opaque.h"
 #include "runtime/thread_pool.h"
 
 namespace edgeopt::kernels {
 namespace {
-
-// A value the compiler may not fuse with the next addition (that would round once, not twice).
-inline __m512 Opaque(__m512 v) {
-  asm("" : "+v"(v));
-  return v;
-}
 
 inline __mmask16 Lanes(int64_t n) { return static_cast<__mmask16>(n >= 16 ? 0xffff : (1u << n) - 1u); }
 

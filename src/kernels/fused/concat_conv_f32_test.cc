@@ -176,16 +176,21 @@ TEST(FusedConcatPointwiseF32, MatchesUnfusedAndTflite) {
   }
 }
 
+// c's model (seed 5) with every input's height and width resizable (ResizeInput).
+Expected<std::shared_ptr<const rt::Model>> ResizableModel(const ConcatCase& c) {
+  int concat_op = -1;
+  Graph g = MakeConcatConv(c, 5, &concat_op);
+  Subgraph& s = g.subgraphs[0];
+  for (int32_t in : s.inputs) s.tensors[in].shape_signature = {1, -1, -1, s.tensors[in].shape[3]};
+  return rt::Model::FromGraph(std::move(g));
+}
+
 // A model whose pooled map becomes larger than 1×1 after ResizeInput: the resize is no longer
 // uniform, and the fused op must gather it like any other input (checked at every Prepare).
 TEST(FusedConcatPointwiseF32, MapResizedBeyondOnePixel) {
   const ConcatCase c{1, 8, 6, {{12, true}, {20, false}}, 24, true, tflite::ActivationFunctionType_NONE,
                      tflite::BuiltinOperator_RESIZE_BILINEAR, 3, 1};
-  int concat_op = -1;
-  Graph g = MakeConcatConv(c, 5, &concat_op);
-  Subgraph& s = g.subgraphs[0];
-  for (int32_t in : s.inputs) s.tensors[in].shape_signature = {1, -1, -1, s.tensors[in].shape[3]};
-  auto model = rt::Model::FromGraph(std::move(g));
+  auto model = ResizableModel(c);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   const testing::CompareOptions o = Tolerance();
   for (int side : {1, 3}) {
@@ -208,11 +213,7 @@ TEST(FusedConcatPointwiseF32, ResizesOfUniformMapsDoNotRun) {
   if (!rt::CpuHardware().has_avx2_fma()) GTEST_SKIP() << "no AVX2+FMA: no fast kernels to fuse";
   const ConcatCase c{1, 8, 6, {{12, true}, {20, false}, {5, true}}, 24, true, tflite::ActivationFunctionType_NONE,
                      tflite::BuiltinOperator_RESIZE_BILINEAR, 3, 1};
-  int concat_op = -1;
-  Graph g = MakeConcatConv(c, 5, &concat_op);
-  Subgraph& s = g.subgraphs[0];
-  for (int32_t in : s.inputs) s.tensors[in].shape_signature = {1, -1, -1, s.tensors[in].shape[3]};
-  auto model = rt::Model::FromGraph(std::move(g));
+  auto model = ResizableModel(c);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   const auto resizes_not_run = [&](const rt::InterpreterOptions& io, int side) {
     auto interp = rt::Interpreter::Create(*model, io);

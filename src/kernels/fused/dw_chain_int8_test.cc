@@ -14,6 +14,7 @@
 
 #include "format/writer.h"
 #include "graph/builder.h"
+#include "kernels/fused/fused_test_util.h"
 #include "runtime/cpu.h"
 #include "runtime/interpreter.h"
 #include "support/conformance.h"
@@ -169,25 +170,9 @@ Result RunInt8Chain(const std::shared_ptr<const rt::Model>& model, const std::ve
   io.cpu = &cpu;
   io.fuse_ops = fuse;
   io.fuse_min_inner_bytes = 0;
-  auto interp = rt::Interpreter::Create(model, io);
-  EXPECT_TRUE(interp.ok()) << interp.status().ToString();
-  if (!interp.ok()) return r;
-  // A first invoke on other values: what a kernel keeps between invokes must follow the input.
-  std::vector<uint8_t> other(x.size());
-  for (size_t i = 0; i < x.size(); ++i) other[i] = static_cast<uint8_t>(~x[i]);
-  std::memcpy((*interp)->input(0)->data, other.data(), other.size());
-  // Further inputs (a residual): fixed bytes from the first input's.
-  for (int k = 1; k < (*interp)->num_inputs(); ++k) {
-    rt::RtTensor* in = (*interp)->input(k);
-    for (size_t e = 0; e < in->bytes; ++e) static_cast<uint8_t*>(in->data)[e] = static_cast<uint8_t>(x[(e * 7 + k) % x.size()] * 5 + 3);
-  }
-  EXPECT_TRUE((*interp)->Invoke().ok());
-  std::memcpy((*interp)->input(0)->data, x.data(), x.size());
-  Status st = (*interp)->Invoke();
-  EXPECT_TRUE(st.ok()) << st.ToString();
-  const rt::RtTensor* o = (*interp)->output(0);
-  r.out.assign(o->data_as<uint8_t>(), o->data_as<uint8_t>() + o->bytes);
-  for (const auto& info : (*interp)->ops()) r.variants.push_back(info.variant);
+  testing::FusionRun run = testing::RunOnBytes(model, x, io);
+  if (!run.outs.empty()) r.out = std::move(run.outs[0]);
+  r.variants = std::move(run.variants);
   return r;
 }
 

@@ -14,6 +14,7 @@
 #include "graph/builder.h"
 #include "runtime/cpu.h"
 #include "runtime/interpreter.h"
+#include "kernels/fused/fused_test_util.h"
 #include "support/op_cases.h"
 
 namespace edgeopt {
@@ -67,26 +68,15 @@ struct ModelRun {
 };
 
 ModelRun RunModel(const std::shared_ptr<const rt::Model>& model, const std::vector<uint8_t>& u, int threads,
-             const rt::CpuFeatures& cpu, bool fuse) {
-  ModelRun r;
+                  const rt::CpuFeatures& cpu, bool fuse) {
   rt::InterpreterOptions io;
   io.num_threads = threads;
   io.cpu = &cpu;
   io.fuse_ops = fuse;
-  auto interp = rt::Interpreter::Create(model, io);
-  EXPECT_TRUE(interp.ok()) << interp.status().ToString();
-  if (!interp.ok()) return r;
-  // A first invoke on other bytes: nothing may be kept from one invoke to the next.
-  std::vector<uint8_t> other(u.size());
-  for (size_t i = 0; i < u.size(); ++i) other[i] = static_cast<uint8_t>(~u[i]);
-  std::memcpy((*interp)->input(0)->data, other.data(), other.size());
-  EXPECT_TRUE((*interp)->Invoke().ok());
-  std::memcpy((*interp)->input(0)->data, u.data(), u.size());
-  const Status st = (*interp)->Invoke();
-  EXPECT_TRUE(st.ok()) << st.ToString();
-  const rt::RtTensor* o = (*interp)->output(0);
-  r.out.assign(o->data, o->data + o->bytes);
-  r.first_variant = (*interp)->ops().front().variant;
+  testing::FusionRun run = testing::RunOnBytes(model, u, io);
+  ModelRun r;
+  if (!run.outs.empty()) r.out = std::move(run.outs[0]);
+  if (!run.variants.empty()) r.first_variant = run.variants.front();
   return r;
 }
 

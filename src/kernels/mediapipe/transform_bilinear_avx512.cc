@@ -7,18 +7,10 @@
 // Each product stays a separate rounding (Opaque: no fused multiply-add), as in the scalar code,
 // which is compiled without FMA.
 #include "kernels/common/avx512_intrin.h"
+#include "kernels/common/opaque.h"
 #include "kernels/mediapipe/mediapipe.h"
 
 namespace edgeopt::kernels::mediapipe {
-namespace {
-
-template <typename T>
-inline T Opaque(T v) {
-  asm("" : "+v"(v));
-  return v;
-}
-
-}  // namespace
 
 void BilinearChannelsAvx512(const float* p11, const float* p21, const float* p12, const float* p22, float right,
                             float lower_w, int channels, float* out) {

@@ -5,18 +5,11 @@
 // V: the float32 vector traits of common/vec_f32.h.
 #pragma once
 
+#include "kernels/common/opaque.h"
 #include "kernels/resize/resize.h"
 
 namespace edgeopt::kernels::resize {
 namespace {
-
-// A product the compiler may not fuse into the following addition (a fused multiply-add would
-// round once instead of twice and differ from the reference in the last bit).
-template <typename T>
-inline T Opaque(T v) {
-  asm("" : "+v"(v));
-  return v;
-}
 
 template <typename V>
 void BilinearRow(const float* r0, const float* r1, const BilinearColumn* cols, int32_t out_w, int32_t depth, float fy,
