@@ -35,8 +35,8 @@ class QuantizeIntoConv final : public rt::OpKernel {
     RETURN_IF_ERROR(q.SetOutputShape(0, ctx.input(0)->shape));
     rt::KernelContext c = Sub(ctx, conv_, conv_index_);
     RETURN_IF_ERROR(kernel_->Prepare(c));
-    auto* u8 = dynamic_cast<Uint8InputConv*>(kernel_.get());
-    direct_ = u8 != nullptr && u8->TakesUint8Input();
+    direct_ = dynamic_cast<Uint8InputConv*>(kernel_.get());
+    if (direct_ && !direct_->TakesUint8Input()) direct_ = nullptr;
     if (!direct_) flipped_ = ctx.RequestScratch(static_cast<size_t>(ctx.input(0)->num_elements()) + 64);
     return Status::Ok();
   }
@@ -44,7 +44,7 @@ class QuantizeIntoConv final : public rt::OpKernel {
   Status Invoke(rt::KernelContext& ctx) override {
     rt::KernelContext c = Sub(ctx, conv_, conv_index_);
     const rt::RtTensor* x = ctx.input(0);
-    if (direct_) return dynamic_cast<Uint8InputConv*>(kernel_.get())->InvokeWithUint8Input(c, x->data_as<uint8_t>());
+    if (direct_) return direct_->InvokeWithUint8Input(c, x->data_as<uint8_t>());
     // The QUANTIZE's bytes in a buffer of this kernel, read by the convolution as its input.
     auto* flipped = static_cast<uint8_t*>(ctx.Scratch(flipped_));
     const uint8_t* src = x->data_as<uint8_t>();
@@ -72,7 +72,7 @@ class QuantizeIntoConv final : public rt::OpKernel {
   const Operator* conv_;
   int conv_index_;
   std::unique_ptr<rt::OpKernel> kernel_;
-  bool direct_ = false;
+  Uint8InputConv* direct_ = nullptr;  // kernel_, when it reads the uint8 tensor itself (Prepare)
   int flipped_ = -1;
 };
 
