@@ -4,7 +4,7 @@
 // each including file gets its own copy (internal linkage), so code for one instruction set never
 // reaches another.
 //
-// V provides: T (vector), Mask, kLanes, Load (aligned), LoadU, MaskLoad, StoreU, MaskStore,
+// V provides: T (vector), Mask, kLanes, kRegisters, Load (aligned), LoadU, MaskLoad, StoreU, MaskStore,
 // Fma(a, b, acc), Mul, Add, Sub, Div, Max(a, b) = a > b ? a : b, Min(a, b) = a < b ? a : b (what
 // vmaxps / vminps compute, NaN and signed zeros included), Clamp(x, lo, hi), Set1, Zero,
 // TailMask(n lanes, 0..kLanes).
@@ -22,6 +22,7 @@ struct Avx2F32 {
   using T = __m256;
   using Mask = __m256i;
   static constexpr int kLanes = 8;
+  static constexpr int kRegisters = 16;  // vector registers of the instruction set
   static T Load(const float* p) { return _mm256_load_ps(p); }
   static T LoadU(const float* p) { return _mm256_loadu_ps(p); }
   // Masked-off lanes are neither read nor written (vmaskmovps).
@@ -52,6 +53,7 @@ struct Avx512F32 {
   using T = __m512;
   using Mask = __mmask16;
   static constexpr int kLanes = 16;
+  static constexpr int kRegisters = 32;
   static T Load(const float* p) { return _mm512_load_ps(p); }
   static T LoadU(const float* p) { return _mm512_loadu_ps(p); }
   static T MaskLoad(const float* p, Mask m) { return _mm512_maskz_loadu_ps(m, p); }
@@ -79,6 +81,7 @@ struct Avx512VlF32 {
   using T = __m256;
   using Mask = __mmask8;
   static constexpr int kLanes = 8;
+  static constexpr int kRegisters = 32;
   static T Load(const float* p) { return _mm256_load_ps(p); }
   static T LoadU(const float* p) { return _mm256_loadu_ps(p); }
   static T MaskLoad(const float* p, Mask m) { return _mm256_maskz_loadu_ps(m, p); }

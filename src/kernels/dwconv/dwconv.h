@@ -5,8 +5,10 @@
 // block (a vector) they keep 8 accumulators in registers and, per filter tap, load the tap's
 // weights once and multiply-add them into all 8 pixels, so every multiply-add needs
 // about one load (the input) — instead of two (input and weight) when pixels are done one by one.
-// Filter rows that fall into the top/bottom padding are skipped; columns in the left/right
-// padding are handled by running border pixels alone with the taps clipped. 3×3 and 5×5 filters
+// With 32 vector registers (AVX-512) two output rows whose filter rows all lie inside the image
+// run together, each input row loaded once for both. Filter rows that fall into the top/bottom
+// padding are skipped; columns in the left/right padding are handled by running border pixels
+// alone with the taps clipped. 3×3 and 5×5 filters
 // get instances with the filter width known at compile time; other sizes, strides and dilations
 // run the same code with runtime loops. The last channel block is masked.
 //
