@@ -156,6 +156,10 @@ void SquaredDifferenceRun512(const int8_t* a, int a_step, const int8_t* b, int b
 // y[i] = MultiplyByQuantizedMultiplier(x[i], mult, shift) with the vector code the runs use
 // (exposed for its exhaustive test).
 void RequantizeBatch(const int32_t* x, int32_t* y, int64_t n, int32_t mult, int shift);
+// The same for x[i] >= 0 and shift <= 0 with SQUARED_DIFFERENCE's 16-lane output stage (one
+// 64-bit rounding shift per lane; AVX-512, exposed for its test). False: it does not take
+// (mult, shift) and y is not written.
+bool RequantizeNonNegativeBatch512(const int32_t* x, int32_t* y, int64_t n, int32_t mult, int shift);
 
 }  // namespace qbin
 }  // namespace edgeopt::kernels

@@ -519,6 +519,71 @@ void AddSubChannelRows512(const T* full, bool full_is_first, const int32_t* vec,
   else ChannelRows512<T, false>(full, full_is_first, vec, o, rows, channels, p);
 }
 
+namespace {
+
+// One SQUARED_DIFFERENCE input's scaled value MBQM((x + offset) << left_shift, mult, shift). The
+// input with the larger scale has the multiplier 2^30 without shift (ComputeSquaredDifferenceMultipliers
+// gives it 1/2): exactly (x + offset) << (left_shift - 1), as for ADD's `linear` input (InputScale).
+struct SquaredDifferenceInput {
+  avx512q::Requant r;
+  __m512i off;
+  __m128i left, half_left;
+  bool linear;
+  SquaredDifferenceInput(int32_t offset, int32_t mult, int shift, int left_shift)
+      : r(mult, shift), off(_mm512_set1_epi32(offset)), left(_mm_cvtsi32_si128(left_shift)),
+        half_left(_mm_cvtsi32_si128(left_shift - 1)),
+        linear(mult == (int32_t{1} << 30) && shift == 0 && left_shift >= 1) {}
+  template <bool kLinear>
+  __m512i Scaled(__m512i x) const {
+    const __m512i v = _mm512_add_epi32(x, off);
+    if constexpr (kLinear) return _mm512_sll_epi32(v, half_left);
+    else return r(_mm512_sll_epi32(v, left));
+  }
+};
+
+// MultiplyByQuantizedMultiplier(x, mult, shift) of non-negative x (the squared differences) with
+// shift <= 0 (e = -shift): SRDHM's floor((x·mult + 2^30) / 2^31) and the rounding shift's
+// floor((h + 2^(e-1)) / 2^e) (ties up for h >= 0) nest into one 64-bit floor division,
+// (x·mult + 2^30 + 2^(e-1)·2^31) >> (31 + e), per even and odd lane.
+struct NonNegativeRequant {
+  __m512i m, c;
+  __m128i even_right, odd_shift;
+  bool odd_left;  // e = 0: the odd lanes' result moves up one bit instead of down
+  NonNegativeRequant(int32_t mult, int shift)
+      : m(_mm512_set1_epi32(mult)),
+        c(_mm512_set1_epi64((int64_t{1} << 30) + (shift < 0 ? int64_t{1} << (30 - shift) : 0))),
+        even_right(_mm_cvtsi32_si128(31 - shift)), odd_shift(_mm_cvtsi32_si128(shift < 0 ? -shift - 1 : 1)),
+        odd_left(shift == 0) {}
+  static bool Applies(int32_t mult, int shift) { return mult >= 0 && shift <= 0 && shift >= -31; }
+  __m512i operator()(__m512i x) const {
+    const __m512i even = _mm512_srl_epi64(_mm512_add_epi64(_mm512_mul_epi32(x, m), c), even_right);
+    // The odd lanes' 64-bit results, shifted so that their low 32 bits land in the high dword.
+    const __m512i po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), m), c);
+    const __m512i odd = odd_left ? _mm512_sll_epi64(po, odd_shift) : _mm512_srl_epi64(po, odd_shift);
+    return _mm512_mask_blend_epi32(0xAAAA, even, odd);
+  }
+};
+
+template <bool kALinear, bool kBLinear, typename OutRequant>
+void SquaredDifferenceLanes(const int8_t* a, int a_step, const int8_t* b, int b_step, int8_t* o, int64_t n,
+                            const SquaredDifferenceInput& in1, const SquaredDifferenceInput& in2,
+                            const OutRequant& ro, __m512i out_off) {
+  // A broadcast input: its one scaled value.
+  const __m512i a_const = a_step ? __m512i{} : in1.Scaled<false>(_mm512_set1_epi32(a[0]));
+  const __m512i b_const = b_step ? __m512i{} : in2.Scaled<false>(_mm512_set1_epi32(b[0]));
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = n - i >= 16 ? __mmask16(0xFFFF) : TailMask(n - i);
+    const __m512i va = a_step ? in1.Scaled<kALinear>(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(k, a + i))) : a_const;
+    const __m512i vb = b_step ? in2.Scaled<kBLinear>(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(k, b + i))) : b_const;
+    const __m512i d = _mm512_sub_epi32(va, vb);
+    // The type's range: the saturating narrowing clamps.
+    const __m512i y = _mm512_add_epi32(ro(_mm512_mullo_epi32(d, d)), out_off);
+    _mm_mask_storeu_epi8(o + i, k, _mm512_cvtsepi32_epi8(y));
+  }
+}
+
+}  // namespace
+
 bool SquaredDifferenceAvx512Applies(const QuantBinaryParams& p) {
   if (p.in1_mult <= 0 || p.in2_mult <= 0 || p.out_mult <= 0 || p.in1_shift > 0 || p.in2_shift > 0 || p.out_shift > 30)
     return false;
@@ -535,25 +600,29 @@ bool SquaredDifferenceAvx512Applies(const QuantBinaryParams& p) {
 
 void SquaredDifferenceRun512(const int8_t* a, int a_step, const int8_t* b, int b_step, int8_t* o, int64_t n,
                              const QuantBinaryParams& p) {
-  const avx512q::Requant r1(p.in1_mult, p.in1_shift), r2(p.in2_mult, p.in2_shift), ro(p.out_mult, p.out_shift);
-  const __m512i off1 = _mm512_set1_epi32(p.in1_offset), off2 = _mm512_set1_epi32(p.in2_offset);
+  const SquaredDifferenceInput in1(p.in1_offset, p.in1_mult, p.in1_shift, p.left_shift);
+  const SquaredDifferenceInput in2(p.in2_offset, p.in2_mult, p.in2_shift, p.left_shift);
   const __m512i out_off = _mm512_set1_epi32(p.out_offset);
-  const __m128i left = _mm_cvtsi32_si128(p.left_shift);
-  auto scaled = [&](__m512i x, __m512i off, const avx512q::Requant& r) {
-    return r(_mm512_sll_epi32(_mm512_add_epi32(x, off), left));
+  // Only a streamed input's form matters (a broadcast one is scaled once).
+  const bool l1 = a_step && in1.linear, l2 = b_step && in2.linear;
+  const auto run = [&](const auto& ro) {
+    if (l1 && l2) SquaredDifferenceLanes<true, true>(a, a_step, b, b_step, o, n, in1, in2, ro, out_off);
+    else if (l1) SquaredDifferenceLanes<true, false>(a, a_step, b, b_step, o, n, in1, in2, ro, out_off);
+    else if (l2) SquaredDifferenceLanes<false, true>(a, a_step, b, b_step, o, n, in1, in2, ro, out_off);
+    else SquaredDifferenceLanes<false, false>(a, a_step, b, b_step, o, n, in1, in2, ro, out_off);
   };
-  // A broadcast input: its one scaled value.
-  const __m512i a_const = a_step ? __m512i{} : scaled(_mm512_set1_epi32(a[0]), off1, r1);
-  const __m512i b_const = b_step ? __m512i{} : scaled(_mm512_set1_epi32(b[0]), off2, r2);
+  if (NonNegativeRequant::Applies(p.out_mult, p.out_shift)) run(NonNegativeRequant(p.out_mult, p.out_shift));
+  else run(avx512q::Requant(p.out_mult, p.out_shift));
+}
+
+bool RequantizeNonNegativeBatch512(const int32_t* x, int32_t* y, int64_t n, int32_t mult, int shift) {
+  if (!NonNegativeRequant::Applies(mult, shift)) return false;
+  const NonNegativeRequant r(mult, shift);
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 k = n - i >= 16 ? __mmask16(0xFFFF) : TailMask(n - i);
-    const __m512i va = a_step ? scaled(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(k, a + i)), off1, r1) : a_const;
-    const __m512i vb = b_step ? scaled(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(k, b + i)), off2, r2) : b_const;
-    const __m512i d = _mm512_sub_epi32(va, vb);
-    // The type's range: the saturating narrowing clamps.
-    const __m512i y = _mm512_add_epi32(ro(_mm512_mullo_epi32(d, d)), out_off);
-    _mm_mask_storeu_epi8(o + i, k, _mm512_cvtsepi32_epi8(y));
+    _mm512_mask_storeu_epi32(y + i, k, r(_mm512_maskz_loadu_epi32(k, x + i)));
   }
+  return true;
 }
 
 #define EDGEOPT_QBIN512_INSTANTIATE(T)                                                                    \

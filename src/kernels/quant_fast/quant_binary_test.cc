@@ -324,6 +324,40 @@ TEST(QuantBinaryFast, VectorRequantizeIsExact) {
   }
 }
 
+// SQUARED_DIFFERENCE's output stage (non-negative sums, shift <= 0, one 64-bit rounding shift)
+// against the scalar MultiplyByQuantizedMultiplier: values over [0, 2^31) (0, 1, INT32_MAX, and
+// the rounding ties of every shift: odd multiples of 2^(e-1) after the high multiply), every
+// shift 0..-31, multipliers at both ends of [2^30, 2^31).
+TEST(QuantBinaryFast, NonNegativeRequantizeIsExact) {
+  if (!rt::Cpu().has_avx512()) GTEST_SKIP() << "no AVX-512 on this CPU: the 16-lane output stage is not used";
+  std::mt19937_64 rng(77);
+  std::vector<int32_t> x(4096 + 3), got(x.size());
+  for (size_t i = 0; i < 4096; ++i) {
+    const int bits = static_cast<int>(i % 31);
+    x[i] = static_cast<int32_t>((rng() >> 33) >> bits);
+  }
+  x[4096] = 0;
+  x[4097] = 1;
+  x[4098] = INT32_MAX;
+  for (int32_t mult : {1 << 30, (1 << 30) + 1, 0x7FFFFFFF, 1518500250, 1102565712}) {
+    for (int shift = 0; shift >= -31; --shift) {
+      // Values whose high product lands on a rounding tie: h = (2j + 1) * 2^(e-1).
+      for (int j = 0; j < 64 && shift < 0; ++j) {
+        const int64_t h = (2 * int64_t{j} + 1) << (-shift - 1);
+        const int64_t v = (h << 31) / mult;  // x * mult / 2^31 close to h
+        if (v >= 0 && v <= INT32_MAX) x[static_cast<size_t>(j)] = static_cast<int32_t>(v);
+      }
+      ASSERT_TRUE(kernels::qbin::RequantizeNonNegativeBatch512(x.data(), got.data(), static_cast<int64_t>(x.size()),
+                                                               mult, shift));
+      for (size_t i = 0; i < x.size(); ++i)
+        ASSERT_EQ(got[i], kernels::MultiplyByQuantizedMultiplier(x[i], mult, shift))
+            << "x " << x[i] << " mult " << mult << " shift " << shift;
+    }
+  }
+  int32_t one = 1;
+  EXPECT_FALSE(kernels::qbin::RequantizeNonNegativeBatch512(&one, &one, 1, 1 << 30, 1));  // a left shift
+}
+
 // The 16-lane AVX-512 ADD/SUB/MUL through the interpreter: same-shape runs of every length
 // 1..1000 step 37 (odd ones: tails of 1..15 lanes) and a few round ones, a scalar on either side,
 // per-channel vectors with channel counts that are not multiples of 16, outer sums / products
