@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <numeric>
 #include <utility>
 
 #include "kernels/dwconv/dwconv.h"
@@ -112,15 +113,20 @@ inline void SlidingTile(const RowTaps& rt, ptrdiff_t off, int ix0, int width, co
 }
 
 // Two output rows at once (a row pair) when the filter's vertical stride, dilation and size are
-// the horizontal ones (S, D, KW): row A reads input rows y0 + ky·D, row B y0 + S + ky·D, and each
-// of the S + (KW-1)·D + 1 input rows is loaded once for both (3x3 stride 1: four input rows for
-// two output rows instead of six), with 16 independent accumulators where one row's 8 each took
-// 9 dependent multiply-adds. `row0`: input row y0. Measured (Zen 5, 1 thread, alternated runs):
-// 3x3 layers 0.72-0.84 of the time (14x14x576 23.2 -> 16.6 us, 7x7x960 8.6 -> 6.9 us,
-// 112x112x96 stride 2 87 -> 73 us), 5x5 0.70-0.87; whole models (one interpreter, the two
-// alternated invoke by invoke): MobileNetV2 float 0.973, MobileNetV1 0.25 0.958, vww_96 0.966,
-// hand_landmark_full 0.965, pose_landmark_full 0.968, selfie_segmentation 0.965, DeepLabV3 0.998
-// (its depthwise layers run inside fused chains in bands of few rows); 2 threads 0.965-0.979.
+// the horizontal ones (S, D, KW): rows A and B = A + q, q = lcm(S, D) / S (1, or D at stride 1
+// with dilation D, so that the two rows' taps overlap), read input rows y0 + ky·D and
+// y0 + kOff + ky·D (kOff = q·S = lcm(S, D)), and each input row is loaded once for both (3x3
+// stride 1: four input rows for two output rows instead of six), with 16 independent
+// accumulators where one row's 8 each took 9 dependent multiply-adds. `row0`: input row y0.
+// Measured (Zen 5, 1 thread, alternated runs): 3x3 layers 0.72-0.84 of the time (14x14x576
+// 23.2 -> 16.6 us, 7x7x960 8.6 -> 6.9 us, 112x112x96 stride 2 87 -> 73 us), 5x5 0.70-0.87; whole
+// models (one interpreter, the two alternated invoke by invoke): MobileNetV2 float 0.973,
+// MobileNetV1 0.25 0.958, vww_96 0.966, hand_landmark_full 0.965, pose_landmark_full 0.968,
+// selfie_segmentation 0.965, DeepLabV3 0.998 (its depthwise layers run inside fused chains in
+// bands of few rows); 2 threads 0.965-0.979. Dilated 3x3 (DeepLab's 33x33x480, 65x65x144) with
+// q = D against pairs of adjacent rows (whose taps do not overlap): 0.77-0.83 (d2), 0.83 (d4).
+template <int S, int D>
+constexpr int kPairOffset = std::lcm(S, D);
 struct PairRows {
   const float* row0;
   ptrdiff_t pitch;  // floats per input row
@@ -133,14 +139,15 @@ __attribute__((always_inline)) inline void PairRow(const float* p, int ix0, int 
                                                    typename V::Mask mask) {
   constexpr int L = V::kLanes;
   constexpr int kCols = (T - 1) * S + (KW - 1) * D + 1;
+  constexpr int kOff = kPairOffset<S, D>;
   constexpr bool kA = R % D == 0 && R / D < KW;
-  constexpr bool kB = R >= S && (R - S) % D == 0 && (R - S) / D < KW;
+  constexpr bool kB = R >= kOff && (R - kOff) % D == 0 && (R - kOff) / D < KW;
   if constexpr (kA || kB) {
     typename V::T va[KW], vb[KW];
 #pragma GCC unroll 8
     for (int kx = 0; kx < KW; ++kx) {
       if constexpr (kA) va[kx] = V::Load(w + L + ((R / D) * KW + kx) * L);
-      if constexpr (kB) vb[kx] = V::Load(w + L + (((R - S) / D) * KW + kx) * L);
+      if constexpr (kB) vb[kx] = V::Load(w + L + (((R - kOff) / D) * KW + kx) * L);
     }
 #pragma GCC unroll 32
     for (int c = 0; c < kCols; ++c) {
@@ -176,7 +183,7 @@ inline void SlidingTilePair(const PairRows& pr, ptrdiff_t off, int ix0, int widt
   typename V::T aa[T], ab[T];
   const typename V::T bias = V::Load(w);
   for (int t = 0; t < T; ++t) aa[t] = ab[t] = bias;
-  PairRowsOf<V, T, S, D, KW, kMasked, kBorder>(std::make_integer_sequence<int, S + (KW - 1) * D + 1>{}, pr, off, ix0,
+  PairRowsOf<V, T, S, D, KW, kMasked, kBorder>(std::make_integer_sequence<int, kPairOffset<S, D> + (KW - 1) * D + 1>{}, pr, off, ix0,
                                                width, s.c, w, aa, ab, mask);
   StoreTile<V, T, kMasked>(aa, out, s.c, mask, vmin, vmax);
   StoreTile<V, T, kMasked>(ab, out + out_row, s.c, mask, vmin, vmax);
@@ -218,7 +225,7 @@ inline void SlidingPixelsPair(const Geometry& g, const PairRows& pr, int ox, int
                               const Strides& s, const float* packed, size_t wblock, float* out_row,
                               typename V::Mask tail_mask, typename V::T vmin, typename V::T vmax) {
   const int ix0 = ox * S - g.pad_left;
-  const ptrdiff_t out_row_floats = static_cast<ptrdiff_t>(g.ow) * g.c;
+  const ptrdiff_t out_row_floats = static_cast<ptrdiff_t>(kPairOffset<S, D> / S) * g.ow * g.c;
   ForChannelBlocks<V::kLanes>(g, ox, ix0, cb_begin, cb_end, packed, wblock, out_row,
                               [&]<bool kMasked>(ptrdiff_t off, const float* w, float* oc) {
                                 SlidingTilePair<V, T, S, D, KW, kMasked, kBorder>(pr, off, ix0, g.w, s, w, oc,
@@ -252,14 +259,15 @@ void InteriorColumns(const Geometry& g, int* lo, int* hi) {
   *hi = std::max(*lo, std::min(g.ow, last_ix < 0 ? 0 : last_ix / g.sw + 1));
 }
 
-// Output rows `row` and `row + 1` as a pair (Group's S, D, KW vertically too, both rows in one
+// Output rows `row` and `row + q` as a pair (Group's S, D, KW vertically too, both rows in one
 // image with all their filter rows inside it), or false: the rows run alone.
 template <int S, int D, int KW>
 bool PairOfRows(const Geometry& g, const float* in, int row, PairRows* pr) {
+  constexpr int kOff = kPairOffset<S, D>;
   const int b = row / g.oh, oy = row % g.oh;
-  if (g.sh != S || g.dh != D || g.kh != KW || oy + 1 >= g.oh) return false;
+  if (g.sh != S || g.dh != D || g.kh != KW || oy + kOff / S >= g.oh) return false;
   const int iy = oy * S - g.pad_top;
-  if (iy < 0 || iy + S + (KW - 1) * D >= g.h) return false;
+  if (iy < 0 || iy + kOff + (KW - 1) * D >= g.h) return false;
   pr->pitch = static_cast<ptrdiff_t>(g.w) * g.c;
   pr->row0 = in + (static_cast<ptrdiff_t>(b) * g.h + iy - g.in_row0) * pr->pitch;
   return true;
@@ -288,6 +296,8 @@ struct SlidingGroup {
     if constexpr (kPair) SlidingPixelsPair<V, T, S, D, KW, kBorder>(args...);
     else SlidingPixels<V, T, S, D, KW, kBorder>(args...);
   }
+  // A pair's second row is kPairRows below its first.
+  static constexpr int kPairRows = kPairOffset<S, D> / S;
   static bool Pair(const Geometry& g, const float* in, int row, PairRows* pr) {
     return PairOfRows<S, D, KW>(g, in, row, pr);
   }
@@ -349,28 +359,36 @@ void GroupRows(const Geometry& g, const float* in, const float* packed, float* o
     for (int cb0 = cb_begin; cb0 < cb_end; cb0 += cb_chunk) {
       const int cb1 = std::min(cb_end, cb0 + cb_chunk);
       for (int row = row_begin; row < row_end;) {
+        // Where the registers hold two rows' accumulators and filter rows (2·8 + 2·KW + 1 vectors:
+        // zmm only), rows [row, row + 2q) as the q pairs (row + i, row + q + i).
+        if constexpr (V::kRegisters >= 32) {
+          constexpr int q = Group::kPairRows;
+          PairRows pr[q];
+          bool pairs = row + 2 * q <= row_end;
+          for (int i = 0; i < q && pairs; ++i) pairs = Group::Pair(g, in, row + i, &pr[i]);
+          if (pairs) {
+            for (int i = 0; i < q; ++i) {
+              float* o = out + static_cast<ptrdiff_t>(row + i - g.out_row0) * g.ow * g.c;
+              for (int ox = 0; ox < g.ow;) {
+                const int n = std::min(8, g.ow - ox);
+                SlidingRun<V, Group, true>(n, ox < lo || ox + n > hi, g, pr[i], ox, cb0, cb1, s, packed, wblock, o,
+                                           tail_mask, vmin, vmax);
+                ox += n;
+              }
+            }
+            row += 2 * q;
+            continue;
+          }
+        }
+        const RowTaps rt = TapsOfRow(g, in, row);
         float* o = out + static_cast<ptrdiff_t>(row - g.out_row0) * g.ow * g.c;
-        // Two rows at once where the registers hold both rows' accumulators and filter rows
-        // (2·8 + 2·KW + 1 vectors: zmm only).
-        bool pair = false;
-        PairRows pr{};
-        RowTaps rt;
-        if constexpr (V::kRegisters >= 32) pair = row + 1 < row_end && Group::Pair(g, in, row, &pr);
-        if (!pair) rt = TapsOfRow(g, in, row);
         for (int ox = 0; ox < g.ow;) {
           const int n = std::min(8, g.ow - ox);
-          const bool border = ox < lo || ox + n > hi;
-          if constexpr (V::kRegisters >= 32) {
-            if (pair)
-              SlidingRun<V, Group, true>(n, border, g, pr, ox, cb0, cb1, s, packed, wblock, o, tail_mask, vmin, vmax);
-            else
-              SlidingRun<V, Group, false>(n, border, g, rt, ox, cb0, cb1, s, packed, wblock, o, tail_mask, vmin, vmax);
-          } else {
-            SlidingRun<V, Group, false>(n, border, g, rt, ox, cb0, cb1, s, packed, wblock, o, tail_mask, vmin, vmax);
-          }
+          SlidingRun<V, Group, false>(n, ox < lo || ox + n > hi, g, rt, ox, cb0, cb1, s, packed, wblock, o, tail_mask,
+                                      vmin, vmax);
           ox += n;
         }
-        row += pair ? 2 : 1;
+        ++row;
       }
     }
     return;
