@@ -127,6 +127,7 @@ inline void SlidingTile(const RowTaps& rt, ptrdiff_t off, int ix0, int width, co
 // q = D against pairs of adjacent rows (whose taps do not overlap): 0.77-0.83 (d2), 0.83 (d4).
 template <int S, int D>
 constexpr int kPairOffset = std::lcm(S, D);
+
 struct PairRows {
   const float* row0;
   ptrdiff_t pitch;  // floats per input row
@@ -183,8 +184,9 @@ inline void SlidingTilePair(const PairRows& pr, ptrdiff_t off, int ix0, int widt
   typename V::T aa[T], ab[T];
   const typename V::T bias = V::Load(w);
   for (int t = 0; t < T; ++t) aa[t] = ab[t] = bias;
-  PairRowsOf<V, T, S, D, KW, kMasked, kBorder>(std::make_integer_sequence<int, kPairOffset<S, D> + (KW - 1) * D + 1>{}, pr, off, ix0,
-                                               width, s.c, w, aa, ab, mask);
+  constexpr int kRows = kPairOffset<S, D> + (KW - 1) * D + 1;  // input rows the pair spans
+  PairRowsOf<V, T, S, D, KW, kMasked, kBorder>(std::make_integer_sequence<int, kRows>{}, pr, off, ix0, width, s.c, w,
+                                               aa, ab, mask);
   StoreTile<V, T, kMasked>(aa, out, s.c, mask, vmin, vmax);
   StoreTile<V, T, kMasked>(ab, out + out_row, s.c, mask, vmin, vmax);
 }
