@@ -99,6 +99,12 @@ std::string OpShapes(const OpProfile& op) { return ShapeList(op.inputs, false, t
 
 bool IsConversionOp(const std::string& type) { return type == "QUANTIZE" || type == "DEQUANTIZE" || type == "CAST"; }
 
+namespace {
+// An op run inside a fused kernel: its first op ("fused/...", holding the kernel's whole time) or
+// one of the others ("fused into #k", no time of its own).
+bool IsFusedKernel(const std::string& kernel) { return kernel.rfind("fused", 0) == 0; }
+}  // namespace
+
 std::string ModelLetter(size_t k) {
   std::string s;
   do {
@@ -147,6 +153,10 @@ ConversionCost ConversionCostOf(const BenchResult& r) {
     if (!IsConversionOp(op.type)) continue;
     if (op.folded) {
       ++c.folded;
+      continue;
+    }
+    if (IsFusedKernel(op.kernel)) {
+      ++c.fused;
       continue;
     }
     ++c.ops;
@@ -469,16 +479,21 @@ std::string FormatComparison(const std::vector<BenchResult>& results) {
     const BenchResult& r = results[k];
     const ConversionCost c = ConversionCostOf(r);
     out += "  " + ModelLetter(k) + "  ";
-    if (c.ops == 0 && c.folded == 0) {
+    if (c.ops == 0 && c.folded == 0 && c.fused == 0) {
       out += "none\n";
       continue;
     }
     out += std::to_string(c.ops) + " per inference, " + Ms(c.ms) + " = " + Pct(c.percent) + " of " + ModelLetter(k) +
-           "'s op time" + (c.folded ? "; " + std::to_string(c.folded) + " folded at init (no cost per inference)" : "") + "\n";
+           "'s op time" + (c.folded ? "; " + std::to_string(c.folded) + " folded at init (no cost per inference)" : "") +
+           (c.fused ? "; " + std::to_string(c.fused) + " fused into the op they feed (no conversion pass)" : "") + "\n";
     TextTable ct;
     for (size_t col : {3, 4}) ct.AlignRight(col);
     for (const auto& op : r.ops) {
       if (!IsConversionOp(op.type)) continue;
+      if (IsFusedKernel(op.kernel)) {
+        ct.AddRow({"#" + std::to_string(op.index), op.type, TypedShapes(op), "fused", "", "(" + op.kernel + ")"});
+        continue;
+      }
       ct.AddRow({"#" + std::to_string(op.index), op.type, TypedShapes(op), op.folded ? "folded at init" : Ms(op.avg_ms),
                  op.folded ? "" : Pct(op.percent)});
     }
@@ -497,7 +512,14 @@ std::string FormatComparison(const std::vector<BenchResult>& results) {
     const ConversionCost c = ConversionCostOf(r);
     if (c.ops > 0)
       out += "  " + m + " spends " + Pct(c.percent) + " of its op time (" + Ms(c.ms) + ") converting between number formats in " +
-             std::to_string(c.ops) + " QUANTIZE/DEQUANTIZE/CAST ops.\n";
+             std::to_string(c.ops) + " QUANTIZE/DEQUANTIZE/CAST op" + (c.ops > 1 ? "s" : "") +
+             (c.fused ? "; " + std::to_string(c.fused) + " more run" + (c.fused > 1 ? "" : "s") +
+                            " inside the kernel of the op it feeds (no pass of its own)"
+                      : "") +
+             ".\n";
+    else if (c.fused > 0)
+      out += "  " + m + "'s " + std::to_string(c.fused) + " QUANTIZE/DEQUANTIZE/CAST op" + (c.fused > 1 ? "s run" : " runs") +
+             " inside the kernel of the op it feeds: no conversion pass.\n";
     for (const auto& s : slower) {
       if (s.model != k) continue;
       std::string line = "  " + s.type + " takes " + Ratio(s.ratio) + " as long in " + m + " as in A";

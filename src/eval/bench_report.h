@@ -39,6 +39,8 @@ bool IsConversionOp(const std::string& type);
 struct ConversionCost {
   int ops = 0;         // run per inference
   int folded = 0;      // folded at init (e.g. DEQUANTIZE of float16 weights): free per inference
+  int fused = 0;       // run inside a fused kernel with the op they feed (no pass of their own; the
+                       // kernel's time, shown at its first op, is the two ops' together)
   double ms = 0;
   double percent = 0;  // of all op time
 };

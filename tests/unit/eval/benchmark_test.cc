@@ -234,18 +234,22 @@ TEST_F(BenchmarkTest, ComparisonAndThreadSweep) {
   EXPECT_EQ(ModelLetter(26), "AA");
 }
 
+// A profiled op for the report tests.
+OpProfile OpOf(int index, const char* type, const char* kernel, double ms, double percent = 0) {
+  OpProfile p;
+  p.index = index;
+  p.type = type;
+  p.kernel = kernel;
+  p.avg_ms = ms;
+  p.percent = percent;
+  return p;
+}
+
 // Ops run inside fused kernels: the by-type summary counts them (merged: time booked on the
 // run's first op; hosts: that first op), and a comparison that finds the type slower says the
 // per-type times compare unlike work instead of blaming the other model's kernels alone.
 TEST(BenchReport, FusedOpsAreNamedInSummariesAndComparisons) {
-  const auto op = [](int index, const char* type, const char* kernel, double ms) {
-    OpProfile p;
-    p.index = index;
-    p.type = type;
-    p.kernel = kernel;
-    p.avg_ms = ms;
-    return p;
-  };
+  const auto op = [](int index, const char* type, const char* kernel, double ms) { return OpOf(index, type, kernel, ms); };
   BenchResult a, b;
   for (BenchResult* r : {&a, &b}) {
     r->profiled = true;
@@ -280,6 +284,42 @@ TEST(BenchReport, FusedOpsAreNamedInSummariesAndComparisons) {
             std::string::npos)
       << cmp;
   EXPECT_NE(cmp.find("so compare the whole models"), std::string::npos) << cmp;
+}
+
+// A conversion op fused into the op it feeds (QUANTIZE uint8 -> int8 read by an int8 CONV_2D's
+// kernel) holds the fused kernel's time, which is not conversion: it is listed as fused, and
+// neither the conversion count nor the conversion time includes it.
+TEST(BenchReport, FusedConversionsAreNotCountedAsConversionTime) {
+  const auto op = [](int index, const char* type, const char* kernel, double ms) {
+    return OpOf(index, type, kernel, ms, 100 * ms / 0.5);
+  };
+  BenchResult a, b;
+  for (BenchResult* r : {&a, &b}) {
+    r->profiled = true;
+    r->threads = 1;
+    r->profiled_ops_sum_ms = 0.5;
+    r->latency.p50 = 0.5;
+  }
+  a.ops = {op(0, "CONV_2D", "conv2d/f32/avx512", 0.5)};
+  b.ops = {op(0, "QUANTIZE", "fused/quantize+conv2d/int8/avx512vnni/direct", 0.3), op(1, "CONV_2D", "fused into #0", 0),
+           op(2, "DEQUANTIZE", "dequantize/int8/avx2", 0.2)};
+  const ConversionCost c = ConversionCostOf(b);
+  EXPECT_EQ(c.ops, 1);
+  EXPECT_EQ(c.fused, 1);
+  EXPECT_DOUBLE_EQ(c.ms, 0.2);
+  const std::string cmp = FormatComparison({a, b});
+  EXPECT_NE(cmp.find("B  1 per inference, 0.200 ms"), std::string::npos) << cmp;
+  EXPECT_NE(cmp.find("1 fused into the op they feed (no conversion pass)"), std::string::npos) << cmp;
+  EXPECT_NE(cmp.find("fused/quantize+conv2d/int8/avx512vnni/direct"), std::string::npos) << cmp;
+  EXPECT_NE(cmp.find("in 1 QUANTIZE/DEQUANTIZE/CAST op; 1 more runs inside the kernel of the op it feeds"),
+            std::string::npos)
+      << cmp;
+  b.ops.pop_back();
+  b.ops[0].kernel = "fused/quantize+conv2d/int8/avx512vnni/direct";
+  EXPECT_EQ(ConversionCostOf(b).ops, 0);
+  EXPECT_NE(FormatComparison({a, b}).find("B's 1 QUANTIZE/DEQUANTIZE/CAST op runs inside the kernel of the op it feeds"),
+            std::string::npos)
+      << FormatComparison({a, b});
 }
 
 TEST_F(BenchmarkTest, BadModelsAndInputsFail) {
