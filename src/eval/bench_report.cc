@@ -462,6 +462,13 @@ std::string FormatComparison(const std::vector<BenchResult>& results) {
       }
     }
     if (IsConversionOp(type)) note += (note.empty() ? "" : "; ") + std::string("conversion");
+    // A type that heads fused runs carries their other ops' time (e.g. a QUANTIZE fused with the
+    // convolution it feeds).
+    std::string hosts;
+    for (size_t k = 0; k < results.size(); ++k)
+      if (const OpTypeSummary* s = find(k, type); s && s->hosts > 0) hosts += ModelLetter(k);
+    if (!hosts.empty())
+      note += (note.empty() ? "" : "; ") + std::string("includes ops fused into it (") + hosts + ")";
     row.push_back(note);
     t.AddRow(row);
   }

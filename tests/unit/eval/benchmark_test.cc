@@ -311,6 +311,7 @@ TEST(BenchReport, FusedConversionsAreNotCountedAsConversionTime) {
   EXPECT_NE(cmp.find("B  1 per inference, 0.200 ms"), std::string::npos) << cmp;
   EXPECT_NE(cmp.find("1 fused into the op they feed (no conversion pass)"), std::string::npos) << cmp;
   EXPECT_NE(cmp.find("fused/quantize+conv2d/int8/avx512vnni/direct"), std::string::npos) << cmp;
+  EXPECT_NE(cmp.find("only in B; conversion; includes ops fused into it (B)"), std::string::npos) << cmp;
   EXPECT_NE(cmp.find("in 1 QUANTIZE/DEQUANTIZE/CAST op; 1 more runs inside the kernel of the op it feeds"),
             std::string::npos)
       << cmp;
