@@ -28,13 +28,7 @@ class GatherFast : public FastKernel {
     // The reference Prepare accepted axis and batch_dims: normalize them as it does.
     const int axis = o.axis < 0 ? o.axis + in.rank() : o.axis;
     const int batch_dims = o.batch_dims < 0 ? o.batch_dims + idx.rank() : o.batch_dims;
-    batch_ = outer_ = inner_ = coords_ = 1;
-    for (int i = 0; i < batch_dims; ++i) batch_ *= in.shape[i];
-    for (int i = batch_dims; i < axis; ++i) outer_ *= in.shape[i];
-    for (int i = axis + 1; i < in.rank(); ++i) inner_ *= in.shape[i];
-    for (int i = batch_dims; i < idx.rank(); ++i) coords_ *= idx.shape[i];
-    axis_dim_ = in.shape[axis];
-    row_ = static_cast<size_t>(inner_) * ElementBytes(in.type);
+    d_ = transform::GatherDimsOf(in, idx, axis, batch_dims);
     return true;
   }
 
@@ -51,16 +45,16 @@ class GatherFast : public FastKernel {
   template <typename I>
   Status Run(rt::KernelContext& ctx, const I* idx, int64_t n) {
     bool bad = false;
-    for (int64_t i = 0; i < n; ++i) bad |= idx[i] < 0 || idx[i] >= axis_dim_;
+    for (int64_t i = 0; i < n; ++i) bad |= idx[i] < 0 || idx[i] >= d_.axis_dim;
     if (bad) {
       for (int64_t i = 0; i < n; ++i)
-        if (idx[i] < 0 || idx[i] >= axis_dim_)
+        if (idx[i] < 0 || idx[i] >= d_.axis_dim)
           return ctx.Error("index " + std::to_string(static_cast<int64_t>(idx[i])) + " is out of range [0, " +
-                           std::to_string(axis_dim_) + ")");
+                           std::to_string(d_.axis_dim) + ")");
     }
     const uint8_t* src = ctx.input(0)->data;
     uint8_t* dst = ctx.output(0)->data;
-    switch (row_) {
+    switch (d_.row) {
       case 4: return Copy<4>(src, idx, dst);
       case 8: return Copy<8>(src, idx, dst);
       case 16: return Copy<16>(src, idx, dst);
@@ -70,22 +64,22 @@ class GatherFast : public FastKernel {
     }
   }
 
-  // kRow: the row's bytes known at compile time (0: row_ at run time).
+  // kRow: the row's bytes known at compile time (0: d_.row at run time).
   template <size_t kRow, typename I>
   Status Copy(const uint8_t* src, const I* idx, uint8_t* dst) const {
-    const size_t row = kRow ? kRow : row_;
+    const size_t row = kRow ? kRow : d_.row;
     if (row == 0) return Status::Ok();
-    for (int64_t b = 0; b < batch_; ++b)
-      for (int64_t o = 0; o < outer_; ++o) {
-        const uint8_t* base = src + static_cast<size_t>((b * outer_ + o) * axis_dim_) * row;
-        const I* ix = idx + b * coords_;
-        for (int64_t c = 0; c < coords_; ++c, dst += row) std::memcpy(dst, base + static_cast<size_t>(ix[c]) * row, row);
+    for (int64_t b = 0; b < d_.batch; ++b)
+      for (int64_t o = 0; o < d_.outer; ++o) {
+        const uint8_t* base = src + static_cast<size_t>((b * d_.outer + o) * d_.axis_dim) * row;
+        const I* ix = idx + b * d_.coords;
+        for (int64_t c = 0; c < d_.coords; ++c, dst += row)
+          std::memcpy(dst, base + static_cast<size_t>(ix[c]) * row, row);
       }
     return Status::Ok();
   }
 
-  int64_t batch_ = 1, outer_ = 1, inner_ = 1, coords_ = 1, axis_dim_ = 0;
-  size_t row_ = 0;
+  transform::GatherDims d_;  // PrepareFast
 };
 
 std::unique_ptr<rt::OpKernel> MakeGatherFast(const rt::KernelCreateContext& cc, RefFactory reference) {

@@ -52,25 +52,20 @@ class GatherKernel : public PlannedKernel {
     const rt::RtTensor& idx_t = *ctx.input(1);
     const int64_t n_idx = idx_t.num_elements();
     if (n_idx > 0 && !idx_t.data) return ctx.Error("indices have no data");
-    const int64_t axis_dim = in.shape[axis_];
+    const GatherDims d = GatherDimsOf(in, idx_t, axis_, batch_dims_);
+    const int64_t axis_dim = d.axis_dim;
     for (int64_t i = 0; i < n_idx; ++i) {
       const int64_t v = IndexAt(idx_t, i);
       if (v < 0 || v >= axis_dim)
         return ctx.Error("index " + std::to_string(v) + " is out of range [0, " + std::to_string(axis_dim) + ")");
     }
-    int64_t batch = 1, outer = 1, inner = 1, coords = 1;
-    for (int i = 0; i < batch_dims_; ++i) batch *= in.shape[i];
-    for (int i = batch_dims_; i < axis_; ++i) outer *= in.shape[i];
-    for (int i = axis_ + 1; i < in.rank(); ++i) inner *= in.shape[i];
-    for (int i = batch_dims_; i < idx_t.rank(); ++i) coords *= idx_t.shape[i];
-    const size_t row = static_cast<size_t>(inner) * ElementBytes(in.type);
     uint8_t* dst = ctx.output(0)->data;
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t o = 0; o < outer; ++o)
-        for (int64_t c = 0; c < coords; ++c) {
-          const int64_t src_row = (b * outer + o) * axis_dim + IndexAt(idx_t, b * coords + c);
-          if (row) std::memcpy(dst, in.data + src_row * row, row);
-          dst += row;
+    for (int64_t b = 0; b < d.batch; ++b)
+      for (int64_t o = 0; o < d.outer; ++o)
+        for (int64_t c = 0; c < d.coords; ++c) {
+          const int64_t src_row = (b * d.outer + o) * axis_dim + IndexAt(idx_t, b * d.coords + c);
+          if (d.row) std::memcpy(dst, in.data + src_row * d.row, d.row);
+          dst += d.row;
         }
     return Status::Ok();
   }
@@ -238,6 +233,18 @@ class ScatterNdKernel : public PlannedKernel {
 };
 
 }  // namespace
+
+GatherDims GatherDimsOf(const rt::RtTensor& in, const rt::RtTensor& idx, int axis, int batch_dims) {
+  GatherDims d;
+  int64_t inner = 1;
+  for (int i = 0; i < batch_dims; ++i) d.batch *= in.shape[i];
+  for (int i = batch_dims; i < axis; ++i) d.outer *= in.shape[i];
+  for (int i = axis + 1; i < in.rank(); ++i) inner *= in.shape[i];
+  for (int i = batch_dims; i < idx.rank(); ++i) d.coords *= idx.shape[i];
+  d.axis_dim = in.shape[axis];
+  d.row = static_cast<size_t>(inner) * ElementBytes(in.type);
+  return d;
+}
 
 void RegisterGather(rt::OpRegistry& r) {
   r.Add(tflite::BuiltinOperator_GATHER, MakeKernelFactory<GatherKernel>());

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "runtime/registry.h"
+#include "runtime/tensor.h"
 
 namespace edgeopt::kernels::transform {
 
@@ -18,6 +19,15 @@ void RegisterGather(rt::OpRegistry& r);         // ref_gather.cc: GATHER, GATHER
 void RegisterGatherFast(rt::OpRegistry& r);     // gather_fast.cc: GATHER rows (after RegisterGather)
 void RegisterShapeOps(rt::OpRegistry& r);       // ref_shape.cc: SHAPE, RANK, RANGE, WHERE
 void RegisterArgMinMax(rt::OpRegistry& r);      // ref_arg_minmax.cc: ARG_MAX, ARG_MIN
+
+// GATHER of `idx` from `in` along `axis` with `batch_dims` (both normalized, as the reference's
+// Prepare validated them): output row (b, o, c), in that order, is params row
+// (b·outer + o)·axis_dim + index[b·coords + c], `row` bytes each (ref_gather.cc, gather_fast.cc).
+struct GatherDims {
+  int64_t batch = 1, outer = 1, coords = 1, axis_dim = 0;
+  size_t row = 0;
+};
+GatherDims GatherDimsOf(const rt::RtTensor& in, const rt::RtTensor& idx, int axis, int batch_dims);
 
 // b[j * b_stride + i] = a[i * a_stride + j] for i < rows, j < cols, 16x16 tiles in registers
 // (transpose_avx512.cc; CPUs with AVX-512 F and BW): 4-byte elements as they are, 1- and 2-byte
