@@ -71,6 +71,10 @@ struct Pot {
   }
 };
 
+// The multiplier of the input with the larger scale (ComputeAddSubMultipliers and
+// ComputeSquaredDifferenceMultipliers give it 1/2): MBQM(v << L, 2^30, 0) = v << (L - 1) exactly.
+inline bool HalfMultiplier(int32_t mult, int shift) { return mult == (int32_t{1} << 30) && shift == 0; }
+
 // One input's step: x (16 values widened) -> RoundingDivideByPOT(h, e), the multiplier split at
 // 2^kSplit (31 - left_shift: 11 for 8-bit types, 16 for int16). The constant c_hi carries
 // offset*mh and the rounding half 2^(e-1) (|h| + 2^(e-1) < 2^31).
@@ -87,7 +91,7 @@ struct InputScale {
       : mh(_mm512_set1_epi32(mult >> kSplit)), ml(_mm512_set1_epi32(mult & kLow)),
         c_hi(_mm512_set1_epi32(offset * (mult >> kSplit) + (shift < 0 ? int32_t{1} << (-shift - 1) : 0))),
         c_lo(_mm512_set1_epi32(offset * (mult & kLow) + (int32_t{1} << (kSplit - 1)))),
-        neg_below(_mm512_set1_epi32(-offset)), pot(-shift), linear(mult == (int32_t{1} << 30) && shift == 0) {}
+        neg_below(_mm512_set1_epi32(-offset)), pot(-shift), linear(HalfMultiplier(mult, shift)) {}
   __m512i operator()(__m512i x) const {
     if (linear) return _mm512_slli_epi32(_mm512_sub_epi32(x, neg_below), 30 - kSplit);
     const __m512i lo = _mm512_srai_epi32(_mm512_add_epi32(_mm512_mullo_epi32(x, ml), c_lo), kSplit);
@@ -532,7 +536,7 @@ struct SquaredDifferenceInput {
   SquaredDifferenceInput(int32_t offset, int32_t mult, int shift, int left_shift)
       : r(mult, shift), off(_mm512_set1_epi32(offset)), left(_mm_cvtsi32_si128(left_shift)),
         half_left(_mm_cvtsi32_si128(left_shift - 1)),
-        linear(mult == (int32_t{1} << 30) && shift == 0 && left_shift >= 1) {}
+        linear(HalfMultiplier(mult, shift) && left_shift >= 1) {}
   template <bool kLinear>
   __m512i Scaled(__m512i x) const {
     const __m512i v = _mm512_add_epi32(x, off);
