@@ -50,6 +50,10 @@
 // Measured before them (perf, Zen 4, 14x14x576): building quad rows was 28% of the layer.
 // In-process A/B (Zen 4, 1 thread): MobileNetV2 int8's stride-1 layers 0.82-0.87x the time,
 // the whole model 0.95x (see kPairQuadsMinWidth for narrow rows).
+// On CPUs with AVX-512 VBMI, stride-2 quads and pair quads in bands of fewer than 8 blocks are
+// built from 64-byte loads of four blocks' channels, one vpermt2b per block and entry putting
+// the two new columns in place (depthwise_int8_avx512.cc, QuadRowVbmi; the same entries):
+// whole models 0.96-0.99x the time (MobileNetV1 0.25 uint8, vww_96, face detection int8).
 // Other filters on AVX-512 VNNI (5x5 and 7x7 with widths 5-8, dilated 3x3; stride_w 1 or 2) run
 // the K x K quad loop (Plan::quads_kn, depthwise_int8_avx512.cc, variants .../avx512/5x5s1/dp4,
 // .../3x3s1d2/dp4), and so do layers of 4 or 8 channels at stride_w 1, several pixels per vector

@@ -18,6 +18,7 @@
 
 #include "kernels/depthwise/depthwise_int8_k3.h"
 #include "kernels/depthwise/depthwise_k3_avx512.h"
+#include "runtime/cpu.h"
 
 namespace edgeopt::kernels::dwq {
 namespace {
@@ -355,6 +356,46 @@ struct QuadShape {
   static constexpr int kFirstNew = kLast - kNew + 1;
 };
 
+// Quad-row entries built from widened columns (at the edges: padding, the input's end):
+// Entry(x, cb) holds columns x .. x + 2 (pair quads: x + 3) of the 16-channel block cb, int8
+// values flipped into the unsigned domain, padding columns the unsigned zero point.
+template <typename T>
+struct QuadEdges {
+  const T* row;
+  const T* end;
+  int C, in_w;
+  bool pairs;
+  __m512i pad;
+  __m128i flip8;
+  QuadEdges(const Plan& p, const T* row_, const T* end_)
+      : row(row_), end(end_), C(p.g.channels), in_w(p.g.in_w), pairs(p.quad_pairs),
+        pad(_mm512_set1_epi32(p.quad_zp)),
+        flip8(_mm_set1_epi8(std::is_signed_v<T> ? static_cast<char>(0x80) : 0)) {}
+  // The 16 bytes at src (masked at the input's end), flipped, one per dword.
+  __attribute__((always_inline)) __m512i Widen(const T* src) const {
+    const ptrdiff_t left = end - src;
+    __m128i b = left >= 16 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src))
+                           : _mm_maskz_loadu_epi8(left > 0 ? static_cast<__mmask16>((1u << left) - 1) : 0, src);
+    if constexpr (std::is_signed_v<T>) b = _mm_xor_si128(b, flip8);
+    return _mm512_cvtepu8_epi32(b);
+  }
+  __attribute__((always_inline)) __m512i Column(int xc, int cb) const {
+    return xc >= 0 && xc < in_w ? Widen(row + int64_t{xc} * C + cb) : pad;
+  }
+  __attribute__((always_inline)) __m512i Entry(int x, int cb) const {
+    const __m512i e = _mm512_ternarylogic_epi32(Column(x, cb), _mm512_slli_epi32(Column(x + 1, cb), 8),
+                                                _mm512_slli_epi32(Column(x + 2, cb), 16), 0xFE);
+    return pairs ? _mm512_or_si512(e, _mm512_slli_epi32(Column(x + 3, cb), 24)) : e;
+  }
+  // Pair quads at the right edge (x + 3 >= in_w; 0 < j): from the previous entry `prev` (columns
+  // x - 2 .. x + 1) shifted down, column x + 2 widened (or padding) and padding in byte 3; the
+  // bytes of Entry(x, cb) for a quarter of its work.
+  __attribute__((always_inline)) __m512i RightPair(__m512i prev, int x, int cb) const {
+    const __m512i c2 = _mm512_slli_epi32(Column(x + 2, cb), 16);
+    return _mm512_ternarylogic_epi32(_mm512_srli_epi32(prev, 16), c2, _mm512_slli_epi32(pad, 24), 0xFE);
+  }
+};
+
 template <typename T>
 void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp*/, int16_t* dst, int cb_begin,
                int cb_end, size_t entry_stride) {
@@ -364,7 +405,7 @@ void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp
   const int C = g.channels, W = p.row_entries;
   const int kind = p.quad_pairs ? kQP : g.stride_w == 2 ? kQ2 : kQ1;
   constexpr bool kSigned = std::is_signed_v<T>;
-  const __m512i pad = _mm512_set1_epi32(p.quad_zp);
+  const QuadEdges<T> edges(p, row, end);
   // vpshufb of a column broadcast to the four 128-bit lanes: lane k puts the column's bytes
   // 4k..4k+3 at byte t + 1 (at[t]) of its dwords and zeros the rest.
   alignas(64) int8_t at[3][64];
@@ -377,32 +418,14 @@ void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp
     const uint32_t bytes = q == kQ1 ? 0x00800000u : q == kQ2 ? 0x00808000u : 0x80800000u;
     return _mm512_set1_epi32(kSigned ? static_cast<int>(bytes) : 0);
   };
-  const __m128i flip8 = _mm_set1_epi8(kSigned ? static_cast<char>(0x80) : 0);
-  const auto widen = [&](const T* src) {
-    const ptrdiff_t left = end - src;
-    __m128i b = left >= 16 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src))
-                           : _mm_maskz_loadu_epi8(left > 0 ? static_cast<__mmask16>((1u << left) - 1) : 0, src);
-    if constexpr (kSigned) b = _mm_xor_si128(b, flip8);
-    return _mm512_cvtepu8_epi32(b);
-  };
   const auto bcast = [](const T* src) {
     return _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
   };
   // An entry built from widened columns (at the edges): columns x .. x + 2 (pair quads: x + 3).
-  const auto edge_entry = [&](int x, int cb) __attribute__((always_inline)) {
-    const auto column = [&](int xc) { return xc >= 0 && xc < g.in_w ? widen(row + int64_t{xc} * C + cb) : pad; };
-    const __m512i e = _mm512_ternarylogic_epi32(column(x), _mm512_slli_epi32(column(x + 1), 8),
-                                                _mm512_slli_epi32(column(x + 2), 16), 0xFE);
-    return kind == kQP ? _mm512_or_si512(e, _mm512_slli_epi32(column(x + 3), 24)) : e;
-  };
+  const auto edge_entry = [&](int x, int cb) __attribute__((always_inline)) { return edges.Entry(x, cb); };
   const __m512i pad_fresh = _mm512_set1_epi32(((p.quad_zp ^ (kSigned ? 0x80 : 0)) & 0xFF) << 16);
-  // Pair quads at the right edge (x + 3 >= in_w; 0 < j): from the previous entry `prev` (columns
-  // x - 2 .. x + 1) shifted down, column x + 2 widened (or padding) and padding in byte 3.
-  const __m512i pad2 = _mm512_set1_epi32(p.quad_zp << 16), pad3 = _mm512_set1_epi32(p.quad_zp << 24);
   const auto right_pair = [&](__m512i prev, int x, int cb) __attribute__((always_inline)) {
-    const bool inside = x + 2 >= 0 && x + 2 < g.in_w;
-    const __m512i c2 = inside ? _mm512_slli_epi32(widen(row + int64_t{x + 2} * C + cb), 16) : pad2;
-    return _mm512_ternarylogic_epi32(_mm512_srli_epi32(prev, 16), c2, pad3, 0xFE);
+    return edges.RightPair(prev, x, cb);
   };
   // The entries j of block cb whose new column(s) lie inside the row with 16 bytes readable at
   // the last one (x = j * kSw - pad_w; the new columns are x + kFirstNew .. x + kLast), as the
@@ -550,6 +573,112 @@ void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp
     case kQ1: return narrow_rows ? narrow_band.template operator()<kQ1>() : wide_band.template operator()<kQ1>();
     case kQ2: return narrow_rows ? narrow_band.template operator()<kQ2>() : wide_band.template operator()<kQ2>();
     default: return narrow_rows ? narrow_band.template operator()<kQP>() : wide_band.template operator()<kQP>();
+  }
+}
+
+// Quad rows whose entries are two input columns apart on CPUs with AVX-512 VBMI: stride-2 quads
+// (kQ2: columns x .. x + 2 of entry j, x = 2j - pad) and pair quads (kQP: x .. x + 3), in bands
+// of fewer than 8 blocks. Each interior entry takes two new columns, x + kFirst and
+// x + kFirst + 1 (kFirst = 1 and 2), into bytes kFirst and kFirst + 1 of each channel's dword,
+// and keeps the previous entry's last column(s), shifted down 16 bits, as QuadRowK3 derives
+// them. Here the channels of up to four 16-channel blocks (a group) are loaded 64 bytes at a
+// time per new column, and one vpermt2b per block moves each channel's two new bytes into place
+// (the rest zero); a vpternlogd merges them with the shifted previous entry and flips them. Per
+// block and entry one shuffle, a shift and a vpternlogd, against two vpshufb of two 16-byte
+// broadcasts in QuadRowK3's chains; a group's blocks are four independent chains. Masked loads
+// cover the group's channels only, so reading never passes the input's end. Edge entries are
+// built from widened columns (QuadEdges), pair quads' right edge from the previous entry.
+// Measured (in-process A/B, alternated invokes, medians of 300-400, Zen 5, 1 thread): layers
+// 112x112x32 stride 2 0.86x the time, 57x57x40 0.87x, 14x14x96 0.73x, 112x112x96 0.94x;
+// stride 1 (pair quads) 112x112x32 0.94-0.96x, 96x96x16 0.96-0.97x. Wide bands stay with
+// QuadRowK3 (groups there: 56x56x144 / 28x28x192 stride 2 0.92-0.95x, but 14x14x576 and
+// 28x28x576 stride 2, 14x14x576 and 7x7x960 stride 1 1.02-1.17x). Whole models against
+// QuadRowK3 everywhere: MobileNetV2 int8 0.992x (2 threads 0.993x), uint8 0.987x, vww_96 int8
+// 0.975x (0.976x), MobileNetV1 0.25 uint8 0.973x, SSD MobileNet uint8 0.995x, int8
+// face_detection_short_range 0.964x (0.965x), hand_landmark_full 0.999x.
+template <int kFirst>
+struct QuadFreshIndex {
+  alignas(64) uint8_t b[4][64];  // block q: byte kFirst of channel c's dword from the first table
+};
+template <int kFirst>
+constexpr QuadFreshIndex<kFirst> MakeQuadFreshIndex() {
+  QuadFreshIndex<kFirst> t{};
+  for (int q = 0; q < 4; ++q)
+    for (int c = 0; c < 16; ++c) {
+      t.b[q][4 * c + kFirst] = static_cast<uint8_t>(16 * q + c);           // column x + kFirst
+      t.b[q][4 * c + kFirst + 1] = static_cast<uint8_t>(64 + 16 * q + c);  // column x + kFirst + 1
+    }
+  return t;
+}
+template <int kFirst>
+constexpr QuadFreshIndex<kFirst> kQuadFresh = MakeQuadFreshIndex<kFirst>();
+
+template <typename T, int kFirst, int kNB>
+__attribute__((target("avx512vbmi"), always_inline)) inline void QuadGroupVbmi(const Plan& p, const QuadEdges<T>& edges,
+                                                                             int16_t* dst, int cb0, size_t entry_stride) {
+  const Geom& g = p.g;
+  const int C = g.channels, W = p.row_entries;
+  const int bytes = std::min(16 * kNB, C - cb0);
+  const __mmask64 load = bytes >= 64 ? ~__mmask64{0} : (__mmask64{1} << std::max(bytes, 0)) - 1;
+  // Bytes kFirst and kFirst + 1 of each dword.
+  const __mmask64 fresh_bytes = kFirst == 1 ? 0x6666666666666666ull : 0xCCCCCCCCCCCCCCCCull;
+  const __m512i flip = _mm512_set1_epi32(std::is_signed_v<T> ? (0x8080 << (8 * kFirst)) : 0);
+  __m512i idx[kNB];
+  for (int q = 0; q < kNB; ++q) idx[q] = _mm512_load_si512(kQuadFresh<kFirst>.b[q]);
+  // Interior entries [j0, j1): j >= 1, x + kFirst >= 0 and x + kFirst + 1 < in_w.
+  const int j0 = std::min(W, std::max(1, (g.pad_w - kFirst + 1) / 2));
+  const int top = g.in_w - 2 - kFirst + g.pad_w;  // 2j <= top
+  const int j1 = top < 0 ? j0 : std::clamp(top / 2 + 1, j0, W);
+  __m512i prev[kNB];
+  const auto edge = [&](int j) __attribute__((always_inline)) {
+    for (int q = 0; q < kNB; ++q) {
+      prev[q] = edges.Entry(2 * j - g.pad_w, cb0 + 16 * q);
+      _mm512_store_si512(dst + static_cast<size_t>(16 * q) * 2 + static_cast<size_t>(j) * entry_stride, prev[q]);
+    }
+  };
+  for (int j = 0; j < j0; ++j) edge(j);
+  const T* col = edges.row + int64_t{2 * j0 - g.pad_w + kFirst} * C + cb0;  // column x + kFirst of entry j0
+  int16_t* e = dst + static_cast<size_t>(j0) * entry_stride;
+  for (int j = j0; j < j1; ++j, col += 2 * C, e += entry_stride) {
+    const __m512i c1 = _mm512_maskz_loadu_epi8(load, col), c2 = _mm512_maskz_loadu_epi8(load, col + C);
+    for (int q = 0; q < kNB; ++q) {
+      const __m512i fresh = _mm512_maskz_permutex2var_epi8(fresh_bytes, c1, idx[q], c2);
+      prev[q] = _mm512_ternarylogic_epi32(_mm512_srli_epi32(prev[q], 16), fresh, flip, 0x56);
+      _mm512_store_si512(e + static_cast<size_t>(16 * q) * 2, prev[q]);
+    }
+  }
+  for (int j = j1; j < W; ++j) {
+    if (kFirst == 2 && j > 0) {
+      // Pair quads' right edge (x + 3 >= in_w) from the previous entry.
+      for (int q = 0; q < kNB; ++q) {
+        prev[q] = edges.RightPair(prev[q], 2 * j - g.pad_w, cb0 + 16 * q);
+        _mm512_store_si512(dst + static_cast<size_t>(16 * q) * 2 + static_cast<size_t>(j) * entry_stride, prev[q]);
+      }
+    } else {
+      edge(j);
+    }
+  }
+}
+
+// A PairRowFn for stride-2 quads (kFirst 1) and pair quads (kFirst 2): the band's groups of
+// four blocks, then the last one to three.
+template <typename T, int kFirst>
+__attribute__((target("avx512vbmi"))) void QuadRowVbmi(const Plan& p, const void* row_v, const void* end_v,
+                                                      int32_t zp, int16_t* dst, int cb_begin, int cb_end,
+                                                      size_t entry_stride) {
+  // Wide bands (8 blocks or more) entry by entry as QuadRowK3 builds them: the groups were
+  // 0.97-1.17x the time there on rows of 4-14 entries (7x7x960, 14x14x576 stride 1; 28x28x576
+  // stride 2) and within noise on longer ones.
+  if (cb_end - cb_begin >= 8 * 16) return QuadRowK3<T>(p, row_v, end_v, zp, dst, cb_begin, cb_end, entry_stride);
+  const QuadEdges<T> edges(p, static_cast<const T*>(row_v), static_cast<const T*>(end_v));
+  const auto at = [&](int cb) { return dst + static_cast<size_t>(cb - cb_begin) * 2; };
+  int cb = cb_begin;
+  for (; cb + 64 <= cb_end; cb += 64) QuadGroupVbmi<T, kFirst, 4>(p, edges, at(cb), cb, entry_stride);
+  switch ((cb_end - cb) / 16) {
+    case 3: return QuadGroupVbmi<T, kFirst, 3>(p, edges, at(cb), cb, entry_stride);
+    case 2: return QuadGroupVbmi<T, kFirst, 2>(p, edges, at(cb), cb, entry_stride);
+    case 1: return QuadGroupVbmi<T, kFirst, 1>(p, edges, at(cb), cb, entry_stride);
+    default: return;
   }
 }
 
@@ -863,10 +992,16 @@ KnRowFn PickKnRow(const Plan& p) {
 
 }  // namespace
 
+PairRowFn QuadRowBuilder(const Plan& p, bool uint8_input, bool vbmi) {
+  if (vbmi && p.quad_pairs) return uint8_input ? QuadRowVbmi<uint8_t, 2> : QuadRowVbmi<int8_t, 2>;
+  if (vbmi && p.g.stride_w == 2) return uint8_input ? QuadRowVbmi<uint8_t, 1> : QuadRowVbmi<int8_t, 1>;
+  return uint8_input ? QuadRowK3<uint8_t> : QuadRowK3<int8_t>;
+}
+
 PairRowFn PickPairRowAvx512(const Plan& p, bool uint8_input) {
   if (!p.avx512 || !p.natural || (p.q != 1 && p.q != 2) || p.g.dil_w != 1) return nullptr;
   if (p.kind == OutKind::kInt16) return PairRowK3<int16_t, true>;  // zero point 0: raw values
-  if (p.quads) return uint8_input ? QuadRowK3<uint8_t> : QuadRowK3<int8_t>;
+  if (p.quads) return QuadRowBuilder(p, uint8_input, rt::Cpu().avx512vbmi);
   return uint8_input ? PickPairRowTyped<uint8_t>(p) : PickPairRowTyped<int8_t>(p);
 }
 

@@ -132,6 +132,12 @@ using PairRowFn = void (*)(const Plan& p, const void* row, const void* end, int3
 // interleaves two widened columns into a 64-byte entry); nullptr for other plans.
 PairRowFn PickPairRowAvx512(const Plan& p, bool uint8_input);
 
+// The quad-row builder of a plan with Plan::quads: with vbmi (the CPU has AVX-512 VBMI), stride-2
+// quads and pair quads in bands of fewer than 8 blocks take the vpermt2b groups
+// (depthwise_int8_avx512.cc, QuadRowVbmi), else QuadRowK3. PickPairRowAvx512 passes the CPU's
+// flag; tests compare both builders' entries.
+PairRowFn QuadRowBuilder(const Plan& p, bool uint8_input, bool vbmi);
+
 // Plan::requant16 from Plan::requant (two 8-lane groups per 16-lane group).
 void BuildRequant16(Plan* p);
 

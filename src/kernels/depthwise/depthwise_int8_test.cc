@@ -5,6 +5,7 @@
 // fused activation, depth multipliers 1, 2, 3 and 8 (the fast kernel repeats input channels).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include <random>
@@ -13,6 +14,7 @@
 #include "graph/builder.h"
 #include "kernels/common/quant_utils.h"
 #include "kernels/depthwise/depthwise_int8.h"
+#include "kernels/depthwise/depthwise_int8_k3.h"
 #include "runtime/cpu.h"
 #include "support/fast_vs_reference.h"
 #include "support/nn_test_util.h"
@@ -925,6 +927,82 @@ TEST(DepthwiseInt8Plan, QuadRowsConditions) {
     EXPECT_EQ(p.quad_rest_b[at + 3], t.rest);
     EXPECT_EQ(p.quad_split, std::vector<uint8_t>(p.c16 / 16, 1));
   }
+}
+
+// The AVX-512 VBMI builder of stride-2 quads and pair quads (bands under 8 blocks) writes the
+// entries QuadRowK3 writes, byte for byte: widths around the edge cases (left padding or none,
+// entries whose new columns leave the row, short rows), channel counts that are and are not
+// multiples of 16 or 64, bands that start past channel 0, int8 and uint8, and rows at the end of
+// the input (masked loads).
+TEST(DepthwiseInt8Plan, QuadRowBuildersAgree) {
+  if (!(rt::Cpu().has_avx512_vnni() && rt::Cpu().avx512vbmi))
+    GTEST_SKIP() << "no AVX-512 VNNI + VBMI on this CPU (or EDGEOPT_CPU caps it): the VBMI builder is not used";
+  std::mt19937 rng(61);
+  int checked = 0;
+  for (const bool uint8 : {false, true})
+    for (const int stride : {1, 2})
+      for (const int in_w : {5, 6, 7, 8, 9, 12, 13, 29, 56})
+        for (const int pad : {0, 1})
+          for (const int channels : {16, 24, 40, 64, 100, 112}) {
+            kernels::dwq::Geom g;
+            g.batches = 1;
+            g.in_h = 3;
+            g.in_w = in_w;
+            g.channels = channels;
+            g.k_h = g.k_w = 3;
+            g.stride_h = g.stride_w = stride;
+            g.pad_h = g.pad_w = pad;
+            g.out_w = (in_w + 2 * pad - 3) / stride + 1;
+            g.out_h = (g.in_h + 2 * pad - 3) / stride + 1;
+            kernels::dwq::Plan p;
+            p.natural = true;
+            std::vector<uint8_t> w(static_cast<size_t>(9 * channels));
+            for (uint8_t& v : w) v = static_cast<uint8_t>(rng() % 61 + (uint8 ? 100 : 226));  // small values
+            if (uint8) kernels::dwq::BuildPlan(g, w.data(), 128, &p);
+            else kernels::dwq::BuildPlan(g, reinterpret_cast<const int8_t*>(w.data()), 0, &p);
+            const std::vector<int32_t> bias(static_cast<size_t>(channels), 100);
+            p.act_min = uint8 ? 0 : -128;
+            p.act_max = uint8 ? 255 : 127;
+            p.kind = uint8 ? kernels::dwq::OutKind::kUInt8 : kernels::dwq::OutKind::kInt8;
+            kernels::dwq::BuildRequant(p, bias.data(), {1 << 30}, {-8}, 3, &p);
+            p.avx512 = true;
+            kernels::dwq::FinishPlan(&p, uint8 ? 120 : -5);
+            ASSERT_TRUE(p.quads) << "in_w " << in_w << " channels " << channels;
+            if (stride == 1 && !p.quad_pairs) continue;  // 3-column stride-1 quads: QuadRowK3 alone
+            const kernels::dwq::PairRowFn vbmi = kernels::dwq::QuadRowBuilder(p, uint8, true);
+            const kernels::dwq::PairRowFn k3 = kernels::dwq::QuadRowBuilder(p, uint8, false);
+            ASSERT_NE(vbmi, k3);
+            // The input: one row ending exactly at the buffer's end.
+            std::vector<uint8_t> row(static_cast<size_t>(in_w) * channels);
+            for (uint8_t& v : row) v = static_cast<uint8_t>(rng());
+            for (const int cb_begin : {0, 16}) {
+              if (cb_begin >= p.c16) continue;
+              const int cb_end = p.c16;
+              const size_t entry_stride = static_cast<size_t>(cb_end - cb_begin) * 2 + 32;  // a gap
+              const size_t n = static_cast<size_t>(p.row_entries) * entry_stride + 64;
+              // Entries are stored aligned: both buffers start on a 64-byte boundary.
+              std::vector<int16_t> sa(n + 32, 0x5A5A), sb(n + 32, 0x5A5A);
+              const auto aligned = [](std::vector<int16_t>& v) {
+                return reinterpret_cast<int16_t*>((reinterpret_cast<uintptr_t>(v.data()) + 63) / 64 * 64);
+              };
+              int16_t* a = aligned(sa);
+              int16_t* b = aligned(sb);
+              vbmi(p, row.data(), row.data() + row.size(), 0, a, cb_begin, cb_end, entry_stride);
+              k3(p, row.data(), row.data() + row.size(), 0, b, cb_begin, cb_end, entry_stride);
+              // Each entry's dwords of the layer's channels (lanes past them are read with zero
+              // weights: their bytes may differ).
+              for (int j = 0; j < p.row_entries; ++j)
+                for (int c = cb_begin; c < std::min(cb_end, channels); ++c) {
+                  const size_t at = static_cast<size_t>(j) * entry_stride + static_cast<size_t>(c - cb_begin) * 2;
+                  ASSERT_TRUE(a[at] == b[at] && a[at + 1] == b[at + 1])
+                      << "entry " << j << " channel " << c << ": " << (uint8 ? "uint8" : "int8") << " stride "
+                      << stride << " in_w " << in_w << " pad " << pad << " channels " << channels << " band from "
+                      << cb_begin;
+                }
+              ++checked;
+            }
+          }
+  EXPECT_GT(checked, 300);
 }
 
 // When the output zero point may be folded (every lane: (|zp| + 1) * 2^e + 2^29 < 2^31), and
