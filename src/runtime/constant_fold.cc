@@ -30,7 +30,8 @@ bool IsConstantOrFoldable(const Graph& graph, const Subgraph& sg, int32_t t, int
   if (t < 0 || static_cast<size_t>(t) >= sg.tensors.size()) return false;
   if (graph.IsConstant(sg.tensors[t])) return true;
   if (max_depth <= 0) return false;
-  const int producer = sg.FindProducer(t);
+  const ScopedProducerIndex* index = ScopedProducerIndex::For(sg);
+  const int producer = index ? index->producer(t) : sg.FindProducer(t);
   if (producer < 0) return false;
   const Operator& op = sg.ops[producer];
   if (op.inputs.empty() || !MayFold(op)) return false;
@@ -46,6 +47,27 @@ bool IsConstantOp(const Graph& graph, const Subgraph& sg, int k) {
   for (int32_t t : op.inputs)
     if (t >= 0 && !IsConstantOrFoldable(graph, sg, t)) return false;
   return true;
+}
+
+namespace {
+thread_local const ScopedProducerIndex* g_innermost = nullptr;
+}  // namespace
+
+ScopedProducerIndex::ScopedProducerIndex(const Subgraph& sg)
+    : sg_(&sg), producer_(sg.tensors.size(), -1), outer_(g_innermost) {
+  for (size_t i = 0; i < sg.ops.size(); ++i)
+    for (int32_t o : sg.ops[i].outputs)
+      if (o >= 0 && static_cast<size_t>(o) < producer_.size() && producer_[static_cast<size_t>(o)] < 0)
+        producer_[static_cast<size_t>(o)] = static_cast<int>(i);
+  g_innermost = this;
+}
+
+ScopedProducerIndex::~ScopedProducerIndex() { g_innermost = outer_; }
+
+const ScopedProducerIndex* ScopedProducerIndex::For(const Subgraph& sg) {
+  for (const ScopedProducerIndex* s = g_innermost; s; s = s->outer_)
+    if (s->sg_ == &sg) return s;
+  return nullptr;
 }
 
 }  // namespace edgeopt::rt

@@ -234,6 +234,8 @@ std::string SubgraphExec::OpLabel(int node) const {
 Status SubgraphExec::Init() {
   const Graph& g = owner_->model_->graph();
   const Subgraph& s = sg();
+  // Kernel creation and fusion ask for tensors' producers (IsConstantOrFoldable): from an index.
+  const ScopedProducerIndex producers(s);
   tensors_.resize(s.tensors.size());
   dynamic_.assign(s.tensors.size(), 0);
   for (size_t i = 0; i < s.tensors.size(); ++i) {
@@ -597,16 +599,34 @@ bool SubgraphExec::FoldedAndUnread(int32_t t) const {
   return !ReadAtInvoke(t);
 }
 
-bool SubgraphExec::ReadAtInvoke(int32_t t, int except) const {
+SubgraphExec::Readers SubgraphExec::ReadersIndex() const {
+  Readers readers(tensors_.size());
+  const auto add = [&](int32_t u, int n) {
+    if (u >= 0 && static_cast<size_t>(u) < readers.size() &&
+        (readers[static_cast<size_t>(u)].empty() || readers[static_cast<size_t>(u)].back() != n))
+      readers[static_cast<size_t>(u)].push_back(n);
+  };
   for (size_t n = 0; n < nodes_.size(); ++n) {
     const Node& node = nodes_[n];
-    if (node.folded || node.unread || static_cast<int>(n) == except) continue;  // never run at invoke
+    if (node.fused && !node.reprepare_at_invoke) {
+      for (int32_t u : node.op->inputs) add(u, static_cast<int>(n));
+    } else {
+      ForEachNodeInput(node, [&](int32_t u, int) { add(u, static_cast<int>(n)); });
+    }
+  }
+  return readers;
+}
+
+bool SubgraphExec::ReadAtInvoke(int32_t t, int except, const Readers* readers) const {
+  const auto reads = [&](size_t n) {
+    const Node& node = nodes_[n];
+    if (node.folded || node.unread || static_cast<int>(n) == except) return false;  // never run at invoke
     if (node.fused && !node.reprepare_at_invoke) {
       // A fused kernel reads the inputs of its synthetic op, and says which (its packed weights).
       const auto& in = node.op->inputs;
       for (size_t i = 0; i < in.size(); ++i)
         if (in[i] == t && node.kernel->ReadsInputAtInvoke(static_cast<int>(i))) return true;
-      continue;
+      return false;
     }
     // A delegate partition may read whatever its ops read.
     const bool whole = !node.partition_ops.empty() || node.reprepare_at_invoke;
@@ -614,8 +634,16 @@ bool SubgraphExec::ReadAtInvoke(int32_t t, int except) const {
     ForEachNodeInput(node, [&](int32_t u, int i) {
       read = read || (u == t && (whole || node.kernel->ReadsInputAtInvoke(i)));
     });
-    if (read) return true;
+    return read;
+  };
+  if (readers) {
+    if (t < 0 || static_cast<size_t>(t) >= readers->size()) return false;
+    for (int n : (*readers)[static_cast<size_t>(t)])
+      if (reads(static_cast<size_t>(n))) return true;
+    return false;
   }
+  for (size_t n = 0; n < nodes_.size(); ++n)
+    if (reads(n)) return true;
   return false;
 }
 
@@ -643,6 +671,7 @@ void SubgraphExec::MarkUnreadNodes() {
     return true;
   };
   // From the last node back, so that a producer whose only reader was found unread is too.
+  const Readers readers = ReadersIndex();
   for (size_t k = nodes_.size(); k-- > 0;) {
     Node& node = nodes_[k];
     if (node.folded || node.fused || !node.partition_ops.empty() || node.op->outputs.empty() || !pure(*node.op))
@@ -651,7 +680,7 @@ void SubgraphExec::MarkUnreadNodes() {
     for (int32_t t : node.op->outputs) {
       if (t < 0) continue;
       for (int32_t o : sg().outputs) needed = needed || o == t;
-      needed = needed || ReadAtInvoke(t, static_cast<int>(k));
+      needed = needed || ReadAtInvoke(t, static_cast<int>(k), &readers);
     }
     node.unread = !needed;
   }

@@ -272,9 +272,14 @@ class SubgraphExec : public KernelHost {
   // Tensor t was folded at init, is not a subgraph output, and no node reads it at invoke (see
   // OpKernel::ReadsInputAtInvoke): PrepareAll frees it (FreeFolded) once its last reader is prepared.
   bool FoldedAndUnread(int32_t t) const;
+  // Per tensor, the nodes that may read it at invoke (their op's inputs, or those of the ops a
+  // partition or fused run covers): ReadAtInvoke then looks at those nodes only.
+  using Readers = std::vector<std::vector<int>>;
+  Readers ReadersIndex() const;
   // Whether a node other than `except` reads tensor t at invoke (OpKernel::ReadsInputAtInvoke;
-  // folded and unread nodes never run).
-  bool ReadAtInvoke(int32_t t, int except = -1) const;
+  // folded and unread nodes never run). With `readers` (ReadersIndex, nodes unchanged since),
+  // only t's readers are looked at instead of every node.
+  bool ReadAtInvoke(int32_t t, int except = -1, const Readers* readers = nullptr) const;
   // After every node is prepared: marks the nodes whose outputs no node reads at invoke and that
   // change nothing else (Node::unread): a fused kernel that takes what it needs elsewhere (the
   // uniform inputs of fused/concat_conv_f32.cc) leaves their producer with nothing to do.
