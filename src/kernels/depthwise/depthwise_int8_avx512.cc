@@ -630,9 +630,13 @@ __attribute__((target("avx512vbmi"), always_inline)) inline void QuadGroupVbmi(c
   const int top = g.in_w - 2 - kFirst + g.pad_w;  // 2j <= top
   const int j1 = top < 0 ? j0 : std::clamp(top / 2 + 1, j0, W);
   __m512i prev[kNB];
+  // Entry j from widened columns, or at pair quads' right edge (x + 3 >= in_w, j > 0) from the
+  // previous entry, as QuadRowK3 builds them.
   const auto edge = [&](int j) __attribute__((always_inline)) {
+    const int x = 2 * j - g.pad_w;
+    const bool right_pair = kFirst == 2 && j > 0 && x + 3 >= g.in_w;
     for (int q = 0; q < kNB; ++q) {
-      prev[q] = edges.Entry(2 * j - g.pad_w, cb0 + 16 * q);
+      prev[q] = right_pair ? edges.RightPair(prev[q], x, cb0 + 16 * q) : edges.Entry(x, cb0 + 16 * q);
       _mm512_store_si512(dst + static_cast<size_t>(16 * q) * 2 + static_cast<size_t>(j) * entry_stride, prev[q]);
     }
   };
@@ -647,17 +651,7 @@ __attribute__((target("avx512vbmi"), always_inline)) inline void QuadGroupVbmi(c
       _mm512_store_si512(e + static_cast<size_t>(16 * q) * 2, prev[q]);
     }
   }
-  for (int j = j1; j < W; ++j) {
-    if (kFirst == 2 && j > 0) {
-      // Pair quads' right edge (x + 3 >= in_w) from the previous entry.
-      for (int q = 0; q < kNB; ++q) {
-        prev[q] = edges.RightPair(prev[q], 2 * j - g.pad_w, cb0 + 16 * q);
-        _mm512_store_si512(dst + static_cast<size_t>(16 * q) * 2 + static_cast<size_t>(j) * entry_stride, prev[q]);
-      }
-    } else {
-      edge(j);
-    }
-  }
+  for (int j = j1; j < W; ++j) edge(j);
 }
 
 // A PairRowFn for stride-2 quads (kFirst 1) and pair quads (kFirst 2): the band's groups of

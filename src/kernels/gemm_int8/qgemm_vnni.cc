@@ -22,7 +22,9 @@ bool SplitPays(int64_t extra, int panels, int K4) { return 2 * extra <= 12 + K4 
 inline bool OutsideInt8(int32_t v, int32_t zp) { return v - zp < -128 || v - zp > 127; }
 
 // The smallest and largest of count > 0 values (a pass the compiler vectorizes; an early-exit
-// scan of every weight was a fifth of MobileNetV2 int8's init).
+// scan of every weight was a fifth of MobileNetV2 int8's init). Portable, unlike the AVX-512
+// MinMaxInt8 of per-invoke packing: PackWeightsVnni's own tests (VnniSplitWeights) run it on any
+// CPU, and it takes uint8 weights too.
 template <typename W>
 void MinMax(const W* w, int64_t count, int32_t* lo, int32_t* hi) {
   W l = w[0], h = w[0];
@@ -112,8 +114,11 @@ void PackWeightsVnniImpl(const W* w, int N, int K, const std::vector<int32_t>& z
   std::vector<int8_t> v(16 * row_bytes), rest(split ? 16 * row_bytes : 0);  // zero past K and N
   for (int p = 0; p < out->panels; ++p) {
     const int rows = std::min(16, N - 16 * p);
-    std::fill(v.begin(), v.end(), int8_t{0});
-    std::fill(rest.begin(), rest.end(), int8_t{0});
+    // Every panel overwrites its rows' first K values; only the last one has rows past N.
+    if (rows < 16) {
+      std::fill(v.begin() + static_cast<ptrdiff_t>(rows * row_bytes), v.end(), int8_t{0});
+      if (split) std::fill(rest.begin() + static_cast<ptrdiff_t>(rows * row_bytes), rest.end(), int8_t{0});
+    }
     for (int j = 0; j < rows; ++j) {
       const int n = 16 * p + j;
       const W* row = w + static_cast<size_t>(n) * K;
