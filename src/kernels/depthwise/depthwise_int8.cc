@@ -212,6 +212,7 @@ void BuildRequant16(Plan* p) {
 void FoldOutputZeroPoint16(Plan* p) {
   p->zp_folded = false;
   p->floor_clamps = false;
+  p->quad_halved = false;
   if (!p->avx512 || !p->doubled) return;
   // |h| <= 2^29 (|acc + bias| < 2^29, multiplier < 2^31), the rounding term 2^(e-1) <= 2^e.
   for (const RequantGroup16& g : p->requant16)
@@ -227,6 +228,22 @@ void FoldOutputZeroPoint16(Plan* p) {
     }
   p->zp_folded = true;
   p->floor_clamps = p->act_min >= p->requant[0].zp[0];
+  // Plan::quad_halved: quad rows, no ties-away adjustment (its neg_cmp compares doubled values),
+  // every shift >= 1 and every rounding constant even (lanes past the channels are never stored;
+  // quad plans are in natural channel order).
+  if (!p->floor_clamps || !(p->quads || p->quads_kn)) return;
+  const auto round_of = [](RequantGroup16& g, int lane) -> int64_t& {
+    return (lane % 2 == 0 ? g.round_e : g.round_o)[lane / 8 * 4 + lane % 8 / 2];
+  };
+  for (size_t gi = 0; gi < p->requant16.size(); ++gi)
+    for (int lane = 0; lane < 16 && static_cast<int>(gi) * 16 + lane < p->g.channels; ++lane)
+      if (p->requant16[gi].shift[lane] < 1 || round_of(p->requant16[gi], lane) % 2 != 0) return;
+  for (RequantGroup16& g : p->requant16)
+    for (int lane = 0; lane < 16; ++lane) {
+      g.shift[lane] = std::max(0, g.shift[lane] - 1);
+      round_of(g, lane) /= 2;
+    }
+  p->quad_halved = true;
 }
 
 void PlanInt16Stage(Plan* p, bool avx512) {

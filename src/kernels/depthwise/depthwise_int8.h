@@ -191,6 +191,12 @@ struct Plan {
   // zp_folded and act_min >= zp: a negative requantized value (h < 0) gives at most zp and is
   // clamped to act_min whatever its rounding, so the rows skip the ties-away adjustment.
   bool floor_clamps = false;
+  // Quad plans (quads, quads_kn) with floor_clamps and every lane's right shift e >= 1: the rows
+  // do not double their vpdpbusd sums (one vpaddd per 16 outputs) and requant16's round_e /
+  // round_o hold half the doubled constants, shift e - 1 (FoldOutputZeroPoint16). The high dword
+  // of x * m + R / 2 is floor(h / 2) for the doubled form's h = high dword of 2 x m + R (R is
+  // even), and floor(floor(h / 2) / 2^(e-1)) = floor(h / 2^e): the same bits (mode kRqHalfZpFloor).
+  bool quad_halved = false;
   // AVX-512 rows with vpdpbusd (depthwise_int8_avx512.cc, variants .../avx512/3x3s1/dp4 ...): the
   // ring holds "quad rows" instead of pair rows: entry ox of a 16-channel block holds, per channel,
   // the three unsigned bytes of the filter row's taps of output pixel ox (int8 inputs xor 0x80,

@@ -32,7 +32,10 @@ inline __m512i Ld(const void* p) { return _mm512_load_si512(p); }
 // the accumulators at the bias (doubled in the kRqFast2 forms).
 template <int kMode>
 __attribute__((always_inline)) inline __m512i Requant16(__m512i acc, const RequantGroup16& g) {
-  constexpr bool kDoubled = kMode == kRqFast2 || kMode == kRqFast2Zp || kMode == kRqFast2ZpFloor;
+  // kRqHalfZpFloor: the arithmetic of kRqFast2ZpFloor (its constants are halved, the sums not doubled).
+  constexpr bool kDoubled =
+      kMode == kRqFast2 || kMode == kRqFast2Zp || kMode == kRqFast2ZpFloor || kMode == kRqHalfZpFloor;
+  constexpr bool kFloor = kMode == kRqFast2ZpFloor || kMode == kRqHalfZpFloor;
   if constexpr (kMode == kRqFast || kDoubled) {
     const __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(acc, Ld(g.mult)), Ld(g.round_e));
     const __m512i po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(acc, 32), Ld(g.mult_o)), Ld(g.round_o));
@@ -44,7 +47,7 @@ __attribute__((always_inline)) inline __m512i Requant16(__m512i acc, const Requa
       h = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 31), _mm512_slli_epi64(po, 1));
     }
     // Plan::floor_clamps: results of h < 0 are clamped to act_min with or without the adjustment.
-    if constexpr (kMode == kRqFast2ZpFloor) return _mm512_srav_epi32(h, Ld(g.shift));
+    if constexpr (kFloor) return _mm512_srav_epi32(h, Ld(g.shift));
     const __mmask16 neg = _mm512_cmpgt_epi32_mask(Ld(g.neg_cmp), h);
     return _mm512_srav_epi32(_mm512_mask_sub_epi32(h, neg, h, _mm512_set1_epi32(1)), Ld(g.shift));
   } else {
@@ -123,7 +126,8 @@ __attribute__((always_inline)) inline void Finish4(__m512i a0, __m512i a1, __m51
   const __m512i r1 = kNP > 1 ? Requant16<kMode>(a1, g) : r0;
   const __m512i r2 = kNP > 2 ? Requant16<kMode>(a2, g) : r0;
   const __m512i r3 = kNP > 3 ? Requant16<kMode>(a3, g) : r0;
-  Store4<kNP, kUnsigned, kMode == kRqFast2Zp || kMode == kRqFast2ZpFloor>(r0, r1, r2, r3, o, out);
+  Store4<kNP, kUnsigned, kMode == kRqFast2Zp || kMode == kRqFast2ZpFloor || kMode == kRqHalfZpFloor>(r0, r1, r2, r3,
+                                                                                                    o, out);
 }
 
 // kNP (1..8) consecutive output pixels of one 16-channel group: accumulated from the bias, then
@@ -209,7 +213,6 @@ struct QuadW {
 template <int kMode, bool kSplit>
 __attribute__((always_inline)) inline __m512i QuadDot(__m512i bias, __m512i v0, __m512i v1, __m512i v2,
                                                       const QuadW& w) {
-  constexpr bool kDoubled = kMode == kRqFast2 || kMode == kRqFast2Zp || kMode == kRqFast2ZpFloor;
   __m512i a = _mm512_dpbusd_epi32(bias, v0, w.w0);
   a = _mm512_dpbusd_epi32(a, v1, w.w1);
   a = _mm512_dpbusd_epi32(a, v2, w.w2);
@@ -218,7 +221,7 @@ __attribute__((always_inline)) inline __m512i QuadDot(__m512i bias, __m512i v0, 
     a = _mm512_dpbusd_epi32(a, v1, w.r1);
     a = _mm512_dpbusd_epi32(a, v2, w.r2);
   }
-  return kDoubled ? _mm512_add_epi32(a, a) : a;
+  return RqDoublesSums(kMode) ? _mm512_add_epi32(a, a) : a;
 }
 
 // kNP (1..8) consecutive output pixels of one 16-channel group from the three quad rows (entries
@@ -893,7 +896,6 @@ __attribute__((always_inline)) inline void KnPixels(const uint8_t* const* rows, 
                                                     const __m512i (&w)[kKH][kG], __m512i bias,
                                                     const RequantGroup16& g, const OutStage& o, uint8_t* out) {
   static_assert(kNP >= 1 && kNP <= 8, "8 pixels at most");
-  constexpr bool kDoubled = kMode == kRqFast2 || kMode == kRqFast2Zp || kMode == kRqFast2ZpFloor;
   __m512i a[8];
 #pragma GCC unroll 8
   for (int i = 0; i < kNP; ++i) a[i] = bias;
@@ -906,7 +908,7 @@ __attribute__((always_inline)) inline void KnPixels(const uint8_t* const* rows, 
       for (int i = 0; i < kNP; ++i)
         a[i] = _mm512_dpbusd_epi32(a[i], _mm512_load_si512(e + gg * gstep + 64 * static_cast<size_t>(i)), w[ky][gg]);
   }
-  if constexpr (kDoubled) {
+  if constexpr (RqDoublesSums(kMode)) {
 #pragma GCC unroll 8
     for (int i = 0; i < kNP; ++i) a[i] = _mm512_add_epi32(a[i], a[i]);
   }
@@ -965,6 +967,7 @@ KnRowFn PickKnMode(const Plan& p) {
   switch (RqModeOf(p)) {
     case kRqLeft: return KnRow<kKH, kG, kUnsigned, kRqLeft>;
     case kRqFast:
+      if (p.zp_folded && p.quad_halved) return KnRow<kKH, kG, kUnsigned, kRqHalfZpFloor>;
       if (p.zp_folded)
         return p.floor_clamps ? KnRow<kKH, kG, kUnsigned, kRqFast2ZpFloor> : KnRow<kKH, kG, kUnsigned, kRqFast2Zp>;
       return p.doubled ? KnRow<kKH, kG, kUnsigned, kRqFast2> : KnRow<kKH, kG, kUnsigned, kRqFast>;

@@ -24,8 +24,20 @@ struct K3Batch {
 
 // Requantization modes of the int8/uint8 rows (kRqFast2: the 3x3 loop only, doubled plans;
 // kRqFast2Zp / kRqFast2ZpFloor: the AVX-512 rows only, doubled plans with Plan::zp_folded, the
-// latter also with Plan::floor_clamps).
-enum RqMode { kRqPlain = 0, kRqLeft = 1, kRqFast = 2, kRqFast2 = 3, kRqFast2Zp = 4, kRqFast2ZpFloor = 5 };
+// latter also with Plan::floor_clamps; kRqHalfZpFloor: the AVX-512 quad rows of plans with
+// Plan::quad_halved, kRqFast2ZpFloor's arithmetic on sums that are not doubled).
+enum RqMode {
+  kRqPlain = 0,
+  kRqLeft = 1,
+  kRqFast = 2,
+  kRqFast2 = 3,
+  kRqFast2Zp = 4,
+  kRqFast2ZpFloor = 5,
+  kRqHalfZpFloor = 6
+};
+
+// Modes whose rows double their sums (the doubled plans' quad rows; pair rows double the weights).
+constexpr bool RqDoublesSums(int mode) { return mode == kRqFast2 || mode == kRqFast2Zp || mode == kRqFast2ZpFloor; }
 
 // The requantization mode of a plan (kRqFast also for doubled plans).
 inline int RqModeOf(const Plan& p) { return p.any_left_shift ? kRqLeft : p.fast_requant ? kRqFast : kRqPlain; }
@@ -52,6 +64,7 @@ struct K3Picker {
       case kRqLeft: return Rows::template Fn<kJ, kUnsigned, kRqLeft, kW>;
       case kRqFast:
         if constexpr (Rows::kFoldsZeroPoint) {
+          if (p.zp_folded && p.quad_halved) return Rows::template Fn<kJ, kUnsigned, kRqHalfZpFloor, kW>;
           if (p.zp_folded)
             return p.floor_clamps ? Rows::template Fn<kJ, kUnsigned, kRqFast2ZpFloor, kW>
                                   : Rows::template Fn<kJ, kUnsigned, kRqFast2Zp, kW>;
@@ -142,7 +155,7 @@ PairRowFn QuadRowBuilder(const Plan& p, bool uint8_input, bool vbmi);
 void BuildRequant16(Plan* p);
 
 // AVX-512 rows of a doubled plan: folds the output zero point into requant16 (Plan::zp_folded)
-// where every lane allows it, and sets Plan::floor_clamps (see there).
+// where every lane allows it, and sets Plan::floor_clamps and Plan::quad_halved (see there).
 void FoldOutputZeroPoint16(Plan* p);
 
 // The K x K quad loop (Plan::quads_kn, depthwise_int8_avx512.cc): scratch bytes per thread (a

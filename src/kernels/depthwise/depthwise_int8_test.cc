@@ -1032,6 +1032,8 @@ TEST(DepthwiseInt8Plan, FoldOutputZeroPointConditions) {
     EXPECT_TRUE(p.doubled) << t.shift;
     EXPECT_EQ(p.zp_folded, t.folded) << "shift " << t.shift << " zp " << t.zp;
     EXPECT_EQ(p.floor_clamps, t.floor) << "shift " << t.shift << " zp " << t.zp << " act_min " << t.act_min;
+    // Quad plans with floor_clamps and right shifts of 1 or more skip the doubling.
+    EXPECT_EQ(p.quad_halved, p.quads && t.floor && t.shift < 0) << "shift " << t.shift << " zp " << t.zp;
   }
 }
 
