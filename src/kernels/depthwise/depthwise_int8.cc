@@ -214,6 +214,10 @@ void FoldOutputZeroPoint16(Plan* p) {
   p->floor_clamps = false;
   p->quad_halved = false;
   if (!p->avx512 || !p->doubled) return;
+  // Lane `lane`'s 64-bit rounding constant in round_e / round_o.
+  const auto round_of = [](RequantGroup16& g, int lane) -> int64_t& {
+    return (lane % 2 == 0 ? g.round_e : g.round_o)[lane / 8 * 4 + lane % 8 / 2];
+  };
   // |h| <= 2^29 (|acc + bias| < 2^29, multiplier < 2^31), the rounding term 2^(e-1) <= 2^e.
   for (const RequantGroup16& g : p->requant16)
     for (int lane = 0; lane < 16; ++lane)
@@ -222,8 +226,7 @@ void FoldOutputZeroPoint16(Plan* p) {
   for (RequantGroup16& g : p->requant16)
     for (int lane = 0; lane < 16; ++lane) {
       const int64_t zp_e = int64_t{g.zp[lane]} << g.shift[lane];
-      const int q = lane / 8 * 4 + lane % 8 / 2;  // this lane's 64-bit product in round_e / round_o
-      (lane % 2 == 0 ? g.round_e : g.round_o)[q] += zp_e * (int64_t{1} << 32);
+      round_of(g, lane) += zp_e * (int64_t{1} << 32);
       if (g.shift[lane] > 0) g.neg_cmp[lane] = static_cast<int32_t>(g.neg_cmp[lane] + zp_e);
     }
   p->zp_folded = true;
@@ -232,9 +235,6 @@ void FoldOutputZeroPoint16(Plan* p) {
   // every shift >= 1 and every rounding constant even (lanes past the channels are never stored;
   // quad plans are in natural channel order).
   if (!p->floor_clamps || !(p->quads || p->quads_kn)) return;
-  const auto round_of = [](RequantGroup16& g, int lane) -> int64_t& {
-    return (lane % 2 == 0 ? g.round_e : g.round_o)[lane / 8 * 4 + lane % 8 / 2];
-  };
   for (size_t gi = 0; gi < p->requant16.size(); ++gi)
     for (int lane = 0; lane < 16 && static_cast<int>(gi) * 16 + lane < p->g.channels; ++lane)
       if (p->requant16[gi].shift[lane] < 1 || round_of(p->requant16[gi], lane) % 2 != 0) return;

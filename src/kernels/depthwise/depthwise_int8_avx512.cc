@@ -424,12 +424,7 @@ void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp
   const auto bcast = [](const T* src) {
     return _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
   };
-  // An entry built from widened columns (at the edges): columns x .. x + 2 (pair quads: x + 3).
-  const auto edge_entry = [&](int x, int cb) __attribute__((always_inline)) { return edges.Entry(x, cb); };
   const __m512i pad_fresh = _mm512_set1_epi32(((p.quad_zp ^ (kSigned ? 0x80 : 0)) & 0xFF) << 16);
-  const auto right_pair = [&](__m512i prev, int x, int cb) __attribute__((always_inline)) {
-    return edges.RightPair(prev, x, cb);
-  };
   // The entries j of block cb whose new column(s) lie inside the row with 16 bytes readable at
   // the last one (x = j * kSw - pad_w; the new columns are x + kFirstNew .. x + kLast), as the
   // interval [*j0, *j1): derived from their predecessor without a check.
@@ -485,9 +480,9 @@ void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp
         // The new column is right padding: its byte, flipped back by the vpternlogd.
         at = _mm512_ternarylogic_epi32(_mm512_srli_epi32(at, 8), pad_fresh, flip, 0x56);
       } else if (kQ == kQP && j > 0 && x + 3 >= g.in_w) {
-        at = right_pair(at, x, cb0 + 16 * b);
+        at = edges.RightPair(at, x, cb0 + 16 * b);
       } else {
-        at = edge_entry(x, cb0 + 16 * b);
+        at = edges.Entry(x, cb0 + 16 * b);
       }
       _mm512_store_si512(e[b] + static_cast<size_t>(j) * entry_stride, at);
     };
@@ -504,7 +499,7 @@ void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp
     const int len = (common - j0) / kSeg;
     // Segment s starts at entry j0 + s * len; its predecessor from widened columns.
     for (int c = 0; c < kN; ++c)
-      if (c % kSeg != 0) prev[c] = edge_entry((j0 + c % kSeg * len - 1) * kSw - g.pad_w, cb0 + 16 * (c / kSeg));
+      if (c % kSeg != 0) prev[c] = edges.Entry((j0 + c % kSeg * len - 1) * kSw - g.pad_w, cb0 + 16 * (c / kSeg));
     const T* last = row + int64_t{j0 * kSw - g.pad_w + S::kLast} * C + cb0;  // column x + kLast of block 0, segment 0
     const int64_t seg_step = int64_t{len} * kSw * C;
     for (int k = 0; k < len; ++k, last += kSw * C) {
@@ -565,10 +560,10 @@ void QuadRowK3(const Plan& p, const void* row_v, const void* end_v, int32_t /*zp
       if (kQ == kQP && j > 0 && x + 3 >= g.in_w) {
         for (; cb < cb_end; cb += 16) {
           int16_t* eb = e + static_cast<size_t>(cb - cb_begin) * 2;
-          _mm512_store_si512(eb, right_pair(_mm512_load_si512(eb - entry_stride), x, cb));
+          _mm512_store_si512(eb, edges.RightPair(_mm512_load_si512(eb - entry_stride), x, cb));
         }
       }
-      for (; cb < cb_end; cb += 16) _mm512_store_si512(e + static_cast<size_t>(cb - cb_begin) * 2, edge_entry(x, cb));
+      for (; cb < cb_end; cb += 16) _mm512_store_si512(e + static_cast<size_t>(cb - cb_begin) * 2, edges.Entry(x, cb));
     }
   };
   const bool narrow_rows = cb_end - cb_begin < 8 * 16;
