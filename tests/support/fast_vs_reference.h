@@ -21,7 +21,8 @@ namespace edgeopt::testing {
 struct FastCheck {
   int threads = 1;
   uint64_t seed = 1;
-  // When set: every op of type `op_type` ("CONV_2D") must run a variant containing `variant`.
+  // When set: every op of type `op_type` ("CONV_2D") must run a variant containing `variant`
+  // (or one of its '|'-separated alternatives).
   std::string op_type;
   std::vector<std::string> more_op_types;  // further op types checked the same way
   std::string variant = "avx2";

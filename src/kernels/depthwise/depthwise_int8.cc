@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstdlib>
 
+#include "kernels/common/float_requant.h"
 #include "kernels/common/hybrid_quant.h"
 #include "kernels/common/kernel_util.h"
 #include "kernels/common/nn_util.h"
@@ -246,6 +247,41 @@ void FoldOutputZeroPoint16(Plan* p) {
   p->quad_halved = true;
 }
 
+void PlanQuadFloat(Plan* p) {
+  p->quad_float = false;
+  if (!(p->quads || p->quads_kn) || !p->natural || p->requant16.empty() || !FloatRequantEnabled()) return;
+  const int C = p->g.channels, c16 = p->c16, k_h = p->g.k_h, groups = (p->g.k_w + 3) / 4;
+  std::vector<float> scale(static_cast<size_t>(c16), 0.f), offset(static_cast<size_t>(c16), 0.f);
+  for (int d = 0; d < C; ++d) {
+    const RequantGroup& g = p->requant[static_cast<size_t>(d / 8)];
+    const int lane = d % 8;
+    const int64_t m = g.mult[lane];
+    const int r = g.shift[lane];
+    const int32_t zp = g.zp[lane];
+    // Single rounding equals the reference's two above zp only (Plan::quad_float).
+    if (g.left[lane] != 0 || r < 1 || p->act_min < zp) return;
+    // |x| <= |folded bias| + 255 * sum |w| (quad-row bytes 0..255; weights plus their rest).
+    int64_t wsum = 0;
+    for (int ky = 0; ky < k_h; ++ky)
+      for (int gi = 0; gi < groups; ++gi)
+        for (int t = 0; t < 4; ++t) {
+          const size_t at = ((static_cast<size_t>(ky) * groups + gi) * c16 + d) * 4 + t;
+          wsum += std::abs(int64_t{p->quad_weights[at]} + (p->quad_rest.empty() ? 0 : p->quad_rest[at]));
+        }
+    const int64_t bound = std::abs(int64_t{p->requant16[static_cast<size_t>(d / 16)].bias[d % 16]}) + 255 * wsum;
+    const __int128 c = (__int128{1} << 30) + (__int128{1} << (30 + r)) + __int128{zp} * (__int128{1} << (31 + r));
+    if (!FloatRequantConstants(m, r, c, bound, p->act_min, p->act_max, &scale[static_cast<size_t>(d)],
+                               &offset[static_cast<size_t>(d)]))
+      return;
+  }
+  for (int d = 0; d < c16; ++d) {
+    RequantGroup16& g = p->requant16[static_cast<size_t>(d / 16)];
+    g.fscale[d % 16] = scale[static_cast<size_t>(d)];
+    g.foffset[d % 16] = offset[static_cast<size_t>(d)];  // lanes past C: 0, never stored
+  }
+  p->quad_float = true;
+}
+
 void PlanInt16Stage(Plan* p, bool avx512) {
   p->int16_stage = nullptr;
   p->int16_row = nullptr;
@@ -331,8 +367,11 @@ class DepthwiseQuantKernel final : public FastKernel {
  protected:
   std::string FastVariant() const override {
     switch (kind_) {
-      case DwKind::kInt8: return std::string("depthwise_conv2d/int8/") + dwq::LoopName(plan_);
-      case DwKind::kUInt8: return std::string("depthwise_conv2d/uint8/") + dwq::LoopName(plan_);
+      // "/rqfloat": the quad rows' exact fp32 requantization (Plan::quad_float).
+      case DwKind::kInt8:
+        return std::string("depthwise_conv2d/int8/") + dwq::LoopName(plan_) + (plan_.quad_float ? "/rqfloat" : "");
+      case DwKind::kUInt8:
+        return std::string("depthwise_conv2d/uint8/") + dwq::LoopName(plan_) + (plan_.quad_float ? "/rqfloat" : "");
       case DwKind::kHybrid: return "depthwise_conv2d/hybrid/avx2";
       case DwKind::kInt16:
         // The 3x3 loop's rows; "/sra": their requantization with the 64-bit shift (not int16_high).

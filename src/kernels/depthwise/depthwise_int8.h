@@ -54,6 +54,9 @@
 // built from 64-byte loads of four blocks' channels, one vpermt2b per block and entry putting
 // the two new columns in place (depthwise_int8_avx512.cc, QuadRowVbmi; the same entries):
 // whole models 0.96-0.99x the time (MobileNetV1 0.25 uint8, vww_96, face detection int8).
+// Quad rows of RELU / RELU6 layers requantize in fp32 where every channel has exact constants
+// (Plan::quad_float, variants .../rqfloat): 3 instructions per 16 outputs instead of 7, the same
+// bytes (kernels/common/float_requant.h); MobileNetV2 int8's depthwise layers 0.78-0.88x the time.
 // Other filters on AVX-512 VNNI (5x5 and 7x7 with widths 5-8, dilated 3x3; stride_w 1 or 2) run
 // the K x K quad loop (Plan::quads_kn, depthwise_int8_avx512.cc, variants .../avx512/5x5s1/dp4,
 // .../3x3s1d2/dp4), and so do layers of 4 or 8 channels at stride_w 1, several pixels per vector
@@ -135,6 +138,8 @@ struct alignas(64) RequantGroup16 {
   int64_t round_e[8];
   int64_t round_o[8];
   int32_t neg_cmp[16];
+  float fscale[16];   // Plan::quad_float: floor(float(acc) * fscale + foffset), output zero point included
+  float foffset[16];
 };
 
 // One 16-channel group of a 16x8 plan in the 3x3 loop. The reference's requantization of x =
@@ -197,6 +202,15 @@ struct Plan {
   // of x * m + R / 2 is floor(h / 2) for the doubled form's h = high dword of 2 x m + R (R is
   // even), and floor(floor(h / 2) / 2^(e-1)) = floor(h / 2^e): the same bits (mode kRqHalfZpFloor).
   bool quad_halved = false;
+  // Quad plans (quads, quads_kn) whose every channel has exact fp32 constants for its
+  // requantization (kernels/common/float_requant.h, requant16's fscale / foffset): the rows then
+  // requantize with one conversion, one multiply-add and one conversion back, rounding down (mode
+  // kRqFloat: 3 instructions per 16 outputs instead of 7). The quad sums plus the folded bias are
+  // the reference's acc + bias = x; with a RELU-like clamp (act_min >= output zero point zp) the
+  // two roundings of the reference give, for every level above zp, the single-rounding result
+  // floor((x m + 2^30 + 2^(30+e) + zp 2^(31+e)) / 2^(31+e)) (ties only differ below zp), which is
+  // the form float_requant matches.
+  bool quad_float = false;
   // AVX-512 rows with vpdpbusd (depthwise_int8_avx512.cc, variants .../avx512/3x3s1/dp4 ...): the
   // ring holds "quad rows" instead of pair rows: entry ox of a 16-channel block holds, per channel,
   // the three unsigned bytes of the filter row's taps of output pixel ox (int8 inputs xor 0x80,

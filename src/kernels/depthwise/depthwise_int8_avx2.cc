@@ -875,6 +875,7 @@ void FinishPlan(Plan* p, int32_t input_zero_point) {
     BuildRequant16(p);
     for (size_t d = 0; d < quad_bias.size(); ++d) p->requant16[d / 16].bias[d % 16] = quad_bias[d];
     FoldOutputZeroPoint16(p);
+    PlanQuadFloat(p);
     return;
   }
   if (!Avx512RowsPay(p->g.channels)) p->avx512 = false;
@@ -902,6 +903,7 @@ void FinishPlan(Plan* p, int32_t input_zero_point) {
       }
     }
     FoldOutputZeroPoint16(p);
+    PlanQuadFloat(p);
   }
 }
 

@@ -33,7 +33,8 @@ enum RqMode {
   kRqFast2 = 3,
   kRqFast2Zp = 4,
   kRqFast2ZpFloor = 5,
-  kRqHalfZpFloor = 6
+  kRqHalfZpFloor = 6,
+  kRqFloat = 7  // Plan::quad_float (the AVX-512 quad rows)
 };
 
 // Modes whose rows double their sums (the doubled plans' quad rows; pair rows double the weights).
@@ -64,6 +65,9 @@ struct K3Picker {
       case kRqLeft: return Rows::template Fn<kJ, kUnsigned, kRqLeft, kW>;
       case kRqFast:
         if constexpr (Rows::kFoldsZeroPoint) {
+          if constexpr (Rows::kQuads) {
+            if (p.quad_float) return Rows::template Fn<kJ, kUnsigned, kRqFloat, kW>;
+          }
           if (p.zp_folded && p.quad_halved) return Rows::template Fn<kJ, kUnsigned, kRqHalfZpFloor, kW>;
           if (p.zp_folded)
             return p.floor_clamps ? Rows::template Fn<kJ, kUnsigned, kRqFast2ZpFloor, kW>
@@ -153,6 +157,10 @@ PairRowFn QuadRowBuilder(const Plan& p, bool uint8_input, bool vbmi);
 
 // Plan::requant16 from Plan::requant (two 8-lane groups per 16-lane group).
 void BuildRequant16(Plan* p);
+
+// Quad plans (quads, quads_kn) with requant16 and the quad rows' folded bias in place: sets
+// Plan::quad_float and requant16's fscale / foffset when every channel has exact constants.
+void PlanQuadFloat(Plan* p);
 
 // AVX-512 rows of a doubled plan: folds the output zero point into requant16 (Plan::zp_folded)
 // where every lane allows it, and sets Plan::floor_clamps and Plan::quad_halved (see there).

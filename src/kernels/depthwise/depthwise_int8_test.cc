@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "graph/builder.h"
+#include "kernels/common/float_requant.h"
 #include "kernels/common/quant_utils.h"
 #include "kernels/depthwise/depthwise_int8.h"
 #include "kernels/depthwise/depthwise_int8_k3.h"
@@ -712,7 +713,10 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeAvx512Quads) {
                                   : "avx512/3x3s1/dp4" + pairs;
       check.threads = 1 + (i / 2) % 2;
       check.seed = 3100 + i++;
+      // Every third case with the integer stages (the fp32 form replaces them where it applies).
+      kernels::SetFloatRequantEnabled(i % 3 != 0);
       testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
+      kernels::SetFloatRequantEnabled(true);
     }
 }
 
@@ -811,7 +815,10 @@ TEST_F(DepthwiseInt8Fast, KxKAvx512Quads) {
     check.threads = 1 + (i / 2) % 2;
     check.seed = 3800 + i++;
     const Graph graph = BuildDepthwise(c, check.seed);
+    // Every third case with the integer stages (the fp32 form replaces them where it applies).
+    kernels::SetFloatRequantEnabled(i % 3 != 0);
     testing::ExpectFastMatchesReference(graph, c.Describe(), check);
+    kernels::SetFloatRequantEnabled(true);
     // No byte written past the output (the masked stores of partial vectors): the output bound
     // to a caller buffer followed by guard bytes.
     auto model = rt::Model::FromGraph(graph);
@@ -1034,6 +1041,23 @@ TEST(DepthwiseInt8Plan, FoldOutputZeroPointConditions) {
     EXPECT_EQ(p.floor_clamps, t.floor) << "shift " << t.shift << " zp " << t.zp << " act_min " << t.act_min;
     // Quad plans with floor_clamps and right shifts of 1 or more skip the doubling.
     EXPECT_EQ(p.quad_halved, p.quads && t.floor && t.shift < 0) << "shift " << t.shift << " zp " << t.zp;
+    // Quad plans whose clamp hides the values below the zero point and right shifts of 1 or more
+    // requantize in fp32 (these multipliers of 2^30 give exact float scales: constants always
+    // exist), but not when that is turned off.
+    EXPECT_EQ(p.quad_float, p.quads && t.act_min >= t.zp && t.shift < 0) << "shift " << t.shift << " zp " << t.zp;
+    kernels::SetFloatRequantEnabled(false);
+    kernels::dwq::Plan q;
+    q.natural = true;
+    kernels::dwq::BuildPlan(g, w.data(), 0, &q);
+    q.act_min = t.act_min;
+    q.act_max = 127;
+    q.kind = kernels::dwq::OutKind::kInt8;
+    kernels::dwq::BuildRequant(q, bias.data(), {1 << 30}, {t.shift}, t.zp, &q);
+    q.avx512 = true;
+    kernels::dwq::FinishPlan(&q, 0);
+    kernels::SetFloatRequantEnabled(true);
+    EXPECT_FALSE(q.quad_float);
+    EXPECT_EQ(q.quad_halved, p.quad_halved);
   }
 }
 

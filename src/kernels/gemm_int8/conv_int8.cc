@@ -298,7 +298,8 @@ class ConvQuantKernel final : public FastKernel, public Uint8InputConv {
   std::string FastVariant() const override {
     // Suffixes name the paths taken: "/padded" im2col from the padded image, "/rqhalf" the
     // half-range output stage (qgemm::Requant8::half_range, VnniStage::kHalf), "/rqhigh" the VNNI
-    // high-dword stage (VnniStage::kHigh), then the weights' form (qgemm::WeightFormSuffix),
+    // high-dword stage (VnniStage::kHigh), "/rqfloat" its exact fp32 form (VnniStage::kFloat),
+    // then the weights' form (qgemm::WeightFormSuffix),
     // "/pairs" the one-panel pair tiles (qgemm::PairTilesApply).
     std::string suffix = single_ || single16_ ? "/single"
                          : lanes_             ? "/lanes"
@@ -307,6 +308,7 @@ class ConvQuantKernel final : public FastKernel, public Uint8InputConv {
                                               : "";
     if (use_vnni_) {
       if (vout_.stage == qgemm::VnniStage::kHigh) suffix += "/rqhigh";
+      if (vout_.stage == qgemm::VnniStage::kFloat) suffix += "/rqfloat";
       if (vout_.stage == qgemm::VnniStage::kHalf) suffix += "/rqhalf";
       if (vout_.stage == qgemm::VnniStage::kTwoRound) suffix += "/rq2round";
       // The lanes path packs its own weights: window sums ("/rowsum") or none.

@@ -123,16 +123,50 @@ __attribute__((always_inline)) inline __m512i RequantHighRegs(__m512i x, __m512i
   return x;
 }
 
-// Inside a tile with R rows and a mask `even_lanes` = 0x5555: panel Q's five constants loaded
-// into registers once, then for each row r: y = the high-dword stage of IN (an expression of r);
-// EXPR (which stores y).
+// VnniStage::kFloat (qgemm_vnni.h) with the panel's constants s, c in registers: floor(float(x) *
+// s + c), the multiply-add and the conversion rounding down.
+__attribute__((always_inline)) inline __m512i RequantFloatRegs(__m512i x, __m512i s, __m512i c) {
+  __m512i t;
+  asm("vcvtdq2ps %[x], %[t]\n\t"
+      "vfmadd213ps %{rd-sae%}, %[c], %[s], %[t]\n\t"
+      "vcvtps2dq %{rd-sae%}, %[t], %[x]"
+      : [x] "+v"(x), [t] "=&v"(t)
+      : [s] "v"(s), [c] "v"(c));
+  return x;
+}
+
+inline __m512i RequantFloat(__m512i x, const RequantPanel16& q) {
+  return RequantFloatRegs(x, Load(q.fscale), Load(q.foffset));
+}
+
+// The stages whose constants a tile holds in registers for all its rows.
+constexpr bool RegisterStage(VnniStage s) { return s == VnniStage::kHigh || s == VnniStage::kFloat; }
+
+// A register stage S on x: the high-dword form's five constants (even: 0x5555), or the float
+// form's two (in m_e, h_e).
+template <VnniStage S>
+__attribute__((always_inline)) inline __m512i StageRegs(__m512i x, __m512i m_e, __m512i m_o, __m512i h_e, __m512i h_o,
+                                                       __m512i sh, __mmask16 even) {
+  if constexpr (S == VnniStage::kFloat) return RequantFloatRegs(x, m_e, h_e);
+  return RequantHighRegs(x, m_e, m_o, h_e, h_o, sh, even);
+}
+// The register constants of panel q for stage S (the float form's unused ones are never read).
+#define EDGEOPT_STAGE_CONSTS(S, q_, WRAP)                                                                   \
+  const __m512i m_e = WRAP(Load(S == VnniStage::kFloat ? static_cast<const void*>((q_).fscale) : (q_).mult)); \
+  const __m512i h_e = WRAP(Load(S == VnniStage::kFloat ? static_cast<const void*>((q_).foffset) : (q_).high_e)); \
+  const __m512i m_o = S == VnniStage::kFloat ? m_e : WRAP(Load((q_).mult_o));                                \
+  const __m512i h_o = S == VnniStage::kFloat ? m_e : WRAP(Load((q_).high_o));                                 \
+  const __m512i sh = S == VnniStage::kFloat ? m_e : WRAP(Load((q_).high_shift))
+
+// Inside a tile with R rows, stage S (RegisterStage) and a mask `even_lanes` = 0x5555: panel Q's
+// constants loaded into registers once, then for each row r: y = the stage of IN (an expression
+// of r); EXPR (which stores y).
+#define EDGEOPT_NO_WRAP(v) (v)
 #define EDGEOPT_HIGH_STAGE_ROWS(Q, IN, EXPR)                                                                \
   do {                                                                                                     \
-    const RequantPanel16& q_ = (Q);                                                                        \
-    const __m512i m_e = Load(q_.mult), m_o = Load(q_.mult_o), h_e = Load(q_.high_e), h_o = Load(q_.high_o), \
-                  sh = Load(q_.high_shift);                                                                \
+    EDGEOPT_STAGE_CONSTS(S, (Q), EDGEOPT_NO_WRAP);                                                         \
     _Pragma("GCC unroll 16") for (int r = 0; r < R; ++r) {                                                 \
-      const __m512i y = RequantHighRegs(IN, m_e, m_o, h_e, h_o, sh, even_lanes);                           \
+      const __m512i y = StageRegs<S>(IN, m_e, m_o, h_e, h_o, sh, even_lanes);                              \
       EXPR;                                                                                                \
     }                                                                                                      \
   } while (0)
@@ -158,6 +192,7 @@ template <VnniStage S>
 inline __m512i Requant(__m512i x, const RequantPanel16& q) {
   if constexpr (S == VnniStage::kTwoRound) return RequantTwoRound(x, q);
   if constexpr (S == VnniStage::kHigh) return RequantHigh(x, q);
+  if constexpr (S == VnniStage::kFloat) return RequantFloat(x, q);
   if constexpr (S == VnniStage::kHalf) return RequantHalf(x, q);
   return RequantGeneral(x, q);
 }
@@ -297,7 +332,7 @@ __attribute__((always_inline)) inline void TileOut(const TileArgs& t, uint8_t* c
     _Pragma("GCC unroll 16") for (int r = 0; r < R; ++r)                                                   \
         RowBytes<W>(P01, P23, k.lo8, k.hi8, k.perm, mask, c + r * ldc);                              \
   } while (0)
-    if constexpr (S == VnniStage::kHigh) {
+    if constexpr (RegisterStage(S)) {
       // Panel by panel, each panel's five constants in registers for all its rows (RequantHighRegs;
       // with intrinsics GCC 12 read them from memory per row: 7 loads per 16 outputs with the
       // k loop's, at 2 per cycle), packed to int16 as soon as a pair of panels is done, so that at
@@ -342,7 +377,7 @@ __attribute__((always_inline)) inline void TileOut(const TileArgs& t, uint8_t* c
     // mask load per 16 outputs, a 12-row tile of K = 16 took 1.44x the time, of K = 144 1.11x,
     // a tile alone in a loop on Zen 5), then a 16-byte down-conversion and store per row.
     __m512i rows[R];
-    if constexpr (S == VnniStage::kHigh) {
+    if constexpr (RegisterStage(S)) {
       const __mmask16 even_lanes = 0x5555;  // for EDGEOPT_HIGH_STAGE_ROWS
       EDGEOPT_HIGH_STAGE_ROWS(q[0], acc[r][0], rows[r] = y);
     } else {
@@ -437,6 +472,19 @@ TileFn PickTile(int nv, int rows) {
   }
 }
 
+// f.template operator()<S, W>() for a register stage S and the output's store mode W.
+template <VnniStage S, typename F>
+decltype(auto) WithStore(const VnniOutput& out, F&& f) {
+  switch (out.store) {
+    case VnniStore::kSat: return f.template operator()<S, VnniStore::kSat>();
+    case VnniStore::kLoSat: return f.template operator()<S, VnniStore::kLoSat>();
+    case VnniStore::kLoUSat: return f.template operator()<S, VnniStore::kLoUSat>();
+    case VnniStore::kClampU: return f.template operator()<S, VnniStore::kClampU>();
+    case VnniStore::kClamp: break;
+  }
+  return f.template operator()<S, VnniStore::kClamp>();
+}
+
 // f.template operator()<S, W>() for the output's stage S and store mode W (the general and
 // half-range stages always clamp, see BuildVnniOutput).
 template <typename F>
@@ -452,16 +500,10 @@ decltype(auto) WithStageAndStore(const VnniOutput& out, F&& f) {
     case VnniStage::kTwoRound:
       return u ? f.template operator()<VnniStage::kTwoRound, VnniStore::kClampU>()
                : f.template operator()<VnniStage::kTwoRound, VnniStore::kClamp>();
-    case VnniStage::kHigh: break;
+    case VnniStage::kHigh: return WithStore<VnniStage::kHigh>(out, f);
+    case VnniStage::kFloat: break;
   }
-  switch (out.store) {
-    case VnniStore::kSat: return f.template operator()<VnniStage::kHigh, VnniStore::kSat>();
-    case VnniStore::kLoSat: return f.template operator()<VnniStage::kHigh, VnniStore::kLoSat>();
-    case VnniStore::kLoUSat: return f.template operator()<VnniStage::kHigh, VnniStore::kLoUSat>();
-    case VnniStore::kClampU: return f.template operator()<VnniStage::kHigh, VnniStore::kClampU>();
-    case VnniStore::kClamp: break;
-  }
-  return f.template operator()<VnniStage::kHigh, VnniStore::kClamp>();
+  return WithStore<VnniStage::kFloat>(out, f);
 }
 
 // The tile of the output's stage and store mode.
@@ -674,7 +716,7 @@ void PairTile(const TileArgs& t) {
   const __m512i lo = _mm512_set1_epi32(t.act_min), hi = _mm512_set1_epi32(t.act_max);
   const int n0 = n < 16 ? n : 16;
   const __mmask16 m0 = static_cast<__mmask16>((1u << n0) - 1), m1 = static_cast<__mmask16>((1u << (n - n0)) - 1);
-  if constexpr (S == VnniStage::kHigh) {
+  if constexpr (RegisterStage(S)) {
     // As Tile: the even and odd lanes of every row added first (half the registers), then each
     // panel's output constants held in registers for all rows (RequantHighRegs); with three
     // vectors a row's 24 columns are packed together into one store (see RowBytes).
@@ -685,8 +727,7 @@ void PairTile(const TileArgs& t) {
       // stages and, for N = 8 rows stored next to each other, one 16-byte store per two rows.
       const auto twice = [](__m512i v) { return _mm512_shuffle_i64x2(v, v, 0x44); };
       const __m512i init = twice(Load(q[0].init));
-      const __m512i m_e = twice(Load(q[0].mult)), m_o = twice(Load(q[0].mult_o)), h_e = twice(Load(q[0].high_e)),
-                    h_o = twice(Load(q[0].high_o)), sh = twice(Load(q[0].high_shift));
+      EDGEOPT_STAGE_CONSTS(S, q[0], twice);
       const bool packed_rows = n == 8 && ldc == 8;
       _Pragma("GCC unroll 8")
       for (int i = 0; i < (R + 1) / 2; ++i) {
@@ -697,7 +738,7 @@ void PairTile(const TileArgs& t) {
         if (t.row_term)
           x = _mm512_add_epi32(x, _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(t.row_term[r0]),
                                                           _mm512_set1_epi32(t.row_term[r1])));
-        const __m128i bytes = ToBytes<W>(RequantHighRegs(x, m_e, m_o, h_e, h_o, sh, even_lanes), lo, hi);
+        const __m128i bytes = ToBytes<W>(StageRegs<S>(x, m_e, m_o, h_e, h_o, sh, even_lanes), lo, hi);
         if (r1 != r0 && packed_rows) {
           _mm_storeu_si128(reinterpret_cast<__m128i*>(c + r0 * ldc), bytes);
         } else {

@@ -304,6 +304,8 @@ struct VnniCase {
   // With `fits`: this many weights moved to the end of the type's range farther from the zero
   // point (uint8 zero points then come from 0, 1, 127, 128, 255 too): the split form when few.
   int outliers = 0;
+  // false: BuildVnniOutput keeps the high-dword stage where its fp32 form would apply.
+  bool allow_float = true;
 };
 struct VnniUsed {
   bool dead_refused = false;  // the dead channel alone would not fit HighStageFits
@@ -435,7 +437,7 @@ VnniUsed CheckVnniGemm(std::mt19937_64& rng, const VnniCase& c, const std::strin
     RunGemm(pool, M, b16, WidenRows<T>(in.data(), K, in_zp), o);
   }
   VnniOutput vo;
-  BuildVnniOutput(b8, q, in_zp + (kUnsigned ? 0 : 128), &vo);
+  BuildVnniOutput(b8, q, in_zp + (kUnsigned ? 0 : 128), &vo, false, c.allow_float);
   {
     EXPECT_TRUE(pool.ReserveSlotScratch(GemmVnniSlotBytes(b8, M, c.threads)));
     ContiguousRowsPacker8 pack(in.data(), K, kUnsigned ? 0 : 0x80);
@@ -464,7 +466,8 @@ VnniUsed CheckVnniGemm(std::mt19937_64& rng, const VnniCase& c, const std::strin
 // M = 1..odd, K not a multiple of 4/16/64 (and K < 4), N not a multiple of 16 (1..4 panels and
 // more: every tile width), int8 and uint8 inputs and weights, weights inside / outside int8 after
 // the zero point (row-sum correction; a few outside: split weights), every output stage (general, left shift, half range,
-// high dword with each store mode, and the high-dword stage at its int64 limits), 1 and 2 threads.
+// high dword and its exact fp32 form with each store mode, and the high-dword stage at its int64
+// limits), 1 and 2 threads.
 TEST_F(QGemmVnniTest, GemmMatchesInt16Gemm) {
   std::mt19937_64 rng(31);
   const int Ks[] = {1, 2, 3, 4, 5, 7, 15, 16, 17, 24, 27, 40, 63, 64, 65, 144, 255, 576, 961};
@@ -472,7 +475,7 @@ TEST_F(QGemmVnniTest, GemmMatchesInt16Gemm) {
   const int Ms[] = {1, 2, 5, 6, 7, 11, 12, 13, 23, 24, 25, 49, 97, 200};
   const int kCases = 600;
   int f_nonzero = 0, f_zero = 0, split = 0, cases = 0;
-  int stages[3] = {}, high_stores[5] = {}, extreme_high = 0, dead_high = 0;
+  int stages[5] = {}, high_stores[5] = {}, float_stores[5] = {}, extreme_high = 0, dead_high = 0;
   for (int it = 0; it < kCases && !HasFailure(); ++it) {
     VnniCase c;
     c.K = Ks[it % std::size(Ks)];
@@ -486,12 +489,14 @@ TEST_F(QGemmVnniTest, GemmMatchesInt16Gemm) {
     c.act = (it / 2 + it / 8) % 4;  // it / 8: uint8 cases (it % 4 == 1, 2) meet every range and bound
     c.extreme = it % 6 == 5;
     c.dead_channel = it % 8 == 2;
+    c.allow_float = it % 5 != 3;
     if (it % 3 == 1) c.outliers = it % 11 == 1 ? 400 : 1 + static_cast<int>(rng() % 4);
     std::ostringstream what;
     what << "it " << it << " M " << c.M << " K " << c.K << " N " << c.N << " threads " << c.threads
          << (c.fits ? " fits" : "") << (c.bounded ? " bounded" : "") << (c.left_shift ? " left shift" : "")
          << (c.zero_right ? " zero right shift" : "") << (c.extreme ? " extreme" : "")
-         << (c.dead_channel ? " dead channel" : "") << " act " << c.act << " outliers " << c.outliers;
+         << (c.dead_channel ? " dead channel" : "") << (c.allow_float ? "" : " no float stage") << " act " << c.act
+         << " outliers " << c.outliers;
     VnniUsed u;
     const bool flip = it % 4 >= 2;  // weights outside int8 for the other half of the fits cases
     if (flip) c.fits = !c.fits;
@@ -502,8 +507,8 @@ TEST_F(QGemmVnniTest, GemmMatchesInt16Gemm) {
     (u.f != 0 ? f_nonzero : f_zero) += 1;
     if (u.split) ++split;
     stages[static_cast<int>(u.stage)] += 1;
-    if (u.stage == VnniStage::kHigh) {
-      high_stores[static_cast<int>(u.store)] += 1;
+    if (u.stage == VnniStage::kHigh || u.stage == VnniStage::kFloat) {
+      (u.stage == VnniStage::kHigh ? high_stores : float_stores)[static_cast<int>(u.store)] += 1;
       if (c.extreme) ++extreme_high;
       if (u.dead_refused) ++dead_high;
     }
@@ -512,8 +517,10 @@ TEST_F(QGemmVnniTest, GemmMatchesInt16Gemm) {
   EXPECT_GT(f_nonzero, 40);  // the row-sum correction was exercised
   EXPECT_GT(f_zero, 40);
   EXPECT_GT(split, 40);  // the split weights' remainder groups were exercised
-  for (int s : stages) EXPECT_GT(s, 30);       // general, half range, high dword
-  for (int s : high_stores) EXPECT_GT(s, 20);  // kClamp, kSat, kLoSat, kLoUSat, kClampU
+  for (VnniStage s : {VnniStage::kGeneral, VnniStage::kHalf, VnniStage::kHigh, VnniStage::kFloat})
+    EXPECT_GT(stages[static_cast<int>(s)], 30) << "stage " << static_cast<int>(s);
+  for (int s : high_stores) EXPECT_GT(s, 10);   // kClamp, kSat, kLoSat, kLoUSat, kClampU
+  for (int s : float_stores) EXPECT_GT(s, 4);   // (fewer: the float form declines larger shifts)
   EXPECT_GT(extreme_high, 30);
   EXPECT_GT(dead_high, 20);  // constant channels that only the constant form admits
   EXPECT_EQ(cases, kCases);
@@ -1160,6 +1167,17 @@ TEST_F(QGemmOps, Int16x8LongSums) {
     }
 }
 
+// "|" + prefix + variant with "/rqhigh" as "/rqfloat": the high-dword stage's exact fp32 form
+// (VnniStage::kFloat), taken where that applies, as an alternative for FastCheck::variant; "" when
+// variant names no high-dword stage.
+std::string FloatStageAlternative(const std::string& prefix, const std::string& variant) {
+  const size_t at = variant.find("/rqhigh");
+  if (at == std::string::npos) return "";
+  std::string alt = "|" + prefix;
+  alt.append(variant, 0, at).append("/rqfloat").append(variant, at + 7, std::string::npos);
+  return alt;
+}
+
 // The paths of issue 6 (and their VNNI twins), each checked to be the one taken: im2col from the padded int16 image
 // (stems with C = 1 and 3, SAME / VALID, stride 1 / 2, dilation, odd K, N not a multiple of
 // 16, pixel counts not a multiple of the 6-row tile) and the half-range output stage on
@@ -1189,7 +1207,7 @@ TEST_F(QGemmOps, PaddedIm2colAndHalfRangeStage) {
           testing::FastCheck check;
           check.op_type = "CONV_2D";
           // The VNNI GEMM takes its high-dword stage where the int16 GEMM takes the half-range
-          // one, and reads windows in place (int8; uint8 only when its weights fit int8 after the
+          // one (or that stage's fp32 form), and reads windows in place (int8; uint8 only when its weights fit int8 after the
           // zero point, which these random weights may not: not checked): C = 4k, and these
           // stems with dilation 1 too (their filter rows' weights spread to whole k groups, or
           // output pixels in lanes).
@@ -1198,6 +1216,7 @@ TEST_F(QGemmOps, PaddedIm2colAndHalfRangeStage) {
           if (isa.cpu == nullptr && (l.c % 4 == 0 || l.dil == 1) && variant.starts_with("/padded"))
             variant = p == Path::kInt8 ? (TakesLanes(l) ? "/lanes" : "/direct") + variant.substr(7) : "";
           check.variant = std::string(isa.name) + variant;
+          check.variant += FloatStageAlternative(isa.name, variant);
           check.cpu = isa.cpu;
           check.threads = threads;
           check.seed = 900 + i++;
@@ -1228,6 +1247,7 @@ void CheckVnniLayers(const std::vector<ConvLayer>& layers, uint64_t seed,
         // Output pixels in lanes need AVX-512 VBMI; without it the same layers read windows in place.
         if (variant.rfind("/lanes", 0) == 0 && !rt::Cpu().avx512vbmi) variant = "/direct" + variant.substr(6);
         check.variant = "avx512vnni" + variant;
+        check.variant += FloatStageAlternative("avx512vnni", variant);
         check.threads = threads;
         check.seed = seed + static_cast<uint64_t>(i++);
         testing::ExpectFastMatchesReference(BuildConv(c, check.seed), c.Describe("conv2d"), check);

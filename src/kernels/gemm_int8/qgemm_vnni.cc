@@ -3,10 +3,12 @@
 #include "kernels/gemm_int8/qgemm_vnni.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
 
+#include "kernels/common/float_requant.h"
 #include "kernels/common/quant_utils.h"
 
 namespace edgeopt::kernels::qgemm {
@@ -248,6 +250,11 @@ bool HighStageFits(const Requant8::Channel& ch, int32_t output_zero_point) {
   return c - span >= -limit && c + span < limit;
 }
 
+bool FloatStageConstants(const Requant8::Channel& ch, int32_t zp, int32_t lo, int32_t hi, float* s, float* c) {
+  if (!HighStageFits(ch, zp) || ch.acc_bound > kFloatStageMaxBound) return false;
+  return FloatRequantConstants(ch.mult, ch.right, HighConstant(ch, zp), ch.acc_bound, lo, hi, s, c);
+}
+
 namespace {
 // The clamping store mode for an activation range (uint8 when act_max > 127).
 VnniStore ClampStore(int32_t act_max) { return act_max > 127 ? VnniStore::kClampU : VnniStore::kClamp; }
@@ -260,7 +267,8 @@ VnniStore StoreFor(int32_t act_min, int32_t act_max) {
   return ClampStore(act_max);
 }
 
-void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutput* out, bool two_round) {
+void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutput* out, bool two_round,
+                     bool allow_float) {
   out->panels.assign(static_cast<size_t>(b.panels), RequantPanel16{});
   const bool high = !two_round && !q.channels.empty() &&
                     std::all_of(q.channels.begin(), q.channels.end(), [&](const auto& ch) {
@@ -275,23 +283,33 @@ void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutp
   out->act_min = q.act_min;
   out->act_max = q.act_max;
   if (high) {
+    // The float form too when every channel has exact constants (a constant channel: s = 0 and
+    // its clamped output as c); the levels are those the store can produce (kSat saturates to
+    // int8 whatever the activation range).
+    bool all_float = allow_float && FloatRequantEnabled();
+    const int32_t lo = out->store == VnniStore::kSat ? -128 : std::max(q.act_min, -128);
+    const int32_t hi = out->store == VnniStore::kSat ? 127 : std::min(q.act_max, 255);
     for (int n = 0; n < b.N; ++n) {
       const Requant8::Channel& ch = q.channels[static_cast<size_t>(n)];
       RequantPanel16& p = out->panels[static_cast<size_t>(n / 16)];
       const int j = n % 16;
       if (ConstantChannel(ch)) {
         // acc is 0 for every input: y = C = the reference's output (before the clamp) * 2^32,
-        // shift 0.
+        // shift 0; in the float form the clamped value (an exact float).
         const int32_t v = static_cast<int32_t>(
             static_cast<uint32_t>(MultiplyByQuantizedMultiplierRuy(ch.bias, ch.mult, ch.left - ch.right)) +
             static_cast<uint32_t>(q.output_zero_point));
         (j % 2 == 0 ? p.high_e : p.high_o)[j / 2] = static_cast<int64_t>(uint64_t{static_cast<uint32_t>(v)} << 32);
         p.high_shift[j] = 0;
+        p.fscale[j] = 0.f;
+        p.foffset[j] = static_cast<float>(std::clamp(v, lo, hi));
         continue;
       }
       (j % 2 == 0 ? p.high_e : p.high_o)[j / 2] = static_cast<int64_t>(HighConstant(ch, q.output_zero_point));
       p.high_shift[j] = ch.right - 1;
+      all_float = all_float && FloatStageConstants(ch, q.output_zero_point, lo, hi, &p.fscale[j], &p.foffset[j]);
     }
+    if (all_float) out->stage = VnniStage::kFloat;
   }
   // Wrapping int32 arithmetic (the accumulators wrap the same way).
   const uint32_t row_const = static_cast<uint32_t>(b.f) * static_cast<uint32_t>(b.K) * static_cast<uint32_t>(z_u);
@@ -352,6 +370,8 @@ RequantPanel16 SplatChannel(const RequantPanel16& p, int l) {
     q.zp_adj[j] = p.zp_adj[l];
     q.rshift[j] = p.rshift[l];
     q.high_shift[j] = p.high_shift[l];
+    q.fscale[j] = p.fscale[l];
+    q.foffset[j] = p.foffset[l];
     q.rmask[j] = p.rmask[l];
     q.rhalf[j] = p.rhalf[l];
   }

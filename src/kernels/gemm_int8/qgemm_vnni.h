@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/common/float_requant.h"
 #include "kernels/gemm_int8/qgemm.h"
 
 namespace edgeopt::kernels::qgemm {
@@ -100,6 +101,8 @@ struct alignas(64) RequantPanel16 {
   int32_t high_shift[16];        // high-dword form: r - 1
   int32_t rmask[16];             // two-round form: 2^r - 1
   int32_t rhalf[16];             // two-round form: 2^(r - 1) - 1 (0 for r = 0)
+  float fscale[16];              // float form: s (FloatStageConstants)
+  float foffset[16];             // float form: c
 };
 
 // Requantization forms of the micro-kernel's output stage.
@@ -123,6 +126,14 @@ enum class VnniStage {
   // from zero, plus the zero point. For a one-channel depthwise op run as a convolution
   // (BuildVnniOutput's two_round): convolutions round once (ruy), and the two differ on ties.
   kTwoRound,
+  // The high-dword form's results computed in fp32: y = floor(float(acc) * s + c) with per-channel
+  // float constants s ~ m / 2^(31 + r) and c ~ C / 2^(31 + r), the multiply-add and the
+  // conversion back rounding down (embedded {rd-sae}): 3 instructions per 16 outputs instead of
+  // 7, none on the shift / shuffle port. Exact, not approximate: floor(RD(z)) = floor(z) for the
+  // exact z = acc * s + c, and s, c are chosen per channel so that floor(acc * s + c) crosses
+  // every output level at the same accumulator as the high-dword form, over the channel's whole
+  // accumulator range (FloatStageConstants); used only when every channel has such a pair.
+  kFloat,
 };
 
 // How the requantized int32 values become bytes: saturating down-conversions (vpmovsdb,
@@ -148,15 +159,26 @@ struct VnniOutput {
 // -B * m + C and B * m + C (C the constant above) inside [-2^63, 2^63).
 bool HighStageFits(const Requant8::Channel& ch, int32_t output_zero_point);
 
+// VnniStage::kFloat: fp32 constants s, c such that floor(a * s + c) clamped to [lo, hi] equals
+// the high-dword form's clamped result for every accumulator |a| <= acc_bound (proved at build
+// time: kernels/common/float_requant.h); false when the channel does not fit the high-dword form
+// or float_requant's limits, or no such pair was found.
+constexpr int64_t kFloatStageMaxBound = kFloatRequantMaxBound;
+bool FloatStageConstants(const Requant8::Channel& ch, int32_t output_zero_point, int32_t lo, int32_t hi, float* s,
+                         float* c);
+
 // The store mode for an activation range (the cheapest VnniStore that is exact for it).
 VnniStore StoreFor(int32_t act_min, int32_t act_max);
 
 // The output stage of `q` in 16-lane form, with the column terms for input zero point z_u
 // (already in the uint8 domain) of weights `b`: the high-dword form when every channel fits it
 // or has an accumulator bound of 0 (weights all at the zero point: its output is a constant,
-// stored as C = output * 2^32 with shift 0), else Requant8's own form.
+// stored as C = output * 2^32 with shift 0) - as its fp32 form (VnniStage::kFloat) when every
+// channel moreover has exact float constants (FloatStageConstants) - else Requant8's own form.
 // two_round: VnniStage::kTwoRound whatever the accumulators' bounds (always clamped stores).
-void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutput* out, bool two_round = false);
+// allow_float false keeps the high-dword form where the float form would apply (tests).
+void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutput* out, bool two_round = false,
+                     bool allow_float = true);
 
 // Fills rows [row0, row0 + rows) of A into dst: uint8 rows lda bytes apart holding K values,
 // zeros from K up to lda.

@@ -1,0 +1,41 @@
+// Exact fp32 requantization constants.
+//
+// The integer output stages of the int8 kernels compute, per output channel, a result of the form
+//   F(a) = floor((a * m + C) / 2^(31 + r)),  clamped to [lo, hi],
+// for accumulators a (ruy's single rounding for any a, TFLite's two roundings of depthwise layers
+// wherever the clamp hides the negative half; see the callers). In fp32 the same results take
+// three instructions per 16 outputs: y = floor(float(a) * s + c), with the multiply-add and the
+// conversion back both rounding down (AVX-512 embedded rounding). That is exact, not an
+// approximation, once s and c are chosen right:
+//  - float(a) is a exactly for |a| <= 2^24, and floor(RD(z)) = floor(z) for the exact real
+//    z = a * s + c (RD(z) lies in [floor(z), z] when |z| < 2^24; beyond, both are clamped);
+//  - F and G(a) = floor(a * s + c) are non-decreasing in a, so they agree on [-B, B] after the
+//    clamp iff they cross every level v in (lo, hi] at the same accumulator: with F's threshold
+//    T(v) = ceil((v 2^(31+r) - C) / m), G(T) >= v and G(T - 1) < v, i.e. c in [L, U) with
+//    L = max(v - s T(v)), U = min(v - s T(v) + s), computed exactly in integers.
+// FloatRequantConstants tries s at the float nearest m / 2^(31 + r) and its neighbours and picks
+// c on the float grid inside [L, U); it fails (the caller keeps its integer stage) when none fits,
+// typically for large right shifts r, whose thresholds need more than 24 bits of slope.
+#pragma once
+
+#include <cstdint>
+
+namespace edgeopt::kernels {
+
+// Limits of FloatRequantConstants: accumulator bound (exact float conversion) and levels hi - lo.
+constexpr int64_t kFloatRequantMaxBound = int64_t{1} << 24;
+constexpr int kFloatRequantMaxLevels = 255;
+
+// Fills s, c with floor(a * s + c) clamped to [lo, hi] equal to F(a) above clamped to [lo, hi]
+// for every |a| <= B, and with |a * s + c| < 2^30 there; false when no such pair was found or
+// outside the limits (m >= 0; 0 <= r <= 29; B <= kFloatRequantMaxBound; hi - lo <=
+// kFloatRequantMaxLevels). m = 0 (or lo == hi): s = 0 and c the clamped constant.
+bool FloatRequantConstants(int64_t m, int right, __int128 C, int64_t B, int32_t lo, int32_t hi, float* s, float* c);
+
+// Whether the int8 kernels look for these constants when they prepare (default: yes). Tests turn
+// it off around an interpreter's creation to keep covering the integer stages the fp32 form
+// replaces (the bytes are the same either way).
+bool FloatRequantEnabled();
+void SetFloatRequantEnabled(bool on);
+
+}  // namespace edgeopt::kernels
