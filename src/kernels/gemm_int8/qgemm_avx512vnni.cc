@@ -333,10 +333,10 @@ __attribute__((always_inline)) inline void TileOut(const TileArgs& t, uint8_t* c
         RowBytes<W>(P01, P23, k.lo8, k.hi8, k.perm, mask, c + r * ldc);                              \
   } while (0)
     if constexpr (RegisterStage(S)) {
-      // Panel by panel, each panel's five constants in registers for all its rows (RequantHighRegs;
-      // with intrinsics GCC 12 read them from memory per row: 7 loads per 16 outputs with the
-      // k loop's, at 2 per cycle), packed to int16 as soon as a pair of panels is done, so that at
-      // most 31 vector registers are live. No loop over the panels: GCC 12 did not unroll it
+      // Panel by panel, each panel's constants in registers for all its rows (RequantHighRegs'
+      // five, RequantFloatRegs' two; with intrinsics GCC 12 read them from memory per row: 7 loads
+      // per 16 outputs with the k loop's, at 2 per cycle), packed to int16 as soon as a pair of
+      // panels is done, so that at most 31 vector registers are live. No loop over the panels: GCC 12 did not unroll it
       // before scalar replacement and kept acc[][] in memory.
       const __mmask16 even_lanes = 0x5555;  // for EDGEOPT_HIGH_STAGE_ROWS
       __m512i p01[R], y2[R];
