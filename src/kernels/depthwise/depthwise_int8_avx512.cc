@@ -653,9 +653,11 @@ __attribute__((target("avx512vbmi"), always_inline)) inline void QuadGroupVbmi(c
   const T* col = edges.row + int64_t{2 * j0 - g.pad_w + kFirst} * C + cb0;  // column x + kFirst of entry j0
   int16_t* e = dst + static_cast<size_t>(j0) * entry_stride;
   for (int j = j0; j < j1; ++j, col += 2 * C, e += entry_stride) {
-    // (A masked load costs one more vector uop than a plain one: plain when all 64 bytes count.)
-    const __m512i c1 = kNB == 4 && bytes >= 64 ? _mm512_loadu_si512(col) : _mm512_maskz_loadu_epi8(load, col);
-    const __m512i c2 = kNB == 4 && bytes >= 64 ? _mm512_loadu_si512(col + C) : _mm512_maskz_loadu_epi8(load, col + C);
+    // A masked load costs one more vector uop than a plain one: plain loads wherever all 64 bytes
+    // lie inside the input (the bytes past the band's channels are not selected by idx).
+    const bool plain = bytes >= 64 || col + C + 64 <= edges.end;
+    const __m512i c1 = plain ? _mm512_loadu_si512(col) : _mm512_maskz_loadu_epi8(load, col);
+    const __m512i c2 = plain ? _mm512_loadu_si512(col + C) : _mm512_maskz_loadu_epi8(load, col + C);
     for (int q = 0; q < kNB; ++q) {
       const __m512i fresh = _mm512_maskz_permutex2var_epi8(fresh_bytes, c1, idx[q], c2);
       prev[q] = _mm512_ternarylogic_epi32(_mm512_srli_epi32(prev[q], 16), fresh, flip, 0x56);
