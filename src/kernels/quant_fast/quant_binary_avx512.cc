@@ -462,9 +462,11 @@ __attribute__((target("avx512vbmi"))) void LinearLutRun512(const T* a, const T* 
   const bool lin_add = q.lin_sign > 0;
   const __m512i zero = _mm512_setzero_si512();
   for (int64_t i = 0; i < n; i += 64) {
-    const __mmask64 k = n - i >= 64 ? ~__mmask64{0} : (__mmask64{1} << (n - i)) - 1;
-    const __m512i xg = _mm512_maskz_loadu_epi8(k, gen + i);
-    const __m512i xl = _mm512_maskz_loadu_epi8(k, lin + i);
+    const bool full = n - i >= 64;
+    const __mmask64 k = full ? ~__mmask64{0} : (__mmask64{1} << (n - i)) - 1;
+    // (Plain loads for whole vectors: a masked load costs one more vector uop.)
+    const __m512i xg = full ? _mm512_loadu_si512(gen + i) : _mm512_maskz_loadu_epi8(k, gen + i);
+    const __m512i xl = full ? _mm512_loadu_si512(lin + i) : _mm512_maskz_loadu_epi8(k, lin + i);
     const __mmask64 top = _mm512_movepi8_mask(xg);
     __m512i plane[4];
     for (int p = 0; p < 4; ++p)
@@ -487,7 +489,8 @@ __attribute__((target("avx512vbmi"))) void LinearLutRun512(const T* a, const T* 
     const __m512i h2 = out(_mm512_unpacklo_epi16(w01_hi, w23_hi)), h3 = out(_mm512_unpackhi_epi16(w01_hi, w23_hi));
     const __m512i w0 = _mm512_packs_epi32(h0, h1), w1 = _mm512_packs_epi32(h2, h3);
     const __m512i bytes = std::is_unsigned_v<T> ? _mm512_packus_epi16(w0, w1) : _mm512_packs_epi16(w0, w1);
-    _mm512_mask_storeu_epi8(o + i, k, bytes);
+    if (full) _mm512_storeu_si512(o + i, bytes);
+    else _mm512_mask_storeu_epi8(o + i, k, bytes);
   }
 }
 
