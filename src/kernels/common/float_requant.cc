@@ -27,9 +27,9 @@ int BitLength(unsigned __int128 x) {
   return hi != 0 ? 128 - __builtin_clzll(hi) : lo != 0 ? 64 - __builtin_clzll(lo) : 0;
 }
 
-// The smallest X >= x (x an integer count of units 2^e) whose value X * 2^e is a float (the
-// largest X <= x: -FloatGridCeil(-x)): X itself
+// The smallest X >= x (x an integer count of units 2^e) whose value X * 2^e is a float: X itself
 // when |x| < 2^24, else x rounded to 24 significant bits (up for x > 0, toward zero for x < 0).
+// (The largest X <= x is -FloatGridCeil(-x).)
 __int128 FloatGridCeil(__int128 x) {
   const unsigned __int128 mag = x < 0 ? static_cast<unsigned __int128>(-x) : static_cast<unsigned __int128>(x);
   const int bits = BitLength(mag);
@@ -54,8 +54,9 @@ bool FloatRequantConstants(int64_t m, int right, __int128 C, int64_t B, int32_t 
     *c_out = static_cast<float>(static_cast<int32_t>(std::clamp<__int128>(v, lo, hi)));
     return true;
   }
-  // Below, int64 arithmetic is exact: m >= 2^20 keeps the thresholds' steps under 2^42, r <= 29
-  // keeps v * 2^(r + 24) under 2^62 (multipliers are normalized to [2^30, 2^31) in practice).
+  // Below, int64 arithmetic is exact: m >= 2^20 keeps the thresholds' steps under 2^42, and a
+  // slope's scale 2^-sh with sh <= 53 keeps v * 2^sh under 2^62 (multipliers are normalized to
+  // [2^30, 2^31) in practice: sh = 24 + r or 25 + r).
   if (m < (int64_t{1} << 20) || m >= (int64_t{1} << 31)) return false;
   // Thresholds of the exact stage: T(v) = the smallest accumulator a with floor((a m + C) / 2^S)
   // >= v, i.e. ceil((v 2^S - C) / m), for the levels v = lo + 1 .. hi, clipped to [-B, B + 1]:
