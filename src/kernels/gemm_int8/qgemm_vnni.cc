@@ -250,6 +250,12 @@ bool HighStageFits(const Requant8::Channel& ch, int32_t output_zero_point) {
   return c - span >= -limit && c + span < limit;
 }
 
+namespace {
+bool SameRequant(const Requant8::Channel& a, const Requant8::Channel& b) {
+  return a.bias == b.bias && a.mult == b.mult && a.left == b.left && a.right == b.right && a.acc_bound == b.acc_bound;
+}
+}  // namespace
+
 bool FloatStageConstants(const Requant8::Channel& ch, int32_t zp, int32_t lo, int32_t hi, float* s, float* c) {
   if (!HighStageFits(ch, zp) || ch.acc_bound > kFloatStageMaxBound) return false;
   return FloatRequantConstants(ch.mult, ch.right, HighConstant(ch, zp), ch.acc_bound, lo, hi, s, c);
@@ -307,7 +313,17 @@ void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutp
       }
       (j % 2 == 0 ? p.high_e : p.high_o)[j / 2] = static_cast<int64_t>(HighConstant(ch, q.output_zero_point));
       p.high_shift[j] = ch.right - 1;
-      all_float = all_float && FloatStageConstants(ch, q.output_zero_point, lo, hi, &p.fscale[j], &p.foffset[j]);
+      if (!all_float) continue;
+      // A channel like the previous one (per-tensor quantization, no bias: e.g. BATCH_MATMUL, which
+      // builds its output stage at every invoke for its new rhs) takes its constants.
+      const Requant8::Channel* before = n > 0 ? &q.channels[static_cast<size_t>(n - 1)] : nullptr;
+      if (before && !ConstantChannel(*before) && SameRequant(ch, *before)) {
+        const RequantPanel16& prev = out->panels[static_cast<size_t>((n - 1) / 16)];
+        p.fscale[j] = prev.fscale[(n - 1) % 16];
+        p.foffset[j] = prev.foffset[(n - 1) % 16];
+        continue;
+      }
+      all_float = FloatStageConstants(ch, q.output_zero_point, lo, hi, &p.fscale[j], &p.foffset[j]);
     }
     if (all_float) out->stage = VnniStage::kFloat;
   }
