@@ -40,60 +40,76 @@ __int128 FloatGridCeil(__int128 x) {
 
 }  // namespace
 
-bool FloatRequantConstants(int64_t m, int right, __int128 C, int64_t B, int32_t lo, int32_t hi, float* s_out,
-                           float* c_out) {
-  if (m < 0 || right < 0 || right > 29 || B < 0 || B > kFloatRequantMaxBound || lo > hi ||
-      hi - lo > kFloatRequantMaxLevels)
-    return false;
+namespace {
+
+// One side of the search: F's thresholds over accumulators [amin, amax] for the levels lo + 1 ..
+// hi (see the header).
+struct Side {
+  int64_t amin = 0, amax = 0;
+  int levels = 0;
+  alignas(64) int64_t T[kFloatRequantMaxLevels + 8];
+};
+
+// T(v) = the smallest accumulator a with floor((a m + C) / 2^S) >= v, i.e. ceil((v 2^S - C) / m),
+// for v = lo + 1 .. hi, clipped to [amin, amax + 1]: incrementally, as the numerator grows by
+// 2^S per level (quotient q, remainder r), in 8 chains of 8 levels' step. False when out of range.
+bool SideThresholds(int64_t m, int S, __int128 C, int32_t lo, int32_t hi, bool avx512, Side* side) {
+  side->levels = hi - lo;
+  const uint64_t P = uint64_t{1} << S;  // S <= 60
+  const int64_t step_q = static_cast<int64_t>(P / static_cast<uint64_t>(m));
+  const int64_t step_r = static_cast<int64_t>(P % static_cast<uint64_t>(m));
+  const __int128 n0 = __int128{lo + 1} * static_cast<__int128>(P) - C;
+  const __int128 q0 = FloorDiv(n0, m);
+  if (q0 < -(__int128{1} << 60) || q0 > (__int128{1} << 60)) return false;
+  detail::ThresholdChains c;
+  c.m = m;
+  c.amin = side->amin;
+  c.amax = side->amax;
+  c.q[0] = static_cast<int64_t>(q0);
+  c.r[0] = static_cast<int64_t>(n0 - q0 * m);
+  for (int j = 1; j < 8; ++j) {
+    c.q[j] = c.q[j - 1] + step_q;
+    c.r[j] = c.r[j - 1] + step_r;
+    if (c.r[j] >= m) {
+      c.r[j] -= m;
+      ++c.q[j];
+    }
+  }
+  const uint64_t step8 = P * 8;  // <= 2^63
+  c.step_q = static_cast<int64_t>(step8 / static_cast<uint64_t>(m));
+  c.step_r = static_cast<int64_t>(step8 % static_cast<uint64_t>(m));
+  (avx512 ? detail::ThresholdsAvx512 : detail::Thresholds)(c, side->levels, side->T);
+  return true;
+}
+
+// The offset c (a float) for slope s = ms / 2^sh on one side, if one exists: L and U (header) as
+// integers in units of 2^-sh, c at the smallest float >= L; |a s + c| < 2^30 on the side's range
+// (vcvtps2dq stays inside int32).
+bool SideOffset(const Side& side, int32_t lo, float s, int64_t ms, int sh, bool avx512, float* c_out) {
+  int64_t L = INT64_MIN, U = INT64_MAX;
+  (avx512 ? detail::WindowAvx512 : detail::Window)(side.T, side.levels, lo + 1, ms, sh, side.amin, side.amax, &L, &U);
+  // No level crossed inside the range from below (above): only c < U (c >= L) is required, c at
+  // the nearest float to that bound.
+  const __int128 X = L != INT64_MIN ? FloatGridCeil(L) : -FloatGridCeil(-(__int128{U} - 1));
+  if (U != INT64_MAX && X >= U) return false;
+  const double c = std::ldexp(static_cast<double>(X), -sh);  // X has at most 24 significant bits
+  const double reach = static_cast<double>(std::max(-side.amin, side.amax)) * s;
+  if (reach + std::fabs(c) >= 1073741824.0) return false;
+  *c_out = static_cast<float>(c);
+  return true;
+}
+
+// The common part of both forms: the limits, then for each side its thresholds, then s at the
+// float nearest m / 2^S and its neighbours up to 4 ulps away, the first with an offset on every
+// side. (On MobileNetV2 int8, of ~17000 channels 93% took the nearest float, 6% a neighbour, 0.4%
+// the second neighbours, a handful the third or fourth: with those the 320 -> 1280 layer fits.)
+bool Search(int64_t m, int right, Side* sides, const __int128* C, int n_sides, int32_t lo, int32_t hi, float* s_out,
+            float* c_out) {
   const int S = 31 + right;
   const bool avx512 = rt::Cpu().has_avx512();
-  if (m == 0 || lo == hi) {
-    // Constant over the range (or one level): floor(C / 2^S) clamped, as an exact float.
-    const __int128 v = m == 0 ? FloorDiv(C, __int128{1} << S) : __int128{lo};
-    *s_out = 0.f;
-    *c_out = static_cast<float>(static_cast<int32_t>(std::clamp<__int128>(v, lo, hi)));
-    return true;
-  }
-  // Below, int64 arithmetic is exact: m >= 2^20 keeps the thresholds' steps under 2^42, and a
-  // slope's scale 2^-sh with sh <= 53 keeps v * 2^sh under 2^62 (multipliers are normalized to
-  // [2^30, 2^31) in practice: sh = 24 + r or 25 + r).
-  if (m < (int64_t{1} << 20) || m >= (int64_t{1} << 31)) return false;
-  // Thresholds of the exact stage: T(v) = the smallest accumulator a with floor((a m + C) / 2^S)
-  // >= v, i.e. ceil((v 2^S - C) / m), for the levels v = lo + 1 .. hi, clipped to [-B, B + 1]:
-  // incrementally, as the numerator grows by 2^S per level (quotient q, remainder r), in 8 chains
-  // of 8 levels' step (float_requant_internal.h).
-  const int levels = hi - lo;
-  alignas(64) int64_t T[kFloatRequantMaxLevels + 8];
-  {
-    const uint64_t P = uint64_t{1} << S;  // S <= 60
-    const int64_t step_q = static_cast<int64_t>(P / static_cast<uint64_t>(m));
-    const int64_t step_r = static_cast<int64_t>(P % static_cast<uint64_t>(m));
-    const __int128 n0 = __int128{lo + 1} * static_cast<__int128>(P) - C;
-    const __int128 q0 = FloorDiv(n0, m);
-    if (q0 < -(__int128{1} << 60) || q0 > (__int128{1} << 60)) return false;
-    detail::ThresholdChains c;
-    c.m = m;
-    c.bound = B;
-    c.q[0] = static_cast<int64_t>(q0);
-    c.r[0] = static_cast<int64_t>(n0 - q0 * m);
-    for (int j = 1; j < 8; ++j) {
-      c.q[j] = c.q[j - 1] + step_q;
-      c.r[j] = c.r[j - 1] + step_r;
-      if (c.r[j] >= m) {
-        c.r[j] -= m;
-        ++c.q[j];
-      }
-    }
-    const uint64_t step8 = P * 8;  // <= 2^63
-    c.step_q = static_cast<int64_t>(step8 / static_cast<uint64_t>(m));
-    c.step_r = static_cast<int64_t>(step8 % static_cast<uint64_t>(m));
-    (avx512 ? detail::ThresholdsAvx512 : detail::Thresholds)(c, levels, T);
-  }
-  // For a float s = ms / 2^sh: L and U (header) as integers in units of 2^-sh; c at the smallest
-  // float >= L.
+  for (int i = 0; i < n_sides; ++i)
+    if (!SideThresholds(m, S, C[i], lo, hi, avx512, &sides[i])) return false;
   const float s0 = static_cast<float>(std::ldexp(static_cast<double>(m), -S));
-  // (On MobileNetV2 int8, of ~17000 channels 93% took the nearest float, 6% a neighbour, 0.4% the
-  // second neighbours, a handful the third or fourth: with those the 320 -> 1280 layer fits.)
   const int order[] = {0, 1, -1, 2, -2, 3, -3, 4, -4};
   for (int k : order) {
     float s = s0;
@@ -103,20 +119,75 @@ bool FloatRequantConstants(int64_t m, int right, __int128 C, int64_t B, int32_t 
     const int64_t ms = static_cast<int64_t>(std::ldexp(f, 24));
     const int sh = 24 - e;              // s = ms / 2^sh
     if (!std::isnormal(s) || sh < 0 || sh > 53) continue;
-    int64_t L = INT64_MIN, U = INT64_MAX;
-    (avx512 ? detail::WindowAvx512 : detail::Window)(T, levels, lo + 1, ms, sh, B, &L, &U);
-    // No level crossed inside the range from below (above): only c < U (c >= L) is required,
-    // c at the nearest float to that bound.
-    const __int128 X = L != INT64_MIN ? FloatGridCeil(L) : -FloatGridCeil(-(__int128{U} - 1));
-    if (U != INT64_MAX && X >= U) continue;
-    const double c = std::ldexp(static_cast<double>(X), -sh);  // X has at most 24 significant bits
-    // a s + c stays inside int32 (vcvtps2dq) for every |a| <= B.
-    if (static_cast<double>(B) * s + std::fabs(c) >= 1073741824.0) continue;
+    bool all = true;
+    for (int i = 0; i < n_sides && all; ++i) all = SideOffset(sides[i], lo, s, ms, sh, avx512, &c_out[i]);
+    if (!all) continue;
     *s_out = s;
-    *c_out = static_cast<float>(c);
     return true;
   }
   return false;
+}
+
+// The limits shared by both forms; m == 0 or one level: the constant (true, s and c set).
+bool Limits(int64_t m, int right, __int128 C, int64_t B, int32_t lo, int32_t hi, bool* done, float* s_out,
+            float* c_out) {
+  *done = false;
+  if (m < 0 || right < 0 || right > 29 || B < 0 || B > kFloatRequantMaxBound || lo > hi ||
+      hi - lo > kFloatRequantMaxLevels)
+    return false;
+  if (m == 0 || lo == hi) {
+    // Constant over the range (or one level): floor(C / 2^S) clamped, as an exact float.
+    const __int128 v = m == 0 ? FloorDiv(C, __int128{1} << (31 + right)) : __int128{lo};
+    *s_out = 0.f;
+    *c_out = static_cast<float>(static_cast<int32_t>(std::clamp<__int128>(v, lo, hi)));
+    *done = true;
+    return true;
+  }
+  // Below, int64 arithmetic is exact: m >= 2^20 keeps the thresholds' steps under 2^42, and a
+  // slope's scale 2^-sh with sh <= 53 keeps v * 2^sh under 2^62 (multipliers are normalized to
+  // [2^30, 2^31) in practice: sh = 24 + r or 25 + r).
+  return m >= (int64_t{1} << 20) && m < (int64_t{1} << 31);
+}
+
+}  // namespace
+
+bool FloatRequantConstants(int64_t m, int right, __int128 C, int64_t B, int32_t lo, int32_t hi, float* s_out,
+                           float* c_out) {
+  bool done = false;
+  if (!Limits(m, right, C, B, lo, hi, &done, s_out, c_out)) return false;
+  if (done) return true;
+  Side side;
+  side.amin = -B;
+  side.amax = B;
+  return Search(m, right, &side, &C, 1, lo, hi, s_out, c_out);
+}
+
+bool FloatRequantConstantsSplit(int64_t m, int right, __int128 C_pos, __int128 C_neg, int64_t B, int32_t lo,
+                                int32_t hi, float* s_out, float* c_pos, float* c_neg) {
+  bool done = false;
+  if (!Limits(m, right, C_pos, B, lo, hi, &done, s_out, c_pos)) return false;
+  if (done) {
+    // One level, or m == 0: every product a m is 0, which the integer stage rounds as C_pos.
+    *c_neg = *c_pos;
+    return true;
+  }
+  Side sides[2];
+  sides[0].amin = 0;
+  sides[0].amax = B;
+  sides[1].amin = -B;
+  sides[1].amax = -1;
+  const __int128 C[2] = {C_pos, C_neg};
+  float c[2];
+  if (B == 0) {  // no negative accumulators
+    sides[1] = sides[0];
+    if (!Search(m, right, sides, C, 1, lo, hi, s_out, c)) return false;
+    *c_pos = *c_neg = c[0];
+    return true;
+  }
+  if (!Search(m, right, sides, C, 2, lo, hi, s_out, c)) return false;
+  *c_pos = c[0];
+  *c_neg = c[1];
+  return true;
 }
 
 namespace detail {
@@ -127,7 +198,7 @@ void Thresholds(const ThresholdChains& c, int n, int64_t* T) {
   std::copy_n(c.r, 8, r);
   for (int i = 0; i < n; i += 8)
     for (int j = 0; j < 8; ++j) {
-      T[i + j] = std::clamp<int64_t>(q[j] + (r[j] != 0 ? 1 : 0), -c.bound, c.bound + 1);
+      T[i + j] = std::clamp<int64_t>(q[j] + (r[j] != 0 ? 1 : 0), c.amin, c.amax + 1);
       q[j] += c.step_q;
       r[j] += c.step_r;
       const bool carry = r[j] >= c.m;
@@ -136,11 +207,12 @@ void Thresholds(const ThresholdChains& c, int n, int64_t* T) {
     }
 }
 
-void Window(const int64_t* T, int n, int32_t first, int64_t ms, int sh, int64_t B, int64_t* L, int64_t* U) {
+void Window(const int64_t* T, int n, int32_t first, int64_t ms, int sh, int64_t amin, int64_t amax, int64_t* L,
+            int64_t* U) {
   for (int i = 0; i < n; ++i) {
     const int64_t d = (static_cast<int64_t>(first + i) << sh) - ms * T[i];
-    if (T[i] <= B) *L = std::max(*L, d);
-    if (T[i] > -B) *U = std::min(*U, d + ms);
+    if (T[i] <= amax) *L = std::max(*L, d);
+    if (T[i] > amin) *U = std::min(*U, d + ms);
   }
 }
 

@@ -32,6 +32,13 @@ constexpr int kFloatRequantMaxLevels = 255;
 // kFloatRequantMaxLevels). m = 0 (or lo == hi): s = 0 and c the clamped constant.
 bool FloatRequantConstants(int64_t m, int right, __int128 C, int64_t B, int32_t lo, int32_t hi, float* s, float* c);
 
+// The same for an integer stage whose constant depends on the accumulator's sign: C_pos for a >= 0,
+// C_neg for a < 0 (TFLite's two roundings, ties away from zero, below the zero point too). The
+// fp32 form then picks c_pos or c_neg by the sign of acc (one more compare and blend); both sides
+// share s and are proved as above over [0, B] and [-B, -1].
+bool FloatRequantConstantsSplit(int64_t m, int right, __int128 C_pos, __int128 C_neg, int64_t B, int32_t lo,
+                                int32_t hi, float* s, float* c_pos, float* c_neg);
+
 // Whether the int8 kernels look for these constants when they prepare (default: yes). Tests turn
 // it off around an interpreter's creation to keep covering the integer stages the fp32 form
 // replaces (the bytes are the same either way).

@@ -13,7 +13,7 @@ namespace edgeopt::kernels::detail {
 void ThresholdsAvx512(const ThresholdChains& c, int n, int64_t* T) {
   __m512i q = _mm512_loadu_si512(c.q), r = _mm512_loadu_si512(c.r);
   const __m512i sq = _mm512_set1_epi64(c.step_q), sr = _mm512_set1_epi64(c.step_r), m = _mm512_set1_epi64(c.m);
-  const __m512i lo = _mm512_set1_epi64(-c.bound), hi = _mm512_set1_epi64(c.bound + 1), one = _mm512_set1_epi64(1);
+  const __m512i lo = _mm512_set1_epi64(c.amin), hi = _mm512_set1_epi64(c.amax + 1), one = _mm512_set1_epi64(1);
   for (int i = 0; i < n; i += 8) {
     const __m512i t = _mm512_mask_add_epi64(q, _mm512_test_epi64_mask(r, r), q, one);
     _mm512_storeu_si512(T + i, _mm512_min_epi64(_mm512_max_epi64(t, lo), hi));
@@ -25,11 +25,12 @@ void ThresholdsAvx512(const ThresholdChains& c, int n, int64_t* T) {
   }
 }
 
-void WindowAvx512(const int64_t* T, int n, int32_t first, int64_t ms, int sh, int64_t B, int64_t* L, int64_t* U) {
+void WindowAvx512(const int64_t* T, int n, int32_t first, int64_t ms, int sh, int64_t amin, int64_t amax, int64_t* L,
+                  int64_t* U) {
   __m512i vsh = _mm512_sllv_epi64(
       _mm512_add_epi64(_mm512_set1_epi64(first), _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7)), _mm512_set1_epi64(sh));
   const __m512i step = _mm512_set1_epi64(int64_t{8} << sh), vms = _mm512_set1_epi64(ms);
-  const __m512i hi = _mm512_set1_epi64(B), lo = _mm512_set1_epi64(-B);
+  const __m512i hi = _mm512_set1_epi64(amax), lo = _mm512_set1_epi64(amin);
   __m512i l = _mm512_set1_epi64(*L), u = _mm512_set1_epi64(*U);
   for (int i = 0; i < n; i += 8) {
     const __mmask8 valid = n - i >= 8 ? 0xFF : static_cast<__mmask8>((1u << (n - i)) - 1);

@@ -10,17 +10,20 @@ namespace edgeopt::kernels::detail {
 // threshold's numerator; 8 levels on, both grow by step_q, step_r (with a carry when r >= m).
 struct ThresholdChains {
   int64_t q[8], r[8];
-  int64_t step_q = 0, step_r = 0, m = 1, bound = 0;
+  int64_t step_q = 0, step_r = 0, m = 1;
+  int64_t amin = 0, amax = 0;  // the accumulators' range
 };
 
-// T[i] = clamp(q + (r != 0), -bound, bound + 1) for the levels i < n, rounded up to a multiple of
-// 8 (T has room for them).
+// T[i] = clamp(q + (r != 0), amin, amax + 1) for the levels i < n, rounded up to a multiple of 8
+// (T has room for them).
 void Thresholds(const ThresholdChains& c, int n, int64_t* T);
 void ThresholdsAvx512(const ThresholdChains& c, int n, int64_t* T);
 
 // Over levels i < n (level value first + i, threshold T[i], |T| < 2^31), d = (first + i) 2^sh -
-// ms T[i]: L = max(L, d) where T[i] <= B, U = min(U, d + ms) where T[i] > -B.
-void Window(const int64_t* T, int n, int32_t first, int64_t ms, int sh, int64_t B, int64_t* L, int64_t* U);
-void WindowAvx512(const int64_t* T, int n, int32_t first, int64_t ms, int sh, int64_t B, int64_t* L, int64_t* U);
+// ms T[i]: L = max(L, d) where T[i] <= amax, U = min(U, d + ms) where T[i] > amin.
+void Window(const int64_t* T, int n, int32_t first, int64_t ms, int sh, int64_t amin, int64_t amax, int64_t* L,
+            int64_t* U);
+void WindowAvx512(const int64_t* T, int n, int32_t first, int64_t ms, int sh, int64_t amin, int64_t amax, int64_t* L,
+                  int64_t* U);
 
 }  // namespace edgeopt::kernels::detail

@@ -139,7 +139,9 @@ TEST(FloatRequant, AvxLoopsMatchPortable) {
   for (int it = 0; it < 300; ++it) {
     detail::ThresholdChains c;
     c.m = (int64_t{1} << 30) + static_cast<int64_t>(rng() % (uint64_t{1} << 30));
-    c.bound = 1 + static_cast<int64_t>(rng() % (uint64_t{1} << 24));
+    const int64_t bound = 1 + static_cast<int64_t>(rng() % (uint64_t{1} << 24));
+    c.amin = it % 3 == 0 ? 0 : -bound;
+    c.amax = it % 3 == 1 ? -1 : bound;
     c.step_q = static_cast<int64_t>(rng() % (uint64_t{1} << 20)) * (it % 2 ? 1 : 8);
     c.step_r = static_cast<int64_t>(rng() % static_cast<uint64_t>(c.m));
     const int64_t base = static_cast<int64_t>(rng() % (uint64_t{1} << 26)) - (int64_t{1} << 25);
@@ -156,11 +158,69 @@ TEST(FloatRequant, AvxLoopsMatchPortable) {
     const int sh = 30 + it % 24;
     const int32_t first = -128 + static_cast<int32_t>(rng() % 100);
     int64_t la = INT64_MIN, ua = INT64_MAX, lb = INT64_MIN, ub = INT64_MAX;
-    detail::Window(a.data(), n, first, ms, sh, c.bound, &la, &ua);
-    detail::WindowAvx512(a.data(), n, first, ms, sh, c.bound, &lb, &ub);
+    detail::Window(a.data(), n, first, ms, sh, c.amin, c.amax, &la, &ua);
+    detail::WindowAvx512(a.data(), n, first, ms, sh, c.amin, c.amax, &lb, &ub);
     EXPECT_EQ(la, lb) << it;
     EXPECT_EQ(ua, ub) << it;
   }
+}
+
+// TFLite's depthwise requantization (gemmlowp's two roundings, ties away from zero), clamped.
+int32_t TwoRounding(int64_t a, int32_t m, int e, int32_t zp, int32_t lo, int32_t hi) {
+  const int64_t ab = a * m;
+  const int64_t nudge = ab >= 0 ? (int64_t{1} << 30) : 1 - (int64_t{1} << 30);
+  const int32_t x = static_cast<int32_t>((ab + nudge) / (int64_t{1} << 31));  // truncation toward zero
+  const int32_t mask = (1 << e) - 1, rem = x & mask, threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+  return std::clamp((x >> e) + (rem > threshold ? 1 : 0) + zp, lo, hi);
+}
+
+// The split form (a sign-dependent offset) against that reference over the whole range, every
+// level on both sides of the zero point: C_pos = 2^30 + 2^(30+e) + zp 2^(31+e) for a >= 0 and
+// C_neg = 2^(30+e) - 2^30 + zp 2^(31+e) for a < 0 (depthwise_int8.h, Plan::quad_float).
+TEST(FloatRequant, SplitFormMatchesTwoRoundings) {
+  const bool avx512 = rt::Cpu().avx512f;
+  std::mt19937_64 rng(99);
+  int found = 0, tried = 0;
+  for (int it = 0; it < 100; ++it) {
+    const int e = 1 + it % 10;
+    const int32_t m = static_cast<int32_t>((int64_t{1} << 30) + static_cast<int64_t>(rng() % (uint64_t{1} << 30)));
+    const int32_t zp = static_cast<int32_t>(rng() % 256) - 128;
+    const int32_t lo = it % 4 == 0 ? -128 + static_cast<int32_t>(rng() % 60) : -128;
+    const int32_t hi = it % 4 == 1 ? 127 - static_cast<int32_t>(rng() % 60) : 127;
+    const int64_t B = it % 3 == 0 ? (int64_t{1} << 20) : 1 + static_cast<int64_t>(rng() % (1u << 16));
+    const __int128 base = (__int128{1} << (30 + e)) + __int128{zp} * (__int128{1} << (31 + e));
+    float s = 0, cp = 0, cn = 0;
+    ++tried;
+    if (!FloatRequantConstantsSplit(m, e, base + (__int128{1} << 30), base - (__int128{1} << 30), B, lo, hi, &s, &cp,
+                                    &cn))
+      continue;
+    ++found;
+    // Every accumulator for small ranges, else around every level's threshold on both sides.
+    std::vector<int32_t> a;
+    if (B <= (int64_t{1} << 16)) {
+      for (int64_t x = -B; x <= B; ++x) a.push_back(static_cast<int32_t>(x));
+    } else {
+      for (int64_t x = -B; x <= B; x += 1 + static_cast<int64_t>(rng() % 7)) a.push_back(static_cast<int32_t>(x));
+    }
+    while (a.size() % 16 != 0) a.push_back(0);
+    std::vector<int32_t> yp(a.size()), yn(a.size());
+    if (avx512) {
+      FloatStage(a.data(), a.size(), s, cp, lo, hi, yp.data());
+      FloatStage(a.data(), a.size(), s, cn, lo, hi, yn.data());
+    }
+    for (size_t i = 0; i < a.size(); ++i) {
+      const int32_t want = TwoRounding(a[i], m, e, zp, lo, hi);
+      const float c = a[i] < 0 ? cn : cp;
+      const int32_t emu = Emulated(s, c, a[i], lo, hi);
+      const int32_t hw = a[i] < 0 ? yn[i] : yp[i];
+      if (want != emu || (avx512 && want != hw)) {
+        ADD_FAILURE() << "it " << it << " m " << m << " e " << e << " zp " << zp << " a " << a[i] << ": reference "
+                      << want << " emulated " << emu << " avx512 " << (avx512 ? hw : -999);
+        break;
+      }
+    }
+  }
+  EXPECT_GT(found, tried * 8 / 10) << found << " of " << tried;
 }
 
 TEST(FloatRequant, EdgeCases) {

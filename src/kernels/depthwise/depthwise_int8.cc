@@ -248,18 +248,21 @@ void FoldOutputZeroPoint16(Plan* p) {
 }
 
 void PlanQuadFloat(Plan* p) {
-  p->quad_float = false;
+  p->quad_float = p->quad_float_split = false;
   if (!(p->quads || p->quads_kn) || !p->natural || p->requant16.empty() || !FloatRequantEnabled()) return;
   const int C = p->g.channels, c16 = p->c16, k_h = p->g.k_h, groups = (p->g.k_w + 3) / 4;
-  std::vector<float> scale(static_cast<size_t>(c16), 0.f), offset(static_cast<size_t>(c16), 0.f);
+  // Above the zero point both of the reference's roundings are one floor (Plan::quad_float); a
+  // clamp that keeps values below it needs the sign-dependent offset (quad_float_split).
+  bool split = false;
+  for (int d = 0; d < C; ++d) split = split || p->act_min < p->requant[static_cast<size_t>(d / 8)].zp[d % 8];
+  std::vector<float> scale(static_cast<size_t>(c16), 0.f), offset(scale), offset_neg(scale);
   for (int d = 0; d < C; ++d) {
     const RequantGroup& g = p->requant[static_cast<size_t>(d / 8)];
     const int lane = d % 8;
     const int64_t m = g.mult[lane];
     const int r = g.shift[lane];
     const int32_t zp = g.zp[lane];
-    // Single rounding equals the reference's two above zp only (Plan::quad_float).
-    if (g.left[lane] != 0 || r < 1 || p->act_min < zp) return;
+    if (g.left[lane] != 0 || r < 1) return;
     // |x| <= |folded bias| + 255 * sum |w| (quad-row bytes 0..255; weights plus their rest).
     int64_t wsum = 0;
     for (int ky = 0; ky < k_h; ++ky)
@@ -269,17 +272,24 @@ void PlanQuadFloat(Plan* p) {
           wsum += std::abs(int64_t{p->quad_weights[at]} + (p->quad_rest.empty() ? 0 : p->quad_rest[at]));
         }
     const int64_t bound = std::abs(int64_t{p->requant16[static_cast<size_t>(d / 16)].bias[d % 16]}) + 255 * wsum;
-    const __int128 c = (__int128{1} << 30) + (__int128{1} << (30 + r)) + __int128{zp} * (__int128{1} << (31 + r));
-    if (!FloatRequantConstants(m, r, c, bound, p->act_min, p->act_max, &scale[static_cast<size_t>(d)],
-                               &offset[static_cast<size_t>(d)]))
-      return;
+    // The reference's crossings: x m >= (v - zp) 2^(31+r) - 2^(30+r) - 2^30 above zero, and with
+    // ties away from zero 2^31 later below it.
+    const __int128 base = (__int128{1} << (30 + r)) + __int128{zp} * (__int128{1} << (31 + r));
+    const __int128 c_pos = base + (__int128{1} << 30), c_neg = base - (__int128{1} << 30);
+    const size_t i = static_cast<size_t>(d);
+    const bool ok = split ? FloatRequantConstantsSplit(m, r, c_pos, c_neg, bound, p->act_min, p->act_max, &scale[i],
+                                                       &offset[i], &offset_neg[i])
+                          : FloatRequantConstants(m, r, c_pos, bound, p->act_min, p->act_max, &scale[i], &offset[i]);
+    if (!ok) return;
   }
   for (int d = 0; d < c16; ++d) {
     RequantGroup16& g = p->requant16[static_cast<size_t>(d / 16)];
     g.fscale[d % 16] = scale[static_cast<size_t>(d)];
     g.foffset[d % 16] = offset[static_cast<size_t>(d)];  // lanes past C: 0, never stored
+    g.foffset_neg[d % 16] = offset_neg[static_cast<size_t>(d)];
   }
   p->quad_float = true;
+  p->quad_float_split = split;
 }
 
 void PlanInt16Stage(Plan* p, bool avx512) {

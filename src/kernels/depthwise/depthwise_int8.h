@@ -54,9 +54,10 @@
 // built from 64-byte loads of four blocks' channels, one vpermt2b per block and entry putting
 // the two new columns in place (depthwise_int8_avx512.cc, QuadRowVbmi; the same entries):
 // whole models 0.96-0.99x the time (MobileNetV1 0.25 uint8, vww_96, face detection int8).
-// Quad rows of RELU / RELU6 layers requantize in fp32 where every channel has exact constants
-// (Plan::quad_float, variants .../rqfloat): 3 instructions per 16 outputs instead of 7, the same
-// bytes (kernels/common/float_requant.h); MobileNetV2 int8's depthwise layers 0.78-0.88x the time.
+// Quad rows requantize in fp32 where every channel has exact constants (Plan::quad_float,
+// variants .../rqfloat): 3 instructions per 16 outputs instead of 7 under RELU-like clamps, 5
+// with a sign-dependent offset otherwise, the same bytes (kernels/common/float_requant.h);
+// MobileNetV2 int8's depthwise layers 0.78-0.88x the time.
 // Other filters on AVX-512 VNNI (5x5 and 7x7 with widths 5-8, dilated 3x3; stride_w 1 or 2) run
 // the K x K quad loop (Plan::quads_kn, depthwise_int8_avx512.cc, variants .../avx512/5x5s1/dp4,
 // .../3x3s1d2/dp4), and so do layers of 4 or 8 channels at stride_w 1, several pixels per vector
@@ -140,6 +141,7 @@ struct alignas(64) RequantGroup16 {
   int32_t neg_cmp[16];
   float fscale[16];   // Plan::quad_float: floor(float(acc) * fscale + foffset), output zero point included
   float foffset[16];
+  float foffset_neg[16];  // Plan::quad_float_split: the offset for acc < 0
 };
 
 // One 16-channel group of a 16x8 plan in the 3x3 loop. The reference's requantization of x =
@@ -211,6 +213,11 @@ struct Plan {
   // floor((x m + 2^30 + 2^(30+e) + zp 2^(31+e)) / 2^(31+e)) (ties only differ below zp), which is
   // the form float_requant matches.
   bool quad_float = false;
+  // quad_float for layers whose clamp keeps values below the zero point (no activation,
+  // RELU_N1_TO_1): there the reference's ties go away from zero, so the offset depends on the sign
+  // of x: foffset for x >= 0, foffset_neg for x < 0 (mode kRqFloatSplit: one more compare and
+  // blend, 5 instructions per 16 outputs; float_requant.h's FloatRequantConstantsSplit).
+  bool quad_float_split = false;
   // AVX-512 rows with vpdpbusd (depthwise_int8_avx512.cc, variants .../avx512/3x3s1/dp4 ...): the
   // ring holds "quad rows" instead of pair rows: entry ox of a 16-channel block holds, per channel,
   // the three unsigned bytes of the filter row's taps of output pixel ox (int8 inputs xor 0x80,

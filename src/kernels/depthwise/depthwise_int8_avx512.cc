@@ -32,12 +32,13 @@ inline __m512i Ld(const void* p) { return _mm512_load_si512(p); }
 // the accumulators at the bias (doubled in the kRqFast2 forms).
 template <int kMode>
 __attribute__((always_inline)) inline __m512i Requant16(__m512i acc, const RequantGroup16& g) {
-  if constexpr (kMode == kRqFloat) {
+  if constexpr (kMode == kRqFloat || kMode == kRqFloatSplit) {
     // Plan::quad_float: floor(float(acc) * s + c), the multiply-add and the conversion rounding
-    // down; the output zero point is part of c.
+    // down; the output zero point is part of c (quad_float_split: c by the sign of acc).
     constexpr int kDown = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
-    const __m512 y = _mm512_fmadd_round_ps(_mm512_cvtepi32_ps(acc), _mm512_load_ps(g.fscale),
-                                           _mm512_load_ps(g.foffset), kDown);
+    __m512 c = _mm512_load_ps(g.foffset);
+    if constexpr (kMode == kRqFloatSplit) c = _mm512_mask_blend_ps(_mm512_movepi32_mask(acc), c, _mm512_load_ps(g.foffset_neg));
+    const __m512 y = _mm512_fmadd_round_ps(_mm512_cvtepi32_ps(acc), _mm512_load_ps(g.fscale), c, kDown);
     return _mm512_cvt_roundps_epi32(y, kDown);
   }
   // kRqHalfZpFloor: the arithmetic of kRqFast2ZpFloor (its constants are halved, the sums not doubled).
@@ -135,8 +136,8 @@ __attribute__((always_inline)) inline void Finish4(__m512i a0, __m512i a1, __m51
   const __m512i r2 = kNP > 2 ? Requant16<kMode>(a2, g) : r0;
   const __m512i r3 = kNP > 3 ? Requant16<kMode>(a3, g) : r0;
   Store4<kNP, kUnsigned,
-         kMode == kRqFast2Zp || kMode == kRqFast2ZpFloor || kMode == kRqHalfZpFloor || kMode == kRqFloat>(r0, r1, r2,
-                                                                                                          r3, o, out);
+         kMode == kRqFast2Zp || kMode == kRqFast2ZpFloor || kMode == kRqHalfZpFloor || kMode == kRqFloat ||
+             kMode == kRqFloatSplit>(r0, r1, r2, r3, o, out);
 }
 
 // kNP (1..8) consecutive output pixels of one 16-channel group: accumulated from the bias, then
@@ -977,7 +978,8 @@ KnRowFn PickKnMode(const Plan& p) {
   switch (RqModeOf(p)) {
     case kRqLeft: return KnRow<kKH, kG, kUnsigned, kRqLeft>;
     case kRqFast:
-      if (p.quad_float) return KnRow<kKH, kG, kUnsigned, kRqFloat>;
+      if (p.quad_float)
+        return p.quad_float_split ? KnRow<kKH, kG, kUnsigned, kRqFloatSplit> : KnRow<kKH, kG, kUnsigned, kRqFloat>;
       if (p.zp_folded && p.quad_halved) return KnRow<kKH, kG, kUnsigned, kRqHalfZpFloor>;
       if (p.zp_folded)
         return p.floor_clamps ? KnRow<kKH, kG, kUnsigned, kRqFast2ZpFloor> : KnRow<kKH, kG, kUnsigned, kRqFast2Zp>;

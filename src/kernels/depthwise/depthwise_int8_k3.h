@@ -34,7 +34,8 @@ enum RqMode {
   kRqFast2Zp = 4,
   kRqFast2ZpFloor = 5,
   kRqHalfZpFloor = 6,
-  kRqFloat = 7  // Plan::quad_float (the AVX-512 quad rows)
+  kRqFloat = 7,       // Plan::quad_float (the AVX-512 quad rows)
+  kRqFloatSplit = 8   // Plan::quad_float_split
 };
 
 // Modes whose rows double their sums (the doubled plans' quad rows; pair rows double the weights).
@@ -66,7 +67,9 @@ struct K3Picker {
       case kRqFast:
         if constexpr (Rows::kFoldsZeroPoint) {
           if constexpr (Rows::kQuads) {
-            if (p.quad_float) return Rows::template Fn<kJ, kUnsigned, kRqFloat, kW>;
+            if (p.quad_float)
+              return p.quad_float_split ? Rows::template Fn<kJ, kUnsigned, kRqFloatSplit, kW>
+                                        : Rows::template Fn<kJ, kUnsigned, kRqFloat, kW>;
           }
           if (p.zp_folded && p.quad_halved) return Rows::template Fn<kJ, kUnsigned, kRqHalfZpFloor, kW>;
           if (p.zp_folded)

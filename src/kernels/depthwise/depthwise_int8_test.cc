@@ -1041,10 +1041,11 @@ TEST(DepthwiseInt8Plan, FoldOutputZeroPointConditions) {
     EXPECT_EQ(p.floor_clamps, t.floor) << "shift " << t.shift << " zp " << t.zp << " act_min " << t.act_min;
     // Quad plans with floor_clamps and right shifts of 1 or more skip the doubling.
     EXPECT_EQ(p.quad_halved, p.quads && t.floor && t.shift < 0) << "shift " << t.shift << " zp " << t.zp;
-    // Quad plans whose clamp hides the values below the zero point and right shifts of 1 or more
-    // requantize in fp32 (these multipliers of 2^30 give exact float scales: constants always
-    // exist), but not when that is turned off.
-    EXPECT_EQ(p.quad_float, p.quads && t.act_min >= t.zp && t.shift < 0) << "shift " << t.shift << " zp " << t.zp;
+    // Quad plans with right shifts of 1 or more requantize in fp32 (these multipliers of 2^30 give
+    // exact float scales: constants always exist), with a sign-dependent offset where the clamp
+    // keeps values below the zero point, but not when that is turned off.
+    EXPECT_EQ(p.quad_float, p.quads && t.shift < 0) << "shift " << t.shift << " zp " << t.zp;
+    EXPECT_EQ(p.quad_float_split, p.quad_float && t.act_min < t.zp) << "shift " << t.shift << " zp " << t.zp;
     kernels::SetFloatRequantEnabled(false);
     kernels::dwq::Plan q;
     q.natural = true;
