@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/common/float_requant_avx512.h"
 #include "kernels/common/float_requant_internal.h"
 #include "runtime/cpu.h"
 
@@ -35,21 +36,11 @@ int32_t Emulated(float s, float c, int64_t a, int32_t lo, int32_t hi) {
   return static_cast<int32_t>(std::clamp<__int128>(FloorDiv(z, __int128{1} << 60), lo, hi));
 }
 
-// The kernels' instructions (qgemm_avx512vnni.cc's RequantFloatRegs) on a[0..n) (n a multiple of
-// 16), then clamped.
+// The kernels' stage (float_requant_avx512.h) on a[0..n) (n a multiple of 16), then clamped.
 __attribute__((target("avx512f"))) void FloatStage(const int32_t* a, size_t n, float s, float c, int32_t lo,
                                                    int32_t hi, int32_t* y) {
-  const __m512 vs = _mm512_set1_ps(s), vc = _mm512_set1_ps(c);
-  for (size_t i = 0; i < n; i += 16) {
-    __m512i x = _mm512_loadu_si512(a + i);
-    __m512 t;
-    asm("vcvtdq2ps %[x], %[t]\n\t"
-        "vfmadd213ps %{rd-sae%}, %[c], %[s], %[t]\n\t"
-        "vcvtps2dq %{rd-sae%}, %[t], %[x]"
-        : [x] "+v"(x), [t] "=&v"(t)
-        : [s] "v"(vs), [c] "v"(vc));
-    _mm512_storeu_si512(y + i, x);
-  }
+  const __m512i vs = _mm512_castps_si512(_mm512_set1_ps(s)), vc = _mm512_castps_si512(_mm512_set1_ps(c));
+  for (size_t i = 0; i < n; i += 16) _mm512_storeu_si512(y + i, FloatRequant16(_mm512_loadu_si512(a + i), vs, vc));
   for (size_t i = 0; i < n; ++i) y[i] = std::clamp(y[i], lo, hi);
 }
 

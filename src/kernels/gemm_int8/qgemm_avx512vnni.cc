@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "kernels/common/lanes16_avx512.h"
+#include "kernels/common/float_requant_avx512.h"
 #include "kernels/gemm_int8/qgemm_vnni.h"
 
 namespace edgeopt::kernels::qgemm {
@@ -126,13 +127,7 @@ __attribute__((always_inline)) inline __m512i RequantHighRegs(__m512i x, __m512i
 // VnniStage::kFloat (qgemm_vnni.h) with the panel's constants s, c in registers: floor(float(x) *
 // s + c), the multiply-add and the conversion rounding down.
 __attribute__((always_inline)) inline __m512i RequantFloatRegs(__m512i x, __m512i s, __m512i c) {
-  __m512i t;
-  asm("vcvtdq2ps %[x], %[t]\n\t"
-      "vfmadd213ps %{rd-sae%}, %[c], %[s], %[t]\n\t"
-      "vcvtps2dq %{rd-sae%}, %[t], %[x]"
-      : [x] "+v"(x), [t] "=&v"(t)
-      : [s] "v"(s), [c] "v"(c));
-  return x;
+  return FloatRequant16(x, s, c);
 }
 
 inline __m512i RequantFloat(__m512i x, const RequantPanel16& q) {

@@ -1,0 +1,22 @@
+// The fp32 requantization of float_requant.h on 16 int32 lanes, as the int8 kernels run it
+// (qgemm_avx512vnni.cc's tiles) and as float_requant_test.cc checks it: floor(float(x) * s + c),
+// the multiply-add and the conversion rounding down (embedded {rd-sae}). One asm block with one
+// temporary and the constants in registers (with intrinsics GCC 12 reloaded them per row in the
+// tiles). s and c are float vectors carried as __m512i.
+#pragma once
+
+#include <immintrin.h>
+
+namespace edgeopt::kernels {
+
+__attribute__((always_inline, target("avx512f"))) inline __m512i FloatRequant16(__m512i x, __m512i s, __m512i c) {
+  __m512i t;
+  asm("vcvtdq2ps %[x], %[t]\n\t"
+      "vfmadd213ps %{rd-sae%}, %[c], %[s], %[t]\n\t"
+      "vcvtps2dq %{rd-sae%}, %[t], %[x]"
+      : [x] "+v"(x), [t] "=&v"(t)
+      : [s] "v"(s), [c] "v"(c));
+  return x;
+}
+
+}  // namespace edgeopt::kernels
