@@ -546,6 +546,7 @@ RowFn PickRow(const Plan& p) {
 // The AVX2 rows for K3Picker.
 struct Avx2Rows {
   static constexpr bool kFoldsZeroPoint = false;
+  static constexpr bool kQuads = false;
   template <int kJ, bool kUnsigned, int kMode, int kW>
   static void Fn(const K3Batch& bt) {
     RowsQuant8K3<kJ, kUnsigned, kMode, kW>(bt);

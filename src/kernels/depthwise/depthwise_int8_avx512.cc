@@ -135,9 +135,7 @@ __attribute__((always_inline)) inline void Finish4(__m512i a0, __m512i a1, __m51
   const __m512i r1 = kNP > 1 ? Requant16<kMode>(a1, g) : r0;
   const __m512i r2 = kNP > 2 ? Requant16<kMode>(a2, g) : r0;
   const __m512i r3 = kNP > 3 ? Requant16<kMode>(a3, g) : r0;
-  Store4<kNP, kUnsigned,
-         kMode == kRqFast2Zp || kMode == kRqFast2ZpFloor || kMode == kRqHalfZpFloor || kMode == kRqFloat ||
-             kMode == kRqFloatSplit>(r0, r1, r2, r3, o, out);
+  Store4<kNP, kUnsigned, RqHoldsZeroPoint(kMode)>(r0, r1, r2, r3, o, out);
 }
 
 // kNP (1..8) consecutive output pixels of one 16-channel group: accumulated from the bias, then
@@ -975,11 +973,12 @@ void KnRow(const Plan& p, const uint8_t* const* rows, int cg, uint8_t* out) {
 
 template <int kKH, int kG, bool kUnsigned>
 KnRowFn PickKnMode(const Plan& p) {
+  // The float forms first, whatever RqModeOf says of the integer forms (as K3Picker).
+  if (p.quad_float)
+    return p.quad_float_split ? KnRow<kKH, kG, kUnsigned, kRqFloatSplit> : KnRow<kKH, kG, kUnsigned, kRqFloat>;
   switch (RqModeOf(p)) {
     case kRqLeft: return KnRow<kKH, kG, kUnsigned, kRqLeft>;
     case kRqFast:
-      if (p.quad_float)
-        return p.quad_float_split ? KnRow<kKH, kG, kUnsigned, kRqFloatSplit> : KnRow<kKH, kG, kUnsigned, kRqFloat>;
       if (p.zp_folded && p.quad_halved) return KnRow<kKH, kG, kUnsigned, kRqHalfZpFloor>;
       if (p.zp_folded)
         return p.floor_clamps ? KnRow<kKH, kG, kUnsigned, kRqFast2ZpFloor> : KnRow<kKH, kG, kUnsigned, kRqFast2Zp>;

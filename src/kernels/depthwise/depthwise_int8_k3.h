@@ -40,6 +40,11 @@ enum RqMode {
 
 // Modes whose rows double their sums (the doubled plans' quad rows; pair rows double the weights).
 constexpr bool RqDoublesSums(int mode) { return mode == kRqFast2 || mode == kRqFast2Zp || mode == kRqFast2ZpFloor; }
+// Modes whose requantized lanes already hold the output zero point (Plan::zp_folded, the float forms).
+constexpr bool RqHoldsZeroPoint(int mode) {
+  return mode == kRqFast2Zp || mode == kRqFast2ZpFloor || mode == kRqHalfZpFloor || mode == kRqFloat ||
+         mode == kRqFloatSplit;
+}
 
 // The requantization mode of a plan (kRqFast also for doubled plans).
 inline int RqModeOf(const Plan& p) { return p.any_left_shift ? kRqLeft : p.fast_requant ? kRqFast : kRqPlain; }
@@ -62,15 +67,17 @@ template <typename Rows>
 struct K3Picker {
   template <int kJ, bool kUnsigned, int kW>
   static K3Fn Mode(const Plan& p) {
+    // The float forms first: they need no more than quad plans without a left shift
+    // (PlanQuadFloat), whatever RqModeOf says of the integer forms.
+    if constexpr (Rows::kFoldsZeroPoint && Rows::kQuads) {
+      if (p.quad_float)
+        return p.quad_float_split ? Rows::template Fn<kJ, kUnsigned, kRqFloatSplit, kW>
+                                  : Rows::template Fn<kJ, kUnsigned, kRqFloat, kW>;
+    }
     switch (RqModeOf(p)) {
       case kRqLeft: return Rows::template Fn<kJ, kUnsigned, kRqLeft, kW>;
       case kRqFast:
         if constexpr (Rows::kFoldsZeroPoint) {
-          if constexpr (Rows::kQuads) {
-            if (p.quad_float)
-              return p.quad_float_split ? Rows::template Fn<kJ, kUnsigned, kRqFloatSplit, kW>
-                                        : Rows::template Fn<kJ, kUnsigned, kRqFloat, kW>;
-          }
           if (p.zp_folded && p.quad_halved) return Rows::template Fn<kJ, kUnsigned, kRqHalfZpFloor, kW>;
           if (p.zp_folded)
             return p.floor_clamps ? Rows::template Fn<kJ, kUnsigned, kRqFast2ZpFloor, kW>
