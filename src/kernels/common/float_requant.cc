@@ -162,6 +162,94 @@ bool FloatRequantConstants(int64_t m, int right, __int128 C, int64_t B, int32_t 
   return Search(m, right, &side, &C, 1, lo, hi, s_out, c_out);
 }
 
+bool FloatRequantConstantsRange(int64_t m, int right, __int128 C, int64_t amin, int64_t amax, int32_t lo, int32_t hi,
+                                float* s_out, float* c_out) {
+  if (amin > amax) return false;
+  bool done = false;
+  if (!Limits(m, right, C, std::max(-amin, amax), lo, hi, &done, s_out, c_out)) return false;
+  if (done) {
+    // Constant: m == 0 (the value of C alone) or a single level.
+    return true;
+  }
+  Side side;
+  side.amin = amin;
+  side.amax = amax;
+  return Search(m, right, &side, &C, 1, lo, hi, s_out, c_out);
+}
+
+bool FloatRequantConstants2(int64_t m, int right, __int128 C, int64_t amin, int64_t amax, int32_t lo, int32_t hi,
+                            float* s_hi, float* s_lo, float* c_out) {
+  if (amin > amax) return false;
+  bool done = false;
+  if (!Limits(m, right, C, std::max(-amin, amax), lo, hi, &done, s_hi, c_out)) return false;
+  *s_lo = 0.f;
+  if (done) return true;
+  const int S = 31 + right;
+  Side side;
+  side.amin = amin;
+  side.amax = amax;
+  const bool avx512 = rt::Cpu().has_avx512();
+  if (!SideThresholds(m, S, C, lo, hi, avx512, &side)) return false;
+  // s_hi = m / 2^S to nearest; the rest, res / 2^S, has |res| < 2^8 (m < 2^31, at most 7 bits
+  // below s_hi's 24), so s_lo = res / 2^S is a float and s_hi + s_lo = m / 2^S exactly.
+  const float hi_f = static_cast<float>(std::ldexp(static_cast<double>(m), -S));
+  const long double hi_units = std::ldexp(static_cast<long double>(hi_f), S);  // s_hi 2^S: an integer
+  if (hi_units != std::floor(hi_units) || hi_units >= 0x1p62L) return false;
+  const int64_t res = m - static_cast<int64_t>(hi_units);
+  if (res <= -(int64_t{1} << 24) || res >= (int64_t{1} << 24)) return false;
+  const float lo_f = static_cast<float>(std::ldexp(static_cast<double>(res), -S));
+  // The window in units of 2^-S: level v's threshold T gives D = v 2^S - T m; c >= D where T is
+  // reached (T <= amax), c < D + m where T - 1 is (T > amin).
+  // (|T| <= 2^24 + 1 and m < 2^31 keep T m in int64.) Relative to C: E = D - C = v 2^S - C - T m
+  // lies in (-m, 0] for every threshold inside (amin, amax] (T = ceil((v 2^S - C) / m)), so that
+  // when all are inside, E is exact in wrapping 64-bit arithmetic: one multiply, no int128.
+  __int128 L = 0, U = 0;
+  bool has_l = false, has_u = false;
+  const uint64_t step64 = uint64_t{1} << S;
+  const uint64_t n0 = static_cast<uint64_t>(static_cast<unsigned __int128>(__int128{lo + 1} * static_cast<__int128>(step64) - C));
+  int64_t le = 0, ue = 0;
+  if ((avx512 ? detail::WindowRelAvx512 : detail::WindowRel)(side.T, side.levels, n0, step64, m, amin, amax, &le, &ue)) {
+    L = C + le;
+    U = C + ue + m;
+    has_l = has_u = true;
+  } else {
+    const __int128 step = __int128{1} << S;
+    __int128 v_units = __int128{lo + 1} * step;
+    for (int i = 0; i < side.levels; ++i, v_units += step) {
+      const int64_t T = side.T[i];
+      const __int128 D = v_units - T * m;
+      if (T <= amax) L = has_l ? std::max(L, D) : D, has_l = true;
+      if (T > amin) U = has_u ? std::min(U, D + m) : D + m, has_u = true;
+    }
+  }
+  const int64_t A = std::max(-amin, amax);
+  // c = X 2^-S with X on the float grid. The inner rounding's error, in units of 2^-S: below one
+  // ulp of A |res| + |X| (which bounds |a s_lo + c| 2^S), 0 when that is under 2^24 (exact).
+  const auto error = [&](__int128 X) -> __int128 {
+    const unsigned __int128 t = static_cast<unsigned __int128>(__int128{A} * (res < 0 ? -res : res)) +
+                                static_cast<unsigned __int128>(X < 0 ? -X : X);
+    const int bits = BitLength(t);
+    return bits <= 24 ? 0 : __int128{1} << (bits - 24);
+  };
+  // Two tries: the first error estimate from the window's bound, then from the X it gave.
+  __int128 X = 0, e = error(has_l ? L : has_u ? U : 0);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    X = has_l ? FloatGridCeil(L + e) : has_u ? -FloatGridCeil(-(U - e - 1)) : 0;
+    const __int128 e_x = error(X);
+    if (e_x <= e) break;
+    e = e_x;
+  }
+  if ((has_l && X - e < L) || (has_u && X + e >= U) || error(X) > e) return false;
+  if (2 * e >= m) return false;  // the argument must grow with a
+  const long double c = std::ldexp(static_cast<long double>(X), -S);
+  // |a s + c| < 2^30 over the range: the conversion stays inside int32 (clamped after).
+  if (static_cast<long double>(A) * std::ldexp(static_cast<long double>(m), -S) + std::fabs(c) >= 0x1p30L) return false;
+  *s_hi = hi_f;
+  *s_lo = lo_f;
+  *c_out = static_cast<float>(c);
+  return static_cast<long double>(*c_out) == c;
+}
+
 bool FloatRequantConstantsSplit(int64_t m, int right, __int128 C_pos, __int128 C_neg, int64_t B, int32_t lo,
                                 int32_t hi, float* s_out, float* c_pos, float* c_neg) {
   bool done = false;
@@ -214,6 +302,23 @@ void Window(const int64_t* T, int n, int32_t first, int64_t ms, int sh, int64_t 
     if (T[i] <= amax) *L = std::max(*L, d);
     if (T[i] > amin) *U = std::min(*U, d + ms);
   }
+}
+
+bool WindowRel(const int64_t* T, int n, uint64_t n0, uint64_t step, int64_t m, int64_t amin, int64_t amax, int64_t* le,
+               int64_t* ue) {
+  bool inside = n > 0;
+  int64_t l = INT64_MIN, u = INT64_MAX;
+  uint64_t num = n0;
+  for (int i = 0; i < n; ++i, num += step) {
+    inside &= T[i] > amin && T[i] <= amax;
+    const int64_t e = static_cast<int64_t>(num - static_cast<uint64_t>(T[i]) * static_cast<uint64_t>(m));
+    l = std::max(l, e);
+    u = std::min(u, e);
+  }
+  if (!inside) return false;
+  *le = l;
+  *ue = u;
+  return true;
 }
 
 }  // namespace detail

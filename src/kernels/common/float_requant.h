@@ -39,6 +39,26 @@ bool FloatRequantConstants(int64_t m, int right, __int128 C, int64_t B, int32_t 
 bool FloatRequantConstantsSplit(int64_t m, int right, __int128 C_pos, __int128 C_neg, int64_t B, int32_t lo,
                                 int32_t hi, float* s, float* c_pos, float* c_neg);
 
+// The same over an accumulator range [amin, amax] (|amin|, |amax| <= kFloatRequantMaxBound). The
+// kernels run it on accumulators shifted by an integer K (added to their start values) with C -
+// K m for C, which makes c small: near the output zero point a float's last bit (2^-16 at 128)
+// can be wider than the window [L, U) of a channel with a large right shift, near 0 it is not.
+bool FloatRequantConstantsRange(int64_t m, int right, __int128 C, int64_t amin, int64_t amax, int32_t lo, int32_t hi,
+                                float* s, float* c);
+
+// The two-multiply-add form for channels where no single float s places every threshold:
+//   y = floor(a * s_hi + RN(a * s_lo + c))
+// (the inner multiply-add rounding to nearest, the outer one and the conversion rounding down),
+// where s_hi + s_lo is m / 2^(31 + r) exactly (m has at most 31 significant bits: s_hi takes the
+// top 24, s_lo the rest). The only inexact step is the inner rounding, whose error e is below one
+// ulp of max |a s_lo + c| (0 when a s_lo + c is always a multiple of 2^-(31 + r) below 2^24 of
+// them); c is chosen with L + e <= c and c + e < U (in exact integers), which proves the result
+// as above (the real argument a m / 2^(31 + r) + c + e(a) grows with a since m / 2^(31 + r) >
+// 2 e). Over [amin, amax] as FloatRequantConstantsRange (c then near 0, so e is tiny): false when
+// outside the limits or no c fits.
+bool FloatRequantConstants2(int64_t m, int right, __int128 C, int64_t amin, int64_t amax, int32_t lo, int32_t hi,
+                            float* s_hi, float* s_lo, float* c);
+
 // Whether the int8 kernels look for these constants when they prepare (default: yes). Tests turn
 // it off around an interpreter's creation to keep covering the integer stages the fp32 form
 // replaces (the bytes are the same either way).

@@ -45,4 +45,29 @@ void WindowAvx512(const int64_t* T, int n, int32_t first, int64_t ms, int sh, in
   *U = _mm512_reduce_min_epi64(u);
 }
 
+bool WindowRelAvx512(const int64_t* T, int n, uint64_t n0, uint64_t step, int64_t m, int64_t amin, int64_t amax,
+                     int64_t* le, int64_t* ue) {
+  __m512i num = _mm512_add_epi64(_mm512_set1_epi64(static_cast<int64_t>(n0)),
+                                 _mm512_mullo_epi64(_mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7),
+                                                    _mm512_set1_epi64(static_cast<int64_t>(step))));
+  const __m512i step8 = _mm512_set1_epi64(static_cast<int64_t>(step * 8)), vm = _mm512_set1_epi64(m);
+  const __m512i hi = _mm512_set1_epi64(amax), lo = _mm512_set1_epi64(amin);
+  __m512i l = _mm512_set1_epi64(INT64_MIN), u = _mm512_set1_epi64(INT64_MAX);
+  __mmask8 outside = 0;
+  for (int i = 0; i < n; i += 8) {
+    const __mmask8 valid = n - i >= 8 ? 0xFF : static_cast<__mmask8>((1u << (n - i)) - 1);
+    const __m512i t = _mm512_maskz_loadu_epi64(valid, T + i);
+    outside |= valid & ~(_mm512_cmpgt_epi64_mask(t, lo) & _mm512_cmple_epi64_mask(t, hi));
+    // |T| < 2^31 and m < 2^31: the signed 32 x 32 -> 64-bit product of the low dwords.
+    const __m512i e = _mm512_sub_epi64(num, _mm512_mul_epi32(t, vm));
+    l = _mm512_mask_max_epi64(l, valid, l, e);
+    u = _mm512_mask_min_epi64(u, valid, u, e);
+    num = _mm512_add_epi64(num, step8);
+  }
+  if (outside != 0 || n <= 0) return false;
+  *le = _mm512_reduce_max_epi64(l);
+  *ue = _mm512_reduce_min_epi64(u);
+  return true;
+}
+
 }  // namespace edgeopt::kernels::detail

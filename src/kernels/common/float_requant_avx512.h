@@ -19,4 +19,20 @@ __attribute__((always_inline, target("avx512f"))) inline __m512i FloatRequant16(
   return x;
 }
 
+// The two-multiply-add form (float_requant.h FloatRequantConstants2): floor(float(x) * s_hi +
+// RN(float(x) * s_lo + c)), the inner multiply-add rounding to nearest whatever MXCSR says, the
+// outer one and the conversion rounding down. Two temporaries: the converted x feeds both.
+__attribute__((always_inline, target("avx512f"))) inline __m512i FloatRequant2x16(__m512i x, __m512i s_hi,
+                                                                                   __m512i s_lo, __m512i c) {
+  __m512i t, u;
+  asm("vcvtdq2ps %[x], %[t]\n\t"
+      "vmovaps %[c], %[u]\n\t"
+      "vfmadd231ps %{rn-sae%}, %[lo], %[t], %[u]\n\t"
+      "vfmadd231ps %{rd-sae%}, %[hi], %[t], %[u]\n\t"
+      "vcvtps2dq %{rd-sae%}, %[u], %[x]"
+      : [x] "+v"(x), [t] "=&v"(t), [u] "=&v"(u)
+      : [hi] "v"(s_hi), [lo] "v"(s_lo), [c] "v"(c));
+  return x;
+}
+
 }  // namespace edgeopt::kernels

@@ -26,4 +26,12 @@ void Window(const int64_t* T, int n, int32_t first, int64_t ms, int sh, int64_t 
 void WindowAvx512(const int64_t* T, int n, int32_t first, int64_t ms, int sh, int64_t amin, int64_t amax, int64_t* L,
                   int64_t* U);
 
+// FloatRequantConstants2's window relative to C: over levels i < n, e = n0 + i step - T[i] m in
+// wrapping 64-bit arithmetic (|T| < 2^31, 0 < m < 2^31); le = max e, ue = min e. False (le, ue
+// unset) unless every T[i] lies in (amin, amax] (then each e is exact: in (-m, 0]).
+bool WindowRel(const int64_t* T, int n, uint64_t n0, uint64_t step, int64_t m, int64_t amin, int64_t amax, int64_t* le,
+               int64_t* ue);
+bool WindowRelAvx512(const int64_t* T, int n, uint64_t n0, uint64_t step, int64_t m, int64_t amin, int64_t amax,
+                     int64_t* le, int64_t* ue);
+
 }  // namespace edgeopt::kernels::detail

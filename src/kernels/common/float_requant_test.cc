@@ -7,6 +7,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cfenv>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -153,6 +154,19 @@ TEST(FloatRequant, AvxLoopsMatchPortable) {
     detail::WindowAvx512(a.data(), n, first, ms, sh, c.amin, c.amax, &lb, &ub);
     EXPECT_EQ(la, lb) << it;
     EXPECT_EQ(ua, ub) << it;
+    // The relative window: thresholds inside (amin, amax] or not (every third case clips some).
+    std::vector<int64_t> t(a.begin(), a.begin() + n);
+    if (it % 3 != 0)
+      for (int64_t& x : t) x = std::clamp<int64_t>(x, c.amin + 1, c.amax);
+    const uint64_t n0 = rng(), step = uint64_t{1} << (31 + it % 30);
+    int64_t lr = 0, ur = 0, lv = 0, uv = 0;
+    const bool pr = detail::WindowRel(t.data(), n, n0, step, c.m, c.amin, c.amax, &lr, &ur);
+    const bool vr = detail::WindowRelAvx512(t.data(), n, n0, step, c.m, c.amin, c.amax, &lv, &uv);
+    ASSERT_EQ(pr, vr) << it;
+    if (pr) {
+      EXPECT_EQ(lr, lv) << it;
+      EXPECT_EQ(ur, uv) << it;
+    }
   }
 }
 
@@ -212,6 +226,98 @@ TEST(FloatRequant, SplitFormMatchesTwoRoundings) {
     }
   }
   EXPECT_GT(found, tried * 8 / 10) << found << " of " << tried;
+}
+
+// The two-multiply-add form as the kernels run it (float_requant_avx512.h FloatRequant2x16) on
+// a[0..n) (n a multiple of 16), then clamped.
+__attribute__((target("avx512f"))) void Float2Stage(const int32_t* a, size_t n, float s_hi, float s_lo, float c,
+                                                    int32_t lo, int32_t hi, int32_t* y) {
+  const __m512i vh = _mm512_castps_si512(_mm512_set1_ps(s_hi)), vl = _mm512_castps_si512(_mm512_set1_ps(s_lo)),
+                vc = _mm512_castps_si512(_mm512_set1_ps(c));
+  for (size_t i = 0; i < n; i += 16)
+    _mm512_storeu_si512(y + i, FloatRequant2x16(_mm512_loadu_si512(a + i), vh, vl, vc));
+  for (size_t i = 0; i < n; ++i) y[i] = std::clamp(y[i], lo, hi);
+}
+
+// The same by the C library's correctly rounded fmaf under the rounding modes the instructions
+// name: t = RN(a s_lo + c), then floor(RD(a s_hi + t)).
+int32_t Emulated2(float s_hi, float s_lo, float c, int64_t a, int32_t lo, int32_t hi) {
+  const float x = static_cast<float>(a);
+  const float t = std::fmaf(x, s_lo, c);
+  std::fesetround(FE_DOWNWARD);
+  const float z = std::fmaf(x, s_hi, t);
+  std::fesetround(FE_TONEAREST);
+  const double y = std::floor(static_cast<double>(z));
+  return static_cast<int32_t>(std::clamp<double>(y, lo, hi));
+}
+
+// K with C - K m in [0, m), as the VNNI output stage shifts its accumulators (qgemm_vnni.cc).
+int64_t ShiftFor(const Channel& ch) { return static_cast<int64_t>(FloorDiv(ch.C, ch.m)); }
+
+// The shifted forms (FloatRequantConstantsRange, FloatRequantConstants2) on accumulators a' = a + K,
+// against the integer form of a over [-B, B]: every channel of moderate shift, and nearly every
+// one of large shift, gets two-multiply-add constants (one multiply-add: fewer), and both
+// forms' results are the integer form's around every level's threshold, at random and at the
+// ends (all of [-B, B] for small B), on the CPU and emulated.
+TEST(FloatRequant, ShiftedFormsMatchIntegerForm) {
+  const bool avx512 = rt::Cpu().avx512f;
+  if (!avx512) std::printf("no AVX-512F: checking the constants by exact emulation only\n");
+  std::mt19937_64 rng(4242);
+  int tried = 0, found1 = 0, found2 = 0, found_plain = 0;
+  for (int it = 0; it < 280; ++it) {
+    const int r = 1 + it % 14;
+    const int64_t B = it % 4 == 0 ? (int64_t{1} << 23) : it % 4 == 1 ? (int64_t{1} << 20) : 1 + static_cast<int64_t>(rng() % (1u << 16));
+    const Channel ch = RandomChannel(rng, r, B);
+    const int64_t K = ShiftFor(ch);
+    if ((K < 0 ? -K : K) + B > kFloatRequantMaxBound) continue;
+    ++tried;
+    const __int128 Cs = ch.C - __int128{K} * ch.m;
+    float s = 0, c = 0, s_hi = 0, s_lo = 0, c2 = 0;
+    float ps = 0, pc = 0;
+    found_plain += FloatRequantConstants(ch.m, ch.r, ch.C, ch.B, ch.lo, ch.hi, &ps, &pc);
+    const bool one = FloatRequantConstantsRange(ch.m, ch.r, Cs, K - B, K + B, ch.lo, ch.hi, &s, &c);
+    const bool two = FloatRequantConstants2(ch.m, ch.r, Cs, K - B, K + B, ch.lo, ch.hi, &s_hi, &s_lo, &c2);
+    found1 += one;
+    found2 += two;
+    if (!one && !two) continue;
+    const std::vector<int32_t> a = Accumulators(ch, rng);
+    std::vector<int32_t> shifted(a.size()), y1(a.size()), y2(a.size());
+    for (size_t i = 0; i < a.size(); ++i) shifted[i] = static_cast<int32_t>(a[i] + K);
+    if (avx512 && one) FloatStage(shifted.data(), a.size(), s, c, ch.lo, ch.hi, y1.data());
+    if (avx512 && two) Float2Stage(shifted.data(), a.size(), s_hi, s_lo, c2, ch.lo, ch.hi, y2.data());
+    for (size_t i = 0; i < a.size(); ++i) {
+      const int32_t want = Exact(ch.m, ch.r, ch.C, a[i], ch.lo, ch.hi);
+      const bool bad1 = one && (Emulated(s, c, shifted[i], ch.lo, ch.hi) != want || (avx512 && y1[i] != want));
+      const bool bad2 = two && (Emulated2(s_hi, s_lo, c2, shifted[i], ch.lo, ch.hi) != want || (avx512 && y2[i] != want));
+      if (bad1 || bad2) {
+        ADD_FAILURE() << "it " << it << " m " << ch.m << " r " << ch.r << " B " << ch.B << " K " << K << " a " << a[i]
+                      << ": integer " << want << (bad1 ? " (one multiply-add form)" : "")
+                      << (bad2 ? " (two multiply-add form)" : "") << " s_hi " << s_hi << " s_lo " << s_lo << " c "
+                      << c2;
+        break;
+      }
+    }
+  }
+  std::printf("%d channels: unshifted one multiply-add %d, shifted %d, two multiply-adds %d\n", tried, found_plain,
+              found1, found2);
+  EXPECT_GT(found2, tried * 97 / 100) << found2 << " of " << tried;
+  EXPECT_GE(found1, found_plain * 9 / 10);
+}
+
+// The two-multiply-add form's edge cases: a constant channel, the limits, and its s_hi + s_lo.
+TEST(FloatRequant, TwoFormEdgeCases) {
+  float sh = 1, sl = 1, c = 1;
+  ASSERT_TRUE(FloatRequantConstants2(0, 5, __int128{7} << 36, -1000, 1000, -128, 127, &sh, &sl, &c));
+  EXPECT_EQ(sh, 0.f);
+  EXPECT_EQ(sl, 0.f);
+  EXPECT_EQ(c, 7.f);
+  EXPECT_FALSE(FloatRequantConstants2(int64_t{1} << 30, 5, 0, 1000, -1000, -128, 127, &sh, &sl, &c));  // empty range
+  EXPECT_FALSE(FloatRequantConstants2(int64_t{1} << 30, 5, 0, -1000, kFloatRequantMaxBound + 1, -128, 127, &sh, &sl, &c));
+  // m with 31 significant bits: s_hi + s_lo is m / 2^(31 + r) exactly.
+  const int64_t m = (int64_t{1} << 31) - 12345;
+  ASSERT_TRUE(FloatRequantConstants2(m, 9, 0, -50000, 50000, -128, 127, &sh, &sl, &c));
+  EXPECT_NE(sl, 0.f);
+  EXPECT_EQ(static_cast<long double>(sh) + static_cast<long double>(sl), std::ldexp(static_cast<long double>(m), -40));
 }
 
 TEST(FloatRequant, EdgeCases) {

@@ -299,6 +299,7 @@ class ConvQuantKernel final : public FastKernel, public Uint8InputConv {
     // Suffixes name the paths taken: "/padded" im2col from the padded image, "/rqhalf" the
     // half-range output stage (qgemm::Requant8::half_range, VnniStage::kHalf), "/rqhigh" the VNNI
     // high-dword stage (VnniStage::kHigh), "/rqfloat" its exact fp32 form (VnniStage::kFloat),
+    // "/rqfloat2" the two-multiply-add fp32 form (VnniStage::kFloat2),
     // then the weights' form (qgemm::WeightFormSuffix),
     // "/pairs" the one-panel pair tiles (qgemm::PairTilesApply).
     std::string suffix = single_ || single16_ ? "/single"
@@ -309,6 +310,7 @@ class ConvQuantKernel final : public FastKernel, public Uint8InputConv {
     if (use_vnni_) {
       if (vout_.stage == qgemm::VnniStage::kHigh) suffix += "/rqhigh";
       if (vout_.stage == qgemm::VnniStage::kFloat) suffix += "/rqfloat";
+      if (vout_.stage == qgemm::VnniStage::kFloat2) suffix += "/rqfloat2";
       if (vout_.stage == qgemm::VnniStage::kHalf) suffix += "/rqhalf";
       if (vout_.stage == qgemm::VnniStage::kTwoRound) suffix += "/rq2round";
       // The lanes path packs its own weights: window sums ("/rowsum") or none.

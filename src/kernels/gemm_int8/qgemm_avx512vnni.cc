@@ -134,24 +134,32 @@ inline __m512i RequantFloat(__m512i x, const RequantPanel16& q) {
   return RequantFloatRegs(x, Load(q.fscale), Load(q.foffset));
 }
 
+// VnniStage::kFloat2: s_hi, s_lo and c (FloatRequant2x16).
+inline __m512i RequantFloat2(__m512i x, const RequantPanel16& q) {
+  return FloatRequant2x16(x, Load(q.fscale), Load(q.fscale_lo), Load(q.foffset));
+}
+
+constexpr bool FloatStage(VnniStage s) { return s == VnniStage::kFloat || s == VnniStage::kFloat2; }
 // The stages whose constants a tile holds in registers for all its rows.
-constexpr bool RegisterStage(VnniStage s) { return s == VnniStage::kHigh || s == VnniStage::kFloat; }
+constexpr bool RegisterStage(VnniStage s) { return s == VnniStage::kHigh || FloatStage(s); }
 
 // A register stage S on x: the high-dword form's five constants (even: 0x5555), or the float
-// form's two (in m_e, h_e).
+// forms' two (s, c in m_e, h_e) or three (s_lo in m_o).
 template <VnniStage S>
 __attribute__((always_inline)) inline __m512i StageRegs(__m512i x, __m512i m_e, __m512i m_o, __m512i h_e, __m512i h_o,
                                                        __m512i sh, __mmask16 even) {
   if constexpr (S == VnniStage::kFloat) return RequantFloatRegs(x, m_e, h_e);
+  if constexpr (S == VnniStage::kFloat2) return FloatRequant2x16(x, m_e, m_o, h_e);
   return RequantHighRegs(x, m_e, m_o, h_e, h_o, sh, even);
 }
-// The register constants of panel q for stage S (the float form's unused ones are never read).
+// The register constants of panel q for stage S (the float forms' unused ones are never read).
 #define EDGEOPT_STAGE_CONSTS(S, q_, WRAP)                                                                   \
-  const __m512i m_e = WRAP(Load(S == VnniStage::kFloat ? static_cast<const void*>((q_).fscale) : (q_).mult)); \
-  const __m512i h_e = WRAP(Load(S == VnniStage::kFloat ? static_cast<const void*>((q_).foffset) : (q_).high_e)); \
-  const __m512i m_o = S == VnniStage::kFloat ? m_e : WRAP(Load((q_).mult_o));                                \
-  const __m512i h_o = S == VnniStage::kFloat ? m_e : WRAP(Load((q_).high_o));                                 \
-  const __m512i sh = S == VnniStage::kFloat ? m_e : WRAP(Load((q_).high_shift))
+  const __m512i m_e = WRAP(Load(FloatStage(S) ? static_cast<const void*>((q_).fscale) : (q_).mult));        \
+  const __m512i h_e = WRAP(Load(FloatStage(S) ? static_cast<const void*>((q_).foffset) : (q_).high_e));     \
+  const __m512i m_o = S == VnniStage::kFloat ? m_e                                                          \
+                      : WRAP(Load(S == VnniStage::kFloat2 ? static_cast<const void*>((q_).fscale_lo) : (q_).mult_o)); \
+  const __m512i h_o = FloatStage(S) ? m_e : WRAP(Load((q_).high_o));                                        \
+  const __m512i sh = FloatStage(S) ? m_e : WRAP(Load((q_).high_shift))
 
 // Inside a tile with R rows, stage S (RegisterStage) and a mask `even_lanes` = 0x5555: panel Q's
 // constants loaded into registers once, then for each row r: y = the stage of IN (an expression
@@ -188,6 +196,7 @@ inline __m512i Requant(__m512i x, const RequantPanel16& q) {
   if constexpr (S == VnniStage::kTwoRound) return RequantTwoRound(x, q);
   if constexpr (S == VnniStage::kHigh) return RequantHigh(x, q);
   if constexpr (S == VnniStage::kFloat) return RequantFloat(x, q);
+  if constexpr (S == VnniStage::kFloat2) return RequantFloat2(x, q);
   if constexpr (S == VnniStage::kHalf) return RequantHalf(x, q);
   return RequantGeneral(x, q);
 }
@@ -496,6 +505,7 @@ decltype(auto) WithStageAndStore(const VnniOutput& out, F&& f) {
       return u ? f.template operator()<VnniStage::kTwoRound, VnniStore::kClampU>()
                : f.template operator()<VnniStage::kTwoRound, VnniStore::kClamp>();
     case VnniStage::kHigh: return WithStore<VnniStage::kHigh>(out, f);
+    case VnniStage::kFloat2: return WithStore<VnniStage::kFloat2>(out, f);
     case VnniStage::kFloat: break;
   }
   return WithStore<VnniStage::kFloat>(out, f);

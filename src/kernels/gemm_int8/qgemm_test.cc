@@ -475,7 +475,7 @@ TEST_F(QGemmVnniTest, GemmMatchesInt16Gemm) {
   const int Ms[] = {1, 2, 5, 6, 7, 11, 12, 13, 23, 24, 25, 49, 97, 200};
   const int kCases = 600;
   int f_nonzero = 0, f_zero = 0, split = 0, cases = 0;
-  int stages[5] = {}, high_stores[5] = {}, float_stores[5] = {}, extreme_high = 0, dead_high = 0;
+  int stages[6] = {}, high_stores[5] = {}, float_stores[5] = {}, float2_stores[5] = {}, extreme_high = 0, dead_high = 0;
   for (int it = 0; it < kCases && !HasFailure(); ++it) {
     VnniCase c;
     c.K = Ks[it % std::size(Ks)];
@@ -507,8 +507,10 @@ TEST_F(QGemmVnniTest, GemmMatchesInt16Gemm) {
     (u.f != 0 ? f_nonzero : f_zero) += 1;
     if (u.split) ++split;
     stages[static_cast<int>(u.stage)] += 1;
-    if (u.stage == VnniStage::kHigh || u.stage == VnniStage::kFloat) {
-      (u.stage == VnniStage::kHigh ? high_stores : float_stores)[static_cast<int>(u.store)] += 1;
+    if (u.stage == VnniStage::kHigh || u.stage == VnniStage::kFloat || u.stage == VnniStage::kFloat2) {
+      (u.stage == VnniStage::kHigh    ? high_stores
+       : u.stage == VnniStage::kFloat ? float_stores
+                                      : float2_stores)[static_cast<int>(u.store)] += 1;
       if (c.extreme) ++extreme_high;
       if (u.dead_refused) ++dead_high;
     }
@@ -517,10 +519,13 @@ TEST_F(QGemmVnniTest, GemmMatchesInt16Gemm) {
   EXPECT_GT(f_nonzero, 40);  // the row-sum correction was exercised
   EXPECT_GT(f_zero, 40);
   EXPECT_GT(split, 40);  // the split weights' remainder groups were exercised
-  for (VnniStage s : {VnniStage::kGeneral, VnniStage::kHalf, VnniStage::kHigh, VnniStage::kFloat})
+  std::printf("stages (general, half, high, two-round, float, float2): %d %d %d %d %d %d\n", stages[0], stages[1],
+              stages[2], stages[3], stages[4], stages[5]);
+  for (VnniStage s : {VnniStage::kGeneral, VnniStage::kHalf, VnniStage::kHigh, VnniStage::kFloat, VnniStage::kFloat2})
     EXPECT_GT(stages[static_cast<int>(s)], 30) << "stage " << static_cast<int>(s);
-  for (int s : high_stores) EXPECT_GT(s, 10);   // kClamp, kSat, kLoSat, kLoUSat, kClampU
-  for (int s : float_stores) EXPECT_GT(s, 4);   // (fewer: the float form declines larger shifts)
+  for (int s : high_stores) EXPECT_GT(s, 4);    // kClamp, kSat, kLoSat, kLoUSat, kClampU
+  for (int s : float_stores) EXPECT_GT(s, 4);
+  for (int s : float2_stores) EXPECT_GT(s, 4);
   EXPECT_GT(extreme_high, 30);
   EXPECT_GT(dead_high, 20);  // constant channels that only the constant form admits
   EXPECT_EQ(cases, kCases);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 
 #include "kernels/common/float_requant.h"
@@ -256,9 +257,40 @@ bool SameRequant(const Requant8::Channel& a, const Requant8::Channel& b) {
 }
 }  // namespace
 
-bool FloatStageConstants(const Requant8::Channel& ch, int32_t zp, int32_t lo, int32_t hi, float* s, float* c) {
+namespace {
+// The shift K that leaves C - K m in [0, m) (c in [0, s)), or nullopt when the shifted
+// accumulators could leave kFloatStageMaxBound.
+std::optional<int32_t> FloatStageShift(const Requant8::Channel& ch, __int128 C) {
+  __int128 k = C / ch.mult;
+  if (k * ch.mult > C) --k;
+  if (k < -kFloatStageMaxBound || k > kFloatStageMaxBound) return std::nullopt;
+  const int64_t K = static_cast<int64_t>(k);
+  if ((K < 0 ? -K : K) + ch.acc_bound > kFloatStageMaxBound) return std::nullopt;
+  return static_cast<int32_t>(K);
+}
+}  // namespace
+
+bool FloatStageConstants(const Requant8::Channel& ch, int32_t zp, int32_t lo, int32_t hi, FloatStageChannel* f) {
+  *f = FloatStageChannel{};
   if (!HighStageFits(ch, zp) || ch.acc_bound > kFloatStageMaxBound) return false;
-  return FloatRequantConstants(ch.mult, ch.right, HighConstant(ch, zp), ch.acc_bound, lo, hi, s, c);
+  const __int128 C = HighConstant(ch, zp);
+  if (FloatRequantConstants(ch.mult, ch.right, C, ch.acc_bound, lo, hi, &f->s, &f->c)) return true;
+  const std::optional<int32_t> K = FloatStageShift(ch, C);
+  if (!K || *K == 0) return false;
+  f->shift = *K;
+  return FloatRequantConstantsRange(ch.mult, ch.right, C - __int128{*K} * ch.mult, *K - ch.acc_bound,
+                                    *K + ch.acc_bound, lo, hi, &f->s, &f->c);
+}
+
+bool FloatStage2Constants(const Requant8::Channel& ch, int32_t zp, int32_t lo, int32_t hi, FloatStageChannel* f) {
+  *f = FloatStageChannel{};
+  if (!HighStageFits(ch, zp) || ch.acc_bound > kFloatStageMaxBound) return false;
+  const __int128 C = HighConstant(ch, zp);
+  const std::optional<int32_t> K = FloatStageShift(ch, C);
+  if (!K) return false;
+  f->shift = *K;
+  return FloatRequantConstants2(ch.mult, ch.right, C - __int128{*K} * ch.mult, *K - ch.acc_bound, *K + ch.acc_bound,
+                                lo, hi, &f->s, &f->s_lo, &f->c);
 }
 
 namespace {
@@ -288,17 +320,21 @@ void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutp
   out->store = high ? StoreFor(q.act_min, q.act_max) : ClampStore(q.act_max);
   out->act_min = q.act_min;
   out->act_max = q.act_max;
+  // The float forms' accumulator shifts (added to init below).
+  std::vector<int32_t> fshift(static_cast<size_t>(b.panels) * 16, 0);
   if (high) {
-    // The float form too when every channel has exact constants (a constant channel: s = 0 and
+    // The float forms too when every channel has exact constants (a constant channel: s = 0 and
     // its clamped output as c); the levels are those the store can produce (kSat saturates to
-    // int8 whatever the activation range).
-    bool all_float = allow_float && FloatRequantEnabled();
+    // int8 whatever the activation range). Channels without one-multiply-add constants get the
+    // two-multiply-add form's (kFloat2, all channels then run it: s_lo = 0 for the others).
+    bool all_float = allow_float && FloatRequantEnabled(), two = false;
     const int32_t lo = out->store == VnniStore::kSat ? -128 : std::max(q.act_min, -128);
     const int32_t hi = out->store == VnniStore::kSat ? 127 : std::min(q.act_max, 255);
     for (int n = 0; n < b.N; ++n) {
       const Requant8::Channel& ch = q.channels[static_cast<size_t>(n)];
       RequantPanel16& p = out->panels[static_cast<size_t>(n / 16)];
       const int j = n % 16;
+      p.fscale_lo[j] = 0.f;
       if (ConstantChannel(ch)) {
         // acc is 0 for every input: y = C = the reference's output (before the clamp) * 2^32,
         // shift 0; in the float form the clamped value (an exact float).
@@ -319,13 +355,27 @@ void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutp
       const Requant8::Channel* before = n > 0 ? &q.channels[static_cast<size_t>(n - 1)] : nullptr;
       if (before && !ConstantChannel(*before) && SameRequant(ch, *before)) {
         const RequantPanel16& prev = out->panels[static_cast<size_t>((n - 1) / 16)];
-        p.fscale[j] = prev.fscale[(n - 1) % 16];
-        p.foffset[j] = prev.foffset[(n - 1) % 16];
+        const int i = (n - 1) % 16;
+        p.fscale[j] = prev.fscale[i];
+        p.foffset[j] = prev.foffset[i];
+        p.fscale_lo[j] = prev.fscale_lo[i];
+        fshift[static_cast<size_t>(n)] = fshift[static_cast<size_t>(n - 1)];
         continue;
       }
-      all_float = FloatStageConstants(ch, q.output_zero_point, lo, hi, &p.fscale[j], &p.foffset[j]);
+      // Once a channel needed the two-multiply-add form every channel runs it: the rest go to
+      // its one search directly (the one-multiply-add searches try up to 9 slopes, twice).
+      FloatStageChannel f;
+      if (two || !FloatStageConstants(ch, q.output_zero_point, lo, hi, &f)) {
+        all_float = FloatStage2Constants(ch, q.output_zero_point, lo, hi, &f);
+        two = true;
+      }
+      p.fscale[j] = f.s;
+      p.foffset[j] = f.c;
+      p.fscale_lo[j] = f.s_lo;
+      fshift[static_cast<size_t>(n)] = f.shift;
     }
-    if (all_float) out->stage = VnniStage::kFloat;
+    if (all_float) out->stage = two ? VnniStage::kFloat2 : VnniStage::kFloat;
+    else std::fill(fshift.begin(), fshift.end(), 0);
   }
   // Wrapping int32 arithmetic (the accumulators wrap the same way).
   const uint32_t row_const = static_cast<uint32_t>(b.f) * static_cast<uint32_t>(b.K) * static_cast<uint32_t>(z_u);
@@ -333,7 +383,8 @@ void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutp
     RequantPanel16& p = out->panels[static_cast<size_t>(n / 16)];
     const RequantGroup& g = q.groups[static_cast<size_t>(n / 8)];
     const int j = n % 16, lane = n % 8;
-    p.init[j] = static_cast<int32_t>(0u - static_cast<uint32_t>(z_u) * static_cast<uint32_t>(b.col_sum[n]) - row_const);
+    p.init[j] = static_cast<int32_t>(0u - static_cast<uint32_t>(z_u) * static_cast<uint32_t>(b.col_sum[n]) - row_const +
+                                     static_cast<uint32_t>(fshift[static_cast<size_t>(n)]));
     p.bias[j] = g.bias[lane];
     p.left[j] = g.left[lane];
     p.mult[j] = g.mult[lane];
@@ -388,6 +439,7 @@ RequantPanel16 SplatChannel(const RequantPanel16& p, int l) {
     q.high_shift[j] = p.high_shift[l];
     q.fscale[j] = p.fscale[l];
     q.foffset[j] = p.foffset[l];
+    q.fscale_lo[j] = p.fscale_lo[l];
     q.rmask[j] = p.rmask[l];
     q.rhalf[j] = p.rhalf[l];
   }

@@ -101,8 +101,9 @@ struct alignas(64) RequantPanel16 {
   int32_t high_shift[16];        // high-dword form: r - 1
   int32_t rmask[16];             // two-round form: 2^r - 1
   int32_t rhalf[16];             // two-round form: 2^(r - 1) - 1 (0 for r = 0)
-  float fscale[16];              // float form: s (FloatStageConstants)
-  float foffset[16];             // float form: c
+  float fscale[16];              // float forms: s (FloatStageConstants), s_hi in kFloat2
+  float foffset[16];             // float forms: c
+  float fscale_lo[16];           // kFloat2: s_lo (0 for channels of the one-multiply-add form)
 };
 
 // Requantization forms of the micro-kernel's output stage.
@@ -134,6 +135,11 @@ enum class VnniStage {
   // every output level at the same accumulator as the high-dword form, over the channel's whole
   // accumulator range (FloatStageConstants); used only when every channel has such a pair.
   kFloat,
+  // The same where some channel's s needs more than a float's 24 bits (projections with right
+  // shifts 9-12, classifier heads): y = floor(float(acc) * s_hi + RN(float(acc) * s_lo + c)),
+  // s_hi + s_lo being m / 2^(31 + r) exactly (float_requant.h FloatRequantConstants2); 4
+  // instructions and a register copy per 16 outputs instead of 7, the high-dword form's.
+  kFloat2,
 };
 
 // How the requantized int32 values become bytes: saturating down-conversions (vpmovsdb,
@@ -159,13 +165,24 @@ struct VnniOutput {
 // -B * m + C and B * m + C (C the constant above) inside [-2^63, 2^63).
 bool HighStageFits(const Requant8::Channel& ch, int32_t output_zero_point);
 
-// VnniStage::kFloat: fp32 constants s, c such that floor(a * s + c) clamped to [lo, hi] equals
-// the high-dword form's clamped result for every accumulator |a| <= acc_bound (proved at build
-// time: kernels/common/float_requant.h); false when the channel does not fit the high-dword form
-// or float_requant's limits, or no such pair was found.
+// The float forms' constants of one channel: y = floor(a' * s + RN(a' * s_lo + c)) (s_lo = 0: the
+// one-multiply-add form, kFloat) on the accumulator a' = a + shift (the shift added to the
+// accumulators' start value, RequantPanel16::init).
+struct FloatStageChannel {
+  float s = 0.f, s_lo = 0.f, c = 0.f;
+  int32_t shift = 0;
+};
+// VnniStage::kFloat: constants such that floor(a' * s + c) clamped to [lo, hi] equals the
+// high-dword form's clamped result for every accumulator |a| <= acc_bound (proved at build time:
+// kernels/common/float_requant.h), first with shift 0, else with the shift that leaves c in [0, s)
+// (so that a float holds c finely enough); false when the channel does not fit the high-dword form
+// or float_requant's limits, or no such pair was found. FloatStage2Constants: the same for
+// kFloat2 (FloatRequantConstants2, shifted).
 constexpr int64_t kFloatStageMaxBound = kFloatRequantMaxBound;
-bool FloatStageConstants(const Requant8::Channel& ch, int32_t output_zero_point, int32_t lo, int32_t hi, float* s,
-                         float* c);
+bool FloatStageConstants(const Requant8::Channel& ch, int32_t output_zero_point, int32_t lo, int32_t hi,
+                         FloatStageChannel* f);
+bool FloatStage2Constants(const Requant8::Channel& ch, int32_t output_zero_point, int32_t lo, int32_t hi,
+                          FloatStageChannel* f);
 
 // The store mode for an activation range (the cheapest VnniStore that is exact for it).
 VnniStore StoreFor(int32_t act_min, int32_t act_max);
@@ -174,7 +191,8 @@ VnniStore StoreFor(int32_t act_min, int32_t act_max);
 // (already in the uint8 domain) of weights `b`: the high-dword form when every channel fits it
 // or has an accumulator bound of 0 (weights all at the zero point: its output is a constant,
 // stored as C = output * 2^32 with shift 0) - as its fp32 form (VnniStage::kFloat) when every
-// channel moreover has exact float constants (FloatStageConstants) - else Requant8's own form.
+// channel moreover has exact float constants (FloatStageConstants), or as the two-multiply-add
+// form (kFloat2) when every channel has those or FloatStage2Constants' - else Requant8's own form.
 // two_round: VnniStage::kTwoRound whatever the accumulators' bounds (always clamped stores).
 // allow_float false keeps the high-dword form where the float form would apply (tests).
 void BuildVnniOutput(const PackedB8& b, const Requant8& q, int32_t z_u, VnniOutput* out, bool two_round = false,
