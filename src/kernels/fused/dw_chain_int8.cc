@@ -280,6 +280,9 @@ class DwChainInt8 : public rt::OpKernel {
       add_linear_ = !add_avx512_ ? qbin::AddSubLinear512()
                     : uint8_      ? qbin::PlanAddSubLinear512<uint8_t>(add_, vbmi_)
                                   : qbin::PlanAddSubLinear512<int8_t>(add_, vbmi_);
+      add_float_ = !add_avx512_ ? qbin::AddSubFloat512()
+                   : uint8_      ? qbin::PlanAddSubFloat512<uint8_t>(add_, add_linear_)
+                                 : qbin::PlanAddSubFloat512<int8_t>(add_, add_linear_);
     }
 
     // Band height: as many rows as fit the per-thread budget, at least one.
@@ -462,7 +465,8 @@ class DwChainInt8 : public rt::OpKernel {
         const T* first = residual_first_ ? xb : yb;
         const T* second = residual_first_ ? yb : xb;
         const int64_t n = pixels * cout_;
-        if (add_linear_.ok) qbin::AddSubLinearRun512<T>(first, second, yb, n, add_linear_);
+        if (add_float_.ok) qbin::AddSubFloatRun512<T>(first, second, yb, n, add_float_);
+        else if (add_linear_.ok) qbin::AddSubLinearRun512<T>(first, second, yb, n, add_linear_);
         else if (add_avx512_) qbin::AddSubRun512<T>(first, 1, second, 1, yb, n, add_);
         else qbin::AddSubRun<T>(first, 1, second, 1, yb, n, add_);
       }
@@ -486,6 +490,7 @@ class DwChainInt8 : public rt::OpKernel {
   QuantBinaryParams add_;
   bool add_avx512_ = false;
   qbin::AddSubLinear512 add_linear_;
+  qbin::AddSubFloat512 add_float_;
   bool residual_first_ = false;  // the ADD's input 0 is the residual
   int cout_ = 0;
   int band_rows_ = 1;

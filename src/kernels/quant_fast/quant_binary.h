@@ -146,6 +146,26 @@ AddSubLinear512 PlanAddSubLinear512(const QuantBinaryParams& p, bool allow_lut =
 template <typename T>
 void AddSubLinearRun512(const T* a, const T* b, T* o, int64_t n, const AddSubLinear512& plan);
 
+// Same-shape int8 / uint8 ADD/SUB in fp32 (quant_binary_float_avx512.cc): y = floor(x_a * fa +
+// RN(x_b * fb + fc)) clamped, the outer multiply-add and the conversion rounding down, with x_a,
+// x_b the stored values (offsets folded into fc) - about 9 instructions per 16 values against the
+// integer forms' ~35 (two input roundings and a 64-bit output step). Not an approximation: the
+// result depends only on the pair (x_a, x_b), so PlanAddSubFloat512 runs the very loop on all
+// 65536 pairs at prepare and takes the constants only if every result equals the exact integer
+// form's (`exact`: a plan of AddSubLinearRun512, or AddSubRun512 when !exact.ok). fa, fb are the
+// effective real multipliers of the integer steps; fc the analytic offset, else the middle of the
+// window the 65536 results leave it; `ok` false when neither passes (ties of negative values
+// rounded away from zero can leave no window: then the integer forms serve).
+struct AddSubFloat512 {
+  bool ok = false;
+  float fa = 0.f, fb = 0.f, fc = 0.f;
+  int32_t act_min = 0, act_max = 0;
+};
+template <typename T>
+AddSubFloat512 PlanAddSubFloat512(const QuantBinaryParams& p, const AddSubLinear512& exact);
+template <typename T>
+void AddSubFloatRun512(const T* a, const T* b, T* o, int64_t n, const AddSubFloat512& plan);
+
 // SQUARED_DIFFERENCE int8, 16 lanes (ComputeSquaredDifferenceMultipliers' parameters):
 // o[i] = op(a[i * a_step], b[i * b_step]), steps 0 or 1, bit-exact with the reference when
 // SquaredDifferenceAvx512Applies.

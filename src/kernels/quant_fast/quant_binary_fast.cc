@@ -46,7 +46,8 @@ class QuantBinaryKernel final : public FastKernel {
   std::string FastVariant() const override {
     const char* name = op_ == tflite::BuiltinOperator_ADD ? "add" : op_ == tflite::BuiltinOperator_SUB ? "sub" : "mul";
     return std::string(name) + "/" + (p_.pot_int16 ? std::string("int16_pot") : TypeName(type_)) +
-           (avx512_ ? "/avx512" : "/avx2") + (UsesLinear512() ? (linear512_.lut ? "/lut" : "/lin") : "");
+           (avx512_ ? "/avx512" : "/avx2") +
+           (UsesFloat512() ? "/float" : UsesLinear512() ? (linear512_.lut ? "/lut" : "/lin") : "");
   }
 
   Expected<bool> PrepareFast(rt::KernelContext& ctx) override {
@@ -90,6 +91,12 @@ class QuantBinaryKernel final : public FastKernel {
     a_step_ = na == n_ ? 1 : 0;
     b_step_ = nb == n_ ? 1 : 0;
     flat_ = (na == n_ || na == 1) && (nb == n_ || nb == 1);
+    // Same-shape 8-bit ADD / SUB: the fp32 form where its constants pass the check of every pair.
+    float512_ = {};
+    if (avx512_ && add_sub && flat_ && a_step_ && b_step_ && n_ >= kFloatMinElements) {
+      if (type_ == DType::kInt8) float512_ = qbin::PlanAddSubFloat512<int8_t>(p_, linear512_);
+      if (type_ == DType::kUInt8) float512_ = qbin::PlanAddSubFloat512<uint8_t>(p_, linear512_);
+    }
     channel_vector_ = outer_ = false;
     if (!flat_) {
       sa_ = BroadcastStrides(a.shape, out.shape);
@@ -145,11 +152,17 @@ class QuantBinaryKernel final : public FastKernel {
       else if (avx512_) qbin::AddSubRun512<T>(a, a_step, b, b_step, o, n, p_);
       else qbin::AddSubRun<T>(a, a_step, b, b_step, o, n, p_);
     } else {
-      if (linear512_.ok && a_step && b_step) qbin::AddSubLinearRun512<T>(a, b, o, n, linear512_);
+      if (float512_.ok && a_step && b_step) qbin::AddSubFloatRun512<T>(a, b, o, n, float512_);
+      else if (linear512_.ok && a_step && b_step) qbin::AddSubLinearRun512<T>(a, b, o, n, linear512_);
       else if (avx512_) qbin::AddSubRun512<T>(a, a_step, b, b_step, o, n, p_);
       else qbin::AddSubRun<T>(a, a_step, b, b_step, o, n, p_);
     }
   }
+
+  // The fp32 form's check runs 65536 pairs through both forms (~40 us): for ADDs of fewer values
+  // than that the integer forms stay.
+  static constexpr int64_t kFloatMinElements = 4096;
+  bool UsesFloat512() const { return float512_.ok && flat_ && a_step_ && b_step_; }
 
   // Same-shape inputs on the 16-lane linear form (AddSubLinear512).
   bool UsesLinear512() const { return linear512_.ok && flat_ && a_step_ && b_step_; }
@@ -258,6 +271,7 @@ class QuantBinaryKernel final : public FastKernel {
   bool flat_ = true;
   bool avx512_ = false;
   qbin::AddSubLinear512 linear512_;
+  qbin::AddSubFloat512 float512_;
   std::vector<int64_t> sa_, sb_;
   // Per-channel vector broadcast: the small input's scaled values, repeated over period_ and
   // padded to a multiple of 16.

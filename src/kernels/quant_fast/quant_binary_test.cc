@@ -582,6 +582,34 @@ kernels::qbin::AddSubLinear512 CheckLinearAllPairs(const kernels::QuantBinaryPar
   return plan;
 }
 
+// 8-bit ADD (it even) / SUB parameters as ComputeAddSubMultipliers makes them: scale ratios from
+// 1 to 2^-22, output scales from far below to far above the inputs', every zero point range and
+// activation (none, RELU, RELU6-like, a raised minimum).
+kernels::QuantBinaryParams RandomAddSubParams(std::mt19937_64& rng, int it, bool is_uint8, float* sa_out,
+                                              float* sb_out) {
+  kernels::QuantBinaryParams p;
+  p.sub = it % 2;
+  const float sa = std::pow(10.0f, std::uniform_real_distribution<float>(-3, 0)(rng));
+  const float ratio = it % 8 == 0 ? 1.0f : std::pow(2.0f, -std::uniform_real_distribution<float>(0, 22)(rng));
+  const float sb = (it / 2) % 2 ? sa * ratio : sa / ratio;
+  const float so = sa * std::pow(10.0f, std::uniform_real_distribution<float>(-1.5f, 2.5f)(rng));
+  kernels::ComputeAddSubMultipliers(sa, sb, so, 20, &p);
+  const int lo = is_uint8 ? 0 : -128, hi = is_uint8 ? 255 : 127;
+  p.in1_offset = -std::uniform_int_distribution<int>(lo, hi)(rng);
+  p.in2_offset = -(it % 5 == 0 ? lo : std::uniform_int_distribution<int>(lo, hi)(rng));
+  const int zero_point_kind = std::uniform_int_distribution<int>(0, 5)(rng);
+  p.out_offset = zero_point_kind == 0 ? lo : zero_point_kind == 1 ? hi : std::uniform_int_distribution<int>(lo, hi)(rng);
+  switch (std::uniform_int_distribution<int>(0, 3)(rng)) {
+    case 0: p.act_min = lo; p.act_max = hi; break;                                       // none
+    case 1: p.act_min = std::max(lo, p.out_offset); p.act_max = hi; break;               // RELU
+    case 2: p.act_min = std::max(lo, p.out_offset); p.act_max = std::max(p.act_min, hi - 20); break;
+    default: p.act_min = std::min(hi, lo + 30); p.act_max = hi; break;
+  }
+  *sa_out = sa;
+  *sb_out = sb;
+  return p;
+}
+
 // Parameters as ComputeAddSubMultipliers makes them (the larger-scale input has multiplier 2^30
 // and no shift: the linear input), over scale ratios from 1 to 2^-22, output scales from far
 // below to far above, every zero point range and activation: the plan must accept every case
@@ -607,24 +635,8 @@ TEST(QuantBinaryFast, Avx512LinearFormAllPairs) {
   };
   for (int it = 0; it < 320 && !HasFailure(); ++it) {
     const bool is_uint8 = it % 3 == 2;
-    kernels::QuantBinaryParams p;
-    p.sub = it % 2;
-    const float sa = std::pow(10.0f, std::uniform_real_distribution<float>(-3, 0)(rng));
-    const float ratio = it % 8 == 0 ? 1.0f : std::pow(2.0f, -std::uniform_real_distribution<float>(0, 22)(rng));
-    const float sb = (it / 2) % 2 ? sa * ratio : sa / ratio;
-    const float so = sa * std::pow(10.0f, std::uniform_real_distribution<float>(-1.5f, 2.5f)(rng));
-    kernels::ComputeAddSubMultipliers(sa, sb, so, 20, &p);
-    const int lo = is_uint8 ? 0 : -128, hi = is_uint8 ? 255 : 127;
-    p.in1_offset = -std::uniform_int_distribution<int>(lo, hi)(rng);
-    p.in2_offset = -(it % 5 == 0 ? lo : std::uniform_int_distribution<int>(lo, hi)(rng));
-    const int zero_point_kind = std::uniform_int_distribution<int>(0, 5)(rng);
-    p.out_offset = zero_point_kind == 0 ? lo : zero_point_kind == 1 ? hi : std::uniform_int_distribution<int>(lo, hi)(rng);
-    switch (std::uniform_int_distribution<int>(0, 3)(rng)) {
-      case 0: p.act_min = lo; p.act_max = hi; break;                                       // none
-      case 1: p.act_min = std::max(lo, p.out_offset); p.act_max = hi; break;               // RELU
-      case 2: p.act_min = std::max(lo, p.out_offset); p.act_max = std::max(p.act_min, hi - 20); break;
-      default: p.act_min = std::min(hi, lo + 30); p.act_max = hi; break;
-    }
+    float sa = 0, sb = 0;
+    const kernels::QuantBinaryParams p = RandomAddSubParams(rng, it, is_uint8, &sa, &sb);
     const bool admitted = run(p, is_uint8);
     const int gen_shift = sa >= sb ? p.in2_shift : p.in1_shift;
     // Output shifts beyond 21 may leave int64 with the zero point term (2 zo 2^(31+E)).
@@ -680,12 +692,64 @@ TEST(QuantBinaryFast, Avx512LinearFormInInterpreter) {
         check.seed = 300 + k;
         check.threads = 1 + k % 2;
         check.op_type = tflite::EnumNameBuiltinOperator(op);
-        check.variant = rt::Cpu().avx512vbmi ? "/avx512/lut" : "/avx512/lin";
+        // (The fp32 form takes 8-bit ADD / SUB of 4096 values or more where its constants pass.)
+        check.variant = rt::Cpu().avx512vbmi ? "/avx512/lut|/avx512/float" : "/avx512/lin|/avx512/float";
         ++k;
         if (!testing::ExpectFastMatchesReference(BuildBinary(c), c.Describe(), check)) return;
       }
     }
   }
+}
+
+// The fp32 form (AddSubFloat512): its plan checks itself against the exact integer form on every
+// pair; here every plan it accepts is checked against the scalar reference on every pair, and on
+// runs at odd offsets with tails of 1..63 values (nothing written past them). It must accept
+// nearly every parameter set (whatever the integer forms: with and without the linear plan).
+template <typename T>
+bool CheckFloatAllPairs(const kernels::QuantBinaryParams& p, bool with_linear) {
+  const auto exact = with_linear ? kernels::qbin::PlanAddSubLinear512<T>(p, rt::Cpu().avx512vbmi)
+                                 : kernels::qbin::AddSubLinear512();
+  const kernels::qbin::AddSubFloat512 plan = kernels::qbin::PlanAddSubFloat512<T>(p, exact);
+  if (!plan.ok) return false;
+  const AllPairs<T> pairs(p);
+  const int64_t n = static_cast<int64_t>(pairs.a.size());
+  std::vector<T> got(pairs.a.size() + 64, T{0});
+  kernels::qbin::AddSubFloatRun512<T>(pairs.a.data(), pairs.b.data(), got.data(), n, plan);
+  for (int64_t i = 0; i < n; ++i) {
+    EXPECT_EQ(int{got[i]}, int{pairs.want[i]}) << "x1 " << int{pairs.a[i]} << " x2 " << int{pairs.b[i]};
+    if (got[i] != pairs.want[i]) return true;
+  }
+  for (int start : {1, 17, 40}) {
+    const int64_t len = n - 64 - 2 * start - 1 - start;  // tails of different lengths
+    std::fill(got.begin(), got.end(), T{0});
+    kernels::qbin::AddSubFloatRun512<T>(pairs.a.data() + start, pairs.b.data() + start, got.data() + start, len, plan);
+    for (int64_t i = start; i < start + len; ++i) {
+      EXPECT_EQ(int{got[i]}, int{pairs.want[i]}) << "run from " << start << " at " << i;
+      if (got[i] != pairs.want[i]) return true;
+    }
+    EXPECT_EQ(int{got[start + len]}, 0) << "wrote past the tail";
+  }
+  return true;
+}
+
+TEST(QuantBinaryFast, Avx512FloatFormAllPairs) {
+  if (!rt::Cpu().has_avx512()) GTEST_SKIP() << "no AVX-512 (F, BW, VL, DQ) on this CPU";
+  std::mt19937_64 rng(5151);
+  int tried = 0, taken = 0, taken_sub = 0, taken_uint8 = 0;
+  for (int it = 0; it < 160 && !HasFailure(); ++it) {
+    const bool is_uint8 = it % 3 == 2;
+    float sa = 0, sb = 0;
+    const kernels::QuantBinaryParams p = RandomAddSubParams(rng, it, is_uint8, &sa, &sb);
+    const bool ok = is_uint8 ? CheckFloatAllPairs<uint8_t>(p, it % 4 != 1) : CheckFloatAllPairs<int8_t>(p, it % 4 != 1);
+    ++tried;
+    taken += ok;
+    taken_sub += ok && p.sub;
+    taken_uint8 += ok && is_uint8;
+  }
+  std::printf("fp32 ADD / SUB form: %d of %d parameter sets (%d SUB, %d uint8)\n", taken, tried, taken_sub, taken_uint8);
+  EXPECT_GT(taken, tried * 85 / 100);
+  EXPECT_GT(taken_sub, 40);
+  EXPECT_GT(taken_uint8, 30);
 }
 
 }  // namespace
