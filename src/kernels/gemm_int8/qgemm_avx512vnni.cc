@@ -347,7 +347,25 @@ __attribute__((always_inline)) inline void TileOut(const TileArgs& t, uint8_t* c
       EDGEOPT_HIGH_STAGE_ROWS(q[0], acc[r][0], p01[r] = y);
       EDGEOPT_HIGH_STAGE_ROWS(q[1], acc[r][1], p01[r] = _mm512_packs_epi32(p01[r], y));
       if constexpr (NV == 2) {
-        EDGEOPT_VNNI_ROWS(p01[r], p01[r]);
+        // Two rows per pack: the second row's int16 pack takes the place of panels 2-3 (RowBytes),
+        // so one byte pack, clamp and vpermd serve both rows' 32 bytes, then a 32-byte store
+        // each (one shuffle, vextracti64x4, for the upper row) instead of two of each.
+        const RowConsts k(W, t.act_min, t.act_max);
+        const bool full = bytes == 32;
+        const __mmask32 half = full ? ~__mmask32{0} : static_cast<__mmask32>(mask);
+        _Pragma("GCC unroll 16")
+        for (int r = 0; r + 1 < R; r += 2) {
+          const __m512i v = _mm512_permutexvar_epi32(k.perm, PackBytes<W>(p01[r], p01[r + 1], k.lo8, k.hi8));
+          const __m256i lo_row = _mm512_castsi512_si256(v), hi_row = _mm512_extracti64x4_epi64(v, 1);
+          if (full) {
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * ldc), lo_row);
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + (r + 1) * ldc), hi_row);
+          } else {
+            _mm256_mask_storeu_epi8(c + r * ldc, half, lo_row);
+            _mm256_mask_storeu_epi8(c + (r + 1) * ldc, half, hi_row);
+          }
+        }
+        if constexpr (R % 2 == 1) RowBytes<W>(p01[R - 1], p01[R - 1], k.lo8, k.hi8, k.perm, mask, c + (R - 1) * ldc);
       } else {
         EDGEOPT_HIGH_STAGE_ROWS(q[2], acc[r][2], y2[r] = y);
         if constexpr (NV == 4) {
