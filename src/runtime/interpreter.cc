@@ -333,7 +333,10 @@ size_t SubgraphExec::TryFuse(size_t i, const std::vector<int>& claimed_by) {
   const Subgraph& s = sg();
   const OpRegistry* app = o.op_resolver.get();
   KernelCreateContext cc{g, s, index_, s.ops[i], static_cast<int>(i), *o.cpu, o.reference_kernels_only};
-  const FusionLimits limits{owner_->num_threads() > 1 ? o.fuse_min_inner_bytes_threaded : o.fuse_min_inner_bytes};
+  const bool threaded = owner_->num_threads() > 1;
+  const FusionLimits limits{threaded ? o.fuse_min_inner_bytes_threaded : o.fuse_min_inner_bytes,
+                            threaded ? std::min(o.fuse_min_inner_bytes_threaded, o.fuse_min_inner_bytes_int8)
+                                     : o.fuse_min_inner_bytes_int8};
   for (FusionMatcher match : builtin.fusions()) {
     FusedRun run = match(cc, limits);
     if (run.num_ops < 2 || i + run.num_ops > s.ops.size() || !run.kernel || !run.op) continue;

@@ -70,6 +70,15 @@ struct InterpreterOptions {
   // thread fusing every block ran 0.997-1.004× the time). Tests set 0 to fuse small generated
   // models.
   size_t fuse_min_inner_bytes = size_t{1} << 20;
+  // The same limit for int8 (signed) depthwise chains: none. Fused, the depthwise rows store
+  // their band already in the uint8 domain the projection's VNNI GEMM reads (Plan::flip_output),
+  // where an unfused projection flips a copy of its whole input first (~2.5% of MobileNetV2
+  // int8's time). One thread, every int8 chain fused against chains from 1 MB (in-process A/B,
+  // outputs identical): MobileNetV2 int8 0.967-0.976x the time, vww_96 0.98x, MobileNetV1 0.5
+  // 0.985x, MoveNet 0.98x, face_detection_short_range int8 0.976x, kws_dscnn 1.006x; uint8
+  // chains (no flip to save) stay at fuse_min_inner_bytes (MobileNetV2 uint8 1.003x, SSD
+  // MobileNetV1 uint8 1.007x fusing every chain).
+  size_t fuse_min_inner_bytes_int8 = 0;
   // The same limit with more than one thread. A fused run keeps each thread on its own bands of
   // rows from the expansion to the projection, where unfused ops hand their tensors from one
   // core's cache to the other's at every op boundary: on a Zen 5 VM at 2 threads fusing every

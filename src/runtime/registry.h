@@ -28,6 +28,8 @@ struct FusedRun {
 struct FusionLimits {
   // Fuse a run only if a tensor inside it has at least this many bytes.
   size_t min_inner_bytes = 0;
+  // The same for int8 depthwise chains (kernels/fused/dw_chain_int8.cc).
+  size_t min_inner_bytes_int8 = 0;
 };
 // Looks for a run starting at cc.op (cc.op_index).
 using FusionMatcher = FusedRun (*)(const KernelCreateContext& cc, const FusionLimits& limits);

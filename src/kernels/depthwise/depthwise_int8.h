@@ -218,6 +218,11 @@ struct Plan {
   // of x: foffset for x >= 0, foffset_neg for x < 0 (mode kRqFloatSplit: one more compare and
   // blend, 5 instructions per 16 outputs; float_requant.h's FloatRequantConstantsSplit).
   bool quad_float_split = false;
+  // int8 outputs stored XOR 0x80 (the uint8 domain the VNNI GEMM reads A in): set by a fused chain
+  // whose own plan feeds its projection (kernels/fused/dw_chain_int8.cc), which then reads the
+  // band in place instead of flipping a copy. Only the AVX-512 row stores honour it (Plan::avx512
+  // 3x3 rows, the K x K quad loop).
+  bool flip_output = false;
   // AVX-512 rows with vpdpbusd (depthwise_int8_avx512.cc, variants .../avx512/3x3s1/dp4 ...): the
   // ring holds "quad rows" instead of pair rows: entry ox of a 16-channel block holds, per channel,
   // the three unsigned bytes of the filter row's taps of output pixel ox (int8 inputs xor 0x80,

@@ -77,6 +77,7 @@ struct OutStage {
   __m512i order;  // dword 4j + k <- 4k + j: pixel j's 16 bytes into 128-bit lane j
   __mmask16 mask;  // channels written (all 16 but in the last group)
   bool full;
+  bool flip;       // Plan::flip_output: the clamped bytes XOR 0x80
   size_t stride;   // bytes between output pixels
 
   explicit OutStage(const Plan& p)
@@ -86,6 +87,7 @@ struct OutStage {
         order(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15)),
         mask(0xFFFF),
         full(true),
+        flip(p.flip_output),
         stride(static_cast<size_t>(p.g.channels)) {}
   // The 16-channel group starting at channel cg.
   void Group(int cg) {
@@ -110,6 +112,7 @@ __attribute__((always_inline)) inline void Store4(__m512i r0, __m512i r1, __m512
   }
   __m512i v8 = kUnsigned ? _mm512_packus_epi16(a, b) : _mm512_packs_epi16(a, b);
   v8 = kUnsigned ? _mm512_min_epu8(_mm512_max_epu8(v8, o.lo), o.hi) : _mm512_min_epi8(_mm512_max_epi8(v8, o.lo), o.hi);
+  if (!kUnsigned && o.flip) v8 = _mm512_xor_si512(v8, _mm512_set1_epi8(static_cast<char>(0x80)));
   v8 = _mm512_permutexvar_epi32(o.order, v8);
   const __m128i p0 = _mm512_castsi512_si128(v8);
   const __m128i p1 = _mm512_extracti32x4_epi32(v8, 1);

@@ -354,6 +354,9 @@ class DwChainInt8 : public rt::OpKernel {
     dwq::PlanQuant8(g, l, true, &plan_);
     if (!dwq::RowsApply(plan_))
       return Internal(dctx.op().type_name() + ": the depthwise row loops do not take the layer");
+    // int8 depthwise rows on AVX-512 store D already flipped into the uint8 domain (the byte XOR
+    // 0x80), so that the projection reads D in place instead of flipping a copy of it.
+    plan_.flip_output = !uint8_ && (plan_.avx512 || plan_.quads_kn);
     dw_zero_point_ = din.zero_point();
     return Status::Ok();
   }
@@ -383,12 +386,13 @@ class DwChainInt8 : public rt::OpKernel {
   }
 
   // Rows [0, rows) of A times pw's weights into c (ldc bytes between rows). a_rows: `rows` rows
-  // of `depth` values (int8 rows are flipped into the uint8 domain the VNNI tiles take); with
-  // row sums in the packing (uint8 weights, PackedB8::f) their terms go to row_term.
+  // of `depth` values (int8 rows are flipped into the uint8 domain the VNNI tiles take, unless
+  // a_flipped: they are stored so already); with row sums in the packing (uint8 weights,
+  // PackedB8::f) their terms go to row_term.
   static void Gemm(const Pointwise8& pw, const void* a_rows, int depth, bool uint8, int64_t rows, uint8_t* a_buf,
-                   int32_t* row_term, void* c, int64_t ldc) {
+                   int32_t* row_term, void* c, int64_t ldc, bool a_flipped = false) {
     if (rows <= 0) return;
-    const qgemm::ContiguousRowsPacker8 pack(a_rows, depth, uint8 ? 0 : 0x80);
+    const qgemm::ContiguousRowsPacker8 pack(a_rows, depth, uint8 || a_flipped ? 0 : 0x80);
     const uint8_t* a = pack.InPlace(0, pw.lda);
     if (!a) {
       pack.Pack(0, static_cast<int>(rows), a_buf, pw.lda);
@@ -459,7 +463,7 @@ class DwChainInt8 : public rt::OpKernel {
       dwq::RunRows(plan_, args, uint8, o0, o1, ring);
       const int64_t pixels = int64_t{o1 - o0} * g.out_w;
       T* yb = y + static_cast<int64_t>(o0) * g.out_w * cout_;
-      Gemm(project_, d_buf, c, uint8, pixels, a_buf, row_term, yb, cout_);
+      Gemm(project_, d_buf, c, uint8, pixels, a_buf, row_term, yb, cout_, plan_.flip_output);
       if (add_op_) {  // residual and output have one shape: the band's pixels are the same in both
         const T* xb = r + static_cast<int64_t>(o0) * g.out_w * cout_;
         const T* first = residual_first_ ? xb : yb;
@@ -523,7 +527,8 @@ rt::FusedRun MatchDwChainInt8(const rt::KernelCreateContext& cc, const rt::Fusio
   const int proj = NextOp(cc, first_dw);
   if (proj >= n || !MatchDepthwiseQuant(ContextOf(cc, first_dw), type) || !PrivateLink(s, first_dw, proj)) return run;
   if (!MatchPointwiseQuant(ContextOf(cc, proj), type)) return run;
-  if (ChainInnerElements(s, i, first_dw) < static_cast<int64_t>(limits.min_inner_bytes)) return run;  // 1 byte each
+  const size_t min_inner = type == DType::kInt8 ? limits.min_inner_bytes_int8 : limits.min_inner_bytes;
+  if (ChainInnerElements(s, i, first_dw) < static_cast<int64_t>(min_inner)) return run;  // 1 byte each
   const int add = NextOp(cc, proj);
   int32_t residual_other = -1;
   const bool residual = MatchResidualQuant(cc, i, proj, add, s.ops[i].inputs[0], type, &residual_other);

@@ -346,6 +346,7 @@ TEST(FusedDwChainInt8, RealInt8Models) {
         rt::InterpreterOptions io;
         io.num_threads = threads;
         io.fuse_min_inner_bytes = min_inner;
+        io.fuse_min_inner_bytes_int8 = min_inner;
         auto fused = testing::RunEdgeopt(*model, inputs, io);
         ASSERT_TRUE(fused.ok()) << what << ": " << fused.status().ToString();
         io.fuse_ops = false;

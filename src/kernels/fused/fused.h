@@ -38,8 +38,9 @@ rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::Fusion
 // dilated 3×3, packed 4- and 8-channel layers) -> 1×1 CONV_2D [-> ADD of the chain's input], all
 // int8 (constant symmetric weights, one scale or one per output channel) or all uint8 (one scale
 // and zero point per weight tensor), int32 biases, clamp activations, the largest intermediate
-// at least limits.min_inner_bytes (dw_chain_int8.cc), a trailing clamp op and a PAD before the
-// depthwise op as in the float chains.
+// at least limits.min_inner_bytes (int8: limits.min_inner_bytes_int8, by default none; dw_chain_int8.cc),
+// a trailing clamp op and a PAD before the depthwise op as in the float chains. int8 depthwise
+// rows store the band the projection reads in the uint8 domain of its VNNI GEMM (Plan::flip_output).
 // Shown as "fused/pw+dw+pw+add/int8/avx512vnni/<depthwise loop>"; the same bits as the unfused ops.
 rt::FusedRun MatchDwChainInt8(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
 
