@@ -153,13 +153,7 @@ bool Limits(int64_t m, int right, __int128 C, int64_t B, int32_t lo, int32_t hi,
 
 bool FloatRequantConstants(int64_t m, int right, __int128 C, int64_t B, int32_t lo, int32_t hi, float* s_out,
                            float* c_out) {
-  bool done = false;
-  if (!Limits(m, right, C, B, lo, hi, &done, s_out, c_out)) return false;
-  if (done) return true;
-  Side side;
-  side.amin = -B;
-  side.amax = B;
-  return Search(m, right, &side, &C, 1, lo, hi, s_out, c_out);
+  return B >= 0 && FloatRequantConstantsRange(m, right, C, -B, B, lo, hi, s_out, c_out);
 }
 
 bool FloatRequantConstantsRange(int64_t m, int right, __int128 C, int64_t amin, int64_t amax, int32_t lo, int32_t hi,
@@ -167,10 +161,7 @@ bool FloatRequantConstantsRange(int64_t m, int right, __int128 C, int64_t amin, 
   if (amin > amax) return false;
   bool done = false;
   if (!Limits(m, right, C, std::max(-amin, amax), lo, hi, &done, s_out, c_out)) return false;
-  if (done) {
-    // Constant: m == 0 (the value of C alone) or a single level.
-    return true;
-  }
+  if (done) return true;  // m == 0 (the value of C alone) or a single level
   Side side;
   side.amin = amin;
   side.amax = amax;

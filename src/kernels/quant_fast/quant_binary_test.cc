@@ -10,6 +10,8 @@
 #include <cmath>
 #include <random>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "graph/builder.h"
 #include "kernels/quant_fast/quant_binary.h"
@@ -554,6 +556,30 @@ TEST(QuantBinaryFast, Avx512Int16AllPairsExtremeParameters) {
 namespace edgeopt {
 namespace {
 
+// run(a, b, out, n) (one of the 16-lane same-shape forms) against the scalar reference on every
+// pair, then on the runs {start, len} (odd offsets, tails of different lengths), nothing written
+// past a run. False at the first mismatch.
+template <typename T, typename Run>
+bool RunMatchesAllPairs(const AllPairs<T>& pairs, const Run& run, const std::vector<std::pair<int, int64_t>>& runs) {
+  const int64_t n = static_cast<int64_t>(pairs.a.size());
+  std::vector<T> got(pairs.a.size() + 64, T{0});
+  run(pairs.a.data(), pairs.b.data(), got.data(), n);
+  for (int64_t i = 0; i < n; ++i) {
+    EXPECT_EQ(int{got[i]}, int{pairs.want[i]}) << "x1 " << int{pairs.a[i]} << " x2 " << int{pairs.b[i]};
+    if (got[i] != pairs.want[i]) return false;
+  }
+  for (const auto& [start, len] : runs) {
+    std::fill(got.begin(), got.end(), T{0});
+    run(pairs.a.data() + start, pairs.b.data() + start, got.data() + start, len);
+    for (int64_t i = start; i < start + len; ++i) {
+      EXPECT_EQ(int{got[i]}, int{pairs.want[i]}) << "run from " << start << " at " << i;
+      if (got[i] != pairs.want[i]) return false;
+    }
+    EXPECT_EQ(int{got[start + len]}, 0) << "wrote past the tail";
+  }
+  return true;
+}
+
 // The linear form (AddSubLinear512; allow_lut: also its table form, which needs AVX-512 VBMI) on
 // every (x1, x2) pair, whole runs and runs starting at odd offsets with tails of 1..15 lanes.
 // Returns the plan (not ok: nothing checked).
@@ -563,22 +589,11 @@ kernels::qbin::AddSubLinear512 CheckLinearAllPairs(const kernels::QuantBinaryPar
   if (!plan.ok) return plan;
   const AllPairs<T> pairs(p);
   const int64_t n = static_cast<int64_t>(pairs.a.size());
-  std::vector<T> got(pairs.a.size());
-  kernels::qbin::AddSubLinearRun512<T>(pairs.a.data(), pairs.b.data(), got.data(), n, plan);
-  for (int64_t i = 0; i < n; ++i) {
-    EXPECT_EQ(int{got[i]}, int{pairs.want[i]}) << "x1 " << int{pairs.a[i]} << " x2 " << int{pairs.b[i]};
-    if (got[i] != pairs.want[i]) return plan;
-  }
-  for (int start = 1; start < 16; start += 5) {
-    const int64_t len = n - 16 - 2 * start - 1;
-    std::fill(got.begin(), got.end(), T{0});
-    kernels::qbin::AddSubLinearRun512<T>(pairs.a.data() + start, pairs.b.data() + start, got.data() + start, len, plan);
-    for (int64_t i = start; i < start + len; ++i) {
-      EXPECT_EQ(int{got[i]}, int{pairs.want[i]}) << "run from " << start << " at " << i;
-      if (got[i] != pairs.want[i]) return plan;
-    }
-    EXPECT_EQ(int{got[start + len]}, 0) << "wrote past the tail";
-  }
+  std::vector<std::pair<int, int64_t>> runs;
+  for (int start = 1; start < 16; start += 5) runs.emplace_back(start, n - 16 - 2 * start - 1);
+  RunMatchesAllPairs(
+      pairs, [&](const T* a, const T* b, T* o, int64_t len) { kernels::qbin::AddSubLinearRun512<T>(a, b, o, len, plan); },
+      runs);
   return plan;
 }
 
@@ -713,22 +728,11 @@ bool CheckFloatAllPairs(const kernels::QuantBinaryParams& p, bool with_linear) {
   if (!plan.ok) return false;
   const AllPairs<T> pairs(p);
   const int64_t n = static_cast<int64_t>(pairs.a.size());
-  std::vector<T> got(pairs.a.size() + 64, T{0});
-  kernels::qbin::AddSubFloatRun512<T>(pairs.a.data(), pairs.b.data(), got.data(), n, plan);
-  for (int64_t i = 0; i < n; ++i) {
-    EXPECT_EQ(int{got[i]}, int{pairs.want[i]}) << "x1 " << int{pairs.a[i]} << " x2 " << int{pairs.b[i]};
-    if (got[i] != pairs.want[i]) return true;
-  }
-  for (int start : {1, 17, 40}) {
-    const int64_t len = n - 64 - 2 * start - 1 - start;  // tails of different lengths
-    std::fill(got.begin(), got.end(), T{0});
-    kernels::qbin::AddSubFloatRun512<T>(pairs.a.data() + start, pairs.b.data() + start, got.data() + start, len, plan);
-    for (int64_t i = start; i < start + len; ++i) {
-      EXPECT_EQ(int{got[i]}, int{pairs.want[i]}) << "run from " << start << " at " << i;
-      if (got[i] != pairs.want[i]) return true;
-    }
-    EXPECT_EQ(int{got[start + len]}, 0) << "wrote past the tail";
-  }
+  std::vector<std::pair<int, int64_t>> runs;
+  for (int start : {1, 17, 40}) runs.emplace_back(start, n - 64 - 2 * start - 1 - start);  // tails of different lengths
+  RunMatchesAllPairs(
+      pairs, [&](const T* a, const T* b, T* o, int64_t len) { kernels::qbin::AddSubFloatRun512<T>(a, b, o, len, plan); },
+      runs);
   return true;
 }
 
