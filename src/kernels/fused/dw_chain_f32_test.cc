@@ -219,6 +219,9 @@ std::vector<ChainCase> Cases() {
       {1, 20, 20, 4, 20, 4, 3, 1, 1, P::Padding_SAME, NONE, true},
       {2, 1, 1, 9, 17, 3, 3, 1, 1, P::Padding_SAME, R6, false},
       {1, 3, 40, 12, 8, 12, 3, 2, 1, P::Padding_SAME, R6, false},
+      // MobileNetV2's last blocks: two phases with more than one thread (SharedRows)
+      {1, 7, 7, 16, 96, 16, 3, 1, 1, P::Padding_SAME, R6, true},
+      {1, 14, 14, 12, 72, 20, 3, 2, 1, P::Padding_SAME, R6, false},
       // depthwise -> project only
       {1, 17, 13, 24, 0, 7, 3, 1, 1, P::Padding_SAME, R6, false},
       {2, 16, 19, 13, 0, 20, 3, 2, 1, P::Padding_SAME, R6, false},
@@ -295,7 +298,7 @@ TEST(FusedDwChainF32, MatchesUnfused) {
   if (rt::CpuHardware().has_avx2_fma()) families.push_back({"avx2", rt::CapFeatures(rt::CpuHardware(), "avx2")});
   if (families.empty()) GTEST_SKIP() << "no AVX2+FMA: the fused chains need the vector depthwise kernels";
   uint64_t seed = 7;
-  int fused_runs = 0;
+  int fused_runs = 0, shared_runs = 0;
   for (const ChainCase& c : Cases()) {
     auto model = rt::Model::FromGraph(MakeChain(c, ++seed));
     ASSERT_TRUE(model.ok()) << model.status().ToString();
@@ -320,10 +323,17 @@ TEST(FusedDwChainF32, MatchesUnfused) {
           EXPECT_EQ(fused.first_variant.rfind(c.pad[0] >= 0 ? "fused/conv+pad+dw+pw" : "fused/conv+dw+pw", 0), 0u) << what;
         }
         fused_runs += fused.first_variant.rfind("fused/", 0) == 0;
+        // The two-phase form: only with more than one thread.
+        const bool shared = fused.first_variant.find("/shared") != std::string::npos;
+        if (threads == 1) {
+          EXPECT_FALSE(shared) << what;
+        }
+        shared_runs += shared;
         ExpectSameOutputs(fused, plain, what);
       }
   }
   EXPECT_GT(fused_runs, 0);
+  EXPECT_GT(shared_runs, 0);
 }
 
 // Float16 models (MediaPipe's, converters' output) dequantize each weight right before its layer:

@@ -254,6 +254,7 @@ TEST(FusedDwChainInt8, MatchesUnfused) {
   if (!rt::CpuHardware().has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI: int8 chains are fused only there";
   const rt::CpuFeatures cpu = rt::CpuHardware();
   uint64_t seed = 11;
+  int shared_runs = 0;
   for (const Int8ChainCase& c : Cases())
     for (DType type : {DType::kInt8, DType::kUInt8}) {
       // uint8 weights here are w - zp in [-156, 155]: the K x K quad loop takes no such layer
@@ -277,6 +278,11 @@ TEST(FusedDwChainInt8, MatchesUnfused) {
         EXPECT_EQ(v.find("pad+dw") != std::string::npos, c.pad[0] >= 0) << what << ": " << v;
         EXPECT_EQ(v.rfind(std::string("fused/") + (c.expand ? "pw+" : "") + (c.pad[0] >= 0 ? "pad+" : "") + "dw+pw", 0), 0u) << what;
         EXPECT_NE(v.find(type == DType::kUInt8 ? "/uint8/" : "/int8/"), std::string::npos) << what;
+        // The two-phase form (SharedRows): only with more than one thread.
+        if (threads == 1) {
+          EXPECT_EQ(v.find("/shared"), std::string::npos) << what;
+        }
+        shared_runs += v.find("/shared") != std::string::npos;
         if (c.k != 3 || c.dilation > 1) {  // the K x K quad loop, e.g. .../avx512/5x5s1/dp4
           const std::string loop = std::to_string(c.k) + "x" + std::to_string(c.k) + "s";
           EXPECT_NE(v.find(loop), std::string::npos) << what << ": " << v;
@@ -293,6 +299,7 @@ TEST(FusedDwChainInt8, MatchesUnfused) {
         EXPECT_GT(distinct, static_cast<int>(plain.out.size() / 4)) << what;
       }
     }
+  EXPECT_GT(shared_runs, 0);
 }
 
 // Chains the int8 kernel does not take stay unfused ops: depthwise layers that no row loop takes

@@ -9,6 +9,9 @@
 // "fused/pw+dw+pw/f32/avx512"); the other ops of the run read "fused into #<first op>".
 #pragma once
 
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,6 +34,9 @@ namespace edgeopt::kernels::fused {
 // and a PAD of rows and columns right before a VALID depthwise op, after the expansion or at the
 // chain's start, as the depthwise filter's explicit padding ("fused/pad+dw+pw/..."). A dilated
 // depthwise filter (DeepLab's atrous blocks) only starts a chain: its expansion stays its own op.
+// With more than one thread, small images whose expansion fits 1 MB run in two phases
+// (".../shared": the expansion once in chunks shared by the threads, SharedChunks, then each
+// thread's output pixels) instead of bands of rows per thread.
 rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
 
 // The same blocks quantized on AVX-512 VNNI CPUs: [1×1 CONV_2D ->] DEPTHWISE_CONV_2D (depth
@@ -41,7 +47,8 @@ rt::FusedRun MatchDwChainF32(const rt::KernelCreateContext& cc, const rt::Fusion
 // at least limits.min_inner_bytes (int8: limits.min_inner_bytes_int8, by default none; dw_chain_int8.cc),
 // a trailing clamp op and a PAD before the depthwise op as in the float chains. int8 depthwise
 // rows store the band the projection reads in the uint8 domain of its VNNI GEMM (Plan::flip_output).
-// Shown as "fused/pw+dw+pw+add/int8/avx512vnni/<depthwise loop>"; the same bits as the unfused ops.
+// Shown as "fused/pw+dw+pw+add/int8/avx512vnni/<depthwise loop>[/shared]" (the two-phase form of
+// small images with more than one thread, as the float chains); the same bits as the unfused ops.
 rt::FusedRun MatchDwChainInt8(const rt::KernelCreateContext& cc, const rt::FusionLimits& limits);
 
 // A RELU / RELU6 / RELU_N1_TO_1 right after a CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD,
@@ -192,6 +199,48 @@ WindowGeometry PaddedValidWindow(const SpatialPad& pad, int h, int w, int kh, in
 struct BandRows {
   int image = -1, lo = 0, hi = 0;
   int Next(int b, int new_lo, int new_hi, void* buf, size_t row_bytes);
+};
+
+// The expansion of a whole image computed once by several threads in chunks of pixels (the
+// chains' two-phase form, SharedRows in dw_chain_f32.cc / dw_chain_int8.cc): a chunk is computed
+// by whichever thread claims it first. Plan(px, want, multiple) cuts px pixels into chunks of
+// about `want` pixels (rounded up to `multiple`); Reset() before every invoke; a task first runs
+// ClaimAll (the chunks from its share of the list on, wrapping around), then Ready(p0, p1) for the
+// pixels each of its bands reads: chunks still free are computed there, chunks another thread is
+// computing are waited for. compute(p0, n) computes pixels [p0, p0 + n).
+class SharedChunks {
+ public:
+  void Plan(int64_t px, int64_t want, int64_t multiple);
+  void Reset();
+  int chunk_pixels() const { return chunk_px_; }
+  template <typename Compute>
+  void ClaimAll(int task, int tasks, const Compute& compute) {
+    const int first = static_cast<int>(int64_t{chunks_} * task / tasks);
+    for (int i = 0; i < chunks_; ++i) Claim((first + i) % chunks_, compute);
+  }
+  template <typename Compute>
+  void Ready(int64_t p0, int64_t p1, const Compute& compute) {
+    if (p1 <= p0) return;
+    for (int k = static_cast<int>(p0 / chunk_px_), end = static_cast<int>((p1 - 1) / chunk_px_); k <= end; ++k)
+      if (!Claim(k, compute)) Wait(k);
+  }
+
+ private:
+  // Claims chunk k and computes it; false if another thread has claimed it.
+  template <typename Compute>
+  bool Claim(int k, const Compute& compute) {
+    if (!TryClaim(k)) return false;
+    const int64_t p0 = int64_t{k} * chunk_px_;
+    compute(p0, std::min<int64_t>(chunk_px_, px_ - p0));
+    Done(k);
+    return true;
+  }
+  bool TryClaim(int k);
+  void Done(int k);
+  void Wait(int k) const;
+  int64_t px_ = 0;
+  int chunk_px_ = 1, chunks_ = 0;
+  std::unique_ptr<std::atomic<uint8_t>[]> state_;  // 0 free, 1 claimed, 2 done
 };
 
 // Elements of a depthwise chain's largest intermediate (static shapes): the depthwise output (op
