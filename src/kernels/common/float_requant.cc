@@ -13,6 +13,7 @@ namespace edgeopt::kernels {
 namespace {
 
 std::atomic<bool> g_enabled{true};
+std::atomic<bool> g_bits_enabled{true};
 
 // floor(n / d) for d > 0.
 __int128 FloorDiv(__int128 n, __int128 d) {
@@ -82,10 +83,97 @@ bool SideThresholds(int64_t m, int S, __int128 C, int32_t lo, int32_t hi, bool a
   return true;
 }
 
+// The bits form (FloatBits) for slope s = ms / 2^sh over accumulators [amin, amax] and the window
+// [L, U) of c in units of 2^-sh (INT64_MIN / INT64_MAX: unbounded): M in [2^23 - amin, 2^24 - 1 -
+// amax] and X on the float grid with L <= M ms + X < U; c_bits = X 2^-sh.
+bool BitsOffset(int64_t L, int64_t U, int64_t ms, int sh, int64_t amin, int64_t amax, FloatBits* bits) {
+  bits->ok = false;
+  const int64_t m_lo = (int64_t{1} << 23) - amin, m_hi = (int64_t{1} << 24) - 1 - amax;
+  if (m_lo > m_hi || ms <= 0) return false;
+  // Checks M: X the smallest grid value >= L - M ms (without L: the largest <= U - 1 - M ms).
+  const auto try_m = [&](int64_t M) {
+    const __int128 Z = __int128{M} * ms;
+    const __int128 X = L != INT64_MIN ? FloatGridCeil(__int128{L} - Z)
+                                      : -FloatGridCeil(Z - (__int128{U} - 1));
+    if ((U != INT64_MAX && Z + X >= U) || (L != INT64_MIN && Z + X < L)) return false;
+    const double c = std::ldexp(static_cast<double>(X), -sh);  // X has at most 24 significant bits
+    if (!(std::fabs(c) <= 3.0e38) || (c != 0 && std::fabs(c) < 1.2e-38)) return false;
+    bits->c = static_cast<float>(c);
+    bits->offset = kFloatBitsBase + static_cast<uint32_t>(M);
+    bits->ok = true;
+    return true;
+  };
+  if (L == INT64_MIN || U == INT64_MAX) return try_m(m_lo);
+  // X = k 2^q with 2^q the grid's step at |X| (~ |M ms - L|): the grid value above L - M ms is
+  // below U - M ms iff (M ms - L) mod 2^q < W = U - L. With ms = odd 2^g, M ms mod 2^q is
+  // 2^g (M odd mod 2^(q - g)): the smallest t >= 0 with L + t = 0 mod 2^g must be below W, and then
+  // M = ((L + t) / 2^g) odd^-1 mod 2^(q - g). Every q that |M ms - L| allows over the range of M
+  // is tried (below 2^24 units the grid's step is 1: q = 0), each solution checked.
+  const int g = __builtin_ctzll(static_cast<uint64_t>(ms));
+  const uint64_t odd = static_cast<uint64_t>(ms) >> g;
+  uint64_t inv = odd;  // odd^-1 mod 2^64 (Newton: each step doubles the correct bits)
+  for (int i = 0; i < 6; ++i) inv *= 2 - odd * inv;
+  const __int128 W = __int128{U} - L;
+  if (W <= 0) return false;
+  const __int128 d_lo = __int128{m_lo} * ms - L, d_hi = __int128{m_hi} * ms - L;  // d = M ms - L grows with M
+  const auto mag = [](__int128 v) { return static_cast<unsigned __int128>(v < 0 ? -v : v); };
+  const unsigned __int128 d_min = d_lo <= 0 && d_hi >= 0 ? 0 : std::min(mag(d_lo), mag(d_hi));
+  const unsigned __int128 d_max = std::max(mag(d_lo), mag(d_hi)) + static_cast<unsigned __int128>(W);
+  const int q_lo = std::max(0, BitLength(d_min) - 25);
+  const int q_hi = BitLength(d_max) - 23;
+  // The M whose |M ms - L| has 24 + q bits (q = 0: at most 24), as [a, b] within [m_lo, m_hi],
+  // for M ms above L (up) or below it.
+  const auto sub_range = [&](int q, bool up, int64_t* a, int64_t* b) {
+    const __int128 lo_mag = q == 0 ? 0 : __int128{1} << (q + 23), hi_mag = (__int128{1} << (q + 24)) - 1;
+    // up: M ms - L in [lo_mag, hi_mag]; else L - M ms in [lo_mag, hi_mag] (and > 0).
+    const __int128 lo_z = up ? L + std::max<__int128>(lo_mag, 0) : L - hi_mag;
+    const __int128 hi_z = up ? L + hi_mag : L - std::max<__int128>(lo_mag, 1);
+    const __int128 lo_m = -FloorDiv(-lo_z, ms), hi_m = FloorDiv(hi_z, ms);  // ceil, floor
+    *a = static_cast<int64_t>(std::max<__int128>(lo_m, m_lo));
+    *b = static_cast<int64_t>(std::min<__int128>(hi_m, m_hi));
+    return *a <= *b;
+  };
+  for (int q = q_lo; q <= q_hi && q < 62; ++q) {
+    for (const bool up : {true, false}) {
+      int64_t a = 0, b = 0;
+      if (!sub_range(q, up, &a, &b)) continue;
+      if (g >= q) {  // M ms = 0 mod 2^q: L's residue decides for every M
+        if (try_m(a)) return true;
+        continue;
+      }
+      const uint64_t P = uint64_t{1} << (q - g);
+      // t in [0, W) with L + t = 0 mod 2^g (t0 + multiples of 2^g). Each gives one M mod P,
+      // which falls inside [a, b] with odds about (b - a) / P for t drawn at random (t in a
+      // regular pattern can give M in one: residues repeat with the pattern's period mod P): a
+      // few dozen suffice. The draws are a fixed sequence (splitmix64): the same constants every time.
+      const uint64_t t0 = (0 - static_cast<uint64_t>(L)) & ((uint64_t{1} << g) - 1);
+      if (__int128{t0} >= W) continue;
+      const __int128 slots = ((W - 1 - t0) >> g) + 1;  // the t: t0 + i 2^g, i < slots
+      constexpr int kTries = 64;
+      uint64_t seed = 0x9E3779B97F4A7C15ull;
+      for (int j = 0; j < kTries && j < slots; ++j) {
+        uint64_t z = (seed += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        const __int128 i = j == 0 ? 0 : static_cast<__int128>(static_cast<unsigned __int128>(z) % static_cast<unsigned __int128>(slots));
+        const __int128 t = __int128{t0} + (i << g);
+        const uint64_t target = static_cast<uint64_t>((__int128{L} + t) >> g);  // exact: L + t = 0 mod 2^g
+        const uint64_t residue = (target * inv) & (P - 1);
+        // The smallest M >= a with M = residue mod P.
+        const int64_t M = a + static_cast<int64_t>((residue - static_cast<uint64_t>(a)) & (P - 1));
+        if (M <= b && try_m(M)) return true;
+      }
+    }
+  }
+  return false;
+}
+
 // The offset c (a float) for slope s = ms / 2^sh on one side, if one exists: L and U (header) as
 // integers in units of 2^-sh, c at the smallest float >= L; |a s + c| < 2^30 on the side's range
-// (vcvtps2dq stays inside int32).
-bool SideOffset(const Side& side, int32_t lo, float s, int64_t ms, int sh, bool avx512, float* c_out) {
+// (vcvtps2dq stays inside int32). bits: also the bits form's offset (BitsOffset).
+bool SideOffset(const Side& side, int32_t lo, float s, int64_t ms, int sh, bool avx512, float* c_out,
+                FloatBits* bits = nullptr) {
   int64_t L = INT64_MIN, U = INT64_MAX;
   (avx512 ? detail::WindowAvx512 : detail::Window)(side.T, side.levels, lo + 1, ms, sh, side.amin, side.amax, &L, &U);
   // No level crossed inside the range from below (above): only c < U (c >= L) is required, c at
@@ -96,6 +184,7 @@ bool SideOffset(const Side& side, int32_t lo, float s, int64_t ms, int sh, bool 
   const double reach = static_cast<double>(std::max(-side.amin, side.amax)) * s;
   if (reach + std::fabs(c) >= 1073741824.0) return false;
   *c_out = static_cast<float>(c);
+  if (bits) BitsOffset(L, U, ms, sh, side.amin, side.amax, bits);
   return true;
 }
 
@@ -104,7 +193,7 @@ bool SideOffset(const Side& side, int32_t lo, float s, int64_t ms, int sh, bool 
 // side. (On MobileNetV2 int8, of ~17000 channels 93% took the nearest float, 6% a neighbour, 0.4%
 // the second neighbours, a handful the third or fourth: with those the 320 -> 1280 layer fits.)
 bool Search(int64_t m, int right, Side* sides, const __int128* C, int n_sides, int32_t lo, int32_t hi, float* s_out,
-            float* c_out) {
+            float* c_out, FloatBits* bits = nullptr) {
   const int S = 31 + right;
   const bool avx512 = rt::Cpu().has_avx512();
   for (int i = 0; i < n_sides; ++i)
@@ -120,7 +209,7 @@ bool Search(int64_t m, int right, Side* sides, const __int128* C, int n_sides, i
     const int sh = 24 - e;              // s = ms / 2^sh
     if (!std::isnormal(s) || sh < 0 || sh > 53) continue;
     bool all = true;
-    for (int i = 0; i < n_sides && all; ++i) all = SideOffset(sides[i], lo, s, ms, sh, avx512, &c_out[i]);
+    for (int i = 0; i < n_sides && all; ++i) all = SideOffset(sides[i], lo, s, ms, sh, avx512, &c_out[i], bits);
     if (!all) continue;
     *s_out = s;
     return true;
@@ -152,20 +241,29 @@ bool Limits(int64_t m, int right, __int128 C, int64_t B, int32_t lo, int32_t hi,
 }  // namespace
 
 bool FloatRequantConstants(int64_t m, int right, __int128 C, int64_t B, int32_t lo, int32_t hi, float* s_out,
-                           float* c_out) {
-  return B >= 0 && FloatRequantConstantsRange(m, right, C, -B, B, lo, hi, s_out, c_out);
+                           float* c_out, FloatBits* bits) {
+  return B >= 0 && FloatRequantConstantsRange(m, right, C, -B, B, lo, hi, s_out, c_out, bits);
 }
 
 bool FloatRequantConstantsRange(int64_t m, int right, __int128 C, int64_t amin, int64_t amax, int32_t lo, int32_t hi,
-                                float* s_out, float* c_out) {
+                                float* s_out, float* c_out, FloatBits* bits) {
+  if (bits) *bits = FloatBits{};
   if (amin > amax) return false;
   bool done = false;
   if (!Limits(m, right, C, std::max(-amin, amax), lo, hi, &done, s_out, c_out)) return false;
-  if (done) return true;  // m == 0 (the value of C alone) or a single level
+  if (done) {
+    // m == 0 (the value of C alone) or a single level: s = 0, any normal float times 0 is 0.
+    if (bits && amax - amin < (int64_t{1} << 23)) {
+      bits->c = *c_out;
+      bits->offset = kFloatBitsBase + static_cast<uint32_t>((int64_t{1} << 23) - amin);
+      bits->ok = true;
+    }
+    return true;
+  }
   Side side;
   side.amin = amin;
   side.amax = amax;
-  return Search(m, right, &side, &C, 1, lo, hi, s_out, c_out);
+  return Search(m, right, &side, &C, 1, lo, hi, s_out, c_out, bits);
 }
 
 bool FloatRequantConstants2(int64_t m, int right, __int128 C, int64_t amin, int64_t amax, int32_t lo, int32_t hi,
@@ -316,5 +414,7 @@ bool WindowRel(const int64_t* T, int n, uint64_t n0, uint64_t step, int64_t m, i
 
 bool FloatRequantEnabled() { return g_enabled.load(std::memory_order_relaxed); }
 void SetFloatRequantEnabled(bool on) { g_enabled.store(on, std::memory_order_relaxed); }
+bool FloatBitsEnabled() { return g_bits_enabled.load(std::memory_order_relaxed); }
+void SetFloatBitsEnabled(bool on) { g_bits_enabled.store(on, std::memory_order_relaxed); }
 
 }  // namespace edgeopt::kernels

@@ -30,7 +30,22 @@ constexpr int kFloatRequantMaxLevels = 255;
 // for every |a| <= B, and with |a * s + c| < 2^30 there; false when no such pair was found or
 // outside the limits (m >= 0; 0 <= r <= 29; B <= kFloatRequantMaxBound; hi - lo <=
 // kFloatRequantMaxLevels). m = 0 (or lo == hi): s = 0 and c the clamped constant.
-bool FloatRequantConstants(int64_t m, int right, __int128 C, int64_t B, int32_t lo, int32_t hi, float* s, float* c);
+// The "bits" form of the same s: accumulators started kFloatBitsBase + M higher (M an integer
+// with M + a in [2^23, 2^24) over the range) hold, read as floats, exactly M + a (their exponent
+// field is 2^23's), so no conversion is needed: y = floor((M + a) * s + c_bits) with c_bits a
+// float and M s + c_bits inside the same window [L, U) as c (one rounding, as above). M is
+// solved for directly: (M ms - L) mod (the float grid's step at c_bits) < U - L. ok is false
+// when no M in range gives one (or the range spans 2^23 or more); the searches fill it only
+// where asked and only for the s they return.
+constexpr uint32_t kFloatBitsBase = 0x4A800000u;  // the bits of 2^23 minus 2^23
+struct FloatBits {
+  float c = 0.f;
+  uint32_t offset = 0;  // kFloatBitsBase + M: added (wrapping) to the accumulators' start
+  bool ok = false;
+};
+
+bool FloatRequantConstants(int64_t m, int right, __int128 C, int64_t B, int32_t lo, int32_t hi, float* s, float* c,
+                           FloatBits* bits = nullptr);
 
 // The same for an integer stage whose constant depends on the accumulator's sign: C_pos for a >= 0,
 // C_neg for a < 0 (TFLite's two roundings, ties away from zero, below the zero point too). The
@@ -44,7 +59,8 @@ bool FloatRequantConstantsSplit(int64_t m, int right, __int128 C_pos, __int128 C
 // K m for C, which makes c small: near the output zero point a float's last bit (2^-16 at 128)
 // can be wider than the window [L, U) of a channel with a large right shift, near 0 it is not.
 bool FloatRequantConstantsRange(int64_t m, int right, __int128 C, int64_t amin, int64_t amax, int32_t lo, int32_t hi,
-                                float* s, float* c);
+                                float* s, float* c,
+                                FloatBits* bits = nullptr);
 
 // The two-multiply-add form for channels where no single float s places every threshold:
 //   y = floor(a * s_hi + RN(a * s_lo + c))
@@ -64,5 +80,9 @@ bool FloatRequantConstants2(int64_t m, int right, __int128 C, int64_t amin, int6
 // replaces (the bytes are the same either way).
 bool FloatRequantEnabled();
 void SetFloatRequantEnabled(bool on);
+// The same for the bits form (FloatBits) where the kernels would take it (tests cover the plain
+// fp32 form with it off).
+bool FloatBitsEnabled();
+void SetFloatBitsEnabled(bool on);
 
 }  // namespace edgeopt::kernels

@@ -19,6 +19,16 @@ __attribute__((always_inline, target("avx512f"))) inline __m512i FloatRequant16(
   return x;
 }
 
+// The bits form (float_requant.h FloatBits): x holds, read as a float, M + a exactly (the
+// accumulators started kFloatBitsBase + M higher): floor(x * s + c_bits), no conversion first.
+__attribute__((always_inline, target("avx512f"))) inline __m512i FloatRequantBits16(__m512i x, __m512i s, __m512i c) {
+  asm("vfmadd213ps %{rd-sae%}, %[c], %[s], %[x]\n\t"
+      "vcvtps2dq %{rd-sae%}, %[x], %[x]"
+      : [x] "+v"(x)
+      : [s] "v"(s), [c] "v"(c));
+  return x;
+}
+
 // The two-multiply-add form (float_requant.h FloatRequantConstants2): floor(float(x) * s_hi +
 // RN(float(x) * s_lo + c)), the inner multiply-add rounding to nearest whatever MXCSR says, the
 // outer one and the conversion rounding down. Two temporaries: the converted x feeds both.

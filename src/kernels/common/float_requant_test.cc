@@ -45,6 +45,24 @@ __attribute__((target("avx512f"))) void FloatStage(const int32_t* a, size_t n, f
   for (size_t i = 0; i < n; ++i) y[i] = std::clamp(y[i], lo, hi);
 }
 
+// The bits form (FloatRequantBits16) on a[0..n) plus `offset` (wrapping), then clamped.
+__attribute__((target("avx512f"))) void FloatBitsStage(const int32_t* a, size_t n, uint32_t offset, float s, float c,
+                                                       int32_t lo, int32_t hi, int32_t* y) {
+  const __m512i vs = _mm512_castps_si512(_mm512_set1_ps(s)), vc = _mm512_castps_si512(_mm512_set1_ps(c));
+  const __m512i off = _mm512_set1_epi32(static_cast<int32_t>(offset));
+  for (size_t i = 0; i < n; i += 16)
+    _mm512_storeu_si512(y + i, FloatRequantBits16(_mm512_add_epi32(_mm512_loadu_si512(a + i), off), vs, vc));
+  for (size_t i = 0; i < n; ++i) y[i] = std::clamp(y[i], lo, hi);
+}
+
+// The bits form in exact integers: the float that the bits of a + offset encode (which must be
+// M + a with M + a in [2^23, 2^24)), times s plus c, floored and clamped.
+int32_t EmulatedBits(uint32_t offset, float s, float c, int64_t a, int32_t lo, int32_t hi) {
+  const int64_t f = a + static_cast<int64_t>(offset) - static_cast<int64_t>(kFloatBitsBase);  // M + a
+  if (f < (int64_t{1} << 23) || f >= (int64_t{1} << 24)) return INT32_MIN;  // not that float
+  return Emulated(s, c, f, lo, hi);
+}
+
 struct Channel {
   int64_t m;
   int r;
@@ -302,6 +320,63 @@ TEST(FloatRequant, ShiftedFormsMatchIntegerForm) {
               found1, found2);
   EXPECT_GT(found2, tried * 97 / 100) << found2 << " of " << tried;
   EXPECT_GE(found1, found_plain * 9 / 10);
+}
+
+// The bits form (FloatBits): for the s the search returns, an offset M and c_bits with the same
+// results as the integer form, read straight from the accumulators' bits (shifted as the kernels
+// shift them, and unshifted), around every threshold, at random and at the ends, on the CPU
+// and emulated; nearly every channel whose range spans less than 2^23 gets one.
+TEST(FloatRequant, BitsFormMatchesIntegerForm) {
+  const bool avx512 = rt::Cpu().avx512f;
+  if (!avx512) std::printf("no AVX-512F: checking the constants by exact emulation only\n");
+  std::mt19937_64 rng(99);
+  int tried = 0, found = 0, bits_found = 0, found_small = 0, bits_small = 0;  // small: B <= 2^18
+  for (int it = 0; it < 400; ++it) {
+    const int r = 1 + it % 14;
+    const int64_t B = it % 4 == 0 ? (int64_t{1} << 21) : it % 4 == 1 ? (int64_t{1} << 18) : 1 + static_cast<int64_t>(rng() % (1u << 16));
+    const Channel ch = RandomChannel(rng, r, B);
+    const bool shifted = it % 2 == 0;
+    const int64_t K = shifted ? ShiftFor(ch) : 0;
+    if ((K < 0 ? -K : K) + B > kFloatRequantMaxBound) continue;
+    ++tried;
+    float s = 0, c = 0;
+    FloatBits bits;
+    if (!FloatRequantConstantsRange(ch.m, ch.r, ch.C - __int128{K} * ch.m, K - B, K + B, ch.lo, ch.hi, &s, &c, &bits))
+      continue;
+    ++found;
+    found_small += B <= (int64_t{1} << 18);
+    if (!bits.ok) continue;
+    ++bits_found;
+    bits_small += B <= (int64_t{1} << 18);
+    const std::vector<int32_t> a = Accumulators(ch, rng);
+    std::vector<int32_t> moved(a.size()), y(a.size());
+    for (size_t i = 0; i < a.size(); ++i) moved[i] = static_cast<int32_t>(a[i] + K);
+    if (avx512) FloatBitsStage(moved.data(), a.size(), bits.offset, s, bits.c, ch.lo, ch.hi, y.data());
+    for (size_t i = 0; i < a.size(); ++i) {
+      const int32_t want = Exact(ch.m, ch.r, ch.C, a[i], ch.lo, ch.hi);
+      const int32_t emu = EmulatedBits(bits.offset, s, bits.c, moved[i], ch.lo, ch.hi);
+      if (emu != want || (avx512 && y[i] != want)) {
+        ADD_FAILURE() << "it " << it << " m " << ch.m << " r " << ch.r << " B " << ch.B << " K " << K << " a " << a[i]
+                      << ": integer " << want << " emulated " << emu << " avx512 " << (avx512 ? y[i] : -999)
+                      << " (s " << s << " c_bits " << bits.c << " offset " << bits.offset << ")";
+        break;
+      }
+    }
+  }
+  std::printf("%d channels: one multiply-add %d, with the bits form %d (ranges up to 2^19: %d of %d)\n", tried, found,
+              bits_found, bits_small, found_small);
+  // M has 2^23 - (amax - amin) values to take: wide ranges (here 2^22) leave it half as many.
+  EXPECT_GT(bits_small, found_small * 98 / 100) << bits_small << " of " << found_small;
+  EXPECT_GT(bits_found, found * 9 / 10) << bits_found << " of " << found;
+  // A range of 2^23 accumulators or more has no bits form; a constant channel has.
+  float s = 0, c = 0;
+  FloatBits bits;
+  ASSERT_TRUE(FloatRequantConstantsRange(int64_t{1} << 30, 6, __int128{1} << 40, -(int64_t{1} << 22), int64_t{1} << 22,
+                                         -128, 127, &s, &c, &bits));
+  EXPECT_FALSE(bits.ok);
+  ASSERT_TRUE(FloatRequantConstantsRange(0, 5, __int128{7} << 36, -1000, 1000, -128, 127, &s, &c, &bits));
+  EXPECT_TRUE(bits.ok);
+  EXPECT_EQ(bits.c, 7.f);
 }
 
 // The two-multiply-add form's edge cases: a constant channel, the limits, and its s_hi + s_lo.

@@ -248,14 +248,17 @@ void FoldOutputZeroPoint16(Plan* p) {
 }
 
 void PlanQuadFloat(Plan* p) {
-  p->quad_float = p->quad_float_split = false;
+  p->quad_float = p->quad_float_split = p->quad_float_bits = false;
   if (!(p->quads || p->quads_kn) || !p->natural || p->requant16.empty() || !FloatRequantEnabled()) return;
   const int C = p->g.channels, c16 = p->c16, k_h = p->g.k_h, groups = (p->g.k_w + 3) / 4;
   // Above the zero point both of the reference's roundings are one floor (Plan::quad_float); a
   // clamp that keeps values below it needs the sign-dependent offset (quad_float_split).
   bool split = false;
   for (int d = 0; d < C; ++d) split = split || p->act_min < p->requant[static_cast<size_t>(d / 8)].zp[d % 8];
-  std::vector<float> scale(static_cast<size_t>(c16), 0.f), offset(scale), offset_neg(scale);
+  std::vector<float> scale(static_cast<size_t>(c16), 0.f), offset(scale), offset_neg(scale), offset_bits(scale);
+  // The bits form's start offsets; lanes past C start at 2^23's bits (a normal float times s = 0).
+  std::vector<uint32_t> start(static_cast<size_t>(c16), kFloatBitsBase + (uint32_t{1} << 23));
+  bool bits_ok = !split && FloatBitsEnabled();
   for (int d = 0; d < C; ++d) {
     const RequantGroup& g = p->requant[static_cast<size_t>(d / 8)];
     const int lane = d % 8;
@@ -277,19 +280,29 @@ void PlanQuadFloat(Plan* p) {
     const __int128 base = (__int128{1} << (30 + r)) + __int128{zp} * (__int128{1} << (31 + r));
     const __int128 c_pos = base + (__int128{1} << 30), c_neg = base - (__int128{1} << 30);
     const size_t i = static_cast<size_t>(d);
+    FloatBits bits;
     const bool ok = split ? FloatRequantConstantsSplit(m, r, c_pos, c_neg, bound, p->act_min, p->act_max, &scale[i],
                                                        &offset[i], &offset_neg[i])
-                          : FloatRequantConstants(m, r, c_pos, bound, p->act_min, p->act_max, &scale[i], &offset[i]);
+                          : FloatRequantConstants(m, r, c_pos, bound, p->act_min, p->act_max, &scale[i], &offset[i],
+                                                  &bits);
     if (!ok) return;
+    bits_ok = bits_ok && bits.ok;
+    offset_bits[i] = bits.c;
+    start[i] = bits.offset;
   }
   for (int d = 0; d < c16; ++d) {
     RequantGroup16& g = p->requant16[static_cast<size_t>(d / 16)];
     g.fscale[d % 16] = scale[static_cast<size_t>(d)];
     g.foffset[d % 16] = offset[static_cast<size_t>(d)];  // lanes past C: 0, never stored
     g.foffset_neg[d % 16] = offset_neg[static_cast<size_t>(d)];
+    if (bits_ok) {
+      g.foffset[d % 16] = offset_bits[static_cast<size_t>(d)];
+      g.bias[d % 16] = static_cast<int32_t>(static_cast<uint32_t>(g.bias[d % 16]) + start[static_cast<size_t>(d)]);
+    }
   }
   p->quad_float = true;
   p->quad_float_split = split;
+  p->quad_float_bits = bits_ok;
 }
 
 void PlanInt16Stage(Plan* p, bool avx512) {
@@ -369,6 +382,9 @@ namespace {
 
 enum class DwKind { kInt8, kUInt8, kHybrid, kInt16 };
 
+// The variant suffix of a plan's fp32 requantization: "/rqfloat", "/rqbits" (Plan::quad_float_bits).
+std::string RqSuffix(const dwq::Plan& p) { return !p.quad_float ? "" : p.quad_float_bits ? "/rqbits" : "/rqfloat"; }
+
 class DepthwiseQuantKernel final : public FastKernel {
  public:
   DepthwiseQuantKernel(std::unique_ptr<rt::OpKernel> ref, DwKind kind, bool avx512)
@@ -377,11 +393,12 @@ class DepthwiseQuantKernel final : public FastKernel {
  protected:
   std::string FastVariant() const override {
     switch (kind_) {
-      // "/rqfloat": the quad rows' exact fp32 requantization (Plan::quad_float).
+      // "/rqfloat": the quad rows' exact fp32 requantization (Plan::quad_float), "/rqbits" its
+      // form without the conversion (Plan::quad_float_bits).
       case DwKind::kInt8:
-        return std::string("depthwise_conv2d/int8/") + dwq::LoopName(plan_) + (plan_.quad_float ? "/rqfloat" : "");
+        return std::string("depthwise_conv2d/int8/") + dwq::LoopName(plan_) + RqSuffix(plan_);
       case DwKind::kUInt8:
-        return std::string("depthwise_conv2d/uint8/") + dwq::LoopName(plan_) + (plan_.quad_float ? "/rqfloat" : "");
+        return std::string("depthwise_conv2d/uint8/") + dwq::LoopName(plan_) + RqSuffix(plan_);
       case DwKind::kHybrid: return "depthwise_conv2d/hybrid/avx2";
       case DwKind::kInt16:
         // The 3x3 loop's rows; "/sra": their requantization with the 64-bit shift (not int16_high).

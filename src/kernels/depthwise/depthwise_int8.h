@@ -57,7 +57,11 @@
 // Quad rows requantize in fp32 where every channel has exact constants (Plan::quad_float,
 // variants .../rqfloat): 3 instructions per 16 outputs instead of 7 under RELU-like clamps, 5
 // with a sign-dependent offset otherwise, the same bytes (kernels/common/float_requant.h);
-// MobileNetV2 int8's depthwise layers 0.78-0.88x the time.
+// MobileNetV2 int8's depthwise layers 0.78-0.88x the time. Where every channel also has the
+// form without the conversion (float_requant.h FloatBits; the bias then starts the sums so that
+// their bits read as floats are exact: variants .../rqbits), 2 instructions: MobileNetV2 int8
+// 0.984-0.991x the time (two interpreters in one process, invokes alternated pair by pair; the
+// same form in the VNNI GEMM's output stage measured 0.996-1.002x and was left out).
 // Other filters on AVX-512 VNNI (5x5 and 7x7 with widths 5-8, dilated 3x3; stride_w 1 or 2) run
 // the K x K quad loop (Plan::quads_kn, depthwise_int8_avx512.cc, variants .../avx512/5x5s1/dp4,
 // .../3x3s1d2/dp4), and so do layers of 4 or 8 channels at stride_w 1, several pixels per vector
@@ -218,6 +222,11 @@ struct Plan {
   // of x: foffset for x >= 0, foffset_neg for x < 0 (mode kRqFloatSplit: one more compare and
   // blend, 5 instructions per 16 outputs; float_requant.h's FloatRequantConstantsSplit).
   bool quad_float_split = false;
+  // quad_float (not split) where every channel also has the bits form of its constants
+  // (float_requant.h FloatBits): requant16's bias starts the accumulators kFloatBitsBase + M_d
+  // higher, so that their bits read as floats are M_d + x exactly, and foffset holds c_bits: the
+  // rows skip the conversion to float (mode kRqFloatBits: 2 instructions per 16 outputs).
+  bool quad_float_bits = false;
   // int8 outputs stored XOR 0x80 (the uint8 domain the VNNI GEMM reads A in): set by a fused chain
   // whose own plan feeds its projection (kernels/fused/dw_chain_int8.cc), which then reads the
   // band in place instead of flipping a copy. Only the AVX-512 row stores honour it (Plan::avx512

@@ -32,13 +32,15 @@ inline __m512i Ld(const void* p) { return _mm512_load_si512(p); }
 // the accumulators at the bias (doubled in the kRqFast2 forms).
 template <int kMode>
 __attribute__((always_inline)) inline __m512i Requant16(__m512i acc, const RequantGroup16& g) {
-  if constexpr (kMode == kRqFloat || kMode == kRqFloatSplit) {
+  if constexpr (kMode == kRqFloat || kMode == kRqFloatSplit || kMode == kRqFloatBits) {
     // Plan::quad_float: floor(float(acc) * s + c), the multiply-add and the conversion rounding
-    // down; the output zero point is part of c (quad_float_split: c by the sign of acc).
+    // down; the output zero point is part of c (quad_float_split: c by the sign of acc;
+    // quad_float_bits: acc's bits are the float already).
     constexpr int kDown = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
     __m512 c = _mm512_load_ps(g.foffset);
     if constexpr (kMode == kRqFloatSplit) c = _mm512_mask_blend_ps(_mm512_movepi32_mask(acc), c, _mm512_load_ps(g.foffset_neg));
-    const __m512 y = _mm512_fmadd_round_ps(_mm512_cvtepi32_ps(acc), _mm512_load_ps(g.fscale), c, kDown);
+    const __m512 x = kMode == kRqFloatBits ? _mm512_castsi512_ps(acc) : _mm512_cvtepi32_ps(acc);
+    const __m512 y = _mm512_fmadd_round_ps(x, _mm512_load_ps(g.fscale), c, kDown);
     return _mm512_cvt_roundps_epi32(y, kDown);
   }
   // kRqHalfZpFloor: the arithmetic of kRqFast2ZpFloor (its constants are halved, the sums not doubled).
@@ -978,7 +980,9 @@ template <int kKH, int kG, bool kUnsigned>
 KnRowFn PickKnMode(const Plan& p) {
   // The float forms first, whatever RqModeOf says of the integer forms (as K3Picker).
   if (p.quad_float)
-    return p.quad_float_split ? KnRow<kKH, kG, kUnsigned, kRqFloatSplit> : KnRow<kKH, kG, kUnsigned, kRqFloat>;
+    return p.quad_float_split ? KnRow<kKH, kG, kUnsigned, kRqFloatSplit>
+           : p.quad_float_bits ? KnRow<kKH, kG, kUnsigned, kRqFloatBits>
+                               : KnRow<kKH, kG, kUnsigned, kRqFloat>;
   switch (RqModeOf(p)) {
     case kRqLeft: return KnRow<kKH, kG, kUnsigned, kRqLeft>;
     case kRqFast:

@@ -35,7 +35,8 @@ enum RqMode {
   kRqFast2ZpFloor = 5,
   kRqHalfZpFloor = 6,
   kRqFloat = 7,       // Plan::quad_float (the AVX-512 quad rows)
-  kRqFloatSplit = 8   // Plan::quad_float_split
+  kRqFloatSplit = 8,  // Plan::quad_float_split
+  kRqFloatBits = 9    // Plan::quad_float_bits
 };
 
 // Modes whose rows double their sums (the doubled plans' quad rows; pair rows double the weights).
@@ -43,7 +44,7 @@ constexpr bool RqDoublesSums(int mode) { return mode == kRqFast2 || mode == kRqF
 // Modes whose requantized lanes already hold the output zero point (Plan::zp_folded, the float forms).
 constexpr bool RqHoldsZeroPoint(int mode) {
   return mode == kRqFast2Zp || mode == kRqFast2ZpFloor || mode == kRqHalfZpFloor || mode == kRqFloat ||
-         mode == kRqFloatSplit;
+         mode == kRqFloatSplit || mode == kRqFloatBits;
 }
 
 // The requantization mode of a plan (kRqFast also for doubled plans).
@@ -72,7 +73,8 @@ struct K3Picker {
     if constexpr (Rows::kFoldsZeroPoint && Rows::kQuads) {
       if (p.quad_float)
         return p.quad_float_split ? Rows::template Fn<kJ, kUnsigned, kRqFloatSplit, kW>
-                                  : Rows::template Fn<kJ, kUnsigned, kRqFloat, kW>;
+               : p.quad_float_bits ? Rows::template Fn<kJ, kUnsigned, kRqFloatBits, kW>
+                                   : Rows::template Fn<kJ, kUnsigned, kRqFloat, kW>;
     }
     switch (RqModeOf(p)) {
       case kRqLeft: return Rows::template Fn<kJ, kUnsigned, kRqLeft, kW>;

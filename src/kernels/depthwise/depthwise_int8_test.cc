@@ -713,10 +713,13 @@ TEST_F(DepthwiseInt8Fast, ThreeByThreeAvx512Quads) {
                                   : "avx512/3x3s1/dp4" + pairs;
       check.threads = 1 + (i / 2) % 2;
       check.seed = 3100 + i++;
-      // Every third case with the integer stages (the fp32 form replaces them where it applies).
+      // Every third case with the integer stages (the fp32 form replaces them where it applies),
+      // every third with the fp32 form without its bits form (Plan::quad_float_bits).
       kernels::SetFloatRequantEnabled(i % 3 != 0);
+      kernels::SetFloatBitsEnabled(i % 3 != 1);
       testing::ExpectFastMatchesReference(BuildDepthwise(c, check.seed), c.Describe(), check);
       kernels::SetFloatRequantEnabled(true);
+      kernels::SetFloatBitsEnabled(true);
     }
 }
 
@@ -815,10 +818,13 @@ TEST_F(DepthwiseInt8Fast, KxKAvx512Quads) {
     check.threads = 1 + (i / 2) % 2;
     check.seed = 3800 + i++;
     const Graph graph = BuildDepthwise(c, check.seed);
-    // Every third case with the integer stages (the fp32 form replaces them where it applies).
+    // Every third case with the integer stages (the fp32 form replaces them where it applies),
+    // every third with the fp32 form without its bits form (Plan::quad_float_bits).
     kernels::SetFloatRequantEnabled(i % 3 != 0);
+    kernels::SetFloatBitsEnabled(i % 3 != 1);
     testing::ExpectFastMatchesReference(graph, c.Describe(), check);
     kernels::SetFloatRequantEnabled(true);
+    kernels::SetFloatBitsEnabled(true);
     // No byte written past the output (the masked stores of partial vectors): the output bound
     // to a caller buffer followed by guard bytes.
     auto model = rt::Model::FromGraph(graph);
@@ -918,7 +924,19 @@ TEST(DepthwiseInt8Plan, QuadRowsConditions) {
     ASSERT_TRUE(p.quad_pairs);
     EXPECT_EQ(p.row_entries, g.out_w / 2);
     const int64_t sum = 9 * int64_t{t.weight - t.weight_zp};
-    EXPECT_EQ(p.requant16[0].bias[3], t.bias - p.quad_zp * sum);
+    // The folded bias; in the bits form (Plan::quad_float_bits) the accumulators start kFloatBitsBase
+    // + M higher, with M + x in [2^23, 2^24) for every sum x of the channel (folded bias plus 9
+    // taps of quad bytes 0..255).
+    const int64_t folded = t.bias - p.quad_zp * sum;
+    if (p.quad_float_bits) {
+      const int64_t m = static_cast<int64_t>(static_cast<uint32_t>(p.requant16[0].bias[3]) -
+                                             static_cast<uint32_t>(folded) - kernels::kFloatBitsBase);
+      const int64_t reach = 255 * std::abs(sum);
+      EXPECT_GE(m + folded - reach, int64_t{1} << 23);
+      EXPECT_LT(m + folded + reach, int64_t{1} << 24);
+    } else {
+      EXPECT_EQ(p.requant16[0].bias[3], folded);
+    }
     const size_t at = (2 * p.c16 + 3) * 4;  // filter row 2, channel 3
     EXPECT_EQ(p.quad_weights[at + 1], t.weight - t.weight_zp - t.rest);
     EXPECT_EQ(p.quad_weights[at + 3], 0);
@@ -1046,6 +1064,8 @@ TEST(DepthwiseInt8Plan, FoldOutputZeroPointConditions) {
     // keeps values below the zero point, but not when that is turned off.
     EXPECT_EQ(p.quad_float, p.quads && t.shift < 0) << "shift " << t.shift << " zp " << t.zp;
     EXPECT_EQ(p.quad_float_split, p.quad_float && t.act_min < t.zp) << "shift " << t.shift << " zp " << t.zp;
+    // ... and without the conversion where the offset does not depend on the sign (small sums).
+    EXPECT_EQ(p.quad_float_bits, p.quad_float && !p.quad_float_split) << "shift " << t.shift << " zp " << t.zp;
     kernels::SetFloatRequantEnabled(false);
     kernels::dwq::Plan q;
     q.natural = true;
