@@ -371,6 +371,17 @@ std::string FormatComparison(const std::vector<BenchResult>& results) {
       t.AddRow(cells);
     };
     add_ms("latency (median)", [](const BenchResult& r) { return r.latency.p50; });
+    if (a.interleaved_rounds > 0) {
+      // The models in turn, a block of invokes each per round: the ratio is the median of the rounds'.
+      std::vector<std::string> cells = {"interleaved (median)"};
+      for (size_t k = 0; k < results.size(); ++k) {
+        const BenchResult& r = results[k];
+        std::string cell = Ms(r.interleaved_p50_ms);
+        if (k > 0) cell += " (" + Ratio(r.interleaved_ratio) + ")";
+        cells.push_back(cell);
+      }
+      t.AddRow(cells);
+    }
     add_ms("mean", [](const BenchResult& r) { return r.latency.mean; });
     add_ms("min", [](const BenchResult& r) { return r.latency.min; });
     add_ms("first inference", [](const BenchResult& r) { return r.first_ms; });
@@ -511,11 +522,17 @@ std::string FormatComparison(const std::vector<BenchResult>& results) {
   for (size_t k = 1; k < results.size(); ++k) {
     const BenchResult& r = results[k];
     const std::string m = ModelLetter(k);
-    if (a.latency.p50 > 0 && r.latency.p50 > 0) {
-      const double ratio = r.latency.p50 / a.latency.p50;
+    const auto faster_slower = [](double ratio) {
+      return ratio >= 1 ? Ratio(ratio) + " slower" : Ratio(1 / ratio) + " faster";
+    };
+    if (a.latency.p50 > 0 && r.latency.p50 > 0)
       out += "  " + m + " takes " + Ms(r.latency.p50) + " vs A's " + Ms(a.latency.p50) + ": " +
-             (ratio >= 1 ? Ratio(ratio) + " slower" : Ratio(1 / ratio) + " faster") + " (medians).\n";
-    }
+             faster_slower(r.latency.p50 / a.latency.p50) + " (medians).\n";
+    if (r.interleaved_rounds > 0 && r.interleaved_ratio > 0)
+      out += "  Timed in turn with A (" + std::to_string(r.interleaved_rounds) + " rounds of a block of invokes each): " + m +
+             " is " + faster_slower(r.interleaved_ratio) + " (median of the rounds' ratios; middle half " +
+             Ratio(r.interleaved_ratio_q1) + "-" + Ratio(r.interleaved_ratio_q3) +
+             " of A's time): the figure that holds when the machine is busy.\n";
     const ConversionCost c = ConversionCostOf(r);
     if (c.ops > 0)
       out += "  " + m + " spends " + Pct(c.percent) + " of its op time (" + Ms(c.ms) + ") converting between number formats in " +
@@ -553,6 +570,10 @@ nlohmann::ordered_json BenchJson(const std::vector<BenchResult>& results) {
     j["first_ms"] = r.first_ms;
     j["warmup_runs"] = r.warmup_runs;
     j["latency_ms"] = StatsJson(r.latency);
+    if (r.interleaved_rounds > 0)
+      j["interleaved"] = {{"rounds", r.interleaved_rounds},
+                          {"p50_ms", r.interleaved_p50_ms},
+                          {"ratio_to_first", {{"p50", r.interleaved_ratio}, {"q1", r.interleaved_ratio_q1}, {"q3", r.interleaved_ratio_q3}}}};
     j["timer_overhead_ns"] = r.timer_overhead_ns;
     j["stopped_by_max_secs"] = r.stopped_by_max_secs;
     j["memory"] = {{"arena_bytes", r.memory.arena_bytes},

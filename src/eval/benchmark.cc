@@ -438,4 +438,78 @@ Expected<BenchResult> RunBenchmark(const std::string& model_path, const BenchOpt
   return r;
 }
 
+Expected<InterleavedResult> RunInterleaved(const std::vector<std::string>& paths, const std::vector<int>& threads,
+                                           const BenchOptions& o) {
+  RETURN_IF_ERROR(ValidateBenchOptions(o));
+  if (paths.size() < 2 || threads.size() != paths.size())
+    return InvalidArgument("interleaved runs need two or more models and a thread count for each");
+  const int64_t start = NowNs();
+  const ProgressTicker ticker(o, "interleaved", start);
+  const size_t n = paths.size();
+  std::vector<std::unique_ptr<rt::Interpreter>> its;
+  for (size_t k = 0; k < n; ++k) {
+    const std::string where = "'" + paths[k] + "'";
+    ASSIGN_OR_RETURN(auto model, rt::Model::FromFile(paths[k]));
+    rt::InterpreterOptions io;
+    io.num_threads = threads[k];
+    io.reference_kernels_only = o.reference_kernels_only;
+    auto created = rt::Interpreter::Create(model, io);
+    if (!created.ok()) return created.status().WithContext(where);
+    const auto specs = InputSpecsOf(**created);
+    ASSIGN_OR_RETURN(auto files, MatchInputFlags(o.input_flags, specs));
+    ASSIGN_OR_RETURN(auto inputs, LoadInputs(files, specs, o.norm, o.seed));
+    RETURN_IF_ERROR(SetInterpreterInputs(**created, inputs));
+    for (int i = 0; i <= o.warmup; ++i) RETURN_IF_ERROR_CTX((*created)->Invoke(), where);
+    its.push_back(std::move(*created));
+  }
+  // Rounds of a block of invokes per model (the first kSettle of each block untimed: the model's
+  // weights and activations back in cache after the others ran), the model that starts a round
+  // rotating; a round's ratio is the ratio of its blocks' medians.
+  constexpr int kSettle = 2;
+  const int block = std::clamp(o.runs / 10, 1, 20);
+  const int want_rounds = std::max(1, (o.runs + block - 1) / block);
+  const bool tsc = TickClock::UsesTsc();
+  const double timer_ms = TimerOverheadNs() / 1e6;
+  const double budget_ms = o.max_secs > 0 ? o.max_secs * 1000.0 : 0;
+  std::vector<std::vector<double>> times(n), block_p50(n);
+  const int64_t t0 = NowNs();
+  int rounds = 0;
+  while (rounds < want_rounds) {
+    for (size_t i = 0; i < n; ++i) {
+      const size_t k = (static_cast<size_t>(rounds) + i) % n;
+      const std::string where = "'" + paths[k] + "'";
+      for (int s = 0; s < kSettle; ++s) RETURN_IF_ERROR_CTX(its[k]->Invoke(), where);
+      std::vector<double> b;
+      for (int j = 0; j < block; ++j) {
+        const uint64_t tick0 = TickClock::Read(tsc);
+        const Status st = its[k]->Invoke();
+        const uint64_t tick1 = TickClock::Read(tsc);
+        RETURN_IF_ERROR_CTX(st, where);
+        b.push_back(std::max(0.0, TickClock::ToNs(tick1 - tick0) / 1e6 - timer_ms));
+      }
+      times[k].insert(times[k].end(), b.begin(), b.end());
+      std::sort(b.begin(), b.end());
+      block_p50[k].push_back(Percentile(b, 50));
+    }
+    ++rounds;
+    ticker.Tick("interleaved rounds", rounds, want_rounds);
+    if (budget_ms > 0 && MsSince(t0) > budget_ms) break;
+  }
+  InterleavedResult r;
+  r.rounds = rounds;
+  for (size_t k = 0; k < n; ++k) {
+    std::vector<double> sorted = times[k], ratios;
+    std::sort(sorted.begin(), sorted.end());
+    r.p50_ms.push_back(Percentile(sorted, 50));
+    for (int i = 0; i < rounds; ++i)
+      if (block_p50[0][static_cast<size_t>(i)] > 0)
+        ratios.push_back(block_p50[k][static_cast<size_t>(i)] / block_p50[0][static_cast<size_t>(i)]);
+    std::sort(ratios.begin(), ratios.end());
+    r.ratio_p50.push_back(Percentile(ratios, 50));
+    r.ratio_q1.push_back(Percentile(ratios, 25));
+    r.ratio_q3.push_back(Percentile(ratios, 75));
+  }
+  return r;
+}
+
 }  // namespace edgeopt::eval

@@ -158,6 +158,10 @@ struct BenchResult {
   // no op's time holds (its entry and exit), plus what is left of measuring noise. Can be < 0.
   double outside_ops_ms = 0;
   std::vector<TraceEvent> trace;
+  // Set when compared with other models (RunInterleaved): this model's interleaved median and the
+  // median and quartiles of its per-round ratios to the first model (rounds 0: not measured).
+  int interleaved_rounds = 0;
+  double interleaved_p50_ms = 0, interleaved_ratio = 0, interleaved_ratio_q1 = 0, interleaved_ratio_q3 = 0;
 
   // Sum of per-op times (profiler cost subtracted) as a percentage of the measured, unprofiled
   // invoke time (unprofiled_invoke_ref_ms; 100 = the per-op times account for the invoke exactly;
@@ -168,6 +172,24 @@ struct BenchResult {
 };
 
 Expected<BenchResult> RunBenchmark(const std::string& model_path, const BenchOptions& options);
+
+// Several models timed in turn, in rounds of a block of invokes of each (up to 20, after two
+// untimed ones that bring the model back into cache; the model that starts a round rotating),
+// each with its own interpreter, inputs and thread count: a slow phase of a shared machine then
+// slows every model alike, so the rounds' ratios to the first model (A) hold where the medians of
+// separate series, measured a while apart, can differ by tens of percent. (Alternating single
+// invokes would time every model with the other's weights in cache: on MobileNetV2 float vs int8
+// both ran 3-7% slower, the smaller model more.)
+struct InterleavedResult {
+  int rounds = 0;
+  std::vector<double> p50_ms;  // per model: median of its timed invokes
+  // Per model: the rounds' ratios of its block median to A's (A: all 1), median and quartiles.
+  std::vector<double> ratio_p50, ratio_q1, ratio_q3;
+};
+// threads[k]: model k's thread count. About o.runs timed invokes of each after o.warmup (o.max_secs
+// caps the rounds; at least one).
+Expected<InterleavedResult> RunInterleaved(const std::vector<std::string>& model_paths, const std::vector<int>& threads,
+                                           const BenchOptions& o);
 
 // Checks option values; the message names the flag ("--runs must be at least 1, got -1").
 Status ValidateBenchOptions(const BenchOptions& options);

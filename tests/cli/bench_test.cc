@@ -112,6 +112,29 @@ TEST_F(CliBench, ComparisonListsConversionsWithTheirCost) {
   EXPECT_NE(tail.find("B  2 per inference"), std::string::npos) << tail;
   EXPECT_NE(tail.find("#0  QUANTIZE"), std::string::npos) << tail;
   EXPECT_NE(tail.find("#2  DEQUANTIZE"), std::string::npos) << tail;
+  // The models timed in turn (RunInterleaved): a row of the table and a line in plain words.
+  EXPECT_NE(r.out.find("interleaved (median)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Timed in turn with A (3 rounds"), std::string::npos) << r.out;
+}
+
+TEST_F(CliBench, ComparisonJsonHasTheInterleavedRatios) {
+  const std::string json = dir_ + "/c.json";
+  CliResult r = RunEdgeopt({"bench", float_, float_, "--runs", "4", "--warmup", "0", "--json", json});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const auto j = nlohmann::json::parse(ReadTextFile(json));
+  ASSERT_EQ(j.size(), 2u);
+  for (const auto& m : j) {
+    ASSERT_TRUE(m.contains("interleaved")) << j.dump(2);
+    EXPECT_EQ(m["interleaved"]["rounds"], 4);
+    EXPECT_GT(m["interleaved"]["p50_ms"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(j[0]["interleaved"]["ratio_to_first"]["p50"].get<double>(), 1.0);
+  // The same model against itself: a ratio near 1 (a loose bound: a shared machine's noise).
+  const double ratio = j[1]["interleaved"]["ratio_to_first"]["p50"].get<double>();
+  EXPECT_GT(ratio, 0.2);
+  EXPECT_LT(ratio, 5.0);
+  EXPECT_LE(j[1]["interleaved"]["ratio_to_first"]["q1"].get<double>(), ratio);
+  EXPECT_GE(j[1]["interleaved"]["ratio_to_first"]["q3"].get<double>(), ratio);
 }
 
 TEST_F(CliBench, ThreadsAutoPrintsTheSweep) {

@@ -165,6 +165,22 @@ int RunBench(const BenchFlags& f) {
     for (const auto& w : eval::BenchWarnings(*r)) Warn(kCmd, w);
     results.push_back(std::move(*r));
   }
+  if (results.size() > 1) {
+    // The models once more in turn, a block of invokes each per round, each at the thread count
+    // it was measured with: the ratios that hold on a busy machine.
+    std::vector<int> threads;
+    for (const auto& r : results) threads.push_back(r.threads);
+    auto il = eval::RunInterleaved(f.models, threads, o);
+    progress.Finish();
+    if (!il.ok()) return Fail(kCmd, il.status());
+    for (size_t k = 0; k < results.size(); ++k) {
+      results[k].interleaved_rounds = il->rounds;
+      results[k].interleaved_p50_ms = il->p50_ms[k];
+      results[k].interleaved_ratio = il->ratio_p50[k];
+      results[k].interleaved_ratio_q1 = il->ratio_q1[k];
+      results[k].interleaved_ratio_q3 = il->ratio_q3[k];
+    }
+  }
 
   // Files first (all or nothing is not possible across files, but nothing is written on a
   // measuring error, and each file is written atomically).
@@ -260,7 +276,10 @@ producer, SiLU = LOGISTIC + MUL), the others shown as "fused into #N"; float 3x3
 convolutions named ".../winograd2x2" use Winograd's F(2x2,3x3). To compare, run the same command
 with EDGEOPT_FUSE=0 (no fusion) or EDGEOPT_WINOGRAD=0 (direct convolutions).
 With two or more models: side-by-side totals, time per op type with ratios to the first model
-(op types that got slower are flagged), and every QUANTIZE/DEQUANTIZE/CAST with its cost.
+(op types that got slower are flagged), and every QUANTIZE/DEQUANTIZE/CAST with its cost. The
+models are then timed once more in turn (rounds of a block of runs of each, about --runs runs
+each): "interleaved (median)" and its ratio, the median of the rounds' ratios, hold on a busy
+machine, where medians measured a while apart can differ by tens of percent.
 
 Examples:
   edgeopt bench model.tflite

@@ -234,6 +234,32 @@ TEST_F(BenchmarkTest, ComparisonAndThreadSweep) {
   EXPECT_EQ(ModelLetter(26), "AA");
 }
 
+// RunInterleaved: rounds of blocks of each model in turn, a ratio of 1 for the first model and
+// quartiles around the median; one model, or thread counts that do not match, are refused.
+TEST_F(BenchmarkTest, InterleavedRounds) {
+  BenchOptions o;
+  o.runs = 30;
+  o.warmup = 0;
+  auto r = RunInterleaved({model_, model_, model_}, {1, 1, 1}, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->rounds, 10);  // blocks of 3 invokes (runs / 10)
+  ASSERT_EQ(r->p50_ms.size(), 3u);
+  EXPECT_EQ(r->ratio_p50[0], 1.0);
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_GT(r->p50_ms[k], 0.0);
+    EXPECT_LE(r->ratio_q1[k], r->ratio_p50[k]);
+    EXPECT_GE(r->ratio_q3[k], r->ratio_p50[k]);
+  }
+  EXPECT_FALSE(RunInterleaved({model_}, {1}, o).ok());
+  EXPECT_FALSE(RunInterleaved({model_, model_}, {1}, o).ok());
+  o.runs = 0;
+  EXPECT_FALSE(RunInterleaved({model_, model_}, {1, 1}, o).ok());
+  o.runs = 5;
+  auto missing = RunInterleaved({model_, dir_ + "/none.tflite"}, {1, 1}, o);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("none.tflite"), std::string::npos) << missing.status().ToString();
+}
+
 // A profiled op for the report tests.
 OpProfile OpOf(int index, const char* type, const char* kernel, double ms, double percent = 0) {
   OpProfile p;
