@@ -117,6 +117,27 @@ class ProgressTicker {
   int64_t start_ns_;
 };
 
+// An interpreter of `model` (from `path`) for the options with `threads` threads (*init_ms: the
+// time its creation took), its inputs set from --input files or seeded random values (*inputs:
+// them, for their descriptions).
+Expected<std::unique_ptr<rt::Interpreter>> CreateBenchInterpreter(const std::shared_ptr<const rt::Model>& model,
+                                                                  const std::string& path, const BenchOptions& o,
+                                                                  int threads, double* init_ms,
+                                                                  std::vector<LoadedInput>* inputs) {
+  rt::InterpreterOptions io;
+  io.num_threads = threads;
+  io.reference_kernels_only = o.reference_kernels_only;
+  const int64_t t0 = NowNs();
+  auto created = rt::Interpreter::Create(model, io);
+  if (!created.ok()) return created.status().WithContext("'" + path + "'");
+  *init_ms = MsSince(t0);
+  const auto specs = InputSpecsOf(**created);
+  ASSIGN_OR_RETURN(auto files, MatchInputFlags(o.input_flags, specs));
+  ASSIGN_OR_RETURN(*inputs, LoadInputs(files, specs, o.norm, o.seed));
+  RETURN_IF_ERROR(SetInterpreterInputs(**created, *inputs));
+  return std::move(*created);
+}
+
 // Creates an interpreter with `threads` threads, sets the inputs and measures everything after
 // the model load. `phase_prefix` labels progress ("threads 2: ").
 Expected<BenchResult> MeasureWithThreads(const std::shared_ptr<const rt::Model>& model, const std::string& model_path,
@@ -125,29 +146,19 @@ Expected<BenchResult> MeasureWithThreads(const std::shared_ptr<const rt::Model>&
   BenchResult r;
   r.model = model_path;
   r.hardware_threads = HardwareThreads();
-  rt::InterpreterOptions io;
-  io.num_threads = threads;
-  io.reference_kernels_only = o.reference_kernels_only;
-  int64_t t0 = NowNs();
-  auto created = rt::Interpreter::Create(model, io);
-  if (!created.ok()) return created.status().WithContext("'" + model_path + "'");
-  std::unique_ptr<rt::Interpreter> interp = std::move(*created);
-  r.init_ms = MsSince(t0);
+  std::vector<LoadedInput> inputs;
+  ASSIGN_OR_RETURN(std::unique_ptr<rt::Interpreter> interp,
+                   CreateBenchInterpreter(model, model_path, o, threads, &r.init_ms, &inputs));
   r.threads = interp->num_threads();
-
-  const auto specs = InputSpecsOf(*interp);
-  ASSIGN_OR_RETURN(auto files, MatchInputFlags(o.input_flags, specs));
-  ASSIGN_OR_RETURN(auto inputs, LoadInputs(files, specs, o.norm, o.seed));
   for (const auto& in : inputs) {
     r.input_names.push_back(in.tensor.name);
     r.input_sources.push_back(in.source);
     for (const auto& n : in.notes) r.notes.push_back(n);
     if (in.random) r.randomized_inputs.push_back(in.tensor.name);
   }
-  RETURN_IF_ERROR(SetInterpreterInputs(*interp, inputs));
 
   const std::string where = "'" + model_path + "'";
-  t0 = NowNs();
+  int64_t t0 = NowNs();
   RETURN_IF_ERROR_CTX(interp->Invoke(), where);
   r.first_ms = MsSince(t0);
 
@@ -448,19 +459,13 @@ Expected<InterleavedResult> RunInterleaved(const std::vector<std::string>& paths
   const size_t n = paths.size();
   std::vector<std::unique_ptr<rt::Interpreter>> its;
   for (size_t k = 0; k < n; ++k) {
-    const std::string where = "'" + paths[k] + "'";
     ASSIGN_OR_RETURN(auto model, rt::Model::FromFile(paths[k]));
-    rt::InterpreterOptions io;
-    io.num_threads = threads[k];
-    io.reference_kernels_only = o.reference_kernels_only;
-    auto created = rt::Interpreter::Create(model, io);
-    if (!created.ok()) return created.status().WithContext(where);
-    const auto specs = InputSpecsOf(**created);
-    ASSIGN_OR_RETURN(auto files, MatchInputFlags(o.input_flags, specs));
-    ASSIGN_OR_RETURN(auto inputs, LoadInputs(files, specs, o.norm, o.seed));
-    RETURN_IF_ERROR(SetInterpreterInputs(**created, inputs));
-    for (int i = 0; i <= o.warmup; ++i) RETURN_IF_ERROR_CTX((*created)->Invoke(), where);
-    its.push_back(std::move(*created));
+    double init_ms = 0;
+    std::vector<LoadedInput> inputs;
+    ASSIGN_OR_RETURN(std::unique_ptr<rt::Interpreter> interp,
+                     CreateBenchInterpreter(model, paths[k], o, threads[k], &init_ms, &inputs));
+    for (int i = 0; i <= o.warmup; ++i) RETURN_IF_ERROR_CTX(interp->Invoke(), "'" + paths[k] + "'");
+    its.push_back(std::move(interp));
   }
   // Rounds of a block of invokes per model (the first kSettle of each block untimed: the model's
   // weights and activations back in cache after the others ran), the model that starts a round
