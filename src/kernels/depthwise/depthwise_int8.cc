@@ -293,12 +293,10 @@ void PlanQuadFloat(Plan* p) {
   for (int d = 0; d < c16; ++d) {
     RequantGroup16& g = p->requant16[static_cast<size_t>(d / 16)];
     g.fscale[d % 16] = scale[static_cast<size_t>(d)];
-    g.foffset[d % 16] = offset[static_cast<size_t>(d)];  // lanes past C: 0, never stored
+    // Lanes past C: offsets 0, never stored.
+    g.foffset[d % 16] = (bits_ok ? offset_bits : offset)[static_cast<size_t>(d)];
     g.foffset_neg[d % 16] = offset_neg[static_cast<size_t>(d)];
-    if (bits_ok) {
-      g.foffset[d % 16] = offset_bits[static_cast<size_t>(d)];
-      g.bias[d % 16] = static_cast<int32_t>(static_cast<uint32_t>(g.bias[d % 16]) + start[static_cast<size_t>(d)]);
-    }
+    if (bits_ok) g.bias[d % 16] = static_cast<int32_t>(static_cast<uint32_t>(g.bias[d % 16]) + start[static_cast<size_t>(d)]);
   }
   p->quad_float = true;
   p->quad_float_split = split;

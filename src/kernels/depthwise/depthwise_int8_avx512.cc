@@ -979,10 +979,7 @@ void KnRow(const Plan& p, const uint8_t* const* rows, int cg, uint8_t* out) {
 template <int kKH, int kG, bool kUnsigned>
 KnRowFn PickKnMode(const Plan& p) {
   // The float forms first, whatever RqModeOf says of the integer forms (as K3Picker).
-  if (p.quad_float)
-    return p.quad_float_split ? KnRow<kKH, kG, kUnsigned, kRqFloatSplit>
-           : p.quad_float_bits ? KnRow<kKH, kG, kUnsigned, kRqFloatBits>
-                               : KnRow<kKH, kG, kUnsigned, kRqFloat>;
+  if (p.quad_float) return WithFloatRqMode(p, []<int kMode>() -> KnRowFn { return KnRow<kKH, kG, kUnsigned, kMode>; });
   switch (RqModeOf(p)) {
     case kRqLeft: return KnRow<kKH, kG, kUnsigned, kRqLeft>;
     case kRqFast:

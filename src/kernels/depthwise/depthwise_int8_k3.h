@@ -47,6 +47,15 @@ constexpr bool RqHoldsZeroPoint(int mode) {
          mode == kRqFloatSplit || mode == kRqFloatBits;
 }
 
+// f.template operator()<kMode>() for the fp32 mode of a Plan::quad_float plan: kRqFloatSplit,
+// kRqFloatBits or kRqFloat.
+template <typename F>
+decltype(auto) WithFloatRqMode(const Plan& p, const F& f) {
+  if (p.quad_float_split) return f.template operator()<kRqFloatSplit>();
+  if (p.quad_float_bits) return f.template operator()<kRqFloatBits>();
+  return f.template operator()<kRqFloat>();
+}
+
 // The requantization mode of a plan (kRqFast also for doubled plans).
 inline int RqModeOf(const Plan& p) { return p.any_left_shift ? kRqLeft : p.fast_requant ? kRqFast : kRqPlain; }
 
@@ -72,9 +81,7 @@ struct K3Picker {
     // (PlanQuadFloat), whatever RqModeOf says of the integer forms.
     if constexpr (Rows::kFoldsZeroPoint && Rows::kQuads) {
       if (p.quad_float)
-        return p.quad_float_split ? Rows::template Fn<kJ, kUnsigned, kRqFloatSplit, kW>
-               : p.quad_float_bits ? Rows::template Fn<kJ, kUnsigned, kRqFloatBits, kW>
-                                   : Rows::template Fn<kJ, kUnsigned, kRqFloat, kW>;
+        return WithFloatRqMode(p, []<int kMode>() -> K3Fn { return Rows::template Fn<kJ, kUnsigned, kMode, kW>; });
     }
     switch (RqModeOf(p)) {
       case kRqLeft: return Rows::template Fn<kJ, kUnsigned, kRqLeft, kW>;
