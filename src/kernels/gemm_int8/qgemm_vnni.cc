@@ -268,12 +268,20 @@ std::optional<int32_t> FloatStageShift(const Requant8::Channel& ch, __int128 C) 
   if ((K < 0 ? -K : K) + ch.acc_bound > kFloatStageMaxBound) return std::nullopt;
   return static_cast<int32_t>(K);
 }
+
+// Both float forms: f cleared, and the channel's high-dword constant C, or nullopt when the
+// channel does not fit the high-dword form or the float forms' accumulator bound.
+std::optional<__int128> FloatStageBase(const Requant8::Channel& ch, int32_t zp, FloatStageChannel* f) {
+  *f = FloatStageChannel{};
+  if (!HighStageFits(ch, zp) || ch.acc_bound > kFloatStageMaxBound) return std::nullopt;
+  return HighConstant(ch, zp);
+}
 }  // namespace
 
 bool FloatStageConstants(const Requant8::Channel& ch, int32_t zp, int32_t lo, int32_t hi, FloatStageChannel* f) {
-  *f = FloatStageChannel{};
-  if (!HighStageFits(ch, zp) || ch.acc_bound > kFloatStageMaxBound) return false;
-  const __int128 C = HighConstant(ch, zp);
+  const std::optional<__int128> base = FloatStageBase(ch, zp, f);
+  if (!base) return false;
+  const __int128 C = *base;
   if (FloatRequantConstants(ch.mult, ch.right, C, ch.acc_bound, lo, hi, &f->s, &f->c)) return true;
   const std::optional<int32_t> K = FloatStageShift(ch, C);
   if (!K || *K == 0) return false;
@@ -283,9 +291,9 @@ bool FloatStageConstants(const Requant8::Channel& ch, int32_t zp, int32_t lo, in
 }
 
 bool FloatStage2Constants(const Requant8::Channel& ch, int32_t zp, int32_t lo, int32_t hi, FloatStageChannel* f) {
-  *f = FloatStageChannel{};
-  if (!HighStageFits(ch, zp) || ch.acc_bound > kFloatStageMaxBound) return false;
-  const __int128 C = HighConstant(ch, zp);
+  const std::optional<__int128> base = FloatStageBase(ch, zp, f);
+  if (!base) return false;
+  const __int128 C = *base;
   const std::optional<int32_t> K = FloatStageShift(ch, C);
   if (!K) return false;
   f->shift = *K;
