@@ -455,8 +455,7 @@ class DwChainF32 : public rt::OpKernel {
       const int b = o0 / g.oh;
       const int o1 = std::min({r1, (b + 1) * g.oh, o0 + band_rows_});
       const int oy0 = o0 - b * g.oh, oy1 = o1 - b * g.oh;
-      const int lo = std::clamp(oy0 * g.sh - g.pad_top, 0, g.h);
-      const int hi = std::clamp((oy1 - 1) * g.sh - g.pad_top + (g.kh - 1) * g.dh + 1, lo, g.h);
+      const auto [lo, hi] = FilterInputRows(oy0, oy1, g.sh, g.pad_top, g.kh, g.dh, g.h);
       dwconv::Geometry band = g;
       const float* dw_in = x;
       if (expand_) {
@@ -501,11 +500,10 @@ class DwChainF32 : public rt::OpKernel {
   }
 
   // Task t of `tasks` in the two-phase form (kSharedFloats; one image, a 1×1 expansion): the
-  // expansion chunks not yet claimed (SharedChunks) into e (the whole expanded image); then
-  // output pixels [N t / tasks,
-  // N (t + 1) / tasks) of the N = oh·ow: their depthwise rows (a row cut between two tasks is
-  // computed by both), in bands of at most band_rows_ rows, once the chunks of the expanded rows
-  // they read are done (claimed here if still free, else waited for), and their projection.
+  // expansion chunks not yet claimed (SharedChunks) into e (the whole expanded image); then the
+  // task's share of the output pixels (ForShareBands): their depthwise rows, once the chunks of
+  // the expanded rows they read are done (claimed here if still free, else waited for), and
+  // their projection.
   void SharedRows(const float* x, const float* r, const float* alpha, float* y, float* e, float* slot, int t,
                   int tasks) const {
     const dwconv::Geometry& g = g_;
@@ -515,24 +513,16 @@ class DwChainF32 : public rt::OpKernel {
                  *expand_->packed, e + static_cast<size_t>(p0) * g.c, g.c, expand_->mm);
     };
     chunks_.ClaimAll(t, tasks, compute);
-    const int64_t out_px = int64_t{g.oh} * g.ow;
-    const int64_t q0 = out_px * t / tasks, q1 = out_px * (t + 1) / tasks;
-    if (q1 <= q0) return;
     float* d_buf = slot + EMargin() + RoundUp(BufferFloats(band_rows_).first);
-    const int oy_end = static_cast<int>((q1 - 1) / g.ow) + 1;
-    for (int o0 = static_cast<int>(q0 / g.ow); o0 < oy_end;) {
-      const int o1 = std::min(oy_end, o0 + band_rows_);
-      const int lo = std::clamp(o0 * g.sh - g.pad_top, 0, g.h);
-      const int hi = std::clamp((o1 - 1) * g.sh - g.pad_top + (g.kh - 1) * g.dh + 1, lo, g.h);
+    ForShareBands(t, tasks, g.oh, g.ow, band_rows_, [&](int o0, int o1, int64_t p0, int64_t p1) {
+      const auto [lo, hi] = FilterInputRows(o0, o1, g.sh, g.pad_top, g.kh, g.dh, g.h);
       chunks_.Ready(int64_t{lo} * g.w, int64_t{hi} * g.w, compute);
       dwconv::Geometry band = g;
       band.in_row0 = 0;
       band.out_row0 = o0;
       dw_.vec->rows(band, e, dw_.packed->data(), d_buf, o0, o1, 0, dwconv::ChannelBlocks(g.c, dw_.vec->block), dw_.mm);
-      const int64_t p0 = std::max<int64_t>(q0, int64_t{o0} * g.ow), p1 = std::min<int64_t>(q1, int64_t{o1} * g.ow);
       Project(d_buf + static_cast<size_t>(p0 - int64_t{o0} * g.ow) * g.c, r, alpha, y, p0, p1 - p0);
-      o0 = o1;
-    }
+    });
   }
 
   std::optional<Pointwise> expand_;

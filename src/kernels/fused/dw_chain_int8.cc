@@ -307,8 +307,8 @@ class DwChainInt8 : public rt::OpKernel {
       // About 4 chunks per thread of whole 12-row runs of the GEMM's tiles, at most the rows a
       // band's buffers hold.
       const int64_t px = int64_t{g.in_h} * g.in_w;
-      chunks_.Plan(px, (px + 4 * threads - 1) / (4 * threads), 12);
-      if (chunks_.chunk_pixels() > int64_t{HaloRows(band_rows_)} * g.in_w) chunks_.Plan(px, int64_t{HaloRows(band_rows_)} * g.in_w, 1);
+      const int64_t runs = ((px + 4 * threads - 1) / (4 * threads) + 11) / 12 * 12;
+      chunks_.Plan(px, std::min<int64_t>(runs, int64_t{HaloRows(band_rows_)} * g.in_w), 1);
       shared_id_ = ctx.RequestScratch(static_cast<size_t>(image_bytes));
     }
     return ctx.ReserveSlotScratch(slot_bytes_);
@@ -489,8 +489,7 @@ class DwChainInt8 : public rt::OpKernel {
       const int b = o0 / g.out_h;
       const int o1 = std::min({r1, (b + 1) * g.out_h, o0 + band_rows_});
       const int oy0 = o0 - b * g.out_h, oy1 = o1 - b * g.out_h;
-      const int lo = std::clamp(oy0 * g.stride_h - g.pad_h, 0, g.in_h);
-      const int hi = std::clamp((oy1 - 1) * g.stride_h - g.pad_h + (g.k_h - 1) * g.dil_h + 1, lo, g.in_h);
+      const auto [lo, hi] = FilterInputRows(oy0, oy1, g.stride_h, g.pad_h, g.k_h, g.dil_h, g.in_h);
       dwq::Args args;
       args.input = x;
       args.input_elements = x_elements;
@@ -533,11 +532,10 @@ class DwChainInt8 : public rt::OpKernel {
   }
 
   // Task t of `tasks` in the two-phase form (one image, kSharedBytes), as DwChainF32::SharedRows:
-  // the expansion chunks no thread has claimed yet (from this task's share on) into e, the whole
-  // expanded image; then output pixels [N t / tasks, N (t + 1) / tasks) of the N = out_h·out_w:
-  // their depthwise rows (a row cut between two tasks is computed by both) in bands of at most
-  // band_rows_ rows, once the chunks of the expanded rows they read are done (claimed here if
-  // still free, else waited for), and their projection.
+  // the expansion chunks no thread has claimed yet into e, the whole expanded image; then the
+  // task's share of the output pixels (ForShareBands): their depthwise rows, once the chunks of
+  // the expanded rows they read are done (claimed here if still free, else waited for), and
+  // their projection.
   template <typename T>
   void SharedRows(const T* x, const T* r, T* y, T* e, uint8_t* slot, int t, int tasks) const {
     const dwq::Geom& g = plan_.g;
@@ -553,27 +551,19 @@ class DwChainInt8 : public rt::OpKernel {
       Gemm(*expand_, x + p0 * cin, cin, uint8, n, a_buf, row_term, e + p0 * c, c);
     };
     chunks_.ClaimAll(t, tasks, compute);
-    const int64_t out_px = int64_t{g.out_h} * g.out_w;
-    const int64_t q0 = out_px * t / tasks, q1 = out_px * (t + 1) / tasks;
-    if (q1 <= q0) return;
     dwq::Args args;
     args.input = e;
     args.input_elements = in_px * c;
     args.input_zero_point = dw_zero_point_;
     args.in_row0 = 0;
     args.output = d_buf;
-    const int oy_end = static_cast<int>((q1 - 1) / g.out_w) + 1;
-    for (int o0 = static_cast<int>(q0 / g.out_w); o0 < oy_end;) {
-      const int o1 = std::min(oy_end, o0 + band_rows_);
-      const int lo = std::clamp(o0 * g.stride_h - g.pad_h, 0, g.in_h);
-      const int hi = std::clamp((o1 - 1) * g.stride_h - g.pad_h + (g.k_h - 1) * g.dil_h + 1, lo, g.in_h);
+    ForShareBands(t, tasks, g.out_h, g.out_w, band_rows_, [&](int o0, int o1, int64_t p0, int64_t p1) {
+      const auto [lo, hi] = FilterInputRows(o0, o1, g.stride_h, g.pad_h, g.k_h, g.dil_h, g.in_h);
       chunks_.Ready(int64_t{lo} * g.in_w, int64_t{hi} * g.in_w, compute);
       args.out_row0 = o0;
       dwq::RunRows(plan_, args, uint8, o0, o1, slot);
-      const int64_t p0 = std::max<int64_t>(q0, int64_t{o0} * g.out_w), p1 = std::min<int64_t>(q1, int64_t{o1} * g.out_w);
       Project<T>(d_buf + (p0 - int64_t{o0} * g.out_w) * c, r, y, p0, p1 - p0, a_buf, row_term);
-      o0 = o1;
-    }
+    });
   }
 
   std::optional<Pointwise8> expand_;

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/common/nn_util.h"
@@ -201,6 +202,29 @@ struct BandRows {
   int Next(int b, int new_lo, int new_hi, void* buf, size_t row_bytes);
 };
 
+// The input rows [lo, hi) of an image of in_h rows that the filter's output rows [oy0, oy1)
+// read (stride, top padding, k rows dilated by dil), clipped to the image.
+inline std::pair<int, int> FilterInputRows(int oy0, int oy1, int stride, int pad, int k, int dil, int in_h) {
+  const int lo = std::clamp(oy0 * stride - pad, 0, in_h);
+  return {lo, std::clamp((oy1 - 1) * stride - pad + (k - 1) * dil + 1, lo, in_h)};
+}
+
+// Task t's share of the oh x ow output pixels of one image, [N t / tasks, N (t + 1) / tasks),
+// in bands of at most band_rows rows: band(o0, o1, p0, p1) for rows [o0, o1) and the share's
+// pixels [p0, p1) among them (a row cut between two shares is in both tasks' bands).
+template <typename Band>
+void ForShareBands(int t, int tasks, int oh, int ow, int band_rows, const Band& band) {
+  const int64_t out_px = int64_t{oh} * ow;
+  const int64_t q0 = out_px * t / tasks, q1 = out_px * (t + 1) / tasks;
+  if (q1 <= q0) return;
+  const int oy_end = static_cast<int>((q1 - 1) / ow) + 1;
+  for (int o0 = static_cast<int>(q0 / ow); o0 < oy_end;) {
+    const int o1 = std::min(oy_end, o0 + band_rows);
+    band(o0, o1, std::max<int64_t>(q0, int64_t{o0} * ow), std::min<int64_t>(q1, int64_t{o1} * ow));
+    o0 = o1;
+  }
+}
+
 // The expansion of a whole image computed once by several threads in chunks of pixels (the
 // chains' two-phase form, SharedRows in dw_chain_f32.cc / dw_chain_int8.cc): a chunk is computed
 // by whichever thread claims it first. Plan(px, want, multiple) cuts px pixels into chunks of
@@ -212,7 +236,6 @@ class SharedChunks {
  public:
   void Plan(int64_t px, int64_t want, int64_t multiple);
   void Reset();
-  int chunk_pixels() const { return chunk_px_; }
   template <typename Compute>
   void ClaimAll(int task, int tasks, const Compute& compute) {
     const int first = static_cast<int>(int64_t{chunks_} * task / tasks);
