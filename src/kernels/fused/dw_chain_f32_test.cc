@@ -160,6 +160,9 @@ Result RunChain(const std::shared_ptr<const rt::Model>& model, const std::vector
   io.fuse_ops = fuse;
   io.fold_constants = fold;
   io.fuse_min_inner_bytes = 0;
+  // Every op split over the threads: the thread tuning may run small ops on one thread, which
+  // would leave the threaded paths (the two-phase form, cut rows) untested.
+  io.tune_op_threads = false;
   auto interp = rt::Interpreter::Create(model, io);
   EXPECT_TRUE(interp.ok()) << interp.status().ToString();
   if (!interp.ok()) return r;

@@ -170,6 +170,9 @@ Result RunInt8Chain(const std::shared_ptr<const rt::Model>& model, const std::ve
   io.cpu = &cpu;
   io.fuse_ops = fuse;
   io.fuse_min_inner_bytes = 0;
+  // Every op split over the threads: the thread tuning may run small ops on one thread, which
+  // would leave the threaded paths (the two-phase form, cut rows) untested.
+  io.tune_op_threads = false;
   testing::FusionRun run = testing::RunOnBytes(model, x, io);
   if (!run.outs.empty()) r.out = std::move(run.outs[0]);
   r.variants = std::move(run.variants);
