@@ -126,7 +126,7 @@ bool BitsOffset(int64_t L, int64_t U, int64_t ms, int sh, int64_t amin, int64_t 
   const auto sub_range = [&](int q, bool up, int64_t* a, int64_t* b) {
     const __int128 lo_mag = q == 0 ? 0 : __int128{1} << (q + 23), hi_mag = (__int128{1} << (q + 24)) - 1;
     // up: M ms - L in [lo_mag, hi_mag]; else L - M ms in [lo_mag, hi_mag] (and > 0).
-    const __int128 lo_z = up ? L + std::max<__int128>(lo_mag, 0) : L - hi_mag;
+    const __int128 lo_z = up ? L + lo_mag : L - hi_mag;
     const __int128 hi_z = up ? L + hi_mag : L - std::max<__int128>(lo_mag, 1);
     const __int128 lo_m = -FloorDiv(-lo_z, ms), hi_m = FloorDiv(hi_z, ms);  // ceil, floor
     *a = static_cast<int64_t>(std::max<__int128>(lo_m, m_lo));

@@ -85,6 +85,20 @@ Channel RandomChannel(std::mt19937_64& rng, int r, int64_t B) {
   return ch;
 }
 
+// Case `it` of the searches' tests: right shift 1 + it % 14, accumulator bound `large` (it % 4
+// == 0), `medium` (it % 4 == 1) or random up to 2^16, the rest of the channel random.
+Channel CaseChannel(std::mt19937_64& rng, int it, int64_t large, int64_t medium) {
+  const int64_t B = it % 4 == 0 ? large : it % 4 == 1 ? medium : 1 + static_cast<int64_t>(rng() % (1u << 16));
+  return RandomChannel(rng, 1 + it % 14, B);
+}
+
+// Whether the stages run on this CPU (AVX-512F); without, says that only emulation checks them.
+bool StagesRunHere() {
+  const bool avx512 = rt::Cpu().avx512f;
+  if (!avx512) std::printf("no AVX-512F: checking the constants by exact emulation only\n");
+  return avx512;
+}
+
 // Every accumulator in [-B, B] when B <= 2^16, else around every level's threshold (the only
 // places where two non-decreasing step functions can differ) and at random.
 std::vector<int32_t> Accumulators(const Channel& ch, std::mt19937_64& rng) {
@@ -108,14 +122,12 @@ std::vector<int32_t> Accumulators(const Channel& ch, std::mt19937_64& rng) {
 }
 
 TEST(FloatRequant, MatchesIntegerFormOverTheWholeRange) {
-  const bool avx512 = rt::Cpu().avx512f;
-  if (!avx512) std::printf("no AVX-512F: checking the constants by exact emulation only\n");
+  const bool avx512 = StagesRunHere();
   std::mt19937_64 rng(2026);
   int found = 0, tried = 0, found_small_r = 0, tried_small_r = 0;
   for (int it = 0; it < 240; ++it) {
-    const int r = 1 + it % 14;
-    const int64_t B = it % 4 == 0 ? (int64_t{1} << 24) : it % 4 == 1 ? (int64_t{1} << 20) : 1 + static_cast<int64_t>(rng() % (1u << 16));
-    const Channel ch = RandomChannel(rng, r, B);
+    const Channel ch = CaseChannel(rng, it, (int64_t{1} << 24), (int64_t{1} << 20));
+    const int r = ch.r;
     float s = 0, c = 0;
     ++tried;
     if (r <= 8) ++tried_small_r;
@@ -278,14 +290,12 @@ int64_t ShiftFor(const Channel& ch) { return static_cast<int64_t>(FloorDiv(ch.C,
 // forms' results are the integer form's around every level's threshold, at random and at the
 // ends (all of [-B, B] for small B), on the CPU and emulated.
 TEST(FloatRequant, ShiftedFormsMatchIntegerForm) {
-  const bool avx512 = rt::Cpu().avx512f;
-  if (!avx512) std::printf("no AVX-512F: checking the constants by exact emulation only\n");
+  const bool avx512 = StagesRunHere();
   std::mt19937_64 rng(4242);
   int tried = 0, found1 = 0, found2 = 0, found_plain = 0;
   for (int it = 0; it < 280; ++it) {
-    const int r = 1 + it % 14;
-    const int64_t B = it % 4 == 0 ? (int64_t{1} << 23) : it % 4 == 1 ? (int64_t{1} << 20) : 1 + static_cast<int64_t>(rng() % (1u << 16));
-    const Channel ch = RandomChannel(rng, r, B);
+    const Channel ch = CaseChannel(rng, it, (int64_t{1} << 23), (int64_t{1} << 20));
+    const int64_t B = ch.B;
     const int64_t K = ShiftFor(ch);
     if ((K < 0 ? -K : K) + B > kFloatRequantMaxBound) continue;
     ++tried;
@@ -327,14 +337,12 @@ TEST(FloatRequant, ShiftedFormsMatchIntegerForm) {
 // shift them, and unshifted), around every threshold, at random and at the ends, on the CPU
 // and emulated; nearly every channel whose range spans less than 2^23 gets one.
 TEST(FloatRequant, BitsFormMatchesIntegerForm) {
-  const bool avx512 = rt::Cpu().avx512f;
-  if (!avx512) std::printf("no AVX-512F: checking the constants by exact emulation only\n");
+  const bool avx512 = StagesRunHere();
   std::mt19937_64 rng(99);
   int tried = 0, found = 0, bits_found = 0, found_small = 0, bits_small = 0;  // small: B <= 2^18
   for (int it = 0; it < 400; ++it) {
-    const int r = 1 + it % 14;
-    const int64_t B = it % 4 == 0 ? (int64_t{1} << 21) : it % 4 == 1 ? (int64_t{1} << 18) : 1 + static_cast<int64_t>(rng() % (1u << 16));
-    const Channel ch = RandomChannel(rng, r, B);
+    const Channel ch = CaseChannel(rng, it, (int64_t{1} << 21), (int64_t{1} << 18));
+    const int64_t B = ch.B;
     const bool shifted = it % 2 == 0;
     const int64_t K = shifted ? ShiftFor(ch) : 0;
     if ((K < 0 ? -K : K) + B > kFloatRequantMaxBound) continue;
