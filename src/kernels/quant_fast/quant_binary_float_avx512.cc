@@ -27,15 +27,18 @@
 namespace edgeopt::kernels::qbin {
 namespace {
 
+// 16 values of T as floats: all 16 at p, or those of mask k (a plain load where all are read).
 template <typename T>
-inline __m512 LoadFloat16(const T* p) {
-  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+inline __m512 Floats16(__m128i b) {
   return _mm512_cvtepi32_ps(std::is_signed_v<T> ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b));
 }
 template <typename T>
+inline __m512 LoadFloat16(const T* p) {
+  return Floats16<T>(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+template <typename T>
 inline __m512 LoadFloat16(const T* p, __mmask16 k) {
-  const __m128i b = _mm_maskz_loadu_epi8(k, p);
-  return _mm512_cvtepi32_ps(std::is_signed_v<T> ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b));
+  return Floats16<T>(_mm_maskz_loadu_epi8(k, p));
 }
 
 // floor(a fa + RN(b fb + fc)) on 16 lanes.
