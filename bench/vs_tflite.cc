@@ -246,7 +246,9 @@ int main(int argc, char** argv) {
         }
       }
       const double a = Median(ours), b = Median(theirs);
-      std::printf("%-44s %3d %12.3f %12.3f %8.2f  %s", name.c_str(), threads, a, b, a / b, config.c_str());
+      // Sub-0.1 ms models (micro models) get more decimals: "0.000" would hide what the ratio compares.
+      const int digits = std::min(a, b) < 0.1 ? 5 : 3;
+      std::printf("%-44s %3d %12.*f %12.*f %8.2f  %s", name.c_str(), threads, digits, a, digits, b, a / b, config.c_str());
       if (args.cpu_time && threads == 1) {
         const double ac = Median(ours_cpu), bc = Median(theirs_cpu);
         std::printf("  | cpu ms %.3f %.3f ratio %.2f", ac, bc, ac / bc);
