@@ -14,6 +14,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <utility>
 #include <type_traits>
 
 #include "kernels/depthwise/depthwise_int8_k3.h"
@@ -99,14 +100,14 @@ struct OutStage {
   }
 };
 
-// Stores kNP (1..4) pixels x 16 channels from the requantized lanes r0..r3: packed to int16 with
+// The bytes of r0..r3 (16 lanes each) as 64 bytes, r0's 16 lanes first: packed to int16 with
 // saturation, the output zero point added there unless the lanes hold it (kHasZp; saturating: a
 // lane that saturates is far outside [act_min, act_max] either way, so the clamped bytes equal the
-// int32 reference's), packed to bytes and clamped. After the packs, dword j of 128-bit lane k
-// holds pixel j's channels 4k..4k+3.
-template <int kNP, bool kUnsigned, bool kHasZp>
-__attribute__((always_inline)) inline void Store4(__m512i r0, __m512i r1, __m512i r2, __m512i r3, const OutStage& o,
-                                                  uint8_t* out) {
+// int32 reference's), packed to bytes, clamped (and flipped: Plan::flip_output). After the packs
+// dword j of 128-bit lane k holds r_j's lanes 4k..4k+3; o.order puts them in order.
+template <bool kUnsigned, bool kHasZp>
+__attribute__((always_inline)) inline __m512i Pack4(__m512i r0, __m512i r1, __m512i r2, __m512i r3,
+                                                    const OutStage& o) {
   __m512i a = _mm512_packs_epi32(r0, r1), b = _mm512_packs_epi32(r2, r3);
   if constexpr (!kHasZp) {
     a = _mm512_adds_epi16(a, o.zp16);
@@ -115,7 +116,15 @@ __attribute__((always_inline)) inline void Store4(__m512i r0, __m512i r1, __m512
   __m512i v8 = kUnsigned ? _mm512_packus_epi16(a, b) : _mm512_packs_epi16(a, b);
   v8 = kUnsigned ? _mm512_min_epu8(_mm512_max_epu8(v8, o.lo), o.hi) : _mm512_min_epi8(_mm512_max_epi8(v8, o.lo), o.hi);
   if (!kUnsigned && o.flip) v8 = _mm512_xor_si512(v8, _mm512_set1_epi8(static_cast<char>(0x80)));
-  v8 = _mm512_permutexvar_epi32(o.order, v8);
+  return _mm512_permutexvar_epi32(o.order, v8);
+}
+
+// Stores kNP (1..4) pixels x 16 channels from the requantized lanes r0..r3 (Pack4: pixel j's 16
+// bytes in 128-bit lane j).
+template <int kNP, bool kUnsigned, bool kHasZp>
+__attribute__((always_inline)) inline void Store4(__m512i r0, __m512i r1, __m512i r2, __m512i r3, const OutStage& o,
+                                                  uint8_t* out) {
+  const __m512i v8 = Pack4<kUnsigned, kHasZp>(r0, r1, r2, r3, o);
   const __m128i p0 = _mm512_castsi512_si128(v8);
   const __m128i p1 = _mm512_extracti32x4_epi32(v8, 1);
   const __m128i p2 = _mm512_extracti32x4_epi32(v8, 2);
@@ -288,11 +297,139 @@ __attribute__((always_inline)) inline void QuadPixels(const int16_t* e0, const i
   }
 }
 
+// Whether QuadGroupsWide takes the groups [cb, end): whole 16-channel groups (channels a multiple
+// of 16), at least two (one group gains nothing from it).
+inline bool QuadWideApplies(const Plan& p, int cb, int end) {
+  return p.g.channels % 16 == 0 && end - cb >= 32;
+}
+// Whether some of the kG groups from cg0 have split weights (Plan::quad_split).
+inline bool AnySplit(const Plan& p, int cg0, int kG) {
+  if (p.quad_split.empty()) return false;
+  for (int g = 0; g < kG; ++g)
+    if (p.quad_split[cg0 / 16 + g]) return true;
+  return false;
+}
+
+// Calls f(std::integral_constant<int, g>) for g = 0 .. kN - 1, unrolled.
+template <int kN, typename F>
+__attribute__((always_inline)) inline void ForEach(const F& f) {
+  [&]<int... kI>(std::integer_sequence<int, kI...>) __attribute__((always_inline)) {
+    (f(std::integral_constant<int, kI>{}), ...);
+  }(std::make_integer_sequence<int, kN>{});
+}
+
+// The quad rows (Plan::quads / quad_pairs) of kG (1..4) 16-channel groups from cg0 at once, pixel
+// by pixel: a pixel's 16 kG output channels are one contiguous store (Pack4 of the groups' lanes:
+// one 64-byte store for four groups) where RowsQuadK3's group-by-group order stores 16 bytes per
+// pixel and group (Store4: a permute, three lane extracts and four stores per four pixels, which
+// bound the rows). The weights are read from a copy on the stack by the vpdpbusd (12 to 48
+// vectors; the accumulators, biases and output-stage constants take the registers). kSplit: some
+// group has split weights (Plan::quad_split), so every group adds its rest (zeros where none).
+template <int kG, bool kSplit, bool kUnsigned, int kMode, int kW, bool kPairs>
+__attribute__((always_inline)) inline void QuadGroupsWide(const K3Batch& bt, int cg0, const OutStage& o) {
+  const Plan& p = *bt.p;
+  const size_t c2 = bt.c2, C = o.stride;
+  const size_t row_stride = static_cast<size_t>(p.c16) * 4;  // bytes between filter rows of quad_weights
+  const int W = kW ? kW : p.g.out_w;
+  constexpr int kPer = kPairs ? 2 : 1;  // output pixels per entry
+  // The groups' weights gathered on the stack (weights[set][g][filter row]: set 0 quad_weights,
+  // 1 quad_weights_b (pair quads), then their rests with kSplit), so that the vpdpbusd read them
+  // at fixed offsets from one base.
+  constexpr int kSets = (kPairs ? 2 : 1) * (kSplit ? 2 : 1);
+  alignas(64) __m512i weights[kSets][kG][3];
+  const std::vector<int8_t>* sources[4] = {&p.quad_weights, kPairs ? &p.quad_weights_b : &p.quad_rest, &p.quad_rest,
+                                           &p.quad_rest_b};
+  for (int set = 0; set < kSets; ++set) {
+    const int8_t* w = sources[set]->data() + size_t{4} * cg0;
+    ForEach<kG>([&](auto g) {
+      for (int ky = 0; ky < 3; ++ky) weights[set][g][ky] = _mm512_loadu_si512(w + 64 * g + ky * row_stride);
+    });
+  }
+  // The sets of pixel 2 ox (a) and 2 ox + 1 (b), and their rests.
+  constexpr int kA = 0, kRa = kSplit ? (kPairs ? 2 : 1) : 0;
+  [[maybe_unused]] constexpr int kB = kPairs ? 1 : 0, kRb = kSplit ? (kPairs ? 3 : 1) : 0;
+  const RequantGroup16* rq = &p.requant16[cg0 / 16];
+  __m512i bias[kG];
+  ForEach<kG>([&](auto g) { bias[g] = kMode == kRqLeft ? _mm512_setzero_si512() : Ld(rq[g].bias); });
+  // Group g's sum over the entries v[0..2] with the weights w[0..2] (kSplit: and the rest r[0..2]).
+  const auto dot = [&](int g, const __m512i* w, const __m512i* r, const __m512i* v) __attribute__((always_inline)) {
+    __m512i a = _mm512_dpbusd_epi32(bias[g], v[0], w[0]);
+    a = _mm512_dpbusd_epi32(a, v[1], w[1]);
+    a = _mm512_dpbusd_epi32(a, v[2], w[2]);
+    if constexpr (kSplit) {
+      a = _mm512_dpbusd_epi32(a, v[0], r[0]);
+      a = _mm512_dpbusd_epi32(a, v[1], r[1]);
+      a = _mm512_dpbusd_epi32(a, v[2], r[2]);
+    }
+    return RqDoublesSums(kMode) ? _mm512_add_epi32(a, a) : a;
+  };
+  const auto store = [&](const __m512i* acc, uint8_t* out) __attribute__((always_inline)) {
+    __m512i r[4];
+    ForEach<kG>([&](auto g) { r[g] = Requant16<kMode>(acc[g], rq[g]); });
+    ForEach<4 - kG>([&](auto g) { r[kG + g] = r[0]; });
+    const __m512i v8 = Pack4<kUnsigned, RqHoldsZeroPoint(kMode)>(r[0], r[1], r[2], r[3], o);
+    if constexpr (kG == 4) {
+      _mm512_storeu_si512(out, v8);
+    } else if constexpr (kG >= 2) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm512_castsi512_si256(v8));
+      if constexpr (kG == 3) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 32), _mm512_extracti32x4_epi32(v8, 2));
+    } else {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_castsi512_si128(v8));
+    }
+  };
+  const size_t off = static_cast<size_t>(cg0 - bt.cb) * 2;
+  for (int row = 0; row < bt.n; ++row) {
+    const int16_t* e0 = bt.rows[row][0] + off;
+    const int16_t* e1 = bt.rows[row][1] + off;
+    const int16_t* e2 = bt.rows[row][2] + off;
+    uint8_t* out = bt.out[row] + cg0;
+    for (int ox = 0; ox < W; ox += kPer, e0 += c2, e1 += c2, e2 += c2, out += kPer * C) {
+      __m512i a[kG], b[kG];
+      ForEach<kG>([&](auto g) {
+        const __m512i v[3] = {_mm512_loadu_si512(e0 + 32 * g), _mm512_loadu_si512(e1 + 32 * g),
+                              _mm512_loadu_si512(e2 + 32 * g)};
+        a[g] = dot(g, weights[kA][g], weights[kRa][g], v);
+        if constexpr (kPairs) b[g] = dot(g, weights[kB][g], weights[kRb][g], v);
+      });
+      store(a, out);
+      if constexpr (kPairs) {
+        if (ox + 1 < W) store(b, out + C);
+      }
+    }
+  }
+}
+
 // The rows of a batch over quad rows: entry ox belongs to output pixel ox (stride 1 and 2 alike),
 // or with kPairs (pair quads) to pixels 2 ox and 2 ox + 1.
 template <bool kUnsigned, int kMode, int kW, bool kPairs>
 void RowsQuadK3(const K3Batch& bt) {
   const Plan& p = *bt.p;
+  // With the fp32 output stages (the forms AVX-512 VNNI plans take) and rows of a runtime width
+  // only (7x7 rows with a compile-time width, kW, measured the same either way): the other
+  // instantiations would only lengthen the build.
+  constexpr bool kWide = kW == 0 && (kMode == kRqFloat || kMode == kRqFloatSplit || kMode == kRqFloatBits);
+  if constexpr (kWide) {
+    if (QuadWideApplies(p, bt.cb, std::min(p.g.channels, bt.cb_end))) {
+      OutStage o(p);
+      const int end = std::min(p.g.channels, bt.cb_end);
+      // kG groups from cg, with or without their rests.
+      const auto groups = [&]<int kG>(int cg) {
+        if (AnySplit(p, cg, kG))
+          QuadGroupsWide<kG, true, kUnsigned, kMode, kW, kPairs>(bt, cg, o);
+        else
+          QuadGroupsWide<kG, false, kUnsigned, kMode, kW, kPairs>(bt, cg, o);
+      };
+      int cg = bt.cb;
+      for (; cg + 64 <= end; cg += 64) groups.template operator()<4>(cg);
+      switch ((end - cg) / 16) {
+        case 3: groups.template operator()<3>(cg); break;
+        case 2: groups.template operator()<2>(cg); break;
+        case 1: groups.template operator()<1>(cg); break;
+        default: break;
+      }
+      return;
+    }
+  }
   const size_t c2 = bt.c2;
   const size_t row_stride = static_cast<size_t>(p.c16) * 4;  // bytes between filter rows of quad_weights
   struct State {
