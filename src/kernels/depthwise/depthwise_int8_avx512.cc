@@ -14,8 +14,8 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <utility>
 #include <type_traits>
+#include <utility>
 
 #include "kernels/depthwise/depthwise_int8_k3.h"
 #include "kernels/depthwise/depthwise_k3_avx512.h"
@@ -298,7 +298,8 @@ __attribute__((always_inline)) inline void QuadPixels(const int16_t* e0, const i
 }
 
 // Whether QuadGroupsWide takes the groups [cb, end): whole 16-channel groups (channels a multiple
-// of 16), at least two (one group gains nothing from it).
+// of 16), at least two (a lone group would store 16 bytes per pixel either way, and RowsQuadK3
+// computes four pixels per store).
 inline bool QuadWideApplies(const Plan& p, int cb, int end) {
   return p.g.channels % 16 == 0 && end - cb >= 32;
 }
