@@ -251,7 +251,7 @@ int main(int argc, char** argv) {
       std::printf("%-44s %3d %12.*f %12.*f %8.2f  %s", name.c_str(), threads, digits, a, digits, b, a / b, config.c_str());
       if (args.cpu_time && threads == 1) {
         const double ac = Median(ours_cpu), bc = Median(theirs_cpu);
-        std::printf("  | cpu ms %.3f %.3f ratio %.2f", ac, bc, ac / bc);
+        std::printf("  | cpu ms %.*f %.*f ratio %.2f", digits, ac, digits, bc, ac / bc);
       }
       std::printf("\n");
       std::fflush(stdout);
