@@ -184,8 +184,19 @@ size_t LstmCell::ScratchBytes() const {
       // scale and zero point per row each.
       return 5 * rows * nc * sizeof(float) + nc * sizeof(float) + 4 * rows * widest +
              4 * rows * (sizeof(float) + sizeof(int32_t)) + 64;
-    case Mode::kInt8:
-      return 5 * rows * nc * sizeof(int16_t) + rows * nc + 64;  // 4 gates, tanh(cell), hidden
+    case Mode::kInt8: {
+      // 4 gates, tanh(cell), hidden; with VNNI also the sums of the widest product and its x copy.
+      size_t bytes = 5 * rows * nc * sizeof(int16_t) + rows * nc + 64;
+      if (int_vnni_) {
+        size_t sums = 0, copy = 0;
+        for (const VnniRows* m : {&vx_, &vh_, &vp_}) {
+          sums = std::max(sums, static_cast<size_t>(m->blocks) * 16 * sizeof(int32_t));
+          copy = std::max(copy, VnniRowsScratch(*m));
+        }
+        bytes += sums + copy + 64;
+      }
+      return bytes;
+    }
   }
   return 0;
 }
@@ -320,6 +331,50 @@ void LstmCell::ComputeIntegerBiases(const rt::KernelContext& ctx) {
   // TFLite 2.9 folds the hidden zero point with a positive sign here and subtracts it when
   // quantizing the hidden state (see StepInt8); the two cancel.
   fold(in_.proj_w, in_.proj_b, ip_.hidden_zp, n_output_, n_cell_, ip_.proj_bias);
+}
+
+void LstmCell::UseFastIntDot(const rt::KernelContext& ctx, const rt::CpuFeatures& cpu) {
+  if (mode_ != Mode::kInt8) return;
+  int_vnni_ = int_lanes_ = false;
+  if (cpu.has_avx2_fma()) int_dot_ = DotRowsS8Avx2;
+  int_requant512_ = int_dot_ && cpu.has_avx512();
+  // VNNI: weights packed now, so they must hold these values at every invoke (file constants),
+  // and the folded biases must be in place.
+  auto constant = [&](int index) {
+    const rt::RtTensor* t = T(ctx, index);
+    return !t || (t->is_constant() && t->data);
+  };
+  if (!cpu.has_avx512_vnni() || !int_biases_ready_ || use_aux_ || !constant(in_.proj_w)) return;
+  const int8_t* wx[4];
+  const int8_t* wh[4];
+  int_gates_ = 0;
+  for (int g = 0; g < 4; ++g) {
+    if (g == kInputGate && cifg_) continue;
+    if (!constant(in_.input_w[g]) || !constant(in_.recurrent_w[g])) return;
+    wx[int_gates_] = D<int8_t>(ctx, in_.input_w[g]);
+    wh[int_gates_] = D<int8_t>(ctx, in_.recurrent_w[g]);
+    int_gate_ids_[int_gates_++] = g;
+  }
+  vx_ = PackVnniRows(wx, int_gates_, n_cell_, n_input_);
+  vh_ = PackVnniRows(wh, int_gates_, n_cell_, n_output_);
+  if (projection_) {
+    const int8_t* wp = D<int8_t>(ctx, in_.proj_w);
+    vp_ = PackVnniRows(&wp, 1, n_output_, n_cell_);
+  }
+  int_vnni_ = true;
+  int32_t xm[4], hm[4];
+  int xs[4], hsh[4];
+  std::vector<int32_t> xb[4], hb[4];
+  for (int j = 0; j < int_gates_; ++j) {
+    const int g = int_gate_ids_[j];
+    xm[j] = ip_.x_scale_a[g];
+    xs[j] = ip_.x_scale_b[g];
+    hm[j] = ip_.h_scale_a[g];
+    hsh[j] = ip_.h_scale_b[g];
+    xb[j] = ip_.x_bias[g];
+    hb[j] = ip_.h_bias[g];
+  }
+  int_lanes_ = qx_.Set(xm, xs, xb, int_gates_, n_cell_) && qh_.Set(hm, hsh, hb, int_gates_, n_cell_);
 }
 
 void LstmCell::BeginInvoke(const rt::KernelContext& ctx) {
@@ -630,6 +685,18 @@ void LstmCell::StepHybrid(const rt::KernelContext& ctx, void* scratch, const flo
   for (int b = 0; b < nb; ++b) std::copy(h + b * n_output_, h + (b + 1) * n_output_, out + b * out_stride);
 }
 
+// The VNNI path's scratch after StepInt8's gates, tanh(cell) and hidden rows (for nb batch rows):
+// the sums of one product (64-byte aligned), then the copy of its x.
+LstmCell::VnniScratch LstmCell::SplitVnniScratch(void* scratch, int nb) const {
+  const size_t rows = static_cast<size_t>(nb) * n_cell_;
+  const auto after = reinterpret_cast<uintptr_t>(scratch) + 5 * rows * sizeof(int16_t) + rows;
+  VnniScratch v;
+  v.sums = reinterpret_cast<int32_t*>((after + 63) & ~uintptr_t{63});
+  const size_t most = static_cast<size_t>(std::max({vx_.blocks, vh_.blocks, vp_.blocks})) * 16;
+  v.x_copy = reinterpret_cast<uint8_t*>(v.sums + most);
+  return v;
+}
+
 void LstmCell::StepInt8(const rt::KernelContext& ctx, void* scratch, const int8_t* x, int nb, int8_t* h, int16_t* c,
                         int8_t* out) {
   const int nc = n_cell_;
@@ -638,13 +705,45 @@ void LstmCell::StepInt8(const rt::KernelContext& ctx, void* scratch, const int8_
   int16_t* gate[4] = {gates, gates + nb * nc, gates + 2 * nb * nc, gates + 3 * nb * nc};
   int16_t* tanh_c = gates + 4 * nb * nc;
   int8_t* hidden = reinterpret_cast<int8_t*>(tanh_c + nb * nc);
+  const VnniScratch vs = int_vnni_ ? SplitVnniScratch(scratch, nb) : VnniScratch{};
+  int32_t* sums = vs.sums;
+  uint8_t* x_copy = vs.x_copy;
+  // The gates' pre-activations: the input side requantized into zeros, then the recurrent side
+  // added (each saturating to int16). They do not depend on the cell state, so with VNNI both
+  // sides of all gates come first, one product per side and batch row.
+  if (int_vnni_) {
+    for (int j = 0; j < int_gates_; ++j) std::fill(gate[int_gate_ids_[j]], gate[int_gate_ids_[j]] + nb * nc, int16_t{0});
+    const bool lanes = int_lanes_ && nb == 1;
+    if (lanes) {
+      // One batch row: gate g's rows at gates + g * nc, the present gates' one after another.
+      int16_t* first = gate[int_gate_ids_[0]];
+      VnniRowsDot(vx_, x, x_copy, sums);
+      RequantLanesAvx512(sums, qx_, first);
+      VnniRowsDot(vh_, h, x_copy, sums);
+      RequantLanesAvx512(sums, qh_, first);
+    }
+    for (int b = 0; b < (lanes ? 0 : nb); ++b) {
+      VnniRowsDot(vx_, x + b * n_input_, x_copy, sums);
+      for (int j = 0; j < int_gates_; ++j) {
+        const int g = int_gate_ids_[j];
+        RequantRowsAvx512(sums + j * nc, p.x_bias[g].data(), nc, p.x_scale_a[g], p.x_scale_b[g], 0, gate[g] + b * nc);
+      }
+      VnniRowsDot(vh_, h + b * n_output_, x_copy, sums);
+      for (int j = 0; j < int_gates_; ++j) {
+        const int g = int_gate_ids_[j];
+        RequantRowsAvx512(sums + j * nc, p.h_bias[g].data(), nc, p.h_scale_a[g], p.h_scale_b[g], 0, gate[g] + b * nc);
+      }
+    }
+  }
   auto compute_gate = [&](int g) {
     int16_t* v = gate[g];
-    std::fill(v, v + nb * nc, int16_t{0});
-    IntMatVecAccumulate<int16_t>(x, p.x_bias[g].data(), D<int8_t>(ctx, in_.input_w[g]), p.x_scale_a[g],
-                                 p.x_scale_b[g], nb, n_input_, nc, 0, v, int_dot_, int_requant512_);
-    IntMatVecAccumulate<int16_t>(h, p.h_bias[g].data(), D<int8_t>(ctx, in_.recurrent_w[g]), p.h_scale_a[g],
-                                 p.h_scale_b[g], nb, n_output_, nc, 0, v, int_dot_, int_requant512_);
+    if (!int_vnni_) {
+      std::fill(v, v + nb * nc, int16_t{0});
+      IntMatVecAccumulate<int16_t>(x, p.x_bias[g].data(), D<int8_t>(ctx, in_.input_w[g]), p.x_scale_a[g],
+                                   p.x_scale_b[g], nb, n_input_, nc, 0, v, int_dot_, int_requant512_);
+      IntMatVecAccumulate<int16_t>(h, p.h_bias[g].data(), D<int8_t>(ctx, in_.recurrent_w[g]), p.h_scale_a[g],
+                                   p.h_scale_b[g], nb, n_output_, nc, 0, v, int_dot_, int_requant512_);
+    }
     const int16_t* w = peephole_ ? D<int16_t>(ctx, in_.peephole[g]) : nullptr;
     if (w) {
       // TFLite 2.9 walks n_output peephole weights per batch row here (equal to n_cell unless
@@ -669,7 +768,11 @@ void LstmCell::StepInt8(const rt::KernelContext& ctx, void* scratch, const int8_
   compute_gate(kForgetGate);
   compute_gate(kCellGate);
   // Cell update: c = f*c + i*g (CIFG: i = 1 - f), saturating, then clipped.
-  for (int i = 0; i < nb * nc; ++i) {
+  if (int_vnni_) {
+    CellUpdateAvx512(gate[kForgetGate], cifg_ ? nullptr : gate[kInputGate], gate[kCellGate], nb * nc,
+                     30 + p.cell_scale, p.cell_clip, c);
+  }
+  for (int i = 0; i < (int_vnni_ ? 0 : nb * nc); ++i) {
     const int16_t fc = MulShift16(gate[kForgetGate][i], c[i], 15);
     const int16_t in_gate = cifg_ ? static_cast<int16_t>(32767 - gate[kForgetGate][i]) : gate[kInputGate][i];
     const int16_t ig = MulShift16(in_gate, gate[kCellGate][i], 30 + p.cell_scale);
@@ -679,7 +782,9 @@ void LstmCell::StepInt8(const rt::KernelContext& ctx, void* scratch, const int8_
   }
   compute_gate(kOutputGate);
   IntTanh(15 + p.cell_scale, c, nb * nc, tanh_c);
-  for (int i = 0; i < nb * nc; ++i) {
+  const bool hidden_done = int_vnni_ && HiddenAvx512(gate[kOutputGate], tanh_c, nb * nc, p.hidden_scale_a,
+                                                     p.hidden_scale_b, p.hidden_zp, hidden);
+  for (int i = 0; i < (hidden_done ? 0 : nb * nc); ++i) {
     int32_t v = static_cast<int32_t>(gate[kOutputGate][i]) * tanh_c[i];
     v = MultiplyByQuantizedMultiplier(v, p.hidden_scale_a, p.hidden_scale_b);
     v -= p.hidden_zp;  // TFLite 2.9's sign (see ComputeIntegerBiases)
@@ -687,9 +792,17 @@ void LstmCell::StepInt8(const rt::KernelContext& ctx, void* scratch, const int8_
   }
   if (projection_) {
     std::fill(h, h + nb * n_output_, int8_t{0});
-    IntMatVecAccumulate<int8_t>(hidden, p.proj_bias.data(), D<int8_t>(ctx, in_.proj_w), p.proj_scale_a,
-                                p.proj_scale_b, nb, nc, n_output_, p.output_state_zp, h, int_dot_,
-                                int_requant512_);
+    if (int_vnni_) {
+      for (int b = 0; b < nb; ++b) {
+        VnniRowsDot(vp_, hidden + b * nc, x_copy, sums);
+        RequantRowsAvx512(sums, p.proj_bias.data(), n_output_, p.proj_scale_a, p.proj_scale_b, p.output_state_zp,
+                          h + b * n_output_);
+      }
+    } else {
+      IntMatVecAccumulate<int8_t>(hidden, p.proj_bias.data(), D<int8_t>(ctx, in_.proj_w), p.proj_scale_a,
+                                  p.proj_scale_b, nb, nc, n_output_, p.output_state_zp, h, int_dot_,
+                                  int_requant512_);
+    }
     if (p.proj_clip > 0)
       for (int i = 0; i < nb * n_output_; ++i)
         h[i] = std::min<int8_t>(std::max<int8_t>(h[i], static_cast<int8_t>(-p.proj_clip)), p.proj_clip);

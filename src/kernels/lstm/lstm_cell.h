@@ -87,17 +87,19 @@ class LstmCell {
   bool fast() const { return fast_; }
   void DisableFast() { fast_ = false; }
   // Integer cells: the reference steps with their matrix-vector dot products on AVX2 (same
-  // integers). Call after Prepare.
-  void UseFastIntDot(const rt::CpuFeatures& cpu) {
-    if (mode_ == Mode::kInt8 && cpu.has_avx2_fma()) int_dot_ = DotRowsS8Avx2;
-    int_requant512_ = int_dot_ && cpu.has_avx512();
-  }
+  // integers), or with AVX-512 VNNI and constant weights, each side's gates stacked into one
+  // packed matrix (VnniRows: one product per side and step for all gates). Call after Prepare.
+  void UseFastIntDot(const rt::KernelContext& ctx, const rt::CpuFeatures& cpu);
   // Last part of the variant name: the ISA of the fast path ("dequant-<isa>" for hybrid cells), or "ref".
   std::string variant_suffix() const {
+    if (int_vnni_) return "avx512vnni";
     if (int_dot_) return int_requant512_ ? "avx512" : "avx2";
     return fast_ ? std::string(mode_ == Mode::kHybrid ? "dequant-" : "") + uk_h_->isa : "ref";
   }
-  size_t PackedBytes() const { return fast_ ? wx_->bytes() + wh_->bytes() + (wp_ ? wp_->bytes() : 0) : 0; }
+  size_t PackedBytes() const {
+    if (int_vnni_) return vx_.w.size() + vh_.w.size() + vp_.w.size() + 4 * (vx_.corr.size() + vh_.corr.size() + vp_.corr.size());
+    return fast_ ? wx_->bytes() + wh_->bytes() + (wp_ ? wp_->bytes() : 0) : 0;
+  }
 
   // Bytes of scratch one step needs (request once, shared by the cells of an op); with the fast
   // path, also the input projections of a run of time steps.
@@ -168,6 +170,21 @@ class LstmCell {
   std::vector<float> peephole_f_[4];  // peephole weights as float (dequantized for hybrid cells)
   IntRowsDotFn int_dot_ = nullptr;    // integer cells: the AVX2 dot products (null: the portable loop)
   bool int_requant512_ = false;       // and their requantization on AVX-512 (RequantRowsAvx512)
+  // Integer cells on AVX-512 VNNI: the present gates (int_gates_ of them, in gate order) stacked per
+  // side (input, recurrent) and the projection.
+  bool int_vnni_ = false;
+  int int_gates_ = 0, int_gate_ids_[4] = {};
+  VnniRows vx_, vh_, vp_;
+  // Steps of one batch row (the gates' rows then lie one after another in the scratch): each side's
+  // rows requantized in one pass, with per-row constants (int_lanes_: every gate's multiplier
+  // allows it).
+  bool int_lanes_ = false;
+  LaneRequant qx_, qh_;
+  struct VnniScratch {
+    int32_t* sums = nullptr;
+    uint8_t* x_copy = nullptr;
+  };
+  VnniScratch SplitVnniScratch(void* scratch, int nb) const;
 };
 
 }  // namespace edgeopt::kernels::lstm

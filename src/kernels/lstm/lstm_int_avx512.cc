@@ -10,6 +10,7 @@
 #include "kernels/common/avx512_intrin.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 #include "kernels/lstm/lstm_math.h"
@@ -17,46 +18,73 @@
 namespace edgeopt::kernels::lstm {
 namespace {
 
+// MultiplyByQuantizedMultiplier on 16 lanes, each with its own multiplier (m's lanes) and left
+// and right shifts (see the top of this file).
+inline __m512i Mbqm16(__m512i x, __m512i m, __m512i left, __m512i right) {
+  const __m512i half = _mm512_set1_epi64(int64_t{1} << 30);
+  const __m512i one = _mm512_set1_epi32(1);
+  x = _mm512_sllv_epi32(x, left);
+  const __m512i pe = _mm512_srai_epi64(_mm512_add_epi64(_mm512_mul_epi32(x, m), half), 31);
+  const __m512i po = _mm512_srai_epi64(
+      _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), _mm512_srli_epi64(m, 32)), half), 31);
+  // Lane 2j: pe's low dword j; lane 2j + 1: po's low dword j.
+  const __m512i h = _mm512_mask_blend_epi32(0xAAAA, pe, _mm512_slli_epi64(po, 32));
+  const __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, right), one);
+  const __m512i rem = _mm512_and_si512(h, mask);
+  const __m512i threshold = _mm512_add_epi32(_mm512_srai_epi32(mask, 1), _mm512_srli_epi32(h, 31));
+  const __m512i r = _mm512_srav_epi32(h, right);
+  return _mm512_mask_add_epi32(r, _mm512_cmpgt_epi32_mask(rem, threshold), r, one);
+}
+
+// Whether Mbqm16 computes MultiplyByQuantizedMultiplier for this multiplier and shift (else the
+// scalar loops run: the doubling high multiply saturates only for INT32_MIN, and right shifts stop
+// at 31).
+inline bool Mbqm16Handles(int32_t multiplier, int shift) {
+  return multiplier != std::numeric_limits<int32_t>::min() && shift >= -31;
+}
+
+inline __mmask16 TailMask(int left) { return left >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << left) - 1); }
+
 template <typename Out>
 void RequantRows512(const int32_t* sums, const int32_t* bias, int n, int32_t multiplier, int shift, int32_t zp,
                     Out* out) {
-  if (multiplier == std::numeric_limits<int32_t>::min() || shift < -31)
-    return RequantRows(sums, bias, n, multiplier, shift, zp, out);
-  const int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
-  const __m512i m = _mm512_set1_epi64(multiplier);
-  const __m512i half = _mm512_set1_epi64(int64_t{1} << 30);
-  const __m512i vleft = _mm512_set1_epi32(left);
-  const __m128i vright = _mm_cvtsi32_si128(right);
-  const __m512i mask = _mm512_set1_epi32(static_cast<int32_t>((int64_t{1} << right) - 1));
-  const __m512i half_mask = _mm512_srai_epi32(mask, 1);
-  const __m512i one = _mm512_set1_epi32(1);
+  if (!Mbqm16Handles(multiplier, shift)) return RequantRows(sums, bias, n, multiplier, shift, zp, out);
+  const __m512i m = _mm512_set1_epi32(multiplier);
+  const __m512i vleft = _mm512_set1_epi32(shift > 0 ? shift : 0);
+  const __m512i vright = _mm512_set1_epi32(shift > 0 ? 0 : -shift);
   const __m512i vzp = _mm512_set1_epi32(zp);
   const __m512i lo = _mm512_set1_epi32(std::numeric_limits<Out>::min());
   const __m512i hi = _mm512_set1_epi32(std::numeric_limits<Out>::max());
   // The last rows under a mask (a scalar tail took as long as the vectors for 20 rows).
   for (int i = 0; i < n; i += 16) {
-    const __mmask16 k = n - i >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << (n - i)) - 1);
-    __m512i x = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, sums + i), _mm512_maskz_loadu_epi32(k, bias + i));
-    x = _mm512_sllv_epi32(x, vleft);
-    const __m512i pe = _mm512_srai_epi64(_mm512_add_epi64(_mm512_mul_epi32(x, m), half), 31);
-    const __m512i po = _mm512_srai_epi64(_mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), m), half), 31);
-    // Lane 2j: pe's low dword j; lane 2j + 1: po's low dword j.
-    const __m512i h = _mm512_mask_blend_epi32(0xAAAA, pe, _mm512_slli_epi64(po, 32));
-    const __m512i rem = _mm512_and_si512(h, mask);
-    const __m512i threshold = _mm512_add_epi32(half_mask, _mm512_srli_epi32(h, 31));
-    __m512i r = _mm512_sra_epi32(h, vright);
-    r = _mm512_mask_add_epi32(r, _mm512_cmpgt_epi32_mask(rem, threshold), r, one);
-    r = _mm512_add_epi32(r, vzp);
+    const __mmask16 k = TailMask(n - i);
+    const __m512i x = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, sums + i), _mm512_maskz_loadu_epi32(k, bias + i));
+    const __m512i r = _mm512_add_epi32(Mbqm16(x, m, vleft, vright), vzp);
     if constexpr (sizeof(Out) == 2) {
-      r = _mm512_add_epi32(r, _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(k, out + i)));
-      r = _mm512_min_epi32(_mm512_max_epi32(r, lo), hi);
-      _mm256_mask_storeu_epi16(out + i, k, _mm512_cvtepi32_epi16(r));
+      const __m512i v = _mm512_add_epi32(r, _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(k, out + i)));
+      _mm256_mask_storeu_epi16(out + i, k, _mm512_cvtepi32_epi16(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi)));
     } else {
-      r = _mm512_add_epi32(r, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(k, out + i)));
-      r = _mm512_min_epi32(_mm512_max_epi32(r, lo), hi);
-      _mm_mask_storeu_epi8(out + i, k, _mm512_cvtepi32_epi8(r));
+      const __m512i v = _mm512_add_epi32(r, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(k, out + i)));
+      _mm_mask_storeu_epi8(out + i, k, _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi)));
     }
   }
+}
+
+// kB (1..4) blocks of 16 rows from `blocks` on: acc = corr + sum over the column groups.
+template <int kB>
+void DotBlocks(const VnniRows& m, int block, const uint8_t* xu, int32_t* sums) {
+  __m512i acc[kB];
+  for (int i = 0; i < kB; ++i) acc[i] = _mm512_loadu_si512(m.corr.data() + (block + i) * 16);
+  const int8_t* w = m.w.data() + static_cast<int64_t>(block) * m.groups * 64;
+  const int64_t block_stride = static_cast<int64_t>(m.groups) * 64;
+  for (int k = 0; k < m.groups; ++k) {
+    int32_t group;
+    std::memcpy(&group, xu + 4 * k, 4);
+    const __m512i x = _mm512_set1_epi32(group);
+    for (int i = 0; i < kB; ++i)
+      acc[i] = _mm512_dpbusd_epi32(acc[i], x, _mm512_loadu_si512(w + i * block_stride + k * 64));
+  }
+  for (int i = 0; i < kB; ++i) _mm512_storeu_si512(sums + (block + i) * 16, acc[i]);
 }
 
 }  // namespace
@@ -68,6 +96,122 @@ void RequantRowsAvx512(const int32_t* sums, const int32_t* bias, int n, int32_t 
 void RequantRowsAvx512(const int32_t* sums, const int32_t* bias, int n, int32_t multiplier, int shift, int32_t zp,
                        int8_t* out) {
   RequantRows512(sums, bias, n, multiplier, shift, zp, out);
+}
+
+VnniRows PackVnniRows(const int8_t* const* mats, int n_mats, int rows_each, int cols) {
+  VnniRows m;
+  m.rows = n_mats * rows_each;
+  m.cols = cols;
+  m.groups = (cols + 3) / 4;
+  m.blocks = (m.rows + 15) / 16;
+  m.w.assign(static_cast<size_t>(m.blocks) * m.groups * 64, 0);
+  m.corr.assign(static_cast<size_t>(m.blocks) * 16, 0);
+  for (int r = 0; r < m.rows; ++r) {
+    const int8_t* row = mats[r / rows_each] + static_cast<int64_t>(r % rows_each) * cols;
+    int64_t sum = 0;
+    int8_t* dst = m.w.data() + static_cast<int64_t>(r / 16) * m.groups * 64 + (r % 16) * 4;
+    for (int c = 0; c < cols; ++c) {
+      dst[(c / 4) * 64 + c % 4] = row[c];
+      sum += row[c];
+    }
+    m.corr[r] = static_cast<int32_t>(static_cast<uint32_t>(-128 * sum));  // modulo 2^32, as the sums
+  }
+  return m;
+}
+
+void VnniRowsDot(const VnniRows& m, const int8_t* x, uint8_t* scratch, int32_t* sums) {
+  // x + 128 as unsigned bytes (xor of the sign bit); the padding bytes meet zero weights.
+  const __m512i sign = _mm512_set1_epi8(static_cast<char>(0x80));
+  for (int c = 0; c < m.groups * 4; c += 64) {
+    const int n = std::min(64, m.cols - c);
+    const __mmask64 k = n >= 64 ? ~__mmask64{0} : n <= 0 ? 0 : (__mmask64{1} << n) - 1;
+    _mm512_storeu_si512(scratch + c, _mm512_xor_si512(_mm512_maskz_loadu_epi8(k, x + c), sign));
+  }
+  int b = 0;
+  for (; b + 4 <= m.blocks; b += 4) DotBlocks<4>(m, b, scratch, sums);
+  switch (m.blocks - b) {
+    case 3: DotBlocks<3>(m, b, scratch, sums); break;
+    case 2: DotBlocks<2>(m, b, scratch, sums); break;
+    case 1: DotBlocks<1>(m, b, scratch, sums); break;
+    default: break;
+  }
+}
+
+bool LaneRequant::Set(const int32_t* multiplier, const int* shift, const std::vector<int32_t>* biases, int n_gates,
+                      int rows_each) {
+  bias.clear();
+  mult.clear();
+  left.clear();
+  right.clear();
+  for (int j = 0; j < n_gates; ++j) {
+    if (!Mbqm16Handles(multiplier[j], shift[j])) return false;
+    for (int i = 0; i < rows_each; ++i) {
+      bias.push_back(biases[j][i]);
+      mult.push_back(multiplier[j]);
+      left.push_back(shift[j] > 0 ? shift[j] : 0);
+      right.push_back(shift[j] > 0 ? 0 : -shift[j]);
+    }
+  }
+  return true;
+}
+
+void RequantLanesAvx512(const int32_t* sums, const LaneRequant& q, int16_t* out) {
+  const int n = static_cast<int>(q.bias.size());
+  const __m512i lo = _mm512_set1_epi32(std::numeric_limits<int16_t>::min());
+  const __m512i hi = _mm512_set1_epi32(std::numeric_limits<int16_t>::max());
+  for (int i = 0; i < n; i += 16) {
+    const __mmask16 k = TailMask(n - i);
+    const __m512i x = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, sums + i), _mm512_maskz_loadu_epi32(k, q.bias.data() + i));
+    const __m512i r = Mbqm16(x, _mm512_maskz_loadu_epi32(k, q.mult.data() + i), _mm512_maskz_loadu_epi32(k, q.left.data() + i),
+                             _mm512_maskz_loadu_epi32(k, q.right.data() + i));
+    const __m512i v = _mm512_add_epi32(r, _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(k, out + i)));
+    _mm256_mask_storeu_epi16(out + i, k, _mm512_cvtepi32_epi16(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi)));
+  }
+}
+
+namespace {
+// RoundingDivideByPOT on 16 lanes, one exponent (0..31).
+inline __m512i RoundingShift16(__m512i x, int exponent) {
+  const __m512i one = _mm512_set1_epi32(1);
+  const __m512i mask = _mm512_set1_epi32(static_cast<int32_t>((int64_t{1} << exponent) - 1));
+  const __m512i rem = _mm512_and_si512(x, mask);
+  const __m512i threshold = _mm512_add_epi32(_mm512_srai_epi32(mask, 1), _mm512_srli_epi32(x, 31));
+  const __m512i r = _mm512_sra_epi32(x, _mm_cvtsi32_si128(exponent));
+  return _mm512_mask_add_epi32(r, _mm512_cmpgt_epi32_mask(rem, threshold), r, one);
+}
+// static_cast<int16_t> of each int32 lane, sign-extended back to 32 bits.
+inline __m512i Int16Lanes(__m512i x) { return _mm512_srai_epi32(_mm512_slli_epi32(x, 16), 16); }
+inline __m512i Load16(__mmask16 k, const int16_t* p) { return _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(k, p)); }
+}  // namespace
+
+void CellUpdateAvx512(const int16_t* f, const int16_t* in, const int16_t* g, int n, int shift, int16_t clip, int16_t* c) {
+  const __m512i lo = _mm512_set1_epi32(clip > 0 ? -clip : -32768), hi = _mm512_set1_epi32(clip > 0 ? clip : 32767);
+  for (int i = 0; i < n; i += 16) {
+    const __mmask16 k = TailMask(n - i);
+    const __m512i fv = Load16(k, f + i);
+    const __m512i iv = in ? Load16(k, in + i) : Int16Lanes(_mm512_sub_epi32(_mm512_set1_epi32(32767), fv));
+    const __m512i fc = Int16Lanes(RoundingShift16(_mm512_mullo_epi32(fv, Load16(k, c + i)), 15));
+    const __m512i ig = Int16Lanes(RoundingShift16(_mm512_mullo_epi32(iv, Load16(k, g + i)), shift));
+    // The saturating add, then the clip (both clamps: the clip lies inside int16).
+    const __m512i v = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(fc, ig), lo), hi);
+    _mm256_mask_storeu_epi16(c + i, k, _mm512_cvtepi32_epi16(v));
+  }
+}
+
+bool HiddenAvx512(const int16_t* o, const int16_t* t, int n, int32_t multiplier, int shift, int32_t zp, int8_t* hidden) {
+  if (!Mbqm16Handles(multiplier, shift)) return false;
+  const __m512i m = _mm512_set1_epi32(multiplier);
+  const __m512i vleft = _mm512_set1_epi32(shift > 0 ? shift : 0);
+  const __m512i vright = _mm512_set1_epi32(shift > 0 ? 0 : -shift);
+  const __m512i vzp = _mm512_set1_epi32(zp);
+  const __m512i lo = _mm512_set1_epi32(-128), hi = _mm512_set1_epi32(127);
+  for (int i = 0; i < n; i += 16) {
+    const __mmask16 k = TailMask(n - i);
+    const __m512i prod = _mm512_mullo_epi32(Load16(k, o + i), Load16(k, t + i));
+    const __m512i v = _mm512_sub_epi32(Mbqm16(prod, m, vleft, vright), vzp);
+    _mm_mask_storeu_epi8(hidden + i, k, _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi)));
+  }
+  return true;
 }
 
 }  // namespace edgeopt::kernels::lstm

@@ -164,6 +164,42 @@ inline void DotRowsS8(const int8_t* x, const int8_t* w, int n, int rows, int32_t
   }
 }
 
+// The integer cell's matrices packed for AVX-512 VNNI matrix-vector products (VnniRowsDot,
+// lstm_int_avx512.cc): the gates' matrices of one side stacked into one, in blocks of 16 rows with
+// the columns in groups of 4 ([block][group][16 rows][4 bytes], zero past the last row and column),
+// so that one vpdpbusd adds four columns of 16 rows. vpdpbusd multiplies unsigned by signed bytes:
+// x goes in as x + 128 (an xor of its sign bit) and corr = -128 * (row sum) takes the excess back,
+// so the sums are DotRowsS8's int32 (modulo 2^32, as there).
+struct VnniRows {
+  int rows = 0, cols = 0, groups = 0, blocks = 0;
+  std::vector<int8_t> w;
+  std::vector<int32_t> corr;  // blocks * 16
+};
+// Rows of mats[0], then mats[1], ... (each rows_each x cols, row-major).
+VnniRows PackVnniRows(const int8_t* const* mats, int n_mats, int rows_each, int cols);
+// Bytes of VnniRowsDot's scratch for m (its unsigned copy of x).
+inline size_t VnniRowsScratch(const VnniRows& m) { return static_cast<size_t>(m.groups) * 4 + 64; }
+// sums[r] = sum_c w[r, c] * x[c] for r < blocks * 16 (rows past m.rows: 0).
+void VnniRowsDot(const VnniRows& m, const int8_t* x, uint8_t* scratch, int32_t* sums);
+
+// The requantization of a stacked product's rows, each gate's multiplier and shifts per row, for
+// RequantLanesAvx512 (lstm_int_avx512.cc).
+struct LaneRequant {
+  std::vector<int32_t> bias, mult, left, right;
+  // rows_each rows per gate j with biases[j], multiplier[j], shift[j]; false (and no use) when a
+  // gate's multiplier needs the scalar loop (see RequantRows512).
+  bool Set(const int32_t* multiplier, const int* shift, const std::vector<int32_t>* biases, int n_gates, int rows_each);
+};
+// out[r] = clamp16(out[r] + MultiplyByQuantizedMultiplier(q.bias[r] + sums[r], q.mult[r], shift r)) for
+// every row of q: RequantRows on 16 rows at a time.
+void RequantLanesAvx512(const int32_t* sums, const LaneRequant& q, int16_t* out);
+// The cell update of StepInt8 on AVX-512 (same integers): c = clip(sat16(f * c >> 15 + i * g >> shift)),
+// rounding shifts, i = 32767 - f where `in` is null (CIFG), clip 0 = none.
+void CellUpdateAvx512(const int16_t* f, const int16_t* in, const int16_t* g, int n, int shift, int16_t clip, int16_t* c);
+// hidden = clamp8(MultiplyByQuantizedMultiplier(o * t) - zp) on AVX-512; false (nothing written)
+// for a multiplier the vector form does not take.
+bool HiddenAvx512(const int16_t* o, const int16_t* t, int n, int32_t multiplier, int shift, int32_t zp, int8_t* hidden);
+
 // out[i] = clamp(out[i] + MultiplyByQuantizedMultiplier(bias[i] + sums[i]) + zp) for n rows, to
 // Out's range (int16 or int8): RequantRows one by one, RequantRowsAvx512 16 at a time on
 // AVX-512F (lstm_int_avx512.cc; the same integers).

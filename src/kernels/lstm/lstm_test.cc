@@ -237,13 +237,15 @@ TEST(LstmConformance, Int8BitExact) {
 struct FastAndReference {
   std::unique_ptr<rt::Interpreter> fast, ref;
 };
-Expected<FastAndReference> MakeFastAndReference(Graph fast_graph, Graph ref_graph) {
+// cpu: the features the fast interpreter may use (null: this CPU's).
+Expected<FastAndReference> MakeFastAndReference(Graph fast_graph, Graph ref_graph, const rt::CpuFeatures* cpu = nullptr) {
   ASSIGN_OR_RETURN(auto fast_model, rt::Model::FromGraph(std::move(fast_graph)));
   ASSIGN_OR_RETURN(auto ref_model, rt::Model::FromGraph(std::move(ref_graph)));
-  rt::InterpreterOptions ref_opt;
+  rt::InterpreterOptions ref_opt, fast_opt;
   ref_opt.reference_kernels_only = true;
+  fast_opt.cpu = cpu;
   FastAndReference r;
-  ASSIGN_OR_RETURN(r.fast, rt::Interpreter::Create(fast_model));
+  ASSIGN_OR_RETURN(r.fast, rt::Interpreter::Create(fast_model, fast_opt));
   ASSIGN_OR_RETURN(r.ref, rt::Interpreter::Create(ref_model, ref_opt));
   RETURN_IF_ERROR(r.fast->AllocateTensors());
   RETURN_IF_ERROR(r.ref->AllocateTensors());
@@ -332,10 +334,14 @@ TEST(LstmFast, FloatMatchesReference) {
   std::printf("LSTM fast vs reference: worst error %.3f of the tolerance\n", worst);
 }
 
-// Integer cells with the AVX2 dot products (LstmCell::UseFastIntDot, DotRowsS8Avx2: four rows at
-// a time, the tail as the chunk ending at the row's end) against the reference steps, bit for
-// bit, over rows shorter and longer than the 16-value vector, with tails, row counts that are not
-// multiples of 4, and rows longer than the widened-input buffer.
+// Integer cells on the fast paths against the reference steps, bit for bit: with AVX-512 VNNI
+// (LstmCell::UseFastIntDot: each side's gates stacked into one packed product, VnniRowsDot; with
+// one batch row every gate's rows requantized in one pass, RequantLanesAvx512; the cell update
+// and hidden state on AVX-512) and, capped to AVX2, the AVX2 dot products (DotRowsS8Avx2: four
+// rows at a time, the tail as the chunk ending at the row's end). Shapes: rows shorter and longer
+// than the 16-value vector and the 64-byte input copy, with tails, row counts that are not
+// multiples of 4 or 16 blocks, rows longer than DotRowsS8Avx2's widened-input buffer; every cell
+// option with one batch row and with several, both cell-state scales at the ends of the range.
 TEST(LstmFast, Int8MatchesReferenceBitForBit) {
   if (!rt::Cpu().has_avx2_fma()) GTEST_SKIP() << "this CPU has no AVX2+FMA: integer LSTM runs the portable loop only";
   std::vector<LstmCase> cases;
@@ -350,26 +356,46 @@ TEST(LstmFast, Int8MatchesReferenceBitForBit) {
   { LstmCase c = base; c.sequence = false; c.batch = 3; c.input = 65; cases.push_back(c); }
   { LstmCase c = base; c.input = 5; c.cell = 7; cases.push_back(c); }               // rows shorter than 16
   { LstmCase c = base; c.input = 1100; c.cell = 6; c.time = 2; cases.push_back(c); }  // past DotRowsS8Avx2's chunks
+  // One batch row (the per-row requantization of all gates at once) with every option.
+  { LstmCase c = base; c.batch = 1; c.cifg = true; c.peephole = true; c.cell_clip = 0.3f; c.input = 70; c.cell = 33; c.time = 24; cases.push_back(c); }
+  { LstmCase c = base; c.batch = 1; c.cifg = true; c.input = 20; c.cell = 48; c.time = 24; cases.push_back(c); }
+  { LstmCase c = base; c.batch = 1; c.output = 19; c.proj_bias = true; c.proj_clip = 0.4f; c.hidden_zp = -7; c.input = 9; c.cell = 40; cases.push_back(c); }
+  { LstmCase c = base; c.batch = 1; c.layer_norm = true; c.peephole = true; c.input = 64; c.cell = 64; c.time = 5; cases.push_back(c); }
+  { LstmCase c = base; c.batch = 1; c.time_major = true; c.cell_scale_log2 = -15; c.input = 3; c.cell = 1; cases.push_back(c); }
+  { LstmCase c = base; c.batch = 1; c.cell_scale_log2 = -9; c.cell_clip = 2.0f; c.input = 130; c.cell = 17; cases.push_back(c); }
+  { LstmCase c = base; c.batch = 1; c.sequence = false; c.input = 12; c.cell = 36; cases.push_back(c); }
+  const rt::CpuFeatures avx2 = rt::CapFeatures(rt::Cpu(), "avx2");
+  struct Cpu {
+    const rt::CpuFeatures* features;
+    std::string variant;
+  };
+  std::vector<Cpu> cpus = {{nullptr, rt::Cpu().has_avx512_vnni() ? "/int8/avx512vnni" : rt::Cpu().has_avx512() ? "/int8/avx512" : "/int8/avx2"}};
+  if (rt::Cpu().has_avx512()) cpus.push_back({&avx2, "/int8/avx2"});
   std::mt19937 rng(9);
-  for (const auto& c : cases) {
-    auto pair = MakeFastAndReference(BuildLstm(c), BuildLstm(c));
-    ASSERT_TRUE(pair.ok()) << c.Name() << ": " << pair.status().ToString();
-    rt::Interpreter* fast = pair->fast.get();
-    rt::Interpreter* ref = pair->ref.get();
-    EXPECT_NE(fast->ops()[0].variant.find(rt::Cpu().has_avx512() ? "/int8/avx512" : "/int8/avx2"), std::string::npos)
-        << c.Name();
-    EXPECT_NE(ref->ops()[0].variant.find("/int8/ref"), std::string::npos) << c.Name();
-    const int64_t n = fast->input(0)->num_elements();
-    std::uniform_int_distribution<int> dist(-128, 127);
-    for (int invoke = 0; invoke < 3; ++invoke) {
-      for (int64_t i = 0; i < n; ++i)
-        fast->input(0)->data_as<int8_t>()[i] = ref->input(0)->data_as<int8_t>()[i] = static_cast<int8_t>(dist(rng));
-      ASSERT_TRUE(fast->Invoke().ok()) << c.Name();
-      ASSERT_TRUE(ref->Invoke().ok()) << c.Name();
-      const rt::RtTensor* got = fast->output(0);
-      const rt::RtTensor* want = ref->output(0);
-      ASSERT_EQ(got->bytes, want->bytes);
-      EXPECT_EQ(std::memcmp(got->data, want->data, got->bytes), 0) << c.Name() << " invoke " << invoke;
+  for (const Cpu& cpu : cpus) {
+    for (const auto& c : cases) {
+      const std::string name = c.Name() + " (" + cpu.variant + ")";
+      auto pair = MakeFastAndReference(BuildLstm(c), BuildLstm(c), cpu.features);
+      ASSERT_TRUE(pair.ok()) << name << ": " << pair.status().ToString();
+      rt::Interpreter* fast = pair->fast.get();
+      rt::Interpreter* ref = pair->ref.get();
+      const std::string variant = fast->ops()[0].variant;
+      EXPECT_TRUE(variant.size() >= cpu.variant.size() &&
+                  variant.compare(variant.size() - cpu.variant.size(), cpu.variant.size(), cpu.variant) == 0)
+          << name << ": runs " << variant;
+      EXPECT_NE(ref->ops()[0].variant.find("/int8/ref"), std::string::npos) << name;
+      const int64_t n = fast->input(0)->num_elements();
+      std::uniform_int_distribution<int> dist(-128, 127);
+      for (int invoke = 0; invoke < 3; ++invoke) {
+        for (int64_t i = 0; i < n; ++i)
+          fast->input(0)->data_as<int8_t>()[i] = ref->input(0)->data_as<int8_t>()[i] = static_cast<int8_t>(dist(rng));
+        ASSERT_TRUE(fast->Invoke().ok()) << name;
+        ASSERT_TRUE(ref->Invoke().ok()) << name;
+        const rt::RtTensor* got = fast->output(0);
+        const rt::RtTensor* want = ref->output(0);
+        ASSERT_EQ(got->bytes, want->bytes);
+        EXPECT_EQ(std::memcmp(got->data, want->data, got->bytes), 0) << name << " invoke " << invoke;
+      }
     }
   }
 }
@@ -414,6 +440,54 @@ TEST(LstmFast, RequantRowsAvx512MatchesScalar) {
   std::mt19937 rng(21);
   CheckRequantRows<int16_t>(rng);
   CheckRequantRows<int8_t>(rng);
+}
+
+// RequantLanesAvx512 (a multiplier and shift per row: the stacked gates of one batch row) against
+// the scalar functions: three gates of 13 rows (so the 16-row vectors straddle gates, the last one
+// masked) with every combination of the shifts and multipliers above, accumulators at the int32
+// limits and random, int16 outputs with their saturation; and LaneRequant::Set declining the
+// multipliers the vector form does not take.
+TEST(LstmFast, RequantLanesAvx512MatchesScalar) {
+  if (!rt::Cpu().has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512: the integer LSTM requantizes with the scalar loop";
+  std::mt19937 rng(22);
+  std::uniform_int_distribution<int32_t> any(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
+  std::uniform_int_distribution<int> out_dist(-32768, 32767);
+  const int shifts[] = {-31, -24, -13, -7, -1, 0, 1, 3, 9};
+  const int32_t mults[] = {1, 1 << 30, 1518500250, 2147483647, 1073741825};
+  constexpr int kRows = 13, kGates = 3;
+  for (int trial = 0; trial < 200; ++trial) {
+    int32_t m[kGates];
+    int sh[kGates];
+    std::vector<int32_t> biases[kGates];
+    for (int j = 0; j < kGates; ++j) {
+      m[j] = mults[(trial + j * 2) % 5];
+      sh[j] = shifts[(trial / 5 + j * 4) % 9];
+      for (int i = 0; i < kRows; ++i) biases[j].push_back(any(rng) >> 16);
+    }
+    kernels::lstm::LaneRequant q;
+    ASSERT_TRUE(q.Set(m, sh, biases, kGates, kRows));
+    std::vector<int32_t> sums(kGates * kRows);
+    std::vector<int16_t> out(sums.size()), want(sums.size());
+    for (size_t r = 0; r < sums.size(); ++r) {
+      sums[r] = r == 0 ? std::numeric_limits<int32_t>::min() : r == 1 ? std::numeric_limits<int32_t>::max() : any(rng) >> (r % 24);
+      out[r] = want[r] = static_cast<int16_t>(out_dist(rng));
+      const int j = static_cast<int>(r) / kRows;
+      const int32_t acc = static_cast<int32_t>(static_cast<uint32_t>(biases[j][r % kRows]) + static_cast<uint32_t>(sums[r]));
+      const auto v = static_cast<int32_t>(static_cast<uint32_t>(kernels::MultiplyByQuantizedMultiplier(acc, m[j], sh[j])) +
+                                          static_cast<uint32_t>(int32_t{want[r]}));
+      want[r] = static_cast<int16_t>(std::clamp<int32_t>(v, -32768, 32767));
+    }
+    kernels::lstm::RequantLanesAvx512(sums.data(), q, out.data());
+    for (size_t r = 0; r < sums.size(); ++r)
+      ASSERT_EQ(out[r], want[r]) << "row " << r << " sum " << sums[r] << " m " << m[r / kRows] << " shift " << sh[r / kRows];
+  }
+  kernels::lstm::LaneRequant q;
+  const int32_t bad_m[1] = {std::numeric_limits<int32_t>::min()};
+  const int ok_shift[1] = {0}, bad_shift[1] = {-32};
+  const int32_t ok_m[1] = {1 << 30};
+  const std::vector<int32_t> bias[1] = {std::vector<int32_t>(4, 0)};
+  EXPECT_FALSE(q.Set(bad_m, ok_shift, bias, 1, 4));
+  EXPECT_FALSE(q.Set(ok_m, bad_shift, bias, 1, 4));
 }
 
 // The integer LSTM's sigmoid / tanh tables (lstm_math.h) against the fixed-point functions they

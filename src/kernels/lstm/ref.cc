@@ -51,8 +51,9 @@ const char* ModeName(Mode m) { return m == Mode::kFloat ? "f32" : m == Mode::kHy
 // (LstmCell::PrepareFast) need weights that hold the same values at every invoke (file
 // constants, or folded DEQUANTIZE of float16 ones); hybrid cells take the same path on their
 // dequantized weights unless HybridDequantAllowed() says no (then they keep TFLite's hybrid
-// arithmetic, as the hybrid depthwise does). Integer cells only swap their dot products
-// (LstmCell::UseFastIntDot).
+// arithmetic, as the hybrid depthwise does). Integer cells keep the reference steps' integers
+// with faster products and vector steps (LstmCell::UseFastIntDot; packed products only for
+// constant weights).
 std::optional<rt::CpuFeatures> FastCpu(const rt::KernelCreateContext& cc, Mode mode,
                                        std::initializer_list<CellInputs> cells) {
   if (cc.reference_only || !cc.cpu.has_avx2_fma()) return std::nullopt;
@@ -105,7 +106,7 @@ class LstmKernel : public rt::OpKernel {
     RETURN_IF_ERROR(cell_.Prepare(ctx, n_batch_, *input, nullptr, *ctx.output(0)));
     if (fast_cpu_) {
       cell_.PrepareFast(ctx, *fast_cpu_, max_time_);
-      cell_.UseFastIntDot(*fast_cpu_);
+      cell_.UseFastIntDot(ctx, *fast_cpu_);
     }
     rt::Shape out_shape = input->shape;
     out_shape.back() = cell_.n_output();
