@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "graph/passes.h"
 #include "kernels/common/sparsity.h"
 
 namespace edgeopt::optimize {
@@ -71,6 +72,40 @@ Expected<SparseEncodingResult> EncodeSparseWeight(Graph& g, int subgraph, int32_
   r.sparse_tensor = si;
   r.encoded = true;
   return r;
+}
+
+Expected<int> FoldConstantDensify(Graph& g) {
+  int folded = 0;
+  for (size_t si = 0; si < g.subgraphs.size(); ++si) {
+    Subgraph& sg = g.subgraphs[si];
+    for (int i = static_cast<int>(sg.ops.size()) - 1; i >= 0; --i) {
+      const Operator& op = sg.ops[i];
+      if (op.code != tflite::BuiltinOperator_DENSIFY || op.inputs.size() != 1 || op.outputs.size() != 1) continue;
+      const int32_t in = op.inputs[0];
+      if (in < 0 || static_cast<size_t>(in) >= sg.tensors.size()) continue;
+      Tensor& t = sg.tensors[in];
+      if (!g.IsConstant(t) || !t.sparsity || t.is_variable) continue;
+      // Another reader of the sparse tensor (not a DENSIFY) would see dense data: leave it.
+      if (sg.FindConsumers(in).size() != 1) continue;
+      const size_t elem = DTypeSize(t.type);
+      auto layout = kernels::ParseSparsity(*t.sparsity, t.shape);
+      if (!layout.ok()) return layout.status().WithContext("sparse constant '" + t.name + "'");
+      const auto values = g.TensorData(t);
+      if (values.size() < static_cast<size_t>(layout->num_values) * elem)
+        return InvalidArgument("sparse constant '" + t.name + "' holds " + std::to_string(values.size()) +
+                               " bytes, its sparsity needs " + std::to_string(layout->num_values * elem));
+      std::vector<uint8_t> dense(static_cast<size_t>(layout->dense_elements) * elem);
+      RETURN_IF_ERROR(kernels::Densify(*layout, values, elem, dense));
+      t.buffer = g.AddBuffer(Buffer::Owned(std::move(dense)));
+      t.sparsity.reset();
+      // The dense weight keeps the name its readers knew (EncodeSparseWeight's "..._sparse" goes).
+      const int32_t out = op.outputs[0];
+      if (out >= 0 && static_cast<size_t>(out) < sg.tensors.size()) t.name = sg.tensors[out].name;
+      BypassOp(g, static_cast<int>(si), i);
+      ++folded;
+    }
+  }
+  return folded;
 }
 
 }  // namespace edgeopt::optimize

@@ -28,4 +28,10 @@ struct SparseEncodingResult {
 Expected<SparseEncodingResult> EncodeSparseWeight(Graph& g, int subgraph, int32_t tensor, int block_rows = 1,
                                                   int block_cols = 1);
 
+// Replaces every DENSIFY of a constant sparse tensor by the dense constant: the input tensor gets
+// the dense values (its sparsity dropped) and the op's readers read it. For passes that need
+// plain constant weights (quantizing a pruned or sparse model: its int8 kernels take dense
+// weights). Returns how many ops were folded; an invalid sparse tensor is an error naming it.
+Expected<int> FoldConstantDensify(Graph& g);
+
 }  // namespace edgeopt::optimize

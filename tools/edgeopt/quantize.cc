@@ -275,6 +275,7 @@ int RunQuantize(const QuantizeCliOptions& o) {
                                     {"after", CountListJson(summary_after.constant_bytes_by_dtype)}};
     j["ops_by_precision"] = CountListJson(summary_after.quantization.ops_by_precision);
     j["weights_quantized"] = report->weights_quantized;
+    j["sparse_weights_densified"] = report->densified;
     j["weights_kept_float"] = report->weights_kept_float;
     j["ops_quantized"] = report->ops_quantized;
     j["float_ops"] = report->float_ops;
@@ -318,6 +319,10 @@ int RunQuantize(const QuantizeCliOptions& o) {
   std::string prec;
   for (const auto& [k, v] : summary_after.quantization.ops_by_precision) prec += (prec.empty() ? "" : ", ") + k + " " + std::to_string(v);
   t.AddRow({"ops by precision", prec});
+  if (report->densified > 0)
+    t.AddRow({"sparse weights", std::to_string(report->densified) +
+                                    " DENSIFY of sparse constants folded into dense weights (quantized kernels take dense "
+                                    "weights; left sparse, their ops would stay float between QUANTIZE / DEQUANTIZE)"});
   if (full_integer) {
     t.AddRow({"calibration", std::to_string(report->calibration_samples) + " samples, " +
                                  optimize::CalibratorName(q.calibrator) +

@@ -109,8 +109,12 @@ Expected<DequantizeReport> DequantizeModel(Graph& g) {
       Tensor& t = sg.tensors[ti];
       const bool constant = g.IsConstant(t);
       if (t.type == DType::kFloat16 && constant) {
+        // A sparse constant holds only its stored values (its sparsity stays as it is).
         auto bytes = g.TensorData(t);
-        std::vector<float> f(static_cast<size_t>(t.num_elements()));
+        std::vector<float> f(t.sparsity ? bytes.size() / 2 : static_cast<size_t>(t.num_elements()));
+        if (!t.sparsity && bytes.size() < f.size() * 2)
+          return InvalidArgument("float16 constant '" + t.name + "' holds " + std::to_string(bytes.size()) +
+                                 " bytes, its shape needs " + std::to_string(f.size() * 2));
         for (size_t i = 0; i < f.size(); ++i) {
           uint16_t h;
           std::memcpy(&h, bytes.data() + 2 * i, 2);

@@ -6,6 +6,7 @@
 
 #include "optimize/quantize/full_integer.h"
 #include "optimize/quantize/weights.h"
+#include "optimize/sparse_encoding.h"
 
 namespace edgeopt::optimize {
 
@@ -208,6 +209,12 @@ Expected<QuantizeReport> QuantizeModel(Graph& g, const QuantizeOptions& options)
   QuantizeReport r;
   r.mode = options.mode;
   r.constant_bytes_before = ConstantBytes(g);
+  if (options.mode != QuantMode::kFloat16) {
+    // Sparse weights (a pruned model) behind DENSIFY: the integer and hybrid kernels take dense
+    // weights, and weights that are not constants would leave their ops in float, with a
+    // QUANTIZE / DEQUANTIZE pair around each.
+    ASSIGN_OR_RETURN(r.densified, FoldConstantDensify(g));
+  }
   switch (options.mode) {
     case QuantMode::kFloat16:
       RETURN_IF_ERROR(QuantizeFloat16(g, &r));

@@ -74,6 +74,7 @@ struct QuantizeReport {
   std::vector<std::pair<size_t, double>> outlier_samples;
   int equalized_pairs = 0;     // producer->consumer pairs rescaled by cross-layer equalization
   int bias_corrected_ops = 0;  // ops whose bias absorbed the mean weight-quantization error
+  int densified = 0;           // DENSIFY ops of sparse constant weights folded into dense weights
 };
 
 // Quantizes `g` (a float model) in place.
