@@ -322,7 +322,7 @@ int RunQuantize(const QuantizeCliOptions& o) {
   if (report->densified > 0)
     t.AddRow({"sparse weights", std::to_string(report->densified) +
                                     " DENSIFY of sparse constants folded into dense weights (quantized kernels take dense "
-                                    "weights; left sparse, their ops would stay float between QUANTIZE / DEQUANTIZE)"});
+                                    "weights: left sparse, those layers would stay float)"});
   if (full_integer) {
     t.AddRow({"calibration", std::to_string(report->calibration_samples) + " samples, " +
                                  optimize::CalibratorName(q.calibrator) +
