@@ -282,8 +282,8 @@ class DwChainF32 : public rt::OpKernel {
     float* y = ctx.output(0)->data_as<float>();
     if (conv_ && x != ind_base_) BuildConvIndirection(x);
     if (conv_) RefreshBorder(x);
-    // Each thread's rows with the buffers of its slot (the threads of now: one while the
-    // interpreter runs the op alone, ThreadPool::SetSerial).
+    // One contiguous share of rows per thread, in row order, with the buffers of its slot.
+    // (The threads of now: one while the interpreter runs the op alone, ThreadPool::SetSerial.)
     rt::ThreadPool& pool = ctx.threads();
     const int tasks = std::min(pool.num_threads(), rows);
     const float* r = residual_ ? ResidualTensor(ctx)->data_as<float>() : nullptr;
@@ -294,25 +294,6 @@ class DwChainF32 : public rt::OpKernel {
       RunTasks(&pool, tasks, [&](int64_t t) {
         float* slot = reinterpret_cast<float*>(pool.SlotScratch(static_cast<int>(t)));
         SharedRows(x, r, alpha, y, e, slot, static_cast<int>(t), tasks);
-      });
-      return Status::Ok();
-    }
-    if (tasks == 2) {
-      // Two threads: rows claimed from both ends (TwoEndedRows), a band at a time, so that a
-      // thread the host slows down leaves rows to the other instead of holding up the op. Float
-      // MobileNetV2 at 2 threads (in-process A/B against a fixed half each, alternated invokes):
-      // 0.992-1.003x the time in quiet phases, 0.933-0.964x in disturbed ones (DeepLabV3 0.955x).
-      // Claiming 3/8 of the rows at once first (fewer claims) lost that: a thread descheduled
-      // while holding them stalls the op as a fixed half does. (The int8 chains keep fixed halves:
-      // their depthwise rows build each band's halo rows again, and the small bands where the two
-      // ends meet made MobileNetV2 int8 1.011-1.017x slower in quiet phases.)
-      split_.Reset(rows);
-      RunTasks(&pool, tasks, [&](int64_t t) {
-        float* slot = reinterpret_cast<float*>(pool.SlotScratch(static_cast<int>(t)));
-        const bool up = t == 1;
-        BandRows e_rows;
-        int o0, o1;
-        while (split_.Claim(up ? 1 : 0, band_rows_, g_.oh, &o0, &o1)) RunBand(x, r, alpha, y, slot, o0, o1, e_rows, up);
       });
       return Status::Ok();
     }
@@ -464,50 +445,42 @@ class DwChainF32 : public rt::OpKernel {
   // Output rows [r0, r1) of the batch·oh rows, with the buffers at `slot`; r: the residual, alpha:
   // the trailing PRELU's (null without them).
   void RunRows(const float* x, const float* r, const float* alpha, float* y, float* slot, int r0, int r1) const {
-    BandRows e_rows;
-    for (int o0 = r0; o0 < r1;) {
-      const int b = o0 / g_.oh;
-      const int o1 = std::min({r1, (b + 1) * g_.oh, o0 + band_rows_});
-      RunBand(x, r, alpha, y, slot, o0, o1, e_rows, false);
-      o0 = o1;
-    }
-  }
-
-  // Output rows [o0, o1) of one image, the band after (up: before) the one e_rows holds.
-  void RunBand(const float* x, const float* r, const float* alpha, float* y, float* slot, int o0, int o1,
-               BandRows& e_rows, bool up) const {
     const dwconv::Geometry& g = g_;
     float* e_buf = slot + EMargin();
     float* d_buf = e_buf + RoundUp(BufferFloats(band_rows_).first);
     const size_t row_floats = static_cast<size_t>(g.w) * g.c;
     const int cin = expand_ && !conv_ ? expand_->packed->k() : g.c;
-    const int b = o0 / g.oh;
-    const int oy0 = o0 - b * g.oh, oy1 = o1 - b * g.oh;
-    const auto [lo, hi] = FilterInputRows(oy0, oy1, g.sh, g.pad_top, g.kh, g.dh, g.h);
-    dwconv::Geometry band = g;
-    const float* dw_in = x;
-    if (expand_) {
-      // Rows to compute, [from, to); the others are kept from the band before (after).
-      const int from = up ? lo : e_rows.Next(b, lo, hi, e_buf, row_floats * sizeof(float));
-      const int to = up ? e_rows.Prev(b, lo, hi, e_buf, row_floats * sizeof(float)) : hi;
-      if (to > from && conv_) {
-        // Pixels [p0, p1) of the expansion, from the start t0 of p0's tile.
-        const size_t mr = static_cast<size_t>(expand_->uk->mr);
-        const size_t p0 = (static_cast<size_t>(b) * g.h + from) * g.w, p1 = (static_cast<size_t>(b) * g.h + to) * g.w;
-        const size_t t0 = p0 / mr * mr;
-        gemm::IGemm(*expand_->uk, nullptr, p1 - t0, conv_->kh, ind_.data() + t0 * conv_->kh,
-                    *expand_->packed, e_buf + (from - lo) * row_floats - (p0 - t0) * g.c, g.c, expand_->mm);
-      } else if (to > from)
-        gemm::Gemm(*expand_->uk, nullptr, static_cast<size_t>(to - from) * g.w,
-                   x + (static_cast<size_t>(b) * g.h + from) * g.w * cin, cin, *expand_->packed,
-                   e_buf + (from - lo) * row_floats, g.c, expand_->mm);
-      dw_in = e_buf;
-      band.in_row0 = b * g.h + lo;
+    BandRows e_rows;
+    for (int o0 = r0; o0 < r1;) {
+      const int b = o0 / g.oh;
+      const int o1 = std::min({r1, (b + 1) * g.oh, o0 + band_rows_});
+      const int oy0 = o0 - b * g.oh, oy1 = o1 - b * g.oh;
+      const auto [lo, hi] = FilterInputRows(oy0, oy1, g.sh, g.pad_top, g.kh, g.dh, g.h);
+      dwconv::Geometry band = g;
+      const float* dw_in = x;
+      if (expand_) {
+        // First row to compute; rows [lo, from) are kept from the previous band.
+        const int from = e_rows.Next(b, lo, hi, e_buf, row_floats * sizeof(float));
+        if (hi > from && conv_) {
+          // Pixels [p0, p1) of the expansion, from the start t0 of p0's tile.
+          const size_t mr = static_cast<size_t>(expand_->uk->mr);
+          const size_t p0 = (static_cast<size_t>(b) * g.h + from) * g.w, p1 = (static_cast<size_t>(b) * g.h + hi) * g.w;
+          const size_t t0 = p0 / mr * mr;
+          gemm::IGemm(*expand_->uk, nullptr, p1 - t0, conv_->kh, ind_.data() + t0 * conv_->kh,
+                      *expand_->packed, e_buf + (from - lo) * row_floats - (p0 - t0) * g.c, g.c, expand_->mm);
+        } else if (hi > from)
+          gemm::Gemm(*expand_->uk, nullptr, static_cast<size_t>(hi - from) * g.w,
+                     x + (static_cast<size_t>(b) * g.h + from) * g.w * cin, cin, *expand_->packed,
+                     e_buf + (from - lo) * row_floats, g.c, expand_->mm);
+        dw_in = e_buf;
+        band.in_row0 = b * g.h + lo;
+      }
+      band.out_row0 = o0;
+      dw_.vec->rows(band, dw_in, dw_.packed->data(), d_buf, o0, o1, 0, dwconv::ChannelBlocks(g.c, dw_.vec->block),
+                    dw_.mm);
+      Project(d_buf, r, alpha, y, int64_t{o0} * g.ow, int64_t{o1 - o0} * g.ow);
+      o0 = o1;
     }
-    band.out_row0 = o0;
-    dw_.vec->rows(band, dw_in, dw_.packed->data(), d_buf, o0, o1, 0, dwconv::ChannelBlocks(g.c, dw_.vec->block),
-                  dw_.mm);
-    Project(d_buf, r, alpha, y, int64_t{o0} * g.ow, int64_t{o1 - o0} * g.ow);
   }
 
   // The projection of `px` output pixels from the first, pixel p0 of the batch·oh·ow, from their
@@ -579,7 +552,6 @@ class DwChainF32 : public rt::OpKernel {
   // and its chunks.
   int shared_id_ = -1;
   mutable SharedChunks chunks_;
-  TwoEndedRows split_;  // two threads: the rows left between them (Invoke)
 };
 
 }  // namespace
@@ -671,41 +643,6 @@ int BandRows::Next(int b, int new_lo, int new_hi, void* buf, size_t row_bytes) {
   lo = new_lo;
   hi = new_hi;
   return from;
-}
-
-int BandRows::Prev(int b, int new_lo, int new_hi, void* buf, size_t row_bytes) {
-  int end = new_hi;
-  if (image == b && new_hi > lo && new_hi <= hi && new_lo <= lo) {
-    auto* bytes = static_cast<uint8_t*>(buf);
-    if (lo > new_lo) std::memmove(bytes + (lo - new_lo) * row_bytes, bytes, (new_hi - lo) * row_bytes);
-    end = lo;
-  }
-  image = b;
-  lo = new_lo;
-  hi = new_hi;
-  return end;
-}
-
-bool TwoEndedRows::Claim(int t, int max_rows, int rows_per_image, int* o0, int* o1) {
-  uint64_t s = state_.load(std::memory_order_relaxed);
-  for (;;) {
-    const int top = static_cast<int>(s & 0xFFFFFFFFu), bottom = static_cast<int>(s >> 32);
-    if (top >= bottom) return false;
-    int n = std::min(max_rows, std::max(1, (bottom - top + 1) / 2));
-    uint64_t next;
-    if (t == 0) {
-      n = std::min(n, (top / rows_per_image + 1) * rows_per_image - top);
-      *o0 = top;
-      *o1 = top + n;
-      next = (static_cast<uint64_t>(bottom) << 32) | static_cast<uint32_t>(top + n);
-    } else {
-      n = std::min(n, bottom - (bottom - 1) / rows_per_image * rows_per_image);
-      *o0 = bottom - n;
-      *o1 = bottom;
-      next = (static_cast<uint64_t>(bottom - n) << 32) | static_cast<uint32_t>(top);
-    }
-    if (state_.compare_exchange_weak(s, next, std::memory_order_relaxed)) return true;
-  }
 }
 
 void SharedChunks::Plan(int64_t px, int64_t want, int64_t multiple) {

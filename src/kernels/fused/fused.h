@@ -200,27 +200,6 @@ WindowGeometry PaddedValidWindow(const SpatialPad& pad, int h, int w, int kh, in
 struct BandRows {
   int image = -1, lo = 0, hi = 0;
   int Next(int b, int new_lo, int new_hi, void* buf, size_t row_bytes);
-  // The same for a loop going up the image (TwoEndedRows' task 1): the rows the new band [new_lo,
-  // new_hi) shares with the one after it (below) move to their place at the back of its rows, and
-  // it returns the end of the rows still to compute, [new_lo, end) (new_hi when nothing is kept).
-  int Prev(int b, int new_lo, int new_hi, void* buf, size_t row_bytes);
-};
-
-// The output rows of a chain split between two threads from both ends: task 0 claims rows from
-// the first one down, task 1 from the last one up, each claim at most max_rows rows of one image
-// and, near the meeting point, half of what is left (so the two finish within about a row of each
-// other). Against a fixed half each: a thread slowed down (the host running something else on its
-// vCPU, a late wake-up) leaves its rows to the other instead of holding up the op, and the band
-// loops still reuse the rows two consecutive bands share (BandRows::Next / Prev).
-class TwoEndedRows {
- public:
-  void Reset(int rows) { state_.store(static_cast<uint64_t>(rows) << 32, std::memory_order_relaxed); }
-  // The next band [*o0, *o1) for task t (0: from the top, 1: from the bottom), rows of one image
-  // of rows_per_image; false when no row is left.
-  bool Claim(int t, int max_rows, int rows_per_image, int* o0, int* o1);
-
- private:
-  std::atomic<uint64_t> state_{0};  // bottom (exclusive) << 32 | top
 };
 
 // The input rows [lo, hi) of an image of in_h rows that the filter's output rows [oy0, oy1)
