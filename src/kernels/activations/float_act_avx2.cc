@@ -11,6 +11,12 @@ struct V256 {
   using F = __m256;
   static F Load(const float* p) { return _mm256_loadu_ps(p); }
   static void Store(float* p, F v) { _mm256_storeu_ps(p, v); }
+  // Lane j of the mask is all ones for j < m (vmaskmovps: the other lanes read as 0, left unwritten).
+  static __m256i Lanes(int64_t m) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(m)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static F LoadN(const float* p, int64_t m) { return _mm256_maskload_ps(p, Lanes(m)); }
+  static void StoreN(float* p, F v, int64_t m) { _mm256_maskstore_ps(p, Lanes(m), v); }
   static F Set(float v) { return _mm256_set1_ps(v); }
   static F Add(F a, F b) { return _mm256_add_ps(a, b); }
   static F Sub(F a, F b) { return _mm256_sub_ps(a, b); }

@@ -13,6 +13,8 @@ struct V512 {
   using F = __m512;
   static F Load(const float* p) { return _mm512_loadu_ps(p); }
   static void Store(float* p, F v) { _mm512_storeu_ps(p, v); }
+  static F LoadN(const float* p, int64_t m) { return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << m) - 1), p); }
+  static void StoreN(float* p, F v, int64_t m) { _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << m) - 1), v); }
   static F Set(float v) { return _mm512_set1_ps(v); }
   static F Add(F a, F b) { return _mm512_add_ps(a, b); }
   static F Sub(F a, F b) { return _mm512_sub_ps(a, b); }

@@ -6,7 +6,8 @@
 // a > b ? x : y, SelectLt, SelectEq, SelectNan(a, x, y) = a is NaN ? x : y, Round (to
 // nearest), Floor, Ceil, Sqrt, Pow2I (2^n for an integral n in [-126, 127]), Abs, Neg (sign
 // flipped), CopySign(magnitude, sign), Frexp(x, &e) (x = m 2^e, m in [0.5, 1), for finite
-// x > 0 including denormals; anything for other x).
+// x > 0 including denormals; anything for other x). Optionally LoadN(p, m) / StoreN(p, v, m):
+// the first m (< kLanes) lanes, the others zero / untouched (else tails go through a buffer).
 #pragma once
 
 #include <algorithm>
@@ -208,10 +209,15 @@ void Loop(const FloatActParams& p, const float* x, float* y, int64_t n) {
   }
   for (; i < n; i += V::kLanes) {
     const int64_t m = n - i < V::kLanes ? n - i : V::kLanes;
-    float buf[V::kLanes] = {};
-    std::memcpy(buf, x + i, static_cast<size_t>(m) * sizeof(float));
-    V::Store(buf, Apply<V>(q, V::Load(buf)));
-    std::memcpy(y + i, buf, static_cast<size_t>(m) * sizeof(float));
+    if constexpr (requires { V::LoadN(x, m); }) {
+      // Masked lanes (AVX-512): the rest of a short row without a copy through memory.
+      V::StoreN(y + i, Apply<V>(q, V::LoadN(x + i, m)), m);
+    } else {
+      float buf[V::kLanes] = {};
+      std::memcpy(buf, x + i, static_cast<size_t>(m) * sizeof(float));
+      V::Store(buf, Apply<V>(q, V::Load(buf)));
+      std::memcpy(y + i, buf, static_cast<size_t>(m) * sizeof(float));
+    }
   }
 }
 

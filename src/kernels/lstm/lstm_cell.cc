@@ -397,8 +397,10 @@ bool LstmCell::PrepareFast(rt::KernelContext& ctx, const rt::CpuFeatures& cpu, i
   if ((mode_ != Mode::kFloat && mode_ != Mode::kHybrid) || use_aux_ || !cpu.has_avx2_fma() || max_time < 1)
     return false;
   const int nc = n_cell_;
+  // Columns: the sigmoid gates (input, forget, output) first, the cell gate last, so that without
+  // peephole and layer norm one activation call takes all sigmoid gates (StepFloatFast).
   int gates = 0;
-  for (int g = 0; g < 4; ++g) gate_col_[g] = g == kInputGate && cifg_ ? -1 : nc * gates++;
+  for (int g : {kInputGate, kForgetGate, kOutputGate, kCellGate}) gate_col_[g] = g == kInputGate && cifg_ ? -1 : nc * gates++;
   auto present = [&](int index) {
     const rt::RtTensor* t = T(ctx, index);
     return t && t->data;
@@ -493,15 +495,23 @@ void LstmCell::StepFloatFast(const rt::KernelContext& ctx, const float* proj, in
       }
       ActivateFast(v, nc, activation);
     };
-    if (!cifg_) finish_gate(kInputGate, kSigmoid, cb);
-    finish_gate(kForgetGate, kSigmoid, cb);
-    finish_gate(kCellGate, opt_.activation, cb);
+    // Without peephole and layer norm the gates need nothing but their activation: the sigmoid
+    // gates (columns [0, 2 nc) or [0, 3 nc), PrepareFast) in one call, the output gate's too.
+    const bool plain = !peephole_ && !layer_norm_;
+    if (plain) {
+      ActivateFast(g, gate_col_[kCellGate], kSigmoid);
+      ActivateFast(g + gate_col_[kCellGate], nc, opt_.activation);
+    } else {
+      if (!cifg_) finish_gate(kInputGate, kSigmoid, cb);
+      finish_gate(kForgetGate, kSigmoid, cb);
+      finish_gate(kCellGate, opt_.activation, cb);
+    }
     const float* fg = g + gate_col_[kForgetGate];
     const float* cg = g + gate_col_[kCellGate];
     const float* ig = cifg_ ? nullptr : g + gate_col_[kInputGate];
     for (int i = 0; i < nc; ++i) cb[i] = fg[i] * cb[i] + cg[i] * (cifg_ ? 1.0f - fg[i] : ig[i]);
     if (opt_.cell_clip > 0) ClipInPlace(cb, nc, opt_.cell_clip);
-    finish_gate(kOutputGate, kSigmoid, cb);
+    if (!plain) finish_gate(kOutputGate, kSigmoid, cb);
     const float* og = g + gate_col_[kOutputGate];
     std::copy(cb, cb + nc, hid);
     ActivateFast(hid, nc, opt_.activation);
