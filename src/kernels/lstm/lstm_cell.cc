@@ -194,6 +194,7 @@ size_t LstmCell::ScratchBytes() const {
           copy = std::max(copy, VnniRowsScratch(*m));
         }
         bytes += sums + copy + 64;
+        if (int_row_) bytes = std::max(bytes, IntLstmRowScratch(row_));
       }
       return bytes;
     }
@@ -335,7 +336,7 @@ void LstmCell::ComputeIntegerBiases(const rt::KernelContext& ctx) {
 
 void LstmCell::UseFastIntDot(const rt::KernelContext& ctx, const rt::CpuFeatures& cpu) {
   if (mode_ != Mode::kInt8) return;
-  int_vnni_ = int_lanes_ = false;
+  int_vnni_ = int_lanes_ = int_row_ = false;
   if (cpu.has_avx2_fma()) int_dot_ = DotRowsS8Avx2;
   int_requant512_ = int_dot_ && cpu.has_avx512();
   // VNNI: weights packed now, so they must hold these values at every invoke (file constants),
@@ -375,6 +376,47 @@ void LstmCell::UseFastIntDot(const rt::KernelContext& ctx, const rt::CpuFeatures
     hb[j] = ip_.h_bias[g];
   }
   int_lanes_ = qx_.Set(xm, xs, xb, int_gates_, n_cell_) && qh_.Set(hm, hsh, hb, int_gates_, n_cell_);
+  PrepareIntRow(ctx);
+}
+
+void LstmCell::PrepareIntRow(const rt::KernelContext& ctx) {
+  int_row_ = false;
+  const IntParams& p = ip_;
+  if (peephole_ || layer_norm_ || projection_ || !IntLstmRowTakes(p.hidden_scale_a, p.hidden_scale_b)) return;
+  IntLstmRowPlan& r = row_;
+  r = IntLstmRowPlan();
+  r.nc = n_cell_;
+  r.blocks = (n_cell_ + 15) / 16;
+  r.gates = int_gates_;
+  const int stride = r.blocks * 16;
+  const int8_t* wx[4];
+  const int8_t* wh[4];
+  r.xbias.assign(static_cast<size_t>(r.gates) * stride, 0);
+  r.hbias.assign(static_cast<size_t>(r.gates) * stride, 0);
+  for (int j = 0; j < r.gates; ++j) {
+    const int g = int_gate_ids_[j];
+    if (!IntLstmRowTakes(p.x_scale_a[g], p.x_scale_b[g]) || !IntLstmRowTakes(p.h_scale_a[g], p.h_scale_b[g])) return;
+    r.gate_index[g] = j;
+    wx[j] = D<int8_t>(ctx, in_.input_w[g]);
+    wh[j] = D<int8_t>(ctx, in_.recurrent_w[g]);
+    std::copy(p.x_bias[g].begin(), p.x_bias[g].end(), r.xbias.begin() + static_cast<int64_t>(j) * stride);
+    std::copy(p.h_bias[g].begin(), p.h_bias[g].end(), r.hbias.begin() + static_cast<int64_t>(j) * stride);
+    r.xm[j] = p.x_scale_a[g];
+    r.xs[j] = p.x_scale_b[g];
+    r.hm[j] = p.h_scale_a[g];
+    r.hs[j] = p.h_scale_b[g];
+  }
+  r.wx = PackVnniRows(wx, r.gates, n_cell_, n_input_, stride);
+  r.wh = PackVnniRows(wh, r.gates, n_cell_, n_output_, stride);
+  r.cell_shift = 30 + p.cell_scale;
+  r.cell_clip = p.cell_clip;
+  r.hid_m = p.hidden_scale_a;
+  r.hid_s = p.hidden_scale_b;
+  r.hid_zp = p.hidden_zp;
+  r.sigmoid = Int16ActTable<3, false>();
+  r.tanh_gate = IntTanhTable(3);
+  r.tanh_cell = IntTanhTable(15 + p.cell_scale);
+  int_row_ = r.tanh_cell != nullptr;
 }
 
 void LstmCell::BeginInvoke(const rt::KernelContext& ctx) {
@@ -871,6 +913,18 @@ Status LstmCell::Run(const rt::KernelContext& ctx, void* scratch, const rt::RtTe
     case Mode::kInt8:
       if (out_stride != n_output_ || out_offset != 0 || aux_used)
         return Error(ctx, "integer LSTM supports neither merged outputs nor an auxiliary input");
+      if (int_row_ && forward) {
+        // Batch row by batch row, each a whole sequence (the rows are independent).
+        const int64_t rows_apart = time_major ? nb_all : 1;  // between a batch row's steps
+        for (int b = 0; b < nb_all; ++b) {
+          const int64_t first = time_major ? b : int64_t{b} * max_time;  // the row of step 0
+          RunIntLstmRowAvx512(row_, input.data_as<int8_t>() + first * n_input_, rows_apart * n_input_, max_time,
+                              hs->data_as<int8_t>() + int64_t{b} * n_output_, cs->data_as<int16_t>() + int64_t{b} * n_cell_,
+                              output.data_as<int8_t>() + first * n_output_, rows_apart * n_output_,
+                              static_cast<uint8_t*>(scratch));
+        }
+        break;
+      }
       walk(input.data_as<int8_t>(), static_cast<const int8_t*>(nullptr), output.data_as<int8_t>(),
            hs->data_as<int8_t>(), cs->data_as<int16_t>(),
            [&](const int8_t* x, const int8_t*, int nb, int8_t* h, int16_t* c, int8_t* o) {

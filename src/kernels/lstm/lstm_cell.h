@@ -92,7 +92,7 @@ class LstmCell {
   void UseFastIntDot(const rt::KernelContext& ctx, const rt::CpuFeatures& cpu);
   // Last part of the variant name: the ISA of the fast path ("dequant-<isa>" for hybrid cells), or "ref".
   std::string variant_suffix() const {
-    if (int_vnni_) return "avx512vnni";
+    if (int_vnni_) return int_row_ ? "avx512vnni/sequence" : "avx512vnni";
     if (int_dot_) return int_requant512_ ? "avx512" : "avx2";
     return fast_ ? std::string(mode_ == Mode::kHybrid ? "dequant-" : "") + uk_h_->isa : "ref";
   }
@@ -180,6 +180,11 @@ class LstmCell {
   // allows it).
   bool int_lanes_ = false;
   LaneRequant qx_, qh_;
+  // Cells without peephole, layer norm or projection: whole sequences of a batch row at once
+  // (RunIntLstmRowAvx512).
+  bool int_row_ = false;
+  IntLstmRowPlan row_;
+  void PrepareIntRow(const rt::KernelContext& ctx);
   struct VnniScratch {
     int32_t* sums = nullptr;
     uint8_t* x_copy = nullptr;

@@ -175,8 +175,9 @@ struct VnniRows {
   std::vector<int8_t> w;
   std::vector<int32_t> corr;  // blocks * 16
 };
-// Rows of mats[0], then mats[1], ... (each rows_each x cols, row-major).
-VnniRows PackVnniRows(const int8_t* const* mats, int n_mats, int rows_each, int cols);
+// Rows of mats[0], then mats[1], ... (each rows_each x cols, row-major), matrix j from row
+// j * row_stride on (row_stride >= rows_each; 0: rows_each), zero rows between.
+VnniRows PackVnniRows(const int8_t* const* mats, int n_mats, int rows_each, int cols, int row_stride = 0);
 // Bytes of VnniRowsDot's scratch for m (its unsigned copy of x).
 inline size_t VnniRowsScratch(const VnniRows& m) { return static_cast<size_t>(m.groups) * 4 + 64; }
 // sums[r] = sum_c w[r, c] * x[c] for r < blocks * 16 (rows past m.rows: 0).
@@ -196,6 +197,33 @@ void RequantLanesAvx512(const int32_t* sums, const LaneRequant& q, int16_t* out)
 // The cell update of StepInt8 on AVX-512 (same integers): c = clip(sat16(f * c >> 15 + i * g >> shift)),
 // rounding shifts, i = 32767 - f where `in` is null (CIFG), clip 0 = none.
 void CellUpdateAvx512(const int16_t* f, const int16_t* in, const int16_t* g, int n, int shift, int16_t clip, int16_t* c);
+// A whole sequence of one batch row of an integer cell without peephole, layer norm or
+// projection on AVX-512 VNNI (LstmCell::PrepareIntRow): each gate's cells padded to 16-cell
+// blocks, so that the four gates of a block of cells meet lane by lane, and every step runs in
+// registers from the two products to the hidden state, its gate and cell activations looked up
+// 16 at a time (gathers). The reference steps' integers.
+struct IntLstmRowPlan {
+  int nc = 0, blocks = 0, gates = 0;  // cells, 16-cell blocks, gates present (3 with CIFG)
+  int gate_index[4] = {-1, -1, -1, -1};  // stacked position of gate id (kInputGate ..), -1: absent
+  VnniRows wx, wh;                      // gate j's cells from row 16 j blocks on, zero rows after them
+  std::vector<int32_t> xbias, hbias;    // per stacked (padded) row
+  int32_t xm[4] = {}, hm[4] = {};       // per stacked gate: multipliers and shifts of the two sides
+  int xs[4] = {}, hs[4] = {};
+  int cell_shift = 0;                   // 30 + cell scale
+  int16_t cell_clip = 0;
+  int32_t hid_m = 0, hid_zp = 0;
+  int hid_s = 0;
+  const int16_t* sigmoid = nullptr;     // Int16ActTable entries (centered)
+  const int16_t* tanh_gate = nullptr;
+  const int16_t* tanh_cell = nullptr;
+};
+// Whether Mbqm16 (the vector requantization) computes this multiplier and shift exactly.
+bool IntLstmRowTakes(int32_t multiplier, int shift);
+size_t IntLstmRowScratch(const IntLstmRowPlan& p);
+// `steps` steps: input rows x, x + x_step, ..., output rows out, out + out_step, ..., state h
+// (nc int8) and c (nc int16) updated in place.
+void RunIntLstmRowAvx512(const IntLstmRowPlan& p, const int8_t* x, int64_t x_step, int steps, int8_t* h, int16_t* c,
+                         int8_t* out, int64_t out_step, uint8_t* scratch);
 // hidden = clamp8(MultiplyByQuantizedMultiplier(o * t) - zp) on AVX-512; false (nothing written)
 // for a multiplier the vector form does not take.
 bool HiddenAvx512(const int16_t* o, const int16_t* t, int n, int32_t multiplier, int shift, int32_t zp, int8_t* hidden);
@@ -282,7 +310,8 @@ inline void IntLayerNorm(int16_t* v, const int16_t* weights, const int32_t* bias
 template <int I, bool kTanh>
 const int16_t* Int16ActTable() {
   static const std::vector<int16_t> table = [] {
-    std::vector<int16_t> t(65536);
+    // An entry to spare after the inputs' 65536: RunIntLstmRowAvx512's 4-byte gathers read it.
+    std::vector<int16_t> t(65537, 0);
     for (int x = -32768; x <= 32767; ++x) {
       const auto in = fxp::FixedPoint<int16_t, I>::FromRaw(static_cast<int16_t>(x));
       t[static_cast<size_t>(x + 32768)] = kTanh ? fxp::Tanh(in).raw : fxp::Logistic(in).raw;
