@@ -1,6 +1,8 @@
-// AVX-512 requantization of the integer LSTM's matrix-vector products (lstm_math.h,
-// RequantRowsAvx512): out[i] = clamp(out[i] + MultiplyByQuantizedMultiplier(bias[i] + sums[i]) + zp),
-// 16 rows at a time, the same integers as quant_utils.h's scalar functions:
+// The integer LSTM on AVX-512 (lstm_math.h): VNNI matrix-vector products of packed gate rows
+// (VnniRows), the cell update and hidden state on 16 lanes, a whole sequence of plain cells
+// (RunIntLstmRowAvx512), and the requantization of the products (RequantRowsAvx512, also with a
+// multiplier per row, RequantLanesAvx512): out[i] = clamp(out[i] + MultiplyByQuantizedMultiplier(
+// bias[i] + sums[i]) + zp), 16 rows at a time, the same integers as quant_utils.h's scalar functions:
 // - SaturatingRoundingDoublingHighMul(a, m) = (a*m + nudge) / 2^31 truncated, with nudge 2^30
 //   for a*m >= 0 and 1 - 2^30 below: for both signs that is floor((a*m + 2^30) / 2^31), one
 //   64-bit add and arithmetic shift (a*m < 0 gives a*m + 1 - 2^30 < 0, whose truncated quotient
@@ -44,6 +46,17 @@ inline bool Mbqm16Handles(int32_t multiplier, int shift) {
 }
 
 inline __mmask16 TailMask(int left) { return left >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << left) - 1); }
+
+// dst[0, padded) = src[i] + 128 (its sign bit flipped: vpdpbusd's unsigned operand) for i < n,
+// 128 past n (those bytes meet zero weights), in 64-byte pieces (padded rounded up to 64).
+inline void FlipCopy(const int8_t* src, int n, int padded, uint8_t* dst) {
+  const __m512i sign = _mm512_set1_epi8(static_cast<char>(0x80));
+  for (int i = 0; i < padded; i += 64) {
+    const int left = n - i;
+    const __mmask64 k = left >= 64 ? ~__mmask64{0} : left <= 0 ? 0 : (__mmask64{1} << left) - 1;
+    _mm512_storeu_si512(dst + i, _mm512_xor_si512(_mm512_maskz_loadu_epi8(k, src + i), sign));
+  }
+}
 
 template <typename Out>
 void RequantRows512(const int32_t* sums, const int32_t* bias, int n, int32_t multiplier, int shift, int32_t zp,
@@ -122,13 +135,7 @@ VnniRows PackVnniRows(const int8_t* const* mats, int n_mats, int rows_each, int 
 }
 
 void VnniRowsDot(const VnniRows& m, const int8_t* x, uint8_t* scratch, int32_t* sums) {
-  // x + 128 as unsigned bytes (xor of the sign bit); the padding bytes meet zero weights.
-  const __m512i sign = _mm512_set1_epi8(static_cast<char>(0x80));
-  for (int c = 0; c < m.groups * 4; c += 64) {
-    const int n = std::min(64, m.cols - c);
-    const __mmask64 k = n >= 64 ? ~__mmask64{0} : n <= 0 ? 0 : (__mmask64{1} << n) - 1;
-    _mm512_storeu_si512(scratch + c, _mm512_xor_si512(_mm512_maskz_loadu_epi8(k, x + c), sign));
-  }
+  FlipCopy(x, m.cols, m.groups * 4, scratch);
   int b = 0;
   for (; b + 4 <= m.blocks; b += 4) DotBlocks<4>(m, b, scratch, sums);
   switch (m.blocks - b) {
@@ -263,16 +270,9 @@ void RunIntLstmRowAvx512(const IntLstmRowPlan& p, const int8_t* x, int64_t x_ste
   __m512i* gate_sums = reinterpret_cast<__m512i*>(
       hu + Align64(std::max<size_t>(static_cast<size_t>(p.wh.groups) * 4, static_cast<size_t>(p.blocks) * 16) + 64));
   const __m512i sign = _mm512_set1_epi8(static_cast<char>(0x80));
-  // Unsigned copies (x + 128) of the products' inputs, in 64-byte pieces; bytes past the values
-  // meet zero weights.
-  const auto flip = [&](const int8_t* src, int n, int padded, uint8_t* dst) {
-    for (int i = 0; i < padded; i += 64) {
-      const int left = n - i;
-      const __mmask64 k = left >= 64 ? ~__mmask64{0} : left <= 0 ? 0 : (__mmask64{1} << left) - 1;
-      _mm512_storeu_si512(dst + i, _mm512_xor_si512(_mm512_maskz_loadu_epi8(k, src + i), sign));
-    }
-  };
-  flip(h, p.nc, p.blocks * 16, hu);
+  // The products read unsigned copies of their inputs (FlipCopy): the state's here, then each
+  // step's hidden values as they are computed; the input row's at every step.
+  FlipCopy(h, p.nc, p.blocks * 16, hu);
   MbqmConst xq[4], hq[4];
   for (int j = 0; j < p.gates; ++j) {
     xq[j] = MakeMbqm(p.xm[j], p.xs[j]);
@@ -284,7 +284,7 @@ void RunIntLstmRowAvx512(const IntLstmRowPlan& p, const int8_t* x, int64_t x_ste
   const __m512i hi = _mm512_set1_epi32(p.cell_clip > 0 ? p.cell_clip : 32767);
   const int gi = p.gate_index[0], gf = p.gate_index[1], gc = p.gate_index[2], go = p.gate_index[3];
   for (int s = 0; s < steps; ++s, x += x_step, out += out_step) {
-    flip(x, p.wx.cols, p.wx.groups * 4, xu);
+    FlipCopy(x, p.wx.cols, p.wx.groups * 4, xu);
     // The gates' pre-activations: the input side requantized into zeros, then the recurrent side
     // added (each saturating to int16), as the reference steps. (Computing the input side of 32
     // steps ahead of them, outside the steps' dependency chain, was no faster: 5.9-6.4 against
