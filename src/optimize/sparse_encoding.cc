@@ -88,6 +88,7 @@ Expected<int> FoldConstantDensify(Graph& g) {
       // Another reader of the sparse tensor (not a DENSIFY) would see dense data: leave it.
       if (sg.FindConsumers(in).size() != 1) continue;
       const size_t elem = DTypeSize(t.type);
+      if (elem == 0 || t.type == DType::kInt4 || t.type == DType::kString) continue;  // no whole-byte values
       auto layout = kernels::ParseSparsity(*t.sparsity, t.shape);
       if (!layout.ok()) return layout.status().WithContext("sparse constant '" + t.name + "'");
       const auto values = g.TensorData(t);
