@@ -362,6 +362,7 @@ TEST(LstmFast, Int8MatchesReferenceBitForBit) {
   { LstmCase c = base; c.batch = 1; c.cifg = true; c.peephole = true; c.cell_clip = 0.3f; c.input = 70; c.cell = 33; c.time = 24; cases.push_back(c); }
   { LstmCase c = base; c.batch = 1; c.cifg = true; c.input = 20; c.cell = 48; c.time = 24; cases.push_back(c); }
   { LstmCase c = base; c.batch = 2; c.cell_clip = 0.02f; c.input = 24; c.cell = 20; c.time = 12; cases.push_back(c); }  // clip reached
+  { LstmCase c = base; c.batch = 1; c.input = 70; c.cell = 130; c.time = 5; cases.push_back(c); }  // 9 cell blocks, a tail of 2
   { LstmCase c = base; c.batch = 1; c.output = 19; c.proj_bias = true; c.proj_clip = 0.4f; c.hidden_zp = -7; c.input = 9; c.cell = 40; cases.push_back(c); }
   { LstmCase c = base; c.batch = 1; c.layer_norm = true; c.peephole = true; c.input = 64; c.cell = 64; c.time = 5; cases.push_back(c); }
   { LstmCase c = base; c.batch = 1; c.time_major = true; c.cell_scale_log2 = -15; c.input = 3; c.cell = 1; cases.push_back(c); }
