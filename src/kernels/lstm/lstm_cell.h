@@ -97,7 +97,11 @@ class LstmCell {
     return fast_ ? std::string(mode_ == Mode::kHybrid ? "dequant-" : "") + uk_h_->isa : "ref";
   }
   size_t PackedBytes() const {
-    if (int_vnni_) return vx_.w.size() + vh_.w.size() + vp_.w.size() + 4 * (vx_.corr.size() + vh_.corr.size() + vp_.corr.size());
+    if (int_vnni_) {
+      size_t n = 0;
+      for (const VnniRows* m : {&vx_, &vh_, &vp_, &row_.wx, &row_.wh}) n += m->w.size() + 4 * m->corr.size();
+      return n;
+    }
     return fast_ ? wx_->bytes() + wh_->bytes() + (wp_ ? wp_->bytes() : 0) : 0;
   }
 
