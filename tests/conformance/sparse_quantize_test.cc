@@ -18,6 +18,7 @@
 #include "optimize/sparse_encoding.h"
 #include "runtime/interpreter.h"
 #include "support/conformance.h"
+#include "support/random_samples.h"
 
 namespace edgeopt {
 namespace {
@@ -74,14 +75,7 @@ int CountOps(const Graph& g, tflite::BuiltinOperator code) {
 }
 
 std::vector<std::vector<eval::HostTensor>> Samples(const Graph& g, int n, uint64_t seed) {
-  const Tensor& t = g.main().tensors[g.main().inputs[0]];
-  eval::InputSpec spec;
-  spec.name = t.name;
-  spec.type = t.type;
-  spec.shape = t.shape;
-  std::vector<std::vector<eval::HostTensor>> out;
-  for (int i = 0; i < n; ++i) out.push_back({eval::RandomInput(spec, seed + i, -1, 1)});
-  return out;
+  return testing::RandomSamples(g, n, seed, -1, 1);
 }
 
 eval::AgreementReport Compare(const Graph& reference, const Graph& candidate) {

@@ -11,6 +11,7 @@
 #include "optimize/quantize/calibrate.h"
 #include "optimize/quantize/quantize.h"
 #include "runtime/interpreter.h"
+#include "support/random_samples.h"
 
 namespace edgeopt {
 namespace {
@@ -92,14 +93,7 @@ Graph TwoConvs() {
 }
 
 std::vector<std::vector<eval::HostTensor>> Samples(const Graph& g, int n, uint64_t seed, float amplitude) {
-  const Tensor& t = g.main().tensors[g.main().inputs[0]];
-  eval::InputSpec spec;
-  spec.name = t.name;
-  spec.type = t.type;
-  spec.shape = t.shape;
-  std::vector<std::vector<eval::HostTensor>> out;
-  for (int i = 0; i < n; ++i) out.push_back({eval::RandomInput(spec, seed + i, -amplitude, amplitude)});
-  return out;
+  return testing::RandomSamples(g, n, seed, -amplitude, amplitude);
 }
 
 TEST(CalibrationOutliers, Int8RangesIgnoreAnOutlierSampleAndTypicalInputsKeepTheirPrecision) {

@@ -16,6 +16,7 @@
 #include "optimize/quantize/weights.h"
 #include "runtime/interpreter.h"
 #include "support/conformance.h"
+#include "support/random_samples.h"
 
 namespace edgeopt {
 namespace {
@@ -71,14 +72,7 @@ Graph DepthwisePointwise(Act act) {
 }
 
 std::vector<std::vector<eval::HostTensor>> Samples(const Graph& g, int n, uint64_t seed, float lo, float hi) {
-  const Tensor& t = g.main().tensors[g.main().inputs[0]];
-  eval::InputSpec spec;
-  spec.name = t.name;
-  spec.type = t.type;
-  spec.shape = t.shape;
-  std::vector<std::vector<eval::HostTensor>> out;
-  for (int i = 0; i < n; ++i) out.push_back({eval::RandomInput(spec, seed + i, lo, hi)});
-  return out;
+  return testing::RandomSamples(g, n, seed, lo, hi);
 }
 
 double Snr(const Graph& reference, const Graph& candidate, const std::vector<std::vector<eval::HostTensor>>& samples) {
