@@ -194,8 +194,8 @@ size_t LstmCell::ScratchBytes() const {
           copy = std::max(copy, VnniRowsScratch(*m));
         }
         bytes += sums + copy + 64;
-        if (int_row_) bytes = std::max(bytes, IntLstmRowScratch(row_));
       }
+      if (int_row_) bytes = std::max(bytes, IntLstmRowScratch(row_));
       return bytes;
     }
   }
@@ -337,6 +337,8 @@ void LstmCell::ComputeIntegerBiases(const rt::KernelContext& ctx) {
 void LstmCell::UseFastIntDot(const rt::KernelContext& ctx, const rt::CpuFeatures& cpu) {
   if (mode_ != Mode::kInt8) return;
   int_vnni_ = int_lanes_ = int_row_ = false;
+  vx_ = vh_ = vp_ = VnniRows();  // (a new Prepare keeps no packing of the last one)
+  row_ = IntLstmRowPlan();
   if (cpu.has_avx2_fma()) int_dot_ = DotRowsS8Avx2;
   int_requant512_ = int_dot_ && cpu.has_avx512();
   // VNNI: weights packed now, so they must hold these values at every invoke (file constants),
@@ -356,6 +358,8 @@ void LstmCell::UseFastIntDot(const rt::KernelContext& ctx, const rt::CpuFeatures
     wh[int_gates_] = D<int8_t>(ctx, in_.recurrent_w[g]);
     int_gate_ids_[int_gates_++] = g;
   }
+  // Plain cells run whole sequences (int_row_); only the other cells need the stepwise packing.
+  if (PrepareIntRow(ctx)) return;
   vx_ = PackVnniRows(wx, int_gates_, n_cell_, n_input_);
   vh_ = PackVnniRows(wh, int_gates_, n_cell_, n_output_);
   if (projection_) {
@@ -376,15 +380,13 @@ void LstmCell::UseFastIntDot(const rt::KernelContext& ctx, const rt::CpuFeatures
     hb[j] = ip_.h_bias[g];
   }
   int_lanes_ = qx_.Set(xm, xs, xb, int_gates_, n_cell_) && qh_.Set(hm, hsh, hb, int_gates_, n_cell_);
-  PrepareIntRow(ctx);
 }
 
-void LstmCell::PrepareIntRow(const rt::KernelContext& ctx) {
+bool LstmCell::PrepareIntRow(const rt::KernelContext& ctx) {
   int_row_ = false;
   const IntParams& p = ip_;
-  if (peephole_ || layer_norm_ || projection_ || !IntLstmRowTakes(p.hidden_scale_a, p.hidden_scale_b)) return;
+  if (peephole_ || layer_norm_ || projection_ || !IntLstmRowTakes(p.hidden_scale_a, p.hidden_scale_b)) return false;
   IntLstmRowPlan& r = row_;
-  r = IntLstmRowPlan();
   r.nc = n_cell_;
   r.blocks = (n_cell_ + 15) / 16;
   r.gates = int_gates_;
@@ -395,7 +397,7 @@ void LstmCell::PrepareIntRow(const rt::KernelContext& ctx) {
   r.hbias.assign(static_cast<size_t>(r.gates) * stride, 0);
   for (int j = 0; j < r.gates; ++j) {
     const int g = int_gate_ids_[j];
-    if (!IntLstmRowTakes(p.x_scale_a[g], p.x_scale_b[g]) || !IntLstmRowTakes(p.h_scale_a[g], p.h_scale_b[g])) return;
+    if (!IntLstmRowTakes(p.x_scale_a[g], p.x_scale_b[g]) || !IntLstmRowTakes(p.h_scale_a[g], p.h_scale_b[g])) return false;
     r.gate_index[g] = j;
     wx[j] = D<int8_t>(ctx, in_.input_w[g]);
     wh[j] = D<int8_t>(ctx, in_.recurrent_w[g]);
@@ -417,6 +419,7 @@ void LstmCell::PrepareIntRow(const rt::KernelContext& ctx) {
   r.tanh_gate = IntTanhTable(3);
   r.tanh_cell = IntTanhTable(15 + p.cell_scale);
   int_row_ = r.tanh_cell != nullptr;
+  return int_row_;
 }
 
 void LstmCell::BeginInvoke(const rt::KernelContext& ctx) {

@@ -92,12 +92,13 @@ class LstmCell {
   void UseFastIntDot(const rt::KernelContext& ctx, const rt::CpuFeatures& cpu);
   // Last part of the variant name: the ISA of the fast path ("dequant-<isa>" for hybrid cells), or "ref".
   std::string variant_suffix() const {
-    if (int_vnni_) return int_row_ ? "avx512vnni/sequence" : "avx512vnni";
+    if (int_row_) return "avx512vnni/sequence";
+    if (int_vnni_) return "avx512vnni";
     if (int_dot_) return int_requant512_ ? "avx512" : "avx2";
     return fast_ ? std::string(mode_ == Mode::kHybrid ? "dequant-" : "") + uk_h_->isa : "ref";
   }
   size_t PackedBytes() const {
-    if (int_vnni_) {
+    if (int_vnni_ || int_row_) {
       size_t n = 0;
       for (const VnniRows* m : {&vx_, &vh_, &vp_, &row_.wx, &row_.wh}) n += m->w.size() + 4 * m->corr.size();
       return n;
@@ -185,10 +186,11 @@ class LstmCell {
   bool int_lanes_ = false;
   LaneRequant qx_, qh_;
   // Cells without peephole, layer norm or projection: whole sequences of a batch row at once
-  // (RunIntLstmRowAvx512).
+  // (RunIntLstmRowAvx512; int_vnni_ then stays off, and the never-taken backward walk runs the
+  // AVX2 products). PrepareIntRow: whether the cell takes it.
   bool int_row_ = false;
   IntLstmRowPlan row_;
-  void PrepareIntRow(const rt::KernelContext& ctx);
+  bool PrepareIntRow(const rt::KernelContext& ctx);
   struct VnniScratch {
     int32_t* sums = nullptr;
     uint8_t* x_copy = nullptr;
