@@ -359,7 +359,7 @@ void LstmCell::UseFastIntDot(const rt::KernelContext& ctx, const rt::CpuFeatures
     int_gate_ids_[int_gates_++] = g;
   }
   // Plain cells run whole sequences (int_row_); only the other cells need the stepwise packing.
-  if (PrepareIntRow(ctx)) return;
+  if (PrepareIntRow(wx, wh)) return;
   vx_ = PackVnniRows(wx, int_gates_, n_cell_, n_input_);
   vh_ = PackVnniRows(wh, int_gates_, n_cell_, n_output_);
   if (projection_) {
@@ -382,7 +382,7 @@ void LstmCell::UseFastIntDot(const rt::KernelContext& ctx, const rt::CpuFeatures
   int_lanes_ = qx_.Set(xm, xs, xb, int_gates_, n_cell_) && qh_.Set(hm, hsh, hb, int_gates_, n_cell_);
 }
 
-bool LstmCell::PrepareIntRow(const rt::KernelContext& ctx) {
+bool LstmCell::PrepareIntRow(const int8_t* const* wx, const int8_t* const* wh) {
   int_row_ = false;
   const IntParams& p = ip_;
   if (peephole_ || layer_norm_ || projection_ || !IntLstmRowTakes(p.hidden_scale_a, p.hidden_scale_b)) return false;
@@ -391,16 +391,12 @@ bool LstmCell::PrepareIntRow(const rt::KernelContext& ctx) {
   r.blocks = (n_cell_ + 15) / 16;
   r.gates = int_gates_;
   const int stride = r.blocks * 16;
-  const int8_t* wx[4];
-  const int8_t* wh[4];
   r.xbias.assign(static_cast<size_t>(r.gates) * stride, 0);
   r.hbias.assign(static_cast<size_t>(r.gates) * stride, 0);
   for (int j = 0; j < r.gates; ++j) {
     const int g = int_gate_ids_[j];
     if (!IntLstmRowTakes(p.x_scale_a[g], p.x_scale_b[g]) || !IntLstmRowTakes(p.h_scale_a[g], p.h_scale_b[g])) return false;
     r.gate_index[g] = j;
-    wx[j] = D<int8_t>(ctx, in_.input_w[g]);
-    wh[j] = D<int8_t>(ctx, in_.recurrent_w[g]);
     std::copy(p.x_bias[g].begin(), p.x_bias[g].end(), r.xbias.begin() + static_cast<int64_t>(j) * stride);
     std::copy(p.h_bias[g].begin(), p.h_bias[g].end(), r.hbias.begin() + static_cast<int64_t>(j) * stride);
     r.xm[j] = p.x_scale_a[g];

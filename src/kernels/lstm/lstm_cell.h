@@ -187,10 +187,11 @@ class LstmCell {
   LaneRequant qx_, qh_;
   // Cells without peephole, layer norm or projection: whole sequences of a batch row at once
   // (RunIntLstmRowAvx512; int_vnni_ then stays off, and the never-taken backward walk runs the
-  // AVX2 products). PrepareIntRow: whether the cell takes it.
+  // AVX2 products). PrepareIntRow (given the present gates' weights of each side, as
+  // UseFastIntDot collects them): whether the cell takes it.
   bool int_row_ = false;
   IntLstmRowPlan row_;
-  bool PrepareIntRow(const rt::KernelContext& ctx);
+  bool PrepareIntRow(const int8_t* const* wx, const int8_t* const* wh);
   struct VnniScratch {
     int32_t* sums = nullptr;
     uint8_t* x_copy = nullptr;

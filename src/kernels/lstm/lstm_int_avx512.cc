@@ -20,22 +20,34 @@
 namespace edgeopt::kernels::lstm {
 namespace {
 
+// RoundingDivideByPOT on 16 lanes, each with its own exponent (0..31).
+inline __m512i RoundingShiftLanes(__m512i x, __m512i exponent) {
+  const __m512i one = _mm512_set1_epi32(1);
+  const __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, exponent), one);
+  const __m512i rem = _mm512_and_si512(x, mask);
+  const __m512i threshold = _mm512_add_epi32(_mm512_srai_epi32(mask, 1), _mm512_srli_epi32(x, 31));
+  const __m512i r = _mm512_srav_epi32(x, exponent);
+  return _mm512_mask_add_epi32(r, _mm512_cmpgt_epi32_mask(rem, threshold), r, one);
+}
+
 // MultiplyByQuantizedMultiplier on 16 lanes, each with its own multiplier (m's lanes) and left
 // and right shifts (see the top of this file).
 inline __m512i Mbqm16(__m512i x, __m512i m, __m512i left, __m512i right) {
   const __m512i half = _mm512_set1_epi64(int64_t{1} << 30);
-  const __m512i one = _mm512_set1_epi32(1);
   x = _mm512_sllv_epi32(x, left);
   const __m512i pe = _mm512_srai_epi64(_mm512_add_epi64(_mm512_mul_epi32(x, m), half), 31);
   const __m512i po = _mm512_srai_epi64(
       _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), _mm512_srli_epi64(m, 32)), half), 31);
   // Lane 2j: pe's low dword j; lane 2j + 1: po's low dword j.
-  const __m512i h = _mm512_mask_blend_epi32(0xAAAA, pe, _mm512_slli_epi64(po, 32));
-  const __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, right), one);
-  const __m512i rem = _mm512_and_si512(h, mask);
-  const __m512i threshold = _mm512_add_epi32(_mm512_srai_epi32(mask, 1), _mm512_srli_epi32(h, 31));
-  const __m512i r = _mm512_srav_epi32(h, right);
-  return _mm512_mask_add_epi32(r, _mm512_cmpgt_epi32_mask(rem, threshold), r, one);
+  return RoundingShiftLanes(_mm512_mask_blend_epi32(0xAAAA, pe, _mm512_slli_epi64(po, 32)), right);
+}
+
+// One multiplier and shift for all lanes, as Mbqm16 takes them.
+struct MbqmConst {
+  __m512i m, left, right;
+};
+inline MbqmConst MakeMbqm(int32_t multiplier, int shift) {
+  return {_mm512_set1_epi32(multiplier), _mm512_set1_epi32(shift > 0 ? shift : 0), _mm512_set1_epi32(shift > 0 ? 0 : -shift)};
 }
 
 // Whether Mbqm16 computes MultiplyByQuantizedMultiplier for this multiplier and shift (else the
@@ -62,9 +74,7 @@ template <typename Out>
 void RequantRows512(const int32_t* sums, const int32_t* bias, int n, int32_t multiplier, int shift, int32_t zp,
                     Out* out) {
   if (!Mbqm16Handles(multiplier, shift)) return RequantRows(sums, bias, n, multiplier, shift, zp, out);
-  const __m512i m = _mm512_set1_epi32(multiplier);
-  const __m512i vleft = _mm512_set1_epi32(shift > 0 ? shift : 0);
-  const __m512i vright = _mm512_set1_epi32(shift > 0 ? 0 : -shift);
+  const MbqmConst q = MakeMbqm(multiplier, shift);
   const __m512i vzp = _mm512_set1_epi32(zp);
   const __m512i lo = _mm512_set1_epi32(std::numeric_limits<Out>::min());
   const __m512i hi = _mm512_set1_epi32(std::numeric_limits<Out>::max());
@@ -72,7 +82,7 @@ void RequantRows512(const int32_t* sums, const int32_t* bias, int n, int32_t mul
   for (int i = 0; i < n; i += 16) {
     const __mmask16 k = TailMask(n - i);
     const __m512i x = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, sums + i), _mm512_maskz_loadu_epi32(k, bias + i));
-    const __m512i r = _mm512_add_epi32(Mbqm16(x, m, vleft, vright), vzp);
+    const __m512i r = _mm512_add_epi32(Mbqm16(x, q.m, q.left, q.right), vzp);
     if constexpr (sizeof(Out) == 2) {
       const __m512i v = _mm512_add_epi32(r, _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(k, out + i)));
       _mm256_mask_storeu_epi16(out + i, k, _mm512_cvtepi32_epi16(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi)));
@@ -83,10 +93,10 @@ void RequantRows512(const int32_t* sums, const int32_t* bias, int n, int32_t mul
   }
 }
 
-// kB (1..4) blocks of 16 rows from `blocks` on: acc = corr + sum over the column groups.
+// kB (1..4) blocks of 16 rows from `block` on: acc = corr + the products of their rows with the
+// unsigned input groups xu.
 template <int kB>
-void DotBlocks(const VnniRows& m, int block, const uint8_t* xu, int32_t* sums) {
-  __m512i acc[kB];
+__attribute__((always_inline)) inline void DotBlocksAcc(const VnniRows& m, int block, const uint8_t* xu, __m512i* acc) {
   for (int i = 0; i < kB; ++i) acc[i] = _mm512_loadu_si512(m.corr.data() + (block + i) * 16);
   const int8_t* w = m.w.data() + static_cast<int64_t>(block) * m.groups * 64;
   const int64_t block_stride = static_cast<int64_t>(m.groups) * 64;
@@ -97,6 +107,12 @@ void DotBlocks(const VnniRows& m, int block, const uint8_t* xu, int32_t* sums) {
     for (int i = 0; i < kB; ++i)
       acc[i] = _mm512_dpbusd_epi32(acc[i], x, _mm512_loadu_si512(w + i * block_stride + k * 64));
   }
+}
+// The same into sums[16 block, 16 (block + kB)).
+template <int kB>
+void DotBlocks(const VnniRows& m, int block, const uint8_t* xu, int32_t* sums) {
+  __m512i acc[kB];
+  DotBlocksAcc<kB>(m, block, xu, acc);
   for (int i = 0; i < kB; ++i) _mm512_storeu_si512(sums + (block + i) * 16, acc[i]);
 }
 
@@ -180,26 +196,10 @@ void RequantLanesAvx512(const int32_t* sums, const LaneRequant& q, int16_t* out)
 
 namespace {
 // RoundingDivideByPOT on 16 lanes, one exponent (0..31).
-inline __m512i RoundingShift16(__m512i x, int exponent) {
-  const __m512i one = _mm512_set1_epi32(1);
-  const __m512i mask = _mm512_set1_epi32(static_cast<int32_t>((int64_t{1} << exponent) - 1));
-  const __m512i rem = _mm512_and_si512(x, mask);
-  const __m512i threshold = _mm512_add_epi32(_mm512_srai_epi32(mask, 1), _mm512_srli_epi32(x, 31));
-  const __m512i r = _mm512_sra_epi32(x, _mm_cvtsi32_si128(exponent));
-  return _mm512_mask_add_epi32(r, _mm512_cmpgt_epi32_mask(rem, threshold), r, one);
-}
+inline __m512i RoundingShift16(__m512i x, int exponent) { return RoundingShiftLanes(x, _mm512_set1_epi32(exponent)); }
 // static_cast<int16_t> of each int32 lane, sign-extended back to 32 bits.
 inline __m512i Int16Lanes(__m512i x) { return _mm512_srai_epi32(_mm512_slli_epi32(x, 16), 16); }
 inline __m512i Load16(__mmask16 k, const int16_t* p) { return _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(k, p)); }
-}  // namespace
-
-namespace {
-struct MbqmConst {
-  __m512i m, left, right;
-};
-inline MbqmConst MakeMbqm(int32_t multiplier, int shift) {
-  return {_mm512_set1_epi32(multiplier), _mm512_set1_epi32(shift > 0 ? shift : 0), _mm512_set1_epi32(shift > 0 ? 0 : -shift)};
-}
 // The cell update of 16 cells (forget f, input i, cell gate g, state c as int32 lanes):
 // clamp(sat16(RDP(f c, 15) + RDP(i g, shift))) into [lo, hi] (the clip, else int16).
 inline __m512i CellLanes(__m512i f, __m512i i, __m512i g, __m512i c, int shift, __m512i lo, __m512i hi) {
@@ -221,13 +221,8 @@ inline __m512i AccumulateLanes(__m512i acc, __m512i sum, const MbqmConst& q) {
 inline __m512i LookupLanes(const int16_t* table, __m512i v) { return Int16Lanes(_mm512_i32gather_epi32(v, table, 2)); }
 // corr + the products of block b's rows with the unsigned input groups xu.
 inline __m512i DotBlock(const VnniRows& m, int b, const uint8_t* xu) {
-  __m512i acc = _mm512_loadu_si512(m.corr.data() + b * 16);
-  const int8_t* w = m.w.data() + static_cast<int64_t>(b) * m.groups * 64;
-  for (int k = 0; k < m.groups; ++k) {
-    int32_t group;
-    std::memcpy(&group, xu + 4 * k, 4);
-    acc = _mm512_dpbusd_epi32(acc, _mm512_set1_epi32(group), _mm512_loadu_si512(w + k * 64));
-  }
+  __m512i acc;
+  DotBlocksAcc<1>(m, b, xu, &acc);
   return acc;
 }
 inline size_t Align64(size_t n) { return (n + 63) / 64 * 64; }
