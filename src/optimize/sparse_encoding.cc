@@ -89,14 +89,12 @@ Expected<int> FoldConstantDensify(Graph& g) {
       if (sg.FindConsumers(in).size() != 1) continue;
       const size_t elem = DTypeSize(t.type);
       if (elem == 0 || t.type == DType::kInt4 || t.type == DType::kString) continue;  // no whole-byte values
+      // An invalid layout, or fewer stored values than it needs (Densify checks), names the tensor.
+      const std::string what = "sparse constant '" + t.name + "'";
       auto layout = kernels::ParseSparsity(*t.sparsity, t.shape);
-      if (!layout.ok()) return layout.status().WithContext("sparse constant '" + t.name + "'");
-      const auto values = g.TensorData(t);
-      if (values.size() < static_cast<size_t>(layout->num_values) * elem)
-        return InvalidArgument("sparse constant '" + t.name + "' holds " + std::to_string(values.size()) +
-                               " bytes, its sparsity needs " + std::to_string(layout->num_values * elem));
+      if (!layout.ok()) return layout.status().WithContext(what);
       std::vector<uint8_t> dense(static_cast<size_t>(layout->dense_elements) * elem);
-      RETURN_IF_ERROR(kernels::Densify(*layout, values, elem, dense));
+      if (Status st = kernels::Densify(*layout, g.TensorData(t), elem, dense); !st.ok()) return st.WithContext(what);
       t.buffer = g.AddBuffer(Buffer::Owned(std::move(dense)));
       t.sparsity.reset();
       // The dense weight keeps the name its readers knew (EncodeSparseWeight's "..._sparse" goes).

@@ -107,6 +107,22 @@ TEST(FoldConstantDensify, GivesTheDenseModel) {
   EXPECT_EQ(*again, 0);
 }
 
+// A sparse constant with fewer stored values than its layout needs: an error naming it, the graph
+// unchanged.
+TEST(FoldConstantDensify, TruncatedValuesNameTheTensor) {
+  Graph g = Sparse(TwoConvs(), "w1");
+  const int32_t sparse = g.main().FindTensor("w1_sparse");
+  ASSERT_GE(sparse, 0);
+  const auto values = g.TensorData(g.main().tensors[sparse]);
+  ASSERT_GT(values.size(), 4u);
+  g.main().tensors[sparse].buffer =
+      g.AddBuffer(Buffer::Owned(std::vector<uint8_t>(values.begin(), values.begin() + values.size() / 2)));
+  auto folded = optimize::FoldConstantDensify(g);
+  ASSERT_FALSE(folded.ok());
+  EXPECT_NE(folded.status().message().find("sparse constant 'w1_sparse'"), std::string::npos) << folded.status().ToString();
+  EXPECT_EQ(CountOps(g, tflite::BuiltinOperator_DENSIFY), 1);
+}
+
 TEST(QuantizeSparse, Int8QuantizesTheSparseLayer) {
   const Graph dense = TwoConvs();
   for (auto mode : {optimize::QuantMode::kInt8, optimize::QuantMode::kInt16x8, optimize::QuantMode::kDynamic}) {
